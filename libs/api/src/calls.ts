@@ -1,0 +1,146 @@
+import { z } from 'zod';
+import { anyJson, callFilter, jsonObject, limit, offset, projectId, query, sortBy, timestamp } from './common';
+
+const optStr = z.string().nullish();
+
+export const callStartBody = z.object({
+  project_id: projectId,
+  id: optStr,
+  op_name: z.string().min(1),
+  display_name: optStr,
+  trace_id: optStr,
+  parent_id: optStr,
+  thread_id: optStr,
+  turn_id: optStr,
+  started_at: timestamp,
+  attributes: jsonObject.default({}),
+  inputs: jsonObject.default({}),
+  otel_dump: jsonObject.nullish(),
+  svc_user_id: optStr.describe('ignored: the server sets it from the caller'),
+  svc_run_id: optStr,
+  svc_run_step: z.number().int().min(0).nullish(),
+});
+export type CallStartBody = z.infer<typeof callStartBody>;
+
+export const callEndBody = z.object({
+  project_id: projectId,
+  id: z.string().min(1),
+  ended_at: timestamp,
+  summary: z
+    .object({ usage: jsonObject.optional(), status_counts: jsonObject.optional() })
+    .catchall(z.unknown())
+    .default({}),
+  exception: optStr,
+  output: anyJson.optional(),
+  svc_run_step_end: z.number().int().min(0).nullish(),
+});
+export type CallEndBody = z.infer<typeof callEndBody>;
+
+export const callStartReq = z.object({ start: callStartBody });
+export const callStartRes = z.object({ id: z.string(), trace_id: z.string() });
+export const callEndReq = z.object({ end: callEndBody });
+export const callEndRes = z.object({});
+
+export const upsertBatchItem = z.discriminatedUnion('mode', [
+  z.object({ mode: z.literal('start'), req: callStartReq }),
+  z.object({ mode: z.literal('end'), req: callEndReq }),
+]);
+export const callUpsertBatchReq = z.object({ batch: z.array(upsertBatchItem) });
+export const callUpsertBatchRes = z.object({
+  res: z.array(z.union([callStartRes, callEndRes])).describe('one entry per item: `{id, trace_id}` for a start, `{}` for an end'),
+});
+
+/** A call as returned by queries. */
+export const call = z.object({
+  id: z.string(),
+  project_id: z.string(),
+  op_name: z.string(),
+  trace_id: z.string(),
+  parent_id: z.string().nullable(),
+  thread_id: z.string().nullable(),
+  turn_id: z.string().nullable(),
+  display_name: z.string().nullable(),
+  started_at: z.string(),
+  ended_at: z.string().nullable(),
+  attributes: jsonObject,
+  inputs: jsonObject,
+  output: anyJson,
+  exception: z.string().nullable(),
+  summary: jsonObject.nullable(),
+  svc_user_id: z.string().nullable(),
+  svc_run_id: z.string().nullable(),
+  svc_run_step: z.number().int().nullable(),
+  svc_run_step_end: z.number().int().nullable(),
+  deleted_at: z.string().nullable(),
+  storage_size_bytes: z.number().int().nullable().optional(),
+  total_storage_size_bytes: z.number().int().nullable().optional(),
+});
+export type Call = z.infer<typeof call>;
+
+export const callsStreamQueryReq = z.object({
+  project_id: projectId,
+  filter: callFilter.optional(),
+  limit: limit.optional(),
+  offset: offset.optional(),
+  sort_by: sortBy.optional(),
+  query: query.optional(),
+  include_costs: z.boolean().default(false),
+  include_feedback: z.boolean().default(false),
+  include_storage_size: z.boolean().default(false),
+  include_total_storage_size: z.boolean().default(false),
+  columns: z.array(z.string()).optional(),
+  expand_columns: z.array(z.string()).optional(),
+  return_expanded_column_values: z.boolean().default(true),
+});
+export type CallsStreamQueryReq = z.infer<typeof callsStreamQueryReq>;
+
+export const callsQueryStatsReq = z.object({
+  project_id: projectId,
+  filter: callFilter.optional(),
+  query: query.optional(),
+  limit: limit.optional(),
+  include_total_storage_size: z.boolean().default(false),
+  expand_columns: z.array(z.string()).optional(),
+});
+export type CallsQueryStatsReq = z.infer<typeof callsQueryStatsReq>;
+export const callsQueryStatsRes = z.object({
+  count: z.number().int(),
+  total_storage_size_bytes: z.number().int().nullable().optional(),
+});
+
+export const threadsStreamQueryReq = z.object({
+  project_id: projectId,
+  filter: z
+    .object({
+      after_datetime: timestamp.optional(),
+      before_datetime: timestamp.optional(),
+      thread_ids: z.array(z.string()).optional(),
+    })
+    .optional(),
+  limit: limit.optional(),
+  offset: offset.optional(),
+  sort_by: sortBy.optional(),
+});
+export type ThreadsStreamQueryReq = z.infer<typeof threadsStreamQueryReq>;
+export const thread = z.object({
+  thread_id: z.string(),
+  turn_count: z.number().int(),
+  start_time: z.string(),
+  last_updated: z.string(),
+  first_turn_id: z.string().nullable(),
+  last_turn_id: z.string().nullable(),
+  p50_turn_duration_ms: z.number().nullable(),
+  p99_turn_duration_ms: z.number().nullable(),
+});
+
+export const otelExportReq = z.object({
+  project_id: projectId,
+  traces: anyJson.describe('an OTLP ExportTraceServiceRequest in its JSON mapping'),
+  svc_run_id: z.string().nullish(),
+  svc_user_id: z.string().nullish().describe('ignored: the server sets it from the caller'),
+});
+export const otelExportRes = z.object({
+  partial_success: z
+    .object({ rejected_spans: z.number().int(), error_message: z.string() })
+    .nullish(),
+});

@@ -1,0 +1,50 @@
+import { z } from 'zod';
+import { parseTimestampMicros } from '@weft/core';
+
+/** Shared shapes of the interface. Unknown extra members are ignored (zod strips them). */
+
+export const projectId = z
+  .string()
+  .regex(/^[^/\s]+\/[^/\s]+$/, 'must be <entity>/<project>')
+  .describe('`<entity>/<project>`');
+
+/** ISO 8601 date-time; `Z`, an offset, or naive (read as UTC). */
+export const timestamp = z
+  .string()
+  .refine((s) => parseTimestampMicros(s) !== null, 'must be an ISO 8601 date-time')
+  .meta({ format: 'date-time' });
+
+export const jsonObject = z.record(z.string(), z.unknown());
+export const anyJson = z.unknown();
+
+export const sortDirection = z.enum(['asc', 'desc']);
+export const sortBy = z.array(z.object({ field: z.string().min(1), direction: sortDirection }));
+export const tableSortBy = z.array(z.object({ field: z.string().min(1), order: sortDirection }));
+
+export const limit = z.number().int().min(0);
+export const offset = z.number().int().min(0);
+
+/**
+ * Query expression `{ $expr: ... }`. The operand grammar is checked by the query compiler
+ * (libs/query), which names the offending operator; here only the envelope is checked.
+ */
+export const query = z.object({ $expr: jsonObject }).describe('query expression: `{ $expr: { ... } }`');
+
+export const stringList = z.array(z.string());
+
+export const callFilter = z.object({
+  op_names: stringList.optional(),
+  input_refs: stringList.optional(),
+  output_refs: stringList.optional(),
+  parent_ids: stringList.optional(),
+  trace_ids: stringList.optional(),
+  call_ids: stringList.optional(),
+  thread_ids: stringList.optional(),
+  turn_ids: stringList.optional(),
+  svc_user_ids: stringList.optional(),
+  svc_run_ids: stringList.optional(),
+  trace_roots_only: z.boolean().optional(),
+});
+export type CallFilter = z.infer<typeof callFilter>;
+
+export const emptyObject = z.object({});

@@ -1,0 +1,197 @@
+import { z } from 'zod';
+import { jsonObject, projectId } from './common';
+
+/**
+ * Chat completions request as the interface lists it. Field and combination rules that
+ * vLLM enforces (with vLLM's messages) are applied by the inference service; this schema
+ * checks types only, and unknown fields are tolerated.
+ */
+const message = z
+  .object({
+    role: z.string(),
+    content: z.union([z.string(), z.array(z.unknown()), z.null()]).optional(),
+    name: z.string().optional(),
+  })
+  .passthrough();
+
+const tool = z
+  .object({
+    type: z.literal('function'),
+    function: z.object({ name: z.string(), description: z.string().optional(), parameters: jsonObject.optional() }).passthrough(),
+  })
+  .passthrough();
+
+export const chatCompletionReq = z
+  .object({
+    messages: z.array(message),
+    model: z.string().optional(),
+    frequency_penalty: z.number().optional(),
+    presence_penalty: z.number().optional(),
+    logit_bias: z.record(z.string(), z.number()).nullish(),
+    logprobs: z.boolean().nullish(),
+    top_logprobs: z.number().int().nullish(),
+    max_tokens: z.number().int().nullish(),
+    max_completion_tokens: z.number().int().nullish(),
+    n: z.number().int().nullish(),
+    response_format: z
+      .object({
+        type: z.string(),
+        json_schema: z
+          .object({ name: z.string(), description: z.string().optional(), schema: jsonObject.optional(), strict: z.boolean().nullish() })
+          .optional(),
+      })
+      .passthrough()
+      .nullish(),
+    seed: z.number().int().nullish(),
+    stop: z.union([z.string(), z.array(z.string())]).nullish(),
+    stream: z.boolean().nullish(),
+    stream_options: z.object({ include_usage: z.boolean().nullish(), continuous_usage_stats: z.boolean().nullish() }).nullish(),
+    temperature: z.number().nullish(),
+    top_p: z.number().nullish(),
+    tools: z.array(tool).nullish(),
+    tool_choice: z.union([z.string(), jsonObject]).nullish(),
+    reasoning_effort: z.enum(['low', 'medium', 'high']).nullish(),
+    include_reasoning: z.boolean().optional(),
+    parallel_tool_calls: z.boolean().nullish(),
+    user: z.string().nullish(),
+    use_beam_search: z.boolean().optional(),
+    top_k: z.number().int().nullish(),
+    min_p: z.number().nullish(),
+    repetition_penalty: z.number().nullish(),
+    length_penalty: z.number().optional(),
+    stop_token_ids: z.array(z.number().int()).nullish(),
+    include_stop_str_in_output: z.boolean().optional(),
+    ignore_eos: z.boolean().optional(),
+    min_tokens: z.number().int().optional(),
+    skip_special_tokens: z.boolean().optional(),
+    spaces_between_special_tokens: z.boolean().optional(),
+    truncate_prompt_tokens: z.number().int().nullish(),
+    prompt_logprobs: z.number().int().nullish(),
+    allowed_token_ids: z.array(z.number().int()).nullish(),
+    bad_words: z.array(z.string()).optional(),
+    echo: z.boolean().optional(),
+    add_generation_prompt: z.boolean().optional(),
+    continue_final_message: z.boolean().optional(),
+    add_special_tokens: z.boolean().optional(),
+    documents: z.array(jsonObject).nullish(),
+    chat_template: z.string().nullish(),
+    chat_template_kwargs: jsonObject.nullish(),
+    mm_processor_kwargs: jsonObject.nullish(),
+    structured_outputs: z
+      .object({
+        json: z.union([z.string(), jsonObject]).nullish(),
+        regex: z.string().nullish(),
+        choice: z.array(z.string()).nullish(),
+        grammar: z.string().nullish(),
+        json_object: z.boolean().nullish(),
+        disable_fallback: z.boolean().optional(),
+        disable_any_whitespace: z.boolean().optional(),
+        disable_additional_properties: z.boolean().optional(),
+        whitespace_pattern: z.string().nullish(),
+        structural_tag: z.string().nullish(),
+        _backend: z.string().nullish(),
+        _backend_was_auto: z.boolean().optional(),
+      })
+      .nullish(),
+    priority: z.number().int().optional(),
+    request_id: z.string().optional(),
+    logits_processors: z
+      .array(z.union([z.string(), z.object({ qualname: z.string(), args: z.array(z.unknown()).nullish(), kwargs: jsonObject.nullish() })]))
+      .nullish(),
+    return_tokens_as_token_ids: z.boolean().nullish(),
+    return_token_ids: z.boolean().nullish(),
+    cache_salt: z.string().nullish(),
+    kv_transfer_params: jsonObject.nullish(),
+    svc_xargs: jsonObject.nullish(),
+  })
+  .passthrough();
+export type ChatCompletionReq = z.infer<typeof chatCompletionReq>;
+
+export const chatCompletionRes = z
+  .object({
+    id: z.string(),
+    object: z.string(),
+    created: z.number().int(),
+    model: z.string(),
+    service_tier: z.string().nullish(),
+    system_fingerprint: z.string().nullish(),
+    usage: z
+      .object({
+        prompt_tokens: z.number().int(),
+        total_tokens: z.number().int(),
+        completion_tokens: z.number().int().nullish(),
+        prompt_tokens_details: z.object({ cached_tokens: z.number().int() }).nullish(),
+      })
+      .nullish(),
+    prompt_logprobs: z.array(z.unknown()).nullish(),
+    prompt_token_ids: z.array(z.number().int()).nullish(),
+    kv_transfer_params: jsonObject.nullish(),
+    choices: z.array(
+      z
+        .object({
+          index: z.number().int(),
+          finish_reason: z.string().nullish(),
+          stop_reason: z.union([z.number().int(), z.string()]).nullish(),
+          token_ids: z.array(z.number().int()).nullish(),
+          message: jsonObject,
+          logprobs: jsonObject.nullish(),
+        })
+        .passthrough(),
+    ),
+  })
+  .passthrough();
+
+export const completionsCreateReq = z.object({
+  project_id: projectId,
+  inputs: z
+    .object({
+      model: z.string().min(1),
+      messages: z.array(z.unknown()).default([]),
+      timeout: z.number().nullish(),
+      temperature: z.number().nullish(),
+      top_p: z.number().nullish(),
+      n: z.number().int().nullish(),
+      stop: z.union([z.string(), z.array(z.string())]).nullish(),
+      max_completion_tokens: z.number().int().nullish(),
+      max_tokens: z.number().int().nullish(),
+      modalities: z.array(z.unknown()).nullish(),
+      presence_penalty: z.number().nullish(),
+      frequency_penalty: z.number().nullish(),
+      stream: z.boolean().nullish(),
+      logit_bias: jsonObject.nullish(),
+      user: z.string().nullish(),
+      response_format: jsonObject.nullish(),
+      seed: z.number().int().nullish(),
+      tools: z.array(z.unknown()).nullish(),
+      tool_choice: z.union([z.string(), jsonObject]).nullish(),
+      logprobs: z.boolean().nullish(),
+      top_logprobs: z.number().int().nullish(),
+      parallel_tool_calls: z.boolean().nullish(),
+      extra_headers: jsonObject.nullish(),
+      functions: z.array(z.unknown()).nullish(),
+      function_call: z.string().nullish(),
+      api_version: z.string().nullish(),
+    })
+    .passthrough(),
+  svc_user_id: z.string().nullish().describe('ignored: the server sets it from the caller'),
+  track_llm_call: z.boolean().default(true),
+});
+export type CompletionsCreateReq = z.infer<typeof completionsCreateReq>;
+export const completionsCreateRes = z.object({ response: jsonObject, svc_call_id: z.string().nullable() });
+
+export const modelCreateReq = z.object({
+  project: z.string().min(1),
+  name: z.string().min(1),
+  base_model: z.string().min(1),
+  entity: z.string().min(1).optional(),
+  return_existing: z.boolean().default(false),
+});
+export const modelRecord = z.object({
+  id: z.string(),
+  entity: z.string(),
+  project: z.string(),
+  name: z.string(),
+  base_model: z.string(),
+});
+
+export { projectId };

@@ -1,0 +1,31 @@
+import type { BusMessage } from './messages';
+
+/** A batch handler: resolves once the batch is durably stored (e.g. inserted into ClickHouse). */
+export type BatchHandler<T> = (batch: T[]) => Promise<void>;
+
+export interface Subscription {
+  /** Stops consuming after the batch in flight; resolves when it is handled. */
+  stop(): Promise<void>;
+}
+
+/**
+ * The topic contract between the gateway and the writer. `publish` resolves only once the
+ * messages are durable (in-process: handled by the subscriber; Kafka: acknowledged by all
+ * in-sync replicas) and rejects with BusUnavailableError when that cannot be promised.
+ */
+export interface Bus<T> {
+  publish(topic: string, messages: BusMessage<T>[]): Promise<void>;
+  subscribe(topic: string, handler: BatchHandler<T>): Promise<Subscription>;
+  close(): Promise<void>;
+}
+
+/** The bus could not take the messages (overloaded, down, timed out); nothing was acknowledged. */
+export class BusUnavailableError extends Error {
+  constructor(
+    message: string,
+    readonly retryAfterSeconds = 1,
+  ) {
+    super(message);
+    this.name = 'BusUnavailableError';
+  }
+}

@@ -1,0 +1,116 @@
+import type { BatchHandler, Bus, Subscription } from './bus';
+import { BusUnavailableError } from './bus';
+import type { BusMessage } from './messages';
+
+export interface InProcessBusOptions {
+  /** Largest batch handed to the subscriber. */
+  maxBatch: number;
+  /** Wait this long (ms) after the first message of an idle period, to gather a batch. */
+  lingerMs: number;
+  /** Messages waiting beyond this make publish fail fast (back-pressure, 503 upstream). */
+  maxPending: number;
+  /** A publish not handled within this many ms is rejected (not acknowledged). */
+  publishTimeoutMs: number;
+}
+
+interface Pending<T> {
+  values: T[];
+  resolve: () => void;
+  reject: (e: unknown) => void;
+  settled: boolean;
+}
+
+/**
+ * The all-in-one bus: publishers wait until the subscriber has stored their messages, and
+ * concurrent publishers share one handler call (group commit): while one batch is being
+ * inserted, the next one gathers. Memory is bounded by `maxPending`.
+ */
+export class InProcessBus<T> implements Bus<T> {
+  private readonly queues = new Map<string, Pending<T>[]>();
+  private readonly pendingCount = new Map<string, number>();
+  private readonly handlers = new Map<string, BatchHandler<T>>();
+  private readonly draining = new Set<string>();
+  private readonly idle = new Map<string, Promise<void>>();
+  private closed = false;
+
+  constructor(private readonly opts: InProcessBusOptions) {}
+
+  async publish(topic: string, messages: BusMessage<T>[]): Promise<void> {
+    if (messages.length === 0) return;
+    if (this.closed) throw new BusUnavailableError('bus is shutting down');
+    if (!this.handlers.has(topic)) throw new BusUnavailableError(`no consumer for ${topic}`);
+    const count = this.pendingCount.get(topic) ?? 0;
+    if (count + messages.length > this.opts.maxPending && count > 0) {
+      throw new BusUnavailableError(`ingest queue full (${count} messages waiting)`, 1);
+    }
+    this.pendingCount.set(topic, count + messages.length);
+    return new Promise<void>((resolve, reject) => {
+      const p: Pending<T> = { values: messages.map((m) => m.value), resolve, reject, settled: false };
+      const timer = setTimeout(() => {
+        if (p.settled) return;
+        p.settled = true;
+        reject(new BusUnavailableError(`not stored within ${this.opts.publishTimeoutMs} ms`, 2));
+      }, this.opts.publishTimeoutMs);
+      timer.unref();
+      p.resolve = () => {
+        clearTimeout(timer);
+        if (!p.settled) (p.settled = true), resolve();
+      };
+      p.reject = (e) => {
+        clearTimeout(timer);
+        if (!p.settled) (p.settled = true), reject(e);
+      };
+      let q = this.queues.get(topic);
+      if (!q) this.queues.set(topic, (q = []));
+      q.push(p);
+      this.kick(topic);
+    });
+  }
+
+  async subscribe(topic: string, handler: BatchHandler<T>): Promise<Subscription> {
+    if (this.handlers.has(topic)) throw new Error(`${topic} already has a subscriber`);
+    this.handlers.set(topic, handler);
+    return {
+      stop: async () => {
+        await this.idle.get(topic);
+        this.handlers.delete(topic);
+      },
+    };
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.all([...this.idle.values()]);
+  }
+
+  private kick(topic: string): void {
+    if (this.draining.has(topic)) return;
+    this.draining.add(topic);
+    this.idle.set(topic, this.drain(topic).finally(() => this.draining.delete(topic)));
+  }
+
+  private async drain(topic: string): Promise<void> {
+    const q = this.queues.get(topic)!;
+    if (this.opts.lingerMs > 0) await new Promise((r) => setTimeout(r, this.opts.lingerMs));
+    while (q.length > 0) {
+      const group: Pending<T>[] = [];
+      const batch: T[] = [];
+      while (q.length > 0 && (batch.length === 0 || batch.length + q[0]!.values.length <= this.opts.maxBatch)) {
+        const p = q.shift()!;
+        group.push(p);
+        for (const v of p.values) batch.push(v);
+      }
+      const handler = this.handlers.get(topic);
+      try {
+        if (!handler) throw new BusUnavailableError(`no consumer for ${topic}`);
+        await handler(batch);
+        for (const p of group) p.resolve();
+      } catch (e) {
+        const err = e instanceof BusUnavailableError ? e : new BusUnavailableError(`store write failed: ${(e as Error).message}`, 2);
+        for (const p of group) p.reject(err);
+      } finally {
+        this.pendingCount.set(topic, (this.pendingCount.get(topic) ?? 0) - batch.length);
+      }
+    }
+  }
+}

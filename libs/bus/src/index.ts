@@ -1,0 +1,3 @@
+export * from './bus';
+export * from './messages';
+export * from './in-process';

@@ -1,0 +1,43 @@
+import { describe, expect, it } from 'vitest';
+import { BusUnavailableError, InProcessBus } from '../src';
+
+const opts = { maxBatch: 100, lingerMs: 1, maxPending: 1000, publishTimeoutMs: 2000 };
+const msgs = (n: number, tag: string) => Array.from({ length: n }, (_, i) => ({ key: tag, value: `${tag}-${i}` }));
+
+describe('in-process bus', () => {
+  it('resolves publishes only after the handler stored them, sharing handler calls (group commit)', async () => {
+    const bus = new InProcessBus<string>(opts);
+    const batches: string[][] = [];
+    await bus.subscribe('t', async (b) => {
+      await new Promise((r) => setTimeout(r, 20));
+      batches.push(b);
+    });
+    const publishes = Array.from({ length: 10 }, (_, i) => bus.publish('t', msgs(5, `p${i}`)));
+    await Promise.all(publishes);
+    const all = batches.flat();
+    expect(all).toHaveLength(50);
+    expect(batches.length).toBeLessThan(10);
+    await bus.close();
+  });
+
+  it('rejects publishes whose batch failed to store, and later ones still succeed', async () => {
+    const bus = new InProcessBus<string>(opts);
+    let fail = true;
+    await bus.subscribe('t', async () => {
+      if (fail) throw new Error('store down');
+    });
+    await expect(bus.publish('t', msgs(1, 'a'))).rejects.toBeInstanceOf(BusUnavailableError);
+    fail = false;
+    await expect(bus.publish('t', msgs(1, 'b'))).resolves.toBeUndefined();
+  });
+
+  it('pushes back when too many messages wait, and times out instead of acknowledging', async () => {
+    const bus = new InProcessBus<string>({ ...opts, maxPending: 10, publishTimeoutMs: 50 });
+    let release!: () => void;
+    await bus.subscribe('t', () => new Promise<void>((r) => (release = r)));
+    const first = bus.publish('t', msgs(10, 'a'));
+    await expect(bus.publish('t', msgs(1, 'b'))).rejects.toThrow(/queue full/);
+    await expect(first).rejects.toThrow(/not stored within/);
+    release();
+  });
+});

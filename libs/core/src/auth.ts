@@ -1,0 +1,61 @@
+import { unauthorized } from './errors';
+
+/** How an endpoint authenticates, as the interface assigns it. */
+export type AuthScheme = 'basic' | 'bearer';
+
+/**
+ * Who is calling. Filled by the authentication hook of libs/http before any route runs.
+ * Until real keys exist (security issue), every well-formed credential maps to a caller
+ * whose user id is derived from the key and who may use any entity.
+ */
+export interface Caller {
+  /** Stable user id, written as `svc_user_id` on everything this caller creates. */
+  userId: string;
+  /** Id of the API key used (never the key itself). */
+  keyId: string;
+  /** Admins may use every entity. */
+  isAdmin: boolean;
+  /** Entities (teams) the caller belongs to; ignored when isAdmin. */
+  entities: readonly string[];
+}
+
+export interface Credential {
+  scheme: AuthScheme;
+  key: string;
+}
+
+/**
+ * Extracts the API key from an Authorization header. Basic carries `api:<key>` (the
+ * username is ignored, as the reference's clients send it); Bearer carries `<key>`.
+ */
+export function parseAuthorization(header: string | undefined, expected: AuthScheme): Credential {
+  if (!header) throw unauthorized(`missing Authorization header (${expected === 'basic' ? 'Basic api:<key>' : 'Bearer <key>'})`);
+  const space = header.indexOf(' ');
+  const scheme = (space < 0 ? header : header.slice(0, space)).toLowerCase();
+  const value = space < 0 ? '' : header.slice(space + 1).trim();
+  if (scheme !== expected) {
+    throw unauthorized(`this endpoint takes ${expected === 'basic' ? 'Basic' : 'Bearer'} authentication`);
+  }
+  if (expected === 'bearer') {
+    if (!value) throw unauthorized('empty Bearer token');
+    return { scheme, key: value };
+  }
+  let decoded: string;
+  try {
+    if (!/^[A-Za-z0-9+/]+={0,2}$/.test(value)) throw new Error('not base64');
+    decoded = Buffer.from(value, 'base64').toString('utf8');
+  } catch {
+    throw unauthorized('malformed Basic credentials');
+  }
+  const colon = decoded.indexOf(':');
+  const key = colon < 0 ? '' : decoded.slice(colon + 1);
+  if (!key) throw unauthorized('Basic credentials must be api:<key>');
+  return { scheme, key };
+}
+
+/** Splits and checks a `<entity>/<project>` id. */
+export function parseProjectId(projectId: string): { entity: string; project: string } | null {
+  const slash = projectId.indexOf('/');
+  if (slash <= 0 || slash === projectId.length - 1 || projectId.indexOf('/', slash + 1) >= 0) return null;
+  return { entity: projectId.slice(0, slash), project: projectId.slice(slash + 1) };
+}

@@ -1,0 +1,50 @@
+/**
+ * Errors are values: an ApiError carries the HTTP status, a human reason and (when one
+ * field is to blame) the field's dotted path. One fastify error handler (libs/http) turns
+ * them into `{status, reason, field?}` JSON bodies; nothing else writes error responses.
+ */
+export class ApiError extends Error {
+  readonly status: number;
+  readonly reason: string;
+  readonly field?: string;
+  /** Extra members merged into the error body (e.g. `deleted_at`, `retry_after`). */
+  readonly extra?: Record<string, unknown>;
+  /** Extra response headers (e.g. `Retry-After`). */
+  readonly headers?: Record<string, string>;
+
+  constructor(
+    status: number,
+    reason: string,
+    opts: { field?: string; extra?: Record<string, unknown>; headers?: Record<string, string>; cause?: unknown } = {},
+  ) {
+    super(reason, opts.cause !== undefined ? { cause: opts.cause } : undefined);
+    this.name = 'ApiError';
+    this.status = status;
+    this.reason = reason;
+    this.field = opts.field;
+    this.extra = opts.extra;
+    this.headers = opts.headers;
+  }
+
+  toBody(): Record<string, unknown> {
+    const body: Record<string, unknown> = { status: this.status, reason: this.reason };
+    if (this.field !== undefined) body.field = this.field;
+    if (this.extra) Object.assign(body, this.extra);
+    return body;
+  }
+}
+
+export const badRequest = (reason: string, field?: string) => new ApiError(400, reason, { field });
+export const unauthorized = (reason: string) =>
+  new ApiError(401, reason, { headers: { 'WWW-Authenticate': 'Basic realm="weft"' } });
+export const forbidden = (reason: string) => new ApiError(403, reason);
+export const notFound = (reason: string) => new ApiError(404, reason);
+export const conflict = (reason: string) => new ApiError(409, reason);
+export const payloadTooLarge = (reason: string, field?: string) => new ApiError(413, reason, { field });
+export const notImplemented = (reason: string) => new ApiError(501, reason);
+export const unavailable = (reason: string, retryAfterSeconds = 1) =>
+  new ApiError(503, reason, { headers: { 'Retry-After': String(retryAfterSeconds) } });
+
+export function isApiError(e: unknown): e is ApiError {
+  return e instanceof ApiError;
+}

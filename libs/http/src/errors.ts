@@ -1,0 +1,48 @@
+import type { FastifyError, FastifyInstance } from 'fastify';
+import { ApiError, isApiError, type Logger } from '@weft/core';
+import { BusUnavailableError } from '@weft/bus';
+
+/** Maps anything thrown by a route to an ApiError: the one place errors become responses. */
+export function toApiError(err: unknown): ApiError {
+  if (isApiError(err)) return err;
+  if (err instanceof BusUnavailableError) {
+    return new ApiError(503, err.message, { headers: { 'Retry-After': String(err.retryAfterSeconds) } });
+  }
+  const fe = err as Partial<FastifyError> & { statusCode?: number };
+  switch (fe.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new ApiError(413, 'request body too large');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new ApiError(415, 'unsupported Content-Type; send application/json');
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new ApiError(400, 'request body: empty JSON body');
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new ApiError(400, 'request body: Content-Length does not match the body');
+  }
+  if (err instanceof SyntaxError || fe.code === 'FST_ERR_CTP_INVALID_JSON_BODY') {
+    return new ApiError(400, `request body: invalid JSON (${(err as Error).message})`);
+  }
+  if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
+    return new ApiError(fe.statusCode, fe.message ?? 'bad request');
+  }
+  return new ApiError(500, 'internal error');
+}
+
+export function installErrorHandler(app: FastifyInstance, log: Logger): void {
+  app.setErrorHandler((err, request, reply) => {
+    const api = toApiError(err);
+    if (api.status >= 500 && api.status !== 501 && api.status !== 503) {
+      log.error({ err, url: request.url, reqId: request.id }, 'request failed');
+    }
+    if (reply.raw.headersSent) {
+      // A stream already started: the only honest signal left is to cut the connection.
+      reply.raw.destroy(err as Error);
+      return;
+    }
+    if (api.headers) reply.headers(api.headers);
+    reply.code(api.status).type('application/json').send(api.toBody());
+  });
+  app.setNotFoundHandler((request, reply) => {
+    reply.code(404).send({ status: 404, reason: `no such endpoint: ${request.method} ${request.url.split('?')[0]}` });
+  });
+}

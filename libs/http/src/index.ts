@@ -1,0 +1,5 @@
+export * from './server';
+export * from './errors';
+export * from './auth';
+export * from './route';
+export * from './jsonl';

@@ -1,0 +1,44 @@
+import type { FastifyReply } from 'fastify';
+
+/**
+ * Writes an async sequence of objects as JSONL, honouring back-pressure: it waits for the
+ * socket to drain before producing more, and stops (calling `onAbort`) when the client goes away.
+ */
+export async function sendJsonl(
+  reply: FastifyReply,
+  rows: AsyncIterable<unknown>,
+  onAbort?: () => void,
+): Promise<void> {
+  const res = reply.raw;
+  let aborted = false;
+  const abort = () => {
+    if (!aborted) (aborted = true), onAbort?.();
+  };
+  res.on('close', () => {
+    if (!res.writableFinished) abort();
+  });
+  const iterator = rows[Symbol.asyncIterator]();
+  // Pull the first row before committing to 200, so an early error is still a clean 4xx/5xx.
+  const first = await iterator.next();
+  reply.hijack();
+  res.writeHead(200, { 'content-type': 'application/jsonl; charset=utf-8', 'cache-control': 'no-store' });
+  try {
+    for (let r = first; !r.done; r = await iterator.next()) {
+      if (aborted) break;
+      if (!res.write(JSON.stringify(r.value) + '\n')) {
+        await new Promise<void>((resolve) => {
+          const done = () => (res.off('drain', done), res.off('close', done), resolve());
+          res.on('drain', done);
+          res.on('close', done);
+        });
+      }
+    }
+  } catch (e) {
+    abort();
+    res.destroy(e as Error);
+    return;
+  } finally {
+    if (aborted) await iterator.return?.();
+  }
+  res.end();
+}

@@ -1,0 +1,60 @@
+import { createClient, type ClickHouseClient, type ClickHouseSettings } from '@clickhouse/client';
+import { mkdirSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { createRequire } from 'node:module';
+
+export type { ClickHouseClient };
+
+export interface StoreOptions {
+  /** A ClickHouse server's HTTP URL; absent → embedded chDB under `dataDir`. */
+  url?: string;
+  username?: string;
+  password?: string;
+  database?: string;
+  /** Where the embedded engine keeps its data (persistent across restarts). */
+  dataDir: string;
+}
+
+/** Settings every query runs with, in both modes. */
+const settings: ClickHouseSettings = {
+  // 64-bit integers as JSON numbers: our counts and steps stay well below 2^53.
+  output_format_json_quote_64bit_integers: 0,
+  date_time_input_format: 'best_effort',
+  // Inserted rows are visible to the very next query (read-your-writes on the server too).
+  async_insert: 0,
+};
+
+export interface Store {
+  client: ClickHouseClient;
+  mode: 'server' | 'embedded';
+  close(): Promise<void>;
+}
+
+/**
+ * Opens ClickHouse through @clickhouse/client. Nothing outside libs/store knows which
+ * connection is in use: the embedded mode plugs chDB in as the client's connection.
+ */
+export function openStore(opts: StoreOptions): Store {
+  if (opts.url) {
+    const client = createClient({
+      url: opts.url,
+      username: opts.username,
+      password: opts.password,
+      database: opts.database,
+      clickhouse_settings: settings,
+      request_timeout: 120_000,
+      compression: { request: false, response: true },
+    });
+    return { client, mode: 'server', close: () => client.close() };
+  }
+  const dir = resolve(opts.dataDir, 'clickhouse');
+  mkdirSync(dir, { recursive: true });
+  // chdb/connection is published as CommonJS only.
+  const require = createRequire(import.meta.url);
+  const { createChdbConnection } = require('chdb/connection') as typeof import('chdb/connection');
+  const client = createClient({
+    connection: createChdbConnection({ path: dir }),
+    clickhouse_settings: settings,
+  } as Parameters<typeof createClient>[0]);
+  return { client, mode: 'embedded', close: () => client.close() };
+}

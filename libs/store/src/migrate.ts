@@ -1,0 +1,55 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { ClickHouseClient } from '@clickhouse/client';
+import type { Logger } from '@weft/core';
+
+const MIGRATIONS_DIR = join(dirname(fileURLToPath(import.meta.url)), 'migrations');
+
+export interface Migration {
+  version: number;
+  name: string;
+  statements: string[];
+}
+
+/** Migrations are `NNN_name.sql` files; statements are separated by lines holding only `;`-terminated SQL. */
+export function loadMigrations(dir = MIGRATIONS_DIR): Migration[] {
+  return readdirSync(dir)
+    .filter((f) => /^\d{3}_[a-z0-9_]+\.sql$/.test(f))
+    .sort()
+    .map((file) => {
+      const text = readFileSync(join(dir, file), 'utf8')
+        .split('\n')
+        .filter((l) => !l.trimStart().startsWith('--'))
+        .join('\n');
+      return {
+        version: Number(file.slice(0, 3)),
+        name: file.replace(/\.sql$/, ''),
+        statements: text.split(/;\s*(?:\n|$)/).map((s) => s.trim()).filter(Boolean),
+      };
+    });
+}
+
+/**
+ * Applies the migrations not yet recorded in `weft_migrations`, in order. Each statement is
+ * idempotent (IF NOT EXISTS), so a migration interrupted half-way is safe to run again; a
+ * migration is recorded only after all its statements succeeded.
+ */
+export async function migrate(client: ClickHouseClient, log?: Logger, dir?: string): Promise<number[]> {
+  await client.command({
+    query: `CREATE TABLE IF NOT EXISTS weft_migrations (
+      version UInt32, name String, applied_at DateTime64(3, 'UTC') DEFAULT now64(3)
+    ) ENGINE = ReplacingMergeTree ORDER BY version`,
+  });
+  const rs = await client.query({ query: 'SELECT DISTINCT version FROM weft_migrations', format: 'JSONEachRow' });
+  const done = new Set((await rs.json<{ version: number }>()).map((r) => Number(r.version)));
+  const applied: number[] = [];
+  for (const m of loadMigrations(dir)) {
+    if (done.has(m.version)) continue;
+    for (const statement of m.statements) await client.command({ query: statement });
+    await client.insert({ table: 'weft_migrations', values: [{ version: m.version, name: m.name }], format: 'JSONEachRow' });
+    log?.info({ migration: m.name }, 'migration applied');
+    applied.push(m.version);
+  }
+  return applied;
+}

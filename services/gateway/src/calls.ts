@@ -1,0 +1,35 @@
+import type { CallEndBody, CallStartBody } from '@weft/api';
+import { callPartMessage, TOPICS, type Bus, type CallPartEnvelope } from '@weft/bus';
+import { generateId, nowMicros, type Caller } from '@weft/core';
+import { endPart, startPart, type CallPartRow } from '@weft/store';
+
+/** Turns call starts and ends into call parts and publishes them; resolves once durable. */
+export class CallIngest {
+  constructor(private readonly bus: Bus<CallPartEnvelope>) {}
+
+  /** Decides the ids the reference would: missing id and trace_id become fresh UUIDv7s. */
+  prepareStart(start: CallStartBody, caller: Caller, acceptedAt: number): { row: CallPartRow; id: string; trace_id: string } {
+    const id = start.id || generateId();
+    const trace_id = start.trace_id || generateId();
+    return { row: startPart({ ...start, id, trace_id }, caller.userId, acceptedAt), id, trace_id };
+  }
+
+  prepareEnd(end: CallEndBody, acceptedAt: number): CallPartRow {
+    return endPart(end, acceptedAt);
+  }
+
+  async publish(rows: CallPartRow[]): Promise<void> {
+    await this.bus.publish(TOPICS.callParts, rows.map(callPartMessage));
+  }
+
+  async start(start: CallStartBody, caller: Caller): Promise<{ id: string; trace_id: string }> {
+    const { row, id, trace_id } = this.prepareStart(start, caller, nowMicros());
+    await this.publish([row]);
+    return { id, trace_id };
+  }
+
+  async end(end: CallEndBody): Promise<Record<string, never>> {
+    await this.publish([this.prepareEnd(end, nowMicros())]);
+    return {};
+  }
+}

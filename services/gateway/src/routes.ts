@@ -1,0 +1,43 @@
+import type { FastifyInstance } from 'fastify';
+import type { Bus, CallPartEnvelope } from '@weft/bus';
+import { nowMicros } from '@weft/core';
+import { addRoute, notYet, type Authenticator } from '@weft/http';
+import type { Store } from '@weft/store';
+import { CallIngest } from './calls';
+
+export interface GatewayDeps {
+  bus: Bus<CallPartEnvelope>;
+  store: Store;
+  auth: Authenticator;
+}
+
+/** The write side: call parts through the bus; objects, tables and feedback straight to ClickHouse. */
+export async function gatewayRoutes(app: FastifyInstance, deps: GatewayDeps): Promise<void> {
+  const ingest = new CallIngest(deps.bus);
+
+  addRoute(app, deps.auth, 'callStart', async (body, { caller }) => ingest.start(body.start, caller));
+  addRoute(app, deps.auth, 'callEnd', async (body) => ingest.end(body.end));
+  addRoute(app, deps.auth, 'callUpsertBatch', async (body, { caller }) => {
+    // One publish for the whole batch: all or nothing is acknowledged.
+    const at = nowMicros();
+    const rows = [];
+    const res = [];
+    for (const item of body.batch) {
+      if (item.mode === 'start') {
+        const { row, id, trace_id } = ingest.prepareStart(item.req.start, caller, at);
+        rows.push(row);
+        res.push({ id, trace_id });
+      } else {
+        rows.push(ingest.prepareEnd(item.req.end, at));
+        res.push({});
+      }
+    }
+    await ingest.publish(rows);
+    return { res };
+  });
+
+  addRoute(app, deps.auth, 'otelTrace', notYet('OTLP ingestion (/otel/v1/trace)'));
+  addRoute(app, deps.auth, 'objCreate', notYet('objects (/obj/create)'));
+  addRoute(app, deps.auth, 'tableUpdate', notYet('tables (/table/update)'));
+  addRoute(app, deps.auth, 'feedbackReplace', notYet('feedback (/feedback/replace)'));
+}

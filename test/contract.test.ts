@@ -1,0 +1,51 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { endpoints } from '@weft/api';
+import { Client, basicAuth, bearerAuth } from './helpers/client';
+import { startWeft, type RunningWeft } from './helpers/server';
+
+let weft: RunningWeft;
+
+beforeAll(async () => {
+  weft = await startWeft();
+});
+afterAll(async () => {
+  await weft?.stop();
+});
+
+describe('the contract', () => {
+  it('serves an OpenAPI 3.1 document listing all 20 endpoints, and a docs page', async () => {
+    const res = await fetch(`${weft.url}/openapi.json`);
+    expect(res.status).toBe(200);
+    const doc = (await res.json()) as { openapi: string; paths: Record<string, { post: unknown }> };
+    expect(doc.openapi).toBe('3.1.0');
+    const paths = Object.keys(doc.paths).sort();
+    expect(paths).toHaveLength(20);
+    expect(paths).toEqual(Object.values(endpoints).map((e) => e.path).sort());
+    for (const p of paths) expect(doc.paths[p].post).toBeDefined();
+    const docs = await fetch(`${weft.url}/docs/`);
+    expect(docs.status).toBe(200);
+    expect(await docs.text()).toContain('<html');
+  });
+
+  it('answers every endpoint (never 404): routes that are not built yet say so with 501', async () => {
+    for (const spec of Object.values(endpoints)) {
+      const api = new Client(weft.url, spec.auth === 'basic' ? basicAuth('k') : bearerAuth('k'));
+      const r = await api.post(spec.path, {});
+      expect(r.status, spec.path).not.toBe(404);
+      expect(r.status, spec.path).toBeLessThan(500 + 2); // 400 (validation) or 501 (later issue), never a crash
+      expect(r.body.reason, spec.path).toEqual(expect.any(String));
+    }
+  });
+
+  it('has /health', async () => {
+    const res = await fetch(`${weft.url}/health`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ status: 'ok', store: 'embedded' });
+  });
+
+  it('answers unknown paths with a JSON 404', async () => {
+    const r = await new Client(weft.url).post('/nope', {});
+    expect(r.status).toBe(404);
+    expect(r.body.reason).toContain('/nope');
+  });
+});

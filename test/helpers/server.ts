@@ -30,7 +30,8 @@ export async function startWeft(opts: { dataDir?: string; env?: Record<string, s
   const dataDir = opts.dataDir ?? newDataDir('weft');
   const proc = spawn(process.execPath, ['--import', 'tsx', 'services/all-in-one/src/main.ts'], {
     cwd: REPO_ROOT,
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', WEFT_DATA_DIR: dataDir, LOG_LEVEL: 'info', ...opts.env },
+    // WEFT_BOOTSTRAP_API_KEY=test-key: the Client's default credential (api:test-key) is an admin key.
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', WEFT_DATA_DIR: dataDir, LOG_LEVEL: 'info', WEFT_BOOTSTRAP_API_KEY: 'test-key', ...opts.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const logs: unknown[] = [];

@@ -4,9 +4,8 @@ import { unauthorized } from './errors';
 export type AuthScheme = 'basic' | 'bearer';
 
 /**
- * Who is calling. Filled by the authentication hook of libs/http before any route runs.
- * Until real keys exist (security issue), every well-formed credential maps to a caller
- * whose user id is derived from the key and who may use any entity.
+ * Who is calling. Filled by the authentication hook of libs/http before any route runs,
+ * from the API key store (libs/auth).
  */
 export interface Caller {
   /** Stable user id, written as `svc_user_id` on everything this caller creates. */
@@ -17,6 +16,8 @@ export interface Caller {
   isAdmin: boolean;
   /** Entities (teams) the caller belongs to; ignored when isAdmin. */
   entities: readonly string[];
+  /** The entity used when a request names none (e.g. /v1/preview/models without `entity`). */
+  defaultEntity?: string;
 }
 
 export interface Credential {

@@ -34,6 +34,32 @@ export const configSchema = z.object({
   WEFT_BUS_MAX_PENDING: int(200_000, 1),
   /** How long a write may wait for the bus to acknowledge before the request gets 503. */
   WEFT_PUBLISH_TIMEOUT_MS: int(15_000, 1),
+
+  // --- Security: keys, tenancy, limits (README "Security") ---
+  /** An API key made to exist (as an admin key) at start; for deployments and tests. */
+  WEFT_BOOTSTRAP_API_KEY: z.preprocess(emptyAsUndefined, z.string().min(1).optional()),
+  /** How long a key lookup is cached in a process (ms); a revoke elsewhere is seen after at most this long. */
+  WEFT_AUTH_CACHE_TTL_MS: int(5_000, 0),
+  /** Requests per key per window (429 with Retry-After above); 0 turns rate limiting off. */
+  WEFT_RATE_LIMIT_MAX: int(6_000, 0),
+  /** The rate limit window (ms). */
+  WEFT_RATE_LIMIT_WINDOW_MS: int(60_000, 1),
+  /** Deepest JSON nesting accepted in a request body (400 above). */
+  WEFT_MAX_JSON_DEPTH: z.coerce.number().int().min(2).max(1000).default(64),
+  /** Longest string anywhere in a request body, in characters (413 above). */
+  WEFT_MAX_STRING_CHARS: int(8 * 1024 * 1024, 1),
+  /** Most elements in any one array of a request body, e.g. items of a batch (413 above). */
+  WEFT_MAX_ARRAY_ITEMS: int(100_000, 1),
+  /** Largest feedback `payload`, in bytes of JSON (413 above). */
+  WEFT_MAX_FEEDBACK_PAYLOAD_BYTES: int(1024 * 1024, 1),
+  /** Largest `limit` of streaming queries (calls, threads, table rows) (400 above). */
+  WEFT_MAX_STREAM_LIMIT: int(1_000_000, 1),
+  /** Largest `limit` of paged queries (objects, tables, feedback, costs) (400 above). */
+  WEFT_MAX_PAGE_LIMIT: int(10_000, 1),
+  /** Largest query expression (`query`), in bytes of JSON (413 above). */
+  WEFT_MAX_QUERY_BYTES: int(64 * 1024, 16),
+  /** Deepest query expression (`query.$expr`) nesting (400 above). */
+  WEFT_MAX_QUERY_DEPTH: int(24, 2),
 });
 
 export type Config = z.infer<typeof configSchema>;

@@ -3,3 +3,6 @@ export * from './errors';
 export * from './auth';
 export * from './route';
 export * from './jsonl';
+export * from './limits';
+export * from './json-body';
+export * from './tenancy';

@@ -1,7 +1,17 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { endpoints, parseBody, type EndpointName, type RequestOf } from '@weft/api';
+import { endpoints, parseBody, type EndpointName, type EndpointSpec, type RequestOf } from '@weft/api';
 import { ApiError, type Caller } from '@weft/core';
 import type { Authenticator } from './auth';
+import { defaultRequestLimits } from './limits';
+import { enforceEndpointLimits } from './limits';
+import { enforceTenancy } from './tenancy';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set by the authentication hook of contract routes (addRoute). */
+    caller?: Caller;
+  }
+}
 
 export interface RouteContext {
   caller: Caller;
@@ -15,7 +25,12 @@ export interface RouteContext {
  */
 export type RouteHandler<N extends EndpointName> = (body: RequestOf<N>, ctx: RouteContext) => Promise<unknown>;
 
-/** Registers one endpoint of the contract: authenticate, validate, run, respond. */
+/**
+ * Registers one endpoint of the contract: authenticate (onRequest, before the body is read),
+ * rate-limit per API key, validate the body, check the caller's tenancy over every
+ * project_id/entity/ref in it and the endpoint's limits, run, respond. Every endpoint added
+ * this way gets all of these protections.
+ */
 export function addRoute<N extends EndpointName>(
   app: FastifyInstance,
   auth: Authenticator,
@@ -23,15 +38,22 @@ export function addRoute<N extends EndpointName>(
   handler: RouteHandler<N>,
   extraPaths: string[] = [],
 ): void {
-  const spec = endpoints[name];
+  const spec: EndpointSpec = endpoints[name];
+  const limits = app.weftLimits ?? defaultRequestLimits;
+  const authenticate = async (request: FastifyRequest) => {
+    request.caller = await auth.authenticate(request.headers.authorization, spec.auth);
+  };
   const run = async (request: FastifyRequest, reply: FastifyReply) => {
-    const caller = await auth.authenticate(request.headers.authorization, spec.auth);
+    const caller = request.caller!;
     const body = parseBody(spec.request, request.body) as RequestOf<N>;
+    enforceTenancy(caller, body);
+    enforceEndpointLimits(body, { stream: spec.stream !== undefined, feedback: name === 'feedbackReplace' }, limits);
     const result = await handler(body, { caller, request, reply });
     if (result === undefined) return reply;
     return result;
   };
-  for (const path of [spec.path, ...extraPaths]) app.post(path, run);
+  const config = limits.rateLimitMax > 0 ? { rateLimit: { max: limits.rateLimitMax, timeWindow: limits.rateLimitWindowMs } } : {};
+  for (const path of [spec.path, ...extraPaths]) app.post(path, { onRequest: authenticate, config }, run);
 }
 
 /** Placeholder for an endpoint a later issue completes: 501 with what is missing. */

@@ -1,9 +1,20 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
+import rateLimit from '@fastify/rate-limit';
 import { buildOpenApiDocument } from '@weft/api';
 import type { Logger } from '@weft/core';
+import { ApiError } from '@weft/core';
 import { installErrorHandler } from './errors';
+import { parseJsonBody } from './json-body';
+import { defaultRequestLimits, type RequestLimits } from './limits';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The request limits every route of this server enforces (see addRoute). */
+    weftLimits: RequestLimits;
+  }
+}
 
 export interface HttpServerOptions {
   log: Logger;
@@ -11,6 +22,8 @@ export interface HttpServerOptions {
   version: string;
   /** Extra readiness check for /health (e.g. a ClickHouse ping). */
   healthCheck?: () => Promise<Record<string, unknown>>;
+  /** Body, batch, string, depth, `limit`, query and rate limits; the configuration's defaults when absent. */
+  limits?: RequestLimits;
 }
 
 /**
@@ -28,6 +41,31 @@ export async function createHttpServer(opts: HttpServerOptions): Promise<Fastify
     return503OnClosing: true,
   });
   installErrorHandler(app, opts.log);
+
+  const limits = opts.limits ?? defaultRequestLimits;
+  app.decorate('weftLimits', limits);
+  // Our own JSON parser: strict UTF-8, depth/size/number checks, errors naming the field.
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_req, raw, done) => {
+    try {
+      done(null, parseJsonBody(raw as Buffer, limits));
+    } catch (e) {
+      done(e as Error, undefined);
+    }
+  });
+  // Per-key rate limits, switched on by each contract route (addRoute). The caller is known by
+  // then (authentication runs onRequest), so the bucket is the API key, not the address.
+  await app.register(rateLimit, {
+    global: false,
+    hook: 'preParsing',
+    keyGenerator: (request) => (request.caller ? `key:${request.caller.keyId}` : `ip:${request.ip}`),
+    errorResponseBuilder: (_request, context) => {
+      const seconds = Math.max(1, Math.ceil(context.ttl / 1000));
+      return new ApiError(429, `rate limit exceeded: at most ${context.max} requests per ${context.after} per API key; retry in ${seconds}s`, {
+        headers: { 'Retry-After': String(seconds) },
+      });
+    },
+  });
 
   const document = buildOpenApiDocument({ version: opts.version });
   await app.register(swagger, { mode: 'static', specification: { document: document as never } });

@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { InProcessBus, type CallPartEnvelope } from '@weft/bus';
 import type { Config, Logger } from '@weft/core';
-import { createHttpServer, permissiveAuthenticator, type Authenticator } from '@weft/http';
+import { adminRoutes, bootstrapKeys, KeyStore, KeyStoreAuthenticator } from '@weft/auth';
+import { createHttpServer, requestLimitsFromConfig } from '@weft/http';
 import { migrate, openStore, type Store } from '@weft/store';
 import { gatewayRoutes } from '@weft/svc-gateway';
 import { queryRoutes } from '@weft/svc-query';
@@ -40,10 +41,13 @@ export async function createWeft(config: Config, log: Logger): Promise<Weft> {
   const writer = new CallPartsWriter(store, log);
   const subscription = await writer.subscribe(bus);
 
-  const auth: Authenticator = permissiveAuthenticator;
+  const keys = new KeyStore(store.client);
+  await bootstrapKeys(keys, config.WEFT_BOOTSTRAP_API_KEY, log);
+  const auth = new KeyStoreAuthenticator(keys, config.WEFT_AUTH_CACHE_TTL_MS);
   const app = await createHttpServer({
     log,
     bodyLimitBytes: config.WEFT_BODY_LIMIT_BYTES,
+    limits: requestLimitsFromConfig(config),
     version: VERSION,
     healthCheck: async () => {
       await store.client.query({ query: 'SELECT 1', format: 'JSONEachRow' }).then((r) => r.json());
@@ -53,6 +57,7 @@ export async function createWeft(config: Config, log: Logger): Promise<Weft> {
   await app.register(gatewayRoutes, { bus, store, auth });
   await app.register(queryRoutes, { store, auth });
   await app.register(inferenceRoutes, { auth });
+  await app.register(adminRoutes, { keys, auth });
 
   return {
     app,

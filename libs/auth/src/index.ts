@@ -1,0 +1,5 @@
+export * from './keys';
+export * from './key-store';
+export * from './authenticator';
+export * from './admin-routes';
+export * from './bootstrap';

@@ -1,0 +1,69 @@
+import type { Config } from '@weft/core';
+import { badRequest, loadConfig, payloadTooLarge } from '@weft/core';
+
+/**
+ * The request limits the HTTP edge enforces for every endpoint. They come from the
+ * configuration (README "Security"); services that build their own server pass theirs.
+ */
+export interface RequestLimits {
+  maxJsonDepth: number;
+  maxStringChars: number;
+  maxArrayItems: number;
+  maxFeedbackPayloadBytes: number;
+  maxStreamLimit: number;
+  maxPageLimit: number;
+  maxQueryBytes: number;
+  maxQueryDepth: number;
+  /** Requests per API key per window; 0 disables rate limiting. */
+  rateLimitMax: number;
+  rateLimitWindowMs: number;
+}
+
+export function requestLimitsFromConfig(config: Config): RequestLimits {
+  return {
+    maxJsonDepth: config.WEFT_MAX_JSON_DEPTH,
+    maxStringChars: config.WEFT_MAX_STRING_CHARS,
+    maxArrayItems: config.WEFT_MAX_ARRAY_ITEMS,
+    maxFeedbackPayloadBytes: config.WEFT_MAX_FEEDBACK_PAYLOAD_BYTES,
+    maxStreamLimit: config.WEFT_MAX_STREAM_LIMIT,
+    maxPageLimit: config.WEFT_MAX_PAGE_LIMIT,
+    maxQueryBytes: config.WEFT_MAX_QUERY_BYTES,
+    maxQueryDepth: config.WEFT_MAX_QUERY_DEPTH,
+    rateLimitMax: config.WEFT_RATE_LIMIT_MAX,
+    rateLimitWindowMs: config.WEFT_RATE_LIMIT_WINDOW_MS,
+  };
+}
+
+/** The defaults of the configuration table, for servers built without a config. */
+export const defaultRequestLimits: RequestLimits = requestLimitsFromConfig(loadConfig({}));
+
+/** Nesting depth of a JSON value (a scalar is 0). Bounded by the body parser's depth check. */
+function depthOf(v: unknown): number {
+  if (v === null || typeof v !== 'object') return 0;
+  let max = 0;
+  for (const x of Array.isArray(v) ? v : Object.values(v)) max = Math.max(max, depthOf(x));
+  return max + 1;
+}
+
+/**
+ * Limits that depend on what a member means, applied to every endpoint's validated body:
+ * `limit` caps (streams vs pages), the size and depth of a query expression, the size of a
+ * feedback payload.
+ */
+export function enforceEndpointLimits(body: unknown, opts: { stream: boolean; feedback: boolean }, limits: RequestLimits): void {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return;
+  const b = body as Record<string, unknown>;
+  const cap = opts.stream ? limits.maxStreamLimit : limits.maxPageLimit;
+  if (typeof b.limit === 'number' && b.limit > cap) throw badRequest(`limit: must be at most ${cap}`, 'limit');
+  if (b.query !== undefined && b.query !== null) {
+    const bytes = Buffer.byteLength(JSON.stringify(b.query));
+    if (bytes > limits.maxQueryBytes) throw payloadTooLarge(`query: larger than ${limits.maxQueryBytes} bytes`, 'query');
+    if (depthOf(b.query) > limits.maxQueryDepth) throw badRequest(`query: nested deeper than ${limits.maxQueryDepth} levels`, 'query');
+  }
+  if (opts.feedback && b.payload !== undefined) {
+    const bytes = Buffer.byteLength(JSON.stringify(b.payload));
+    if (bytes > limits.maxFeedbackPayloadBytes) {
+      throw payloadTooLarge(`payload: larger than ${limits.maxFeedbackPayloadBytes} bytes`, 'payload');
+    }
+  }
+}

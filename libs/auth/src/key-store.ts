@@ -52,6 +52,9 @@ function checkName(kind: string, name: string, field: string): void {
   if (!NAME_RE.test(name)) throw badRequest(`${field}: ${kind} names are 1-128 letters, digits, '_', '-', '.' (not starting with a symbol)`, field);
 }
 
+/** ClickHouse's `YYYY-MM-DD hh:mm:ss.fff` (UTC) as ISO 8601. */
+const toIso = (s: string | null | undefined): string | null => (s ? `${s.replace(' ', 'T')}Z` : null);
+
 let lastVersion = 0;
 /** Row versions for ReplacingMergeTree: increasing within a process, time-based across processes. */
 function nextVersion(): number {
@@ -102,7 +105,7 @@ export class KeyStore {
        INNER JOIN (SELECT user_id, name FROM weft_users FINAL) AS u ON u.user_id = m.user_id
        ORDER BY name`,
     );
-    return entities.map((e) => ({ ...e, members: members.filter((m) => m.entity === e.name).map((m) => m.name) }));
+    return entities.map((e) => ({ name: e.name, created_at: toIso(e.created_at)!, members: members.filter((m) => m.entity === e.name).map((m) => m.name) }));
   }
 
   // --- users ----------------------------------------------------------------------------
@@ -209,7 +212,13 @@ export class KeyStore {
     const memberships = new Map<string, string[]>();
     for (const r of rows) {
       if (!memberships.has(r.user_id)) memberships.set(r.user_id, await this.membershipsOf(r.user_id));
-      out.push({ ...r, is_admin: Number(r.is_admin) === 1, entities: memberships.get(r.user_id)!, revoked_at: r.revoked_at || null });
+      out.push({
+        ...r,
+        is_admin: Number(r.is_admin) === 1,
+        entities: memberships.get(r.user_id)!,
+        created_at: toIso(r.created_at)!,
+        revoked_at: toIso(r.revoked_at),
+      });
     }
     return out;
   }
@@ -222,7 +231,7 @@ export class KeyStore {
     );
     const row = r[0];
     if (!row) throw notFound(`key_id: no key "${keyId}"`);
-    if (row.revoked_at) return { key_id: keyId, revoked_at: row.revoked_at };
+    if (row.revoked_at) return { key_id: keyId, revoked_at: toIso(row.revoked_at)! };
     const now = new Date();
     await this.insert('weft_api_keys', [{ ...row, revoked_at: now.toISOString().replace('T', ' ').replace('Z', ''), version: nextVersion() }]);
     return { key_id: keyId, revoked_at: now.toISOString() };

@@ -27,8 +27,8 @@ export type RouteHandler<N extends EndpointName> = (body: RequestOf<N>, ctx: Rou
 
 /**
  * Registers one endpoint of the contract: authenticate (onRequest, before the body is read),
- * rate-limit per API key, validate the body, check the caller's tenancy over every
- * project_id/entity/ref in it and the endpoint's limits, run, respond. Every endpoint added
+ * rate-limit per API key, check the caller's tenancy over every project_id/entity/ref in
+ * the body, validate it, check the endpoint's limits, run, respond. Every endpoint added
  * this way gets all of these protections.
  */
 export function addRoute<N extends EndpointName>(
@@ -45,8 +45,10 @@ export function addRoute<N extends EndpointName>(
   };
   const run = async (request: FastifyRequest, reply: FastifyReply) => {
     const caller = request.caller!;
+    // Tenancy first, on the body as sent (unknown members included): a caller learns nothing
+    // about another entity's projects, not even which bodies would be valid there.
+    enforceTenancy(caller, request.body);
     const body = parseBody(spec.request, request.body) as RequestOf<N>;
-    enforceTenancy(caller, body);
     enforceEndpointLimits(body, { stream: spec.stream !== undefined, feedback: name === 'feedbackReplace' }, limits);
     const result = await handler(body, { caller, request, reply });
     if (result === undefined) return reply;

@@ -1,0 +1,69 @@
+import { runAdmin, KeyStore } from '@weft/auth';
+import { isApiError, loadConfig } from '@weft/core';
+import { migrate, openStore, type Store } from '@weft/store';
+import { parseCommand, UsageError, type Command } from './commands';
+
+/** Through a running server's admin endpoints. */
+async function viaHttp(cmd: Command): Promise<unknown> {
+  if (!cmd.apiKey) throw new UsageError('--url needs an admin key: --api-key <key> or WEFT_API_KEY');
+  const res = await fetch(new URL(cmd.path, cmd.url), {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${cmd.apiKey}` },
+    body: JSON.stringify(cmd.body),
+  });
+  const body = (await res.json().catch(() => ({}))) as { reason?: string };
+  if (!res.ok) throw new Error(`${res.status}: ${body.reason ?? res.statusText}`);
+  return body;
+}
+
+/** Straight on the store (no server running on an embedded data dir, or a ClickHouse server). */
+async function viaStore(cmd: Command): Promise<unknown> {
+  const config = loadConfig();
+  let store: Store | undefined;
+  try {
+    store = openStore({
+      url: config.CLICKHOUSE_URL,
+      username: config.CLICKHOUSE_USER,
+      password: config.CLICKHOUSE_PASSWORD,
+      database: config.CLICKHOUSE_DATABASE,
+      dataDir: config.WEFT_DATA_DIR,
+    });
+    await migrate(store.client);
+    return await runAdmin(new KeyStore(store.client), cmd.path, cmd.body);
+  } catch (e) {
+    if (!isApiError(e) && !config.CLICKHOUSE_URL) {
+      throw new Error(
+        `${(e as Error).message}\n(is a weft server running on ${config.WEFT_DATA_DIR}? The embedded store allows one process; ` +
+          'use --url <server> --api-key <admin key> instead)',
+      );
+    }
+    throw e;
+  } finally {
+    await store?.close();
+  }
+}
+
+async function main(): Promise<number> {
+  let cmd: Command;
+  try {
+    cmd = parseCommand(process.argv.slice(2));
+  } catch (e) {
+    process.stderr.write(`${(e as Error).message}\n`);
+    return 2;
+  }
+  try {
+    const result = cmd.url ? await viaHttp(cmd) : await viaStore(cmd);
+    process.stdout.write(JSON.stringify(result, null, 2) + '\n');
+    if (cmd.path === '/admin/keys/create') process.stderr.write('The key above is shown only this once; store it now.\n');
+    return 0;
+  } catch (e) {
+    if (e instanceof UsageError) {
+      process.stderr.write(`${e.message}\n`);
+      return 2;
+    }
+    process.stderr.write(`weft: ${isApiError(e) ? `${e.status}: ${e.reason}` : (e as Error).message}\n`);
+    return 1;
+  }
+}
+
+main().then((code) => process.exit(code));

@@ -44,8 +44,9 @@ export async function createHttpServer(opts: HttpServerOptions): Promise<Fastify
 
   const limits = opts.limits ?? defaultRequestLimits;
   app.decorate('weftLimits', limits);
-  // Our own JSON parser: strict UTF-8, depth/size/number checks, errors naming the field.
-  app.removeContentTypeParser('application/json');
+  // JSON only (anything else is 415), through our own parser: strict UTF-8, depth/size/number
+  // checks, errors naming the field.
+  app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_req, raw, done) => {
     try {
       done(null, parseJsonBody(raw as Buffer, limits));

@@ -19,7 +19,7 @@ let weft: RunningWeft;
 let st: string;
 
 beforeAll(async () => {
-  [st, weft] = await Promise.all([ensureSchemathesis(), startWeft({ env: { WEFT_RATE_LIMIT_MAX: '0', LOG_LEVEL: 'warn' } })]);
+  [st, weft] = await Promise.all([ensureSchemathesis(), startWeft({ env: { WEFT_RATE_LIMIT_MAX: '0' } })]);
 }, 900_000);
 afterAll(async () => {
   await weft?.stop();

@@ -1,0 +1,115 @@
+import { describe, expect, it } from 'vitest';
+import { Client } from './helpers/client';
+import { clientFor, createKey } from './helpers/keys';
+import { newDataDir, startWeft } from './helpers/server';
+
+/**
+ * SIGKILL in the middle of a stream of acknowledged writes, restart on the same data
+ * directory, and find every acknowledged write. Each kind of write is one entry of
+ * WRITE_KINDS: a writer that returns what it got acknowledged, and a check of what the
+ * restarted server holds. New write endpoints (objects, table rows, feedback) add an entry.
+ */
+interface WriteKind {
+  name: string;
+  /** One write; the id acknowledged (HTTP 200), or null when refused. Throws once the server is gone. */
+  write(api: Client, n: number): Promise<string | null>;
+  /** Of `acked`, those not found (or not complete) after the restart. */
+  missing(api: Client, acked: string[]): Promise<string[]>;
+}
+
+const P = 'crash/p';
+const TS = '2024-07-01T00:00:00Z';
+
+async function callsById(api: Client, ids: string[]): Promise<Map<string, { ended_at: string | null; output: unknown }>> {
+  const rows = await api.jsonl('/calls/stream_query', { project_id: P, filter: { call_ids: ids }, columns: ['id', 'ended_at', 'output'] });
+  return new Map(rows.map((r) => [r.id, r]));
+}
+
+const WRITE_KINDS: WriteKind[] = [
+  {
+    name: 'call start',
+    async write(api, n) {
+      const id = `start-${n}`;
+      const r = await api.post('/call/start', { start: { project_id: P, id, trace_id: id, op_name: 'crash', started_at: TS, inputs: { n } } });
+      return r.status === 200 ? id : null;
+    },
+    async missing(api, acked) {
+      const found = await callsById(api, acked);
+      return acked.filter((id) => !found.has(id));
+    },
+  },
+  {
+    name: 'call start + end',
+    async write(api, n) {
+      const id = `ended-${n}`;
+      const s = await api.post('/call/start', { start: { project_id: P, id, trace_id: id, op_name: 'crash', started_at: TS } });
+      if (s.status !== 200) return null;
+      const e = await api.post('/call/end', { end: { project_id: P, id, ended_at: TS, output: { n } } });
+      return e.status === 200 ? id : null;
+    },
+    async missing(api, acked) {
+      const found = await callsById(api, acked);
+      return acked.filter((id) => found.get(id)?.ended_at == null);
+    },
+  },
+  {
+    name: 'upsert batch (start and end)',
+    async write(api, n) {
+      const ids = [0, 1, 2].map((k) => `batch-${n}-${k}`);
+      const batch = ids.flatMap((id) => [
+        { mode: 'start', req: { start: { project_id: P, id, trace_id: id, op_name: 'crash', started_at: TS } } },
+        { mode: 'end', req: { end: { project_id: P, id, ended_at: TS, output: 'done' } } },
+      ]);
+      const r = await api.post('/call/upsert_batch', { batch });
+      return r.status === 200 ? ids.join(',') : null;
+    },
+    async missing(api, acked) {
+      const ids = acked.flatMap((a) => a.split(','));
+      const found = await callsById(api, ids);
+      return ids.filter((id) => found.get(id)?.output !== 'done');
+    },
+  },
+];
+
+describe('crash safety', () => {
+  it('finds every acknowledged write after a SIGKILL mid-stream', async () => {
+    const dataDir = newDataDir('crash');
+    const first = await startWeft({ dataDir });
+    // A member key, itself written before the crash: it must survive too.
+    const key = await createKey(new Client(first.url), 'writer', ['crash']);
+    const api = clientFor(new Client(first.url), key);
+
+    const acked = new Map<string, string[]>(WRITE_KINDS.map((k) => [k.name, []]));
+    let stop = false;
+    let n = 0;
+    const writer = async (kind: WriteKind) => {
+      while (!stop) {
+        try {
+          const id = await kind.write(api, n++);
+          if (id) acked.get(kind.name)!.push(id);
+        } catch {
+          return; // connection refused or reset: the server is gone
+        }
+      }
+    };
+    // Two concurrent writers per kind, killed once each kind has a fair number acknowledged.
+    const writers = WRITE_KINDS.flatMap((k) => [writer(k), writer(k)]);
+    const enough = () => [...acked.values()].every((ids) => ids.length >= 25);
+    const deadline = Date.now() + 60_000;
+    while (!enough() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    await first.kill();
+    stop = true;
+    await Promise.all(writers);
+    expect(enough()).toBe(true);
+
+    const second = await startWeft({ dataDir });
+    try {
+      const api2 = clientFor(new Client(second.url), key);
+      for (const kind of WRITE_KINDS) {
+        expect(await kind.missing(api2, acked.get(kind.name)!), kind.name).toEqual([]);
+      }
+    } finally {
+      await second.stop();
+    }
+  }, 180_000);
+});

@@ -16,7 +16,7 @@ const MAX_EXAMPLES = process.env.WEFT_FUZZ_MAX_EXAMPLES ?? '8';
 const RUN_TIMEOUT_MS = 480_000;
 
 let weft: RunningWeft;
-let st: string;
+let st: string[];
 
 beforeAll(async () => {
   [st, weft] = await Promise.all([ensureSchemathesis(), startWeft({ env: { WEFT_RATE_LIMIT_MAX: '0' } })]);
@@ -27,7 +27,7 @@ afterAll(async () => {
 
 function runSchemathesis(args: string[]): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
-    const child = spawn(st, args, { cwd: join(REPO_ROOT, 'test', 'fuzz'), env: { ...process.env, NO_COLOR: '1' } });
+    const child = spawn(st[0]!, [...st.slice(1), ...args], { cwd: join(REPO_ROOT, 'test', 'fuzz'), env: { ...process.env, NO_COLOR: '1' } });
     let output = '';
     child.stdout.on('data', (d) => (output += d));
     child.stderr.on('data', (d) => (output += d));

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { existsSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { REPO_ROOT } from './paths';
@@ -10,19 +10,24 @@ const run = promisify(execFile);
 export const SCHEMATHESIS_VERSION = '4.32.5';
 
 /**
- * The `st` command of a private virtualenv under .cache/ (gitignored), installed from PyPI on
- * first use, so a fresh machine (CI) needs nothing but python3.
+ * The command line running schemathesis from a private virtualenv under .cache/ (gitignored),
+ * installed from PyPI on first use, so a fresh machine (CI) needs nothing but python3. It runs
+ * as `python -m schemathesis.cli` because the venv is moved into place after building, which
+ * leaves its scripts' shebangs pointing at the build directory.
  */
-export async function ensureSchemathesis(): Promise<string> {
+export async function ensureSchemathesis(): Promise<string[]> {
   const venv = join(REPO_ROOT, '.cache', `schemathesis-${SCHEMATHESIS_VERSION}`);
-  const st = join(venv, 'bin', 'st');
-  const marker = join(venv, '.installed');
-  if (existsSync(st) && existsSync(marker)) return st;
-  rmSync(venv, { recursive: true, force: true });
-  await run('python3', ['-m', 'venv', venv]);
-  await run(join(venv, 'bin', 'pip'), ['install', '--quiet', '--disable-pip-version-check', `schemathesis==${SCHEMATHESIS_VERSION}`], {
+  const command = [join(venv, 'bin', 'python3'), '-m', 'schemathesis.cli'];
+  if (existsSync(join(venv, '.installed'))) return command;
+  // Built aside and renamed into place, so an interrupted install never looks finished.
+  const building = `${venv}.build-${process.pid}`;
+  rmSync(building, { recursive: true, force: true });
+  await run('python3', ['-m', 'venv', building]);
+  await run(join(building, 'bin', 'pip'), ['install', '--quiet', '--disable-pip-version-check', `schemathesis==${SCHEMATHESIS_VERSION}`], {
     timeout: 600_000,
   });
-  writeFileSync(marker, `${SCHEMATHESIS_VERSION}\n`);
-  return st;
+  writeFileSync(join(building, '.installed'), `${SCHEMATHESIS_VERSION}\n`);
+  rmSync(venv, { recursive: true, force: true });
+  renameSync(building, venv);
+  return command;
 }

@@ -3,3 +3,4 @@ export * from './key-store';
 export * from './authenticator';
 export * from './admin-routes';
 export * from './bootstrap';
+export * from './setup';

@@ -31,3 +31,6 @@ export function displayPrefix(key: string): string {
 /** Public identifiers of keys and users (never derived from the key). */
 export const newKeyId = () => `key_${randomBytes(9).toString('base64url')}`;
 export const newUserId = () => `user-${randomBytes(12).toString('base64url')}`;
+
+/** `Authorization` value carrying a key the way the reference's clients send it. */
+export const basicHeader = (key: string) => `Basic ${Buffer.from(`api:${key}`, 'utf8').toString('base64')}`;

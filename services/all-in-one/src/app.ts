@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { InProcessBus, type CallPartEnvelope } from '@weft/bus';
 import type { Config, Logger } from '@weft/core';
-import { adminRoutes, bootstrapKeys, KeyStore, KeyStoreAuthenticator } from '@weft/auth';
+import { adminRoutes, setupAuth } from '@weft/auth';
 import { createHttpServer, requestLimitsFromConfig } from '@weft/http';
 import { migrate, openStore, type Store } from '@weft/store';
 import { gatewayRoutes } from '@weft/svc-gateway';
@@ -41,9 +41,7 @@ export async function createWeft(config: Config, log: Logger): Promise<Weft> {
   const writer = new CallPartsWriter(store, log);
   const subscription = await writer.subscribe(bus);
 
-  const keys = new KeyStore(store.client);
-  await bootstrapKeys(keys, config.WEFT_BOOTSTRAP_API_KEY, log);
-  const auth = new KeyStoreAuthenticator(keys, config.WEFT_AUTH_CACHE_TTL_MS);
+  const { keys, auth } = await setupAuth(store, config, log);
   const app = await createHttpServer({
     log,
     bodyLimitBytes: config.WEFT_BODY_LIMIT_BYTES,

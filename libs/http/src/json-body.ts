@@ -24,51 +24,124 @@ export function parseJsonBody(raw: Buffer, limits: RequestLimits): unknown {
   } catch (e) {
     throw badRequest(`request body: invalid JSON (${(e as Error).message})`);
   }
-  checkJsonValue(value, limits);
+  // The exact walk over the parsed value only when a cheap scan of the text says a limit may
+  // be crossed (the common body is decided by the scan alone).
+  if (mayCrossLimits(text, limits)) checkJsonValue(value, limits);
   return value;
 }
 
-/** Checks depth, string and array sizes and finite numbers of an already parsed value. */
+/** Numbers that may overflow a double: a 3-digit exponent, or 300+ digits in a row. */
+const HUGE_NUMBER = /[eE][+-]?\d{3}|\d{300}/;
+
+/**
+ * One pass over the JSON text (valid JSON: it parsed): is any nesting deeper, any string's
+ * text longer, or any array longer than the limits, or is a huge number present? False means
+ * certainly within the limits; true means the parsed value must be checked exactly (a string's
+ * text counts escapes, so it may overestimate).
+ */
+export function mayCrossLimits(text: string, limits: Pick<RequestLimits, 'maxJsonDepth' | 'maxStringChars' | 'maxArrayItems'>): boolean {
+  if (HUGE_NUMBER.test(text)) return true;
+  let depth = 0;
+  // Item counts of the open arrays (-1 marks an object), innermost last.
+  const counts: number[] = [];
+  let stringStart = -1;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (stringStart >= 0) {
+      if (c === 92 /* \ */) i++;
+      else if (c === 34 /* " */) {
+        if (i - stringStart - 1 > limits.maxStringChars) return true;
+        stringStart = -1;
+      }
+      continue;
+    }
+    switch (c) {
+      case 34: // "
+        stringStart = i;
+        break;
+      case 91: // [
+        if (++depth > limits.maxJsonDepth) return true;
+        counts.push(0);
+        break;
+      case 123: // {
+        if (++depth > limits.maxJsonDepth) return true;
+        counts.push(-1);
+        break;
+      case 93: // ]
+      case 125: // }
+        depth--;
+        counts.pop();
+        break;
+      case 44: // ,
+        if (counts.length && counts[counts.length - 1]! >= 0 && ++counts[counts.length - 1]! >= limits.maxArrayItems) return true;
+        break;
+    }
+  }
+  return false;
+}
+
+/** Thrown by a walk that does not track paths; the walk is then redone with them. */
+export const RETRY_WITH_PATH = Symbol('retry with path');
+
+type Path = (string | number)[] | null;
+
+/**
+ * Checks depth, string and array sizes and finite numbers of an already parsed value. The
+ * first pass keeps no path (cheap on the hot path); only a failing body is walked again to
+ * name the offending field.
+ */
 export function checkJsonValue(value: unknown, limits: Pick<RequestLimits, 'maxJsonDepth' | 'maxStringChars' | 'maxArrayItems'>): void {
-  const path: (string | number)[] = [];
-  const fail = (make: (field: string) => ApiError): never => {
-    throw make(formatPath(path));
-  };
-  const visit = (v: unknown, depth: number): void => {
-    if (typeof v === 'string') {
-      if (v.length > limits.maxStringChars) {
-        fail((f) => payloadTooLarge(`${f || 'request body'}: string longer than ${limits.maxStringChars} characters`, f || undefined));
-      }
-      return;
+  try {
+    walkLimits(value, 0, limits, null);
+  } catch (e) {
+    if (e !== RETRY_WITH_PATH) throw e;
+    walkLimits(value, 0, limits, []);
+  }
+}
+
+function failAt(path: Path, make: (field: string) => ApiError): never {
+  if (path === null) throw RETRY_WITH_PATH;
+  throw make(formatPath(path));
+}
+
+// Recursion depth is bounded by maxJsonDepth (checked before descending).
+function walkLimits(v: unknown, depth: number, limits: Pick<RequestLimits, 'maxJsonDepth' | 'maxStringChars' | 'maxArrayItems'>, path: Path): void {
+  if (typeof v === 'string') {
+    if (v.length > limits.maxStringChars) {
+      failAt(path, (f) => payloadTooLarge(`${f || 'request body'}: string longer than ${limits.maxStringChars} characters`, f || undefined));
     }
-    if (typeof v === 'number') {
-      if (!Number.isFinite(v)) fail((f) => badRequest(`${f || 'request body'}: number out of range`, f || undefined));
-      return;
+    return;
+  }
+  if (typeof v === 'number') {
+    if (!Number.isFinite(v)) failAt(path, (f) => badRequest(`${f || 'request body'}: number out of range`, f || undefined));
+    return;
+  }
+  if (v === null || typeof v !== 'object') return;
+  if (depth >= limits.maxJsonDepth) {
+    failAt(path, (f) => badRequest(`${f || 'request body'}: nested deeper than ${limits.maxJsonDepth} levels`, f || undefined));
+  }
+  if (Array.isArray(v)) {
+    if (v.length > limits.maxArrayItems) {
+      failAt(path, (f) => payloadTooLarge(`${f || 'request body'}: more than ${limits.maxArrayItems} items`, f || undefined));
     }
-    if (v === null || typeof v !== 'object') return;
-    if (depth >= limits.maxJsonDepth) {
-      fail((f) => badRequest(`${f || 'request body'}: nested deeper than ${limits.maxJsonDepth} levels`, f || undefined));
+    for (let i = 0; i < v.length; i++) {
+      path?.push(i);
+      walkLimits(v[i], depth + 1, limits, path);
+      path?.pop();
     }
-    if (Array.isArray(v)) {
-      if (v.length > limits.maxArrayItems) {
-        fail((f) => payloadTooLarge(`${f || 'request body'}: more than ${limits.maxArrayItems} items`, f || undefined));
-      }
-      for (let i = 0; i < v.length; i++) {
-        path.push(i);
-        visit(v[i], depth + 1);
-        path.pop();
-      }
-      return;
+    return;
+  }
+  const obj = v as Record<string, unknown>;
+  const keys = Object.keys(obj);
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i]!;
+    path?.push(k);
+    if (k.length > limits.maxStringChars) {
+      failAt(path, (f) => payloadTooLarge(`${f}: key longer than ${limits.maxStringChars} characters`, f));
     }
-    for (const k in v as Record<string, unknown>) {
-      if (k.length > limits.maxStringChars) fail((f) => payloadTooLarge(`${f || 'request body'}: key longer than ${limits.maxStringChars} characters`, f || undefined));
-      path.push(k);
-      visit((v as Record<string, unknown>)[k], depth + 1);
-      path.pop();
-    }
-  };
-  // Recursion depth is bounded by maxJsonDepth (checked before descending).
-  visit(value, 0);
+    walkLimits(obj[k], depth + 1, limits, path);
+    path?.pop();
+  }
 }
 
 export function formatPath(path: readonly (string | number)[]): string {

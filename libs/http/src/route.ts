@@ -10,6 +10,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** Set by the authentication hook of contract routes (addRoute). */
     caller?: Caller;
+    /** Set by the JSON body parser: false when no member of the body can be a ref. */
+    bodyMayHoldRefs?: boolean;
   }
 }
 
@@ -47,7 +49,7 @@ export function addRoute<N extends EndpointName>(
     const caller = request.caller!;
     // Tenancy first, on the body as sent (unknown members included): a caller learns nothing
     // about another entity's projects, not even which bodies would be valid there.
-    enforceTenancy(caller, request.body);
+    enforceTenancy(caller, request.body, { refsPossible: request.bodyMayHoldRefs ?? true });
     const body = parseBody(spec.request, request.body) as RequestOf<N>;
     enforceEndpointLimits(body, { stream: spec.stream !== undefined, feedback: name === 'feedbackReplace' }, limits);
     const result = await handler(body, { caller, request, reply });

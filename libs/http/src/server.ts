@@ -7,6 +7,7 @@ import type { Logger } from '@weft/core';
 import { ApiError } from '@weft/core';
 import { installErrorHandler } from './errors';
 import { parseJsonBody } from './json-body';
+import { mayHoldRefs } from './tenancy';
 import { defaultRequestLimits, type RequestLimits } from './limits';
 
 declare module 'fastify' {
@@ -47,9 +48,11 @@ export async function createHttpServer(opts: HttpServerOptions): Promise<Fastify
   // JSON only (anything else is 415), through our own parser: strict UTF-8, depth/size/number
   // checks, errors naming the field.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_req, raw, done) => {
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (req, raw, done) => {
     try {
-      done(null, parseJsonBody(raw as Buffer, limits));
+      const value = parseJsonBody(raw as Buffer, limits);
+      req.bodyMayHoldRefs = mayHoldRefs(raw as Buffer);
+      done(null, value);
     } catch (e) {
       done(e as Error, undefined);
     }

@@ -1,5 +1,5 @@
 import { ApiError, badRequest, parseProjectId, type Caller } from '@weft/core';
-import { formatPath } from './json-body';
+import { formatPath, RETRY_WITH_PATH } from './json-body';
 
 /**
  * Members whose values are the caller's free-form data (inputs, outputs, payloads, rows,
@@ -40,28 +40,66 @@ export function mayUseEntity(caller: Caller, entity: string): boolean {
  * whether another entity's project or data exists. A ref given in a ref member
  * (`svc_ref`, `call_ref`, `input_refs`, ...) must moreover point into the request's own project.
  */
-export function enforceTenancy(caller: Caller, body: unknown): void {
-  const path: (string | number)[] = [];
-  const deny = (entity: string): never => {
-    const field = formatPath(path);
+export function enforceTenancy(caller: Caller, body: unknown, opts: { refsPossible?: boolean } = {}): void {
+  const refs = opts.refsPossible ?? true;
+  // First without paths (the common, passing case is cheap); a failing body is walked again
+  // to name the field.
+  try {
+    new TenancyWalk(caller, null, refs).visit(body, true, null, false);
+  } catch (e) {
+    if (e !== RETRY_WITH_PATH) throw e;
+    new TenancyWalk(caller, [], refs).visit(body, true, null, false);
+  }
+}
+
+/**
+ * Whether a raw JSON body can hold a ref string at all. A JSON string decoding to a ref spells
+ * its scheme literally unless it uses `\u` or `\/` escapes; without any of these, no member
+ * can be a ref and the free-form parts of the body need no walk.
+ */
+export function mayHoldRefs(raw: Buffer | string): boolean {
+  return REF_SCHEMES.some((s) => raw.includes(s)) || raw.includes('\\u') || raw.includes('\\/');
+}
+
+class TenancyWalk {
+  constructor(
+    private readonly caller: Caller,
+    private readonly path: (string | number)[] | null,
+    /** False when the body cannot hold refs: free-form parts are then skipped unvisited. */
+    private readonly refs: boolean,
+  ) {}
+
+  private field(): string {
+    if (this.path === null) throw RETRY_WITH_PATH;
+    return formatPath(this.path);
+  }
+
+  private deny(entity: string): never {
+    const field = this.field();
     throw new ApiError(403, `${field}: not a member of entity "${entity}"`, { field });
-  };
-  const checkRef = (s: string, projectId: string | null, refMember: boolean) => {
+  }
+
+  private checkRef(s: string, projectId: string | null, refMember: boolean): void {
+    // Cheap first test: refs start with 'w' (weave:///, wandb-artifact:///).
+    if (s.charCodeAt(0) !== 119) return;
     const target = refTarget(s);
     if (!target) return;
-    if (!mayUseEntity(caller, target.entity)) deny(target.entity);
+    if (!mayUseEntity(this.caller, target.entity)) this.deny(target.entity);
     if (refMember && projectId && `${target.entity}/${target.project}` !== projectId) {
-      throw badRequest(`${formatPath(path)}: ref must point into project ${projectId}`, formatPath(path));
+      const field = this.field();
+      throw badRequest(`${field}: ref must point into project ${projectId}`, field);
     }
-  };
-  const visit = (v: unknown, structural: boolean, projectId: string | null, refMember: boolean): void => {
-    if (typeof v === 'string') return checkRef(v, projectId, refMember);
-    if (v === null || typeof v !== 'object') return;
+  }
+
+  visit(v: unknown, structural: boolean, projectId: string | null, refMember: boolean): void {
+    if (typeof v === 'string') return this.refs ? this.checkRef(v, projectId, refMember) : undefined;
+    if (v === null || typeof v !== 'object' || (!structural && !this.refs)) return;
+    const path = this.path;
     if (Array.isArray(v)) {
       for (let i = 0; i < v.length; i++) {
-        path.push(i);
-        visit(v[i], structural, projectId, refMember);
-        path.pop();
+        path?.push(i);
+        this.visit(v[i], structural, projectId, refMember);
+        path?.pop();
       }
       return;
     }
@@ -69,24 +107,25 @@ export function enforceTenancy(caller: Caller, body: unknown): void {
     let here = projectId;
     if (structural) {
       if (typeof obj.project_id === 'string') {
-        path.push('project_id');
+        path?.push('project_id');
         const parsed = parseProjectId(obj.project_id);
-        if (parsed && !mayUseEntity(caller, parsed.entity)) deny(parsed.entity);
-        path.pop();
+        if (parsed && !mayUseEntity(this.caller, parsed.entity)) this.deny(parsed.entity);
+        path?.pop();
         here = obj.project_id;
       }
       if (typeof obj.entity === 'string') {
-        path.push('entity');
-        if (!mayUseEntity(caller, obj.entity)) deny(obj.entity);
-        path.pop();
+        path?.push('entity');
+        if (!mayUseEntity(this.caller, obj.entity)) this.deny(obj.entity);
+        path?.pop();
       }
     }
-    for (const k in obj) {
-      path.push(k);
+    const keys = Object.keys(obj);
+    for (let i = 0; i < keys.length; i++) {
+      const k = keys[i]!;
+      path?.push(k);
       const isRefMember = structural && (k.endsWith('_ref') || k.endsWith('_refs'));
-      visit(obj[k], structural && !FREE_FORM.has(k), here, isRefMember);
-      path.pop();
+      this.visit(obj[k], structural && !FREE_FORM.has(k), here, isRefMember);
+      path?.pop();
     }
-  };
-  visit(body, true, null, false);
+  }
 }

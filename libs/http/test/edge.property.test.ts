@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { endpoints, parseBody } from '@weft/api';
 import { ApiError, type Caller } from '@weft/core';
-import { checkJsonValue, defaultRequestLimits, enforceTenancy, parseJsonBody } from '../src/index';
+import { checkJsonValue, defaultRequestLimits, enforceTenancy, mayCrossLimits, mayHoldRefs, parseJsonBody } from '../src/index';
 
 function thrown(f: () => unknown): unknown {
   try {
@@ -102,6 +102,38 @@ describe('tenancy walker (property)', () => {
         expect(thrown(() => enforceTenancy({ ...alice, isAdmin: true, entities: [] }, { project_id: 'zeta/p', v }))).toBeUndefined();
       }),
       { numRuns: 1000 },
+    );
+  });
+
+  it('cannot be dodged by escaping a ref in the JSON text (the raw-text shortcut)', () => {
+    fc.assert(
+      fc.property(fc.jsonValue({ maxDepth: 3 }), fc.array(fc.boolean(), { minLength: 40, maxLength: 40 }), (v, escapes) => {
+        const ref = 'weave:///globex/p/object/o:1';
+        // Spell each character of the ref literally, as \uXXXX, or ('/') as \/.
+        const spelled = [...ref]
+          .map((ch, i) => (escapes[i] ? (ch === '/' && i % 2 ? '\\/' : `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`) : ch))
+          .join('');
+        const text = `{"project_id":"acme/p","inputs":{"v":${JSON.stringify(v)},"x":"${spelled}"}}`;
+        const raw = Buffer.from(text, 'utf8');
+        const body = parseJsonBody(raw, { ...limits, maxStringChars: 1e6 });
+        const e = thrown(() => enforceTenancy(alice, body, { refsPossible: mayHoldRefs(raw) })) as ApiError;
+        expect(e).toBeInstanceOf(ApiError);
+        expect(e.status).toBe(403);
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
+
+describe('limit pre-scan (property)', () => {
+  it('never says "within limits" for a value the exact check refuses', () => {
+    const small = { maxJsonDepth: 5, maxStringChars: 8, maxArrayItems: 4 };
+    fc.assert(
+      fc.property(fc.jsonValue({ maxDepth: 7 }), (v) => {
+        const text = JSON.stringify(v);
+        if (!mayCrossLimits(text, small)) expect(thrown(() => checkJsonValue(JSON.parse(text), small))).toBeUndefined();
+      }),
+      { numRuns: 2000 },
     );
   });
 });

@@ -41,7 +41,7 @@ export const configSchema = z.object({
   /** How long a key lookup is cached in a process (ms); a revoke elsewhere is seen after at most this long. */
   WEFT_AUTH_CACHE_TTL_MS: int(5_000, 0),
   /** Requests per key per window (429 with Retry-After above); 0 turns rate limiting off. */
-  WEFT_RATE_LIMIT_MAX: int(6_000, 0),
+  WEFT_RATE_LIMIT_MAX: int(60_000, 0),
   /** The rate limit window (ms). */
   WEFT_RATE_LIMIT_WINDOW_MS: int(60_000, 1),
   /** Deepest JSON nesting accepted in a request body (400 above). */

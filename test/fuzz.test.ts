@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from './helpers/client';
-import { REPO_ROOT } from './helpers/paths';
+import { REPO_ROOT, TEST_ROOT } from './helpers/paths';
 import { ensureSchemathesis } from './helpers/schemathesis';
 import { startWeft, type RunningWeft } from './helpers/server';
 
@@ -27,7 +27,8 @@ afterAll(async () => {
 
 function runSchemathesis(args: string[]): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
-    const child = spawn(st[0]!, [...st.slice(1), ...args], { cwd: join(REPO_ROOT, 'test', 'fuzz'), env: { ...process.env, NO_COLOR: '1' } });
+    // Run in the scratch directory: schemathesis and hypothesis leave caches in their working directory.
+    const child = spawn(st[0]!, [...st.slice(1), ...args], { cwd: TEST_ROOT, env: { ...process.env, NO_COLOR: '1' } });
     let output = '';
     child.stdout.on('data', (d) => (output += d));
     child.stderr.on('data', (d) => (output += d));
@@ -45,7 +46,7 @@ function runSchemathesis(args: string[]): Promise<{ code: number | null; output:
 describe('API fuzzing (schemathesis)', () => {
   it('finds no server error and no hang on any endpoint', async () => {
     const { code, output } = await runSchemathesis([
-      '--config-file', 'schemathesis.toml',
+      '--config-file', join(REPO_ROOT, 'test', 'fuzz', 'schemathesis.toml'),
       'run', `${weft.url}/openapi.json`,
       '--checks', 'not_a_server_error',
       '--phases', 'examples,coverage,fuzzing',
@@ -54,6 +55,7 @@ describe('API fuzzing (schemathesis)', () => {
       // One worker: the generator is not thread-safe on every Python.
       '--workers', '1',
       '--seed', '20261122',
+      '--generation-database', 'none',
       '--no-color',
     ]);
     const summary = /Test cases:\s*\n\s*(.+)/.exec(output)?.[1]?.trim() ?? 'no summary';

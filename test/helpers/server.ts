@@ -26,9 +26,11 @@ export function newDataDir(label: string): string {
  * Starts the real all-in-one server as its own process (real HTTP, embedded ClickHouse),
  * on a free port, and resolves when it logs that it is listening.
  */
-export async function startWeft(opts: { dataDir?: string; env?: Record<string, string> } = {}): Promise<RunningWeft> {
+export async function startWeft(
+  opts: { dataDir?: string; env?: Record<string, string>; /** a service main other than the all-in-one */ entry?: string } = {},
+): Promise<RunningWeft> {
   const dataDir = opts.dataDir ?? newDataDir('weft');
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'services/all-in-one/src/main.ts'], {
+  const proc = spawn(process.execPath, ['--import', 'tsx', opts.entry ?? 'services/all-in-one/src/main.ts'], {
     cwd: REPO_ROOT,
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', WEFT_DATA_DIR: dataDir, LOG_LEVEL: 'info', ...opts.env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -27,6 +27,7 @@ export function createBus(config: Config, log: Logger): ServiceBus {
     const bus = new KafkaBus<CallPartEnvelope>({
       brokers: config.KAFKA_BROKERS!.split(',').map((b) => b.trim()).filter(Boolean),
       clientId: config.KAFKA_CLIENT_ID,
+      topicPrefix: config.KAFKA_TOPIC_PREFIX,
       groupId: config.KAFKA_GROUP_ID,
       topics: [topic(TOPICS.callParts), topic(TOPICS.deadLetter)],
       deadLetterTopic: TOPICS.deadLetter,
@@ -39,6 +40,7 @@ export function createBus(config: Config, log: Logger): ServiceBus {
       flushMs: config.WEFT_WRITER_FLUSH_MS,
       fetchMinBytes: config.KAFKA_FETCH_MIN_BYTES,
       fetchMaxWaitMs: config.KAFKA_FETCH_MAX_WAIT_MS,
+      sessionTimeoutMs: config.KAFKA_SESSION_TIMEOUT_MS,
       consumers: config.WEFT_WRITER_CONSUMERS,
       isPermanentError: isRowRejection,
       log,

@@ -26,6 +26,8 @@ export interface KafkaTopicSpec {
 export interface KafkaBusOptions<T> {
   brokers: string[];
   clientId: string;
+  /** Prepended to every topic name (several deployments or test runs on one cluster). */
+  topicPrefix: string;
   /** The writers' consumer group. */
   groupId: string;
   /** Topics ensured at start (created when missing; existing ones are left as they are). */
@@ -43,6 +45,7 @@ export interface KafkaBusOptions<T> {
   flushMs: number;
   fetchMinBytes: number;
   fetchMaxWaitMs: number;
+  sessionTimeoutMs: number;
   /** Group members this process runs per subscription. */
   consumers: number;
   /**
@@ -122,19 +125,24 @@ export class KafkaBus<T> implements Bus<T> {
     await admin.connect();
     try {
       const existing = new Set(await admin.listTopics());
-      const missing = this.opts.topics.filter((t) => !existing.has(t.topic));
+      const missing = this.opts.topics.filter((t) => !existing.has(this.physical(t.topic)));
       if (missing.length > 0) {
         // Another process may create them at the same moment; createTopics then returns false.
         await admin.createTopics({
           waitForLeaders: true,
-          topics: missing.map((t) => ({ topic: t.topic, numPartitions: t.partitions, replicationFactor: t.replicationFactor })),
+          topics: missing.map((t) => ({ topic: this.physical(t.topic), numPartitions: t.partitions, replicationFactor: t.replicationFactor })),
         });
-        this.opts.log.info({ topics: missing.map((t) => t.topic) }, 'kafka topics created');
+        this.opts.log.info({ topics: missing.map((t) => this.physical(t.topic)) }, 'kafka topics created');
       }
     } finally {
       await admin.disconnect();
     }
     await this.connectProducer();
+  }
+
+  /** The Kafka topic behind a bus topic name. */
+  physical(topic: string): string {
+    return this.opts.topicPrefix + topic;
   }
 
   /** For /health: the brokers answer metadata requests. */
@@ -165,7 +173,7 @@ export class KafkaBus<T> implements Bus<T> {
     metrics.busPending.set(this.pendingMessages);
     try {
       await new Promise<void>((resolve, reject) => {
-        const p: PendingPublish = { topic, messages: encoded, bytes, settled: false, resolve, reject };
+        const p: PendingPublish = { topic: this.physical(topic), messages: encoded, bytes, settled: false, resolve, reject };
         const timer = setTimeout(() => {
           if (p.settled) return;
           p.settled = true;
@@ -250,15 +258,16 @@ export class KafkaBus<T> implements Bus<T> {
         groupId: this.opts.groupId,
         minBytes: this.opts.fetchMinBytes,
         maxWaitTimeInMs: this.opts.fetchMaxWaitMs,
-        sessionTimeout: 30_000,
-        heartbeatInterval: 3_000,
+        sessionTimeout: this.opts.sessionTimeoutMs,
+        heartbeatInterval: Math.max(100, Math.floor(this.opts.sessionTimeoutMs / 10)),
         retry,
       });
-      consumer.on(consumer.events.GROUP_JOIN, (e) =>
-        this.opts.log.info({ member: i, assignment: e.payload.memberAssignment }, 'writer joined the consumer group'),
-      );
+      consumer.on(consumer.events.GROUP_JOIN, (e) => {
+        const assigned = Object.values(e.payload.memberAssignment).reduce((n, ps) => n + ps.length, 0);
+        this.opts.log.info({ member: i, partitions: assigned, assignment: e.payload.memberAssignment }, 'writer joined the consumer group');
+      });
       await consumer.connect();
-      await consumer.subscribe({ topic, fromBeginning: true });
+      await consumer.subscribe({ topic: this.physical(topic), fromBeginning: true });
       await consumer.run({
         eachBatchAutoResolve: false,
         autoCommit: true,
@@ -351,7 +360,7 @@ export class KafkaBus<T> implements Bus<T> {
     // Same path as any publish: the offset is not committed unless the dead letter is durable.
     await this.connectProducer();
     await this.producer.send({
-      topic: this.opts.deadLetterTopic,
+      topic: this.physical(this.opts.deadLetterTopic),
       acks: -1,
       messages: [{ key: message.key, value: message.value, headers }],
     });

@@ -39,6 +39,8 @@ export const configSchema = z.object({
 
   /** Kafka client id (broker logs, quotas). */
   KAFKA_CLIENT_ID: z.string().min(1).default('weft'),
+  /** Prepended to weft's topic names (several deployments on one cluster). */
+  KAFKA_TOPIC_PREFIX: z.string().regex(/^[A-Za-z0-9._-]*$/).default(''),
   /** Writer consumer group; writers sharing it share the partitions. */
   KAFKA_GROUP_ID: z.string().min(1).default('weft-writer'),
   /** Partitions and replication of the topics weft creates at start (if missing). */
@@ -50,6 +52,8 @@ export const configSchema = z.object({
   KAFKA_FETCH_MIN_BYTES: int(1, 1),
   /** ...or after this many ms. */
   KAFKA_FETCH_MAX_WAIT_MS: int(100, 0),
+  /** Writer: a member silent this long is dropped from the group and its partitions move on. */
+  KAFKA_SESSION_TIMEOUT_MS: int(30_000, 1000),
   /** Writer: consumers (group members) per process. */
   WEFT_WRITER_CONSUMERS: int(1, 1),
   /** Which programs `npm start` composes: all of them, or a subset (e.g. `writer,query`). */

@@ -27,10 +27,18 @@ export function newDataDir(label: string): string {
  * on a free port, and resolves when it logs that it is listening.
  */
 export async function startWeft(
-  opts: { dataDir?: string; env?: Record<string, string>; /** a service main other than the all-in-one */ entry?: string } = {},
+  opts: {
+    dataDir?: string;
+    env?: Record<string, string>;
+    /** A service main other than the all-in-one. */
+    entry?: string;
+    /** Extra node options (e.g. --cpu-prof, which NODE_OPTIONS refuses). */
+    nodeArgs?: string[];
+  } = {},
 ): Promise<RunningWeft> {
   const dataDir = opts.dataDir ?? newDataDir('weft');
-  const proc = spawn(process.execPath, ['--import', 'tsx', opts.entry ?? 'services/all-in-one/src/main.ts'], {
+  const args = [...(opts.nodeArgs ?? []), '--import', 'tsx', opts.entry ?? 'services/all-in-one/src/main.ts'];
+  const proc = spawn(process.execPath, args, {
     cwd: REPO_ROOT,
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', WEFT_DATA_DIR: dataDir, LOG_LEVEL: 'info', ...opts.env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -8,7 +8,7 @@
  * and the top self-time functions of a CPU profile (`node --cpu-prof`) of the gateway.
  *
  * Env: BENCH_SECONDS (default 20), BENCH_CLIENTS (8), BENCH_CALLS_PER_REQUEST (100),
- * KAFKA_BROKERS (else a broker is started from the Maven jars, as in the tests).
+ * KAFKA_COMPRESSION (gzip), KAFKA_BROKERS (else a broker is started from the Maven jars, as in the tests).
  * The ClickHouse side is embedded chDB in both modes (no ClickHouse server on our machines).
  */
 import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -25,6 +25,8 @@ import { startWeft, type RunningWeft } from '../test/helpers/server';
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 8);
 const PER_REQUEST = Number(process.env.BENCH_CALLS_PER_REQUEST ?? 100);
+/** Producer compression for the Kafka mode and the kafkajs ceiling alike. */
+const COMPRESSION = (process.env.KAFKA_COMPRESSION ?? 'gzip') as 'gzip' | 'none';
 const ROOT = join(REPO_ROOT, '.bench');
 const PROFILE_DIR = join(ROOT, 'profiles');
 
@@ -170,7 +172,7 @@ async function clickHouseCeiling(rows: CallPartRow[]): Promise<number> {
   return rate;
 }
 
-/** Ceiling 2: direct kafkajs produces of the same envelopes (acks all, gzip), 2k per request, 4 in parallel. */
+/** Ceiling 2: direct kafkajs produces of the same envelopes (acks all, same compression), 2k per request, 4 in parallel. */
 async function kafkaCeiling(brokers: string, rows: CallPartRow[]): Promise<number> {
   const kafka = new Kafka({ clientId: 'bench', brokers: [brokers], logLevel: logLevel.NOTHING });
   const topic = `bench-ceiling-${Date.now()}`;
@@ -187,7 +189,12 @@ async function kafkaCeiling(brokers: string, rows: CallPartRow[]): Promise<numbe
   let next = 0;
   await Promise.all(
     Array.from({ length: 4 }, async () => {
-      while (next < chunks.length) await producer.send({ topic, acks: -1, compression: CompressionTypes.GZIP, messages: chunks[next++]! });
+      while (next < chunks.length) await producer.send({
+          topic,
+          acks: -1,
+          compression: COMPRESSION === 'gzip' ? CompressionTypes.GZIP : CompressionTypes.None,
+          messages: chunks[next++]!,
+        });
     }),
   );
   const rate = messages.length / ((performance.now() - started) / 1000);
@@ -233,7 +240,7 @@ async function main(): Promise<void> {
   const brokers = process.env.KAFKA_BROKERS ?? (broker = await startKafkaBroker(join(ROOT, 'kafka'))).brokers;
   // info: the helpers wait for the 'listening' line; one log line per request is part of the real cost.
   const quiet = { LOG_LEVEL: 'info' };
-  const report: Record<string, unknown> = { clients: CLIENTS, callsPerRequest: PER_REQUEST, seconds: SECONDS, machineCores: (await import('node:os')).cpus().length };
+  const report: Record<string, unknown> = { compression: COMPRESSION, clients: CLIENTS, callsPerRequest: PER_REQUEST, seconds: SECONDS, machineCores: (await import('node:os')).cpus().length };
   const running: RunningWeft[] = [];
   try {
     const rows = sampleRows(50_000);
@@ -256,6 +263,7 @@ async function main(): Promise<void> {
       KAFKA_BROKERS: brokers,
       KAFKA_TOPIC_PREFIX: `bench-${Date.now()}.`,
       KAFKA_TOPIC_PARTITIONS: '6',
+      KAFKA_COMPRESSION: COMPRESSION,
       KAFKA_FETCH_MAX_WAIT_MS: '50',
     };
     const gateway = await startWeft({ entry: 'services/gateway/src/main.ts', dataDir: join(ROOT, 'gw'), env: p, nodeArgs: profiled('gateway') });

@@ -18,6 +18,7 @@ import { callPartCodec, callPartMessage, TOPICS } from '@weft/bus';
 import { createLogger, nowMicros } from '@weft/core';
 import { endPart, insertCallParts, migrate, openStore, startPart, type CallPartRow } from '@weft/store';
 import { Client } from '../test/helpers/client';
+import { metricValue } from '../test/helpers/pipeline';
 import { startKafkaBroker, type KafkaBroker } from '../test/helpers/kafka-broker';
 import { REPO_ROOT } from '../test/helpers/paths';
 import { startWeft, type RunningWeft } from '../test/helpers/server';
@@ -146,6 +147,24 @@ async function drive(label: string, gatewayUrl: string, queryUrl: string, gatewa
   };
 }
 
+/** Where the time went, from the services' own /metrics: insert sizes and time spent inserting. */
+async function pipelineMetrics(writerUrl: string, gatewayUrl: string, seconds: number): Promise<Record<string, number>> {
+  const m = (url: string, name: string) => metricValue(url, name);
+  const inserts = await m(writerUrl, 'weft_writer_batch_rows_count');
+  const rows = await m(writerUrl, 'weft_writer_batch_rows_sum');
+  const insertSeconds = await m(writerUrl, 'weft_writer_insert_latency_seconds_sum');
+  const publishes = await m(gatewayUrl, 'weft_producer_latency_seconds_count');
+  const publishSeconds = await m(gatewayUrl, 'weft_producer_latency_seconds_sum');
+  return {
+    inserts,
+    rowsPerInsert: Math.round(rows / inserts),
+    msPerInsert: +((1000 * insertSeconds) / inserts).toFixed(1),
+    insertRowsPerSecWhileInserting: Math.round(rows / insertSeconds),
+    shareOfWallTimeInserting: +(insertSeconds / seconds).toFixed(2),
+    publishAckMsMean: +((1000 * publishSeconds) / publishes).toFixed(1),
+  };
+}
+
 /** The rows the modes write: the parts of BENCH calls, built with the same codecs as the gateway. */
 function sampleRows(n: number): CallPartRow[] {
   const at = nowMicros();
@@ -159,14 +178,14 @@ function sampleRows(n: number): CallPartRow[] {
   return rows;
 }
 
-/** Ceiling 1: direct inserts into (embedded) ClickHouse, batches of 10k rows, in this process. */
-async function clickHouseCeiling(rows: CallPartRow[]): Promise<number> {
-  const dir = join(ROOT, 'ceiling-store');
+/** Ceiling 1: direct inserts into (embedded) ClickHouse, in batches of `batch` rows, in this process. */
+async function clickHouseCeiling(rows: CallPartRow[], batch: number): Promise<number> {
+  const dir = join(ROOT, `ceiling-store-${batch}`);
   rmSync(dir, { recursive: true, force: true });
   const store = openStore({ dataDir: dir });
   await migrate(store.client);
   const started = performance.now();
-  for (let i = 0; i < rows.length; i += 10_000) await insertCallParts(store.client, rows.slice(i, i + 10_000));
+  for (let i = 0; i < rows.length; i += batch) await insertCallParts(store.client, rows.slice(i, i + batch));
   const rate = rows.length / ((performance.now() - started) / 1000);
   await store.close();
   return rate;
@@ -246,15 +265,22 @@ async function main(): Promise<void> {
     const rows = sampleRows(50_000);
     const bytesPerCall = JSON.stringify(callItems('acme/bench', 'x'.repeat(36), 1)).length;
     report.bytesPerCallJson = bytesPerCall;
-    const chRows = await clickHouseCeiling(rows);
+    const chRows = await clickHouseCeiling(rows, 10_000);
+    // The same at the batch size the services reach under this load (to show what batching buys).
+    const chRowsSmall = await clickHouseCeiling(rows.slice(0, 20_000), 1_000);
     const kafkaMsgs = await kafkaCeiling(brokers, rows);
-    report.ceilings = { clickhouseRowsPerSec: Math.round(chRows), kafkaMsgsPerSec: Math.round(kafkaMsgs) };
+    report.ceilings = {
+      clickhouseRowsPerSec: Math.round(chRows),
+      clickhouseRowsPerSecIn1kBatches: Math.round(chRowsSmall),
+      kafkaMsgsPerSec: Math.round(kafkaMsgs),
+    };
     log.warn(report, 'ceilings');
 
     const profiled = (name: string) => ['--cpu-prof', `--cpu-prof-dir=${join(PROFILE_DIR, name)}`];
     const aio = await startWeft({ dataDir: join(ROOT, 'aio'), env: quiet, nodeArgs: profiled('all-in-one') });
     running.push(aio);
     const aioResult = await drive('aio', aio.url, aio.url, aio.proc.pid!);
+    const aioMetrics = await pipelineMetrics(aio.url, aio.url, aioResult.seconds);
     await aio.stop();
 
     const p = {
@@ -270,6 +296,8 @@ async function main(): Promise<void> {
     const writer = await startWeft({ dataDir: join(ROOT, 'writer'), env: { ...p, WEFT_ROLES: 'writer,query' }, nodeArgs: profiled('writer') });
     running.push(gateway, writer);
     const kafkaResult = await drive('kafka', gateway.url, writer.url, gateway.proc.pid!);
+    const kafkaMetrics = await pipelineMetrics(writer.url, gateway.url, kafkaResult.seconds);
+    const writerPeakRssMiB = peakRssMiB(writer.proc.pid!);
     await gateway.stop();
     await writer.stop();
 
@@ -282,8 +310,13 @@ async function main(): Promise<void> {
       ackToQueryableMs: { p50: Math.round(r.delayP50), p99: Math.round(r.delayP99) },
       gatewayPeakRssMiB: r.gatewayPeakRssMiB,
     });
-    report.allInOne = { ...fmt(aioResult), ofDirectInsertCeiling: +((aioResult.callsPerSecond * 2) / chRows).toFixed(2) };
-    report.kafka = { ...fmt(kafkaResult), ofLowerCeiling: +((kafkaResult.callsPerSecond * 2) / Math.min(chRows, kafkaMsgs)).toFixed(2) };
+    report.allInOne = { ...fmt(aioResult), ofDirectInsertCeiling: +((aioResult.callsPerSecond * 2) / chRows).toFixed(2), timing: aioMetrics };
+    report.kafka = {
+      ...fmt(kafkaResult),
+      ofLowerCeiling: +((kafkaResult.callsPerSecond * 2) / Math.min(chRows, kafkaMsgs)).toFixed(2),
+      writerPeakRssMiB,
+      timing: kafkaMetrics,
+    };
     process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
     for (const name of ['all-in-one', 'gateway', 'writer']) {
       process.stdout.write(`\nCPU profile, ${name} (self time, top functions):\n${profileSummary(join(PROFILE_DIR, name)).join('\n')}\n`);

@@ -17,7 +17,7 @@ afterAll(async () => {
 const idsFor = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}-${String(i).padStart(5, '0')}`);
 
 describe('gateway → Kafka → writer → ClickHouse', () => {
-  it('makes calls posted to the gateway queryable through the query service, and counts them in /metrics', async () => {
+  it('makes calls posted to the gateway queryable through the query service, counts them in /metrics, and commits on a graceful stop', async () => {
     const p = pipeline(brokers, 'e2e');
     const [gateway, writer] = await Promise.all([p.startGateway().then(track), p.startWriter().then(track)]);
     const api = new Client(gateway.url);
@@ -35,6 +35,18 @@ describe('gateway → Kafka → writer → ClickHouse', () => {
     expect(await metricValue(gateway.url, 'weft_producer_latency_seconds_count')).toBe(3);
     expect(await metricValue(writer.url, 'weft_writer_batch_rows_sum')).toBeGreaterThanOrEqual(600);
     expect(await metricValue(writer.url, 'weft_consumer_lag_messages')).toBeGreaterThanOrEqual(0);
+
+    // A graceful stop commits what was inserted: the group's offsets reach the end of every partition.
+    expect(await writer.stop()).toBe(0);
+    const admin = new Kafka({ clientId: 'e2e-test', brokers: [brokers], logLevel: logLevel.NOTHING }).admin();
+    await admin.connect();
+    const topic = p.prefix + TOPICS.callParts;
+    const ends = await admin.fetchTopicOffsets(topic);
+    const [committed] = await admin.fetchOffsets({ groupId: p.env.KAFKA_GROUP_ID!, topics: [topic] });
+    await admin.disconnect();
+    const byPartition = (xs: { partition: number; offset: string }[]) => Object.fromEntries(xs.map((x) => [x.partition, x.offset]));
+    expect(byPartition(committed!.partitions)).toEqual(byPartition(ends));
+    expect(ends.reduce((n, e) => n + Number(e.offset), 0)).toBe(600);
   });
 
   it('loses nothing and shows no duplicates when the writer is killed mid-stream and restarted', async () => {

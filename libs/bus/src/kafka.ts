@@ -177,6 +177,10 @@ export class KafkaBus<T> implements Bus<T> {
         const timer = setTimeout(() => {
           if (p.settled) return;
           p.settled = true;
+          // Not sent yet (the send in flight is stuck): let go of its bytes now, so a long
+          // outage cannot pile up unanswered messages behind the in-flight bound.
+          const queued = this.queue.indexOf(p);
+          if (queued >= 0) this.queue.splice(queued, 1);
           metrics.busRejected.inc({ reason: 'timeout' });
           reject(new BusUnavailableError(`kafka did not acknowledge within ${this.opts.publishTimeoutMs} ms`, 5));
         }, this.opts.publishTimeoutMs);
@@ -194,7 +198,7 @@ export class KafkaBus<T> implements Bus<T> {
       });
       metrics.producerLatency.observe((performance.now() - started) / 1000);
     } finally {
-      // Counted until answered; a timed-out publish still queued is dropped by the send loop.
+      // Counted until answered; a timed-out publish has left the queue (or rides the one send in flight).
       this.pendingMessages -= encoded.length;
       this.pendingBytes -= bytes;
       metrics.busPending.set(this.pendingMessages);

@@ -48,7 +48,10 @@ export async function startWeft(
   proc.stderr!.on('data', (d) => (stderr += d.toString()));
   const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
   const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`weft did not start in time\n${stderr}`)), 120_000);
+    const timer = setTimeout(() => {
+      proc.kill('SIGKILL'); // never leave an orphan behind
+      reject(new Error(`weft did not start in time\n${stderr}`));
+    }, 120_000);
     const rl = createInterface({ input: proc.stdout! });
     rl.on('line', (line) => {
       let parsed: unknown = line;

@@ -88,7 +88,9 @@ export async function startKafkaBroker(dataDir: string): Promise<KafkaBroker> {
       '',
     ].join('\n'),
   );
-  const clusterId = randomBytes(16).toString('base64url');
+  // A base64 UUID; like Kafka's own Uuid.randomUuid, never one starting with '-' (it would parse as an option).
+  let clusterId = randomBytes(16).toString('base64url');
+  while (clusterId.startsWith('-')) clusterId = randomBytes(16).toString('base64url');
   const format = spawnSync('java', java(classpath, 'kafka.tools.StorageTool', ['format', '-t', clusterId, '-c', props]), {
     encoding: 'utf8',
   });

@@ -175,6 +175,9 @@ export const completionsCreateReq = z.object({
     .passthrough(),
   svc_user_id: z.string().nullish().describe('ignored: the server sets it from the caller'),
   track_llm_call: z.boolean().default(true),
+  /** Newer reference versions: place the recorded call in an existing trace. */
+  trace_id: z.string().nullish(),
+  parent_id: z.string().nullish(),
 });
 export type CompletionsCreateReq = z.infer<typeof completionsCreateReq>;
 export const completionsCreateRes = z.object({ response: jsonObject, svc_call_id: z.string().nullable() });
@@ -192,6 +195,7 @@ export const modelRecord = z.object({
   project: z.string(),
   name: z.string(),
   base_model: z.string(),
+  run_id: z.string().nullable().optional(),
 });
 
 export { projectId };

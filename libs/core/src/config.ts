@@ -34,6 +34,11 @@ export const configSchema = z.object({
   WEFT_BUS_MAX_PENDING: int(200_000, 1),
   /** How long a write may wait for the bus to acknowledge before the request gets 503. */
   WEFT_PUBLISH_TIMEOUT_MS: int(15_000, 1),
+
+  /** Inference: JSON file listing the model servers (upstreams); unset = no models served. */
+  WEFT_UPSTREAMS_FILE: z.preprocess(emptyAsUndefined, z.string().optional()),
+  /** Inference: default upstream timeout (ms) when an upstream sets no `timeout_ms`. */
+  WEFT_UPSTREAM_TIMEOUT_MS: int(300_000, 1),
 });
 
 export type Config = z.infer<typeof configSchema>;

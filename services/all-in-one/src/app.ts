@@ -5,7 +5,7 @@ import { createHttpServer, permissiveAuthenticator, type Authenticator } from '@
 import { migrate, openStore, type Store } from '@weft/store';
 import { gatewayRoutes } from '@weft/svc-gateway';
 import { queryRoutes } from '@weft/svc-query';
-import { inferenceRoutes } from '@weft/svc-inference';
+import { inferenceRoutes, loadUpstreams } from '@weft/svc-inference';
 import { CallPartsWriter } from '@weft/svc-writer';
 
 export const VERSION = '0.1.0';
@@ -30,6 +30,7 @@ export async function createWeft(config: Config, log: Logger): Promise<Weft> {
     dataDir: config.WEFT_DATA_DIR,
   });
   await migrate(store.client, log);
+  const upstreams = loadUpstreams(config.WEFT_UPSTREAMS_FILE, { defaultTimeoutMs: config.WEFT_UPSTREAM_TIMEOUT_MS });
 
   const bus = new InProcessBus<CallPartEnvelope>({
     maxBatch: config.WEFT_WRITER_BATCH_ROWS,
@@ -52,7 +53,7 @@ export async function createWeft(config: Config, log: Logger): Promise<Weft> {
   });
   await app.register(gatewayRoutes, { bus, store, auth });
   await app.register(queryRoutes, { store, auth });
-  await app.register(inferenceRoutes, { auth });
+  await app.register(inferenceRoutes, { auth, bus, store, upstreams, log });
 
   return {
     app,

@@ -42,7 +42,8 @@ export const chatCompletionReq = z
       })
       .passthrough()
       .nullish(),
-    seed: z.number().int().nullish(),
+    // int64 (checked by the inference service): zod's int() stops at 2^53.
+    seed: z.number().refine(Number.isInteger, 'Input should be a valid integer').nullish(),
     stop: z.union([z.string(), z.array(z.string())]).nullish(),
     stream: z.boolean().nullish(),
     stream_options: z.object({ include_usage: z.boolean().nullish(), continuous_usage_stats: z.boolean().nullish() }).nullish(),

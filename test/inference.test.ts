@@ -358,6 +358,29 @@ describe('chat completions: streaming', () => {
     expect(JSON.parse(bad.text).error.message).toBe('bad request from upstream');
   });
 
+  it('ends a stream that stalls mid-way with an in-band 504 and closes the upstream request', async () => {
+    const s = await sse({ model: 'm-impatient', messages: msg('stall'), request_id: 'rid-stall' });
+    expect(s.status).toBe(200);
+    expect(text(s.json)).toBe('Hello from');
+    expect(s.json.at(-1).error).toMatchObject({ type: 'Gateway Timeout', code: 504 });
+    expect(s.events.at(-1)!.data).toBe('[DONE]');
+    expect((await upstream.waitFor((q) => q.body.request_id === 'rid-stall' && q.aborted)).aborted).toBe(true);
+  });
+
+  it('aborts the upstream request when a non-streaming client goes away', async () => {
+    const controller = new AbortController();
+    const pending = fetch(weft.url + CHAT, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: bearerAuth('chat-key') },
+      body: JSON.stringify({ model: 'm-vllm', messages: msg('hang'), request_id: 'rid-gone' }),
+      signal: controller.signal,
+    }).catch((e: Error) => e);
+    await upstream.waitFor((q) => q.body.request_id === 'rid-gone');
+    controller.abort();
+    expect(await pending).toBeInstanceOf(Error);
+    expect((await upstream.waitFor((q) => q.body.request_id === 'rid-gone' && q.aborted)).aborted).toBe(true);
+  });
+
   it('times out a stalled stream start with 504', async () => {
     const s = await sse({ model: 'm-impatient', messages: msg('hang') });
     expect(s.status).toBe(504);

@@ -15,6 +15,7 @@ import type { AddressInfo } from 'node:net';
  *   "bad"              400 in the dialect's error shape
  *   "midstream-error"  two tokens, then an in-band error event
  *   "drop"             two tokens, then the connection is cut
+ *   "stall"            two tokens, then silence (the connection stays open)
  *   "tools"            a tool call (fragmented arguments; whole for Ollama)
  *   "reasoning"        reasoning text before the answer
  */
@@ -190,6 +191,7 @@ async function answer(rec: RecordedRequest, res: ServerResponse, opts: { vllmKey
         send('[DONE]');
         return void res.end();
       }
+      if (i === 1 && text === 'stall') return; // never another byte
       if (i === 1 && text === 'drop') {
         await sleep(20);
         return void res.destroy();

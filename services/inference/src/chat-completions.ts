@@ -149,7 +149,10 @@ export class ChatCompletions {
     } finally {
       await events?.return();
     }
-    if (inBandError) exception = errorMessage(inBandError);
+    if (inBandError) {
+      exception = errorMessage(inBandError);
+      this.log.warn({ upstream: upstream.name, model, requestId: ident.id, error: exception }, 'chat completion stream ended with an error');
+    }
     if (sse.closed) exception ??= 'the client went away before the stream ended';
     if (!sse.closed) {
       if (inBandError) await sse.data(inBandError.toBody());

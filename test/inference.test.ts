@@ -145,8 +145,8 @@ describe('chat completions: vLLM request rules', () => {
 });
 
 describe('chat completions: routing', () => {
-  it('404s an unknown model in vLLM’s shape', async () => {
-    const r = await ask({ model: 'no-such-model' });
+  it('404s an unknown model in vLLM’s shape (before sampling checks, as vLLM orders them)', async () => {
+    const r = await ask({ model: 'no-such-model', temperature: -1 });
     expect(r.status).toBe(404);
     expect(r.body).toEqual({ error: { message: 'The model `no-such-model` does not exist.', type: 'NotFoundError', param: 'model', code: 404 } });
   });

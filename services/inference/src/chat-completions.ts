@@ -4,7 +4,7 @@ import { ApiError, parseProjectId, type Caller, type Logger } from '@weft/core';
 import type { RouteContext } from '@weft/http';
 import type { CallIngest } from '@weft/svc-gateway';
 import { StreamAggregator } from './aggregate';
-import { priorityError, validateChatRequest } from './chat-validation';
+import { priorityError, validateChatRequest, validateSampling } from './chat-validation';
 import { unsupported, upstreamRequest } from './dialects';
 import { LlmCall, withoutNulls } from './llm-call';
 import { normalizeChunk, normalizeCompletion, parseUpstreamError, type ResponseIdentity } from './normalize';
@@ -36,6 +36,7 @@ export class ChatCompletions {
     if (model === undefined) throw modelNotFound('');
     const upstream = this.upstreams.find(model);
     if (!upstream) throw modelNotFound(model);
+    validateSampling(req);
     const notSupported = unsupported(upstream.dialect, req);
     if (notSupported) throw badRequestError(notSupported[1], notSupported[0]);
     const projectId = this.tracedProject(ctx.request.headers[PROJECT_HEADER], ctx.caller);

@@ -9,6 +9,7 @@ import { badRequestError, validationError } from './openai-errors';
  *  - the SamplingParams and serving-layer checks: type `BadRequestError`.
  * Both are 400. Like vLLM's validators they look only at the keys the client sent.
  * Returns the request with vLLM's silent rewrites applied (tool_choice defaults).
+ * This covers the validators; `validateSampling` the rest.
  */
 export function validateChatRequest(req: ChatCompletionReq): ChatCompletionReq {
   const out: ChatCompletionReq = { ...req };
@@ -19,8 +20,15 @@ export function validateChatRequest(req: ChatCompletionReq): ChatCompletionReq {
   checkGenerationPrompt(req);
   checkCacheSalt(req);
   checkRanges(req);
-  checkSamplingParams(req);
   return out;
+}
+
+/**
+ * vLLM's SamplingParams and serving-layer checks, which it runs after resolving the model
+ * (so an unknown model is a 404 before any of these).
+ */
+export function validateSampling(req: ChatCompletionReq): void {
+  checkSamplingParams(req);
 }
 
 const INT64 = 2 ** 63;

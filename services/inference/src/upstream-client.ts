@@ -55,6 +55,11 @@ class Deadline {
     }, this.ms);
   }
 
+  /** Stops the clock while our side holds things up (a slow client), so only the upstream is timed. */
+  pause(): void {
+    clearTimeout(this.timer);
+  }
+
   done(): void {
     clearTimeout(this.timer);
     this.caller?.removeEventListener('abort', this.onCallerAbort);
@@ -176,7 +181,10 @@ export async function openChatStream(
             finished = true;
             return;
           }
-          yield parseJson(data, upstream);
+          const event = parseJson(data, upstream);
+          deadline.pause();
+          yield event;
+          deadline.touch();
         }
         if (chunk.done) {
           // A stream may end without [DONE] (old servers); the end of the body is the end.

@@ -13,7 +13,20 @@ import { assertEntityAccess } from './project-access';
 import { SseWriter } from './sse';
 import { CallerAborted, openChatStream, postChat } from './upstream-client';
 import { isErrorEvent, upstreamHttpError, UpstreamFailure } from './upstream-errors';
-import type { UpstreamRegistry } from './upstreams';
+import type { Upstream, UpstreamRegistry } from './upstreams';
+
+/** Everything a streamed answer needs, decided before the stream opens. */
+interface StreamPlan {
+  req: ChatCompletionReq;
+  model: string;
+  ident: ResponseIdentity;
+  payload: Record<string, unknown>;
+  priority: number;
+  call: LlmCall | null;
+  headers: Record<string, string>;
+  abort: AbortController;
+  upstream: Upstream;
+}
 
 /** A chat completion carrying this header (`<entity>/<project>`) is recorded as a call in that project. */
 export const PROJECT_HEADER = 'x-project-id';
@@ -70,7 +83,8 @@ export class ChatCompletions {
         const err = this.httpError(e);
         await call?.end({ output: null, model, exception: err ? errorMessage(err) : 'the client went away' });
         if (err) throw err;
-        return ctx.reply.hijack(), undefined;
+        ctx.reply.hijack(); // the client is gone: nothing left to answer
+        return undefined;
       }
       await call?.end({ output: answer, model, usage: answer.usage });
       return answer;
@@ -78,20 +92,7 @@ export class ChatCompletions {
     return this.stream(ctx, { req, model, ident, payload, priority, call, headers, abort, upstream });
   }
 
-  private async stream(
-    ctx: RouteContext,
-    s: {
-      req: ChatCompletionReq;
-      model: string;
-      ident: ResponseIdentity;
-      payload: Record<string, unknown>;
-      priority: number;
-      call: LlmCall | null;
-      headers: Record<string, string>;
-      abort: AbortController;
-      upstream: NonNullable<ReturnType<UpstreamRegistry['find']>>;
-    },
-  ): Promise<undefined> {
+  private async stream(ctx: RouteContext, s: StreamPlan): Promise<undefined> {
     const { req, model, ident, call, abort, upstream } = s;
     // vLLM: include_usage defaults to true once stream_options is given; without it, no usage.
     const includeUsage = req.stream_options ? (req.stream_options.include_usage ?? true) : false;

@@ -500,11 +500,11 @@ describe('model records', () => {
 
   it('keeps names unique under concurrent creates', async () => {
     const body = { project: 'rl', entity: 'race', name: 'contended', base_model: 'b' };
-    const plain = await Promise.all(Array.from({ length: 8 }, () => chat.post(M, body)));
+    const plain = await Promise.all(Array.from({ length: 12 }, () => chat.post(M, body)));
     expect(plain.filter((r) => r.status === 200)).toHaveLength(1);
-    expect(plain.filter((r) => r.status === 409)).toHaveLength(7);
+    expect(plain.filter((r) => r.status === 409)).toHaveLength(11);
     const body2 = { ...body, name: 'contended-2', return_existing: true };
-    const existing = await Promise.all(Array.from({ length: 8 }, () => chat.post(M, body2)));
+    const existing = await Promise.all(Array.from({ length: 12 }, () => chat.post(M, body2)));
     expect(new Set(existing.map((r) => r.body.id)).size).toBe(1);
   });
 });

@@ -16,37 +16,32 @@ export interface ModelRecord {
 /**
  * Model records, `name` unique within entity/project.
  *
- * ClickHouse cannot enforce uniqueness, so two layers do:
- *  1. within one process, creates of the same name are serialised (a per-name queue), so
- *     check-then-insert cannot interleave: exact for the all-in-one service;
- *  2. across processes, the record of a name is by definition its earliest stored row
- *     (server-assigned created_at, then id). After inserting, a creator reads the winner back;
- *     if another instance's row won, it answers as for an existing name (409, or the winner
- *     with return_existing) and its own row is never returned by anyone. The only window left
- *     is two inserts landing within one insert's duration in different processes, where both
- *     may see their own row first; it closes on the next read.
+ * ClickHouse has no unique constraint. A create first looks the name up (an existing record is
+ * returned or is a 409); otherwise it inserts with `insert_deduplication_token` set to the
+ * (entity, project, name) key. Within the table's deduplication window ClickHouse keeps only
+ * the first insert of a token and silently drops the others, atomically, whichever process
+ * sends them; so after inserting, a creator reads the name back: its own row means it created
+ * the record, another row means it lost a race and answers as for an existing name. The window
+ * (100,000 inserts) only has to cover creates that race each other; older names are found by
+ * the first lookup.
  */
 export class ModelRecords {
-  private readonly queues = new Map<string, Promise<unknown>>();
-
   constructor(private readonly client: ClickHouseClient) {}
 
   async create(body: RequestOf<'modelCreate'>, caller: Caller): Promise<ModelRecord> {
     const entity = body.entity ?? callerDefaultEntity(caller);
     assertEntityAccess(caller, entity);
-    const key = JSON.stringify([entity, body.project, body.name]);
-    return this.serialised(key, async () => {
-      const existing = await this.find(entity, body.project, body.name);
-      if (existing) return this.whenExists(existing, body.return_existing);
-      const id = generateId();
-      await this.client.insert({
-        table: 'models',
-        values: [{ entity, project: body.project, name: body.name, id, base_model: body.base_model, run_id: null, created_by: caller.userId }],
-        format: 'JSONEachRow',
-      });
-      const winner = (await this.find(entity, body.project, body.name))!;
-      return winner.id === id ? winner : this.whenExists(winner, body.return_existing);
+    const existing = await this.find(entity, body.project, body.name);
+    if (existing) return this.whenExists(existing, body.return_existing);
+    const id = generateId();
+    await this.client.insert({
+      table: 'models',
+      values: [{ entity, project: body.project, name: body.name, id, base_model: body.base_model, run_id: null, created_by: caller.userId }],
+      format: 'JSONEachRow',
+      clickhouse_settings: { insert_deduplicate: 1, insert_deduplication_token: JSON.stringify([entity, body.project, body.name]) },
     });
+    const winner = (await this.find(entity, body.project, body.name))!;
+    return winner.id === id ? winner : this.whenExists(winner, body.return_existing);
   }
 
   private whenExists(existing: ModelRecord, returnExisting: boolean): ModelRecord {
@@ -68,16 +63,5 @@ export class ModelRecords {
     });
     const rows = await rs.json<ModelRecord>();
     return rows[0] ?? null;
-  }
-
-  private serialised<T>(key: string, work: () => Promise<T>): Promise<T> {
-    const prev = this.queues.get(key) ?? Promise.resolve();
-    const next = prev.then(work, work);
-    const tail = next.catch(() => undefined);
-    this.queues.set(key, tail);
-    void tail.then(() => {
-      if (this.queues.get(key) === tail) this.queues.delete(key);
-    });
-    return next;
   }
 }

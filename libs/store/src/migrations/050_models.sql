@@ -1,7 +1,8 @@
--- Model records (/v1/preview/models). ClickHouse has no unique constraint: several rows may
--- exist for one (entity, project, name) after a race between service instances; the record
--- is always the earliest stored row (created_at is set by the server at insert, id breaks ties),
--- so every reader agrees on one winner. See services/inference/src/models.ts.
+-- Model records (/v1/preview/models). `name` is unique within (entity, project): ClickHouse
+-- has no unique constraint, so a create inserts with insert_deduplication_token =
+-- (entity, project, name), and the deduplication window below makes ClickHouse drop every
+-- later insert of the same name, atomically, also when creates race across processes.
+-- See services/inference/src/models.ts.
 CREATE TABLE IF NOT EXISTS models (
   entity String,
   project String,
@@ -12,4 +13,5 @@ CREATE TABLE IF NOT EXISTS models (
   created_by String,
   created_at DateTime64(6, 'UTC') DEFAULT now64(6)
 ) ENGINE = MergeTree
-ORDER BY (entity, project, name, created_at, id);
+ORDER BY (entity, project, name, created_at, id)
+SETTINGS non_replicated_deduplication_window = 100000;

@@ -309,6 +309,13 @@ describe('chat completions: streaming', () => {
     expect(implicit.json.at(-1).usage?.total_tokens).toBe(10);
   });
 
+  it('passes vLLM’s continuous usage stats on every chunk when asked', async () => {
+    const s = await sse({ stream_options: { include_usage: true, continuous_usage_stats: true } });
+    expect(s.json.length).toBeGreaterThan(3);
+    for (const c of s.json) expect(c.usage?.total_tokens).toBe(10);
+    expect((await upstream.waitFor((q) => q.body.stream_options?.continuous_usage_stats === true)).body.stream_options).toEqual({ include_usage: true, continuous_usage_stats: true });
+  });
+
   it('streams tool calls (fragments merged by index) and Ollama’s whole tool call', async () => {
     for (const d of ['vllm', 'ollama'] as const) {
       const s = await sse({ model: `m-${d}`, messages: msg('tools') });

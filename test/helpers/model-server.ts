@@ -165,6 +165,8 @@ async function answer(rec: RecordedRequest, res: ServerResponse, opts: { vllmKey
     const c: Record<string, unknown> = { id, object: 'chat.completion.chunk', created, model, choices, ...extra };
     if (d === 'openai' && includeUsage && !('usage' in extra)) c.usage = null; // OpenAI sends usage:null on every chunk
     if (d === 'ollama') c.system_fingerprint = 'fp_ollama';
+    // vLLM's continuous_usage_stats: running usage on every chunk.
+    if (d === 'vllm' && includeUsage && body.stream_options?.continuous_usage_stats && !('usage' in extra)) c.usage = usage;
     return c;
   };
   if (d === 'llamacpp') res.write(`: ping${nl}${nl}`);

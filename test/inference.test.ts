@@ -138,6 +138,7 @@ describe('chat completions: vLLM request rules', () => {
     const anon = await chat.withAuth(null).post(CHAT, { messages: msg('hi') });
     expect(anon.status).toBe(401);
     expect(anon.body.error).toMatchObject({ type: 'Unauthorized', code: 401 });
+    expect(anon.headers.get('www-authenticate')).toBe('Bearer');
     // The trailing-slash path is the same endpoint.
     const slash = await chat.post(CHAT + '/', { model: 'm-vllm', messages: msg('hi') });
     expect(slash.status).toBe(200);

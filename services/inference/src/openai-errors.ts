@@ -39,8 +39,12 @@ export const modelNotFound = (model: string) =>
  * (auth, JSON parsing, schema validation, our own `{status, reason}` errors) is rewritten into
  * the OpenAI shape, keeping status, message, offending field and headers.
  */
-export const toOpenAiError: ErrorMapper = (e) =>
-  e.body ? e : openAiError(e.status, e.reason, { param: e.field ?? null, headers: e.headers });
+export const toOpenAiError: ErrorMapper = (e) => {
+  if (e.body) return e;
+  // These routes take Bearer keys; say so in the challenge.
+  const headers = e.status === 401 ? { ...e.headers, 'WWW-Authenticate': 'Bearer' } : e.headers;
+  return openAiError(e.status, e.reason, { param: e.field ?? null, headers });
+};
 
 /** The `message` of an OpenAI-shaped error body (for JSONL/SSE lines and traces). */
 export function errorMessage(e: ApiError): string {

@@ -1,9 +1,8 @@
 import { mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Caller } from '@weft/core';
+import type { ApiError, Caller } from '@weft/core';
 import { migrate, openStore, type Store } from '@weft/store';
-import { ApiError } from '@weft/core';
 import { ModelRecords } from '../src/models';
 import { TEST_ROOT } from '../../../test/helpers/paths';
 

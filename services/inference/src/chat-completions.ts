@@ -97,7 +97,9 @@ export class ChatCompletions {
     // vLLM: include_usage defaults to true once stream_options is given; without it, no usage.
     const includeUsage = req.stream_options ? (req.stream_options.include_usage ?? true) : false;
     const continuous = includeUsage && !!req.stream_options?.continuous_usage_stats;
-    if (call) await call.publishStart();
+    // The call's start is written while the upstream opens its stream: both take a moment.
+    const starting = call?.publishStart();
+    starting?.catch(() => undefined); // awaited below; this only marks the rejection as handled meanwhile
 
     let events: Awaited<ReturnType<typeof openChatStream>> | null = null;
     let inBandError: ApiError | null = null;
@@ -109,12 +111,20 @@ export class ChatCompletions {
         events = await openChatStream(upstream, s.payload, { signal: abort.signal });
       } catch (e) {
         // Nothing sent yet: a plain error response with its status.
+        await starting?.catch(() => undefined);
         const err = this.httpError(e);
         await call?.end({ output: null, model, exception: err ? errorMessage(err) : 'the client went away' });
         if (err) throw err;
         ctx.reply.hijack();
         return undefined;
       }
+    }
+
+    try {
+      await starting;
+    } catch (e) {
+      abort.abort(); // closes the upstream request; the bus failure answers as a 503
+      throw e;
     }
 
     ctx.reply.hijack();

@@ -270,11 +270,15 @@ describe('chat completions: dialects', () => {
     expect(reasoning.body.choices[0].message.reasoning_content).toBe('thinking hard');
   });
 
-  it.each(DIALECTS)('turns %s errors into vLLM’s shape: 4xx kept, 5xx → 502', async (d) => {
+  it.each(DIALECTS)('turns %s errors into vLLM’s shape: 4xx kept (with Retry-After), 5xx → 502', async (d) => {
     const bad = await ask({ model: `m-${d}`, messages: msg('bad') });
     expect(bad.status).toBe(400);
     expect(bad.body.error).toMatchObject({ message: 'bad request from upstream', code: 400 });
     expect(typeof bad.body.error.type).toBe('string');
+    const busy = await ask({ model: `m-${d}`, messages: msg('busy') });
+    expect(busy.status).toBe(429);
+    expect(busy.headers.get('retry-after')).toBe('7');
+    expect(busy.body.error).toMatchObject({ message: 'too many requests', code: 429 });
     const fail = await ask({ model: `m-${d}`, messages: msg('fail') });
     expect(fail.status).toBe(502);
     expect(fail.body.error).toMatchObject({ type: 'Bad Gateway', code: 502 });

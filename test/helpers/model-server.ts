@@ -13,6 +13,7 @@ import type { AddressInfo } from 'node:net';
  *   "hang"             never answers
  *   "fail"             500 in the dialect's error shape
  *   "bad"              400 in the dialect's error shape
+ *   "busy"             429 with Retry-After: 7
  *   "midstream-error"  two tokens, then an in-band error event
  *   "drop"             two tokens, then the connection is cut
  *   "stall"            two tokens, then silence (the connection stays open)
@@ -128,6 +129,10 @@ async function answer(rec: RecordedRequest, res: ServerResponse, opts: { vllmKey
   if (text === 'hang') return; // never answers; the client must give up
   if (text === 'fail') return void json(res, 500, errorBody(d, 500, 'engine crashed'));
   if (text === 'bad') return void json(res, 400, errorBody(d, 400, 'bad request from upstream'));
+  if (text === 'busy') {
+    res.setHeader('retry-after', '7');
+    return void json(res, 429, errorBody(d, 429, 'too many requests'));
+  }
 
   const tokens = text === 'slow' ? Array.from({ length: 20 }, (_, i) => `t${i} `) : ['Hello', ' from', ` ${d}`];
   const usage = { prompt_tokens: 7, completion_tokens: tokens.length, total_tokens: 7 + tokens.length };

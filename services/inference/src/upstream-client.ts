@@ -17,6 +17,8 @@ export class UpstreamFailure extends Error {
     readonly upstream: string,
     readonly status?: number,
     readonly info?: UpstreamErrorInfo,
+    /** The upstream's Retry-After (429/503), passed on to the client. */
+    readonly retryAfter?: string,
   ) {
     super(message);
     this.name = 'UpstreamFailure';
@@ -97,7 +99,8 @@ function requestHeaders(upstream: Upstream, stream: boolean, extra: Record<strin
 async function failureFromStatus(upstream: Upstream, res: Response): Promise<UpstreamFailure> {
   const text = await res.text().catch(() => '');
   const info = parseUpstreamError(text, `HTTP ${res.status}`);
-  return new UpstreamFailure('status', `upstream '${upstream.name}' answered ${res.status}: ${info.message}`, upstream.name, res.status, info);
+  const retryAfter = res.headers.get('retry-after') ?? undefined;
+  return new UpstreamFailure('status', `upstream '${upstream.name}' answered ${res.status}: ${info.message}`, upstream.name, res.status, info, retryAfter);
 }
 
 /** POST a non-streaming chat completion; resolves to the parsed JSON answer. */

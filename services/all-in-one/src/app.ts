@@ -22,6 +22,8 @@ export interface Weft {
  * in-process bus and (unless CLICKHOUSE_URL is set) the embedded store.
  */
 export async function createWeft(config: Config, log: Logger): Promise<Weft> {
+  // Read first: a bad upstreams file stops the start before anything is opened.
+  const upstreams = loadUpstreams(config.WEFT_UPSTREAMS_FILE, { defaultTimeoutMs: config.WEFT_UPSTREAM_TIMEOUT_MS });
   const store = openStore({
     url: config.CLICKHOUSE_URL,
     username: config.CLICKHOUSE_USER,
@@ -30,7 +32,6 @@ export async function createWeft(config: Config, log: Logger): Promise<Weft> {
     dataDir: config.WEFT_DATA_DIR,
   });
   await migrate(store.client, log);
-  const upstreams = loadUpstreams(config.WEFT_UPSTREAMS_FILE, { defaultTimeoutMs: config.WEFT_UPSTREAM_TIMEOUT_MS });
 
   const bus = new InProcessBus<CallPartEnvelope>({
     maxBatch: config.WEFT_WRITER_BATCH_ROWS,

@@ -62,6 +62,11 @@ export const configSchema = z.object({
     .default('gateway,writer,query,inference')
     .transform((s) => s.split(',').map((r) => r.trim()).filter(Boolean))
     .pipe(z.array(z.enum(['gateway', 'writer', 'query', 'inference'])).min(1)),
+
+  /** Inference: JSON file listing the model servers (upstreams); unset = no models served. */
+  WEFT_UPSTREAMS_FILE: z.preprocess(emptyAsUndefined, z.string().optional()),
+  /** Inference: default upstream timeout (ms) when an upstream sets no `timeout_ms`. */
+  WEFT_UPSTREAM_TIMEOUT_MS: int(300_000, 1),
 });
 
 export type Config = z.infer<typeof configSchema>;

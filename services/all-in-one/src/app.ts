@@ -5,7 +5,7 @@ import { createHttpServer, permissiveAuthenticator, type Authenticator } from '@
 import { migrate, openConfiguredStore, type Store } from '@weft/store';
 import { gatewayRoutes } from '@weft/svc-gateway';
 import { queryRoutes } from '@weft/svc-query';
-import { inferenceRoutes } from '@weft/svc-inference';
+import { inferenceRoutes, loadUpstreams } from '@weft/svc-inference';
 import { CallPartsWriter } from '@weft/svc-writer';
 
 export const VERSION = '0.1.0';
@@ -24,6 +24,8 @@ export interface Weft {
  */
 export async function createWeft(config: Config, log: Logger): Promise<Weft> {
   const roles = new Set(config.WEFT_ROLES);
+  // Read first: a bad upstreams file stops the start before anything is opened.
+  const upstreams = loadUpstreams(config.WEFT_UPSTREAMS_FILE, { defaultTimeoutMs: config.WEFT_UPSTREAM_TIMEOUT_MS });
   const store = await openConfiguredStore(config, (c) => migrate(c, log));
 
   const bus = createBus(config, log);
@@ -43,7 +45,7 @@ export async function createWeft(config: Config, log: Logger): Promise<Weft> {
   });
   if (roles.has('gateway')) await app.register(gatewayRoutes, { bus, store, auth });
   if (roles.has('query')) await app.register(queryRoutes, { store, auth });
-  if (roles.has('inference')) await app.register(inferenceRoutes, { auth });
+  if (roles.has('inference')) await app.register(inferenceRoutes, { auth, bus, store, upstreams, log });
 
   return {
     app,

@@ -5,11 +5,17 @@ import type { KeyStore } from './key-store';
  * Start-up key provisioning: WEFT_BOOTSTRAP_API_KEY is made to exist as an admin key; with
  * none given and no active key in the store, one admin key is created and printed once.
  */
-export async function bootstrapKeys(keys: KeyStore, bootstrapKey: string | undefined, log: Logger): Promise<void> {
+export async function bootstrapKeys(
+  keys: KeyStore,
+  bootstrapKey: string | undefined,
+  log: Logger,
+  opts: { createFirstKey?: boolean } = {},
+): Promise<void> {
   if (bootstrapKey) {
     if (await keys.ensureAdminKey(bootstrapKey)) log.info('WEFT_BOOTSTRAP_API_KEY registered as an admin key');
     return;
   }
+  if (opts.createFirstKey === false) return;
   const first = await keys.createFirstAdminKeyIfNone();
   if (first) {
     // The one and only time this key is shown: the store keeps its hash alone.

@@ -6,11 +6,17 @@ import { KeyStore } from './key-store';
 
 /**
  * What a service needs to authenticate requests: the key store on its ClickHouse, the start-up
- * keys (WEFT_BOOTSTRAP_API_KEY or a first admin key) and the caching authenticator. Every
- * service that serves the interface (all-in-one, or each distributed service) calls this.
+ * keys (WEFT_BOOTSTRAP_API_KEY, ensured by every service; a first admin key when the store has
+ * none, created only where `createFirstKey`, i.e. where the gateway runs) and the caching
+ * authenticator. Every service that serves the interface calls this.
  */
-export async function setupAuth(store: Store, config: Config, log: Logger): Promise<{ keys: KeyStore; auth: KeyStoreAuthenticator }> {
+export async function setupAuth(
+  store: Store,
+  config: Config,
+  log: Logger,
+  opts: { createFirstKey?: boolean } = {},
+): Promise<{ keys: KeyStore; auth: KeyStoreAuthenticator }> {
   const keys = new KeyStore(store.client);
-  await bootstrapKeys(keys, config.WEFT_BOOTSTRAP_API_KEY, log);
+  await bootstrapKeys(keys, config.WEFT_BOOTSTRAP_API_KEY, log, { createFirstKey: opts.createFirstKey ?? true });
   return { keys, auth: new KeyStoreAuthenticator(keys, config.WEFT_AUTH_CACHE_TTL_MS) };
 }

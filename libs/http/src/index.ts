@@ -6,3 +6,4 @@ export * from './jsonl';
 export * from './limits';
 export * from './json-body';
 export * from './tenancy';
+export * from './program';

@@ -2,8 +2,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { endpoints, parseBody, type EndpointName, type EndpointSpec, type RequestOf } from '@weft/api';
 import { ApiError, type Caller } from '@weft/core';
 import type { Authenticator } from './auth';
-import { defaultRequestLimits } from './limits';
-import { enforceEndpointLimits } from './limits';
+import type { ErrorMapper } from './errors';
+import { defaultRequestLimits, enforceEndpointLimits } from './limits';
 import { enforceTenancy } from './tenancy';
 
 declare module 'fastify' {
@@ -39,6 +39,7 @@ export function addRoute<N extends EndpointName>(
   name: N,
   handler: RouteHandler<N>,
   extraPaths: string[] = [],
+  options: { mapError?: ErrorMapper } = {},
 ): void {
   const spec: EndpointSpec = endpoints[name];
   const limits = app.weftLimits ?? defaultRequestLimits;
@@ -56,7 +57,10 @@ export function addRoute<N extends EndpointName>(
     if (result === undefined) return reply;
     return result;
   };
-  const config = limits.rateLimitMax > 0 ? { rateLimit: { max: limits.rateLimitMax, timeWindow: limits.rateLimitWindowMs } } : {};
+  const config = {
+    ...(options.mapError ? { mapError: options.mapError } : {}),
+    ...(limits.rateLimitMax > 0 ? { rateLimit: { max: limits.rateLimitMax, timeWindow: limits.rateLimitWindowMs } } : {}),
+  };
   for (const path of [spec.path, ...extraPaths]) app.post(path, { onRequest: authenticate, config }, run);
 }
 

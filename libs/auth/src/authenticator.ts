@@ -24,6 +24,8 @@ export class KeyStoreAuthenticator implements Authenticator {
     private readonly store: KeyStore,
     private readonly ttlMs: number,
     private readonly maxEntries = 10_000,
+    /** The clock (tests replace it). */
+    private readonly now: () => number = Date.now,
   ) {}
 
   async authenticate(authorization: string | undefined, scheme: AuthScheme): Promise<Caller> {
@@ -48,9 +50,8 @@ export class KeyStoreAuthenticator implements Authenticator {
 
   private async resolve(key: string): Promise<Caller | null> {
     const hash = hashApiKey(key);
-    const now = Date.now();
     const hit = this.cache.get(hash);
-    if (hit && hit.expires > now) return hit.caller;
+    if (hit && hit.expires > this.now()) return hit.caller;
     const pending = this.inflight.get(hash);
     if (pending) return pending;
     const generation = this.generation;
@@ -63,7 +64,7 @@ export class KeyStoreAuthenticator implements Authenticator {
       .then((caller) => {
         if (this.ttlMs > 0 && generation === this.generation) {
           if (this.cache.size >= this.maxEntries) this.cache.delete(this.cache.keys().next().value!);
-          this.cache.set(hash, { caller, expires: Date.now() + this.ttlMs });
+          this.cache.set(hash, { caller, expires: this.now() + this.ttlMs });
         }
         return caller;
       })

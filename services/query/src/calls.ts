@@ -15,6 +15,8 @@ export interface StreamOptions {
 
 /** Rows handed to the enrich stage at a time (the reference streams in batches of 50 → 500). */
 const ENRICH_BATCH = 500;
+/** The first page is small so the first row comes fast; pages then grow ×5 up to `pageRows`. */
+const FIRST_PAGE_ROWS = 100;
 
 type PageRow = MergedCallRow & Record<string, unknown>;
 
@@ -33,8 +35,10 @@ export async function* streamCalls(
   let remaining = req.limit && req.limit > 0 ? req.limit : Infinity;
   let offset = req.offset ?? 0;
   let cursor: Cursor | undefined;
+  let pageRows = Math.min(opts.pageRows, FIRST_PAGE_ROWS);
   while (remaining > 0 && !signal.aborted) {
-    const limit = opts.pageRows > 0 ? Math.min(opts.pageRows, remaining) : Number.isFinite(remaining) ? remaining : undefined;
+    const limit = opts.pageRows > 0 ? Math.min(pageRows, remaining) : Number.isFinite(remaining) ? remaining : undefined;
+    pageRows = Math.min(opts.pageRows, pageRows * 5);
     const { sql, params } = plan.pageQuery({ after: cursor, limit, offset });
     const rs = await store.client.query({ query: sql, query_params: params, format: 'JSONEachRow', abort_signal: signal });
     let got = 0;

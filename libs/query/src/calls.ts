@@ -262,7 +262,8 @@ export class CallsQueryPlan {
   private idsSql(p: Params, page: PageSpec, ordered = true): string {
     const where = [`project_id = ${this.projectSql}`, ...this.idConds];
     if (page.ids) where.push(`id IN ${p.strArray(page.ids)}`);
-    if (this.prefilter.length) {
+    // Candidate ids were already picked through these conditions: no second index pass.
+    if (this.prefilter.length && !page.ids) {
       where.push(`id IN (SELECT id FROM calls_merged WHERE project_id = ${this.projectSql} AND ${this.prefilter.join(' AND ')})`);
     }
     const conds = [...this.conds];

@@ -319,7 +319,11 @@ LIMIT ${p.int(page.limit)}`;
 
   /** The matching ids (no order), capped by `limit`: the body of counts and storage sums. */
   matchingIdsSql(p: Params, limit?: number): string {
-    return this.idsSql(p, { limit }, false);
+    if (!this.fromStartParts) return this.idsSql(p, { limit }, false);
+    // Start parts carry every column the conditions read: no merge, only deleted calls to drop.
+    const conds = [`project_id = ${this.projectSql}`, 'started_at IS NOT NULL', ...this.idConds, ...this.conds.filter((c) => c !== 'deleted_at IS NULL' && c !== 'started_at IS NOT NULL')];
+    conds.push(`id NOT IN (SELECT id FROM calls_merged WHERE project_id = ${this.projectSql} AND deleted_at IS NOT NULL)`);
+    return `SELECT DISTINCT id FROM calls_merged WHERE ${conds.join(' AND ')}${limit !== undefined ? ` LIMIT ${p.int(limit)}` : ''}`;
   }
 
   get params(): Params {

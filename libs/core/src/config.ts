@@ -60,6 +60,8 @@ export const configSchema = z.object({
   WEFT_MAX_QUERY_BYTES: int(64 * 1024, 16),
   /** Deepest query expression (`query.$expr`) nesting (400 above). */
   WEFT_MAX_QUERY_DEPTH: int(24, 2),
+  /** Calls streaming: rows per ClickHouse query (keyset pages); 0 = one streamed query. Unset: 5000 embedded, 0 server. */
+  WEFT_QUERY_PAGE_ROWS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(0).optional()),
   /** Bytes of messages in flight to the bus before publishers get 503 (bounded memory). */
   WEFT_BUS_MAX_PENDING_BYTES: int(256 * 1024 * 1024, 1024),
 

@@ -18,7 +18,7 @@ runProgram('query', async (config, log) => {
       return { store: store.mode };
     },
   });
-  await app.register(queryRoutes, { store, auth });
+  await app.register(queryRoutes, { store, auth, pageRows: config.WEFT_QUERY_PAGE_ROWS });
   return {
     app,
     describe: { store: store.mode },

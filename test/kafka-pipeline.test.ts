@@ -80,7 +80,7 @@ describe('gateway → Kafka → writer → ClickHouse', () => {
     expect([...ids].sort()).toEqual([...acked].sort());
     const stats = await new Client(second.url).post('/calls/query_stats', { project_id: 'acme/kill' });
     expect(stats.body.count).toBe(acked.length);
-  });
+  }, 180_000); // two writer starts and a kill: headroom for a loaded 2-core machine
 
   it('dead-letters poison messages with reason and origin, and still writes the calls behind them', async () => {
     const p = pipeline(brokers, 'poison', { KAFKA_TOPIC_PARTITIONS: '1' });

@@ -1,6 +1,7 @@
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { basicAuth, Client } from './helpers/client';
+import { createKey } from './helpers/keys';
 import { startWeft, type RunningWeft } from './helpers/server';
 
 /**
@@ -85,7 +86,8 @@ const sorted = (xs: string[]) => [...xs].sort();
 beforeAll(async () => {
   weft = await startWeft({ env: { WEFT_QUERY_PAGE_ROWS: '3' } });
   api = new Client(weft.url);
-  other = new Client(weft.url, basicAuth('second-key'));
+  // A second user, member of the `qa` entity: its calls carry another svc_user_id.
+  other = new Client(weft.url, basicAuth((await createKey(api, 'second-user', ['qa'])).key));
   specs.find((s) => s.id === 'c5')!.client = other;
   // Project-level prices: one in force since 2023, one from the 4th second of 2024 (after c1 started).
   const created = await api.post('/cost/create', {

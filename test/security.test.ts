@@ -180,6 +180,15 @@ describe('tenancy', () => {
     expect(data.status).toBe(200);
   });
 
+  it('guards routes outside the interface the same way (/cost/create)', async () => {
+    const a = clientFor(admin, alice);
+    const costs = { 'gpt-4o': { prompt_token_cost: 1, completion_token_cost: 1 } };
+    const r = await a.post('/cost/create', { project_id: 'globex/p', costs });
+    expect(r.status).toBe(403);
+    expect(r.body.field).toBe('project_id');
+    expect((await a.post('/cost/create', { project_id: 'acme/p', costs })).status).toBe(200);
+  });
+
   it('never shows one entity\'s calls to another', async () => {
     const b = clientFor(admin, bob);
     const s = await b.post('/call/start', { start: { project_id: 'globex/secret', op_name: 'o', started_at: TS } });

@@ -64,6 +64,31 @@ export function addRoute<N extends EndpointName>(
   for (const path of [spec.path, ...extraPaths]) app.post(path, { onRequest: authenticate, config }, run);
 }
 
+/**
+ * A POST route outside the contract (e.g. the reference SDK's /cost/create) with the same
+ * protections as addRoute: authentication before the body is read, the per-key rate limit, and
+ * the tenancy check of every project_id/entity/ref in the body. The handler validates the body.
+ */
+export function addGuardedRoute(
+  app: FastifyInstance,
+  auth: Authenticator,
+  path: string,
+  scheme: EndpointSpec['auth'],
+  handler: (body: unknown, ctx: RouteContext) => Promise<unknown>,
+): void {
+  const limits = app.weftLimits ?? defaultRequestLimits;
+  const authenticate = async (request: FastifyRequest) => {
+    request.caller = await auth.authenticate(request.headers.authorization, scheme);
+  };
+  const config = limits.rateLimitMax > 0 ? { rateLimit: { max: limits.rateLimitMax, timeWindow: limits.rateLimitWindowMs } } : {};
+  app.post(path, { onRequest: authenticate, config }, async (request, reply) => {
+    const caller = request.caller!;
+    enforceTenancy(caller, request.body, { refsPossible: request.bodyMayHoldRefs ?? true });
+    const result = await handler(request.body, { caller, request, reply });
+    return result === undefined ? reply : result;
+  });
+}
+
 /** Placeholder for an endpoint a later issue completes: 501 with what is missing. */
 export function notYet(what: string): RouteHandler<EndpointName> {
   return async () => {

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { parseBody } from '@weft/api';
-import { addRoute, notYet, sendJsonl, type Authenticator } from '@weft/http';
+import { addGuardedRoute, addRoute, notYet, sendJsonl, type Authenticator } from '@weft/http';
 import type { Store } from '@weft/store';
 import { countCalls, streamCalls } from './calls';
 import { costCreateReq, createCosts, queryCosts } from './costs';
@@ -33,9 +33,8 @@ export async function queryRoutes(app: FastifyInstance, deps: QueryDeps): Promis
   });
   addRoute(app, deps.auth, 'costQuery', async (body) => queryCosts(deps.store, body));
   // Not one of the 20 endpoints of the interface: the reference SDK's way to add project prices.
-  app.post('/cost/create', async (request) => {
-    const caller = await deps.auth.authenticate(request.headers.authorization, 'basic');
-    const body = parseBody(costCreateReq, request.body);
+  addGuardedRoute(app, deps.auth, '/cost/create', 'basic', async (raw, { caller }) => {
+    const body = parseBody(costCreateReq, raw);
     return createCosts(deps.store, body, caller.userId);
   });
 

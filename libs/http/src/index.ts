@@ -3,3 +3,5 @@ export * from './errors';
 export * from './auth';
 export * from './route';
 export * from './jsonl';
+export * from './extra-route';
+export * from './lossless';

@@ -140,7 +140,9 @@ export async function updateTable(
     if ('append' in u) {
       const row = prepareRow(u.append.row, `updates[${i}].append.row`);
       newRows.push(row);
-      pieces.splice(splitAt(pieces, length), 0, { base: false, digests: [row.digest] });
+      const last = pieces[pieces.length - 1];
+      if (last && !last.base) last.digests.push(row.digest);
+      else pieces.push({ base: false, digests: [row.digest] });
       length++;
       updated.push(row.digest);
     } else if ('insert' in u) {
@@ -186,7 +188,7 @@ function mergeAdjacentNewPieces(pieces: Piece[]): void {
     const a = pieces[i - 1]!;
     const b = pieces[i]!;
     if (pieceLength(b) === 0) pieces.splice(i, 1);
-    else if (!a.base && !b.base) pieces.splice(i - 1, 2, { base: false, digests: [...a.digests, ...b.digests] });
+    else if (!a.base && !b.base) pieces.splice(i - 1, 2, { base: false, digests: a.digests.concat(b.digests) });
   }
   if (pieces.length > 0 && pieceLength(pieces[0]!) === 0) pieces.shift();
 }

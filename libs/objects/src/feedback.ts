@@ -89,10 +89,11 @@ export async function replaceFeedback(store: Store, req: FeedbackReplaceInput, u
   const id = req.id || generateId();
   const createdMicros = Math.floor(nowMicros() / 1000) * 1000;
   const p = new Params();
-  await store.client.command({
-    query: `DELETE FROM feedback WHERE project_id = ${p.str(req.project_id)} AND id = ${p.str(req.feedback_id)}`,
-    query_params: p.values,
-  });
+  const where = `project_id = ${p.str(req.project_id)} AND id = ${p.str(req.feedback_id)}`;
+  // A DELETE is a mutation (costly): only issue it when there is something to delete.
+  const rs = await store.client.query({ query: `SELECT count() AS n FROM feedback WHERE ${where}`, query_params: p.values, format: 'JSONEachRow' });
+  const [{ n } = { n: 0 }] = await rs.json<{ n: number }>();
+  if (Number(n) > 0) await store.client.command({ query: `DELETE FROM feedback WHERE ${where}`, query_params: p.values });
   await store.client.insert({
     table: 'feedback',
     format: 'JSONEachRow',

@@ -129,18 +129,18 @@ describe('table queries', () => {
 });
 
 describe('a large table', () => {
-  it('appends in chunks and pages anywhere (20,000 rows here; 1,000,000 in bench/tables.ts)', async () => {
+  it('appends in chunks and pages anywhere (12,000 rows here; 1,000,000 in bench/tables.ts)', async () => {
     let digest = EMPTY;
-    const chunk = 5000;
-    for (let start = 0; start < 20_000; start += chunk) {
+    const chunk = 4000;
+    for (let start = 0; start < 12_000; start += chunk) {
       const updates = Array.from({ length: chunk }, (_, j) => ({ append: { row: { n: start + j, text: `row ${start + j}` } } }));
       const r = await api.post('/table/update', { project_id: P, base_digest: digest, updates });
       expect(r.status, r.text).toBe(200);
       digest = r.body.digest;
     }
-    const page = await query({ digest, offset: 17_500, limit: 3 });
-    expect(page.map((x) => [x.original_index, x.val.n])).toEqual([[17_500, 17_500], [17_501, 17_501], [17_502, 17_502]]);
+    const page = await query({ digest, offset: 10_500, limit: 3 });
+    expect(page.map((x) => [x.original_index, x.val.n])).toEqual([[10_500, 10_500], [10_501, 10_501], [10_502, 10_502]]);
     const last = await query({ digest, sort_by: [{ field: 'n', order: 'desc' }], limit: 1 });
-    expect(last[0]!.original_index).toBe(19_999);
+    expect(last[0]!.original_index).toBe(11_999);
   });
 });

@@ -5,6 +5,7 @@ import { addExtraRoute, addRoute, sendJsonText, sendJsonl, type Authenticator } 
 import { queryFeedback, queryObjects, queryTableRows, readObject, resolveRefs } from '@weft/objects';
 import type { Store } from '@weft/store';
 import { toJsonText } from '@weft/digest';
+import { sendJsonArrayObject } from './json-array-stream';
 
 export interface ObjectReadDeps {
   store: Store;
@@ -18,9 +19,9 @@ export async function objectReadRoutes(app: FastifyInstance, deps: ObjectReadDep
   addRoute(app, auth, 'objsQuery', async (body, { reply }) => sendJsonText(reply, { objs: await queryObjects(store, body) }));
 
   addRoute(app, auth, 'tableQuery', async (body, { reply }) => {
-    const rows = [];
-    for await (const row of queryTableRows(store, body)) rows.push(row);
-    return sendJsonText(reply, { rows });
+    const abort = new AbortController();
+    await sendJsonArrayObject(reply, 'rows', queryTableRows(store, body, abort.signal), () => abort.abort());
+    return undefined;
   });
   addRoute(app, auth, 'tableQueryStream', async (body, { reply }) => {
     const abort = new AbortController();

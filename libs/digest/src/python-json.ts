@@ -98,7 +98,10 @@ const ESCAPES: Record<string, string> = { '"': '\\"', '\\': '\\\\', '\n': '\\n',
  * other UTF-16 code unit becomes `\uXXXX` (lowercase hex), so astral characters come out as
  * surrogate pairs exactly as Python writes them. `/` is not escaped.
  */
+const NEEDS_ESCAPE = /[^\x20-\x7e]|["\\]/;
+
 export function pythonString(s: string): string {
+  if (!NEEDS_ESCAPE.test(s)) return '"' + s + '"';
   return '"' + s.replace(/[^\x20-\x7e]|["\\]/g, (c) => ESCAPES[c] ?? '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0')) + '"';
 }
 

@@ -91,3 +91,20 @@ describe('lossless parse and output', () => {
     expect(['\u{1F600}', '\uE000', 'a'].sort(compareCodePoints)).toEqual(['a', '\uE000', '\u{1F600}']);
   });
 });
+
+describe('canonical JSON is JSON', () => {
+  it('decodes back to the same value for arbitrary JSON values (property)', async () => {
+    const fc = await import('fast-check');
+    const noNegZero = (v: unknown): unknown =>
+      typeof v === 'number' ? (Object.is(v, -0) ? 0 : v) : Array.isArray(v) ? v.map(noNegZero) : v && typeof v === 'object' ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, noNegZero(x)])) : v;
+    fc.assert(
+      fc.property(fc.jsonValue(), (raw) => {
+        const v = noNegZero(raw);
+        const text = canonicalJson(parseLosslessJson(JSON.stringify(v)));
+        expect(JSON.parse(text)).toEqual(v);
+        expect(/[^\x20-\x7e]/.test(text)).toBe(false);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});

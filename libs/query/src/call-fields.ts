@@ -51,7 +51,7 @@ export class CallFieldResolver implements FieldResolver {
       }
       const dump = `${root}_dump`;
       this.used.add(dump);
-      if (rest.length === 0) return { sql: dump, kind: 'json' };
+      if (rest.length === 0) return jsonFieldRef(dump, [], p);
       if (rest.some((k) => k === '')) throw new ApiError(400, `field '${path}' has an empty path segment`, { field: path });
       return jsonFieldRef(dump, rest, p);
     }

@@ -2,3 +2,5 @@ export * from './params';
 export * from './expr';
 export * from './calls';
 export * from './call-fields';
+export * from './costs';
+export * from './threads';

@@ -51,7 +51,7 @@ export async function createWeft(config: Config, log: Logger): Promise<Weft> {
     },
   });
   await app.register(gatewayRoutes, { bus, store, auth });
-  await app.register(queryRoutes, { store, auth });
+  await app.register(queryRoutes, { store, auth, pageRows: config.WEFT_QUERY_PAGE_ROWS });
   await app.register(inferenceRoutes, { auth });
 
   return {

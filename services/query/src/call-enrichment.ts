@@ -11,7 +11,7 @@ const PAGE_SIZE = 100;
  * by the referenced values (reference §3.6), and `include_feedback` attaches the feedback on
  * each call as `summary.weave.feedback` (§3.8). Refs resolve through the same code as /refs/read_batch.
  */
-export async function* enrichCalls(store: Store, req: CallsStreamQueryReq, calls: AsyncIterable<Call>): AsyncGenerator<Call> {
+export async function* withExpandedRefsAndFeedback(store: Store, req: CallsStreamQueryReq, calls: AsyncIterable<Call>): AsyncGenerator<Call> {
   const expand = req.return_expanded_column_values === false ? [] : (req.expand_columns ?? []);
   if (expand.length === 0 && !req.include_feedback) {
     yield* calls;

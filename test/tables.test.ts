@@ -142,5 +142,12 @@ describe('a large table', () => {
     expect(page.map((x) => [x.original_index, x.val.n])).toEqual([[10_500, 10_500], [10_501, 10_501], [10_502, 10_502]]);
     const last = await query({ digest, sort_by: [{ field: 'n', order: 'desc' }], limit: 1 });
     expect(last[0]!.original_index).toBe(11_999);
+    // Streams cross the server's internal page boundaries (10,000 rows) without gaps or repeats.
+    const all = await api.jsonl('/table/query_stream', { project_id: P, digest });
+    expect(all).toHaveLength(12_000);
+    expect(all.every((x, i) => x.original_index === i && x.val.n === i)).toBe(true);
+    const sorted = await query({ digest, sort_by: [{ field: 'n', order: 'desc' }], offset: 1_000, limit: 10_500 });
+    expect(sorted).toHaveLength(10_500);
+    expect(sorted.every((x, i) => x.val.n === 10_999 - i)).toBe(true);
   });
 });

@@ -250,30 +250,67 @@ export interface TableQueryInput {
 }
 
 /**
- * Rows of a table, streamed as ClickHouse returns them. Without sort or filter a page is a
- * primary-key range on position, so page N of a million-row table costs the same as page 1.
- * `original_index` is the 0-based position in the table; an unknown table has no rows.
+ * Rows per ClickHouse query when streaming a table from the embedded store, whose connection
+ * buffers each whole result: pages keep memory bounded. A ClickHouse server streams one query.
+ */
+const EMBEDDED_PAGE_ROWS = 10_000;
+
+/**
+ * Rows of a table, streamed. Without sort or filter a page is a primary-key range on position,
+ * so page N of a million-row table costs the same as page 1. `original_index` is the 0-based
+ * position in the table; an unknown table has no rows.
  */
 export async function* queryTableRows(store: Store, req: TableQueryInput, signal?: AbortSignal): AsyncGenerator<TableRowOut> {
   const count = await tableRowCount(store, req.project_id, req.digest);
   if (!count) return;
-  const p = new Params();
+  const pageRows = store.mode === 'embedded' ? EMBEDDED_PAGE_ROWS : 0;
   const offset = req.offset ?? 0;
   const limit = req.limit !== undefined && req.limit > 0 ? req.limit : undefined;
-  const sortBy = req.sort_by ?? [];
-  const rowDigests = req.filter?.row_digests;
-  const natural = sortBy.length === 0 && !rowDigests?.length;
-
-  const indexConds = [`project_id = ${p.str(req.project_id)}`, `table_digest = ${p.str(req.digest)}`];
+  const natural = (req.sort_by ?? []).length === 0 && !req.filter?.row_digests?.length;
   if (natural) {
-    if (offset > 0) indexConds.push(`position >= ${p.add(offset, 'UInt64')}`);
-    if (limit !== undefined) indexConds.push(`position < ${p.add(offset + limit, 'UInt64')}`);
+    const end = Math.min(count, limit === undefined ? count : offset + limit);
+    const step = pageRows || end - offset;
+    for (let from = offset; from < end && !signal?.aborted; from += step) {
+      yield* tableRowsPage(store, req, { from, to: Math.min(end, from + step) }, undefined, signal);
+    }
+    return;
   }
+  if (!pageRows) {
+    yield* tableRowsPage(store, req, undefined, { offset, limit }, signal);
+    return;
+  }
+  // Sorted or filtered: consecutive LIMIT/OFFSET pages of the same ordering (ties broken by position).
+  let skip = offset;
+  let left = limit ?? Infinity;
+  while (left > 0 && !signal?.aborted) {
+    const take = Math.min(pageRows, left);
+    let got = 0;
+    for await (const row of tableRowsPage(store, req, undefined, { offset: skip, limit: take }, signal)) {
+      got++;
+      yield row;
+    }
+    if (got < take) return;
+    skip += got;
+    left -= got;
+  }
+}
+
+async function* tableRowsPage(
+  store: Store,
+  req: TableQueryInput,
+  range: { from: number; to: number } | undefined,
+  page: { offset: number; limit?: number } | undefined,
+  signal?: AbortSignal,
+): AsyncGenerator<TableRowOut> {
+  const p = new Params();
+  const indexConds = [`project_id = ${p.str(req.project_id)}`, `table_digest = ${p.str(req.digest)}`];
+  if (range) indexConds.push(`position >= ${p.add(range.from, 'UInt64')}`, `position < ${p.add(range.to, 'UInt64')}`);
+  const rowDigests = req.filter?.row_digests;
   if (rowDigests?.length) indexConds.push(`row_digest IN ${p.strArray(rowDigests)}`);
   const index = `SELECT position, row_digest FROM table_rows_index FINAL WHERE ${indexConds.join(' AND ')}`;
 
   const order: string[] = [];
-  sortBy.forEach((s, i) => {
+  (req.sort_by ?? []).forEach((s, i) => {
     const path = p.str(jsonPathOf(s.field, `sort_by[${i}].field`));
     const dir = s.order === 'desc' ? 'DESC' : 'ASC';
     // The reference's three terms: rows having the field first, then numeric, then string order.
@@ -288,9 +325,9 @@ export async function* queryTableRows(store: Store, req: TableQueryInput, signal
     WHERE project_id = ${p.str(req.project_id)} AND digest IN (SELECT row_digest FROM (${index}))
   ) AS r ON r.digest = i.row_digest
   ORDER BY ${order.join(', ')}`;
-  if (!natural) {
-    if (limit !== undefined) sql += ` LIMIT ${p.int(limit)}`;
-    if (offset > 0) sql += `${limit !== undefined ? '' : ' LIMIT 18446744073709551615'} OFFSET ${p.int(offset)}`;
+  if (page) {
+    if (page.limit !== undefined) sql += ` LIMIT ${p.int(page.limit)}`;
+    if (page.offset > 0) sql += `${page.limit !== undefined ? '' : ' LIMIT 18446744073709551615'} OFFSET ${p.int(page.offset)}`;
   }
   const rs = await store.client.query({ query: sql, query_params: p.values, format: 'JSONEachRow', abort_signal: signal });
   for await (const batch of rs.stream<{ original_index: number; digest: string; val_dump: string }>()) {

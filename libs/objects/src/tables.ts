@@ -250,10 +250,11 @@ export interface TableQueryInput {
 }
 
 /**
- * Rows per ClickHouse query when streaming a table from the embedded store, whose connection
- * buffers each whole result: pages keep memory bounded. A ClickHouse server streams one query.
+ * Rows per page when streaming a table. Natural order always goes by position ranges of this
+ * size; sorted/filtered results page only on the embedded store, whose connection buffers each
+ * whole result (a ClickHouse server streams one query).
  */
-const EMBEDDED_PAGE_ROWS = 10_000;
+const PAGE_ROWS = 10_000;
 
 /**
  * Rows of a table, streamed. Without sort or filter a page is a primary-key range on position,
@@ -263,20 +264,19 @@ const EMBEDDED_PAGE_ROWS = 10_000;
 export async function* queryTableRows(store: Store, req: TableQueryInput, signal?: AbortSignal): AsyncGenerator<TableRowOut> {
   const count = await tableRowCount(store, req.project_id, req.digest);
   if (!count) return;
-  const pageRows = store.mode === 'embedded' ? EMBEDDED_PAGE_ROWS : 0;
+  const pageRows = store.mode === 'embedded' ? PAGE_ROWS : 0;
   const offset = req.offset ?? 0;
   const limit = req.limit !== undefined && req.limit > 0 ? req.limit : undefined;
   const natural = (req.sort_by ?? []).length === 0 && !req.filter?.row_digests?.length;
   if (natural) {
     const end = Math.min(count, limit === undefined ? count : offset + limit);
-    const step = pageRows || end - offset;
-    for (let from = offset; from < end && !signal?.aborted; from += step) {
-      yield* tableRowsPage(store, req, { from, to: Math.min(end, from + step) }, undefined, signal);
+    for (let from = offset; from < end && !signal?.aborted; from += PAGE_ROWS) {
+      yield* tableRowsRange(store, req, from, Math.min(end, from + PAGE_ROWS), signal);
     }
     return;
   }
   if (!pageRows) {
-    yield* tableRowsPage(store, req, undefined, { offset, limit }, signal);
+    yield* tableRowsPage(store, req, { offset, limit }, signal);
     return;
   }
   // Sorted or filtered: consecutive LIMIT/OFFSET pages of the same ordering (ties broken by position).
@@ -285,7 +285,7 @@ export async function* queryTableRows(store: Store, req: TableQueryInput, signal
   while (left > 0 && !signal?.aborted) {
     const take = Math.min(pageRows, left);
     let got = 0;
-    for await (const row of tableRowsPage(store, req, undefined, { offset: skip, limit: take }, signal)) {
+    for await (const row of tableRowsPage(store, req, { offset: skip, limit: take }, signal)) {
       got++;
       yield row;
     }
@@ -295,16 +295,38 @@ export async function* queryTableRows(store: Store, req: TableQueryInput, signal
   }
 }
 
+/**
+ * Positions [from, to) in order: the index range by primary key, then the rows by an explicit
+ * digest list (point lookups). Two small queries beat one join here.
+ */
+async function* tableRowsRange(store: Store, req: TableQueryInput, from: number, to: number, signal?: AbortSignal): AsyncGenerator<TableRowOut> {
+  const p = new Params();
+  const rs = await store.client.query({
+    query: `SELECT position, row_digest FROM table_rows_index FINAL
+      WHERE project_id = ${p.str(req.project_id)} AND table_digest = ${p.str(req.digest)}
+        AND position >= ${p.add(from, 'UInt64')} AND position < ${p.add(to, 'UInt64')}
+      ORDER BY position`,
+    query_params: p.values,
+    format: 'JSONEachRow',
+    abort_signal: signal,
+  });
+  const index = await rs.json<{ position: number; row_digest: string }>();
+  const vals = await readTableRowVals(store, req.project_id, index.map((r) => r.row_digest));
+  for (const r of index) {
+    const val = vals.get(r.row_digest);
+    if (val !== undefined) yield { digest: r.row_digest, val: new RawJson(val), original_index: Number(r.position) };
+  }
+}
+
+/** Sorted and/or filtered rows: the index joined with the rows, ordered, one LIMIT/OFFSET page. */
 async function* tableRowsPage(
   store: Store,
   req: TableQueryInput,
-  range: { from: number; to: number } | undefined,
-  page: { offset: number; limit?: number } | undefined,
+  page: { offset: number; limit?: number },
   signal?: AbortSignal,
 ): AsyncGenerator<TableRowOut> {
   const p = new Params();
   const indexConds = [`project_id = ${p.str(req.project_id)}`, `table_digest = ${p.str(req.digest)}`];
-  if (range) indexConds.push(`position >= ${p.add(range.from, 'UInt64')}`, `position < ${p.add(range.to, 'UInt64')}`);
   const rowDigests = req.filter?.row_digests;
   if (rowDigests?.length) indexConds.push(`row_digest IN ${p.strArray(rowDigests)}`);
   const index = `SELECT position, row_digest FROM table_rows_index FINAL WHERE ${indexConds.join(' AND ')}`;
@@ -321,14 +343,13 @@ async function* tableRowsPage(
   let sql = `SELECT i.position AS original_index, i.row_digest AS digest, r.val_dump AS val_dump
   FROM (${index}) AS i
   INNER JOIN (
-    SELECT digest, val_dump FROM table_rows FINAL
+    SELECT digest, any(val_dump) AS val_dump FROM table_rows
     WHERE project_id = ${p.str(req.project_id)} AND digest IN (SELECT row_digest FROM (${index}))
+    GROUP BY digest
   ) AS r ON r.digest = i.row_digest
   ORDER BY ${order.join(', ')}`;
-  if (page) {
-    if (page.limit !== undefined) sql += ` LIMIT ${p.int(page.limit)}`;
-    if (page.offset > 0) sql += `${page.limit !== undefined ? '' : ' LIMIT 18446744073709551615'} OFFSET ${p.int(page.offset)}`;
-  }
+  if (page.limit !== undefined) sql += ` LIMIT ${p.int(page.limit)}`;
+  if (page.offset > 0) sql += `${page.limit !== undefined ? '' : ' LIMIT 18446744073709551615'} OFFSET ${p.int(page.offset)}`;
   const rs = await store.client.query({ query: sql, query_params: p.values, format: 'JSONEachRow', abort_signal: signal });
   for await (const batch of rs.stream<{ original_index: number; digest: string; val_dump: string }>()) {
     for (const row of batch) {

@@ -1,4 +1,5 @@
--- Table rows, content-addressed and shared by every table that holds them.
+-- Table rows, content-addressed and shared by every table that holds them. Digests are
+-- random, so a page of rows is a set of point lookups: small granules keep each one cheap.
 CREATE TABLE IF NOT EXISTS table_rows (
   project_id String,
   digest String,
@@ -6,7 +7,8 @@ CREATE TABLE IF NOT EXISTS table_rows (
   val_dump String,
   created_at DateTime64(3, 'UTC') DEFAULT now64(3)
 ) ENGINE = ReplacingMergeTree
-ORDER BY (project_id, digest);
+ORDER BY (project_id, digest)
+SETTINGS index_granularity = 256;
 
 -- A table's rows in order: one row per position instead of one array per table, so a
 -- table of millions of rows is appended to and paged (by primary-key range on position)

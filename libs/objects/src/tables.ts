@@ -296,25 +296,32 @@ export async function* queryTableRows(store: Store, req: TableQueryInput, signal
 }
 
 /**
- * Positions [from, to) in order: the index range by primary key, then the rows by an explicit
- * digest list (point lookups). Two small queries beat one join here.
+ * Positions [from, to) in order: a primary-key range of the index joined with the rows it names
+ * (point lookups in small granules; LIMIT 1 BY drops not-yet-merged duplicate rows).
  */
 async function* tableRowsRange(store: Store, req: TableQueryInput, from: number, to: number, signal?: AbortSignal): AsyncGenerator<TableRowOut> {
   const p = new Params();
-  const rs = await store.client.query({
-    query: `SELECT position, row_digest FROM table_rows_index FINAL
-      WHERE project_id = ${p.str(req.project_id)} AND table_digest = ${p.str(req.digest)}
-        AND position >= ${p.add(from, 'UInt64')} AND position < ${p.add(to, 'UInt64')}
-      ORDER BY position`,
-    query_params: p.values,
-    format: 'JSONEachRow',
-    abort_signal: signal,
-  });
-  const index = await rs.json<{ position: number; row_digest: string }>();
-  const vals = await readTableRowVals(store, req.project_id, index.map((r) => r.row_digest));
-  for (const r of index) {
-    const val = vals.get(r.row_digest);
-    if (val !== undefined) yield { digest: r.row_digest, val: new RawJson(val), original_index: Number(r.position) };
+  const index = `SELECT position, row_digest FROM table_rows_index FINAL
+    WHERE project_id = ${p.str(req.project_id)} AND table_digest = ${p.str(req.digest)}
+      AND position >= ${p.add(from, 'UInt64')} AND position < ${p.add(to, 'UInt64')}`;
+  const sql = `SELECT i.position AS original_index, i.row_digest AS digest, r.val_dump AS val_dump
+  FROM (${index}) AS i
+  INNER JOIN (
+    SELECT digest, val_dump FROM table_rows
+    WHERE project_id = ${p.str(req.project_id)} AND digest IN (SELECT row_digest FROM (${index}))
+    LIMIT 1 BY digest
+  ) AS r ON r.digest = i.row_digest
+  ORDER BY i.position`;
+  yield* streamRows(store, sql, p, signal);
+}
+
+async function* streamRows(store: Store, sql: string, p: Params, signal?: AbortSignal): AsyncGenerator<TableRowOut> {
+  const rs = await store.client.query({ query: sql, query_params: p.values, format: 'JSONEachRow', abort_signal: signal });
+  for await (const batch of rs.stream<{ original_index: number; digest: string; val_dump: string }>()) {
+    for (const row of batch) {
+      const r = row.json();
+      yield { digest: r.digest, val: new RawJson(r.val_dump), original_index: Number(r.original_index) };
+    }
   }
 }
 
@@ -343,20 +350,13 @@ async function* tableRowsPage(
   let sql = `SELECT i.position AS original_index, i.row_digest AS digest, r.val_dump AS val_dump
   FROM (${index}) AS i
   INNER JOIN (
-    SELECT digest, any(val_dump) AS val_dump FROM table_rows
+    SELECT digest, val_dump FROM table_rows FINAL
     WHERE project_id = ${p.str(req.project_id)} AND digest IN (SELECT row_digest FROM (${index}))
-    GROUP BY digest
   ) AS r ON r.digest = i.row_digest
   ORDER BY ${order.join(', ')}`;
   if (page.limit !== undefined) sql += ` LIMIT ${p.int(page.limit)}`;
   if (page.offset > 0) sql += `${page.limit !== undefined ? '' : ' LIMIT 18446744073709551615'} OFFSET ${p.int(page.offset)}`;
-  const rs = await store.client.query({ query: sql, query_params: p.values, format: 'JSONEachRow', abort_signal: signal });
-  for await (const batch of rs.stream<{ original_index: number; digest: string; val_dump: string }>()) {
-    for (const row of batch) {
-      const r = row.json();
-      yield { digest: r.digest, val: new RawJson(r.val_dump), original_index: Number(r.original_index) };
-    }
-  }
+  yield* streamRows(store, sql, p, signal);
 }
 
 /** Values of table rows by digest (for `/id/<row digest>` ref edges). */

@@ -5,3 +5,4 @@ export * from './route';
 export * from './jsonl';
 export * from './extra-route';
 export * from './lossless';
+export * from './program';

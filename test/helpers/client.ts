@@ -69,7 +69,10 @@ export async function postOversized(baseUrl: string, path: string, bytes: number
     });
     const chunk = Buffer.alloc(1024 * 1024, 0x20);
     let sent = 0;
+    let answered = false;
+    req.once('response', () => (answered = true));
     const pump = () => {
+      if (answered) return void req.destroy();
       while (sent < bytes) {
         const n = Math.min(chunk.length, bytes - sent);
         sent += n;
@@ -77,6 +80,9 @@ export async function postOversized(baseUrl: string, path: string, bytes: number
       }
       req.end();
     };
-    pump();
+    // Headers first: the server answers from Content-Length alone, and a response that arrives
+    // before the body is written cannot be lost to the reset of a connection closed mid-body.
+    req.flushHeaders();
+    setTimeout(pump, 1000);
   });
 }

@@ -41,6 +41,16 @@ const FIELD_COLUMNS: Record<string, string[]> = {
 
 const FILTER_LIMIT = 1000;
 
+/**
+ * Merged columns that only a call's start part writes: on a start part they already hold the
+ * merged value, so conditions and sort keys over them can be evaluated without merging.
+ */
+const START_COLUMNS = new Set([
+  'trace_id', 'parent_id', 'thread_id', 'turn_id', 'op_name', 'started_at', 'attributes_dump', 'inputs_dump',
+  'input_refs', 'otel_dump', 'svc_user_id', 'svc_run_id', 'svc_run_step',
+]);
+const onlyStart = (cols: Iterable<string>) => [...cols].every((c) => START_COLUMNS.has(c));
+
 /** One term of the total order: a non-NULL expression, its ClickHouse type (to bind a cursor), a direction. */
 export interface SortKey {
   sql: string;
@@ -119,18 +129,35 @@ export class CallsQueryPlan {
   readonly columns: Set<string>;
   /** Field names the caller asked for (undefined: all). */
   readonly selected?: Set<string>;
+  /**
+   * True when every condition and sort key reads start-part columns only: pages can then be
+   * picked from the start parts directly (top-N by the sort keys, no merge of the whole
+   * project), and only those candidates are merged and checked (deleted calls drop out there).
+   */
+  readonly fromStartParts: boolean;
+  private startOnly = true;
 
   constructor(private readonly req: CallsReq) {
     const p = this.base;
     this.projectSql = p.str(req.project_id);
     this.resolver.used.add('started_at').add('deleted_at');
     this.addFilter(req.filter);
-    if (req.query) this.conds.push(compileQuery(req.query.$expr, this.resolver, p));
+    if (req.query) {
+      const qr = new CallFieldResolver();
+      this.conds.push(compileQuery(req.query.$expr, qr, p));
+      this.track(qr.used);
+    }
     this.keys = this.orderKeys();
+    this.fromStartParts = this.startOnly;
     const wanted = this.projection();
     this.selected = wanted;
     this.columns = new Set(wanted ? [...wanted].flatMap((f) => FIELD_COLUMNS[f] ?? (f in MERGED_CALL_COLUMNS ? [f] : [])) : Object.keys(MERGED_CALL_COLUMNS));
     for (const c of this.resolver.used) this.columns.add(c);
+  }
+
+  private track(cols: Iterable<string>): void {
+    for (const c of cols) this.resolver.used.add(c);
+    if (!onlyStart(cols)) this.startOnly = false;
   }
 
   private addFilter(filter: CallFilter | undefined): void {
@@ -161,7 +188,7 @@ export class CallsQueryPlan {
       // These columns come from the start part only, so a raw part matching them names a matching call.
       this.prefilter.push(cond);
       this.conds.push(cond);
-      this.resolver.used.add(column);
+      this.track([column]);
     }
     if (filter.op_names?.length) {
       checkLength('op_names', filter.op_names);
@@ -173,7 +200,7 @@ export class CallsQueryPlan {
       const cond = `(${ors.join(' OR ')})`;
       this.prefilter.push(cond);
       this.conds.push(cond);
-      this.resolver.used.add('op_name');
+      this.track(['op_name']);
     }
     for (const key of ['input_refs', 'output_refs'] as const) {
       const values = filter[key];
@@ -186,11 +213,11 @@ export class CallsQueryPlan {
         ors.push(`arrayExists(r -> startsWith(r, ${p.str(pre.slice(0, -1))}), ${key})`);
       }
       this.conds.push(`(${ors.join(' OR ')})`);
-      this.resolver.used.add(key);
+      this.track([key]);
     }
     if (filter.trace_roots_only) {
       this.conds.push('parent_id IS NULL');
-      this.resolver.used.add('parent_id');
+      this.track(['parent_id']);
     }
   }
 
@@ -199,12 +226,16 @@ export class CallsQueryPlan {
     const keys: SortKey[] = [];
     sortBy.forEach((s, i) => {
       let ref: FieldRef;
+      const r = new CallFieldResolver();
       try {
-        ref = this.resolver.resolve(s.field, this.base);
+        ref = r.resolve(s.field, this.base);
       } catch (e) {
         if (e instanceof ApiError) throw new ApiError(400, `sort_by[${i}].field: ${e.reason}`, { field: `sort_by[${i}].field` });
         throw e;
       }
+      this.track(r.used);
+      // display_name is renamed by later parts: never from the start part alone.
+      if (s.field === 'display_name' || s.field === 'summary.weave.trace_name') this.startOnly = false;
       keys.push(...sortKeysOf(ref, s.direction === 'desc'));
     });
     // The id tiebreak makes the order total, which keyset paging needs.
@@ -228,9 +259,11 @@ export class CallsQueryPlan {
   }
 
   /** Phase 1: the ids of the matching calls, in order, optionally after a cursor, limited. */
-  private idsSql(p: Params, page: { after?: Cursor; limit?: number; offset?: number }, ordered = true): string {
+  private idsSql(p: Params, page: PageSpec, ordered = true): string {
     const where = [`project_id = ${this.projectSql}`, ...this.idConds];
-    if (this.prefilter.length) {
+    if (page.ids) where.push(`id IN ${p.strArray(page.ids)}`);
+    // Candidate ids were already picked through these conditions: no second index pass.
+    if (this.prefilter.length && !page.ids) {
       where.push(`id IN (SELECT id FROM calls_merged WHERE project_id = ${this.projectSql} AND ${this.prefilter.join(' AND ')})`);
     }
     const conds = [...this.conds];
@@ -251,7 +284,7 @@ export class CallsQueryPlan {
   }
 
   /** Phase 2: one page of merged calls with their sort keys `_k0.._kN` (for the next cursor). */
-  pageQuery(page: { after?: Cursor; limit?: number; offset?: number }): BuiltQuery {
+  pageQuery(page: PageSpec): BuiltQuery {
     const p = this.base.clone();
     const keys = this.keys.map((k, i) => `${k.sql} AS _k${i}`).join(', ');
     const sql = `SELECT *, ${keys} FROM (
@@ -266,9 +299,31 @@ ORDER BY ${this.keys.map((_, i) => `_k${i} ${this.keys[i]!.desc ? 'DESC' : 'ASC'
     return { sql, params: p.values };
   }
 
+  /**
+   * Candidate ids straight from the start parts (only when `fromStartParts`): the next `limit`
+   * calls by the sort keys after `after`, with every condition applied except deletion. A replayed
+   * start part appears once (LIMIT 1 BY id).
+   */
+  candidatesQuery(page: { after?: Cursor; limit: number }): BuiltQuery {
+    const p = this.base.clone();
+    const conds = [`project_id = ${this.projectSql}`, 'started_at IS NOT NULL', ...this.idConds, ...this.conds.filter((c) => c !== 'deleted_at IS NULL' && c !== 'started_at IS NOT NULL')];
+    if (page.after) conds.push(afterCursor(this.keys, page.after, p));
+    const keys = this.keys.map((k, i) => `${k.sql} AS _k${i}`).join(', ');
+    const sql = `SELECT id, ${keys} FROM calls_merged
+WHERE ${conds.join(' AND ')}
+ORDER BY ${this.keys.map((_, i) => `_k${i} ${this.keys[i]!.desc ? 'DESC' : 'ASC'}`).join(', ')}
+LIMIT 1 BY id
+LIMIT ${p.int(page.limit)}`;
+    return { sql, params: p.values };
+  }
+
   /** The matching ids (no order), capped by `limit`: the body of counts and storage sums. */
   matchingIdsSql(p: Params, limit?: number): string {
-    return this.idsSql(p, { limit }, false);
+    if (!this.fromStartParts) return this.idsSql(p, { limit }, false);
+    // Start parts carry every column the conditions read: no merge, only deleted calls to drop.
+    const conds = [`project_id = ${this.projectSql}`, 'started_at IS NOT NULL', ...this.idConds, ...this.conds.filter((c) => c !== 'deleted_at IS NULL' && c !== 'started_at IS NOT NULL')];
+    conds.push(`id NOT IN (SELECT id FROM calls_merged WHERE project_id = ${this.projectSql} AND deleted_at IS NOT NULL)`);
+    return `SELECT DISTINCT id FROM calls_merged WHERE ${conds.join(' AND ')}${limit !== undefined ? ` LIMIT ${p.int(limit)}` : ''}`;
   }
 
   get params(): Params {
@@ -278,6 +333,14 @@ ORDER BY ${this.keys.map((_, i) => `_k${i} ${this.keys[i]!.desc ? 'DESC' : 'ASC'
   get projectParam(): string {
     return this.projectSql;
   }
+}
+
+/** One page: after a cursor, limited, offset; or exactly the given candidate ids (in key order). */
+export interface PageSpec {
+  after?: Cursor;
+  limit?: number;
+  offset?: number;
+  ids?: string[];
 }
 
 /** The value of sort key `_kI` in a returned row, in key order: the cursor after that row. */

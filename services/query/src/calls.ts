@@ -1,5 +1,5 @@
 import type { CallsQueryStatsReq, CallsStreamQueryReq, Call } from '@weft/api';
-import { buildCallsStatsQuery, CallsQueryPlan, cursorOf, type Cursor } from '@weft/query';
+import { buildCallsStatsQuery, CallsQueryPlan, cursorOf, type Cursor, type PageSpec } from '@weft/query';
 import { callFromRow, type MergedCallRow, type Store } from '@weft/store';
 import { callCosts } from './costs';
 import { callStorageSizes } from './storage';
@@ -15,6 +15,8 @@ export interface StreamOptions {
 
 /** Rows handed to the enrich stage at a time (the reference streams in batches of 50 → 500). */
 const ENRICH_BATCH = 500;
+/** The first page is small so the first row comes fast; pages then grow ×5 up to `pageRows`. */
+const FIRST_PAGE_ROWS = 100;
 
 type PageRow = MergedCallRow & Record<string, unknown>;
 
@@ -30,35 +32,80 @@ export async function* streamCalls(
   opts: StreamOptions,
 ): AsyncGenerator<Call> {
   const plan = new CallsQueryPlan(req);
+  const pages = plan.fromStartParts && opts.pageRows > 0 ? candidatePages(store, plan, req, signal, opts) : keysetPages(store, plan, req, signal, opts);
+  for await (const rows of pages) yield* await enrichCalls(store, req, plan, rows);
+}
+
+/** Runs one page query and yields its rows in batches for the enrich stage. */
+async function* pageRows(store: Store, plan: CallsQueryPlan, page: PageSpec, signal: AbortSignal): AsyncGenerator<PageRow[]> {
+  const { sql, params } = plan.pageQuery(page);
+  const rs = await store.client.query({ query: sql, query_params: params, format: 'JSONEachRow', abort_signal: signal });
+  let batch: PageRow[] = [];
+  for await (const rows of rs.stream<PageRow>()) {
+    for (const r of rows) {
+      batch.push(r.json());
+      if (batch.length >= ENRICH_BATCH) {
+        yield batch;
+        batch = [];
+      }
+    }
+  }
+  if (batch.length) yield batch;
+}
+
+/** Keyset pages over the merged calls (any filter and sort), or one streamed query when pageRows is 0. */
+async function* keysetPages(store: Store, plan: CallsQueryPlan, req: CallsStreamQueryReq, signal: AbortSignal, opts: StreamOptions): AsyncGenerator<PageRow[]> {
   let remaining = req.limit && req.limit > 0 ? req.limit : Infinity;
   let offset = req.offset ?? 0;
   let cursor: Cursor | undefined;
+  let size = Math.min(opts.pageRows, FIRST_PAGE_ROWS);
   while (remaining > 0 && !signal.aborted) {
-    const limit = opts.pageRows > 0 ? Math.min(opts.pageRows, remaining) : Number.isFinite(remaining) ? remaining : undefined;
-    const { sql, params } = plan.pageQuery({ after: cursor, limit, offset });
-    const rs = await store.client.query({ query: sql, query_params: params, format: 'JSONEachRow', abort_signal: signal });
+    const limit = opts.pageRows > 0 ? Math.min(size, remaining) : Number.isFinite(remaining) ? remaining : undefined;
+    size = Math.min(opts.pageRows, size * 5);
     let got = 0;
-    let batch: PageRow[] = [];
-    for await (const rows of rs.stream<PageRow>()) {
-      for (const r of rows) {
-        batch.push(r.json());
-        if (batch.length >= ENRICH_BATCH) {
-          got += batch.length;
-          cursor = cursorOf(batch[batch.length - 1]!, plan.keys);
-          yield* await enrichCalls(store, req, plan, batch);
-          batch = [];
-        }
-      }
-    }
-    if (batch.length) {
+    for await (const batch of pageRows(store, plan, { after: cursor, limit, offset }, signal)) {
       got += batch.length;
       cursor = cursorOf(batch[batch.length - 1]!, plan.keys);
-      yield* await enrichCalls(store, req, plan, batch);
+      yield batch;
     }
     remaining -= got;
     offset = 0;
     // A short page (or the single unpaged query) is the end of the result.
     if (limit === undefined || got < limit) break;
+  }
+}
+
+/**
+ * Pages picked from the start parts (plan.fromStartParts): a top-N of candidate ids by the sort
+ * keys, without merging the whole project, then those candidates merged and checked. Only
+ * deleted calls can drop out, so a page is rarely short; the next page continues after the
+ * last candidate.
+ */
+async function* candidatePages(store: Store, plan: CallsQueryPlan, req: CallsStreamQueryReq, signal: AbortSignal, opts: StreamOptions): AsyncGenerator<PageRow[]> {
+  let remaining = req.limit && req.limit > 0 ? req.limit : Infinity;
+  let skip = req.offset ?? 0;
+  let cursor: Cursor | undefined;
+  let size = Math.min(opts.pageRows, FIRST_PAGE_ROWS);
+  while (remaining > 0 && !signal.aborted) {
+    const limit = Math.min(size, skip + remaining);
+    size = Math.min(opts.pageRows, size * 5);
+    const { sql, params } = plan.candidatesQuery({ after: cursor, limit });
+    const rs = await store.client.query({ query: sql, query_params: params, format: 'JSONEachRow', abort_signal: signal });
+    const candidates = await rs.json<Record<string, unknown> & { id: string }>();
+    if (candidates.length === 0) break;
+    cursor = cursorOf(candidates[candidates.length - 1]!, plan.keys);
+    // Offsets count matching calls, so skipped ones are only known once merged and checked.
+    for await (let batch of pageRows(store, plan, { ids: candidates.map((c) => c.id) }, signal)) {
+      if (skip > 0) {
+        const n = Math.min(skip, batch.length);
+        skip -= n;
+        batch = batch.slice(n);
+      }
+      if (batch.length > remaining) batch = batch.slice(0, remaining);
+      remaining -= batch.length;
+      if (batch.length) yield batch;
+    }
+    if (candidates.length < limit) break;
   }
 }
 

@@ -6,4 +6,6 @@ export * from './jsonl';
 export * from './limits';
 export * from './json-body';
 export * from './tenancy';
+export * from './extra-route';
+export * from './lossless';
 export * from './program';

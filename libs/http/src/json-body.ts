@@ -30,6 +30,31 @@ export function parseJsonBody(raw: Buffer, limits: RequestLimits): unknown {
   return value;
 }
 
+/**
+ * The edge's checks of a JSON body for parsers other than ours (e.g. the lossless parser the
+ * object routes use): strict UTF-8, and the limits (depth first, so no recursive parser sees a
+ * body nested beyond them). Returns the text to parse.
+ */
+export function checkedJsonText(raw: Buffer, limits: RequestLimits): string {
+  let text: string;
+  try {
+    text = utf8.decode(raw);
+  } catch {
+    throw badRequest('request body: not valid UTF-8');
+  }
+  if (text.trim() === '') throw badRequest('request body: empty JSON body');
+  if (mayCrossLimits(text, limits)) {
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch (e) {
+      throw badRequest(`request body: invalid JSON (${(e as Error).message})`);
+    }
+    checkJsonValue(value, limits);
+  }
+  return text;
+}
+
 /** Numbers that may overflow a double: a 3-digit exponent, or 300+ digits in a row. */
 const HUGE_NUMBER = /[eE][+-]?\d{3}|\d{300}/;
 

@@ -1,2 +1,3 @@
 export * from './routes';
 export * from './calls';
+export * from './objects';

@@ -4,6 +4,7 @@ import { nowMicros } from '@weft/core';
 import { addRoute, notYet, type Authenticator } from '@weft/http';
 import type { Store } from '@weft/store';
 import { CallIngest } from './calls';
+import { objectWriteRoutes } from './objects';
 
 export interface GatewayDeps {
   bus: Bus<CallPartEnvelope>;
@@ -37,7 +38,5 @@ export async function gatewayRoutes(app: FastifyInstance, deps: GatewayDeps): Pr
   });
 
   addRoute(app, deps.auth, 'otelTrace', notYet('OTLP ingestion (/otel/v1/trace)'));
-  addRoute(app, deps.auth, 'objCreate', notYet('objects (/obj/create)'));
-  addRoute(app, deps.auth, 'tableUpdate', notYet('tables (/table/update)'));
-  addRoute(app, deps.auth, 'feedbackReplace', notYet('feedback (/feedback/replace)'));
+  await app.register(objectWriteRoutes, { store: deps.store, auth: deps.auth });
 }

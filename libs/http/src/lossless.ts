@@ -1,0 +1,36 @@
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { ApiError } from '@weft/core';
+import { parseLosslessJson, toJsonText } from '@weft/digest';
+import { checkedJsonText } from './json-body';
+import { defaultRequestLimits } from './limits';
+import { mayHoldRefs } from './tenancy';
+
+/**
+ * Within one plugin scope, parses JSON bodies losslessly (`1.0` stays a float, big integers keep
+ * their digits) — needed wherever digests are computed over client values as the reference does.
+ */
+export function useLosslessJsonBodies(app: FastifyInstance): void {
+  const limits = app.weftLimits ?? defaultRequestLimits;
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (req, raw, done) => {
+    let text: string;
+    try {
+      // The same UTF-8, depth and size checks as the shared parser, before the lossless parse.
+      text = checkedJsonText(raw as Buffer, limits);
+      req.bodyMayHoldRefs = mayHoldRefs(raw as Buffer);
+    } catch (e) {
+      return done(e as Error, undefined);
+    }
+    try {
+      done(null, parseLosslessJson(text));
+    } catch (e) {
+      done(new ApiError(400, `request body: invalid JSON (${(e as Error).message})`), undefined);
+    }
+  });
+}
+
+/** Sends a value whose parts may be stored JSON text (RawJson) or lossless numbers, verbatim. */
+export function sendJsonText(reply: FastifyReply, value: unknown): string {
+  reply.type('application/json; charset=utf-8');
+  return toJsonText(value);
+}

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, basicAuth } from './helpers/client';
+import { createKey } from './helpers/keys';
 import { startWeft, type RunningWeft } from './helpers/server';
 
 let weft: RunningWeft;
@@ -145,7 +146,7 @@ describe('calls: expand_columns and include_feedback', () => {
   });
 
   it('records feedback under another caller as that caller', async () => {
-    const other = api.withAuth(basicAuth('another-key'));
+    const other = api.withAuth(basicAuth((await createKey(api, 'another-user', ['acme'])).key));
     const r = await other.post('/feedback/replace', { project_id: P, svc_ref: callRef('z'), feedback_type: 'custom', payload: {}, feedback_id: 'x' });
     expect(r.status).toBe(200);
     const mine = await replace({ svc_ref: callRef('z') });

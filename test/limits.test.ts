@@ -19,7 +19,6 @@ const LIMITS = {
   WEFT_MAX_PAGE_LIMIT: '100',
   WEFT_MAX_QUERY_BYTES: '1024',
   WEFT_MAX_QUERY_DEPTH: '6',
-  WEFT_MAX_FEEDBACK_PAYLOAD_BYTES: '256',
 };
 
 beforeAll(async () => {
@@ -76,13 +75,6 @@ describe('limits', () => {
     let e: unknown = { $getField: 'op_name' };
     for (let i = 0; i < 4; i++) e = { $not: [e] };
     expectError(await api.post('/calls/query_stats', { project_id: P, query: { $expr: e } }), 400, 'query');
-  });
-
-  it('caps the feedback payload', async () => {
-    const r = await api.post('/feedback/replace', {
-      project_id: P, svc_ref: `weave:///${P}/call/c`, feedback_type: 'note', feedback_id: 'f', payload: { s: 'x'.repeat(300) },
-    });
-    expectError(r, 413, 'payload');
   });
 });
 

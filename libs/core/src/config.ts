@@ -50,12 +50,10 @@ export const configSchema = z.object({
   WEFT_MAX_STRING_CHARS: int(8 * 1024 * 1024, 1),
   /** Most elements in any one array of a request body, e.g. items of a batch (413 above). */
   WEFT_MAX_ARRAY_ITEMS: int(100_000, 1),
-  /** Largest feedback `payload`, in bytes of JSON (413 above). */
-  WEFT_MAX_FEEDBACK_PAYLOAD_BYTES: int(1024 * 1024, 1),
   /** Largest `limit` of streaming queries (calls, threads, table rows) (400 above). */
   WEFT_MAX_STREAM_LIMIT: int(1_000_000, 1),
   /** Largest `limit` of paged queries (objects, tables, feedback, costs) (400 above). */
-  WEFT_MAX_PAGE_LIMIT: int(10_000, 1),
+  WEFT_MAX_PAGE_LIMIT: int(100_000, 1),
   /** Largest query expression (`query`), in bytes of JSON (413 above). */
   WEFT_MAX_QUERY_BYTES: int(64 * 1024, 16),
   /** Deepest query expression (`query.$expr`) nesting (400 above). */

@@ -9,7 +9,6 @@ export interface RequestLimits {
   maxJsonDepth: number;
   maxStringChars: number;
   maxArrayItems: number;
-  maxFeedbackPayloadBytes: number;
   maxStreamLimit: number;
   maxPageLimit: number;
   maxQueryBytes: number;
@@ -24,7 +23,6 @@ export function requestLimitsFromConfig(config: Config): RequestLimits {
     maxJsonDepth: config.WEFT_MAX_JSON_DEPTH,
     maxStringChars: config.WEFT_MAX_STRING_CHARS,
     maxArrayItems: config.WEFT_MAX_ARRAY_ITEMS,
-    maxFeedbackPayloadBytes: config.WEFT_MAX_FEEDBACK_PAYLOAD_BYTES,
     maxStreamLimit: config.WEFT_MAX_STREAM_LIMIT,
     maxPageLimit: config.WEFT_MAX_PAGE_LIMIT,
     maxQueryBytes: config.WEFT_MAX_QUERY_BYTES,
@@ -47,10 +45,10 @@ function depthOf(v: unknown): number {
 
 /**
  * Limits that depend on what a member means, applied to every endpoint's validated body:
- * `limit` caps (streams vs pages), the size and depth of a query expression, the size of a
- * feedback payload.
+ * `limit` caps (streams vs pages), the size and depth of a query expression. (The feedback
+ * payload's size is the feedback route's, with the reference's limit and answer.)
  */
-export function enforceEndpointLimits(body: unknown, opts: { stream: boolean; feedback: boolean }, limits: RequestLimits): void {
+export function enforceEndpointLimits(body: unknown, opts: { stream: boolean }, limits: RequestLimits): void {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) return;
   const b = body as Record<string, unknown>;
   const cap = opts.stream ? limits.maxStreamLimit : limits.maxPageLimit;
@@ -59,11 +57,5 @@ export function enforceEndpointLimits(body: unknown, opts: { stream: boolean; fe
     const bytes = Buffer.byteLength(JSON.stringify(b.query));
     if (bytes > limits.maxQueryBytes) throw payloadTooLarge(`query: larger than ${limits.maxQueryBytes} bytes`, 'query');
     if (depthOf(b.query) > limits.maxQueryDepth) throw badRequest(`query: nested deeper than ${limits.maxQueryDepth} levels`, 'query');
-  }
-  if (opts.feedback && b.payload !== undefined) {
-    const bytes = Buffer.byteLength(JSON.stringify(b.payload));
-    if (bytes > limits.maxFeedbackPayloadBytes) {
-      throw payloadTooLarge(`payload: larger than ${limits.maxFeedbackPayloadBytes} bytes`, 'payload');
-    }
   }
 }

@@ -52,7 +52,7 @@ export function addRoute<N extends EndpointName>(
     // about another entity's projects, not even which bodies would be valid there.
     enforceTenancy(caller, request.body, { refsPossible: request.bodyMayHoldRefs ?? true });
     const body = parseBody(spec.request, request.body) as RequestOf<N>;
-    enforceEndpointLimits(body, { stream: spec.stream !== undefined, feedback: name === 'feedbackReplace' }, limits);
+    enforceEndpointLimits(body, { stream: spec.stream !== undefined }, limits);
     const result = await handler(body, { caller, request, reply });
     if (result === undefined) return reply;
     return result;

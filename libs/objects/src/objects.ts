@@ -113,7 +113,7 @@ function versionsSql(p: Params, s: VersionsSelect): string {
   const where = [`project_id = ${p.str(s.projectId)}`];
   if (s.objectIds) where.push(`object_id IN ${p.strArray(s.objectIds)}`);
   if (s.kind) where.push(`kind = ${p.str(s.kind)}`);
-  const extra = [s.withVal ? 'any(val_dump) AS val_dump' : null, s.withSize ? 'length(any(val_dump)) AS size_bytes' : null].filter(Boolean);
+  const extra = [s.withVal ? 'any(val_dump) AS val_dump' : null, s.withSize ? 'any(length(object_versions.val_dump)) AS size_bytes' : null].filter(Boolean);
   return `SELECT *,
     toInt64(row_number() OVER (PARTITION BY kind, object_id ORDER BY created_at ASC, digest ASC) - 1) AS version_index,
     toUInt8(deleted_at IS NULL AND row_number() OVER (PARTITION BY object_id

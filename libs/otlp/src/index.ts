@@ -11,6 +11,7 @@ export {
   encodeExportTraceServiceRequest,
   encodeExportTraceServiceResponse,
 } from './protobuf';
+export { parseOtlpJson } from './json';
 export { AttributePathConflictError, OtlpRequestError, SpanConversionError } from './errors';
 export { expandAttributes } from './attributes';
 export { INPUT_KEYS, OUTPUT_KEYS, USAGE_KEYS, ATTRIBUTE_KEYS, THREAD_KEYS } from './semconv';

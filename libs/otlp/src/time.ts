@@ -13,7 +13,8 @@ const isLong = (v: unknown): v is LongLike =>
 /** A 64-bit integer as OTLP encodings carry it (decimal string, number, Long, bigint) → bigint, or null. */
 export function toBigInt(v: unknown): bigint | null {
   if (typeof v === 'bigint') return v;
-  if (typeof v === 'number') return Number.isSafeInteger(v) ? BigInt(v) : null;
+  // A JSON number beyond 2^53 already lost digits in JSON.parse; take it as it is (see parseOtlpJson).
+  if (typeof v === 'number') return Number.isInteger(v) ? BigInt(v) : null;
   if (typeof v === 'string') return /^-?\d{1,20}$/.test(v) ? BigInt(v) : null;
   if (isLong(v)) {
     const big = (BigInt(v.high >>> 0) << 32n) | BigInt(v.low >>> 0);

@@ -4,7 +4,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { projectId as projectIdSchema } from '@weft/api';
 import { ApiError, badRequest, payloadTooLarge, type AuthScheme } from '@weft/core';
 import type { Authenticator } from '@weft/http';
-import { decodeExportTraceServiceRequest, encodeExportTraceServiceResponse, OtlpRequestError } from '@weft/otlp';
+import { decodeExportTraceServiceRequest, encodeExportTraceServiceResponse, OtlpRequestError, parseOtlpJson } from '@weft/otlp';
 import type { OtelIngest } from './otel';
 
 export interface OtlpHttpDeps {
@@ -50,7 +50,7 @@ export async function otlpHttpRoutes(app: FastifyInstance, deps: OtlpHttpDeps): 
       }
     } else {
       try {
-        traces = JSON.parse(raw.toString('utf8'));
+        traces = parseOtlpJson(raw.toString('utf8'));
       } catch (e) {
         throw badRequest(`request body: invalid JSON (${(e as Error).message})`);
       }

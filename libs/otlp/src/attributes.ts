@@ -66,10 +66,21 @@ function numericKeysToLists(v: unknown): unknown {
   return list;
 }
 
+// The convention tables look up the same few dozen paths for every span: split them once.
+const splitCache = new Map<string, string[]>();
+function splitPath(path: string): string[] {
+  let parts = splitCache.get(path);
+  if (!parts) {
+    parts = path.split('.');
+    if (splitCache.size < 10_000) splitCache.set(path, parts);
+  }
+  return parts;
+}
+
 /** The value at a dotted path of a nested dict, or undefined. */
 export function getPath(tree: Record<string, unknown>, path: string): unknown {
   let node: unknown = tree;
-  for (const part of path.split('.')) {
+  for (const part of splitPath(path)) {
     if (Array.isArray(node) && INDEX_RE.test(part)) node = node[Number(part)];
     else if (isObject(node)) node = getOwn(node, part);
     else return undefined;

@@ -338,5 +338,14 @@ describe('OTLP/HTTP transport', () => {
     expect(pbTrace.status).toBe(415);
     const badPb = await api.raw('/otel/v1/traces', Buffer.from([0xff, 0xff, 0xff]), { ...otlpHeaders, 'content-type': 'application/x-protobuf' });
     expect(badPb.status).toBe(400);
+    const badJson = await api.raw('/otel/v1/traces', '{"resourceSpans": [', otlpHeaders);
+    expect(badJson.status).toBe(400);
+    const text = await api.raw('/otel/v1/traces', 'hello', { ...otlpHeaders, 'content-type': 'text/plain' });
+    expect(text.status).toBe(415);
+    const charset = await api.raw('/otel/v1/traces', JSON.stringify(request([span({ traceId: '6af7651916cd43dd8448eb211c80319c', spanId: '6000000000000001' })])), {
+      ...otlpHeaders,
+      'content-type': 'application/json; charset=utf-8',
+    });
+    expect(charset.status).toBe(200);
   });
 });

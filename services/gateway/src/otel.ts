@@ -1,4 +1,4 @@
-import { badRequest, nowMicros, type Caller } from '@weft/core';
+import { badRequest, forbidden, nowMicros, type Caller } from '@weft/core';
 import { convertExportRequest, OtlpRequestError, partialSuccessOf, type PartialSuccess } from '@weft/otlp';
 import { endPart, startPart, type CallPartRow } from '@weft/store';
 import type { CallIngest } from './calls';
@@ -28,6 +28,13 @@ export class OtelIngest {
         throw badRequest(e.message, field);
       }
       throw e;
+    }
+    // Spans may name their project in resource attributes: check every project they land in.
+    if (!caller.isAdmin) {
+      for (const project of new Set(conversion.calls.map((c) => c.start.project_id))) {
+        const entity = project.slice(0, project.indexOf('/'));
+        if (!caller.entities.includes(entity)) throw forbidden(`no access to project ${project}`);
+      }
     }
     const at = nowMicros();
     const rows: CallPartRow[] = [];

@@ -35,7 +35,9 @@ export function expandAttributes(flat: Record<string, unknown>): Record<string, 
     if (isObject(existing) && branches.has(existing)) throw new AttributePathConflictError(key);
     setOwn(node, last, value);
   }
-  return numericKeysToLists(root) as Record<string, unknown>;
+  // The root stays a dict even when every key is an index (`0.a`): attributes are an object.
+  for (const k of Object.keys(root)) root[k] = numericKeysToLists(root[k]);
+  return root;
 }
 
 function parseJsonLooking(v: unknown): unknown {

@@ -13,7 +13,7 @@ import {
   modelName,
 } from './semconv';
 import { toBigInt, unixNanosToMicros } from './time';
-import { isObject, keyValuesToRecord, member, type Loose } from './values';
+import { getOwn, isObject, keyValuesToRecord, member, setOwn, type Loose } from './values';
 
 /** One span as a call: the start and the end the reference would write for it. */
 export interface OtelCall {
@@ -188,8 +188,15 @@ export function convertSpan(span: unknown, ctx: SpanContext): OtelCall {
   ended = overrideMicros(getPath(tree, 'langfuse.endTime')) ?? ended;
   if (ended < started) throw new SpanConversionError('invalid end_time_unix_nano: before start_time_unix_nano');
 
-  const inputs = extractInputs(tree);
-  const output = extractOutput(tree);
+  const events = listOf(span, 'events', 'events', 'events').filter(isObject).map((e) => ({
+    name: strOr(e.name, ''),
+    timestamp: nanosToIsoOrNull(member(e, 'timeUnixNano', 'time_unix_nano')),
+    attributes: keyValuesToRecord(e.attributes),
+  }));
+  // Some agents (Bedrock/Strands) put messages in span events: visible to the input/output keys as `events.<name>`.
+  const withEvents = events.length > 0 ? withEventTree(tree, events) : tree;
+  const inputs = extractInputs(withEvents);
+  const output = extractOutput(withEvents);
   const usage = extractUsage(tree);
   const mapped = extractAttributes(tree);
   const nothingFound = Object.keys(inputs).length === 0 && output === null && usage === null && Object.keys(mapped).length === 0;
@@ -198,11 +205,6 @@ export function convertSpan(span: unknown, ctx: SpanContext): OtelCall {
   const status = isObject(span.status) ? span.status : {};
   const statusCode = enumName(status.code, STATUS_CODES);
   const statusMessage = strOr(status.message, '');
-  const events = listOf(span, 'events', 'events', 'events').filter(isObject).map((e) => ({
-    name: strOr(e.name, ''),
-    timestamp: nanosToIsoOrNull(member(e, 'timeUnixNano', 'time_unix_nano')),
-    attributes: keyValuesToRecord(e.attributes),
-  }));
   const links = listOf(span, 'links', 'links', 'links').filter(isObject).map((l) => ({
     context: {
       trace_id: idForMessage(member(l, 'traceId', 'trace_id')),
@@ -267,6 +269,39 @@ export function convertSpan(span: unknown, ctx: SpanContext): OtelCall {
       svc_run_step_end: wb.runStepEnd,
     },
   };
+}
+
+/** `tree` plus `events.<event name>` = the list of those events' attributes (the reference's event tree). */
+function withEventTree(tree: Record<string, unknown>, events: { name: string; attributes: Record<string, unknown> }[]): Record<string, unknown> {
+  if (getOwn(tree, 'events') !== undefined) return tree;
+  const root: Record<string, unknown> = {};
+  for (const e of events) {
+    if (!e.name || Object.keys(e.attributes).length === 0) continue;
+    let attrs: Record<string, unknown>;
+    try {
+      attrs = expandAttributes(e.attributes);
+    } catch {
+      attrs = e.attributes;
+    }
+    const parts = e.name.split('.');
+    let node = root;
+    for (const part of parts.slice(0, -1)) {
+      const next = getOwn(node, part);
+      if (isObject(next)) node = next;
+      else {
+        const created: Record<string, unknown> = {};
+        setOwn(node, part, created);
+        node = created;
+      }
+    }
+    const leaf = parts[parts.length - 1]!;
+    const existing = getOwn(node, leaf);
+    if (Array.isArray(existing)) existing.push(attrs);
+    else setOwn(node, leaf, [attrs]);
+  }
+  const out = { ...tree };
+  setOwn(out, 'events', root);
+  return out;
 }
 
 function exceptionFromEvents(events: { name: string; attributes: Record<string, unknown> }[]): string | null {

@@ -113,6 +113,8 @@ describe('names and attributes', () => {
     expect(
       expandAttributes({ 'a.b': 1, 'a.c': '{"x": [1]}', 'l.0.v': 'p', 'l.1.v': 'q', 'gap.0': 1, 'gap.2': 2, s: '[not json' }),
     ).toEqual({ a: { b: 1, c: { x: [1] } }, l: [{ v: 'p' }, { v: 'q' }], gap: { '0': 1, '2': 2 }, s: '[not json' });
+    // Found by the property test: the top level stays a dict even when its keys are indexes.
+    expect(expandAttributes({ '0.a': 1 })).toEqual({ '0': { a: 1 } });
   });
 
   it('raises AttributePathConflictError whichever order the keys come in', () => {
@@ -292,5 +294,20 @@ describe('projects and request shape', () => {
     expect(c.start.attributes).toEqual({ big: '9007199254740993' });
     expect((c.start.otel_dump as any).start_time_unix_nano).toBe('1714564800123456789');
     expect(() => decodeExportTraceServiceRequest(Buffer.from([0x0a, 0xff]))).toThrow(OtlpRequestError);
+  });
+});
+
+describe('span events', () => {
+  it('events named like gen_ai.user.message / gen_ai.choice carry inputs and outputs (Bedrock/Strands style)', () => {
+    const c = one(
+      span({
+        events: [
+          { name: 'gen_ai.user.message', timeUnixNano: '1714564800200000000', attributes: [kv('content', '[{"text": "hi"}]')] },
+          { name: 'gen_ai.choice', timeUnixNano: '1714564800900000000', attributes: [kv('message', 'hello'), kv('finish_reason', 'end_turn')] },
+        ],
+      }),
+    );
+    expect(c.start.inputs).toEqual({ 'events.gen_ai.user.message': [{ content: [{ text: 'hi' }] }] });
+    expect(c.end.output).toEqual({ 'events.gen_ai.choice': [{ message: 'hello', finish_reason: 'end_turn' }] });
   });
 });

@@ -2,7 +2,7 @@ import { promisify } from 'node:util';
 import { gunzip, inflate, type ZlibOptions } from 'node:zlib';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { projectId as projectIdSchema } from '@weft/api';
-import { ApiError, badRequest, payloadTooLarge, type AuthScheme } from '@weft/core';
+import { ApiError, badRequest, payloadTooLarge, type AuthScheme, type Caller } from '@weft/core';
 import type { Authenticator } from '@weft/http';
 import { decodeExportTraceServiceRequest, encodeExportTraceServiceResponse, OtlpRequestError, parseOtlpJson } from '@weft/otlp';
 import type { OtelIngest } from './otel';
@@ -34,9 +34,15 @@ export async function otlpHttpRoutes(app: FastifyInstance, deps: OtlpHttpDeps): 
     done(null, body),
   );
 
-  app.post(OTLP_TRACES_PATH, async (request, reply) => {
+  // Authenticated before the body is read: no credentials, no upload.
+  const callers = new WeakMap<FastifyRequest, Caller>();
+  const authenticate = async (request: FastifyRequest) => {
     const authorization = request.headers.authorization;
-    const caller = await deps.auth.authenticate(authorization, schemeOf(authorization));
+    callers.set(request, await deps.auth.authenticate(authorization, schemeOf(authorization)));
+  };
+
+  app.post(OTLP_TRACES_PATH, { onRequest: authenticate }, async (request, reply) => {
+    const caller = callers.get(request)!;
     const protobuf = PROTOBUF_TYPES.includes(mediaType(request));
     const raw = await decompress(request.body as Buffer, request.headers['content-encoding'], deps.bodyLimitBytes);
 

@@ -46,6 +46,17 @@ export const USAGE_KEYS: Record<string, readonly string[]> = {
   completion_tokens: ['gen_ai.usage.completion_tokens', 'llm.token_count.completion', 'ai.usage.completionTokens'],
   output_tokens: ['gen_ai.usage.output_tokens'],
   total_tokens: ['llm.usage.total_tokens', 'llm.token_count.total', 'gen_ai.usage.total_tokens'],
+  // Cached prompt tokens, which the cost query prices separately (our addition to the reference's list).
+  cache_read_input_tokens: [
+    'gen_ai.usage.cache_read.input_tokens',
+    'gen_ai.usage.cache_read_input_tokens',
+    'llm.token_count.prompt_details.cache_read',
+  ],
+  cache_creation_input_tokens: [
+    'gen_ai.usage.cache_creation.input_tokens',
+    'gen_ai.usage.cache_creation_input_tokens',
+    'llm.token_count.prompt_details.cache_write',
+  ],
 };
 
 export const ATTRIBUTE_KEYS: Record<string, readonly string[]> = {

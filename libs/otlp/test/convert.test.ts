@@ -147,6 +147,8 @@ describe('conventions', () => {
         ],
       }),
     );
+    const cached = one(span({ attributes: [kv('gen_ai.usage.input_tokens', 10), kv('gen_ai.usage.cache_read.input_tokens', 4), kv('gen_ai.request.model', 'm')] }));
+    expect(cached.end.summary.usage).toEqual({ m: { input_tokens: 10, cache_read_input_tokens: 4, requests: 1 } });
     expect(c.start.inputs).toEqual({ 'gen_ai.input.messages': [{ role: 'user', parts: [{ type: 'text', content: 'hi' }] }] });
     expect(c.end.output).toEqual({ 'gen_ai.output.messages': [{ role: 'assistant', parts: [] }] });
     expect(c.end.summary).toEqual({ usage: { 'gpt-4o-2024-08-06': { input_tokens: 10, output_tokens: 5, total_tokens: 15, requests: 1 } } });

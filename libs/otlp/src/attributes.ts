@@ -4,7 +4,7 @@ import { getOwn, isObject, setOwn } from './values';
 /**
  * Flat OTLP attributes (`gen_ai.usage.input_tokens: 5`) → the nested dict the reference
  * stores (`{gen_ai: {usage: {input_tokens: 5}}}`). String values that look like JSON
- * (start with `[` or `{`) are parsed; objects whose keys are exactly 0..n-1 (flattened lists
+ * (start with `[` or `{`) are parsed; prefixes whose keys are exactly 0..n-1 (flattened lists
  * such as `gen_ai.prompt.0.content`) become arrays. A key that is both a value and a prefix
  * of another key is an AttributePathConflictError.
  */
@@ -36,7 +36,7 @@ export function expandAttributes(flat: Record<string, unknown>): Record<string, 
     setOwn(node, last, value);
   }
   // The root stays a dict even when every key is an index (`0.a`): attributes are an object.
-  for (const k of Object.keys(root)) root[k] = numericKeysToLists(root[k]);
+  for (const k of Object.keys(root)) root[k] = numericKeysToLists(root[k], branches);
   return root;
 }
 
@@ -53,11 +53,14 @@ function parseJsonLooking(v: unknown): unknown {
 
 const INDEX_RE = /^(0|[1-9]\d*)$/;
 
-function numericKeysToLists(v: unknown): unknown {
-  if (Array.isArray(v)) return v;
-  if (!isObject(v)) return v;
+/**
+ * Only the dicts made from dotted keys are candidates: a JSON value an attribute carried
+ * (`{"0": …}` parsed from a string) is kept as it was sent, and is not walked.
+ */
+function numericKeysToLists(v: unknown, branches: WeakSet<object>): unknown {
+  if (!isObject(v) || !branches.has(v)) return v;
   const keys = Object.keys(v);
-  for (const k of keys) v[k] = numericKeysToLists(v[k]);
+  for (const k of keys) v[k] = numericKeysToLists(v[k], branches);
   if (keys.length === 0 || !keys.every((k) => INDEX_RE.test(k))) return v;
   const list: unknown[] = new Array(keys.length);
   for (const k of keys) {

@@ -115,6 +115,8 @@ describe('names and attributes', () => {
     ).toEqual({ a: { b: 1, c: { x: [1] } }, l: [{ v: 'p' }, { v: 'q' }], gap: { '0': 1, '2': 2 }, s: '[not json' });
     // Found by the property test: the top level stays a dict even when its keys are indexes.
     expect(expandAttributes({ '0.a': 1 })).toEqual({ '0': { a: 1 } });
+    // A JSON value sent in one attribute is kept as sent.
+    expect(expandAttributes({ j: '{"0": "x", "1": "y"}' })).toEqual({ j: { '0': 'x', '1': 'y' } });
   });
 
   it('raises AttributePathConflictError whichever order the keys come in', () => {

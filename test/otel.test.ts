@@ -167,6 +167,21 @@ describe('real OpenTelemetry SDK → weft', () => {
     });
   }
 
+  it('takes gzip-compressed exports from the stock exporters (protobuf and JSON)', async () => {
+    type Config = NonNullable<ConstructorParameters<typeof ProtoExporter>[0]>;
+    const gzip = 'gzip' as Config['compression'];
+    for (const [label, exporter] of [
+      ['gz-pb', new ProtoExporter({ url: `${weft.url}/otel/v1/traces`, headers: { project_id: P, Authorization: basicAuth('k') }, compression: gzip })],
+      ['gz-json', new JsonExporter({ url: `${weft.url}/otel/v1/traces`, headers: { project_id: P, Authorization: basicAuth('k') }, compression: gzip })],
+    ] as const) {
+      const results: number[] = [];
+      const { traceId, ids } = await exportAgentTrace(recording(exporter, results), label);
+      expect(results).toEqual([0, 0, 0]);
+      const calls = await readTrace(traceId);
+      expect(calls['chat gpt-4o']).toMatchObject({ parent_id: ids.root, ended_at: '2024-05-01T12:00:01.623456Z' });
+    }
+  });
+
   it('accepts Bearer auth from a stock exporter', async () => {
     const results: number[] = [];
     const { traceId } = await exportAgentTrace(

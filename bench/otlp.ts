@@ -7,6 +7,8 @@
  *   BENCH_SECONDS=20 BENCH_CONCURRENCY=8 BENCH_BATCH=512 npm run bench:otlp
  *   BENCH_ENV='WEFT_BUS=kafka KAFKA_BROKERS=localhost:9092' npm run bench:otlp   # any server env
  *   BENCH_URL=http://127.0.0.1:6345 npm run bench:otlp      # a server already running
+ *   BENCH_KAFKA=1 npm run bench:otlp   # also the distributed mode: gateway → Kafka → writer
+ *                                      # (a test broker from Maven jars, or KAFKA_BROKERS=…)
  *
  * The span mix is a GenAI agent: per trace one agent span (OpenInference input/output, session),
  * three chat spans (GenAI semconv messages ~1 KB, usage, models), two tool spans (OpenLLMetry
@@ -23,7 +25,8 @@ import {
   encodeExportTraceServiceRequest,
   parseOtlpJson,
 } from '@weft/otlp';
-import { startWeft } from '../test/helpers/server';
+import { startKafkaBroker, type KafkaBroker } from '../test/helpers/kafka-broker';
+import { newDataDir, startWeft } from '../test/helpers/server';
 import { TEST_ROOT } from '../test/helpers/paths';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -202,43 +205,80 @@ function serverCpuSeconds(pid: number | undefined): number {
   return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
 }
 
+interface Target {
+  /** Where the spans are posted. */
+  gatewayUrl: string;
+  /** Where they are counted afterwards (/calls/query_stats). */
+  queryUrl: string;
+  /** The process whose CPU is counted per span (the gateway; in all-in-one, everything). */
+  pid?: number;
+}
+
+/** Drives every encoding against one deployment; returns the spans acknowledged. */
+async function measure(label: string, t: Target): Promise<void> {
+  let total = 0;
+  for (const kind of ['json', 'protobuf', 'upsert_batch'] as const) {
+    const cpu0 = serverCpuSeconds(t.pid);
+    const r = await gatewayRate(t.gatewayUrl, kind);
+    const cpu = serverCpuSeconds(t.pid) - cpu0;
+    total += r.spans;
+    const what = kind === 'upsert_batch' ? 'baseline: same calls via /call/upsert_batch' : `OTLP/${kind} via /otel/v1/traces`;
+    const perCpu = t.pid ? `, ${rate(r.spans, cpu * 1000)} spans per CPU-second of the ${label === 'kafka' ? 'gateway' : 'server'}` : '';
+    console.log(`[${label}] ${what}: ${r.spansPerSec} spans/s acknowledged (${r.requests} requests, p50 ${r.p50ms} ms, p99 ${r.p99ms} ms${perCpu})`);
+  }
+  // Acknowledged means durable: every acknowledged span must become a call.
+  const started = performance.now();
+  let count = 0;
+  while (performance.now() - started < 120_000) {
+    const res = await fetch(`${t.queryUrl}/calls/query_stats`, {
+      method: 'POST',
+      headers: { authorization: AUTH, 'content-type': 'application/json' },
+      body: JSON.stringify({ project_id: PROJECT }),
+    });
+    count = ((await res.json()) as { count: number }).count;
+    if (count >= total) break;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  const note = process.env.BENCH_URL ? ' (an existing server: counts include earlier runs)' : '';
+  console.log(`[${label}] stored calls: ${count} of ${total} acknowledged spans${count === total ? ' (all)' : ' (MISSING!)'}${note}`);
+}
+
 async function main(): Promise<void> {
   console.log(`OTLP bench: batch ${BATCH} spans/request, ${CONCURRENCY} in flight, ${SECONDS}s per encoding; ${cpus().length} cores, load average ${loadavg()[0]!.toFixed(1)}`);
   console.log('pure conversion (one core, spans/s):', conversionRates());
   mkdirSync(TEST_ROOT, { recursive: true });
+  if (process.env.BENCH_URL) {
+    await measure('given server', { gatewayUrl: process.env.BENCH_URL, queryUrl: process.env.BENCH_URL });
+    return;
+  }
   // LOG_LEVEL info as in production (one line per request); startWeft also waits for 'listening'.
-  const weft = process.env.BENCH_URL
-    ? { url: process.env.BENCH_URL, stop: async () => null }
-    : await startWeft({ env: { LOG_LEVEL: 'info', ...EXTRA_ENV } });
+  const env = { LOG_LEVEL: 'info', ...EXTRA_ENV };
+  const aio = await startWeft({ env });
   try {
-    let total = 0;
-    const pid = 'proc' in weft ? weft.proc.pid : undefined;
-    for (const kind of ['json', 'protobuf', 'upsert_batch'] as const) {
-      const cpu0 = serverCpuSeconds(pid);
-      const r = await gatewayRate(weft.url, kind);
-      const cpu = serverCpuSeconds(pid) - cpu0;
-      total += r.spans;
-      const label = kind === 'upsert_batch' ? 'baseline: same calls via /call/upsert_batch' : `OTLP/${kind} via /otel/v1/traces`;
-      const perCpu = pid ? `, ${rate(r.spans, cpu * 1000)} spans per server CPU-second` : '';
-      console.log(`${label}: ${r.spansPerSec} spans/s accepted (${r.requests} requests, p50 ${r.p50ms} ms, p99 ${r.p99ms} ms${perCpu})`);
-    }
-    // Acknowledged means durable: every accepted span must become a call.
-    const t = performance.now();
-    let count = 0;
-    const before = process.env.BENCH_URL ? 'an existing server: counts include earlier runs' : '';
-    while (performance.now() - t < 60_000) {
-      const res = await fetch(`${weft.url}/calls/query_stats`, {
-        method: 'POST',
-        headers: { authorization: AUTH, 'content-type': 'application/json' },
-        body: JSON.stringify({ project_id: PROJECT }),
-      });
-      count = ((await res.json()) as { count: number }).count;
-      if (count >= total) break;
-      await new Promise((r) => setTimeout(r, 250));
-    }
-    console.log(`stored calls: ${count} of ${total} accepted spans${count === total ? ' (all)' : ' (MISSING!)'} ${before}`);
+    await measure('all-in-one', { gatewayUrl: aio.url, queryUrl: aio.url, pid: aio.proc.pid });
   } finally {
-    await weft.stop();
+    await aio.stop();
+  }
+  if (process.env.BENCH_KAFKA !== '1') return;
+
+  let broker: KafkaBroker | null = null;
+  const brokers = process.env.KAFKA_BROKERS ?? (broker = await startKafkaBroker(newDataDir('otlp-bench-kafka'))).brokers;
+  const kafkaEnv = {
+    ...env,
+    WEFT_BUS: 'kafka',
+    KAFKA_BROKERS: brokers,
+    KAFKA_TOPIC_PREFIX: `otlp-bench-${Date.now()}.`,
+    KAFKA_TOPIC_PARTITIONS: '6',
+    KAFKA_FETCH_MAX_WAIT_MS: '50',
+  };
+  const gateway = await startWeft({ entry: 'services/gateway/src/main.ts', env: kafkaEnv });
+  const writer = await startWeft({ env: { ...kafkaEnv, WEFT_ROLES: 'writer,query' } });
+  try {
+    await measure('kafka', { gatewayUrl: gateway.url, queryUrl: writer.url, pid: gateway.proc.pid });
+  } finally {
+    await gateway.stop();
+    await writer.stop();
+    await broker?.stop();
   }
 }
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Client } from './helpers/client';
+import { Client, postOversized } from './helpers/client';
 import { startWeft, type RunningWeft } from './helpers/server';
 
 let weft: RunningWeft;
@@ -193,8 +193,7 @@ describe('bad input and auth', () => {
     const r = await api.raw('/call/start', '{"start": ');
     expect(r.status).toBe(400);
     expect(r.body.reason).toMatch(/invalid JSON/);
-    const big = await api.raw('/call/start', JSON.stringify({ start: { x: 'y'.repeat(33 * 1024 * 1024) } }));
-    expect(big.status).toBe(413);
+    expect(await postOversized(weft.url, '/call/start', 33 * 1024 * 1024, api.authorization!)).toBe(413);
   });
   it('requires credentials in the scheme the endpoint takes', async () => {
     expect((await api.withAuth(null).post('/calls/query_stats', { project_id: P })).status).toBe(401);

@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { context, trace, SpanStatusCode, type Span } from '@opentelemetry/api';
@@ -7,6 +9,7 @@ import { OTLPTraceExporter as ProtoExporter } from '@opentelemetry/exporter-trac
 import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { decodeExportTraceServiceResponse, encodeExportTraceServiceRequest } from '@weft/otlp';
 import { basicAuth, bearerAuth, Client } from './helpers/client';
+import { REPO_ROOT } from './helpers/paths';
 import { startWeft, type RunningWeft } from './helpers/server';
 
 let weft: RunningWeft;
@@ -362,5 +365,13 @@ describe('OTLP/HTTP transport', () => {
       'content-type': 'application/json; charset=utf-8',
     });
     expect(charset.status).toBe(200);
+  });
+});
+
+describe('distributed mode', () => {
+  it('the front proxy sends /otel/v1/traces to the gateway and keeps the project_id header', () => {
+    const conf = readFileSync(join(REPO_ROOT, 'deploy', 'nginx', 'nginx.conf'), 'utf8');
+    expect(conf).toMatch(/location = \/otel\/v1\/traces \{ proxy_pass http:\/\/gateway; \}/);
+    expect(conf).toMatch(/underscores_in_headers on;/);
   });
 });

@@ -26,9 +26,19 @@ export function newDataDir(label: string): string {
  * Starts the real all-in-one server as its own process (real HTTP, embedded ClickHouse),
  * on a free port, and resolves when it logs that it is listening.
  */
-export async function startWeft(opts: { dataDir?: string; env?: Record<string, string> } = {}): Promise<RunningWeft> {
+export async function startWeft(
+  opts: {
+    dataDir?: string;
+    env?: Record<string, string>;
+    /** A service main other than the all-in-one. */
+    entry?: string;
+    /** Extra node options (e.g. --cpu-prof, which NODE_OPTIONS refuses). */
+    nodeArgs?: string[];
+  } = {},
+): Promise<RunningWeft> {
   const dataDir = opts.dataDir ?? newDataDir('weft');
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'services/all-in-one/src/main.ts'], {
+  const args = [...(opts.nodeArgs ?? []), '--import', 'tsx', opts.entry ?? 'services/all-in-one/src/main.ts'];
+  const proc = spawn(process.execPath, args, {
     cwd: REPO_ROOT,
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', WEFT_DATA_DIR: dataDir, LOG_LEVEL: 'info', ...opts.env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -38,7 +48,10 @@ export async function startWeft(opts: { dataDir?: string; env?: Record<string, s
   proc.stderr!.on('data', (d) => (stderr += d.toString()));
   const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
   const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`weft did not start in time\n${stderr}`)), 120_000);
+    const timer = setTimeout(() => {
+      proc.kill('SIGKILL'); // never leave an orphan behind
+      reject(new Error(`weft did not start in time\n${stderr}`));
+    }, 120_000);
     const rl = createInterface({ input: proc.stdout! });
     rl.on('line', (line) => {
       let parsed: unknown = line;

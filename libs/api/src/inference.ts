@@ -42,7 +42,8 @@ export const chatCompletionReq = z
       })
       .passthrough()
       .nullish(),
-    seed: z.number().int().nullish(),
+    // int64 (checked by the inference service): zod's int() stops at 2^53.
+    seed: z.number().refine(Number.isInteger, 'Input should be a valid integer').nullish(),
     stop: z.union([z.string(), z.array(z.string())]).nullish(),
     stream: z.boolean().nullish(),
     stream_options: z.object({ include_usage: z.boolean().nullish(), continuous_usage_stats: z.boolean().nullish() }).nullish(),
@@ -175,6 +176,9 @@ export const completionsCreateReq = z.object({
     .passthrough(),
   svc_user_id: z.string().nullish().describe('ignored: the server sets it from the caller'),
   track_llm_call: z.boolean().default(true),
+  /** Newer reference versions: place the recorded call in an existing trace. */
+  trace_id: z.string().nullish(),
+  parent_id: z.string().nullish(),
 });
 export type CompletionsCreateReq = z.infer<typeof completionsCreateReq>;
 export const completionsCreateRes = z.object({ response: jsonObject, svc_call_id: z.string().nullable() });
@@ -192,6 +196,7 @@ export const modelRecord = z.object({
   project: z.string(),
   name: z.string(),
   base_model: z.string(),
+  run_id: z.string().nullable().optional(),
 });
 
 export { projectId };

@@ -1,3 +1,7 @@
 export * from './bus';
 export * from './messages';
 export * from './in-process';
+export * from './codec';
+export * from './group-commit';
+export * from './kafka';
+export * from './create';

@@ -34,6 +34,39 @@ export const configSchema = z.object({
   WEFT_BUS_MAX_PENDING: int(200_000, 1),
   /** How long a write may wait for the bus to acknowledge before the request gets 503. */
   WEFT_PUBLISH_TIMEOUT_MS: int(15_000, 1),
+  /** Bytes of messages in flight to the bus before publishers get 503 (bounded memory). */
+  WEFT_BUS_MAX_PENDING_BYTES: int(256 * 1024 * 1024, 1024),
+
+  /** Kafka client id (broker logs, quotas). */
+  KAFKA_CLIENT_ID: z.string().min(1).default('weft'),
+  /** Prepended to weft's topic names (several deployments on one cluster). */
+  KAFKA_TOPIC_PREFIX: z.string().regex(/^[A-Za-z0-9._-]*$/).default(''),
+  /** Writer consumer group; writers sharing it share the partitions. */
+  KAFKA_GROUP_ID: z.string().min(1).default('weft-writer'),
+  /** Partitions and replication of the topics weft creates at start (if missing). */
+  KAFKA_TOPIC_PARTITIONS: int(6, 1),
+  KAFKA_REPLICATION_FACTOR: int(1, 1),
+  /** Producer batch compression. */
+  KAFKA_COMPRESSION: z.enum(['gzip', 'none']).default('gzip'),
+  /** Writer fetch: the broker answers when this many bytes are ready... */
+  KAFKA_FETCH_MIN_BYTES: int(1, 1),
+  /** ...or after this many ms. */
+  KAFKA_FETCH_MAX_WAIT_MS: int(100, 0),
+  /** Writer: a member silent this long is dropped from the group and its partitions move on. */
+  KAFKA_SESSION_TIMEOUT_MS: int(30_000, 1000),
+  /** Writer: consumers (group members) per process. */
+  WEFT_WRITER_CONSUMERS: int(1, 1),
+  /** Which programs `npm start` composes: all of them, or a subset (e.g. `writer,query`). */
+  WEFT_ROLES: z
+    .string()
+    .default('gateway,writer,query,inference')
+    .transform((s) => s.split(',').map((r) => r.trim()).filter(Boolean))
+    .pipe(z.array(z.enum(['gateway', 'writer', 'query', 'inference'])).min(1)),
+
+  /** Inference: JSON file listing the model servers (upstreams); unset = no models served. */
+  WEFT_UPSTREAMS_FILE: z.preprocess(emptyAsUndefined, z.string().optional()),
+  /** Inference: default upstream timeout (ms) when an upstream sets no `timeout_ms`. */
+  WEFT_UPSTREAM_TIMEOUT_MS: int(300_000, 1),
 });
 
 export type Config = z.infer<typeof configSchema>;

@@ -11,11 +11,22 @@ export class ApiError extends Error {
   readonly extra?: Record<string, unknown>;
   /** Extra response headers (e.g. `Retry-After`). */
   readonly headers?: Record<string, string>;
+  /**
+   * The whole response body, replacing `{status, reason, ...}`: for routes whose interface
+   * fixes another error shape (the OpenAI-compatible `/v1/...` routes answer `{error: {...}}`).
+   */
+  readonly body?: Record<string, unknown>;
 
   constructor(
     status: number,
     reason: string,
-    opts: { field?: string; extra?: Record<string, unknown>; headers?: Record<string, string>; cause?: unknown } = {},
+    opts: {
+      field?: string;
+      extra?: Record<string, unknown>;
+      headers?: Record<string, string>;
+      body?: Record<string, unknown>;
+      cause?: unknown;
+    } = {},
   ) {
     super(reason, opts.cause !== undefined ? { cause: opts.cause } : undefined);
     this.name = 'ApiError';
@@ -24,9 +35,11 @@ export class ApiError extends Error {
     this.field = opts.field;
     this.extra = opts.extra;
     this.headers = opts.headers;
+    this.body = opts.body;
   }
 
   toBody(): Record<string, unknown> {
+    if (this.body) return this.body;
     const body: Record<string, unknown> = { status: this.status, reason: this.reason };
     if (this.field !== undefined) body.field = this.field;
     if (this.extra) Object.assign(body, this.extra);

@@ -5,3 +5,4 @@ export * from './logger';
 export * from './config';
 export * from './auth';
 export * from './refs';
+export * from './metrics';

@@ -28,9 +28,23 @@ export function toApiError(err: unknown): ApiError {
   return new ApiError(500, 'internal error');
 }
 
+/**
+ * A route-level error mapping (fastify route `config.mapError`): rewrites the ApiError of
+ * anything that fails on that route, including auth, body parsing and validation, e.g. into
+ * the OpenAI error shape. The handler below still writes every error response.
+ */
+export type ErrorMapper = (err: ApiError) => ApiError;
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    mapError?: ErrorMapper;
+  }
+}
+
 export function installErrorHandler(app: FastifyInstance, log: Logger): void {
   app.setErrorHandler((err, request, reply) => {
-    const api = toApiError(err);
+    const mapError = request.routeOptions?.config?.mapError;
+    const api = mapError ? mapError(toApiError(err)) : toApiError(err);
     if (api.status >= 500 && api.status !== 501 && api.status !== 503) {
       log.error({ err, url: request.url, reqId: request.id }, 'request failed');
     }

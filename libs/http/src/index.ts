@@ -3,3 +3,4 @@ export * from './errors';
 export * from './auth';
 export * from './route';
 export * from './jsonl';
+export * from './program';

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { endpoints, parseBody, type EndpointName, type RequestOf } from '@weft/api';
 import { ApiError, type Caller } from '@weft/core';
 import type { Authenticator } from './auth';
+import type { ErrorMapper } from './errors';
 
 export interface RouteContext {
   caller: Caller;
@@ -22,6 +23,7 @@ export function addRoute<N extends EndpointName>(
   name: N,
   handler: RouteHandler<N>,
   extraPaths: string[] = [],
+  options: { mapError?: ErrorMapper } = {},
 ): void {
   const spec = endpoints[name];
   const run = async (request: FastifyRequest, reply: FastifyReply) => {
@@ -31,7 +33,8 @@ export function addRoute<N extends EndpointName>(
     if (result === undefined) return reply;
     return result;
   };
-  for (const path of [spec.path, ...extraPaths]) app.post(path, run);
+  const config = options.mapError ? { mapError: options.mapError } : {};
+  for (const path of [spec.path, ...extraPaths]) app.post(path, { config }, run);
 }
 
 /** Placeholder for an endpoint a later issue completes: 501 with what is missing. */

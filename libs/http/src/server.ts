@@ -2,7 +2,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { buildOpenApiDocument } from '@weft/api';
-import type { Logger } from '@weft/core';
+import { metrics, metricsRegistry, type Logger } from '@weft/core';
 import { installErrorHandler } from './errors';
 
 export interface HttpServerOptions {
@@ -15,7 +15,7 @@ export interface HttpServerOptions {
 
 /**
  * The HTTP shell every service shares: JSON body parsing with a size limit, the one error
- * handler, /health, /openapi.json and /docs. Services add their routes as plugins.
+ * handler, /health, /metrics, /openapi.json and /docs. Services add their routes as plugins.
  */
 export async function createHttpServer(opts: HttpServerOptions): Promise<FastifyInstance> {
   const app = Fastify({
@@ -45,7 +45,19 @@ export async function createHttpServer(opts: HttpServerOptions): Promise<Fastify
   // The reference's SDK asks this at init.
   app.get('/server_info', async () => ({ min_required_weave_python_version: '0.0.1', trace_server_version: opts.version }));
 
+  // Prometheus text format: every service exposes its own process's metrics.
+  app.get('/metrics', async (_req, reply) => {
+    reply.header('content-type', metricsRegistry.contentType);
+    return metricsRegistry.metrics();
+  });
+
   app.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions.url ?? 'unmatched';
+    metrics.httpRequests.inc({ route, status: String(reply.statusCode) });
+    const inBytes = Number(request.headers['content-length'] ?? 0);
+    if (inBytes > 0) metrics.httpRequestBytes.inc({ route }, inBytes);
+    const outBytes = Number(reply.getHeader('content-length') ?? 0);
+    if (outBytes > 0) metrics.httpResponseBytes.inc({ route }, outBytes);
     opts.log.info(
       { method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
       'request',

@@ -58,3 +58,19 @@ export function openStore(opts: StoreOptions): Store {
   } as Parameters<typeof createClient>[0]);
   return { client, mode: 'embedded', close: () => client.close() };
 }
+
+/** The store the configuration names (CLICKHOUSE_URL, or embedded under WEFT_DATA_DIR), migrated. */
+export async function openConfiguredStore(
+  config: { CLICKHOUSE_URL?: string; CLICKHOUSE_USER: string; CLICKHOUSE_PASSWORD: string; CLICKHOUSE_DATABASE: string; WEFT_DATA_DIR: string },
+  migrateWith: (client: ClickHouseClient) => Promise<unknown>,
+): Promise<Store> {
+  const store = openStore({
+    url: config.CLICKHOUSE_URL,
+    username: config.CLICKHOUSE_USER,
+    password: config.CLICKHOUSE_PASSWORD,
+    database: config.CLICKHOUSE_DATABASE,
+    dataDir: config.WEFT_DATA_DIR,
+  });
+  await migrateWith(store.client);
+  return store;
+}

@@ -1,3 +1,4 @@
 export * from './connection';
 export * from './migrate';
 export * from './call-parts';
+export * from './errors';

@@ -1,11 +1,11 @@
 import type { FastifyInstance } from 'fastify';
-import { InProcessBus, type CallPartEnvelope } from '@weft/bus';
+import { createBus } from '@weft/bus';
 import type { Config, Logger } from '@weft/core';
 import { createHttpServer, permissiveAuthenticator, type Authenticator } from '@weft/http';
-import { migrate, openStore, type Store } from '@weft/store';
+import { migrate, openConfiguredStore, type Store } from '@weft/store';
 import { gatewayRoutes } from '@weft/svc-gateway';
 import { queryRoutes } from '@weft/svc-query';
-import { inferenceRoutes } from '@weft/svc-inference';
+import { inferenceRoutes, loadUpstreams } from '@weft/svc-inference';
 import { CallPartsWriter } from '@weft/svc-writer';
 
 export const VERSION = '0.1.0';
@@ -18,27 +18,20 @@ export interface Weft {
 }
 
 /**
- * The all-in-one composition: gateway, writer, query and inference in one process, on the
- * in-process bus and (unless CLICKHOUSE_URL is set) the embedded store.
+ * The all-in-one composition: gateway, writer, query and inference in one process (or the
+ * subset WEFT_ROLES names), on the bus WEFT_BUS picks (in-process by default) and, unless
+ * CLICKHOUSE_URL is set, the embedded store. The same code runs distributed: only the bus differs.
  */
 export async function createWeft(config: Config, log: Logger): Promise<Weft> {
-  const store = openStore({
-    url: config.CLICKHOUSE_URL,
-    username: config.CLICKHOUSE_USER,
-    password: config.CLICKHOUSE_PASSWORD,
-    database: config.CLICKHOUSE_DATABASE,
-    dataDir: config.WEFT_DATA_DIR,
-  });
-  await migrate(store.client, log);
+  const roles = new Set(config.WEFT_ROLES);
+  // Read first: a bad upstreams file stops the start before anything is opened.
+  const upstreams = loadUpstreams(config.WEFT_UPSTREAMS_FILE, { defaultTimeoutMs: config.WEFT_UPSTREAM_TIMEOUT_MS });
+  const store = await openConfiguredStore(config, (c) => migrate(c, log));
 
-  const bus = new InProcessBus<CallPartEnvelope>({
-    maxBatch: config.WEFT_WRITER_BATCH_ROWS,
-    lingerMs: config.WEFT_WRITER_FLUSH_MS,
-    maxPending: config.WEFT_BUS_MAX_PENDING,
-    publishTimeoutMs: config.WEFT_PUBLISH_TIMEOUT_MS,
-  });
+  const bus = createBus(config, log);
+  await bus.start();
   const writer = new CallPartsWriter(store, log);
-  const subscription = await writer.subscribe(bus);
+  const subscription = roles.has('writer') ? await writer.subscribe(bus) : null;
 
   const auth: Authenticator = permissiveAuthenticator;
   const app = await createHttpServer({
@@ -47,20 +40,27 @@ export async function createWeft(config: Config, log: Logger): Promise<Weft> {
     version: VERSION,
     healthCheck: async () => {
       await store.client.query({ query: 'SELECT 1', format: 'JSONEachRow' }).then((r) => r.json());
-      return { store: store.mode, bus: 'inprocess' };
+      return { store: store.mode, ...(await bus.health()) };
     },
   });
-  await app.register(gatewayRoutes, { bus, store, auth });
-  await app.register(queryRoutes, { store, auth });
-  await app.register(inferenceRoutes, { auth });
+  if (roles.has('gateway')) await app.register(gatewayRoutes, { bus, store, auth });
+  if (roles.has('query')) await app.register(queryRoutes, { store, auth });
+  if (roles.has('inference')) await app.register(inferenceRoutes, { auth, bus, store, upstreams, log });
 
   return {
     app,
     store,
     async close() {
       await app.close();
-      await bus.close();
-      await subscription.stop();
+      // In-process: publishers wait for the writer, so drain the bus first. Kafka: stop
+      // consuming (commits what was inserted), then flush and close the producer.
+      if (bus.kind === 'inprocess') {
+        await bus.close();
+        await subscription?.stop();
+      } else {
+        await subscription?.stop();
+        await bus.close();
+      }
       await store.close();
     },
   };

@@ -1,6 +1,6 @@
 import type { CallEndBody, CallStartBody } from '@weft/api';
 import { callPartMessage, TOPICS, type Bus, type CallPartEnvelope } from '@weft/bus';
-import { generateId, nowMicros, type Caller } from '@weft/core';
+import { generateId, metrics, nowMicros, type Caller } from '@weft/core';
 import { endPart, startPart, type CallPartRow } from '@weft/store';
 
 /** Turns call starts and ends into call parts and publishes them; resolves once durable. */
@@ -20,6 +20,7 @@ export class CallIngest {
 
   async publish(rows: CallPartRow[]): Promise<void> {
     await this.bus.publish(TOPICS.callParts, rows.map(callPartMessage));
+    metrics.callPartsAccepted.inc(rows.length);
   }
 
   async start(start: CallStartBody, caller: Caller): Promise<{ id: string; trace_id: string }> {

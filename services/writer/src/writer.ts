@@ -1,6 +1,6 @@
 import type { Bus, CallPartEnvelope, Subscription } from '@weft/bus';
 import { TOPICS } from '@weft/bus';
-import type { Logger } from '@weft/core';
+import { metrics, type Logger } from '@weft/core';
 import { insertCallParts, type Store } from '@weft/store';
 
 /**
@@ -16,7 +16,10 @@ export class CallPartsWriter {
   async write(batch: CallPartEnvelope[]): Promise<void> {
     const started = performance.now();
     await insertCallParts(this.store.client, batch.map((m) => m.row));
-    this.log.debug({ rows: batch.length, ms: Math.round(performance.now() - started) }, 'call parts inserted');
+    const seconds = (performance.now() - started) / 1000;
+    metrics.writerBatchRows.observe(batch.length);
+    metrics.insertLatency.observe(seconds);
+    this.log.debug({ rows: batch.length, ms: Math.round(seconds * 1000) }, 'call parts inserted');
   }
 
   /** Consumes the call-parts topic until the subscription is stopped. */

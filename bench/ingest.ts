@@ -1,0 +1,333 @@
+/**
+ * Ingest benchmark (`npm run bench:ingest`): concurrent clients post /call/upsert_batch with
+ * ~1 KB calls (a start and an end part each) to the all-in-one mode and to the Kafka mode
+ * (gateway process → Kafka → writer+query process), next to two ceilings measured on the same
+ * rows in the same run: direct ClickHouse inserts and direct kafkajs produces.
+ *
+ * Reports calls/s acknowledged, acknowledged→queryable delay (p50/p99), the gateway's peak RSS,
+ * and the top self-time functions of a CPU profile (`node --cpu-prof`) of the gateway.
+ *
+ * Env: BENCH_SECONDS (default 20), BENCH_CLIENTS (8), BENCH_CALLS_PER_REQUEST (100),
+ * KAFKA_COMPRESSION (gzip), KAFKA_BROKERS (else a broker is started from the Maven jars, as in the tests).
+ * The ClickHouse side is embedded chDB in both modes (no ClickHouse server on our machines).
+ */
+import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { Kafka, Partitioners, CompressionTypes, logLevel } from 'kafkajs';
+import { callPartCodec, callPartMessage, TOPICS } from '@weft/bus';
+import { createLogger, nowMicros } from '@weft/core';
+import { endPart, insertCallParts, migrate, openStore, startPart, type CallPartRow } from '@weft/store';
+import { Client } from '../test/helpers/client';
+import { metricValue } from '../test/helpers/pipeline';
+import { startKafkaBroker, type KafkaBroker } from '../test/helpers/kafka-broker';
+import { REPO_ROOT } from '../test/helpers/paths';
+import { startWeft, type RunningWeft } from '../test/helpers/server';
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
+const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 8);
+const PER_REQUEST = Number(process.env.BENCH_CALLS_PER_REQUEST ?? 100);
+/** Producer compression for the Kafka mode and the kafkajs ceiling alike. */
+const COMPRESSION = (process.env.KAFKA_COMPRESSION ?? 'gzip') as 'gzip' | 'none';
+const ROOT = join(REPO_ROOT, '.bench');
+const PROFILE_DIR = join(ROOT, 'profiles');
+
+const words = 'the model answered the question about invoices with a short summary and three follow up items'.split(' ');
+const text = (n: number, seed: number) => Array.from({ length: n }, (_, i) => words[(i * 7 + seed) % words.length]).join(' ');
+
+/** One realistic call: prompt-like inputs, a completion-like output, usage in the summary (~1 KB). */
+function callItems(project: string, id: string, seed: number): unknown[] {
+  return [
+    {
+      mode: 'start',
+      req: {
+        start: {
+          project_id: project,
+          id,
+          trace_id: id,
+          op_name: 'weave:///acme/bench/op/summarise:v3',
+          started_at: '2026-01-01T00:00:00.000001Z',
+          attributes: { env: 'bench', model: 'gpt-4o-mini', client: { sdk: 'python', version: '0.51.0' } },
+          inputs: { messages: [{ role: 'system', content: text(20, seed) }, { role: 'user', content: text(45, seed + 1) }], temperature: 0.2 },
+        },
+      },
+    },
+    {
+      mode: 'end',
+      req: {
+        end: {
+          project_id: project,
+          id,
+          ended_at: '2026-01-01T00:00:01.5Z',
+          output: { choices: [{ message: { role: 'assistant', content: text(35, seed + 2) } }] },
+          summary: { usage: { 'gpt-4o-mini': { prompt_tokens: 182, completion_tokens: 64, requests: 1 } } },
+        },
+      },
+    },
+  ];
+}
+
+interface LoadResult {
+  calls: number;
+  seconds: number;
+  callsPerSecond: number;
+  rejected: number;
+  delayP50: number;
+  delayP99: number;
+  gatewayPeakRssMiB: number;
+}
+
+const pct = (xs: number[], p: number) => {
+  if (xs.length === 0) return NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
+};
+
+/** Peak resident set of a process (VmHWM), in MiB. */
+function peakRssMiB(pid: number): number {
+  const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Math.round(Number(m[1]) / 1024) : NaN;
+}
+
+/** Posts from CLIENTS concurrent clients for SECONDS; samples ack→queryable on the side. */
+async function drive(label: string, gatewayUrl: string, queryUrl: string, gatewayPid: number): Promise<LoadResult> {
+  const api = new Client(gatewayUrl);
+  const query = new Client(queryUrl);
+  const project = `acme/bench-${label}`;
+  let acked = 0;
+  let rejected = 0;
+  let lastAcked: { id: string; at: number } | null = null;
+  const delays: number[] = [];
+  const deadline = Date.now() + SECONDS * 1000;
+  const started = performance.now();
+
+  // Bodies from pre-serialised call templates: the load generator shares the 2 cores, keep it cheap.
+  const templates = Array.from({ length: PER_REQUEST }, (_, i) => JSON.stringify(callItems(project, '@ID@', i)).slice(1, -1));
+  const client = async (c: number) => {
+    for (let r = 0; Date.now() < deadline; r++) {
+      const ids = Array.from({ length: PER_REQUEST }, (_, i) => `${label}-${c}-${r}-${i}`);
+      const body = `{"batch":[${templates.map((t, i) => t.replaceAll('@ID@', ids[i]!)).join(',')}]}`;
+      const res = await api.raw('/call/upsert_batch', body);
+      if (res.status === 200) {
+        acked += ids.length;
+        lastAcked = { id: ids[ids.length - 1]!, at: performance.now() };
+      } else {
+        rejected += ids.length;
+        await new Promise((ok) => setTimeout(ok, 100));
+      }
+    }
+  };
+  // The delay sampler: the newest acknowledged call, polled until a query sees it.
+  const sampler = async () => {
+    while (Date.now() < deadline) {
+      const sample = lastAcked as { id: string; at: number } | null;
+      if (!sample) {
+        await new Promise((ok) => setTimeout(ok, 20));
+        continue;
+      }
+      for (;;) {
+        const r = await query.post('/calls/query_stats', { project_id: project, filter: { call_ids: [sample.id] } });
+        if (r.status === 200 && r.body.count === 1) break;
+        if (performance.now() - sample.at > 60_000) throw new Error(`${sample.id} not queryable after 60 s`);
+        await new Promise((ok) => setTimeout(ok, 10));
+      }
+      delays.push(performance.now() - sample.at);
+      await new Promise((ok) => setTimeout(ok, 100));
+    }
+  };
+  await Promise.all([...Array.from({ length: CLIENTS }, (_, c) => client(c)), sampler()]);
+  const seconds = (performance.now() - started) / 1000;
+  return {
+    calls: acked,
+    seconds,
+    callsPerSecond: acked / seconds,
+    rejected,
+    delayP50: pct(delays, 50),
+    delayP99: pct(delays, 99),
+    gatewayPeakRssMiB: peakRssMiB(gatewayPid),
+  };
+}
+
+/** Where the time went, from the services' own /metrics: insert sizes and time spent inserting. */
+async function pipelineMetrics(writerUrl: string, gatewayUrl: string, seconds: number): Promise<Record<string, number>> {
+  const m = (url: string, name: string) => metricValue(url, name);
+  const inserts = await m(writerUrl, 'weft_writer_batch_rows_count');
+  const rows = await m(writerUrl, 'weft_writer_batch_rows_sum');
+  const insertSeconds = await m(writerUrl, 'weft_writer_insert_latency_seconds_sum');
+  const publishes = await m(gatewayUrl, 'weft_producer_latency_seconds_count');
+  const publishSeconds = await m(gatewayUrl, 'weft_producer_latency_seconds_sum');
+  return {
+    inserts,
+    rowsPerInsert: Math.round(rows / inserts),
+    msPerInsert: +((1000 * insertSeconds) / inserts).toFixed(1),
+    insertRowsPerSecWhileInserting: Math.round(rows / insertSeconds),
+    shareOfWallTimeInserting: +(insertSeconds / seconds).toFixed(2),
+    publishAckMsMean: +((1000 * publishSeconds) / publishes).toFixed(1),
+  };
+}
+
+/** The rows the modes write: the parts of BENCH calls, built with the same codecs as the gateway. */
+function sampleRows(n: number): CallPartRow[] {
+  const at = nowMicros();
+  const rows: CallPartRow[] = [];
+  for (let i = 0; i < n; i++) {
+    const [s, e] = callItems('acme/ceiling', `ceiling-${i}`, i) as [{ req: { start: never } }, { req: { end: never } }];
+    const start = s.req.start as { id: string; trace_id: string };
+    rows.push(startPart({ ...(s.req.start as object), id: start.id, trace_id: start.trace_id } as never, 'bench', at));
+    rows.push(endPart(e.req.end, at));
+  }
+  return rows;
+}
+
+/** Ceiling 1: direct inserts into (embedded) ClickHouse, in batches of `batch` rows, in this process. */
+async function clickHouseCeiling(rows: CallPartRow[], batch: number): Promise<number> {
+  const dir = join(ROOT, `ceiling-store-${batch}`);
+  rmSync(dir, { recursive: true, force: true });
+  const store = openStore({ dataDir: dir });
+  await migrate(store.client);
+  const started = performance.now();
+  for (let i = 0; i < rows.length; i += batch) await insertCallParts(store.client, rows.slice(i, i + batch));
+  const rate = rows.length / ((performance.now() - started) / 1000);
+  await store.close();
+  return rate;
+}
+
+/** Ceiling 2: direct kafkajs produces of the same envelopes (acks all, same compression), 2k per request, 4 in parallel. */
+async function kafkaCeiling(brokers: string, rows: CallPartRow[]): Promise<number> {
+  const kafka = new Kafka({ clientId: 'bench', brokers: [brokers], logLevel: logLevel.NOTHING });
+  const topic = `bench-ceiling-${Date.now()}`;
+  const admin = kafka.admin();
+  await admin.connect();
+  await admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: 6, replicationFactor: 1 }] });
+  await admin.disconnect();
+  const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
+  await producer.connect();
+  const messages = rows.map(callPartMessage).map((m) => ({ key: m.key, value: callPartCodec.encode(m.value) }));
+  const started = performance.now();
+  const chunks: (typeof messages)[] = [];
+  for (let i = 0; i < messages.length; i += 2000) chunks.push(messages.slice(i, i + 2000));
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 4 }, async () => {
+      while (next < chunks.length) await producer.send({
+          topic,
+          acks: -1,
+          compression: COMPRESSION === 'gzip' ? CompressionTypes.GZIP : CompressionTypes.None,
+          messages: chunks[next++]!,
+        });
+    }),
+  );
+  const rate = messages.length / ((performance.now() - started) / 1000);
+  await producer.disconnect();
+  return rate;
+}
+
+interface CpuProfile {
+  nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; hitCount?: number }[];
+}
+const busySamples = (p: CpuProfile) => p.nodes.reduce((n, x) => n + (x.callFrame.functionName === '(idle)' ? 0 : (x.hitCount ?? 0)), 0);
+
+/**
+ * Top self-time functions of a process's main thread (the busiest of the profiles it wrote:
+ * tsx's module loader thread writes one too). Includes start-up, so run long enough.
+ */
+function profileSummary(dir: string, top = 15): string[] {
+  const profiles = readdirSync(dir)
+    .filter((f) => f.endsWith('.cpuprofile'))
+    .map((f) => JSON.parse(readFileSync(join(dir, f), 'utf8')) as CpuProfile);
+  if (profiles.length === 0) return ['(no profile written)'];
+  const prof = profiles.reduce((a, b) => (busySamples(b) > busySamples(a) ? b : a));
+  const self = new Map<string, number>();
+  let total = 0;
+  for (const n of prof.nodes) {
+    const hits = n.hitCount ?? 0;
+    total += hits;
+    const where = n.callFrame.url.replace(/^.*node_modules\//, '').replace(/^file:\/\/.*\/weft\//, '').replace(REPO_ROOT + '/', '');
+    const key = `${n.callFrame.functionName || '(anonymous)'} ${where ? `${where}:${n.callFrame.lineNumber + 1}` : ''}`.trim();
+    self.set(key, (self.get(key) ?? 0) + hits);
+  }
+  return [...self.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, top)
+    .map(([k, v]) => `${((100 * v) / total).toFixed(1).padStart(5)}%  ${k}`);
+}
+
+async function main(): Promise<void> {
+  rmSync(ROOT, { recursive: true, force: true });
+  mkdirSync(PROFILE_DIR, { recursive: true });
+  const log = createLogger('warn');
+  let broker: KafkaBroker | null = null;
+  const brokers = process.env.KAFKA_BROKERS ?? (broker = await startKafkaBroker(join(ROOT, 'kafka'))).brokers;
+  // info: the helpers wait for the 'listening' line; one log line per request is part of the real cost.
+  const quiet = { LOG_LEVEL: 'info' };
+  const report: Record<string, unknown> = { compression: COMPRESSION, clients: CLIENTS, callsPerRequest: PER_REQUEST, seconds: SECONDS, machineCores: (await import('node:os')).cpus().length };
+  const running: RunningWeft[] = [];
+  try {
+    const rows = sampleRows(50_000);
+    const bytesPerCall = JSON.stringify(callItems('acme/bench', 'x'.repeat(36), 1)).length;
+    report.bytesPerCallJson = bytesPerCall;
+    const chRows = await clickHouseCeiling(rows, 10_000);
+    // The same at the batch size the services reach under this load (to show what batching buys).
+    const chRowsSmall = await clickHouseCeiling(rows.slice(0, 20_000), 1_000);
+    const kafkaMsgs = await kafkaCeiling(brokers, rows);
+    report.ceilings = {
+      clickhouseRowsPerSec: Math.round(chRows),
+      clickhouseRowsPerSecIn1kBatches: Math.round(chRowsSmall),
+      kafkaMsgsPerSec: Math.round(kafkaMsgs),
+    };
+    log.warn(report, 'ceilings');
+
+    const profiled = (name: string) => ['--cpu-prof', `--cpu-prof-dir=${join(PROFILE_DIR, name)}`];
+    const aio = await startWeft({ dataDir: join(ROOT, 'aio'), env: quiet, nodeArgs: profiled('all-in-one') });
+    running.push(aio);
+    const aioResult = await drive('aio', aio.url, aio.url, aio.proc.pid!);
+    const aioMetrics = await pipelineMetrics(aio.url, aio.url, aioResult.seconds);
+    await aio.stop();
+
+    const p = {
+      ...quiet,
+      WEFT_BUS: 'kafka',
+      KAFKA_BROKERS: brokers,
+      KAFKA_TOPIC_PREFIX: `bench-${Date.now()}.`,
+      KAFKA_TOPIC_PARTITIONS: '6',
+      KAFKA_COMPRESSION: COMPRESSION,
+      KAFKA_FETCH_MAX_WAIT_MS: '50',
+    };
+    const gateway = await startWeft({ entry: 'services/gateway/src/main.ts', dataDir: join(ROOT, 'gw'), env: p, nodeArgs: profiled('gateway') });
+    const writer = await startWeft({ dataDir: join(ROOT, 'writer'), env: { ...p, WEFT_ROLES: 'writer,query' }, nodeArgs: profiled('writer') });
+    running.push(gateway, writer);
+    const kafkaResult = await drive('kafka', gateway.url, writer.url, gateway.proc.pid!);
+    const kafkaMetrics = await pipelineMetrics(writer.url, gateway.url, kafkaResult.seconds);
+    const writerPeakRssMiB = peakRssMiB(writer.proc.pid!);
+    await gateway.stop();
+    await writer.stop();
+
+    // Each call is two rows (start and end part) and two Kafka messages.
+    const fmt = (r: LoadResult) => ({
+      callsPerSec: Math.round(r.callsPerSecond),
+      partsPerSec: Math.round(r.callsPerSecond * 2),
+      acknowledgedCalls: r.calls,
+      rejectedCalls: r.rejected,
+      ackToQueryableMs: { p50: Math.round(r.delayP50), p99: Math.round(r.delayP99) },
+      gatewayPeakRssMiB: r.gatewayPeakRssMiB,
+    });
+    report.allInOne = { ...fmt(aioResult), ofDirectInsertCeiling: +((aioResult.callsPerSecond * 2) / chRows).toFixed(2), timing: aioMetrics };
+    report.kafka = {
+      ...fmt(kafkaResult),
+      ofLowerCeiling: +((kafkaResult.callsPerSecond * 2) / Math.min(chRows, kafkaMsgs)).toFixed(2),
+      writerPeakRssMiB,
+      timing: kafkaMetrics,
+    };
+    process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+    for (const name of ['all-in-one', 'gateway', 'writer']) {
+      process.stdout.write(`\nCPU profile, ${name} (self time, top functions):\n${profileSummary(join(PROFILE_DIR, name)).join('\n')}\n`);
+    }
+  } finally {
+    await Promise.all(running.map((w) => w.kill()));
+    await broker?.stop();
+  }
+}
+
+main().catch((e) => {
+  process.stderr.write(`${(e as Error).stack ?? e}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,44 @@
+import type { z } from 'zod';
+import { callPartEnvelopeSchema, type CallPartEnvelope } from './messages';
+
+/** A message value that cannot become an envelope; the consumer dead-letters it with `reason`. */
+export class UndecodableMessageError extends Error {
+  constructor(readonly reason: string) {
+    super(reason);
+    this.name = 'UndecodableMessageError';
+  }
+}
+
+/** How envelopes travel on Kafka: UTF-8 JSON, validated against the envelope schema on the way in. */
+export interface EnvelopeCodec<T> {
+  encode(value: T): Buffer;
+  /** Throws UndecodableMessageError naming what is wrong. */
+  decode(bytes: Buffer | null): T;
+}
+
+export function jsonEnvelopeCodec<T>(schema: z.ZodType<T>): EnvelopeCodec<T> {
+  return {
+    encode: (value) => Buffer.from(JSON.stringify(value), 'utf8'),
+    decode(bytes) {
+      if (!bytes || bytes.length === 0) throw new UndecodableMessageError('empty message value');
+      let json: unknown;
+      try {
+        json = JSON.parse(bytes.toString('utf8'));
+      } catch (e) {
+        throw new UndecodableMessageError(`not JSON: ${(e as Error).message}`);
+      }
+      const parsed = schema.safeParse(json);
+      if (!parsed.success) {
+        const issue = parsed.error.issues[0]!;
+        const field = issue.path.join('.') || '(envelope)';
+        throw new UndecodableMessageError(`invalid envelope at ${field}: ${issue.message}`);
+      }
+      return parsed.data;
+    },
+  };
+}
+
+/** The call-parts topic's codec (envelope version 1). */
+export const callPartCodec: EnvelopeCodec<CallPartEnvelope> = jsonEnvelopeCodec(
+  callPartEnvelopeSchema as unknown as z.ZodType<CallPartEnvelope>,
+);

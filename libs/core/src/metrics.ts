@@ -1,0 +1,78 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/**
+ * The process's Prometheus metrics, served by every service at GET /metrics. One registry
+ * per process: the all-in-one mode shows the gateway's and the writer's metrics together.
+ */
+export const metricsRegistry = new Registry();
+collectDefaultMetrics({ register: metricsRegistry, prefix: 'weft_process_' });
+
+const registers = [metricsRegistry];
+const latencyBuckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+export const metrics = {
+  httpRequests: new Counter({
+    name: 'weft_http_requests_total',
+    help: 'HTTP requests answered, by route and status code',
+    labelNames: ['route', 'status'] as const,
+    registers,
+  }),
+  httpRequestBytes: new Counter({
+    name: 'weft_http_request_bytes_total',
+    help: 'Request body bytes received, by route',
+    labelNames: ['route'] as const,
+    registers,
+  }),
+  httpResponseBytes: new Counter({
+    name: 'weft_http_response_bytes_total',
+    help: 'Response body bytes sent where the length is known, by route',
+    labelNames: ['route'] as const,
+    registers,
+  }),
+  callPartsAccepted: new Counter({
+    name: 'weft_call_parts_accepted_total',
+    help: 'Call parts (starts and ends) acknowledged to clients as durable',
+    registers,
+  }),
+  busPending: new Gauge({
+    name: 'weft_bus_pending_messages',
+    help: 'Messages handed to the bus and not yet acknowledged',
+    registers,
+  }),
+  busRejected: new Counter({
+    name: 'weft_bus_rejected_total',
+    help: 'Publishes refused (overload, timeout, broker down); the client got 503',
+    labelNames: ['reason'] as const,
+    registers,
+  }),
+  producerLatency: new Histogram({
+    name: 'weft_producer_latency_seconds',
+    help: 'Time from publish to acknowledgement by the bus (Kafka: all in-sync replicas)',
+    buckets: latencyBuckets,
+    registers,
+  }),
+  writerBatchRows: new Histogram({
+    name: 'weft_writer_batch_rows',
+    help: 'Rows per ClickHouse insert made by the writer',
+    buckets: [1, 10, 100, 500, 1000, 2500, 5000, 10000, 25000, 50000],
+    registers,
+  }),
+  insertLatency: new Histogram({
+    name: 'weft_writer_insert_latency_seconds',
+    help: 'Duration of the writer inserts into ClickHouse',
+    buckets: latencyBuckets,
+    registers,
+  }),
+  consumerLag: new Gauge({
+    name: 'weft_consumer_lag_messages',
+    help: 'Messages behind the high watermark, per topic and partition, as of the last fetched batch',
+    labelNames: ['topic', 'partition'] as const,
+    registers,
+  }),
+  deadLettered: new Counter({
+    name: 'weft_dead_lettered_total',
+    help: 'Messages moved to the dead-letter topic, by reason kind',
+    labelNames: ['kind'] as const,
+    registers,
+  }),
+};

@@ -1,0 +1,147 @@
+import { randomUUID } from 'node:crypto';
+import type { CompletionsCreateReq } from '@weft/api';
+import { ApiError } from '@weft/core';
+import { sendJsonl, type RouteContext } from '@weft/http';
+import type { CallIngest } from '@weft/svc-gateway';
+import { StreamAggregator } from './aggregate';
+import { unsupported, upstreamRequest } from './dialects';
+import { LlmCall, withoutNulls } from './llm-call';
+import { normalizeChunk, normalizeCompletion, parseUpstreamError, type ResponseIdentity } from './normalize';
+import { assertProjectAccess } from './project-access';
+import { CallerAborted, openChatStream, postChat, UpstreamFailure } from './upstream-client';
+import { isErrorEvent } from './upstream-errors';
+import type { Upstream, UpstreamRegistry } from './upstreams';
+
+export const COMPLETIONS_OP_NAME = 'weave.completions_create';
+
+/** Weave-only inputs that are never sent to a model server. */
+const NOT_FORWARDED = ['prompt', 'template_vars', 'vertex_credentials', 'timeout', 'extra_headers', 'api_version', 'stream'];
+/** Headers `inputs.extra_headers` may not override. */
+const PROTECTED_HEADERS = new Set(['authorization', 'content-type', 'content-length', 'host', 'accept', 'connection', 'transfer-encoding']);
+
+type Inputs = CompletionsCreateReq['inputs'];
+type Setup = { upstream: Upstream; model: string; payload: Record<string, unknown>; ident: ResponseIdentity; timeoutMs?: number; headers: Record<string, string> };
+
+/**
+ * `/completions/create` and `/completions/create_stream`, with the reference's semantics:
+ * provider failures are answers (`{"response": {"error": ...}}`, or an `{"error": ...}` line),
+ * and with `track_llm_call` the completion is recorded as a `weave.completions_create` call.
+ */
+export class Completions {
+  constructor(
+    private readonly upstreams: UpstreamRegistry,
+    private readonly ingest: CallIngest,
+  ) {}
+
+  async create(body: CompletionsCreateReq, ctx: RouteContext): Promise<unknown> {
+    assertProjectAccess(ctx.caller, body.project_id);
+    const setup = this.setup(body.inputs, false);
+    if (typeof setup === 'string') return { response: { error: setup }, svc_call_id: null };
+    const call = body.track_llm_call ? this.begin(body, ctx) : null;
+    const abort = new AbortController();
+    ctx.reply.raw.on('close', () => {
+      if (!ctx.reply.raw.writableFinished) abort.abort();
+    });
+    let response: Record<string, unknown>;
+    try {
+      const raw = await postChat(setup.upstream, setup.payload, { signal: abort.signal, timeoutMs: setup.timeoutMs, headers: setup.headers });
+      response = normalizeCompletion(raw, setup.ident);
+    } catch (e) {
+      if (e instanceof UpstreamFailure) response = { error: e.message };
+      else if (e instanceof CallerAborted) response = { error: e.message };
+      else throw e;
+    }
+    const error = typeof response.error === 'string' ? response.error : null;
+    await call?.end({ output: response, model: setup.model, usage: response.usage ?? undefined, exception: error });
+    return { response, svc_call_id: call?.id ?? null };
+  }
+
+  async createStream(body: CompletionsCreateReq, ctx: RouteContext): Promise<undefined> {
+    assertProjectAccess(ctx.caller, body.project_id);
+    const setup = this.setup(body.inputs, true);
+    const abort = new AbortController();
+    const call = typeof setup !== 'string' && body.track_llm_call ? this.begin(body, ctx) : null;
+    await sendJsonl(ctx.reply, this.lines(setup, call, abort.signal), () => abort.abort());
+    return undefined;
+  }
+
+  private async *lines(setup: Setup | string, call: LlmCall | null, signal: AbortSignal): AsyncGenerator<Record<string, unknown>> {
+    // Setup errors: one error line, no _meta, nothing recorded.
+    if (typeof setup === 'string') {
+      yield { error: setup };
+      return;
+    }
+    if (call) {
+      await call.publishStart();
+      yield { _meta: { svc_call_id: call.id } };
+    }
+    const aggregate = new StreamAggregator(setup.model);
+    try {
+      const events = await openChatStream(setup.upstream, setup.payload, { signal, timeoutMs: setup.timeoutMs, headers: setup.headers });
+      for await (const ev of events) {
+        if (isErrorEvent(ev)) {
+          yield { error: parseUpstreamError(ev, 'upstream error').message };
+          return;
+        }
+        const n = normalizeChunk(ev, setup.ident);
+        const chunk = n.usage ? { ...n.chunk, usage: n.usage } : n.chunk;
+        aggregate.add(chunk);
+        yield chunk;
+      }
+    } catch (e) {
+      if (e instanceof CallerAborted) return;
+      if (e instanceof UpstreamFailure) {
+        yield { error: e.message };
+        return;
+      }
+      throw e;
+    } finally {
+      // Also on error or disconnect: the call ends with what was produced (never an exception, as in the reference).
+      await call?.end({ output: aggregate.result(), model: setup.model, usage: aggregate.usageSeen ?? undefined });
+    }
+  }
+
+  private begin(body: CompletionsCreateReq, ctx: RouteContext): LlmCall {
+    const inputs = withoutNulls(body.inputs as Record<string, unknown>);
+    delete inputs.vertex_credentials;
+    return LlmCall.begin(this.ingest, {
+      projectId: body.project_id,
+      caller: ctx.caller,
+      opName: COMPLETIONS_OP_NAME,
+      inputs,
+      traceId: body.trace_id,
+      parentId: body.parent_id,
+    });
+  }
+
+  /** Resolves the model and builds the upstream request; a string is a setup error to report. */
+  private setup(inputs: Inputs, stream: boolean): Setup | string {
+    const model = inputs.model;
+    if (inputs.prompt !== undefined && inputs.prompt !== null) {
+      return 'Failed to resolve prompt: prompt references are not supported by this server yet';
+    }
+    const upstream = this.upstreams.find(model);
+    if (!upstream) return `Model ${model} is not served here: no configured upstream lists it`;
+    if (upstream.apiKeyEnv && !upstream.apiKey) {
+      // The reference's MissingLLMApiKeyError: a 400 naming the key.
+      throw new ApiError(400, `No API key ${upstream.apiKeyEnv} found for model ${model}`, { extra: { api_key: upstream.apiKeyEnv } });
+    }
+    const forwarded: Record<string, unknown> = { ...inputs };
+    for (const k of NOT_FORWARDED) delete forwarded[k];
+    const notSupported = unsupported(upstream.dialect, forwarded);
+    if (notSupported) return `${notSupported[1]}`;
+    const requestId = randomUUID();
+    const headers: Record<string, string> = {};
+    for (const [k, v] of Object.entries(inputs.extra_headers ?? {})) {
+      if (typeof v === 'string' && !PROTECTED_HEADERS.has(k.toLowerCase())) headers[k] = v;
+    }
+    return {
+      upstream,
+      model,
+      payload: upstreamRequest(upstream.dialect, forwarded, { stream, requestId }),
+      ident: { id: `chatcmpl-${requestId}`, model, created: Math.floor(Date.now() / 1000) },
+      timeoutMs: typeof inputs.timeout === 'number' && inputs.timeout > 0 ? Math.ceil(inputs.timeout * 1000) : undefined,
+      headers,
+    };
+  }
+}

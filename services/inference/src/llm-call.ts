@@ -1,0 +1,65 @@
+import type { CallIngest } from '@weft/svc-gateway';
+import { microsToIso, nowMicros, type Caller } from '@weft/core';
+import type { CallPartRow } from '@weft/store';
+
+/**
+ * A completion recorded as a call, through the bus like any other call (CallIngest):
+ * op name, inputs, output, `summary.usage` keyed by model name, exception.
+ */
+export class LlmCall {
+  private startPublished = false;
+  private ended = false;
+
+  private constructor(
+    private readonly ingest: CallIngest,
+    readonly projectId: string,
+    readonly id: string,
+    readonly traceId: string,
+    private readonly startRow: CallPartRow,
+  ) {}
+
+  static begin(
+    ingest: CallIngest,
+    c: { projectId: string; caller: Caller; opName: string; inputs: Record<string, unknown>; traceId?: string | null; parentId?: string | null },
+  ): LlmCall {
+    const { row, id, trace_id } = ingest.prepareStart(
+      {
+        project_id: c.projectId,
+        op_name: c.opName,
+        started_at: microsToIso(nowMicros()),
+        attributes: {},
+        inputs: c.inputs,
+        trace_id: c.traceId ?? null,
+        parent_id: c.parentId ?? null,
+      },
+      c.caller,
+      nowMicros(),
+    );
+    return new LlmCall(ingest, c.projectId, id, trace_id, row);
+  }
+
+  /** Makes the call visible while it runs (streams); without it, start and end go together. */
+  async publishStart(): Promise<void> {
+    await this.ingest.publish([this.startRow]);
+    this.startPublished = true;
+  }
+
+  async end(r: { output: unknown; model: string; usage?: unknown; exception?: string | null }): Promise<void> {
+    if (this.ended) return;
+    this.ended = true;
+    const summary: Record<string, unknown> = {};
+    if (r.usage && typeof r.usage === 'object') summary.usage = { [r.model]: r.usage };
+    const endRow = this.ingest.prepareEnd(
+      { project_id: this.projectId, id: this.id, ended_at: microsToIso(nowMicros()), output: r.output, summary, exception: r.exception ?? null },
+      nowMicros(),
+    );
+    await this.ingest.publish(this.startPublished ? [endRow] : [this.startRow, endRow]);
+  }
+}
+
+/** Removes null/undefined members (the reference records `inputs.model_dump(exclude_none=True)`). */
+export function withoutNulls(o: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(o)) if (v !== null && v !== undefined) out[k] = v;
+  return out;
+}

@@ -1,0 +1,86 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse } from 'yaml';
+import { describe, expect, it } from 'vitest';
+import { endpoints } from '@weft/api';
+import { configSchema, loadConfig } from '@weft/core';
+import { REPO_ROOT } from './helpers/paths';
+
+// No Docker engine here: the distributed deployment is checked as data.
+interface ComposeService {
+  image?: string;
+  build?: unknown;
+  command?: string[];
+  environment?: Record<string, string>;
+  depends_on?: Record<string, { condition: string }>;
+  healthcheck?: unknown;
+  volumes?: string[];
+  ports?: string[];
+}
+const compose = parse(readFileSync(join(REPO_ROOT, 'docker-compose.yml'), 'utf8'), { merge: true }) as {
+  services: Record<string, ComposeService>;
+  volumes: Record<string, unknown>;
+};
+const weftServices = Object.entries(compose.services).filter(([, s]) => s.build !== undefined);
+
+/** `location = /path { proxy_pass http://service; }` lines of the front proxy. */
+function proxyRoutes(): Map<string, string> {
+  const conf = readFileSync(join(REPO_ROOT, 'deploy', 'nginx', 'nginx.conf'), 'utf8');
+  const routes = new Map<string, string>();
+  for (const m of conf.matchAll(/location\s+=\s+(\S+)\s*\{\s*proxy_pass\s+http:\/\/([\w-]+);/g)) routes.set(m[1]!, m[2]!);
+  return routes;
+}
+
+describe('docker-compose.yml', () => {
+  it('runs the four services from the one image, each with an existing main', () => {
+    expect(weftServices.map(([name]) => name).sort()).toEqual(['gateway', 'inference', 'query', 'writer']);
+    for (const [name, s] of weftServices) {
+      const main = s.command!.at(-1)!;
+      expect(main).toBe(`services/${name}/src/main.ts`);
+      expect(existsSync(join(REPO_ROOT, main))).toBe(true);
+    }
+  });
+
+  it("gives every service an environment the configuration schema accepts, with no unknown variable", () => {
+    const known = new Set(Object.keys(configSchema.shape));
+    for (const [name, s] of weftServices) {
+      const env = s.environment ?? {};
+      expect(Object.keys(env).filter((k) => !known.has(k)), name).toEqual([]);
+      const config = loadConfig(env);
+      expect(config.CLICKHOUSE_URL, name).toBe('http://clickhouse:8123');
+      if (name === 'gateway' || name === 'writer') {
+        expect(config.WEFT_BUS, name).toBe('kafka');
+        expect(config.KAFKA_BROKERS, name).toBe('kafka:9092');
+      }
+    }
+  });
+
+  it('starts things in dependency order, with health checks and named volumes', () => {
+    const s = compose.services;
+    expect(s.kafka!.image).toMatch(/^apache\/kafka:/);
+    expect(s.kafka!.environment!.KAFKA_PROCESS_ROLES).toBe('broker,controller');
+    expect(s.clickhouse!.image).toMatch(/^clickhouse\/clickhouse-server:/);
+    expect(s.clickhouse!.volumes).toContain('./deploy/clickhouse/weft.xml:/etc/clickhouse-server/config.d/weft.xml:ro');
+    for (const name of Object.keys(s)) expect(s[name]!.healthcheck, name).toBeDefined();
+    for (const name of ['gateway', 'writer']) {
+      expect(s[name]!.depends_on).toMatchObject({ kafka: { condition: 'service_healthy' }, clickhouse: { condition: 'service_healthy' } });
+    }
+    expect(Object.keys(s.proxy!.depends_on!).sort()).toEqual(['gateway', 'inference', 'query', 'writer']);
+    expect(Object.keys(compose.volumes).sort()).toEqual(['clickhouse-data', 'kafka-data']);
+    expect(s.kafka!.volumes).toContain('kafka-data:/var/lib/kafka/data');
+  });
+
+  it('routes all 20 paths of the interface to the service that owns them, on one port', () => {
+    const routes = proxyRoutes();
+    const specs = Object.values(endpoints);
+    expect(specs).toHaveLength(20);
+    for (const spec of specs) expect(routes.get(spec.path), spec.path).toBe(spec.service);
+    // Only weft services are proxied to, and every one of them has an upstream.
+    const conf = readFileSync(join(REPO_ROOT, 'deploy', 'nginx', 'nginx.conf'), 'utf8');
+    for (const service of new Set(routes.values())) {
+      expect(compose.services[service], service).toBeDefined();
+      expect(conf).toMatch(new RegExp(`upstream ${service} \\{ server ${service}:6345;`));
+    }
+    expect(compose.services.proxy!.ports).toEqual(['6345:80']);
+  });
+});

@@ -49,34 +49,26 @@ export class Client {
 }
 
 /**
- * Sends a body larger than the server takes. The server answers 413 from the Content-Length
- * and may close before the whole body is written, so write errors (EPIPE/ECONNRESET) are
- * expected and ignored: only the response status matters.
+ * Announces a body larger than the server takes (by Content-Length) and sends only its first
+ * bytes: the server must answer 413 from the header alone, without reading the body.
  */
 export async function postOversized(baseUrl: string, path: string, bytes: number, authorization: string): Promise<number> {
   const { request } = await import('node:http');
   const url = new URL(path, baseUrl);
   return new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => (req.destroy(), reject(new Error('no answer to an oversized body'))), 30_000);
     const req = request(
       { host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { 'content-type': 'application/json', 'content-length': String(bytes), authorization } },
       (res) => {
+        clearTimeout(timer);
         res.resume();
         resolve(res.statusCode ?? 0);
+        req.destroy();
       },
     );
     req.on('error', (e: NodeJS.ErrnoException) => {
-      if (e.code !== 'EPIPE' && e.code !== 'ECONNRESET') reject(e);
+      if (e.code !== 'EPIPE' && e.code !== 'ECONNRESET') (clearTimeout(timer), reject(e));
     });
-    const chunk = Buffer.alloc(1024 * 1024, 0x20);
-    let sent = 0;
-    const pump = () => {
-      while (sent < bytes) {
-        const n = Math.min(chunk.length, bytes - sent);
-        sent += n;
-        if (!req.write(chunk.subarray(0, n))) return void req.once('drain', pump);
-      }
-      req.end();
-    };
-    pump();
+    req.write('{"start": "' + ' '.repeat(1024));
   });
 }

@@ -368,6 +368,35 @@ describe('OTLP/HTTP transport', () => {
   });
 });
 
+describe('costs', () => {
+  it('include_costs prices the usage of OTel calls (keyed by the response model)', async () => {
+    const t = '7af7651916cd43dd8448eb211c80319c';
+    // After the seeded default prices' effective date: prices apply from a call's start.
+    const body = request([
+      span({
+        traceId: t,
+        spanId: '7000000000000001',
+        name: 'chat gpt-4o',
+        startTimeUnixNano: '1767225600000000000', // 2026-01-01
+        endTimeUnixNano: '1767225601000000000',
+        attributes: [
+          { key: 'gen_ai.request.model', value: { stringValue: 'gpt-4o' } },
+          { key: 'gen_ai.response.model', value: { stringValue: 'gpt-4o-2024-08-06' } },
+          { key: 'gen_ai.usage.input_tokens', value: { intValue: '1000' } },
+          { key: 'gen_ai.usage.output_tokens', value: { intValue: '200' } },
+        ],
+      }),
+    ]);
+    expect((await api.raw('/otel/v1/traces', JSON.stringify(body), otlpHeaders)).body).toEqual({});
+    const [c] = await api.jsonl('/calls/stream_query', { project_id: P, filter: { trace_ids: [t] }, include_costs: true });
+    const cost = c.summary.weave.costs['gpt-4o-2024-08-06'];
+    expect(cost).toMatchObject({ prompt_tokens: 1000, completion_tokens: 200, pricing_level: 'default' });
+    expect(cost.prompt_tokens_total_cost).toBeGreaterThan(0);
+    expect(cost.completion_tokens_total_cost).toBeCloseTo(200 * cost.completion_token_cost, 12);
+    expect(cost.prompt_tokens_total_cost).toBeCloseTo(1000 * cost.prompt_token_cost, 12);
+  });
+});
+
 describe('distributed mode', () => {
   it('the front proxy sends /otel/v1/traces to the gateway and keeps the project_id header', () => {
     const conf = readFileSync(join(REPO_ROOT, 'deploy', 'nginx', 'nginx.conf'), 'utf8');

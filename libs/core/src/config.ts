@@ -34,6 +34,8 @@ export const configSchema = z.object({
   WEFT_BUS_MAX_PENDING: int(200_000, 1),
   /** How long a write may wait for the bus to acknowledge before the request gets 503. */
   WEFT_PUBLISH_TIMEOUT_MS: int(15_000, 1),
+  /** Calls streaming: rows per ClickHouse query (keyset pages); 0 = one streamed query. Unset: 5000 embedded, 0 server. */
+  WEFT_QUERY_PAGE_ROWS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(0).optional()),
   /** Bytes of messages in flight to the bus before publishers get 503 (bounded memory). */
   WEFT_BUS_MAX_PENDING_BYTES: int(256 * 1024 * 1024, 1024),
 

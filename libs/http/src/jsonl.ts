@@ -40,5 +40,8 @@ export async function sendJsonl(
   } finally {
     if (aborted) await iterator.return?.();
   }
-  res.end();
+  // A client that went away may leave a half-open socket: ending the response would keep it
+  // alive (and keep the server from closing); destroying it frees it.
+  if (aborted) res.destroy();
+  else res.end();
 }

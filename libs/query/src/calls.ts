@@ -1,9 +1,11 @@
 import type { CallFilter, CallsQueryStatsReq, CallsStreamQueryReq } from '@weft/api';
 import { ApiError, badRequest } from '@weft/core';
+import { CallFieldResolver } from './call-fields';
+import { compileQuery, type FieldRef } from './expr';
 import { Params, type BuiltQuery } from './params';
 
 /** Columns of a merged call, each re-aggregated from calls_merged (merges are eventual). */
-const MERGED_COLUMNS: Record<string, string> = {
+export const MERGED_CALL_COLUMNS: Record<string, string> = {
   trace_id: 'any(trace_id)',
   parent_id: 'any(parent_id)',
   thread_id: 'any(thread_id)',
@@ -27,65 +29,75 @@ const MERGED_COLUMNS: Record<string, string> = {
   deleted_at: 'any(deleted_at)',
 };
 
-/** Plain call fields that filter and sort directly (outside the aggregation). */
-export const SORTABLE_CALL_FIELDS = new Set([
-  'id', 'project_id', 'trace_id', 'parent_id', 'thread_id', 'turn_id', 'op_name', 'display_name',
-  'started_at', 'ended_at', 'exception', 'svc_user_id', 'svc_run_id', 'svc_run_step', 'svc_run_step_end', 'deleted_at',
-]);
+/** Always returned, whatever `columns` says (reference REQUIRED_CALL_COLUMNS). */
+const REQUIRED_COLUMNS = ['trace_id', 'op_name', 'started_at'];
+/** Call field name → the merged columns it is read from. */
+const FIELD_COLUMNS: Record<string, string[]> = {
+  attributes: ['attributes_dump', 'otel_dump'],
+  inputs: ['inputs_dump'],
+  output: ['output_dump'],
+  summary: ['summary_dump'],
+};
 
 const FILTER_LIMIT = 1000;
 
-/** Inner query: one row per call of the project, merged; `where` narrows the raw parts by primary key. */
-function mergedCallsSql(p: Params, projectId: string, where: string[] = []): string {
-  const cols = Object.entries(MERGED_COLUMNS)
-    .map(([name, expr]) => `${expr} AS ${name}`)
-    .join(',\n    ');
-  const conds = [`project_id = ${p.str(projectId)}`, ...where].join(' AND ');
-  return `SELECT project_id, id,
-    ${cols}
-  FROM calls_merged
-  WHERE ${conds}
-  GROUP BY project_id, id`;
+/**
+ * Merged columns that only a call's start part writes: on a start part they already hold the
+ * merged value, so conditions and sort keys over them can be evaluated without merging.
+ */
+const START_COLUMNS = new Set([
+  'trace_id', 'parent_id', 'thread_id', 'turn_id', 'op_name', 'started_at', 'attributes_dump', 'inputs_dump',
+  'input_refs', 'otel_dump', 'svc_user_id', 'svc_run_id', 'svc_run_step',
+]);
+const onlyStart = (cols: Iterable<string>) => [...cols].every((c) => START_COLUMNS.has(c));
+
+/** One term of the total order: a non-NULL expression, its ClickHouse type (to bind a cursor), a direction. */
+export interface SortKey {
+  sql: string;
+  type: 'UInt8' | 'Int64' | 'Float64' | 'String';
+  desc: boolean;
 }
 
-function filterConditions(p: Params, filter: CallFilter | undefined): { inner: string[]; outer: string[] } {
-  const inner: string[] = [];
-  const outer: string[] = [];
-  if (!filter) return { inner, outer };
-  const lists: [keyof CallFilter, string][] = [
-    ['call_ids', 'id'],
-    ['trace_ids', 'trace_id'],
-    ['parent_ids', 'parent_id'],
-    ['thread_ids', 'thread_id'],
-    ['turn_ids', 'turn_id'],
-    ['svc_user_ids', 'svc_user_id'],
-    ['svc_run_ids', 'svc_run_id'],
-  ];
-  for (const [key, column] of lists) {
-    const values = filter[key] as string[] | undefined;
-    if (!values || values.length === 0) continue;
-    checkLength(key, values);
-    // Call ids are the primary key: narrowing there reads only those calls' parts.
-    if (column === 'id') inner.push(`id IN ${p.strArray(values)}`);
-    else outer.push(`${column} IN ${p.strArray(values)}`);
+/** Keyset cursor: the sort-key values of the last row sent. */
+export type Cursor = unknown[];
+
+/**
+ * Normalised sort keys for a field: every nullable term becomes (isNull, value-or-zero), so that
+ * ORDER BY and the keyset condition of the next page agree exactly (NULLs last either way).
+ * A dynamic (JSON) field gives the reference's three-term order: present first, then numeric,
+ * then text.
+ */
+function sortKeysOf(ref: FieldRef, desc: boolean): SortKey[] {
+  const isNull = (x: string): SortKey => ({ sql: `isNull(${x})`, type: 'UInt8', desc: false });
+  const x = ref.sql;
+  switch (ref.kind) {
+    case 'json': {
+      const num = `if(isFinite(toFloat64OrNull(${x})), toFloat64OrNull(${x}), NULL)`;
+      return [isNull(x), isNull(num), { sql: `ifNull(${num}, 0)`, type: 'Float64', desc }, { sql: `ifNull(${x}, '')`, type: 'String', desc }];
+    }
+    case 'number':
+      return [isNull(x), { sql: `ifNull(toFloat64(${x}), 0)`, type: 'Float64', desc }];
+    case 'datetime':
+      return [isNull(x), { sql: `ifNull(toUnixTimestamp64Micro(${x}), 0)`, type: 'Int64', desc }];
+    case 'bool':
+      return [isNull(x), { sql: `ifNull(toUInt8(${x}), 0)`, type: 'UInt8', desc }];
+    case 'array':
+      return [{ sql: `toString(${x})`, type: 'String', desc }];
+    default:
+      return [isNull(x), { sql: `ifNull(${x}, '')`, type: 'String', desc }];
   }
-  if (filter.op_names && filter.op_names.length > 0) {
-    checkLength('op_names', filter.op_names);
-    const exact = filter.op_names.filter((n) => !n.endsWith(':*'));
-    const prefixes = filter.op_names.filter((n) => n.endsWith(':*')).map((n) => n.slice(0, -1));
-    const ors: string[] = [];
-    if (exact.length) ors.push(`op_name IN ${p.strArray(exact)}`);
-    for (const pre of prefixes) ors.push(`startsWith(op_name, ${p.str(pre)})`);
-    outer.push(`(${ors.join(' OR ')})`);
+}
+
+/** `(keys) > (cursor)` in the keys' own directions, with every cursor value bound. */
+function afterCursor(keys: SortKey[], cursor: Cursor, p: Params): string {
+  let cond = '';
+  for (let i = keys.length - 1; i >= 0; i--) {
+    const k = keys[i]!;
+    const v = p.add(cursor[i], k.type);
+    const op = k.desc ? '<' : '>';
+    cond = cond === '' ? `${k.sql} ${op} ${v}` : `(${k.sql} ${op} ${v} OR (${k.sql} = ${v} AND ${cond}))`;
   }
-  for (const [key, column] of [['input_refs', 'input_refs'], ['output_refs', 'output_refs']] as const) {
-    const values = filter[key];
-    if (!values || values.length === 0) continue;
-    checkLength(key, values);
-    outer.push(`hasAny(${column}, ${p.strArray(values)})`);
-  }
-  if (filter.trace_roots_only) outer.push('parent_id IS NULL');
-  return { inner, outer };
+  return cond;
 }
 
 function checkLength(key: string, values: readonly string[]): void {
@@ -94,55 +106,282 @@ function checkLength(key: string, values: readonly string[]): void {
   }
 }
 
-function orderBy(sortBy: CallsStreamQueryReq['sort_by']): string {
-  if (!sortBy) return 'started_at ASC, id ASC';
-  if (sortBy.length === 0) return 'id ASC';
-  const terms = sortBy.map((s, i) => {
-    if (!SORTABLE_CALL_FIELDS.has(s.field)) {
-      throw new ApiError(400, `sort_by[${i}].field: cannot sort by '${s.field}'`, { field: `sort_by[${i}].field` });
+type CallsReq = Pick<CallsStreamQueryReq, 'project_id' | 'filter' | 'query'> & Partial<Pick<CallsStreamQueryReq, 'sort_by' | 'columns' | 'include_costs'>>;
+
+/**
+ * A calls query, compiled once and run page by page. Two phases per page:
+ *  1. the ids: re-aggregate only the columns the filter, query and sort touch (after narrowing
+ *     the parts by primary key and skip indexes), filter, order, limit;
+ *  2. the rows: re-aggregate every wanted column, for those ids only (primary-key reads).
+ */
+export class CallsQueryPlan {
+  private readonly base = new Params();
+  private readonly resolver = new CallFieldResolver();
+  private readonly projectSql: string;
+  /** Conditions on raw start parts (trace_id, op_name, ...): a skip-index prefilter of ids. */
+  private readonly prefilter: string[] = [];
+  /** Conditions on the primary key itself. */
+  private readonly idConds: string[] = [];
+  /** Conditions on merged rows. */
+  private readonly conds: string[] = ['started_at IS NOT NULL', 'deleted_at IS NULL'];
+  readonly keys: SortKey[];
+  /** Merged columns the rows phase reads. */
+  readonly columns: Set<string>;
+  /** Field names the caller asked for (undefined: all). */
+  readonly selected?: Set<string>;
+  /**
+   * True when every condition and sort key reads start-part columns only: pages can then be
+   * picked from the start parts directly (top-N by the sort keys, no merge of the whole
+   * project), and only those candidates are merged and checked (deleted calls drop out there).
+   */
+  readonly fromStartParts: boolean;
+  private startOnly = true;
+
+  constructor(private readonly req: CallsReq) {
+    const p = this.base;
+    this.projectSql = p.str(req.project_id);
+    this.resolver.used.add('started_at').add('deleted_at');
+    this.addFilter(req.filter);
+    if (req.query) {
+      const qr = new CallFieldResolver();
+      this.conds.push(compileQuery(req.query.$expr, qr, p));
+      this.track(qr.used);
     }
-    return `${s.field} ${s.direction === 'desc' ? 'DESC' : 'ASC'} NULLS LAST`;
-  });
-  if (!sortBy.some((s) => s.field === 'id')) terms.push('id ASC');
-  return terms.join(', ');
-}
-
-export interface CallsQueryOptions {
-  /** Compiles `query.$expr` into a condition over the merged call (libs/query expression compiler). */
-  compileQuery?: (p: Params, expr: Record<string, unknown>) => string;
-}
-
-/** SELECT of merged, visible calls for /calls/stream_query. */
-export function buildCallsQuery(req: CallsStreamQueryReq, opts: CallsQueryOptions = {}): BuiltQuery {
-  const p = new Params();
-  const { inner, outer } = filterConditions(p, req.filter);
-  const conds = ['started_at IS NOT NULL', 'deleted_at IS NULL', ...outer];
-  if (req.query) {
-    if (!opts.compileQuery) throw new ApiError(501, 'not implemented yet: query expressions');
-    conds.push(opts.compileQuery(p, req.query.$expr));
+    this.keys = this.orderKeys();
+    this.fromStartParts = this.startOnly;
+    const wanted = this.projection();
+    this.selected = wanted;
+    this.columns = new Set(wanted ? [...wanted].flatMap((f) => FIELD_COLUMNS[f] ?? (f in MERGED_CALL_COLUMNS ? [f] : [])) : Object.keys(MERGED_CALL_COLUMNS));
+    for (const c of this.resolver.used) this.columns.add(c);
   }
-  let sql = `SELECT * FROM (
-  ${mergedCallsSql(p, req.project_id, inner)}
+
+  private track(cols: Iterable<string>): void {
+    for (const c of cols) this.resolver.used.add(c);
+    if (!onlyStart(cols)) this.startOnly = false;
+  }
+
+  private addFilter(filter: CallFilter | undefined): void {
+    if (!filter) return;
+    const p = this.base;
+    const lists: [keyof CallFilter, string][] = [
+      ['trace_ids', 'trace_id'],
+      ['parent_ids', 'parent_id'],
+      ['thread_ids', 'thread_id'],
+      ['turn_ids', 'turn_id'],
+      ['svc_user_ids', 'svc_user_id'],
+      ['svc_run_ids', 'svc_run_id'],
+    ];
+    if (filter.call_ids?.length) {
+      checkLength('call_ids', filter.call_ids);
+      this.idConds.push(`id IN ${p.strArray(filter.call_ids)}`);
+    }
+    for (const [key, column] of lists) {
+      const values = filter[key] as string[] | undefined;
+      if (!values) continue;
+      // As the reference's in-memory server: an empty thread/turn list matches nothing.
+      if (values.length === 0) {
+        if (key === 'thread_ids' || key === 'turn_ids') this.conds.push('0');
+        continue;
+      }
+      checkLength(key, values);
+      const cond = `${column} IN ${p.strArray(values)}`;
+      // These columns come from the start part only, so a raw part matching them names a matching call.
+      this.prefilter.push(cond);
+      this.conds.push(cond);
+      this.track([column]);
+    }
+    if (filter.op_names?.length) {
+      checkLength('op_names', filter.op_names);
+      const exact = filter.op_names.filter((n) => !n.endsWith(':*'));
+      const prefixes = filter.op_names.filter((n) => n.endsWith(':*')).map((n) => n.slice(0, -1));
+      const ors: string[] = [];
+      if (exact.length) ors.push(`op_name IN ${p.strArray(exact)}`);
+      for (const pre of prefixes) ors.push(`startsWith(op_name, ${p.str(pre)})`);
+      const cond = `(${ors.join(' OR ')})`;
+      this.prefilter.push(cond);
+      this.conds.push(cond);
+      this.track(['op_name']);
+    }
+    for (const key of ['input_refs', 'output_refs'] as const) {
+      const values = filter[key];
+      if (!values?.length) continue;
+      checkLength(key, values);
+      const exact = values.filter((n) => !n.endsWith(':*'));
+      const ors: string[] = [];
+      if (exact.length) ors.push(`hasAny(${key}, ${p.strArray(exact)})`);
+      for (const pre of values.filter((n) => n.endsWith(':*'))) {
+        ors.push(`arrayExists(r -> startsWith(r, ${p.str(pre.slice(0, -1))}), ${key})`);
+      }
+      this.conds.push(`(${ors.join(' OR ')})`);
+      this.track([key]);
+    }
+    if (filter.trace_roots_only) {
+      this.conds.push('parent_id IS NULL');
+      this.track(['parent_id']);
+    }
+  }
+
+  private orderKeys(): SortKey[] {
+    const sortBy = this.req.sort_by ?? [{ field: 'started_at', direction: 'asc' as const }];
+    const keys: SortKey[] = [];
+    sortBy.forEach((s, i) => {
+      let ref: FieldRef;
+      const r = new CallFieldResolver();
+      try {
+        ref = r.resolve(s.field, this.base);
+      } catch (e) {
+        if (e instanceof ApiError) throw new ApiError(400, `sort_by[${i}].field: ${e.reason}`, { field: `sort_by[${i}].field` });
+        throw e;
+      }
+      this.track(r.used);
+      // display_name is renamed by later parts: never from the start part alone.
+      if (s.field === 'display_name' || s.field === 'summary.weave.trace_name') this.startOnly = false;
+      keys.push(...sortKeysOf(ref, s.direction === 'desc'));
+    });
+    // The id tiebreak makes the order total, which keyset paging needs.
+    keys.push({ sql: 'id', type: 'String', desc: false });
+    return keys;
+  }
+
+  /** Reference §3.5: top-level names only, costs imply summary, summary implies its status inputs. */
+  private projection(): Set<string> | undefined {
+    const cols = this.req.columns;
+    if (!cols || cols.length === 0) return undefined;
+    const out = new Set<string>(['id', 'project_id', ...REQUIRED_COLUMNS]);
+    for (const c of cols) out.add(c.split('.')[0]!.replace(/_dump$/, ''));
+    if (this.req.include_costs) out.add('summary');
+    if (out.has('summary')) ['ended_at', 'exception', 'display_name'].forEach((c) => out.add(c));
+    return out;
+  }
+
+  private aggregates(columns: Iterable<string>): string {
+    return [...columns].filter((c) => MERGED_CALL_COLUMNS[c]).map((c) => `${MERGED_CALL_COLUMNS[c]} AS ${c}`).join(', ');
+  }
+
+  /** Phase 1: the ids of the matching calls, in order, optionally after a cursor, limited. */
+  private idsSql(p: Params, page: PageSpec, ordered = true): string {
+    const where = [`project_id = ${this.projectSql}`, ...this.idConds];
+    if (page.ids) where.push(`id IN ${p.strArray(page.ids)}`);
+    // Candidate ids were already picked through these conditions: no second index pass.
+    if (this.prefilter.length && !page.ids) {
+      where.push(`id IN (SELECT id FROM calls_merged WHERE project_id = ${this.projectSql} AND ${this.prefilter.join(' AND ')})`);
+    }
+    const conds = [...this.conds];
+    if (page.after) conds.push(afterCursor(this.keys, page.after, p));
+    let sql = `SELECT id FROM (
+    SELECT id, ${this.aggregates(this.resolver.used)}
+    FROM calls_merged WHERE ${where.join(' AND ')}
+    GROUP BY project_id, id
+  ) WHERE ${conds.join(' AND ')}`;
+    if (ordered) sql += `\n  ORDER BY ${this.orderBy()}`;
+    if (page.limit !== undefined) sql += ` LIMIT ${p.int(page.limit)}`;
+    if (page.offset) sql += `${page.limit === undefined ? ' LIMIT 18446744073709551615' : ''} OFFSET ${p.int(page.offset)}`;
+    return sql;
+  }
+
+  private orderBy(): string {
+    return this.keys.map((k) => `${k.sql} ${k.desc ? 'DESC' : 'ASC'}`).join(', ');
+  }
+
+  /** Phase 2: one page of merged calls with their sort keys `_k0.._kN` (for the next cursor). */
+  pageQuery(page: PageSpec): BuiltQuery {
+    const p = this.base.clone();
+    const keys = this.keys.map((k, i) => `${k.sql} AS _k${i}`).join(', ');
+    const sql = `SELECT *, ${keys} FROM (
+  SELECT project_id, id, ${this.aggregates(this.columns)}
+  FROM calls_merged
+  WHERE project_id = ${this.projectSql} AND id IN (
+  ${this.idsSql(p, page)}
+  )
+  GROUP BY project_id, id
 )
+ORDER BY ${this.keys.map((_, i) => `_k${i} ${this.keys[i]!.desc ? 'DESC' : 'ASC'}`).join(', ')}`;
+    return { sql, params: p.values };
+  }
+
+  /**
+   * Candidate ids straight from the start parts (only when `fromStartParts`): the next `limit`
+   * calls by the sort keys after `after`, with every condition applied except deletion. A replayed
+   * start part appears once (LIMIT 1 BY id).
+   */
+  candidatesQuery(page: { after?: Cursor; limit: number }): BuiltQuery {
+    const p = this.base.clone();
+    const conds = [`project_id = ${this.projectSql}`, 'started_at IS NOT NULL', ...this.idConds, ...this.conds.filter((c) => c !== 'deleted_at IS NULL' && c !== 'started_at IS NOT NULL')];
+    if (page.after) conds.push(afterCursor(this.keys, page.after, p));
+    const keys = this.keys.map((k, i) => `${k.sql} AS _k${i}`).join(', ');
+    const sql = `SELECT id, ${keys} FROM calls_merged
 WHERE ${conds.join(' AND ')}
-ORDER BY ${orderBy(req.sort_by)}`;
-  if (req.limit !== undefined && req.limit > 0) sql += `\nLIMIT ${p.int(req.limit)}`;
-  if (req.offset !== undefined && req.offset > 0) sql += `${req.limit ? '' : '\nLIMIT 18446744073709551615'} OFFSET ${p.int(req.offset)}`;
-  return { sql, params: p.values };
+ORDER BY ${this.keys.map((_, i) => `_k${i} ${this.keys[i]!.desc ? 'DESC' : 'ASC'}`).join(', ')}
+LIMIT 1 BY id
+LIMIT ${p.int(page.limit)}`;
+    return { sql, params: p.values };
+  }
+
+  /** The matching ids (no order), capped by `limit`: the body of counts and storage sums. */
+  matchingIdsSql(p: Params, limit?: number): string {
+    if (!this.fromStartParts) return this.idsSql(p, { limit }, false);
+    // Start parts carry every column the conditions read: no merge, only deleted calls to drop.
+    const conds = [`project_id = ${this.projectSql}`, 'started_at IS NOT NULL', ...this.idConds, ...this.conds.filter((c) => c !== 'deleted_at IS NULL' && c !== 'started_at IS NOT NULL')];
+    conds.push(`id NOT IN (SELECT id FROM calls_merged WHERE project_id = ${this.projectSql} AND deleted_at IS NOT NULL)`);
+    return `SELECT DISTINCT id FROM calls_merged WHERE ${conds.join(' AND ')}${limit !== undefined ? ` LIMIT ${p.int(limit)}` : ''}`;
+  }
+
+  get params(): Params {
+    return this.base.clone();
+  }
+
+  get projectParam(): string {
+    return this.projectSql;
+  }
 }
 
-/** COUNT for /calls/query_stats under the same filter (and `limit` capping the count, as the reference). */
-export function buildCallsStatsQuery(req: CallsQueryStatsReq, opts: CallsQueryOptions = {}): BuiltQuery {
-  const p = new Params();
-  const { inner, outer } = filterConditions(p, req.filter);
-  const conds = ['started_at IS NOT NULL', 'deleted_at IS NULL', ...outer];
-  if (req.query) {
-    if (!opts.compileQuery) throw new ApiError(501, 'not implemented yet: query expressions');
-    conds.push(opts.compileQuery(p, req.query.$expr));
+/** One page: after a cursor, limited, offset; or exactly the given candidate ids (in key order). */
+export interface PageSpec {
+  after?: Cursor;
+  limit?: number;
+  offset?: number;
+  ids?: string[];
+}
+
+/** The value of sort key `_kI` in a returned row, in key order: the cursor after that row. */
+export function cursorOf(row: Record<string, unknown>, keys: SortKey[]): Cursor {
+  return keys.map((_, i) => row[`_k${i}`]);
+}
+
+/** SELECT of merged, visible calls (one query; the service pages with CallsQueryPlan). */
+export function buildCallsQuery(req: CallsStreamQueryReq): BuiltQuery {
+  const plan = new CallsQueryPlan(req);
+  return plan.pageQuery({ limit: req.limit || undefined, offset: req.offset });
+}
+
+/** COUNT for /calls/query_stats under the same filter and query (`limit` caps the count, as the reference). */
+export function buildCallsStatsQuery(req: CallsQueryStatsReq): BuiltQuery & { plan: CallsQueryPlan } {
+  const plan = new CallsQueryPlan({ ...req, sort_by: [] });
+  const p = plan.params;
+  const ids = plan.matchingIdsSql(p, req.limit || undefined);
+  let sql = `SELECT count() AS count FROM (${ids})`;
+  if (req.include_total_storage_size) {
+    // Trace totals are only carried by roots, so the sum is over the matching roots' traces.
+    const roots = `SELECT any(trace_id) FROM calls_merged WHERE project_id = ${plan.projectParam} AND id IN (${ids}) GROUP BY project_id, id HAVING any(parent_id) IS NULL`;
+    sql = `SELECT (${sql}) AS count, (SELECT sum(total_storage_size_bytes) FROM (${traceSizesSql(plan.projectParam, roots)})) AS total_storage_size_bytes`;
   }
-  let innerSql = `SELECT id FROM (
-  ${mergedCallsSql(p, req.project_id, inner)}
-) WHERE ${conds.join(' AND ')}`;
-  if (req.limit !== undefined && req.limit > 0) innerSql += ` LIMIT ${p.int(req.limit)}`;
-  return { sql: `SELECT count() AS count FROM (${innerSql})`, params: p.values };
+  return { sql, params: p.values, plan };
+}
+
+/**
+ * Storage size of one call (reference §3.9): bytes of the attributes, inputs, output and
+ * summary JSON, from calls_merged_stats re-aggregated per call (start and end parts each carry
+ * the sizes of the dumps they wrote).
+ */
+export function callSizesSql(projectParam: string, idCondition: string): string {
+  return `SELECT id, any(trace_id) AS trace_id,
+    toInt64(ifNull(any(attributes_size_bytes), 0) + ifNull(any(inputs_size_bytes), 0) + ifNull(any(output_size_bytes), 0) + ifNull(any(summary_size_bytes), 0)) AS storage_size_bytes
+  FROM calls_merged_stats WHERE project_id = ${projectParam} AND ${idCondition}
+  GROUP BY project_id, id`;
+}
+
+/** Per trace: the sum of its calls' storage sizes (`tracesSql` selects trace ids). */
+export function traceSizesSql(projectParam: string, tracesSql: string): string {
+  const ids = `id IN (SELECT id FROM calls_merged_stats WHERE project_id = ${projectParam} AND trace_id IN (${tracesSql}))`;
+  return `SELECT trace_id, toInt64(sum(storage_size_bytes)) AS total_storage_size_bytes FROM (${callSizesSql(projectParam, ids)}) GROUP BY trace_id`;
 }

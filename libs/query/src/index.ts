@@ -1,2 +1,6 @@
 export * from './params';
+export * from './expr';
 export * from './calls';
+export * from './call-fields';
+export * from './costs';
+export * from './threads';

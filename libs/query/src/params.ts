@@ -23,6 +23,14 @@ export class Params {
   int(value: number): string {
     return this.add(value, 'Int64');
   }
+
+  /** A copy to extend (e.g. per page) without touching the original's bindings. */
+  clone(): Params {
+    const c = new Params();
+    Object.assign(c.values, this.values);
+    c.n = this.n;
+    return c;
+  }
 }
 
 export interface BuiltQuery {

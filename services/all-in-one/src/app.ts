@@ -44,7 +44,7 @@ export async function createWeft(config: Config, log: Logger): Promise<Weft> {
     },
   });
   if (roles.has('gateway')) await app.register(gatewayRoutes, { bus, store, auth });
-  if (roles.has('query')) await app.register(queryRoutes, { store, auth });
+  if (roles.has('query')) await app.register(queryRoutes, { store, auth, pageRows: config.WEFT_QUERY_PAGE_ROWS });
   if (roles.has('inference')) await app.register(inferenceRoutes, { auth, bus, store, upstreams, log });
 
   return {

@@ -14,7 +14,7 @@ runProgram('query', async (config, log) => {
       return { store: store.mode };
     },
   });
-  await app.register(queryRoutes, { store, auth: permissiveAuthenticator });
+  await app.register(queryRoutes, { store, auth: permissiveAuthenticator, pageRows: config.WEFT_QUERY_PAGE_ROWS });
   return {
     app,
     describe: { store: store.mode },

@@ -1,24 +1,44 @@
 import type { FastifyInstance } from 'fastify';
+import { parseBody } from '@weft/api';
 import { addRoute, notYet, sendJsonl, type Authenticator } from '@weft/http';
 import type { Store } from '@weft/store';
 import { countCalls, streamCalls } from './calls';
+import { costCreateReq, createCosts, queryCosts } from './costs';
+import { streamThreads } from './threads';
 
 export interface QueryDeps {
   store: Store;
   auth: Authenticator;
+  /** Rows per ClickHouse query when streaming calls (see StreamOptions); default by store mode. */
+  pageRows?: number;
 }
+
+/** Keyset pages for the embedded store (its connection buffers whole results); one streamed query on a server. */
+const DEFAULT_PAGE_ROWS = { embedded: 5000, server: 0 };
 
 /** The read side: every query endpoint, answered from ClickHouse. */
 export async function queryRoutes(app: FastifyInstance, deps: QueryDeps): Promise<void> {
+  const pageRows = deps.pageRows ?? DEFAULT_PAGE_ROWS[deps.store.mode];
   addRoute(app, deps.auth, 'callsStreamQuery', async (body, { reply }) => {
     const abort = new AbortController();
-    await sendJsonl(reply, streamCalls(deps.store, body, abort.signal), () => abort.abort());
+    await sendJsonl(reply, streamCalls(deps.store, body, abort.signal, { pageRows }), () => abort.abort());
     return undefined;
   });
   addRoute(app, deps.auth, 'callsQueryStats', async (body) => countCalls(deps.store, body));
 
-  addRoute(app, deps.auth, 'threadsStreamQuery', notYet('thread statistics (/threads/stream_query)'));
-  addRoute(app, deps.auth, 'costQuery', notYet('cost queries (/cost/query)'));
+  addRoute(app, deps.auth, 'threadsStreamQuery', async (body, { reply }) => {
+    const abort = new AbortController();
+    await sendJsonl(reply, streamThreads(deps.store, body, abort.signal), () => abort.abort());
+    return undefined;
+  });
+  addRoute(app, deps.auth, 'costQuery', async (body) => queryCosts(deps.store, body));
+  // Not one of the 20 endpoints of the interface: the reference SDK's way to add project prices.
+  app.post('/cost/create', async (request) => {
+    const caller = await deps.auth.authenticate(request.headers.authorization, 'basic');
+    const body = parseBody(costCreateReq, request.body);
+    return createCosts(deps.store, body, caller.userId);
+  });
+
   addRoute(app, deps.auth, 'objRead', notYet('objects (/obj/read)'));
   addRoute(app, deps.auth, 'objsQuery', notYet('objects (/objs/query)'));
   addRoute(app, deps.auth, 'tableQuery', notYet('tables (/table/query)'));

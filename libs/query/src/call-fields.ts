@@ -1,0 +1,88 @@
+import { ApiError } from '@weft/core';
+import { jsonFieldRef, splitFieldPath, type FieldRef, type FieldResolver } from './expr';
+import type { Params } from './params';
+
+/**
+ * Call fields for filters and sorts, resolved over the columns of a merged call row
+ * (the names of MERGED_CALL_COLUMNS). Records which merged columns a query touches, so the
+ * id-selecting phase aggregates only those.
+ */
+const PLAIN: Record<string, FieldRef['kind']> = {
+  id: 'string',
+  project_id: 'string',
+  trace_id: 'string',
+  parent_id: 'string',
+  thread_id: 'string',
+  turn_id: 'string',
+  op_name: 'string',
+  display_name: 'string',
+  exception: 'string',
+  svc_user_id: 'string',
+  svc_run_id: 'string',
+  started_at: 'datetime',
+  ended_at: 'datetime',
+  deleted_at: 'datetime',
+  svc_run_step: 'number',
+  svc_run_step_end: 'number',
+  input_refs: 'array',
+  output_refs: 'array',
+};
+
+export const JSON_ROOTS = ['inputs', 'output', 'attributes', 'summary'] as const;
+
+/** Sortable and selectable, not filterable (as the reference). */
+export const STORAGE_SIZE_FIELDS = ['storage_size_bytes', 'total_storage_size_bytes'];
+
+export class CallFieldResolver implements FieldResolver {
+  /** Merged columns referenced so far (beyond id/project_id). */
+  readonly used = new Set<string>();
+
+  resolve(path: string, p: Params): FieldRef {
+    const plain = PLAIN[path];
+    if (plain) {
+      if (path !== 'id' && path !== 'project_id') this.used.add(path);
+      return { sql: path, kind: plain };
+    }
+    const [root, ...rest] = splitFieldPath(path);
+    if ((JSON_ROOTS as readonly string[]).includes(root!)) {
+      if (root === 'summary' && rest[0] === 'weave' && rest.length === 2) {
+        const derived = this.derived(rest[1]!, p);
+        if (derived) return derived;
+      }
+      const dump = `${root}_dump`;
+      this.used.add(dump);
+      if (rest.length === 0) return jsonFieldRef(dump, [], p);
+      if (rest.some((k) => k === '')) throw new ApiError(400, `field '${path}' has an empty path segment`, { field: path });
+      return jsonFieldRef(dump, rest, p);
+    }
+    if (STORAGE_SIZE_FIELDS.includes(path)) {
+      throw new ApiError(400, `field '${path}' can be selected but not filtered or sorted on`, { field: path });
+    }
+    throw new ApiError(400, `unknown field '${path}'`, { field: path });
+  }
+
+  /** summary.weave.* computed from the row, as the derived summary shown on read. */
+  private derived(name: string, p: Params): FieldRef | null {
+    switch (name) {
+      case 'status': {
+        for (const c of ['exception', 'ended_at', 'summary_dump']) this.used.add(c);
+        const errors = jsonFieldRef('summary_dump', ['status_counts', 'error'], p).sql;
+        return {
+          sql: `multiIf(exception IS NOT NULL, 'error', ended_at IS NULL, 'running', ifNull(toFloat64OrNull(${errors}), 0) > 0, 'descendant_error', 'success')`,
+          kind: 'string',
+        };
+      }
+      case 'latency_ms':
+        this.used.add('started_at').add('ended_at');
+        return { sql: `intDiv(toUnixTimestamp64Micro(ended_at) - toUnixTimestamp64Micro(started_at), 1000)`, kind: 'number' };
+      case 'trace_name':
+        this.used.add('display_name').add('op_name');
+        return {
+          sql: `multiIf(ifNull(display_name, '') != '', display_name, startsWith(op_name, 'weave:///') AND match(op_name, '/[^/:]*:'), regexpExtract(op_name, '/([^/:]*):', 1), op_name)`,
+          kind: 'string',
+        };
+      default:
+        return null;
+    }
+  }
+}

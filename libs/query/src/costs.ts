@@ -1,0 +1,143 @@
+import { ApiError } from '@weft/core';
+import { compileQuery, type FieldRef, type FieldResolver } from './expr';
+import { Params, type BuiltQuery } from './params';
+
+/** Columns of llm_token_prices, as fields of /cost/query (filters, sorts, `fields`). */
+export const COST_FIELDS: Record<string, FieldRef['kind']> = {
+  id: 'string',
+  llm_id: 'string',
+  provider_id: 'string',
+  pricing_level: 'string',
+  pricing_level_id: 'string',
+  prompt_token_cost: 'number',
+  completion_token_cost: 'number',
+  prompt_token_cost_unit: 'string',
+  completion_token_cost_unit: 'string',
+  cache_read_input_token_cost: 'number',
+  cache_creation_input_token_cost: 'number',
+  effective_date: 'datetime',
+  created_by: 'string',
+  created_at: 'datetime',
+};
+
+/** The fields returned when `fields` is absent: the interface's Cost record. */
+export const DEFAULT_COST_FIELDS = [
+  'id', 'llm_id', 'prompt_token_cost', 'completion_token_cost', 'prompt_token_cost_unit',
+  'completion_token_cost_unit', 'effective_date', 'provider_id',
+];
+
+export class CostFieldResolver implements FieldResolver {
+  readonly used = new Set<string>();
+  resolve(path: string): FieldRef {
+    const kind = COST_FIELDS[path];
+    if (!kind) throw new ApiError(400, `unknown field '${path}' (cost fields: ${Object.keys(COST_FIELDS).join(', ')})`, { field: path });
+    this.used.add(path);
+    return { sql: path, kind };
+  }
+}
+
+export interface CostQueryReq {
+  project_id: string;
+  fields?: string[];
+  query?: { $expr: Record<string, unknown> };
+  sort_by?: { field: string; direction: 'asc' | 'desc' }[];
+  limit?: number;
+  offset?: number;
+}
+
+/**
+ * /cost/query over the project's prices. As the reference (and so the SDK's query_costs), only
+ * project-level prices are returned, unless the query itself names `pricing_level` or
+ * `pricing_level_id`: then the seeded defaults are reachable too (e.g. `pricing_level = 'default'`).
+ * Other projects' prices never are.
+ */
+export function buildCostQuery(req: CostQueryReq): BuiltQuery & { fields: string[] } {
+  const p = new Params();
+  const resolver = new CostFieldResolver();
+  const fields = req.fields?.length ? req.fields : DEFAULT_COST_FIELDS;
+  fields.forEach((f, i) => {
+    if (!COST_FIELDS[f]) throw new ApiError(400, `fields[${i}]: unknown cost field '${f}'`, { field: `fields[${i}]` });
+  });
+  const conds = [`pricing_level_id IN (${p.str(req.project_id)}, 'default')`, `(pricing_level = 'default') = (pricing_level_id = 'default')`];
+  if (req.query) conds.push(compileQuery(req.query.$expr, resolver, p));
+  if (!resolver.used.has('pricing_level') && !resolver.used.has('pricing_level_id')) conds.push(`pricing_level = 'project'`);
+  const order = (req.sort_by ?? []).map((s, i) => {
+    if (!COST_FIELDS[s.field]) throw new ApiError(400, `sort_by[${i}].field: unknown cost field '${s.field}'`, { field: `sort_by[${i}].field` });
+    return `${s.field} ${s.direction === 'desc' ? 'DESC' : 'ASC'}`;
+  });
+  order.push('llm_id ASC', 'effective_date DESC', 'id ASC');
+  const select = fields.map((f) => (COST_FIELDS[f] === 'datetime' ? `toString(${f}) AS ${f}` : f)).join(', ');
+  let sql = `SELECT ${select} FROM llm_token_prices FINAL WHERE ${conds.join(' AND ')} ORDER BY ${order.join(', ')}`;
+  if (req.limit) sql += ` LIMIT ${p.int(req.limit)}`;
+  if (req.offset) sql += `${req.limit ? '' : ' LIMIT 18446744073709551615'} OFFSET ${p.int(req.offset)}`;
+  return { sql, params: p.values, fields };
+}
+
+/** Token counts per (call, model) from summary.usage, each with the price in force (reference §3.7). */
+export interface CallUsagePriceRow {
+  call_id: string;
+  llm_id: string;
+  requests: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  cache_read_input_tokens: number;
+  cache_creation_input_tokens: number;
+  prompt_token_cost: number;
+  completion_token_cost: number;
+  cache_read_input_token_cost: number;
+  cache_creation_input_token_cost: number;
+  prompt_token_cost_unit: string;
+  completion_token_cost_unit: string;
+  effective_date: string;
+  created_at: string;
+  provider_id: string;
+  pricing_level: string;
+  pricing_level_id: string;
+  created_by: string;
+}
+
+/**
+ * Explodes `summary.usage` of the given calls into (call, llm_id, counts) and picks one price per
+ * pair: prices already effective at the call's start first, then the project's over the default,
+ * then the newest. Pairs with no price at all drop out (no cost entry, as the reference).
+ */
+export function buildCallCostsQuery(projectId: string, callIds: string[]): BuiltQuery {
+  const p = new Params();
+  const pid = p.str(projectId);
+  const count = (...keys: string[]) => keys.map((k) => `JSONExtractInt(raw, '${k}')`).join(' + ');
+  const sql = `SELECT * EXCEPT (rn) FROM (
+  SELECT u.call_id AS call_id, u.llm_id AS llm_id, u.requests AS requests, u.prompt_tokens AS prompt_tokens,
+    u.completion_tokens AS completion_tokens, u.total_tokens AS total_tokens,
+    u.cache_read_input_tokens AS cache_read_input_tokens, u.cache_creation_input_tokens AS cache_creation_input_tokens,
+    pr.prompt_token_cost AS prompt_token_cost, pr.completion_token_cost AS completion_token_cost,
+    pr.cache_read_input_token_cost AS cache_read_input_token_cost, pr.cache_creation_input_token_cost AS cache_creation_input_token_cost,
+    pr.prompt_token_cost_unit AS prompt_token_cost_unit, pr.completion_token_cost_unit AS completion_token_cost_unit,
+    toString(pr.effective_date) AS effective_date, toString(pr.created_at) AS created_at, pr.provider_id AS provider_id,
+    pr.pricing_level AS pricing_level, pr.pricing_level_id AS pricing_level_id, pr.created_by AS created_by,
+    row_number() OVER (PARTITION BY u.call_id, u.llm_id ORDER BY
+      if(u.started_at >= pr.effective_date, 1, 2),
+      multiIf(pr.pricing_level = 'project' AND pr.pricing_level_id = ${pid}, 2, pr.pricing_level = 'default' AND pr.pricing_level_id = 'default', 3, 4),
+      pr.effective_date DESC) AS rn
+  FROM (
+    SELECT id AS call_id, started_at, kv.1 AS llm_id, kv.2 AS raw,
+      JSONExtractInt(raw, 'requests') AS requests,
+      ${count('prompt_tokens', 'input_tokens')} AS prompt_tokens,
+      ${count('completion_tokens', 'output_tokens')} AS completion_tokens,
+      JSONExtractInt(raw, 'total_tokens') AS total_tokens,
+      JSONExtractInt(raw, 'cache_read_input_tokens') AS cache_read_input_tokens,
+      JSONExtractInt(raw, 'cache_creation_input_tokens') AS cache_creation_input_tokens
+    FROM (
+      SELECT id, any(started_at) AS started_at, any(summary_dump) AS summary_dump
+      FROM calls_merged WHERE project_id = ${pid} AND id IN ${p.strArray(callIds)}
+      GROUP BY project_id, id
+    )
+    ARRAY JOIN JSONExtractKeysAndValuesRaw(ifNull(summary_dump, '{}'), 'usage') AS kv
+  ) AS u
+  INNER JOIN (
+    SELECT * FROM llm_token_prices FINAL
+    WHERE pricing_level_id IN (${pid}, 'default') AND (pricing_level = 'default') = (pricing_level_id = 'default')
+  ) AS pr ON u.llm_id = pr.llm_id
+) WHERE rn = 1`;
+  return { sql, params: p.values };
+}

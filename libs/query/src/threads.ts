@@ -1,0 +1,62 @@
+import type { ThreadsStreamQueryReq } from '@weft/api';
+import { ApiError, microsToClickHouse, parseTimestampMicros } from '@weft/core';
+import { Params, type BuiltQuery } from './params';
+
+export const THREAD_SORT_FIELDS = ['thread_id', 'turn_count', 'start_time', 'last_updated', 'p50_turn_duration_ms', 'p99_turn_duration_ms'];
+
+/**
+ * Thread statistics (reference §4) over turn calls only: a turn call is its own turn (id = turn_id)
+ * and belongs to a thread. The turn calls are found on their start parts first (skip indexes on
+ * turn_id/thread_id, minmax on sortable_datetime), then merged by primary key.
+ * Quantiles are exact (linear interpolation at level·(n−1), like the reference's in-memory server);
+ * durations are whole milliseconds (dateDiff), turns not yet ended are left out of them.
+ */
+export function buildThreadsQuery(req: ThreadsStreamQueryReq): BuiltQuery {
+  const p = new Params();
+  const pid = p.str(req.project_id);
+  const starts = [`project_id = ${pid}`, 'turn_id = id', `ifNull(thread_id, '') != ''`];
+  const f = req.filter;
+  if (f?.thread_ids) {
+    if (f.thread_ids.length > 1000) throw new ApiError(400, `filter.thread_ids: at most 1000 entries (got ${f.thread_ids.length})`, { field: 'filter.thread_ids' });
+    starts.push(`thread_id IN ${p.strArray(f.thread_ids)}`);
+  }
+  if (f?.after_datetime) starts.push(`sortable_datetime > ${p.add(microsToClickHouse(parseTimestampMicros(f.after_datetime)!), "DateTime64(6, 'UTC')")}`);
+  if (f?.before_datetime) starts.push(`sortable_datetime < ${p.add(microsToClickHouse(parseTimestampMicros(f.before_datetime)!), "DateTime64(6, 'UTC')")}`);
+
+  const order = (req.sort_by ?? [{ field: 'last_updated', direction: 'desc' as const }]).map((s, i) => {
+    if (!THREAD_SORT_FIELDS.includes(s.field)) {
+      throw new ApiError(400, `sort_by[${i}].field: unsupported sort field '${s.field}' (supported: ${THREAD_SORT_FIELDS.join(', ')})`, {
+        field: `sort_by[${i}].field`,
+      });
+    }
+    return `${s.field} ${s.direction === 'desc' ? 'DESC' : 'ASC'} NULLS LAST`;
+  });
+  order.push('thread_id ASC');
+
+  let sql = `SELECT thread_id, turn_count, toString(start_time) AS start_time, toString(last_updated) AS last_updated,
+  first_turn_id, last_turn_id, p50_turn_duration_ms, p99_turn_duration_ms
+FROM (
+  SELECT thread_id,
+    toInt64(count()) AS turn_count,
+    min(call_start) AS start_time,
+    max(call_end) AS last_updated,
+    argMin(id, call_start) AS first_turn_id,
+    argMax(id, call_end) AS last_turn_id,
+    quantileExactInclusive(0.5)(duration) AS p50_turn_duration_ms,
+    quantileExactInclusive(0.99)(duration) AS p99_turn_duration_ms
+  FROM (
+    SELECT id, any(thread_id) AS thread_id, any(started_at) AS call_start, any(ended_at) AS call_end,
+      if(call_end IS NULL, NULL, dateDiff('millisecond', call_start, call_end)) AS duration
+    FROM calls_merged
+    WHERE project_id = ${pid} AND id IN (SELECT id FROM calls_merged WHERE ${starts.join(' AND ')})
+    GROUP BY project_id, id
+    HAVING call_start IS NOT NULL AND any(deleted_at) IS NULL
+  )
+  GROUP BY thread_id
+  HAVING last_updated IS NOT NULL
+)
+ORDER BY ${order.join(', ')}`;
+  if (req.limit) sql += ` LIMIT ${p.int(req.limit)}`;
+  if (req.offset) sql += `${req.limit ? '' : ' LIMIT 18446744073709551615'} OFFSET ${p.int(req.offset)}`;
+  return { sql, params: p.values };
+}

@@ -1,0 +1,68 @@
+-- Default per-token prices (USD per token), pricing_level 'default'. Source: the providers'
+-- public pricing pages (OpenAI, Anthropic, Google Gemini API, Groq and Together AI for Meta Llama,
+-- Mistral, DeepSeek, Cohere, xAI), standard tier, short-context rates, as published in 2025;
+-- model ids follow LiteLLM's model_prices_and_context_window.json naming (which the reference's
+-- cost checkpoint is generated from). Transcribed 2026-11-22 for the effective date 2025-08-01;
+-- check current prices before relying on them, and add project-level prices (/cost/create)
+-- to override. Inserted only where (llm_id, effective_date) has no default row yet.
+INSERT INTO llm_token_prices (id, pricing_level, pricing_level_id, provider_id, llm_id, effective_date,
+  prompt_token_cost, prompt_token_cost_unit, completion_token_cost, completion_token_cost_unit,
+  cache_read_input_token_cost, cache_creation_input_token_cost, created_by)
+SELECT generateUUIDv4(), 'default', 'default', provider_id, llm_id, toDateTime64('2025-08-01 00:00:00', 3, 'UTC'),
+  prompt, 'USD', completion, 'USD', cache_read, cache_creation, 'system'
+FROM values('provider_id String, llm_id String, prompt Float64, completion Float64, cache_read Float64, cache_creation Float64',
+  ('openai', 'gpt-5', 1.25e-06, 1e-05, 1.25e-07, 0.0),
+  ('openai', 'gpt-5-mini', 2.5e-07, 2e-06, 2.5e-08, 0.0),
+  ('openai', 'gpt-5-nano', 5e-08, 4e-07, 5e-09, 0.0),
+  ('openai', 'gpt-4.1', 2e-06, 8e-06, 5e-07, 0.0),
+  ('openai', 'gpt-4.1-mini', 4e-07, 1.6e-06, 1e-07, 0.0),
+  ('openai', 'gpt-4.1-nano', 1e-07, 4e-07, 2.5e-08, 0.0),
+  ('openai', 'gpt-4o', 2.5e-06, 1e-05, 1.25e-06, 0.0),
+  ('openai', 'gpt-4o-2024-08-06', 2.5e-06, 1e-05, 1.25e-06, 0.0),
+  ('openai', 'gpt-4o-mini', 1.5e-07, 6e-07, 7.5e-08, 0.0),
+  ('openai', 'gpt-4o-mini-2024-07-18', 1.5e-07, 6e-07, 7.5e-08, 0.0),
+  ('openai', 'gpt-4-turbo', 1e-05, 3e-05, 0.0, 0.0),
+  ('openai', 'gpt-4', 3e-05, 6e-05, 0.0, 0.0),
+  ('openai', 'gpt-3.5-turbo', 5e-07, 1.5e-06, 0.0, 0.0),
+  ('openai', 'o1', 1.5e-05, 6e-05, 7.5e-06, 0.0),
+  ('openai', 'o1-mini', 1.1e-06, 4.4e-06, 5.5e-07, 0.0),
+  ('openai', 'o3', 2e-06, 8e-06, 5e-07, 0.0),
+  ('openai', 'o3-mini', 1.1e-06, 4.4e-06, 5.5e-07, 0.0),
+  ('openai', 'o4-mini', 1.1e-06, 4.4e-06, 2.75e-07, 0.0),
+  ('openai', 'text-embedding-3-small', 2e-08, 0.0, 0.0, 0.0),
+  ('openai', 'text-embedding-3-large', 1.3e-07, 0.0, 0.0, 0.0),
+  ('anthropic', 'claude-opus-4-1-20250805', 1.5e-05, 7.5e-05, 1.5e-06, 1.875e-05),
+  ('anthropic', 'claude-opus-4-20250514', 1.5e-05, 7.5e-05, 1.5e-06, 1.875e-05),
+  ('anthropic', 'claude-sonnet-4-20250514', 3e-06, 1.5e-05, 3e-07, 3.75e-06),
+  ('anthropic', 'claude-3-7-sonnet-20250219', 3e-06, 1.5e-05, 3e-07, 3.75e-06),
+  ('anthropic', 'claude-3-5-sonnet-20241022', 3e-06, 1.5e-05, 3e-07, 3.75e-06),
+  ('anthropic', 'claude-3-5-sonnet-20240620', 3e-06, 1.5e-05, 3e-07, 3.75e-06),
+  ('anthropic', 'claude-3-5-haiku-20241022', 8e-07, 4e-06, 8e-08, 1e-06),
+  ('anthropic', 'claude-3-opus-20240229', 1.5e-05, 7.5e-05, 1.5e-06, 1.875e-05),
+  ('anthropic', 'claude-3-haiku-20240307', 2.5e-07, 1.25e-06, 3e-08, 3e-07),
+  ('gemini', 'gemini-2.5-pro', 1.25e-06, 1e-05, 3.1e-07, 0.0),
+  ('gemini', 'gemini-2.5-flash', 3e-07, 2.5e-06, 7.5e-08, 0.0),
+  ('gemini', 'gemini-2.5-flash-lite', 1e-07, 4e-07, 2.5e-08, 0.0),
+  ('gemini', 'gemini-2.0-flash', 1e-07, 4e-07, 2.5e-08, 0.0),
+  ('gemini', 'gemini-2.0-flash-lite', 7.5e-08, 3e-07, 0.0, 0.0),
+  ('gemini', 'gemini-1.5-pro', 1.25e-06, 5e-06, 0.0, 0.0),
+  ('gemini', 'gemini-1.5-flash', 7.5e-08, 3e-07, 0.0, 0.0),
+  ('groq', 'llama-3.3-70b-versatile', 5.9e-07, 7.9e-07, 0.0, 0.0),
+  ('groq', 'llama-3.1-8b-instant', 5e-08, 8e-08, 0.0, 0.0),
+  ('together_ai', 'meta-llama/Meta-Llama-3.1-405B-Instruct-Turbo', 3.5e-06, 3.5e-06, 0.0, 0.0),
+  ('together_ai', 'meta-llama/Meta-Llama-3.1-70B-Instruct-Turbo', 8.8e-07, 8.8e-07, 0.0, 0.0),
+  ('together_ai', 'meta-llama/Llama-3.3-70B-Instruct-Turbo', 8.8e-07, 8.8e-07, 0.0, 0.0),
+  ('mistral', 'mistral-large-latest', 2e-06, 6e-06, 0.0, 0.0),
+  ('mistral', 'mistral-medium-latest', 4e-07, 2e-06, 0.0, 0.0),
+  ('mistral', 'mistral-small-latest', 1e-07, 3e-07, 0.0, 0.0),
+  ('mistral', 'open-mistral-nemo', 1.5e-07, 1.5e-07, 0.0, 0.0),
+  ('mistral', 'codestral-latest', 3e-07, 9e-07, 0.0, 0.0),
+  ('deepseek', 'deepseek-chat', 2.7e-07, 1.1e-06, 7e-08, 0.0),
+  ('deepseek', 'deepseek-reasoner', 5.5e-07, 2.19e-06, 1.4e-07, 0.0),
+  ('cohere', 'command-r-plus', 2.5e-06, 1e-05, 0.0, 0.0),
+  ('cohere', 'command-r', 1.5e-07, 6e-07, 0.0, 0.0),
+  ('xai', 'grok-3', 3e-06, 1.5e-05, 7.5e-07, 0.0),
+  ('xai', 'grok-3-mini', 3e-07, 5e-07, 7.5e-08, 0.0)
+)
+WHERE (llm_id, toDateTime64('2025-08-01 00:00:00', 3, 'UTC')) NOT IN
+  (SELECT llm_id, effective_date FROM llm_token_prices WHERE pricing_level_id = 'default');

@@ -1,0 +1,33 @@
+import type { Call } from '@weft/api';
+import { callSizesSql, Params, traceSizesSql } from '@weft/query';
+import type { Store } from '@weft/store';
+
+/**
+ * Storage sizes for a batch of calls, from calls_merged_stats: per call, and per trace (summed
+ * over every call of the trace; only asked for the batch's roots).
+ */
+export async function callStorageSizes(
+  store: Store,
+  projectId: string,
+  calls: Call[],
+  want: { perCall: boolean; perTrace: boolean },
+): Promise<{ perCall: Map<string, number>; perTrace: Map<string, number> }> {
+  const perCall = new Map<string, number>();
+  const perTrace = new Map<string, number>();
+  if (want.perCall && calls.length) {
+    const p = new Params();
+    const sql = callSizesSql(p.str(projectId), `id IN ${p.strArray(calls.map((c) => c.id))}`);
+    const rs = await store.client.query({ query: sql, query_params: p.values, format: 'JSONEachRow' });
+    for (const r of await rs.json<{ id: string; storage_size_bytes: number }>()) perCall.set(r.id, Number(r.storage_size_bytes));
+  }
+  const traces = [...new Set(calls.filter((c) => c.parent_id === null && c.trace_id).map((c) => c.trace_id))];
+  if (want.perTrace && traces.length) {
+    const p = new Params();
+    const sql = traceSizesSql(p.str(projectId), `SELECT arrayJoin(${p.strArray(traces)})`);
+    const rs = await store.client.query({ query: sql, query_params: p.values, format: 'JSONEachRow' });
+    for (const r of await rs.json<{ trace_id: string; total_storage_size_bytes: number }>()) {
+      perTrace.set(r.trace_id, Number(r.total_storage_size_bytes));
+    }
+  }
+  return { perCall, perTrace };
+}

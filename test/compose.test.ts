@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { endpoints } from '@weft/api';
+import { endpoints, extraEndpoints } from '@weft/api';
 import { configSchema, loadConfig } from '@weft/core';
 import { REPO_ROOT } from './helpers/paths';
 
@@ -82,5 +82,10 @@ describe('docker-compose.yml', () => {
       expect(conf).toMatch(new RegExp(`upstream ${service} \\{ server ${service}:6345;`));
     }
     expect(compose.services.proxy!.ports).toEqual(['6345:80']);
+  });
+
+  it('routes the extra endpoints to the service that owns them', () => {
+    const routes = proxyRoutes();
+    for (const spec of Object.values(extraEndpoints)) expect(routes.get(spec.path), spec.path).toBe(spec.service);
   });
 });

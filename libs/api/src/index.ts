@@ -5,3 +5,4 @@ export * from './inference';
 export * from './endpoints';
 export * from './validate';
 export * from './openapi';
+export * from './extra-endpoints';

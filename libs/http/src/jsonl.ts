@@ -8,6 +8,7 @@ export async function sendJsonl(
   reply: FastifyReply,
   rows: AsyncIterable<unknown>,
   onAbort?: () => void,
+  serialize: (value: unknown) => string = JSON.stringify,
 ): Promise<void> {
   const res = reply.raw;
   let aborted = false;
@@ -25,7 +26,7 @@ export async function sendJsonl(
   try {
     for (let r = first; !r.done; r = await iterator.next()) {
       if (aborted) break;
-      if (!res.write(JSON.stringify(r.value) + '\n')) {
+      if (!res.write(serialize(r.value) + '\n')) {
         await new Promise<void>((resolve) => {
           const done = () => (res.off('drain', done), res.off('close', done), resolve());
           res.on('drain', done);

@@ -2,3 +2,4 @@ export * from './routes';
 export * from './calls';
 export * from './otel';
 export * from './otlp-http';
+export * from './objects';

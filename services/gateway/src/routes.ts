@@ -1,11 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import type { Bus, CallPartEnvelope } from '@weft/bus';
 import { nowMicros } from '@weft/core';
-import { addRoute, notYet, type Authenticator } from '@weft/http';
+import { addRoute, type Authenticator } from '@weft/http';
 import type { Store } from '@weft/store';
 import { CallIngest } from './calls';
 import { OtelIngest } from './otel';
 import { otlpHttpRoutes } from './otlp-http';
+import { objectWriteRoutes } from './objects';
 
 export interface GatewayDeps {
   bus: Bus<CallPartEnvelope>;
@@ -46,7 +47,5 @@ export async function gatewayRoutes(app: FastifyInstance, deps: GatewayDeps): Pr
   }));
   // Standard OTLP/HTTP (protobuf or JSON, gzip) for stock exporters, in its own encapsulated scope.
   await app.register(otlpHttpRoutes, { ingest: otel, auth: deps.auth, bodyLimitBytes: deps.bodyLimitBytes ?? app.initialConfig.bodyLimit ?? 32 * 1024 * 1024 });
-  addRoute(app, deps.auth, 'objCreate', notYet('objects (/obj/create)'));
-  addRoute(app, deps.auth, 'tableUpdate', notYet('tables (/table/update)'));
-  addRoute(app, deps.auth, 'feedbackReplace', notYet('feedback (/feedback/replace)'));
+  await app.register(objectWriteRoutes, { store: deps.store, auth: deps.auth });
 }

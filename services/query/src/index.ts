@@ -1,2 +1,4 @@
 export * from './routes';
 export * from './calls';
+export * from './objects';
+export * from './call-enrichment';

@@ -1,8 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import { parseBody } from '@weft/api';
-import { addRoute, notYet, sendJsonl, type Authenticator } from '@weft/http';
+import { addRoute, sendJsonl, type Authenticator } from '@weft/http';
 import type { Store } from '@weft/store';
 import { countCalls, streamCalls } from './calls';
+import { withExpandedRefsAndFeedback } from './call-enrichment';
+import { objectReadRoutes } from './objects';
 import { costCreateReq, createCosts, queryCosts } from './costs';
 import { streamThreads } from './threads';
 
@@ -21,7 +23,8 @@ export async function queryRoutes(app: FastifyInstance, deps: QueryDeps): Promis
   const pageRows = deps.pageRows ?? DEFAULT_PAGE_ROWS[deps.store.mode];
   addRoute(app, deps.auth, 'callsStreamQuery', async (body, { reply }) => {
     const abort = new AbortController();
-    await sendJsonl(reply, streamCalls(deps.store, body, abort.signal, { pageRows }), () => abort.abort());
+    const calls = streamCalls(deps.store, body, abort.signal, { pageRows });
+    await sendJsonl(reply, withExpandedRefsAndFeedback(deps.store, body, calls), () => abort.abort());
     return undefined;
   });
   addRoute(app, deps.auth, 'callsQueryStats', async (body) => countCalls(deps.store, body));
@@ -39,9 +42,5 @@ export async function queryRoutes(app: FastifyInstance, deps: QueryDeps): Promis
     return createCosts(deps.store, body, caller.userId);
   });
 
-  addRoute(app, deps.auth, 'objRead', notYet('objects (/obj/read)'));
-  addRoute(app, deps.auth, 'objsQuery', notYet('objects (/objs/query)'));
-  addRoute(app, deps.auth, 'tableQuery', notYet('tables (/table/query)'));
-  addRoute(app, deps.auth, 'tableQueryStream', notYet('tables (/table/query_stream)'));
-  addRoute(app, deps.auth, 'feedbackQuery', notYet('feedback (/feedback/query)'));
+  await app.register(objectReadRoutes, { store: deps.store, auth: deps.auth });
 }

@@ -1,0 +1,3 @@
+export * from './python-json';
+export * from './digest';
+export * from './lossless';

@@ -1,0 +1,233 @@
+import { ApiError, badRequest, clickHouseToIso, generateId, nowMicros, microsToClickHouse } from '@weft/core';
+import { RawJson, pythonJsonDumps, toJsonText } from '@weft/digest';
+import { Params, compileQuery, jsonFieldRef, sortTerms, splitFieldPath, type FieldRef, type FieldResolver } from '@weft/query';
+import type { Store } from '@weft/store';
+import { parseRef } from './refs';
+
+/** The reference's CLICKHOUSE_MAX_FEEDBACK_PAYLOAD_SIZE, measured on `json.dumps(payload)`. */
+export const MAX_FEEDBACK_PAYLOAD_CHARS = 1 << 20;
+const NOTE_MAX_CHARS = 1024;
+
+export interface FeedbackReplaceInput {
+  project_id: string;
+  svc_ref: string;
+  feedback_type: string;
+  payload: Record<string, unknown>;
+  feedback_id: string;
+  id?: string | null;
+  creator?: string | null;
+  annotation_ref?: string | null;
+  runnable_ref?: string | null;
+  call_ref?: string | null;
+  trigger_ref?: string | null;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The reference's validate_feedback_create_req, for what we can check without its schemas. */
+export function validateFeedback(req: FeedbackReplaceInput): string {
+  const payloadJson = pythonJsonDumps(req.payload, { sortKeys: false, nonFinite: 'storage' });
+  if (payloadJson.length > MAX_FEEDBACK_PAYLOAD_CHARS) {
+    throw badRequest(`payload: Feedback payload too large (${payloadJson.length} characters of JSON; the limit is ${MAX_FEEDBACK_PAYLOAD_CHARS})`, 'payload');
+  }
+  if (req.id && !UUID.test(req.id)) throw badRequest('id: must be a UUID (a time-ordered UUIDv7 is expected)', 'id');
+  const ref = parseRef(req.svc_ref);
+  if (!ref) throw badRequest(`svc_ref: not a valid ref: '${req.svc_ref}'`, 'svc_ref');
+  if (ref.projectId !== req.project_id) throw badRequest(`svc_ref: ref project '${ref.projectId}' does not match project_id '${req.project_id}'`, 'svc_ref');
+  for (const f of ['annotation_ref', 'runnable_ref', 'call_ref', 'trigger_ref'] as const) {
+    const v = req[f];
+    if (v && !parseRef(v)) throw badRequest(`${f}: not a valid ref: '${v}'`, f);
+  }
+
+  const type = req.feedback_type;
+  if (type.startsWith('wandb.annotation.')) {
+    refNamed(req, 'annotation_ref', type.slice('wandb.annotation.'.length), ['object']);
+    if (!('value' in req.payload)) throw badRequest('payload: annotation feedback needs a `value`', 'payload.value');
+    forbid(req, ['runnable_ref', 'call_ref', 'trigger_ref'], type);
+  } else if (type.startsWith('wandb.runnable.')) {
+    const runnable = refNamed(req, 'runnable_ref', type.slice('wandb.runnable.'.length), ['object', 'op']);
+    if (runnable === 'op' && !req.call_ref) throw badRequest('call_ref: required when runnable_ref is an op ref', 'call_ref');
+    if (!('output' in req.payload)) throw badRequest('payload: runnable feedback needs an `output`', 'payload.output');
+    forbid(req, ['annotation_ref'], type);
+  } else {
+    forbid(req, ['annotation_ref', 'runnable_ref', 'call_ref', 'trigger_ref'], type);
+    if (type === 'wandb.reaction.1') {
+      const emoji = req.payload.emoji;
+      if (typeof emoji !== 'string' || !/^\p{Extended_Pictographic}(\p{Emoji_Modifier}|\uFE0F|\u200D\p{Extended_Pictographic})*$/u.test(emoji)) {
+        throw badRequest('payload.emoji: a reaction is exactly one emoji', 'payload.emoji');
+      }
+    } else if (type === 'wandb.note.1') {
+      const note = req.payload.note;
+      if (typeof note !== 'string' || note.length < 1 || note.length > NOTE_MAX_CHARS) {
+        throw badRequest(`payload.note: a note is a string of 1 to ${NOTE_MAX_CHARS} characters`, 'payload.note');
+      }
+    }
+  }
+  return payloadJson;
+}
+
+function forbid(req: FeedbackReplaceInput, fields: (keyof FeedbackReplaceInput)[], type: string): void {
+  for (const f of fields) if (req[f]) throw badRequest(`${String(f)}: not allowed for feedback_type '${type}'`, String(f));
+}
+
+function refNamed(req: FeedbackReplaceInput, field: 'annotation_ref' | 'runnable_ref', name: string, kinds: string[]): string {
+  const value = req[field];
+  if (!value) throw badRequest(`${field}: required for feedback_type '${req.feedback_type}'`, field);
+  const ref = parseRef(value);
+  if (!ref || !kinds.includes(ref.kind) || !('name' in ref)) throw badRequest(`${field}: must be an ${kinds.join(' or ')} ref`, field);
+  if (ref.name !== name) throw badRequest(`${field}: ref name '${ref.name}' must equal '${name}' from feedback_type`, field);
+  return ref.kind;
+}
+
+/**
+ * /feedback/replace (reference §7.2): validate first (a rejected replacement leaves the old
+ * record), delete the record whose id is `feedback_id`, then create the new one under `id` or a
+ * fresh UUIDv7. `svc_user_id` is always the caller's.
+ */
+export async function replaceFeedback(store: Store, req: FeedbackReplaceInput, userId: string) {
+  const payloadJson = validateFeedback(req);
+  const id = req.id || generateId();
+  const createdMicros = Math.floor(nowMicros() / 1000) * 1000;
+  const p = new Params();
+  const where = `project_id = ${p.str(req.project_id)} AND id = ${p.str(req.feedback_id)}`;
+  // A DELETE is a mutation (costly): only issue it when there is something to delete.
+  const rs = await store.client.query({ query: `SELECT count() AS n FROM feedback WHERE ${where}`, query_params: p.values, format: 'JSONEachRow' });
+  const [{ n } = { n: 0 }] = await rs.json<{ n: number }>();
+  if (Number(n) > 0) await store.client.command({ query: `DELETE FROM feedback WHERE ${where}`, query_params: p.values });
+  await store.client.insert({
+    table: 'feedback',
+    format: 'JSONEachRow',
+    values: [
+      {
+        project_id: req.project_id,
+        svc_ref: req.svc_ref,
+        svc_user_id: userId,
+        id,
+        feedback_type: req.feedback_type,
+        payload_dump: payloadJson,
+        creator: req.creator ?? null,
+        annotation_ref: req.annotation_ref ?? null,
+        runnable_ref: req.runnable_ref ?? null,
+        call_ref: req.call_ref ?? null,
+        trigger_ref: req.trigger_ref ?? null,
+        queue_id: null,
+        created_at: microsToClickHouse(createdMicros),
+      },
+    ],
+  });
+  return { id, created_at: clickHouseToIso(microsToClickHouse(createdMicros)), svc_user_id: userId, payload: new RawJson(toJsonText(req.payload)) };
+}
+
+/** Feedback columns and their kinds; `payload` is the JSON root. */
+const FEEDBACK_COLUMNS: Record<string, FieldRef['kind']> = {
+  id: 'string',
+  project_id: 'string',
+  svc_ref: 'string',
+  svc_user_id: 'string',
+  creator: 'string',
+  created_at: 'datetime',
+  feedback_type: 'string',
+  annotation_ref: 'string',
+  runnable_ref: 'string',
+  call_ref: 'string',
+  trigger_ref: 'string',
+  queue_id: 'string',
+};
+export const FEEDBACK_FIELDS = [...Object.keys(FEEDBACK_COLUMNS), 'payload'];
+
+/** Fields of feedback for the query language, `fields` and `sort_by`: columns and `payload.<path>`. */
+export class FeedbackFieldResolver implements FieldResolver {
+  resolve(path: string, p: Params): FieldRef {
+    const kind = FEEDBACK_COLUMNS[path];
+    if (kind) return { sql: path, kind };
+    if (path === 'payload') return { sql: 'payload_dump', kind: 'json' };
+    const [root, ...rest] = splitFieldPath(path);
+    if (root === 'payload' && rest.length > 0) {
+      if (rest.some((k) => k === '')) throw new ApiError(400, `Unknown field: ${path} (empty path segment)`, { field: path });
+      return jsonFieldRef('payload_dump', rest, p);
+    }
+    throw new ApiError(400, `Unknown field: ${path}`, { field: path });
+  }
+}
+
+export interface FeedbackQueryInput {
+  project_id: string;
+  fields?: string[];
+  query?: { $expr: Record<string, unknown> };
+  sort_by?: { field: string; direction: 'asc' | 'desc' }[];
+  limit?: number;
+  offset?: number;
+}
+
+/** /feedback/query: rows as objects with the requested fields (`payload` parsed, `payload.x` as text). */
+export async function queryFeedback(store: Store, req: FeedbackQueryInput): Promise<Record<string, unknown>[]> {
+  const p = new Params();
+  const resolver = new FeedbackFieldResolver();
+  const conds = [`project_id = ${p.str(req.project_id)}`];
+  if (req.query) conds.push(compileQuery(req.query.$expr, resolver, p));
+
+  const fields = req.fields && req.fields.length > 0 ? req.fields : FEEDBACK_FIELDS;
+  if (fields.length === 1 && fields[0] === 'count(*)') {
+    const rs = await store.client.query({ query: `SELECT count() AS n FROM feedback WHERE ${conds.join(' AND ')}`, query_params: p.values, format: 'JSONEachRow' });
+    const [r] = await rs.json<{ n: number }>();
+    return [{ 'count(*)': Number(r?.n ?? 0) }];
+  }
+  const selects = fields.map((f, i) => {
+    let ref: FieldRef;
+    try {
+      ref = resolver.resolve(f, p);
+    } catch (e) {
+      throw new ApiError(400, `fields[${i}]: ${(e as Error).message}`, { field: `fields[${i}]` });
+    }
+    return `${ref.sql} AS c${i}`;
+  });
+  const order: string[] = [];
+  (req.sort_by ?? []).forEach((s, i) => {
+    let ref: FieldRef;
+    try {
+      ref = resolver.resolve(s.field, p);
+    } catch (e) {
+      throw new ApiError(400, `sort_by[${i}].field: ${(e as Error).message}`, { field: `sort_by[${i}].field` });
+    }
+    order.push(...sortTerms(ref, s.direction));
+  });
+  if (order.length === 0) order.push('created_at ASC', 'id ASC');
+  let sql = `SELECT ${selects.join(', ')} FROM feedback WHERE ${conds.join(' AND ')} ORDER BY ${order.join(', ')}`;
+  if (req.limit !== undefined && req.limit > 0) sql += ` LIMIT ${p.int(req.limit)}`;
+  if (req.offset !== undefined && req.offset > 0) sql += `${req.limit ? '' : ' LIMIT 18446744073709551615'} OFFSET ${p.int(req.offset)}`;
+  const rs = await store.client.query({ query: sql, query_params: p.values, format: 'JSONEachRow' });
+  const rows = await rs.json<Record<string, unknown>>();
+  return rows.map((r) => {
+    const out: Record<string, unknown> = {};
+    fields.forEach((f, i) => {
+      const v = r[`c${i}`] ?? null;
+      if (f === 'payload') out.payload = new RawJson(typeof v === 'string' && v ? v : '{}');
+      else if (f === 'created_at' && typeof v === 'string') out.created_at = clickHouseToIso(v);
+      else out[f] = v;
+    });
+    return out;
+  });
+}
+
+/** Every feedback row attached to the given refs (for `include_feedback` on calls). */
+export async function feedbackForRefs(store: Store, projectId: string, refs: string[]): Promise<Map<string, Record<string, unknown>[]>> {
+  const out = new Map<string, Record<string, unknown>[]>();
+  if (refs.length === 0) return out;
+  const p = new Params();
+  const cols = ['id', 'feedback_type', 'svc_ref', 'creator', 'created_at', 'svc_user_id', 'runnable_ref', 'call_ref', 'trigger_ref', 'annotation_ref'];
+  const rs = await store.client.query({
+    query: `SELECT ${cols.join(', ')}, payload_dump FROM feedback
+      WHERE project_id = ${p.str(projectId)} AND svc_ref IN ${p.strArray(refs)} ORDER BY created_at, id`,
+    query_params: p.values,
+    format: 'JSONEachRow',
+  });
+  for (const r of await rs.json<Record<string, string | null>>()) {
+    const row: Record<string, unknown> = {};
+    for (const c of cols) row[c] = c === 'created_at' && r[c] ? clickHouseToIso(r[c]!) : r[c];
+    row.payload = JSON.parse(r.payload_dump || '{}');
+    const list = out.get(r.svc_ref!) ?? [];
+    list.push(row);
+    out.set(r.svc_ref!, list);
+  }
+  return out;
+}

@@ -1,3 +1,5 @@
 export * from './routes';
 export * from './calls';
+export * from './otel';
+export * from './otlp-http';
 export * from './objects';

@@ -1,15 +1,19 @@
 import type { FastifyInstance } from 'fastify';
 import type { Bus, CallPartEnvelope } from '@weft/bus';
 import { nowMicros } from '@weft/core';
-import { addRoute, notYet, type Authenticator } from '@weft/http';
+import { addRoute, type Authenticator } from '@weft/http';
 import type { Store } from '@weft/store';
 import { CallIngest } from './calls';
+import { OtelIngest } from './otel';
+import { otlpHttpRoutes } from './otlp-http';
 import { objectWriteRoutes } from './objects';
 
 export interface GatewayDeps {
   bus: Bus<CallPartEnvelope>;
   store: Store;
   auth: Authenticator;
+  /** Largest body accepted, also after decompression on the OTLP/HTTP route. */
+  bodyLimitBytes?: number;
 }
 
 /** The write side: call parts through the bus; objects, tables and feedback straight to ClickHouse. */
@@ -37,6 +41,11 @@ export async function gatewayRoutes(app: FastifyInstance, deps: GatewayDeps): Pr
     return { res };
   });
 
-  addRoute(app, deps.auth, 'otelTrace', notYet('OTLP ingestion (/otel/v1/trace)'));
+  const otel = new OtelIngest(ingest);
+  addRoute(app, deps.auth, 'otelTrace', async (body, { caller }) => ({
+    partial_success: await otel.ingest(body.traces, { projectId: body.project_id, runId: body.svc_run_id, fieldPrefix: 'traces.' }, caller),
+  }));
+  // Standard OTLP/HTTP (protobuf or JSON, gzip) for stock exporters, in its own encapsulated scope.
+  await app.register(otlpHttpRoutes, { ingest: otel, auth: deps.auth, bodyLimitBytes: deps.bodyLimitBytes ?? app.initialConfig.bodyLimit ?? 32 * 1024 * 1024 });
   await app.register(objectWriteRoutes, { store: deps.store, auth: deps.auth });
 }

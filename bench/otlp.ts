@@ -1,0 +1,285 @@
+/**
+ * OTLP ingestion throughput: spans per second the gateway acknowledges (durable on the bus),
+ * for OTLP/JSON and OTLP/protobuf, on the all-in-one server (embedded ClickHouse, in-process
+ * bus); plus the pure conversion rate, to show conversion is not the bottleneck.
+ *
+ *   npm run bench:otlp                       # defaults
+ *   BENCH_SECONDS=20 BENCH_CONCURRENCY=8 BENCH_BATCH=512 npm run bench:otlp
+ *   BENCH_ENV='WEFT_BUS=kafka KAFKA_BROKERS=localhost:9092' npm run bench:otlp   # any server env
+ *   BENCH_URL=http://127.0.0.1:6345 npm run bench:otlp      # a server already running
+ *   BENCH_KAFKA=1 npm run bench:otlp   # also the distributed mode: gateway → Kafka → writer
+ *                                      # (a test broker from Maven jars, or KAFKA_BROKERS=…)
+ *
+ * The span mix is a GenAI agent: per trace one agent span (OpenInference input/output, session),
+ * three chat spans (GenAI semconv messages ~1 KB, usage, models), two tool spans (OpenLLMetry
+ * input/output) and one retriever span; the batch size defaults to the JS SDK's
+ * BatchSpanProcessor maxExportBatchSize (512).
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { performance } from 'node:perf_hooks';
+import {
+  convertExportRequest,
+  decodeExportTraceServiceRequest,
+  encodeExportTraceServiceRequest,
+  parseOtlpJson,
+} from '@weft/otlp';
+import { startKafkaBroker, type KafkaBroker } from '../test/helpers/kafka-broker';
+import { newDataDir, startWeft } from '../test/helpers/server';
+import { TEST_ROOT } from '../test/helpers/paths';
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4);
+const BATCH = Number(process.env.BENCH_BATCH ?? 512);
+const EXTRA_ENV = Object.fromEntries(
+  (process.env.BENCH_ENV ?? '')
+    .split(/\s+/)
+    .filter(Boolean)
+    .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+);
+const PROJECT = 'bench/otlp';
+const AUTH = `Basic ${Buffer.from('api:bench').toString('base64')}`;
+
+type Attr = { key: string; value: Record<string, unknown> };
+const s = (key: string, v: string): Attr => ({ key, value: { stringValue: v } });
+const i = (key: string, v: number): Attr => ({ key, value: { intValue: String(v) } });
+const d = (key: string, v: number): Attr => ({ key, value: { doubleValue: v } });
+
+const PROMPT = 'Summarise the following support ticket and propose a next step. '.repeat(8);
+let clock = 1_714_564_800_000_000_000n;
+
+/** One agent trace (7 spans) with ids as bytes (protobuf) or hex (JSON). */
+function agentTrace(asBytes: boolean): Record<string, unknown>[] {
+  const id = (n: number) => (asBytes ? randomBytes(n) : randomBytes(n).toString('hex'));
+  const traceId = id(16);
+  const root = id(8);
+  const t0 = (clock += 5_000_000_000n);
+  const span = (spanId: unknown, parent: unknown, name: string, startMs: number, durMs: number, attributes: Attr[], extra = {}) => ({
+    traceId,
+    spanId,
+    parentSpanId: parent,
+    name,
+    kind: 1,
+    startTimeUnixNano: String(t0 + BigInt(startMs) * 1_000_000n + 123n),
+    endTimeUnixNano: String(t0 + BigInt(startMs + durMs) * 1_000_000n + 456n),
+    attributes,
+    status: { code: 1 },
+    ...extra,
+  });
+  const chat = (n: number) =>
+    span(id(8), root, 'chat gpt-4o', 100 + n * 900, 850, [
+      s('gen_ai.operation.name', 'chat'),
+      s('gen_ai.system', 'openai'),
+      s('gen_ai.request.model', 'gpt-4o'),
+      s('gen_ai.response.model', 'gpt-4o-2024-08-06'),
+      d('gen_ai.request.temperature', 0.2),
+      i('gen_ai.request.max_tokens', 512),
+      i('gen_ai.usage.input_tokens', 900 + n),
+      i('gen_ai.usage.output_tokens', 120 + n),
+      s('gen_ai.input.messages', JSON.stringify([{ role: 'system', parts: [{ type: 'text', content: 'You are a support agent.' }] }, { role: 'user', parts: [{ type: 'text', content: PROMPT }] }])),
+      s('gen_ai.output.messages', JSON.stringify([{ role: 'assistant', parts: [{ type: 'text', content: 'The customer cannot log in; reset the password and follow up.' }], finish_reason: 'stop' }])),
+    ]);
+  const tool = (n: number) =>
+    span(id(8), root, 'tool lookup_customer', 2900 + n * 100, 80, [
+      s('traceloop.span.kind', 'tool'),
+      s('traceloop.entity.name', 'lookup_customer'),
+      s('traceloop.entity.input', JSON.stringify({ args: [], kwargs: { customer_id: `c-${n}` } })),
+      s('traceloop.entity.output', JSON.stringify({ plan: 'pro', open_tickets: 3 })),
+    ]);
+  return [
+    span(root, undefined, 'support_agent.run', 0, 3500, [
+      s('openinference.span.kind', 'AGENT'),
+      s('session.id', `sess-${Number(clock % 1000n)}`),
+      s('input.value', JSON.stringify({ ticket: PROMPT.slice(0, 200) })),
+      s('output.value', 'Password reset link sent.'),
+    ]),
+    chat(0),
+    chat(1),
+    chat(2),
+    tool(0),
+    tool(1),
+    span(id(8), root, 'retrieve kb', 50, 40, [
+      s('openinference.span.kind', 'RETRIEVER'),
+      s('input.value', 'login issues'),
+      s('retrieval.documents.0.document.content', 'Reset passwords from the admin page.'),
+      s('retrieval.documents.1.document.content', 'Accounts lock after 5 attempts.'),
+    ]),
+  ];
+}
+
+function exportRequest(spanCount: number, asBytes: boolean): Record<string, unknown> {
+  const spans: Record<string, unknown>[] = [];
+  while (spans.length < spanCount) spans.push(...agentTrace(asBytes));
+  spans.length = spanCount;
+  return {
+    resourceSpans: [
+      {
+        resource: { attributes: [s('service.name', 'support-agent'), s('telemetry.sdk.language', 'nodejs')] },
+        scopeSpans: [{ scope: { name: 'bench', version: '1.0.0' }, spans }],
+      },
+    ],
+  };
+}
+
+const rate = (n: number, ms: number) => Math.round((n / ms) * 1000);
+
+function conversionRates(): Record<string, { per_wall_s: number; per_cpu_s: number }> {
+  const reqJson = exportRequest(BATCH, false);
+  const text = JSON.stringify(reqJson);
+  const proto = encodeExportTraceServiceRequest(exportRequest(BATCH, true));
+  // Wall-clock rate, and the rate per CPU-second of this process (steadier on a shared machine).
+  const measure = (f: () => void) => {
+    for (let k = 0; k < 5; k++) f(); // warm up
+    let n = 0;
+    const t = performance.now();
+    const cpu = process.cpuUsage();
+    while (performance.now() - t < 2000) (f(), (n += BATCH));
+    const used = process.cpuUsage(cpu);
+    return { per_wall_s: rate(n, performance.now() - t), per_cpu_s: rate(n, (used.user + used.system) / 1000) };
+  };
+  return {
+    convert_only: measure(() => void convertExportRequest(reqJson, { projectId: PROJECT })),
+    json_parse_and_convert: measure(() => void convertExportRequest(parseOtlpJson(text), { projectId: PROJECT })),
+    protobuf_decode_and_convert: measure(() => void convertExportRequest(decodeExportTraceServiceRequest(proto), { projectId: PROJECT })),
+  };
+}
+
+type Kind = 'json' | 'protobuf' | 'upsert_batch';
+
+/** One request body of BATCH spans; `upsert_batch` is the same calls through /call/upsert_batch (baseline). */
+function makeBody(kind: Kind): Buffer {
+  if (kind === 'protobuf') return Buffer.from(encodeExportTraceServiceRequest(exportRequest(BATCH, true)));
+  const req = exportRequest(BATCH, false);
+  if (kind === 'json') return Buffer.from(JSON.stringify(req));
+  const { calls } = convertExportRequest(req, { projectId: PROJECT });
+  const batch = calls.flatMap((c) => [
+    { mode: 'start', req: { start: c.start } },
+    { mode: 'end', req: { end: c.end } },
+  ]);
+  return Buffer.from(JSON.stringify({ batch }));
+}
+
+async function gatewayRate(url: string, kind: Kind): Promise<{ spansPerSec: number; requests: number; p50ms: number; p99ms: number; spans: number }> {
+  // A pool of distinct bodies (fresh ids each): every request writes new calls.
+  const bodies = Array.from({ length: CONCURRENCY }, () => makeBody(kind));
+  const headers = { project_id: PROJECT, authorization: AUTH, 'content-type': kind === 'protobuf' ? 'application/x-protobuf' : 'application/json' };
+  const path = kind === 'upsert_batch' ? '/call/upsert_batch' : '/otel/v1/traces';
+  let next = 0;
+  let spans = 0;
+  const latencies: number[] = [];
+  const deadline = performance.now() + SECONDS * 1000;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (performance.now() < deadline) {
+        const slot = next++ % bodies.length;
+        const body = bodies[slot]!;
+        // Re-sending a body would only rewrite the same calls: every request gets fresh ids.
+        bodies[slot] = makeBody(kind);
+        const t = performance.now();
+        const res = await fetch(url + path, { method: 'POST', headers, body });
+        const text = await res.text();
+        if (res.status !== 200) throw new Error(`${res.status}: ${text}`);
+        latencies.push(performance.now() - t);
+        spans += BATCH;
+      }
+    }),
+  );
+  const ms = performance.now() - t0;
+  latencies.sort((a, b) => a - b);
+  return {
+    spansPerSec: rate(spans, ms),
+    requests: latencies.length,
+    p50ms: Math.round(latencies[Math.floor(latencies.length * 0.5)]!),
+    p99ms: Math.round(latencies[Math.floor(latencies.length * 0.99)]!),
+    spans,
+  };
+}
+
+/** CPU seconds (user + system, all threads, ClickHouse engine included) the server process has used. */
+function serverCpuSeconds(pid: number | undefined): number {
+  if (!pid) return 0;
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
+}
+
+interface Target {
+  /** Where the spans are posted. */
+  gatewayUrl: string;
+  /** Where they are counted afterwards (/calls/query_stats). */
+  queryUrl: string;
+  /** The process whose CPU is counted per span (the gateway; in all-in-one, everything). */
+  pid?: number;
+}
+
+/** Drives every encoding against one deployment; returns the spans acknowledged. */
+async function measure(label: string, t: Target): Promise<void> {
+  let total = 0;
+  for (const kind of ['json', 'protobuf', 'upsert_batch'] as const) {
+    const cpu0 = serverCpuSeconds(t.pid);
+    const r = await gatewayRate(t.gatewayUrl, kind);
+    const cpu = serverCpuSeconds(t.pid) - cpu0;
+    total += r.spans;
+    const what = kind === 'upsert_batch' ? 'baseline: same calls via /call/upsert_batch' : `OTLP/${kind} via /otel/v1/traces`;
+    const perCpu = t.pid ? `, ${rate(r.spans, cpu * 1000)} spans per CPU-second of the ${label === 'kafka' ? 'gateway' : 'server'}` : '';
+    console.log(`[${label}] ${what}: ${r.spansPerSec} spans/s acknowledged (${r.requests} requests, p50 ${r.p50ms} ms, p99 ${r.p99ms} ms${perCpu})`);
+  }
+  // Acknowledged means durable: every acknowledged span must become a call.
+  const started = performance.now();
+  let count = 0;
+  while (performance.now() - started < 120_000) {
+    const res = await fetch(`${t.queryUrl}/calls/query_stats`, {
+      method: 'POST',
+      headers: { authorization: AUTH, 'content-type': 'application/json' },
+      body: JSON.stringify({ project_id: PROJECT }),
+    });
+    count = ((await res.json()) as { count: number }).count;
+    if (count >= total) break;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  const note = process.env.BENCH_URL ? ' (an existing server: counts include earlier runs)' : '';
+  console.log(`[${label}] stored calls: ${count} of ${total} acknowledged spans${count === total ? ' (all)' : ' (MISSING!)'}${note}`);
+}
+
+async function main(): Promise<void> {
+  console.log(`OTLP bench: batch ${BATCH} spans/request, ${CONCURRENCY} in flight, ${SECONDS}s per encoding; ${cpus().length} cores, load average ${loadavg()[0]!.toFixed(1)}`);
+  console.log('pure conversion (one core, spans/s):', conversionRates());
+  mkdirSync(TEST_ROOT, { recursive: true });
+  if (process.env.BENCH_URL) {
+    await measure('given server', { gatewayUrl: process.env.BENCH_URL, queryUrl: process.env.BENCH_URL });
+    return;
+  }
+  // LOG_LEVEL info as in production (one line per request); startWeft also waits for 'listening'.
+  const env = { LOG_LEVEL: 'info', ...EXTRA_ENV };
+  const aio = await startWeft({ env });
+  try {
+    await measure('all-in-one', { gatewayUrl: aio.url, queryUrl: aio.url, pid: aio.proc.pid });
+  } finally {
+    await aio.stop();
+  }
+  if (process.env.BENCH_KAFKA !== '1') return;
+
+  let broker: KafkaBroker | null = null;
+  const brokers = process.env.KAFKA_BROKERS ?? (broker = await startKafkaBroker(newDataDir('otlp-bench-kafka'))).brokers;
+  const kafkaEnv = {
+    ...env,
+    WEFT_BUS: 'kafka',
+    KAFKA_BROKERS: brokers,
+    KAFKA_TOPIC_PREFIX: `otlp-bench-${Date.now()}.`,
+    KAFKA_TOPIC_PARTITIONS: '6',
+    KAFKA_FETCH_MAX_WAIT_MS: '50',
+  };
+  const gateway = await startWeft({ entry: 'services/gateway/src/main.ts', env: kafkaEnv });
+  const writer = await startWeft({ env: { ...kafkaEnv, WEFT_ROLES: 'writer,query' } });
+  try {
+    await measure('kafka', { gatewayUrl: gateway.url, queryUrl: writer.url, pid: gateway.proc.pid });
+  } finally {
+    await gateway.stop();
+    await writer.stop();
+    await broker?.stop();
+  }
+}
+
+await main();

@@ -1,0 +1,17 @@
+/**
+ * OTLP traces → calls. Decode (protobuf via the OpenTelemetry JS generated code, or the
+ * OTLP/JSON mapping), convert each span into the start and end of a call as the reference
+ * does, and report the spans that could not be converted.
+ */
+export { convertExportRequest, convertSpan, partialSuccessOf, shortenOpName } from './convert';
+export type { ConvertOptions, ExportConversion, OtelCall, PartialSuccess } from './convert';
+export {
+  decodeExportTraceServiceRequest,
+  decodeExportTraceServiceResponse,
+  encodeExportTraceServiceRequest,
+  encodeExportTraceServiceResponse,
+} from './protobuf';
+export { parseOtlpJson } from './json';
+export { AttributePathConflictError, OtlpRequestError, SpanConversionError } from './errors';
+export { expandAttributes } from './attributes';
+export { INPUT_KEYS, OUTPUT_KEYS, USAGE_KEYS, ATTRIBUTE_KEYS, THREAD_KEYS } from './semconv';

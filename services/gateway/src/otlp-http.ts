@@ -1,0 +1,106 @@
+import { promisify } from 'node:util';
+import { gunzip, inflate, type ZlibOptions } from 'node:zlib';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { projectId as projectIdSchema } from '@weft/api';
+import { ApiError, badRequest, payloadTooLarge, type AuthScheme, type Caller } from '@weft/core';
+import type { Authenticator } from '@weft/http';
+import { decodeExportTraceServiceRequest, encodeExportTraceServiceResponse, OtlpRequestError, parseOtlpJson } from '@weft/otlp';
+import type { OtelIngest } from './otel';
+
+export interface OtlpHttpDeps {
+  ingest: OtelIngest;
+  auth: Authenticator;
+  bodyLimitBytes: number;
+}
+
+/** The path stock OTLP/HTTP exporters post to (`<endpoint>/v1/traces`); outside the 20-endpoint contract. */
+export const OTLP_TRACES_PATH = '/otel/v1/traces';
+
+const PROTOBUF_TYPES = ['application/x-protobuf', 'application/protobuf'];
+const gunzipAsync = promisify<Buffer, ZlibOptions, Buffer>(gunzip);
+const inflateAsync = promisify<Buffer, ZlibOptions, Buffer>(inflate);
+
+/**
+ * Standard OTLP/HTTP trace ingestion: protobuf or JSON, optionally gzip (or deflate)
+ * compressed, project from the `project_id` header or the resource attributes
+ * `wandb.entity`/`wandb.project`, Basic (`api:<key>`) or Bearer auth. Registered as its own
+ * plugin so its raw-body parsers stay scoped to this route: every other route keeps strict JSON.
+ */
+export async function otlpHttpRoutes(app: FastifyInstance, deps: OtlpHttpDeps): Promise<void> {
+  app.removeAllContentTypeParsers();
+  // The body arrives raw (maybe compressed); the limit applies to the compressed bytes here
+  // and to the decompressed bytes in `decompress`.
+  app.addContentTypeParser([...PROTOBUF_TYPES, 'application/json'], { parseAs: 'buffer', bodyLimit: deps.bodyLimitBytes }, (_req, body, done) =>
+    done(null, body),
+  );
+
+  // Authenticated before the body is read: no credentials, no upload.
+  const callers = new WeakMap<FastifyRequest, Caller>();
+  const authenticate = async (request: FastifyRequest) => {
+    const authorization = request.headers.authorization;
+    callers.set(request, await deps.auth.authenticate(authorization, schemeOf(authorization)));
+  };
+
+  app.post(OTLP_TRACES_PATH, { onRequest: authenticate }, async (request, reply) => {
+    const caller = callers.get(request)!;
+    const protobuf = PROTOBUF_TYPES.includes(mediaType(request));
+    const raw = await decompress(request.body as Buffer, request.headers['content-encoding'], deps.bodyLimitBytes);
+
+    let traces: unknown;
+    if (protobuf) {
+      try {
+        traces = decodeExportTraceServiceRequest(raw);
+      } catch (e) {
+        if (e instanceof OtlpRequestError) throw badRequest(e.message, e.field);
+        throw e;
+      }
+    } else {
+      try {
+        traces = parseOtlpJson(raw.toString('utf8'));
+      } catch (e) {
+        throw badRequest(`request body: invalid JSON (${(e as Error).message})`);
+      }
+    }
+
+    const partial = await deps.ingest.ingest(traces, { projectId: projectHeader(request) }, caller);
+    if (protobuf) {
+      return reply.type('application/x-protobuf').send(Buffer.from(encodeExportTraceServiceResponse(partial)));
+    }
+    // OTLP/JSON field names; an empty object means everything was accepted.
+    return partial ? { partialSuccess: { rejectedSpans: partial.rejected_spans, errorMessage: partial.error_message } } : {};
+  });
+}
+
+/** Stock exporters often carry a token as Bearer; the reference's clients send Basic api:<key>. */
+function schemeOf(authorization: string | undefined): AuthScheme {
+  return authorization && /^bearer\s/i.test(authorization) ? 'bearer' : 'basic';
+}
+
+function mediaType(request: FastifyRequest): string {
+  return (request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+}
+
+function projectHeader(request: FastifyRequest): string | null {
+  const raw = request.headers['project_id'];
+  const value = Array.isArray(raw) ? raw[0] : raw;
+  if (value === undefined || value === '') return null;
+  const parsed = projectIdSchema.safeParse(value.trim());
+  if (!parsed.success) throw badRequest('project_id header: must be <entity>/<project>', 'project_id');
+  return parsed.data;
+}
+
+/** Undoes Content-Encoding, never producing more than `limit` bytes (a small gzip can expand enormously). */
+async function decompress(body: Buffer, encoding: string | string[] | undefined, limit: number): Promise<Buffer> {
+  const enc = (Array.isArray(encoding) ? encoding.join(',') : (encoding ?? '')).trim().toLowerCase();
+  if (enc === '' || enc === 'identity') return body;
+  const inflateWith = enc === 'gzip' || enc === 'x-gzip' ? gunzipAsync : enc === 'deflate' ? inflateAsync : null;
+  if (!inflateWith) throw new ApiError(415, `unsupported Content-Encoding '${enc}'; send gzip, deflate or identity`);
+  try {
+    return await inflateWith(body, { maxOutputLength: limit });
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE' || e instanceof RangeError) {
+      throw payloadTooLarge(`request body too large after decompression (limit ${limit} bytes)`);
+    }
+    throw badRequest(`request body: invalid ${enc} data (${(e as Error).message})`);
+  }
+}

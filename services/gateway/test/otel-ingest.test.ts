@@ -1,0 +1,53 @@
+import { describe, expect, it } from 'vitest';
+import { InProcessBus, TOPICS, type CallPartEnvelope } from '@weft/bus';
+import { ApiError, type Caller } from '@weft/core';
+import type { CallPartRow } from '@weft/store';
+import { CallIngest } from '../src/calls';
+import { OtelIngest } from '../src/otel';
+
+/** The real in-process bus with a subscriber that keeps what it is handed (in place of the ClickHouse writer). */
+async function pipeline() {
+  const bus = new InProcessBus<CallPartEnvelope>({ maxBatch: 1000, lingerMs: 0, maxPending: 10_000, publishTimeoutMs: 5000 });
+  const stored: CallPartRow[] = [];
+  await bus.subscribe(TOPICS.callParts, async (batch) => void stored.push(...batch.map((m) => m.row)));
+  return { otel: new OtelIngest(new CallIngest(bus)), stored };
+}
+
+const caller = (over: Partial<Caller> = {}): Caller => ({ userId: 'u-1', keyId: 'k', isAdmin: false, entities: ['acme'], ...over });
+const span = (spanId: string, project?: [string, string]) => ({
+  resource: project
+    ? { attributes: [{ key: 'wandb.entity', value: { stringValue: project[0] } }, { key: 'wandb.project', value: { stringValue: project[1] } }] }
+    : {},
+  scopeSpans: [{ spans: [{ traceId: 'a'.repeat(32), spanId, name: 'op', startTimeUnixNano: '1714564800000000000', endTimeUnixNano: '1714564801000000000' }] }],
+});
+
+describe('OtelIngest', () => {
+  it('publishes a start and an end part per accepted span, as the caller, once stored', async () => {
+    const { otel, stored } = await pipeline();
+    const partial = await otel.ingest({ resourceSpans: [span('b'.repeat(16)), span('xx')] }, { projectId: 'acme/p', runId: 'r1' }, caller());
+    expect(partial?.rejected_spans).toBe(1);
+    expect(stored.map((r) => [r.id, r.started_at ?? null, r.ended_at ?? null])).toEqual([
+      ['b'.repeat(16), '2024-05-01 12:00:00.000000', null],
+      ['b'.repeat(16), null, '2024-05-01 12:00:01.000000'],
+    ]);
+    expect(stored[0]).toMatchObject({ project_id: 'acme/p', svc_user_id: 'u-1', svc_run_id: 'r1', trace_id: 'a'.repeat(32) });
+  });
+
+  it('refuses (403, nothing published) spans of a project outside the caller’s entities', async () => {
+    const { otel, stored } = await pipeline();
+    const req = { resourceSpans: [span('c'.repeat(16), ['acme', 'p']), span('d'.repeat(16), ['other', 'p'])] };
+    const err = await otel.ingest(req, { projectId: null }, caller()).catch((e) => e);
+    expect(err).toBeInstanceOf(ApiError);
+    expect(err.status).toBe(403);
+    expect(err.reason).toContain('other/p');
+    expect(stored).toHaveLength(0);
+    await otel.ingest(req, { projectId: null }, caller({ isAdmin: true }));
+    expect(new Set(stored.map((r) => r.project_id))).toEqual(new Set(['acme/p', 'other/p']));
+  });
+
+  it('turns a malformed request into a 400 naming the field', async () => {
+    const { otel } = await pipeline();
+    const err = await otel.ingest({ resourceSpans: [{ scopeSpans: 5 }] }, { projectId: 'acme/p', fieldPrefix: 'traces.' }, caller()).catch((e) => e);
+    expect(err).toMatchObject({ status: 400, field: 'traces.resourceSpans.0.scopeSpans' });
+  });
+});

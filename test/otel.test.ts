@@ -89,7 +89,7 @@ async function exportAgentTrace(exporter: SpanExporter, label: string): Promise<
 
 const exporterOptions = (headers: Record<string, string> = {}) => ({
   url: '',
-  headers: { project_id: P, Authorization: basicAuth('otel-key'), ...headers },
+  headers: { project_id: P, Authorization: basicAuth('test-key'), ...headers },
 });
 
 async function readTrace(traceId: string) {
@@ -174,8 +174,8 @@ describe('real OpenTelemetry SDK → weft', () => {
     type Config = NonNullable<ConstructorParameters<typeof ProtoExporter>[0]>;
     const gzip = 'gzip' as Config['compression'];
     for (const [label, exporter] of [
-      ['gz-pb', new ProtoExporter({ url: `${weft.url}/otel/v1/traces`, headers: { project_id: P, Authorization: basicAuth('k') }, compression: gzip })],
-      ['gz-json', new JsonExporter({ url: `${weft.url}/otel/v1/traces`, headers: { project_id: P, Authorization: basicAuth('k') }, compression: gzip })],
+      ['gz-pb', new ProtoExporter({ url: `${weft.url}/otel/v1/traces`, headers: { project_id: P, Authorization: basicAuth('test-key') }, compression: gzip })],
+      ['gz-json', new JsonExporter({ url: `${weft.url}/otel/v1/traces`, headers: { project_id: P, Authorization: basicAuth('test-key') }, compression: gzip })],
     ] as const) {
       const results: number[] = [];
       const { traceId, ids } = await exportAgentTrace(recording(exporter, results), label);
@@ -188,7 +188,7 @@ describe('real OpenTelemetry SDK → weft', () => {
   it('accepts Bearer auth from a stock exporter', async () => {
     const results: number[] = [];
     const { traceId } = await exportAgentTrace(
-      recording(new ProtoExporter({ url: `${weft.url}/otel/v1/traces`, headers: { project_id: P, Authorization: bearerAuth('k') } }), results),
+      recording(new ProtoExporter({ url: `${weft.url}/otel/v1/traces`, headers: { project_id: P, Authorization: bearerAuth('test-key') } }), results),
       'bearer',
     );
     expect(results).toEqual([0, 0, 0]);
@@ -294,7 +294,7 @@ describe('OTLP/HTTP transport', () => {
     });
     const res = await fetch(`${weft.url}/otel/v1/traces`, {
       method: 'POST',
-      headers: { project_id: P, authorization: basicAuth('k'), 'content-type': 'application/x-protobuf', 'content-encoding': 'gzip' },
+      headers: { project_id: P, authorization: basicAuth('test-key'), 'content-type': 'application/x-protobuf', 'content-encoding': 'gzip' },
       body: gzipSync(pb),
     });
     expect(res.status).toBe(200);

@@ -7,7 +7,8 @@ import { newDataDir, startWeft } from './helpers/server';
  * SIGKILL in the middle of a stream of acknowledged writes, restart on the same data
  * directory, and find every acknowledged write. Each kind of write is one entry of
  * WRITE_KINDS: a writer that returns what it got acknowledged, and a check of what the
- * restarted server holds. New write endpoints (objects, table rows, feedback) add an entry.
+ * restarted server holds: calls (through the bus), objects, table rows and feedback
+ * (synchronous writes).
  */
 interface WriteKind {
   name: string;
@@ -19,6 +20,8 @@ interface WriteKind {
 
 const P = 'crash/p';
 const TS = '2024-07-01T00:00:00Z';
+/** sha256 of nothing: the digest of the empty table, a valid base for appends. */
+const EMPTY_TABLE = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';
 
 async function callsById(api: Client, ids: string[]): Promise<Map<string, { ended_at: string | null; output: unknown }>> {
   const rows = await api.jsonl('/calls/stream_query', { project_id: P, filter: { call_ids: ids }, columns: ['id', 'ended_at', 'output'] });
@@ -67,6 +70,56 @@ const WRITE_KINDS: WriteKind[] = [
       const ids = acked.flatMap((a) => a.split(','));
       const found = await callsById(api, ids);
       return ids.filter((id) => found.get(id)?.output !== 'done');
+    },
+  },
+  {
+    name: 'object version',
+    async write(api, n) {
+      const r = await api.post('/obj/create', { obj: { project_id: P, object_id: `obj-${n}`, val: { n, text: 'crash' } } });
+      return r.status === 200 ? `obj-${n}:${r.body.digest}` : null;
+    },
+    async missing(api, acked) {
+      const missing: string[] = [];
+      for (const a of acked) {
+        const [object_id, digest] = a.split(':');
+        const r = await api.post('/obj/read', { project_id: P, object_id, digest });
+        if (r.status !== 200 || r.body.obj?.val?.text !== 'crash') missing.push(a);
+      }
+      return missing;
+    },
+  },
+  {
+    name: 'table row',
+    async write(api, n) {
+      const r = await api.post('/table/update', { project_id: P, base_digest: EMPTY_TABLE, updates: [{ append: { row: { n } } }] });
+      return r.status === 200 ? `${r.body.digest}:${r.body.updated_row_digests[0]}` : null;
+    },
+    async missing(api, acked) {
+      const missing: string[] = [];
+      for (const a of acked) {
+        const [digest, rowDigest] = a.split(':');
+        const r = await api.post('/table/query', { project_id: P, digest });
+        if (r.status !== 200 || r.body.rows?.[0]?.digest !== rowDigest) missing.push(a);
+      }
+      return missing;
+    },
+  },
+  {
+    name: 'feedback',
+    async write(api, n) {
+      const r = await api.post('/feedback/replace', {
+        project_id: P,
+        svc_ref: `weave:///${P}/call/fb-${n}`,
+        feedback_type: 'custom',
+        payload: { n },
+        feedback_id: `none-${n}`,
+      });
+      return r.status === 200 ? r.body.id : null;
+    },
+    async missing(api, acked) {
+      const r = await api.post('/feedback/query', { project_id: P, fields: ['id'] });
+      const found = new Set((r.body.result ?? []).map((f: { id: string }) => f.id));
+      return acked.filter((id) => !found.has(id));
     },
   },
 ];

@@ -10,20 +10,8 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
  * naming the offending field, so nothing malformed reaches a handler.
  */
 export function parseJsonBody(raw: Buffer, limits: RequestLimits): unknown {
-  let text: string;
-  try {
-    text = utf8.decode(raw);
-  } catch {
-    throw badRequest('request body: not valid UTF-8');
-  }
-  if (text.trim() === '') throw badRequest('request body: empty JSON body');
-  let value: unknown;
-  try {
-    // V8's JSON.parse is not recursive, so deep nesting cannot overflow the stack here.
-    value = JSON.parse(text);
-  } catch (e) {
-    throw badRequest(`request body: invalid JSON (${(e as Error).message})`);
-  }
+  const text = decodeBodyText(raw);
+  const value = parseJsonText(text);
   // The exact walk over the parsed value only when a cheap scan of the text says a limit may
   // be crossed (the common body is decided by the scan alone).
   if (mayCrossLimits(text, limits)) checkJsonValue(value, limits);
@@ -36,6 +24,13 @@ export function parseJsonBody(raw: Buffer, limits: RequestLimits): unknown {
  * body nested beyond them). Returns the text to parse.
  */
 export function checkedJsonText(raw: Buffer, limits: RequestLimits): string {
+  const text = decodeBodyText(raw);
+  if (mayCrossLimits(text, limits)) checkJsonValue(parseJsonText(text), limits);
+  return text;
+}
+
+/** The body as text: strict UTF-8 and not empty, or a 400. */
+function decodeBodyText(raw: Buffer): string {
   let text: string;
   try {
     text = utf8.decode(raw);
@@ -43,16 +38,17 @@ export function checkedJsonText(raw: Buffer, limits: RequestLimits): string {
     throw badRequest('request body: not valid UTF-8');
   }
   if (text.trim() === '') throw badRequest('request body: empty JSON body');
-  if (mayCrossLimits(text, limits)) {
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch (e) {
-      throw badRequest(`request body: invalid JSON (${(e as Error).message})`);
-    }
-    checkJsonValue(value, limits);
-  }
   return text;
+}
+
+/** JSON.parse with a 400 naming the syntax error. */
+function parseJsonText(text: string): unknown {
+  try {
+    // V8's JSON.parse is not recursive, so deep nesting cannot overflow the stack here.
+    return JSON.parse(text);
+  } catch (e) {
+    throw badRequest(`request body: invalid JSON (${(e as Error).message})`);
+  }
 }
 
 /** Numbers that may overflow a double: a 3-digit exponent, or 300+ digits in a row. */

@@ -1,5 +1,6 @@
 import type { BatchHandler, Bus, Subscription } from './bus';
 import { BusUnavailableError } from './bus';
+import { publishWithDeadline, type Settleable } from './deadline';
 import type { BusMessage } from './messages';
 
 export interface InProcessBusOptions {
@@ -13,11 +14,8 @@ export interface InProcessBusOptions {
   publishTimeoutMs: number;
 }
 
-interface Pending<T> {
+interface Pending<T> extends Settleable {
   values: T[];
-  resolve: () => void;
-  reject: (e: unknown) => void;
-  settled: boolean;
 }
 
 /**
@@ -44,27 +42,17 @@ export class InProcessBus<T> implements Bus<T> {
       throw new BusUnavailableError(`ingest queue full (${count} messages waiting)`, 1);
     }
     this.pendingCount.set(topic, count + messages.length);
-    return new Promise<void>((resolve, reject) => {
-      const p: Pending<T> = { values: messages.map((m) => m.value), resolve, reject, settled: false };
-      const timer = setTimeout(() => {
-        if (p.settled) return;
-        p.settled = true;
-        reject(new BusUnavailableError(`not stored within ${this.opts.publishTimeoutMs} ms`, 2));
-      }, this.opts.publishTimeoutMs);
-      timer.unref();
-      p.resolve = () => {
-        clearTimeout(timer);
-        if (!p.settled) (p.settled = true), resolve();
-      };
-      p.reject = (e) => {
-        clearTimeout(timer);
-        if (!p.settled) (p.settled = true), reject(e);
-      };
-      let q = this.queues.get(topic);
-      if (!q) this.queues.set(topic, (q = []));
-      q.push(p);
-      this.kick(topic);
-    });
+    return publishWithDeadline(
+      { values: messages.map((m) => m.value) },
+      this.opts.publishTimeoutMs,
+      () => new BusUnavailableError(`not stored within ${this.opts.publishTimeoutMs} ms`, 2),
+      (p) => {
+        let q = this.queues.get(topic);
+        if (!q) this.queues.set(topic, (q = []));
+        q.push(p);
+        this.kick(topic);
+      },
+    );
   }
 
   async subscribe(topic: string, handler: BatchHandler<T>): Promise<Subscription> {

@@ -14,6 +14,7 @@ import { metrics, type Logger } from '@weft/core';
 import type { BatchHandler, Bus, Subscription } from './bus';
 import { BusUnavailableError } from './bus';
 import { UndecodableMessageError, type EnvelopeCodec } from './codec';
+import { publishWithDeadline, type Settleable } from './deadline';
 import { GroupCommit } from './group-commit';
 import type { BusMessage } from './messages';
 
@@ -65,14 +66,11 @@ export const DEAD_LETTER_HEADERS = {
   offset: 'weft-origin-offset',
 } as const;
 
-interface PendingPublish {
+/** A publish waiting to be sent; once `settled` (acknowledged or timed out) it is not sent. */
+interface PendingPublish extends Settleable {
   topic: string;
   messages: { key: string; value: Buffer }[];
   bytes: number;
-  /** True once the caller got an answer (acknowledged or timed out): a timed-out publish is not sent. */
-  settled: boolean;
-  resolve: () => void;
-  reject: (e: unknown) => void;
 }
 
 const retry = { retries: Number.MAX_SAFE_INTEGER, initialRetryTime: 100, maxRetryTime: 2_000 };
@@ -172,30 +170,22 @@ export class KafkaBus<T> implements Bus<T> {
     this.pendingBytes += bytes;
     metrics.busPending.set(this.pendingMessages);
     try {
-      await new Promise<void>((resolve, reject) => {
-        const p: PendingPublish = { topic: this.physical(topic), messages: encoded, bytes, settled: false, resolve, reject };
-        const timer = setTimeout(() => {
-          if (p.settled) return;
-          p.settled = true;
+      await publishWithDeadline(
+        { topic: this.physical(topic), messages: encoded, bytes },
+        this.opts.publishTimeoutMs,
+        (p) => {
           // Not sent yet (the send in flight is stuck): let go of its bytes now, so a long
           // outage cannot pile up unanswered messages behind the in-flight bound.
           const queued = this.queue.indexOf(p);
           if (queued >= 0) this.queue.splice(queued, 1);
           metrics.busRejected.inc({ reason: 'timeout' });
-          reject(new BusUnavailableError(`kafka did not acknowledge within ${this.opts.publishTimeoutMs} ms`, 5));
-        }, this.opts.publishTimeoutMs);
-        timer.unref();
-        p.resolve = () => {
-          clearTimeout(timer);
-          if (!p.settled) (p.settled = true), resolve();
-        };
-        p.reject = (e) => {
-          clearTimeout(timer);
-          if (!p.settled) (p.settled = true), reject(e);
-        };
-        this.queue.push(p);
-        this.kick();
-      });
+          return new BusUnavailableError(`kafka did not acknowledge within ${this.opts.publishTimeoutMs} ms`, 5);
+        },
+        (p) => {
+          this.queue.push(p);
+          this.kick();
+        },
+      );
       metrics.producerLatency.observe((performance.now() - started) / 1000);
     } finally {
       // Counted until answered; a timed-out publish has left the queue (or rides the one send in flight).

@@ -2,6 +2,7 @@ import { ApiError, badRequest, clickHouseToIso, generateId, nowMicros, microsToC
 import { RawJson, pythonJsonDumps, toJsonText } from '@weft/digest';
 import { Params, compileQuery, jsonFieldRef, sortTerms, splitFieldPath, type FieldRef, type FieldResolver } from '@weft/query';
 import type { Store } from '@weft/store';
+import type { RequestOf } from '@weft/api';
 import { parseRef } from './refs';
 
 /** The reference's CLICKHOUSE_MAX_FEEDBACK_PAYLOAD_SIZE, measured on `json.dumps(payload)`. */
@@ -150,14 +151,8 @@ export class FeedbackFieldResolver implements FieldResolver {
   }
 }
 
-export interface FeedbackQueryInput {
-  project_id: string;
-  fields?: string[];
-  query?: { $expr: Record<string, unknown> };
-  sort_by?: { field: string; direction: 'asc' | 'desc' }[];
-  limit?: number;
-  offset?: number;
-}
+/** The /feedback/query request, as the contract (libs/api) defines it. */
+export type FeedbackQueryInput = RequestOf<'feedbackQuery'>;
 
 /** /feedback/query: rows as objects with the requested fields (`payload` parsed, `payload.x` as text). */
 export async function queryFeedback(store: Store, req: FeedbackQueryInput): Promise<Record<string, unknown>[]> {

@@ -1,3 +1,4 @@
+import type { RequestOf } from '@weft/api';
 import { ApiError } from '@weft/core';
 import { compileQuery, type FieldRef, type FieldResolver } from './expr';
 import { Params, type BuiltQuery } from './params';
@@ -36,14 +37,8 @@ export class CostFieldResolver implements FieldResolver {
   }
 }
 
-export interface CostQueryReq {
-  project_id: string;
-  fields?: string[];
-  query?: { $expr: Record<string, unknown> };
-  sort_by?: { field: string; direction: 'asc' | 'desc' }[];
-  limit?: number;
-  offset?: number;
-}
+/** The /cost/query request, as the contract (libs/api) defines it. */
+export type CostQueryReq = RequestOf<'costQuery'>;
 
 /**
  * /cost/query over the project's prices. As the reference (and so the SDK's query_costs), only

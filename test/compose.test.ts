@@ -21,7 +21,8 @@ const compose = parse(readFileSync(join(REPO_ROOT, 'docker-compose.yml'), 'utf8'
   services: Record<string, ComposeService>;
   volumes: Record<string, unknown>;
 };
-const weftServices = Object.entries(compose.services).filter(([, s]) => s.build !== undefined);
+// The long-running weft services (the `migrate` one-shot is built from the same image too).
+const weftServices = Object.entries(compose.services).filter(([name, s]) => s.build !== undefined && name !== 'migrate');
 
 /** `location = /path { proxy_pass http://service; }` lines of the front proxy. */
 function proxyRoutes(): Map<string, string> {
@@ -38,6 +39,17 @@ describe('docker-compose.yml', () => {
       const main = s.command!.at(-1)!;
       expect(main).toBe(`services/${name}/src/main.ts`);
       expect(existsSync(join(REPO_ROOT, main))).toBe(true);
+    }
+  });
+
+  it('migrates once: a one-shot `weft migrate` the services wait for, and they only wait', () => {
+    const s = compose.services;
+    expect(s.migrate!.build).toBeDefined();
+    expect(s.migrate!.command!.slice(-2)).toEqual(['services/cli/src/main.ts', 'migrate']);
+    expect(s.migrate!.depends_on).toMatchObject({ clickhouse: { condition: 'service_healthy' } });
+    for (const [name, svc] of weftServices) {
+      expect(svc.depends_on, name).toMatchObject({ migrate: { condition: 'service_completed_successfully' } });
+      expect(loadConfig(svc.environment ?? {}).WEFT_MIGRATE, name).toBe('wait');
     }
   });
 
@@ -61,7 +73,9 @@ describe('docker-compose.yml', () => {
     expect(s.kafka!.environment!.KAFKA_PROCESS_ROLES).toBe('broker,controller');
     expect(s.clickhouse!.image).toMatch(/^clickhouse\/clickhouse-server:/);
     expect(s.clickhouse!.volumes).toContain('./deploy/clickhouse/weft.xml:/etc/clickhouse-server/config.d/weft.xml:ro');
-    for (const name of Object.keys(s)) expect(s[name]!.healthcheck, name).toBeDefined();
+    for (const name of Object.keys(s)) if (name !== 'migrate') expect(s[name]!.healthcheck, name).toBeDefined();
+    // Healthy = ready: every dependency of the service answers.
+    for (const [name, svc] of weftServices) expect(JSON.stringify(svc.healthcheck), name).toContain('/ready');
     for (const name of ['gateway', 'writer']) {
       expect(s[name]!.depends_on).toMatchObject({ kafka: { condition: 'service_healthy' }, clickhouse: { condition: 'service_healthy' } });
     }

@@ -39,6 +39,13 @@ describe('the gateway while Kafka is down', () => {
     const burst = await Promise.all(Array.from({ length: 8 }, (_, i) => post(Array.from({ length: 50 }, (_, j) => `burst-${i}-${j}`))));
     expect(burst.every((r) => r.status === 503)).toBe(true);
     expect(burst.some((r) => /queue full/.test(r.body.reason))).toBe(true);
+    // Readiness names the bus (the store is fine); liveness still answers at once.
+    const ready = await fetch(`${gateway.url}/ready`);
+    expect(ready.status).toBe(503);
+    const why = (await ready.json()) as { reason: string; checks: Record<string, { status: string }> };
+    expect(why.reason).toMatch(/^not ready: bus: /);
+    expect(why.checks.store?.status).toBe('up');
+    expect((await fetch(`${gateway.url}/health`)).status).toBe(200);
 
     await broker.restart();
     // The gateway recovers by itself and the writer catches up.

@@ -19,6 +19,12 @@ export const configSchema = z.object({
   CLICKHOUSE_PASSWORD: z.string().default(''),
   CLICKHOUSE_DATABASE: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).default('default'),
   WEFT_DATA_DIR: z.string().default('./data'),
+  /** `auto`: apply pending migrations at start. `wait`: wait for `weft migrate` to have applied them (several processes on one server). */
+  WEFT_MIGRATE: z.enum(['auto', 'wait']).default('auto'),
+  /** WEFT_MIGRATE=wait: how long to wait for the schema before failing the start (ms). */
+  WEFT_MIGRATE_WAIT_MS: int(120_000, 0),
+  /** /ready: how long each dependency's probe may take before it counts as down (ms). */
+  WEFT_READY_TIMEOUT_MS: int(2_000, 1),
 
   /** `inprocess` (all-in-one) or `kafka` (distributed). */
   WEFT_BUS: z.enum(['inprocess', 'kafka']).default('inprocess'),

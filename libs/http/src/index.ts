@@ -8,4 +8,3 @@ export * from './json-body';
 export * from './tenancy';
 export * from './extra-route';
 export * from './lossless';
-export * from './program';

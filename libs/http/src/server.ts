@@ -3,7 +3,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import rateLimit from '@fastify/rate-limit';
 import { buildOpenApiDocument } from '@weft/api';
-import { ApiError, metrics, metricsRegistry, type Logger } from '@weft/core';
+import { ApiError, checkReadiness, metrics, metricsRegistry, VERSION, type Component, type Logger } from '@weft/core';
 import { installErrorHandler } from './errors';
 import { parseJsonBody } from './json-body';
 import { mayHoldRefs } from './tenancy';
@@ -19,9 +19,12 @@ declare module 'fastify' {
 export interface HttpServerOptions {
   log: Logger;
   bodyLimitBytes: number;
-  version: string;
-  /** Extra readiness check for /health (e.g. a ClickHouse ping). */
-  healthCheck?: () => Promise<Record<string, unknown>>;
+  /** Reported by /health, /server_info and the OpenAPI document; weft's VERSION when absent. */
+  version?: string;
+  /** Facts /health adds to its answer (roles, store mode, bus kind): known at start, no I/O. */
+  describe?: Record<string, unknown>;
+  /** What /ready probes (every dependency of this process), each within `deadlineMs`. */
+  readiness?: { components: () => readonly Component[]; deadlineMs: number };
   /** Body, batch, string, depth, `limit`, query and rate limits; the configuration's defaults when absent. */
   limits?: RequestLimits;
 }
@@ -70,21 +73,23 @@ export async function createHttpServer(opts: HttpServerOptions): Promise<Fastify
     },
   });
 
-  const document = buildOpenApiDocument({ version: opts.version });
+  const version = opts.version ?? VERSION;
+  const document = buildOpenApiDocument({ version });
   await app.register(swagger, { mode: 'static', specification: { document: document as never } });
   await app.register(swaggerUi, { routePrefix: '/docs' });
   app.get('/openapi.json', async () => document);
 
-  app.get('/health', async (_req, reply) => {
-    try {
-      const extra = opts.healthCheck ? await opts.healthCheck() : {};
-      return { status: 'ok', ...extra };
-    } catch (e) {
-      return reply.code(503).send({ status: 503, reason: `unhealthy: ${(e as Error).message}` });
-    }
+  // Liveness: the process answers; never waits on a dependency (a restart would not fix one).
+  app.get('/health', async () => ({ status: 'ok', version, ...opts.describe }));
+  // Readiness: every dependency of this process answers within its deadline; 503 names the ones down.
+  app.get('/ready', async (_req, reply) => {
+    const r = await checkReadiness(opts.readiness?.components() ?? [], opts.readiness?.deadlineMs ?? 2000);
+    if (r.ready) return { status: 'ready', checks: r.checks };
+    const why = r.down.map((name) => `${name}: ${r.checks[name]?.reason ?? 'down'}`).join('; ');
+    return reply.code(503).send({ status: 503, reason: `not ready: ${why}`, checks: r.checks });
   });
   // The reference's SDK asks this at init.
-  app.get('/server_info', async () => ({ min_required_weave_python_version: '0.0.1', trace_server_version: opts.version }));
+  app.get('/server_info', async () => ({ min_required_weave_python_version: '0.0.1', trace_server_version: version }));
 
   // Prometheus text format: every service exposes its own process's metrics.
   app.get('/metrics', async (_req, reply) => {

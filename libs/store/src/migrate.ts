@@ -53,3 +53,34 @@ export async function migrate(client: ClickHouseClient, log?: Logger, dir?: stri
   }
   return applied;
 }
+
+/** The schema version this code needs: the newest migration it ships. */
+export function latestMigration(dir?: string): number {
+  return Math.max(0, ...loadMigrations(dir).map((m) => m.version));
+}
+
+/**
+ * For processes that do not migrate (WEFT_MIGRATE=wait): polls until `weft migrate` (or the one
+ * process that migrates) has applied every migration this code ships, or throws after `timeoutMs`.
+ */
+export async function waitForMigrations(client: ClickHouseClient, timeoutMs: number, log?: Logger, dir?: string): Promise<void> {
+  const needed = latestMigration(dir);
+  const deadline = Date.now() + timeoutMs;
+  for (let waited = false; ; waited = true) {
+    const version = await appliedVersion(client);
+    if (version >= needed) return;
+    if (Date.now() > deadline) {
+      throw new Error(`schema at migration ${version}, this code needs ${needed}: run \`weft migrate\` (waited ${timeoutMs} ms)`);
+    }
+    if (!waited) log?.info({ applied: version, needed }, 'waiting for migrations (weft migrate)');
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+/** The newest migration recorded as applied; 0 when none (or no migrations table yet). */
+async function appliedVersion(client: ClickHouseClient): Promise<number> {
+  const exists = await client.query({ query: 'EXISTS TABLE weft_migrations', format: 'JSONEachRow' });
+  if (!Number(Object.values((await exists.json<Record<string, number>>())[0] ?? {})[0] ?? 0)) return 0;
+  const rs = await client.query({ query: 'SELECT max(version) AS v FROM weft_migrations', format: 'JSONEachRow' });
+  return Number((await rs.json<{ v: number }>())[0]?.v ?? 0);
+}

@@ -1,21 +1,16 @@
-import type { FastifyInstance } from 'fastify';
-import { createBus } from '@weft/bus';
 import type { Config, Logger } from '@weft/core';
-import { adminRoutes, setupAuth } from '@weft/auth';
-import { createHttpServer, requestLimitsFromConfig } from '@weft/http';
-import { migrate, openConfiguredStore, type Store } from '@weft/store';
-import { gatewayRoutes } from '@weft/svc-gateway';
-import { queryRoutes } from '@weft/svc-query';
-import { inferenceRoutes, loadUpstreams } from '@weft/svc-inference';
-import { CallPartsWriter } from '@weft/svc-writer';
+import { compose, type Role, type RoleName, type Weft } from '@weft/runtime';
+import { gatewayRole } from '@weft/svc-gateway';
+import { queryRole } from '@weft/svc-query';
+import { inferenceRole } from '@weft/svc-inference';
+import { writerRole } from '@weft/svc-writer';
 
-export const VERSION = '0.1.0';
+/** Every role weft has, by the name WEFT_ROLES uses. */
+export const ROLES: Record<RoleName, Role> = { gateway: gatewayRole, writer: writerRole, query: queryRole, inference: inferenceRole };
 
-export interface Weft {
-  app: FastifyInstance;
-  store: Store;
-  /** Stops taking requests, lets the writer finish what was acknowledged, closes the store. */
-  close(): Promise<void>;
+/** The roles WEFT_ROLES names (all four by default). */
+export function rolesFromConfig(config: Config): Role[] {
+  return config.WEFT_ROLES.map((name) => ROLES[name]);
 }
 
 /**
@@ -23,49 +18,6 @@ export interface Weft {
  * subset WEFT_ROLES names), on the bus WEFT_BUS picks (in-process by default) and, unless
  * CLICKHOUSE_URL is set, the embedded store. The same code runs distributed: only the bus differs.
  */
-export async function createWeft(config: Config, log: Logger): Promise<Weft> {
-  const roles = new Set(config.WEFT_ROLES);
-  // Read first: a bad upstreams file stops the start before anything is opened.
-  const upstreams = loadUpstreams(config.WEFT_UPSTREAMS_FILE, { defaultTimeoutMs: config.WEFT_UPSTREAM_TIMEOUT_MS });
-  const store = await openConfiguredStore(config, (c) => migrate(c, log));
-
-  const bus = createBus(config, log);
-  await bus.start();
-  const writer = new CallPartsWriter(store, log);
-  const subscription = roles.has('writer') ? await writer.subscribe(bus) : null;
-
-  // A first admin key is made only where the gateway runs (one place in a distributed setup).
-  const { keys, auth } = await setupAuth(store, config, log, { createFirstKey: roles.has('gateway') });
-  const app = await createHttpServer({
-    log,
-    bodyLimitBytes: config.WEFT_BODY_LIMIT_BYTES,
-    limits: requestLimitsFromConfig(config),
-    version: VERSION,
-    healthCheck: async () => {
-      await store.client.query({ query: 'SELECT 1', format: 'JSONEachRow' }).then((r) => r.json());
-      return { store: store.mode, ...(await bus.health()) };
-    },
-  });
-  if (roles.has('gateway')) await app.register(gatewayRoutes, { bus, store, auth });
-  if (roles.has('gateway')) await app.register(adminRoutes, { keys, auth });
-  if (roles.has('query')) await app.register(queryRoutes, { store, auth, pageRows: config.WEFT_QUERY_PAGE_ROWS });
-  if (roles.has('inference')) await app.register(inferenceRoutes, { auth, bus, store, upstreams, log });
-
-  return {
-    app,
-    store,
-    async close() {
-      await app.close();
-      // In-process: publishers wait for the writer, so drain the bus first. Kafka: stop
-      // consuming (commits what was inserted), then flush and close the producer.
-      if (bus.kind === 'inprocess') {
-        await bus.close();
-        await subscription?.stop();
-      } else {
-        await subscription?.stop();
-        await bus.close();
-      }
-      await store.close();
-    },
-  };
+export function createWeft(config: Config, log: Logger): Promise<Weft> {
+  return compose(config, log, rolesFromConfig(config));
 }

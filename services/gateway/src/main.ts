@@ -1,34 +1,5 @@
-import { createBus } from '@weft/bus';
-import { adminRoutes, setupAuth } from '@weft/auth';
-import { createHttpServer, requestLimitsFromConfig, runProgram } from '@weft/http';
-import { migrate, openConfiguredStore } from '@weft/store';
-import { gatewayRoutes } from './routes';
+import { runWeft } from '@weft/runtime';
+import { gatewayRole } from './role';
 
-/**
- * The gateway alone: the write endpoints, call parts onto the bus (WEFT_BUS=kafka in the
- * distributed mode). Objects, tables and feedback go straight to ClickHouse, hence the store.
- */
-runProgram('gateway', async (config, log) => {
-  const store = await openConfiguredStore(config, (c) => migrate(c, log));
-  const { keys, auth } = await setupAuth(store, config, log);
-  const bus = createBus(config, log);
-  await bus.start();
-  const app = await createHttpServer({
-    log,
-    bodyLimitBytes: config.WEFT_BODY_LIMIT_BYTES,
-    limits: requestLimitsFromConfig(config),
-    version: '0.1.0',
-    healthCheck: async () => ({ store: store.mode, ...(await bus.health()) }),
-  });
-  await app.register(gatewayRoutes, { bus, store, auth });
-  await app.register(adminRoutes, { keys, auth });
-  return {
-    app,
-    describe: { bus: bus.kind, store: store.mode },
-    async close() {
-      await app.close();
-      await bus.close();
-      await store.close();
-    },
-  };
-});
+/** The gateway alone (the distributed mode's write side, WEFT_BUS=kafka). */
+runWeft('gateway', [gatewayRole]);

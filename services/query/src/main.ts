@@ -1,30 +1,5 @@
-import { setupAuth } from '@weft/auth';
-import { createHttpServer, requestLimitsFromConfig, runProgram } from '@weft/http';
-import { migrate, openConfiguredStore } from '@weft/store';
-import { queryRoutes } from './routes';
+import { runWeft } from '@weft/runtime';
+import { queryRole } from './role';
 
 /** The query service alone: every read endpoint, answered from ClickHouse. */
-runProgram('query', async (config, log) => {
-  const store = await openConfiguredStore(config, (c) => migrate(c, log));
-  // A first admin key is the gateway's to make; this service only checks keys.
-  const { auth } = await setupAuth(store, config, log, { createFirstKey: false });
-  const app = await createHttpServer({
-    log,
-    bodyLimitBytes: config.WEFT_BODY_LIMIT_BYTES,
-    limits: requestLimitsFromConfig(config),
-    version: '0.1.0',
-    healthCheck: async () => {
-      await store.client.query({ query: 'SELECT 1', format: 'JSONEachRow' }).then((r) => r.json());
-      return { store: store.mode };
-    },
-  });
-  await app.register(queryRoutes, { store, auth, pageRows: config.WEFT_QUERY_PAGE_ROWS });
-  return {
-    app,
-    describe: { store: store.mode },
-    async close() {
-      await app.close();
-      await store.close();
-    },
-  };
-});
+runWeft('query', [queryRole]);

@@ -1,0 +1,12 @@
+import type { Component } from '@weft/core';
+import type { ServiceBus } from '@weft/bus';
+
+/** The call-parts bus (WEFT_BUS) as a component: start connects, stop flushes and closes. */
+export function busComponent(bus: ServiceBus): Component {
+  return {
+    name: 'bus',
+    start: () => bus.start(),
+    stop: () => bus.close(),
+    health: async () => bus.health(),
+  };
+}

@@ -1,0 +1,16 @@
+import { adminRoutes } from '@weft/auth';
+import { needs, type Role } from '@weft/runtime';
+import { gatewayRoutes } from './routes';
+
+/** The write endpoints (call parts onto the bus; objects, tables, feedback to the store) and the admin endpoints. */
+export const gatewayRole: Role = () => ({
+  name: 'gateway',
+  usesBus: true,
+  // A first admin key is made only where the gateway runs (one place in a distributed setup).
+  createsFirstKey: true,
+  async routes(app, deps) {
+    const auth = needs(deps.auth, 'auth', 'gateway');
+    await app.register(gatewayRoutes, { bus: needs(deps.bus, 'the bus', 'gateway'), store: deps.store, auth });
+    await app.register(adminRoutes, { keys: needs(deps.keys, 'the key store', 'gateway'), auth });
+  },
+});

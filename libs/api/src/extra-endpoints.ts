@@ -1,19 +1,14 @@
 import { z } from 'zod';
-import type { AuthScheme } from '@weft/core';
 import { jsonObject, projectId } from './common';
-import type { ServiceName } from './endpoints';
+import { costCreateReq, costCreateRes, tableCreateRes } from './objects';
+import type { EndpointSpec } from './endpoints';
 
 /**
  * Endpoints the reference's clients need beyond the interface's 20 (see README, "Extra
- * endpoints"). Kept out of `endpoints` so the published contract stays exactly the interface.
+ * endpoints"). Kept out of `endpoints` so the published contract stays exactly the interface;
+ * registered the same way (addRoute) and routed the same way (the front proxy, by `service`).
  */
-export interface ExtraEndpointSpec {
-  path: string;
-  summary: string;
-  auth: AuthScheme;
-  service: ServiceName;
-  request: z.ZodType;
-}
+export type ExtraEndpointSpec = EndpointSpec;
 
 export const tableCreateExtraReq = z.object({
   table: z.object({
@@ -26,10 +21,12 @@ export const tableCreateExtraReq = z.object({
 export const refsReadBatchReq = z.object({
   refs: z.array(z.string()).max(1000, 'Too many refs (at most 1000)'),
 });
+export const refsReadBatchRes = z.object({ vals: z.array(z.unknown()) });
 
 export const extraEndpoints = {
-  tableCreate: { path: '/table/create', summary: 'Create a table from rows', auth: 'basic', service: 'gateway', request: tableCreateExtraReq },
-  refsReadBatch: { path: '/refs/read_batch', summary: 'Read the values of object refs', auth: 'basic', service: 'query', request: refsReadBatchReq },
+  tableCreate: { path: '/table/create', summary: 'Create a table from rows', auth: 'basic', service: 'gateway', request: tableCreateExtraReq, response: tableCreateRes },
+  refsReadBatch: { path: '/refs/read_batch', summary: 'Read the values of object refs', auth: 'basic', service: 'query', request: refsReadBatchReq, response: refsReadBatchRes },
+  costCreate: { path: '/cost/create', summary: 'Add project-level prices', auth: 'basic', service: 'query', request: costCreateReq, response: costCreateRes },
 } as const satisfies Record<string, ExtraEndpointSpec>;
 
 export type ExtraEndpointName = keyof typeof extraEndpoints;

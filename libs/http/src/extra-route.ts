@@ -1,19 +1,9 @@
 import type { FastifyInstance } from 'fastify';
-import { extraEndpoints, parseBody, type ExtraEndpointName, type ExtraRequestOf } from '@weft/api';
+import type { ExtraEndpointName } from '@weft/api';
 import type { Authenticator } from './auth';
-import { addGuardedRoute, type RouteContext } from './route';
+import { addRoute, type RouteHandler } from './route';
 
-/** Registers one of the extra endpoints (libs/api extra-endpoints): same auth, limits, tenancy, validation and errors as addRoute. */
-export function addExtraRoute<N extends ExtraEndpointName>(
-  app: FastifyInstance,
-  auth: Authenticator,
-  name: N,
-  handler: (body: ExtraRequestOf<N>, ctx: RouteContext) => Promise<unknown>,
-): void {
-  const spec = extraEndpoints[name];
-  // The edge's protections of addRoute too: auth before the body, per-key rate limit, tenancy.
-  addGuardedRoute(app, auth, spec.path, spec.auth, async (raw, ctx) => {
-    const body = parseBody(spec.request, raw) as ExtraRequestOf<N>;
-    return handler(body, ctx);
-  });
+/** @deprecated addRoute takes the extra endpoints' names too; use it. (Kept while branches move over.) */
+export function addExtraRoute<N extends ExtraEndpointName>(app: FastifyInstance, auth: Authenticator, name: N, handler: RouteHandler<N>): void {
+  addRoute(app, auth, name, handler);
 }

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { endpoints, parseBody, type EndpointName, type EndpointSpec, type RequestOf } from '@weft/api';
+import { parseBody, routeSpecs, type EndpointSpec, type RouteName, type RouteRequestOf, type RouteResponseOf } from '@weft/api';
 import { ApiError, type Caller } from '@weft/core';
 import type { Authenticator } from './auth';
 import type { ErrorMapper } from './errors';
@@ -21,19 +21,28 @@ export interface RouteContext {
   reply: FastifyReply;
 }
 
-/**
- * A handler returns the JSON body, or `undefined` when it wrote the response itself
- * (streams). It receives the body already validated against the contract.
- */
-export type RouteHandler<N extends EndpointName> = (body: RequestOf<N>, ctx: RouteContext) => Promise<unknown>;
+declare const serializedOf: unique symbol;
+/** A response body already serialized (stored JSON sent verbatim, see sendJsonText), of a value of type T. */
+export type Serialized<T> = string & { readonly [serializedOf]: T };
 
 /**
- * Registers one endpoint of the contract: authenticate (onRequest, before the body is read),
+ * A handler receives the body validated against its route's request schema and returns the
+ * response, typed by the route's response schema: the value, the value already serialized
+ * (sendJsonText), or `undefined` when it wrote the response itself (streams).
+ */
+export type RouteHandler<N extends RouteName> = (
+  body: RouteRequestOf<N>,
+  ctx: RouteContext,
+) => Promise<RouteResponseOf<N> | Serialized<RouteResponseOf<N>> | undefined>;
+
+/**
+ * The one way to register a route: one of `routeSpecs` (libs/api: the interface's endpoints and
+ * the extra ones). Authenticate (onRequest, before the body is read),
  * rate-limit per API key, check the caller's tenancy over every project_id/entity/ref in
  * the body, validate it, check the endpoint's limits, run, respond. Every endpoint added
  * this way gets all of these protections.
  */
-export function addRoute<N extends EndpointName>(
+export function addRoute<N extends RouteName>(
   app: FastifyInstance,
   auth: Authenticator,
   name: N,
@@ -41,7 +50,7 @@ export function addRoute<N extends EndpointName>(
   extraPaths: string[] = [],
   options: { mapError?: ErrorMapper } = {},
 ): void {
-  const spec: EndpointSpec = endpoints[name];
+  const spec: EndpointSpec = routeSpecs[name];
   const limits = app.weftLimits ?? defaultRequestLimits;
   const authenticate = async (request: FastifyRequest) => {
     request.caller = await auth.authenticate(request.headers.authorization, spec.auth);
@@ -51,7 +60,7 @@ export function addRoute<N extends EndpointName>(
     // Tenancy first, on the body as sent (unknown members included): a caller learns nothing
     // about another entity's projects, not even which bodies would be valid there.
     enforceTenancy(caller, request.body, { refsPossible: request.bodyMayHoldRefs ?? true });
-    const body = parseBody(spec.request, request.body) as RequestOf<N>;
+    const body = parseBody(spec.request, request.body) as RouteRequestOf<N>;
     enforceEndpointLimits(body, { stream: spec.stream !== undefined }, limits);
     const result = await handler(body, { caller, request, reply });
     if (result === undefined) return reply;
@@ -62,36 +71,4 @@ export function addRoute<N extends EndpointName>(
     ...(limits.rateLimitMax > 0 ? { rateLimit: { max: limits.rateLimitMax, timeWindow: limits.rateLimitWindowMs } } : {}),
   };
   for (const path of [spec.path, ...extraPaths]) app.post(path, { onRequest: authenticate, config }, run);
-}
-
-/**
- * A POST route outside the contract (e.g. the reference SDK's /cost/create) with the same
- * protections as addRoute: authentication before the body is read, the per-key rate limit, and
- * the tenancy check of every project_id/entity/ref in the body. The handler validates the body.
- */
-export function addGuardedRoute(
-  app: FastifyInstance,
-  auth: Authenticator,
-  path: string,
-  scheme: EndpointSpec['auth'],
-  handler: (body: unknown, ctx: RouteContext) => Promise<unknown>,
-): void {
-  const limits = app.weftLimits ?? defaultRequestLimits;
-  const authenticate = async (request: FastifyRequest) => {
-    request.caller = await auth.authenticate(request.headers.authorization, scheme);
-  };
-  const config = limits.rateLimitMax > 0 ? { rateLimit: { max: limits.rateLimitMax, timeWindow: limits.rateLimitWindowMs } } : {};
-  app.post(path, { onRequest: authenticate, config }, async (request, reply) => {
-    const caller = request.caller!;
-    enforceTenancy(caller, request.body, { refsPossible: request.bodyMayHoldRefs ?? true });
-    const result = await handler(request.body, { caller, request, reply });
-    return result === undefined ? reply : result;
-  });
-}
-
-/** Placeholder for an endpoint a later issue completes: 501 with what is missing. */
-export function notYet(what: string): RouteHandler<EndpointName> {
-  return async () => {
-    throw new ApiError(501, `not implemented yet: ${what}`);
-  };
 }

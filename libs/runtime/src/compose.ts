@@ -8,11 +8,19 @@ import { busComponent } from './bus';
 import type { Role, RoleDeps, RoleName } from './role';
 import { StoreComponent } from './store';
 
+export interface RegisteredRoute {
+  method: string;
+  url: string;
+  role: RoleName;
+}
+
 /** A composed process: its HTTP app (not yet listening), its store and its running components. */
 export interface Weft {
   app: FastifyInstance;
   store: Store;
   roles: RoleName[];
+  /** Every route the roles registered (not the shell's /health, /ready, /metrics, /docs…), by role. */
+  routes: readonly RegisteredRoute[];
   /** In start order: store, bus (if any role uses it), then the roles' own. */
   components: readonly Component[];
   /** Stops taking requests, then stops the components in reverse order (the writer commits what it inserted). */
@@ -53,11 +61,22 @@ export async function compose(config: Config, log: Logger, roles: readonly Role[
       describe: { roles: plans.map((p) => p.name), store: store.store.mode, ...(bus ? { bus: bus.kind } : {}) },
       readiness: { components: () => started, deadlineMs: config.WEFT_READY_TIMEOUT_MS },
     });
-    for (const plan of plans) await plan.routes?.(app, deps);
+    const routes: RegisteredRoute[] = [];
+    let registering: RoleName | null = null;
+    app.addHook('onRoute', (r) => {
+      if (registering) for (const method of [r.method].flat()) routes.push({ method, url: r.url, role: registering });
+    });
+    for (const plan of plans) {
+      registering = plan.name;
+      await plan.routes?.(app, deps);
+    }
+    registering = null;
+    await app.ready();
     return {
       app,
       store: store.store,
       roles: plans.map((p) => p.name),
+      routes,
       components: started,
       async close() {
         await app.close();

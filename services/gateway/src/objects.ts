@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { addExtraRoute, addRoute, sendJsonText, useLosslessJsonBodies, type Authenticator } from '@weft/http';
+import { addRoute, sendJsonText, useLosslessJsonBodies, type Authenticator } from '@weft/http';
 import { createObject, createTable, replaceFeedback, updateTable } from '@weft/objects';
 import type { Store } from '@weft/store';
 
@@ -19,7 +19,7 @@ export async function objectWriteRoutes(app: FastifyInstance, deps: ObjectWriteD
   addRoute(app, auth, 'tableUpdate', async (body, { reply }) =>
     sendJsonText(reply, await updateTable(store, body.project_id, body.base_digest, body.updates)),
   );
-  addExtraRoute(app, auth, 'tableCreate', async (body, { reply }) =>
+  addRoute(app, auth, 'tableCreate', async (body, { reply }) =>
     sendJsonText(reply, await createTable(store, body.table.project_id, body.table.rows, body.table.expected_digest)),
   );
   addRoute(app, auth, 'feedbackReplace', async (body, { caller, reply }) => sendJsonText(reply, await replaceFeedback(store, body, caller.userId)));

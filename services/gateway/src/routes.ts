@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Bus, CallPartEnvelope } from '@weft/bus';
+import type { ResponseOf } from '@weft/api';
 import { nowMicros } from '@weft/core';
 import { addRoute, type Authenticator } from '@weft/http';
 import type { Store } from '@weft/store';
@@ -26,7 +27,7 @@ export async function gatewayRoutes(app: FastifyInstance, deps: GatewayDeps): Pr
     // One publish for the whole batch: all or nothing is acknowledged.
     const at = nowMicros();
     const rows = [];
-    const res = [];
+    const res: ResponseOf<'callUpsertBatch'>['res'] = [];
     for (const item of body.batch) {
       if (item.mode === 'start') {
         const { row, id, trace_id } = ingest.prepareStart(item.req.start, caller, at);

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { ChatCompletionReq } from '@weft/api';
+import type { ChatCompletionReq, ResponseOf } from '@weft/api';
 import { ApiError, parseProjectId, type Caller, type Logger } from '@weft/core';
 import type { RouteContext } from '@weft/http';
 import type { CallIngest } from '@weft/svc-gateway';
@@ -43,7 +43,7 @@ export class ChatCompletions {
     private readonly log: Logger,
   ) {}
 
-  async handle(body: ChatCompletionReq, ctx: RouteContext): Promise<unknown> {
+  async handle(body: ChatCompletionReq, ctx: RouteContext): Promise<ResponseOf<'chatCompletions'> | undefined> {
     const req = validateChatRequest(body);
     const model = req.model ?? this.upstreams.models[0];
     if (model === undefined) throw modelNotFound('');
@@ -87,7 +87,8 @@ export class ChatCompletions {
         return undefined;
       }
       await call?.end({ output: answer, model, usage: answer.usage });
-      return answer;
+      // normalizeCompletion builds the response schema's shape (id, object, created, model, choices…).
+      return answer as ResponseOf<'chatCompletions'>;
     }
     return this.stream(ctx, { req, model, ident, payload, priority, call, headers, abort, upstream });
   }

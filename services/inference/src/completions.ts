@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { CompletionsCreateReq } from '@weft/api';
+import type { CompletionsCreateReq, ResponseOf } from '@weft/api';
 import { ApiError } from '@weft/core';
 import { sendJsonl, type RouteContext } from '@weft/http';
 import type { CallIngest } from '@weft/svc-gateway';
@@ -33,7 +33,7 @@ export class Completions {
     private readonly ingest: CallIngest,
   ) {}
 
-  async create(body: CompletionsCreateReq, ctx: RouteContext): Promise<unknown> {
+  async create(body: CompletionsCreateReq, ctx: RouteContext): Promise<ResponseOf<'completionsCreate'>> {
     assertProjectAccess(ctx.caller, body.project_id);
     const setup = this.setup(body.inputs, false);
     if (typeof setup === 'string') return { response: { error: setup }, svc_call_id: null };

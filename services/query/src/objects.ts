@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { ApiError, badRequest } from '@weft/core';
 import { parseLosslessJson } from '@weft/digest';
-import { addExtraRoute, addRoute, sendJsonText, sendJsonl, type Authenticator } from '@weft/http';
+import { addRoute, sendJsonText, sendJsonl, type Authenticator } from '@weft/http';
 import { queryFeedback, queryObjects, queryTableRows, readObject, resolveRefs } from '@weft/objects';
 import type { Store } from '@weft/store';
 import { toJsonText } from '@weft/digest';
@@ -31,7 +31,7 @@ export async function objectReadRoutes(app: FastifyInstance, deps: ObjectReadDep
 
   addRoute(app, auth, 'feedbackQuery', async (body, { reply }) => sendJsonText(reply, { result: await queryFeedback(store, body) }));
 
-  addExtraRoute(app, auth, 'refsReadBatch', async (body, { reply }) => {
+  addRoute(app, auth, 'refsReadBatch', async (body, { reply }) => {
     const resolved = await resolveRefs(store, body.refs, parseLosslessJson);
     const missing: string[] = [];
     const vals = resolved.map((r, i) => {

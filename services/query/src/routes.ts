@@ -1,11 +1,10 @@
 import type { FastifyInstance } from 'fastify';
-import { parseBody } from '@weft/api';
-import { addGuardedRoute, addRoute, sendJsonl, type Authenticator } from '@weft/http';
+import { addRoute, sendJsonl, type Authenticator } from '@weft/http';
 import type { Store } from '@weft/store';
 import { countCalls, streamCalls } from './calls';
 import { withExpandedRefsAndFeedback } from './call-enrichment';
 import { objectReadRoutes } from './objects';
-import { costCreateReq, createCosts, queryCosts } from './costs';
+import { createCosts, queryCosts } from './costs';
 import { streamThreads } from './threads';
 
 export interface QueryDeps {
@@ -36,10 +35,7 @@ export async function queryRoutes(app: FastifyInstance, deps: QueryDeps): Promis
   });
   addRoute(app, deps.auth, 'costQuery', async (body) => queryCosts(deps.store, body));
   // Not one of the 20 endpoints of the interface: the reference SDK's way to add project prices.
-  addGuardedRoute(app, deps.auth, '/cost/create', 'basic', async (raw, { caller }) => {
-    const body = parseBody(costCreateReq, raw);
-    return createCosts(deps.store, body, caller.userId);
-  });
+  addRoute(app, deps.auth, 'costCreate', async (body, { caller }) => createCosts(deps.store, body, caller.userId));
 
   await app.register(objectReadRoutes, { store: deps.store, auth: deps.auth });
 }

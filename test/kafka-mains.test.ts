@@ -12,7 +12,7 @@ afterAll(async () => {
   await Promise.all(running.map((w) => w.kill()));
 });
 
-describe('the standalone writer and query mains on Kafka', () => {
+describe('the standalone writer and query mains on Kafka', { timeout: 240_000 }, () => {
   it('writes what the gateway acknowledged, and the query main serves it', async () => {
     const p = pipeline(brokers, 'mains');
     const gateway = await p.startGateway();

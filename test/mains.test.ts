@@ -37,7 +37,8 @@ async function migrateWithCli(dataDir: string): Promise<{ applied: number[]; sch
   return JSON.parse(r.stdout);
 }
 
-describe('service mains', () => {
+// Generous time: each test starts processes (and the CLI) on a shared, loaded 2-core machine.
+describe('service mains', { timeout: 240_000 }, () => {
   it('query: waits for `weft migrate`, serves the read side only, same /health and /ready', async () => {
     const dataDir = newDataDir('main-query');
     const migrated = await migrateWithCli(dataDir);

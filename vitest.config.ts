@@ -7,9 +7,10 @@ import { defineConfig } from 'vitest/config';
  *   kafka — the distributed topology on a real Apache Kafka broker (started once for the project)
  *   fuzz  — schemathesis against a real server (slow; installs its tool into .cache/)
  * A new test file lands in a project by its place and name: test/kafka-*.test.ts → kafka,
- * test/fuzz*.test.ts → fuzz, other test/*.test.ts → e2e, libs|services/<x>/test → unit.
+ * test/fuzz*.test.ts → fuzz, test/bench.test.ts → kafka, other test/*.test.ts → e2e, libs|services/<x>/test → unit.
  */
-const kafka = ['test/kafka-*.test.ts', 'test/**/kafka-*.test.ts'];
+// bench.test.ts runs the ingest benchmark's Kafka mode too.
+const kafka = ['test/kafka-*.test.ts', 'test/**/kafka-*.test.ts', 'test/bench.test.ts'];
 const fuzz = ['test/fuzz*.test.ts'];
 
 export default defineConfig({

@@ -2,7 +2,7 @@ import { defineConfig } from 'vitest/config';
 
 /**
  * Four projects; `npm test` (vitest run) runs them all, `vitest run --project unit` only one.
- *   unit  — libraries and services in-process (no server process, no broker)
+ *   unit  — libraries and services in-process (no server process, no broker); test/unit: repo-wide checks
  *   e2e   — real server processes over real HTTP, embedded ClickHouse
  *   kafka — the distributed topology on a real Apache Kafka broker (started once for the project)
  *   fuzz  — schemathesis against a real server (slow; installs its tool into .cache/)
@@ -25,7 +25,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'unit',
-          include: ['libs/*/test/**/*.test.ts', 'services/*/test/**/*.test.ts'],
+          include: ['libs/*/test/**/*.test.ts', 'services/*/test/**/*.test.ts', 'test/unit/**/*.test.ts'],
           globalSetup: ['test/helpers/scratch-setup.ts'],
         },
       },
@@ -34,7 +34,7 @@ export default defineConfig({
         test: {
           name: 'e2e',
           include: ['test/**/*.test.ts'],
-          exclude: [...kafka, ...fuzz],
+          exclude: [...kafka, ...fuzz, 'test/unit/**'],
           globalSetup: ['test/helpers/scratch-setup.ts'],
         },
       },

@@ -1,5 +1,4 @@
 import type { z } from 'zod';
-import { callPartEnvelopeSchema, type CallPartEnvelope } from './messages';
 
 /** A message value that cannot become an envelope; the consumer dead-letters it with `reason`. */
 export class UndecodableMessageError extends Error {
@@ -37,8 +36,3 @@ export function jsonEnvelopeCodec<T>(schema: z.ZodType<T>): EnvelopeCodec<T> {
     },
   };
 }
-
-/** The call-parts topic's codec (envelope version 1). */
-export const callPartCodec: EnvelopeCodec<CallPartEnvelope> = jsonEnvelopeCodec(
-  callPartEnvelopeSchema as unknown as z.ZodType<CallPartEnvelope>,
-);

@@ -50,7 +50,8 @@ export interface KafkaBusOptions<T> {
   /** Group members this process runs per subscription. */
   consumers: number;
   /**
-   * True for a handler error that retrying cannot fix (the store rejected the data itself):
+   * True for a handler error that retrying cannot fix (the store rejected the data itself,
+   * marked permanent by the handler: @weft/core markPermanent):
    * the batch is split to find the rejected messages, which are dead-lettered. Any other
    * error is retried without committing, so nothing is skipped while the store is down.
    */

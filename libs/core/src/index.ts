@@ -8,3 +8,4 @@ export * from './refs';
 export * from './metrics';
 export * from './health';
 export * from './version';
+export * from './failure';

@@ -2,7 +2,7 @@ import type { Component } from '@weft/core';
 import type { ServiceBus } from '@weft/bus';
 
 /** The call-parts bus (WEFT_BUS) as a component: start connects, stop flushes and closes. */
-export function busComponent(bus: ServiceBus): Component {
+export function busComponent(bus: ServiceBus<unknown>): Component {
   return {
     name: 'bus',
     start: () => bus.start(),

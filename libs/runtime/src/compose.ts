@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { setupAuth } from '@weft/auth';
 import { createBus } from '@weft/bus';
+import { callPartCodec } from '@weft/ingest';
 import type { Component, Config, Logger } from '@weft/core';
 import { createHttpServer, requestLimitsFromConfig } from '@weft/http';
 import type { Store } from '@weft/store';
@@ -45,7 +46,7 @@ export async function compose(config: Config, log: Logger, roles: readonly Role[
   try {
     const store = new StoreComponent(config, log);
     await start(store);
-    const bus = plans.some((p) => p.usesBus) ? createBus(config, log) : undefined;
+    const bus = plans.some((p) => p.usesBus) ? createBus(config, log, callPartCodec) : undefined;
     if (bus) await start(busComponent(bus));
     const serves = plans.some((p) => p.routes);
     const access = serves

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { KeyStore, KeyStoreAuthenticator } from '@weft/auth';
 import type { ServiceBus } from '@weft/bus';
+import type { CallPartEnvelope } from '@weft/ingest';
 import type { Component, Config, Logger } from '@weft/core';
 import type { Store } from '@weft/store';
 
@@ -12,7 +13,7 @@ export interface RoleDeps {
   log: Logger;
   store: Store;
   /** Present when some role of the process declared `usesBus`. */
-  bus: ServiceBus | undefined;
+  bus: ServiceBus<CallPartEnvelope> | undefined;
   /** Present when some role of the process serves routes. */
   keys: KeyStore | undefined;
   auth: KeyStoreAuthenticator | undefined;

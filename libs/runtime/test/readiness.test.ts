@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { checkReadiness } from '@weft/core';
 import { openStore, type Store } from '@weft/store';
 import { storeProbe } from '@weft/runtime';
-import { TEST_ROOT } from '../../../test/helpers/paths';
+import { TEST_ROOT } from '@weft/harness';
 
 // Real stores: the embedded engine, a port nobody listens on, and a server that accepts
 // connections and never answers (a hung ClickHouse).

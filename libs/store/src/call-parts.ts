@@ -1,39 +1,7 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { CallEndBody, CallStartBody, Call } from '@weft/api';
 import { clickHouseToIso, extractRefs, microsToClickHouse, parseTimestampMicros } from '@weft/core';
-
-/**
- * One row of `call_parts`, as it travels on the bus and is inserted: the JSON values are
- * already serialised (`*_dump`), times are ClickHouse text. A start part and an end part of
- * the same call are merged by calls_merged.
- */
-export interface CallPartRow {
-  project_id: string;
-  id: string;
-  trace_id?: string | null;
-  parent_id?: string | null;
-  thread_id?: string | null;
-  turn_id?: string | null;
-  op_name?: string | null;
-  display_name?: string | null;
-  started_at?: string | null;
-  ended_at?: string | null;
-  attributes_dump?: string | null;
-  inputs_dump?: string | null;
-  input_refs: string[];
-  output_dump?: string | null;
-  output_refs: string[];
-  summary_dump?: string | null;
-  exception?: string | null;
-  otel_dump?: string | null;
-  svc_user_id?: string | null;
-  svc_run_id?: string | null;
-  svc_run_step?: number | null;
-  svc_run_step_end?: number | null;
-  deleted_at?: string | null;
-  /** When the part was accepted; orders display_name updates. */
-  created_at: string;
-}
+import type { CallPartRow } from './call-part-row';
 
 const orNull = <T>(v: T | null | undefined): T | null => (v === undefined ? null : v);
 const chTime = (iso: string) => microsToClickHouse(parseTimestampMicros(iso)!);

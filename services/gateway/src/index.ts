@@ -1,5 +1,4 @@
 export * from './routes';
-export * from './calls';
 export * from './otel';
 export * from './otlp-http';
 export * from './objects';

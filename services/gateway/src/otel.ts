@@ -1,7 +1,7 @@
 import { badRequest, forbidden, nowMicros, type Caller } from '@weft/core';
 import { convertExportRequest, OtlpRequestError, partialSuccessOf, type PartialSuccess } from '@weft/otlp';
 import { endPart, startPart, type CallPartRow } from '@weft/store';
-import type { CallIngest } from './calls';
+import type { CallIngest } from '@weft/ingest';
 
 /**
  * OTLP spans into the call pipeline: each accepted span becomes a start part and an end

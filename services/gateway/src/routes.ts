@@ -1,10 +1,10 @@
 import type { FastifyInstance } from 'fastify';
-import type { Bus, CallPartEnvelope } from '@weft/bus';
+import type { Bus } from '@weft/bus';
 import type { ResponseOf } from '@weft/api';
 import { nowMicros } from '@weft/core';
 import { addRoute, type Authenticator } from '@weft/http';
 import type { Store } from '@weft/store';
-import { CallIngest } from './calls';
+import { CallIngest, type CallPartEnvelope } from '@weft/ingest';
 import { OtelIngest } from './otel';
 import { otlpHttpRoutes } from './otlp-http';
 import { objectWriteRoutes } from './objects';

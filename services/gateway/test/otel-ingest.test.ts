@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { InProcessBus, TOPICS, type CallPartEnvelope } from '@weft/bus';
+import { InProcessBus, TOPICS } from '@weft/bus';
 import { ApiError, type Caller } from '@weft/core';
 import type { CallPartRow } from '@weft/store';
-import { CallIngest } from '../src/calls';
+import { CallIngest, type CallPartEnvelope } from '@weft/ingest';
 import { OtelIngest } from '../src/otel';
 
 /** The real in-process bus with a subscriber that keeps what it is handed (in place of the ClickHouse writer). */

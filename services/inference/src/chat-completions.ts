@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { ChatCompletionReq, ResponseOf } from '@weft/api';
 import { ApiError, parseProjectId, type Caller, type Logger } from '@weft/core';
 import type { RouteContext } from '@weft/http';
-import type { CallIngest } from '@weft/svc-gateway';
+import type { CallIngest } from '@weft/ingest';
 import { StreamAggregator } from './aggregate';
 import { priorityError, validateChatRequest, validateSampling } from './chat-validation';
 import { unsupported, upstreamRequest } from './dialects';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { CompletionsCreateReq, ResponseOf } from '@weft/api';
 import { ApiError } from '@weft/core';
 import { sendJsonl, type RouteContext } from '@weft/http';
-import type { CallIngest } from '@weft/svc-gateway';
+import type { CallIngest } from '@weft/ingest';
 import { StreamAggregator } from './aggregate';
 import { unsupported, upstreamRequest } from './dialects';
 import { LlmCall, withoutNulls } from './llm-call';

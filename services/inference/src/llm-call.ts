@@ -1,4 +1,4 @@
-import type { CallIngest } from '@weft/svc-gateway';
+import type { CallIngest } from '@weft/ingest';
 import { microsToIso, nowMicros, type Caller } from '@weft/core';
 import type { CallPartRow } from '@weft/store';
 

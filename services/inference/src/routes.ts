@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify';
-import type { Bus, CallPartEnvelope } from '@weft/bus';
+import type { Bus } from '@weft/bus';
 import type { Logger } from '@weft/core';
 import { addRoute, type Authenticator } from '@weft/http';
 import type { Store } from '@weft/store';
-import { CallIngest } from '@weft/svc-gateway';
+import { CallIngest, type CallPartEnvelope } from '@weft/ingest';
 import { ChatCompletions } from './chat-completions';
 import { Completions } from './completions';
 import { ModelRecords } from './models';

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiError, Caller } from '@weft/core';
 import { migrate, openStore, type Store } from '@weft/store';
 import { ModelRecords } from '../src/models';
-import { TEST_ROOT } from '../../../test/helpers/paths';
+import { TEST_ROOT } from '@weft/harness';
 
 // This file opens exactly one embedded-ClickHouse data dir (chDB allows one per process).
 let store: Store;

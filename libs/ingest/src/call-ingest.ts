@@ -1,7 +1,8 @@
 import type { CallEndBody, CallStartBody } from '@weft/api';
-import { callPartMessage, TOPICS, type Bus, type CallPartEnvelope } from '@weft/bus';
+import { TOPICS, type Bus } from '@weft/bus';
 import { generateId, metrics, nowMicros, type Caller } from '@weft/core';
 import { endPart, startPart, type CallPartRow } from '@weft/store';
+import { callPartMessage, type CallPartEnvelope } from './envelope';
 
 /** Turns call starts and ends into call parts and publishes them; resolves once durable. */
 export class CallIngest {

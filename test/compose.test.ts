@@ -103,3 +103,34 @@ describe('docker-compose.yml', () => {
     for (const spec of Object.values(extraEndpoints)) expect(routes.get(spec.path), spec.path).toBe(spec.service);
   });
 });
+
+describe('Dockerfile', () => {
+  const lines = readFileSync(join(REPO_ROOT, 'Dockerfile'), 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() && !l.trimStart().startsWith('#'));
+  const froms = lines.filter((l) => /^FROM\s/.test(l));
+
+  it('builds in stages on a supported Node LTS, from the lockfile only', () => {
+    expect(froms.length).toBeGreaterThanOrEqual(2);
+    for (const from of froms) {
+      const major = Number(/node:(\d+)/.exec(from)?.[1]);
+      // Even majors are the LTS lines; 20 reached its end of life in 2026.
+      expect(major % 2, from).toBe(0);
+      expect(major, from).toBeGreaterThanOrEqual(22);
+    }
+    const runs = lines.filter((l) => /^RUN\s/.test(l)).join('\n');
+    expect(runs).toMatch(/npm ci --omit=dev/);
+    expect(runs).not.toMatch(/npm (install|i)\b/);
+    // tsx runs the sources, so it must be a production dependency of the lockfile.
+    const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+    expect(pkg.dependencies.tsx).toBeDefined();
+  });
+
+  it('runs as an unprivileged user', () => {
+    const finalStage = lines.slice(lines.lastIndexOf(froms.at(-1)!));
+    const user = finalStage.filter((l) => /^USER\s/.test(l)).at(-1);
+    expect(user).toBeDefined();
+    expect(user).not.toMatch(/\broot\b|\s0$/);
+  });
+});
+

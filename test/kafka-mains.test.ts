@@ -25,7 +25,11 @@ describe('the standalone writer and query mains on Kafka', { timeout: 240_000 },
 
     const ids = Array.from({ length: 50 }, (_, i) => `mains-${i}`);
     expect((await new Client(gateway.url).post('/call/upsert_batch', upsertBatch('acme/mains', ids))).status).toBe(200);
-    await eventually(async () => (await metricValue(writer.url, 'weft_writer_batch_rows_sum')) >= 100, 30_000, 'writer inserted both parts of every call');
+    await eventually(
+      async () => (await metricValue(writer.url, 'weft_writer_batch_rows_sum')) >= 100,
+      30_000,
+      'writer inserted both parts of every call',
+    );
     expect(await writer.stop()).toBe(0);
 
     const query = await startWeft({ entry: 'services/query/src/main.ts', dataDir: writer.dataDir });
@@ -33,4 +37,3 @@ describe('the standalone writer and query mains on Kafka', { timeout: 240_000 },
     expect((await queriedIds(query.url, 'acme/mains')).sort()).toEqual([...ids].sort());
   });
 });
-

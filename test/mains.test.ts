@@ -60,12 +60,20 @@ describe('service mains', { timeout: 240_000 }, () => {
   });
 
   it('a process that waits for migrations that never come fails its start, naming `weft migrate`', async () => {
-    await expect(start('query', { WEFT_MIGRATE: 'wait', WEFT_MIGRATE_WAIT_MS: '1000' })).rejects.toThrow(/exited with 1[\s\S]*weft migrate/);
+    await expect(start('query', { WEFT_MIGRATE: 'wait', WEFT_MIGRATE_WAIT_MS: '1000' })).rejects.toThrow(
+      /exited with 1[\s\S]*weft migrate/,
+    );
   });
 
   it('writer: the bus and the store are its dependencies; it serves no interface route', async () => {
     const writer = await start('writer');
-    expect((await getJson(`${writer.url}/health`)).body).toEqual({ status: 'ok', version: VERSION, roles: ['writer'], store: 'embedded', bus: 'inprocess' });
+    expect((await getJson(`${writer.url}/health`)).body).toEqual({
+      status: 'ok',
+      version: VERSION,
+      roles: ['writer'],
+      store: 'embedded',
+      bus: 'inprocess',
+    });
     const ready = await getJson(`${writer.url}/ready`);
     expect(ready.status).toBe(200);
     expect(Object.keys(ready.body.checks).sort()).toEqual(['bus', 'store']);

@@ -36,19 +36,27 @@ describe('routes', () => {
   it('the front proxy sends every registered route to the service that registered it', () => {
     const conf = readFileSync(join(REPO_ROOT, 'deploy', 'nginx', 'nginx.conf'), 'utf8');
     expect(weft.routes.length).toBeGreaterThan(20);
-    const wrong = weft.routes.filter((r) => proxiedTo(conf, r.url) !== r.role).map((r) => `${r.method} ${r.url} (${r.role}) → ${proxiedTo(conf, r.url)}`);
+    const wrong = weft.routes
+      .filter((r) => proxiedTo(conf, r.url) !== r.role)
+      .map((r) => `${r.method} ${r.url} (${r.role}) → ${proxiedTo(conf, r.url)}`);
     expect(wrong).toEqual([]);
   });
 
   it('every route of the registry is served, by the service its spec names', () => {
     for (const spec of Object.values(routeSpecs)) {
       const served = weft.routes.filter((r) => r.url === spec.path);
-      expect(served.map((r) => r.role), spec.path).toEqual([spec.service]);
+      expect(
+        served.map((r) => r.role),
+        spec.path,
+      ).toEqual([spec.service]);
     }
   });
 
   it('a route missing from the proxy is found', () => {
-    const conf = readFileSync(join(REPO_ROOT, 'deploy', 'nginx', 'nginx.conf'), 'utf8').replace(/\s*location = \/cost\/create \{[^}]*\}/, '');
+    const conf = readFileSync(join(REPO_ROOT, 'deploy', 'nginx', 'nginx.conf'), 'utf8').replace(
+      /\s*location = \/cost\/create \{[^}]*\}/,
+      '',
+    );
     expect(proxiedTo(conf, '/cost/create')).toBeNull();
     expect(proxiedTo(conf, '/admin/keys/create')).toBe('gateway');
   });

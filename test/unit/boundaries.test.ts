@@ -50,7 +50,11 @@ describe('dependency rules', () => {
     it(rule.name, () => {
       const broken = sources
         .filter((file) => inScope(rule.files, file))
-        .flatMap((file) => importsOf(file).filter((s) => rule.forbidden.some((p) => matches(p, s, file))).map((s) => `${file} imports ${s}`));
+        .flatMap((file) =>
+          importsOf(file)
+            .filter((s) => rule.forbidden.some((p) => matches(p, s, file)))
+            .map((s) => `${file} imports ${s}`),
+        );
       expect(broken, rule.why).toEqual([]);
     });
   }
@@ -66,12 +70,24 @@ describe('dependency rules', () => {
   });
 
   it('every package declares the workspace packages it imports, and no others', () => {
-    const names = new Map(packages.map((p) => [p, (JSON.parse(readFileSync(join(REPO_ROOT, p, 'package.json'), 'utf8')) as { name: string }).name]));
+    const names = new Map(
+      packages.map((p) => [p, (JSON.parse(readFileSync(join(REPO_ROOT, p, 'package.json'), 'utf8')) as { name: string }).name]),
+    );
     const problems: string[] = [];
     for (const pkg of packages) {
-      const manifest = JSON.parse(readFileSync(join(REPO_ROOT, pkg, 'package.json'), 'utf8')) as { dependencies?: Record<string, string>; devDependencies?: Record<string, string> };
-      const declared = new Set(Object.keys({ ...manifest.dependencies, ...manifest.devDependencies }).filter((d) => d.startsWith('@weft/')));
-      const used = new Set(tsFiles(pkg).flatMap(importsOf).filter((s) => s.startsWith('@weft/')).map((s) => s.split('/').slice(0, 2).join('/')));
+      const manifest = JSON.parse(readFileSync(join(REPO_ROOT, pkg, 'package.json'), 'utf8')) as {
+        dependencies?: Record<string, string>;
+        devDependencies?: Record<string, string>;
+      };
+      const declared = new Set(
+        Object.keys({ ...manifest.dependencies, ...manifest.devDependencies }).filter((d) => d.startsWith('@weft/')),
+      );
+      const used = new Set(
+        tsFiles(pkg)
+          .flatMap(importsOf)
+          .filter((s) => s.startsWith('@weft/'))
+          .map((s) => s.split('/').slice(0, 2).join('/')),
+      );
       used.delete(names.get(pkg) as string);
       for (const u of used) if (!declared.has(u)) problems.push(`${pkg} imports ${u} without declaring it`);
       for (const d of declared) if (!used.has(d)) problems.push(`${pkg} declares ${d} but does not import it`);

@@ -36,7 +36,11 @@ export async function checkReadiness(components: readonly Component[], deadlineM
   const probed = components.filter((c): c is Component & { health: HealthProbe } => c.health !== undefined);
   const results = await Promise.all(probed.map(async (c) => [c.name, await probe(c.health, deadlineMs)] as const));
   const checks = Object.fromEntries(results);
-  return { ready: results.every(([, r]) => r.status === 'up'), checks, down: results.filter(([, r]) => r.status === 'down').map(([n]) => n) };
+  return {
+    ready: results.every(([, r]) => r.status === 'up'),
+    checks,
+    down: results.filter(([, r]) => r.status === 'down').map(([n]) => n),
+  };
 }
 
 async function probe(health: HealthProbe, deadlineMs: number): Promise<CheckResult> {

@@ -12,7 +12,8 @@ const ISO_RE =
 export function parseTimestampMicros(s: string): number | null {
   const m = ISO_RE.exec(s.trim());
   if (!m) return null;
-  const [, y, mo, d, h = '0', mi = '0', sec = '0', frac = '', tz] = m;
+  // The regex makes the date groups mandatory; the time groups default to zero.
+  const [, y = '', mo = '', d = '', h = '0', mi = '0', sec = '0', frac = '', tz] = m;
   const year = +y, month = +mo, day = +d, hour = +h, minute = +mi, second = +sec;
   if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60) return null;
   const ms = Date.UTC(year, month - 1, day, hour, minute, Math.min(second, 59));

@@ -49,9 +49,7 @@ export async function compose(config: Config, log: Logger, roles: readonly Role[
     const bus = plans.some((p) => p.usesBus) ? createBus(config, log, callPartCodec) : undefined;
     if (bus) await start(busComponent(bus));
     const serves = plans.some((p) => p.routes);
-    const access = serves
-      ? await setupAuth(store.store, config, log, { createFirstKey: plans.some((p) => p.createsFirstKey) })
-      : undefined;
+    const access = serves ? await setupAuth(store.store, config, log, { createFirstKey: plans.some((p) => p.createsFirstKey) }) : undefined;
     const deps: RoleDeps = { config, log, store: store.store, bus, keys: access?.keys, auth: access?.auth };
     for (const plan of plans) for (const c of plan.components?.(deps) ?? []) await start(c);
 

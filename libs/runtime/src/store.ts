@@ -4,7 +4,13 @@ import { migrate, openStore, waitForMigrations, type Store } from '@weft/store';
 /** The part of the configuration the store component reads. */
 export type StoreConfig = Pick<
   Config,
-  'CLICKHOUSE_URL' | 'CLICKHOUSE_USER' | 'CLICKHOUSE_PASSWORD' | 'CLICKHOUSE_DATABASE' | 'WEFT_DATA_DIR' | 'WEFT_MIGRATE' | 'WEFT_MIGRATE_WAIT_MS'
+  | 'CLICKHOUSE_URL'
+  | 'CLICKHOUSE_USER'
+  | 'CLICKHOUSE_PASSWORD'
+  | 'CLICKHOUSE_DATABASE'
+  | 'WEFT_DATA_DIR'
+  | 'WEFT_MIGRATE'
+  | 'WEFT_MIGRATE_WAIT_MS'
 >;
 
 /**

@@ -79,11 +79,12 @@ function walkObject(shape: Record<string, z.ZodType>, value: Record<string, unkn
   const out: Record<string, unknown> = {};
   for (const [rawKey, v] of Object.entries(value)) {
     let key = rawKey;
-    if (!(key in shape)) {
+    // Own members only: a body key such as `toString` is no member of the schema.
+    if (!Object.hasOwn(shape, key)) {
       const alias = svcAliasOf(key);
-      if (alias && alias in shape && !(alias in value)) key = alias;
+      if (alias && Object.hasOwn(shape, alias) && !Object.hasOwn(value, alias)) key = alias;
     }
-    const member = shape[key];
+    const member = Object.hasOwn(shape, key) ? shape[key] : undefined;
     if (!member) {
       out[key] = v; // unknown members: left for the schema to strip or refuse
       continue;
@@ -101,7 +102,7 @@ function walkUnion(d: Def, value: unknown): unknown {
     const tag = value[discriminator];
     for (const option of options) {
       const field = defOf(core(option)).shape as Record<string, z.ZodType> | undefined;
-      const values = field?.[discriminator] ? (defOf(core(field[discriminator])).values as unknown[] | undefined) : undefined;
+      const values = field && Object.hasOwn(field, discriminator) ? (defOf(core(field[discriminator])).values as unknown[] | undefined) : undefined;
       if (values?.includes(tag)) return walk(option, value);
     }
     return value;

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createWriteStream, mkdirSync, writeFileSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ensureKafkaJars, freePort, java } from './kafka-broker';
 
@@ -24,6 +24,11 @@ export interface KafkaCluster {
   restart(id: number): Promise<void>;
   /** Stops every node still running (SIGTERM, then SIGKILL after a grace period). */
   stop(): Promise<void>;
+  /**
+   * The node that is the active KRaft controller, from the nodes' logs (the latest controller
+   * epoch any node took over); null while none is (an election pending, or its node is down).
+   */
+  activeController(): number | null;
 }
 
 export interface KafkaClusterOptions {
@@ -169,6 +174,18 @@ export async function startKafkaCluster(n: number, baseDir: string, opts: KafkaC
     restart: (id) => launch(nodeOf(id)),
     stop: async () => {
       await Promise.all([...procs.keys()].map((id) => terminate(id, 'SIGTERM')));
+    },
+    activeController: () => {
+      let best: { id: number; epoch: number } | null = null;
+      for (const nd of nodes) {
+        const file = join(nd.dataDir, 'broker.log');
+        if (!existsSync(file)) continue;
+        for (const m of readFileSync(file, 'utf8').matchAll(/\[QuorumController id=(\d+)\] Becoming the active controller at epoch (\d+)/g)) {
+          const epoch = Number(m[2]);
+          if (!best || epoch > best.epoch) best = { id: Number(m[1]), epoch };
+        }
+      }
+      return best && nodeOf(best.id).running ? best.id : null;
     },
   };
   try {

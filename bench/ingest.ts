@@ -209,7 +209,7 @@ async function clickHouseCeiling(rows: CallPartRow[], batch: number): Promise<{ 
   await migrate(store.client);
   const started = performance.now();
   const cpu = process.cpuUsage();
-  for (let i = 0; i < rows.length; i += batch) await insertCallParts(store.client, rows.slice(i, i + batch));
+  for (let i = 0; i < rows.length; i += batch) await insertCallParts(store, rows.slice(i, i + batch));
   const rate = rows.length / ((performance.now() - started) / 1000);
   const used = process.cpuUsage(cpu);
   await store.close();

@@ -10,7 +10,7 @@ import { defineConfig } from 'vitest/config';
  * test/fuzz*.test.ts → fuzz, test/bench.test.ts → kafka, other test/*.test.ts → e2e, libs|services/<x>/test → unit.
  */
 // bench.test.ts runs the ingest benchmark's Kafka mode too.
-const kafka = ['test/kafka-*.test.ts', 'test/**/kafka-*.test.ts', 'test/bench.test.ts'];
+const kafka = ['test/kafka-*.test.ts', 'test/**/kafka-*.test.ts', 'test/fault/**/*.test.ts', 'test/bench.test.ts'];
 const fuzz = ['test/fuzz*.test.ts'];
 
 export default defineConfig({

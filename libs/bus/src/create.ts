@@ -42,6 +42,7 @@ export function createBus<T>(config: Config, log: Logger, codec: EnvelopeCodec<T
       sessionTimeoutMs: config.KAFKA_SESSION_TIMEOUT_MS,
       consumers: config.WEFT_WRITER_CONSUMERS,
       isPermanentError: isPermanent,
+      startupTimeoutMs: config.KAFKA_STARTUP_TIMEOUT_MS,
       log,
     });
     return Object.assign(bus, { kind: 'kafka' as const });

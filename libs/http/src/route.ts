@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { parseBody, routeSpecs, type EndpointSpec, type RouteName, type RouteRequestOf, type RouteResponseOf } from '@weft/api';
+import { parseBody, routeSpecs, type RouteName, type RouteRequestOf, type RouteResponseOf, type RouteSpec } from '@weft/api';
 import { ApiError, type Caller } from '@weft/core';
 import type { Authenticator } from './auth';
 import type { ErrorMapper } from './errors';
@@ -50,7 +50,7 @@ export function addRoute<N extends RouteName>(
   extraPaths: string[] = [],
   options: { mapError?: ErrorMapper } = {},
 ): void {
-  const spec: EndpointSpec = routeSpecs[name];
+  const spec: RouteSpec = routeSpecs[name];
   const limits = app.weftLimits ?? defaultRequestLimits;
   const authenticate = async (request: FastifyRequest) => {
     request.caller = await auth.authenticate(request.headers.authorization, spec.auth);
@@ -70,5 +70,5 @@ export function addRoute<N extends RouteName>(
     ...(options.mapError ? { mapError: options.mapError } : {}),
     ...(limits.rateLimitMax > 0 ? { rateLimit: { max: limits.rateLimitMax, timeWindow: limits.rateLimitWindowMs } } : {}),
   };
-  for (const path of [spec.path, ...extraPaths]) app.post(path, { onRequest: authenticate, config }, run);
+  for (const path of [spec.path, ...(spec.aliases ?? []), ...extraPaths]) app.post(path, { onRequest: authenticate, config }, run);
 }

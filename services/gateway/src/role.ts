@@ -1,4 +1,4 @@
-import { adminRoutes } from '@weft/auth';
+import { adminRoutes, graphqlRoutes } from '@weft/auth';
 import { needs, type Role } from '@weft/runtime';
 import { gatewayRoutes } from './routes';
 
@@ -12,5 +12,7 @@ export const gatewayRole: Role = () => ({
     const auth = needs(deps.auth, 'auth', 'gateway');
     await app.register(gatewayRoutes, { bus: needs(deps.bus, 'the bus', 'gateway'), store: deps.store, auth });
     await app.register(adminRoutes, { keys: needs(deps.keys, 'the key store', 'gateway'), auth });
+    // weave.init's W&B GraphQL operations, so WANDB_BASE_URL=<weft> is enough for the SDK.
+    await app.register(graphqlRoutes, { auth });
   },
 });

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
-import { addRoute, sendJsonl, type Authenticator } from '@weft/http';
+import { addExtraRoute, addRoute, sendJsonl, type Authenticator } from '@weft/http';
 import type { Store } from '@weft/store';
-import { countCalls, streamCalls } from './calls';
+import { countCalls, readCall, streamCalls } from './calls';
 import { withExpandedRefsAndFeedback } from './call-enrichment';
 import { objectReadRoutes } from './objects';
 import { createCosts, queryCosts } from './costs';
@@ -27,6 +27,7 @@ export async function queryRoutes(app: FastifyInstance, deps: QueryDeps): Promis
     return undefined;
   });
   addRoute(app, deps.auth, 'callsQueryStats', async (body) => countCalls(deps.store, body));
+  addExtraRoute(app, deps.auth, 'callRead', async (body) => readCall(deps.store, body));
 
   addRoute(app, deps.auth, 'threadsStreamQuery', async (body, { reply }) => {
     const abort = new AbortController();

@@ -19,16 +19,26 @@ afterAll(async () => {
   await weft?.close();
 });
 
-/** nginx's choice for a path: the exact `location =` match, else the longest prefix location. */
-function proxiedTo(conf: string, path: string): string | null {
+/**
+ * nginx's choice for a path: the exact `location =` match, else the first regex location
+ * (`~`) that matches, else the longest prefix location. Route parameters (`:entity`) stand for
+ * one path segment.
+ */
+function proxiedTo(conf: string, route: string): string | null {
+  const path = route.replace(/:[^/]+/g, 'x');
   const exact = new Map<string, string>();
+  const regexes: [RegExp, string][] = [];
   const prefixes: [string, string][] = [];
-  for (const m of conf.matchAll(/location\s+(=\s+)?(\S+)\s*\{\s*proxy_pass\s+http:\/\/([\w-]+);/g)) {
-    const [, isExact, loc, upstream] = m as unknown as [string, string | undefined, string, string];
-    if (isExact) exact.set(loc, upstream);
+  for (const m of conf.matchAll(/location\s+(=\s+|~\s+)?(\S+)\s*\{\s*proxy_pass\s+http:\/\/([\w-]+);/g)) {
+    const [, modifier, loc, upstream] = m as unknown as [string, string | undefined, string, string];
+    if (modifier?.trim() === '=') exact.set(loc, upstream);
+    else if (modifier?.trim() === '~') regexes.push([new RegExp(loc), upstream]);
     else prefixes.push([loc, upstream]);
   }
-  const hit = exact.get(path) ?? prefixes.filter(([loc]) => path.startsWith(loc)).sort((a, b) => b[0].length - a[0].length)[0]?.[1];
+  const hit =
+    exact.get(path) ??
+    regexes.find(([re]) => re.test(path))?.[1] ??
+    prefixes.filter(([loc]) => path.startsWith(loc)).sort((a, b) => b[0].length - a[0].length)[0]?.[1];
   return hit ?? null;
 }
 

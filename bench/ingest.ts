@@ -17,7 +17,6 @@ import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { Kafka, Partitioners, CompressionTypes, logLevel } from 'kafkajs';
-import { TOPICS } from '@weft/bus';
 import { callPartCodec, callPartMessage } from '@weft/ingest';
 import { createLogger, nowMicros } from '@weft/core';
 import { endPart, insertCallParts, migrate, openStore, startPart, type CallPartRow } from '@weft/store';

@@ -135,7 +135,10 @@ function conversionRates(): Record<string, { per_wall_s: number; per_cpu_s: numb
     let n = 0;
     const t = performance.now();
     const cpu = process.cpuUsage();
-    while (performance.now() - t < CONVERSION_MS) (f(), (n += BATCH));
+    while (performance.now() - t < CONVERSION_MS) {
+      f();
+      n += BATCH;
+    }
     const used = process.cpuUsage(cpu);
     return { per_wall_s: rate(n, performance.now() - t), per_cpu_s: rate(n, (used.user + used.system) / 1000) };
   };

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { type z } from 'zod';
 import type { AuthScheme } from '@weft/core';
 import * as calls from './calls';
 import * as objects from './objects';

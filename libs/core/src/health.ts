@@ -3,7 +3,7 @@
  * with an error saying why when not. It must give up when `signal` aborts: /ready gives each
  * probe a short deadline and aborts it then.
  */
-export type HealthProbe = (signal: AbortSignal) => Promise<Record<string, unknown> | void>;
+export type HealthProbe = (signal: AbortSignal) => Promise<Record<string, unknown> | undefined>;
 
 /**
  * A part of a process with a lifecycle (the store, the bus, the writer stage, the HTTP

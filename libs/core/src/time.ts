@@ -136,8 +136,8 @@ export function microsToIso(micros: number): string {
 /** Converts ClickHouse's `YYYY-MM-DD HH:MM:SS[.fff...]` text (UTC) to ISO 8601 with `Z`. */
 export function clickHouseToIso(s: string): string {
   const [datePart, timePart = '00:00:00'] = s.split(' ');
-  let [hms, frac = ''] = timePart.split('.');
-  frac = frac.replace(/0+$/, '');
+  const [hms, rawFrac = ''] = timePart.split('.');
+  const frac = rawFrac.replace(/0+$/, '');
   return `${datePart}T${hms}${frac ? '.' + frac.padEnd(frac.length <= 3 ? 3 : 6, '0') : ''}Z`;
 }
 

@@ -70,7 +70,10 @@ export async function postOversized(baseUrl: string, path: string, bytes: number
       },
     );
     req.on('error', (e: NodeJS.ErrnoException) => {
-      if (e.code !== 'EPIPE' && e.code !== 'ECONNRESET') (clearTimeout(timer), reject(e));
+      if (e.code !== 'EPIPE' && e.code !== 'ECONNRESET') {
+        clearTimeout(timer);
+        reject(e);
+      }
     });
     req.write('{"start": "' + ' '.repeat(1024));
   });

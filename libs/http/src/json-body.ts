@@ -1,4 +1,4 @@
-import { ApiError, badRequest, payloadTooLarge } from '@weft/core';
+import { type ApiError, badRequest, payloadTooLarge } from '@weft/core';
 import type { RequestLimits } from './limits';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });

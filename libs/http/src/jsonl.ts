@@ -13,7 +13,10 @@ export async function sendJsonl(
   const res = reply.raw;
   let aborted = false;
   const abort = () => {
-    if (!aborted) (aborted = true), onAbort?.();
+    if (!aborted) {
+      aborted = true;
+      onAbort?.();
+    }
   };
   res.on('close', () => {
     if (!res.writableFinished) abort();

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { parseBody, routeSpecs, type RouteName, type RouteRequestOf, type RouteResponseOf, type RouteSpec } from '@weft/api';
-import { ApiError, type Caller } from '@weft/core';
+import type { Caller } from '@weft/core';
 import type { Authenticator } from './auth';
 import type { ErrorMapper } from './errors';
 import { defaultRequestLimits, enforceEndpointLimits } from './limits';

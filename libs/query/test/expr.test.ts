@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '@weft/core';
+import { type ApiError } from '@weft/core';
 import { CallFieldResolver, compileQuery, jsonFieldRef, Params, sortTerms, splitFieldPath } from '../src/index';
 
 const compile = (expr: unknown) => {

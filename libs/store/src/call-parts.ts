@@ -11,7 +11,10 @@ const chTime = (iso: string) => microsToClickHouse(parseTimestampMicros(iso)!);
 let acceptedMicros = NaN;
 let acceptedText = '';
 function acceptedAt(micros: number): string {
-  if (micros !== acceptedMicros) (acceptedText = microsToClickHouse(micros)), (acceptedMicros = micros);
+  if (micros !== acceptedMicros) {
+    acceptedText = microsToClickHouse(micros);
+    acceptedMicros = micros;
+  }
   return acceptedText;
 }
 

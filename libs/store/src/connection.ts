@@ -68,6 +68,7 @@ export function openStore(opts: StoreOptions): Store {
   mkdirSync(dir, { recursive: true });
   // chdb/connection is published as CommonJS only.
   const require = createRequire(import.meta.url);
+  // eslint-disable-next-line @typescript-eslint/consistent-type-imports -- a type of a CommonJS require
   const { createChdbConnection } = require('chdb/connection') as typeof import('chdb/connection');
   const connection = createChdbConnection({ path: dir });
   const client = createClient({

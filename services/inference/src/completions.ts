@@ -127,6 +127,7 @@ export class Completions {
       throw new ApiError(400, `No API key ${upstream.apiKeyEnv} found for model ${model}`, { extra: { api_key: upstream.apiKeyEnv } });
     }
     const forwarded: Record<string, unknown> = { ...inputs };
+    // eslint-disable-next-line @typescript-eslint/no-dynamic-delete -- keys from a fixed list
     for (const k of NOT_FORWARDED) delete forwarded[k];
     const notSupported = unsupported(upstream.dialect, forwarded);
     if (notSupported) return `${notSupported[1]}`;

@@ -129,7 +129,10 @@ function translate(dialect: Dialect, r: Json, requestId: string): void {
       return;
     case 'llamacpp':
       if (r.repetition_penalty !== undefined && r.repetition_penalty !== null) r.repeat_penalty = r.repetition_penalty;
-      if (r.max_completion_tokens != null) r.max_tokens = r.max_completion_tokens, delete r.max_completion_tokens;
+      if (r.max_completion_tokens != null) {
+        r.max_tokens = r.max_completion_tokens;
+        delete r.max_completion_tokens;
+      }
       if (so) {
         if (typeof so.grammar === 'string') r.grammar = so.grammar;
         if (jsonConstraint !== null) r.json_schema = schemaObject(jsonConstraint);

@@ -10,7 +10,10 @@ export async function sendJsonArrayObject(reply: FastifyReply, key: string, item
   const res = reply.raw;
   let closed = false;
   res.on('close', () => {
-    if (!res.writableFinished && !closed) (closed = true), onAbort();
+    if (!res.writableFinished && !closed) {
+      closed = true;
+      onAbort();
+    }
   });
   const it = items[Symbol.asyncIterator]();
   const first = await it.next();

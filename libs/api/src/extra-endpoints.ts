@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { AuthScheme } from '@weft/core';
 import { jsonObject, projectId } from './common';
+import { embeddingReq, textCompletionReq } from './inference';
 import type { ServiceName } from './endpoints';
 
 /**
@@ -30,6 +31,8 @@ export const refsReadBatchReq = z.object({
 export const extraEndpoints = {
   tableCreate: { path: '/table/create', summary: 'Create a table from rows', auth: 'basic', service: 'gateway', request: tableCreateExtraReq },
   refsReadBatch: { path: '/refs/read_batch', summary: 'Read the values of object refs', auth: 'basic', service: 'query', request: refsReadBatchReq },
+  textCompletions: { path: '/v1/completions', summary: 'Create a (legacy, prompt) completion (OpenAI-compatible)', auth: 'bearer', service: 'inference', request: textCompletionReq },
+  embeddings: { path: '/v1/embeddings', summary: 'Create embeddings (OpenAI-compatible, passed through)', auth: 'bearer', service: 'inference', request: embeddingReq },
 } as const satisfies Record<string, ExtraEndpointSpec>;
 
 export type ExtraEndpointName = keyof typeof extraEndpoints;

@@ -38,7 +38,9 @@ export async function otlpHttpRoutes(app: FastifyInstance, deps: OtlpHttpDeps): 
   const callers = new WeakMap<FastifyRequest, Caller>();
   const authenticate = async (request: FastifyRequest) => {
     const authorization = request.headers.authorization;
-    callers.set(request, await deps.auth.authenticate(authorization, schemeOf(authorization)));
+    const caller = await deps.auth.authenticate(authorization, schemeOf(authorization));
+    await app.weftRateLimit.check(caller);
+    callers.set(request, caller);
   };
 
   app.post(OTLP_TRACES_PATH, { onRequest: authenticate }, async (request, reply) => {

@@ -141,7 +141,7 @@ describe('rate limits', () => {
     expectError(first429!, 429);
     expect(Number(first429!.headers.get('retry-after'))).toBeGreaterThan(0);
     // The text names the limit and its window (not only the time left).
-    expect(first429!.body.reason).toMatch(/^rate limit exceeded: at most 40 requests per 60 s window per API key; retry in \d+s$/);
+    expect((first429!.body as { reason: string }).reason).toMatch(/^rate limit exceeded: at most 40 requests per 60 s window per API key; retry in \d+s$/);
     expect((await quiet.post('/calls/query_stats', { project_id: P })).status).toBe(200);
   });
 

@@ -85,7 +85,7 @@ export function convertExportRequest(req: unknown, opts: ConvertOptions): Export
       for (const span of spans) {
         if (project === null) {
           projectless++;
-          reject(span, new SpanConversionError('no project: send the project_id header or the resource attributes wandb.entity and wandb.project'));
+          reject(span, new SpanConversionError('no project: send the project_id header or the resource attributes wandb.entity and wandb.project', 'no_project'));
           continue;
         }
         try {
@@ -171,7 +171,7 @@ function overrideMicros(v: unknown): number | null {
 }
 
 export function convertSpan(span: unknown, ctx: SpanContext): OtelCall {
-  if (!isObject(span)) throw new SpanConversionError('span is not an object');
+  if (!isObject(span)) throw new SpanConversionError('span is not an object', 'invalid_span');
   const name = span.name;
   if (typeof name !== 'string' || name === '') throw new SpanConversionError('invalid name: missing or empty');
   const traceId = traceIdHex(member(span, 'traceId', 'trace_id'));

@@ -12,6 +12,6 @@ export {
   encodeExportTraceServiceResponse,
 } from './protobuf';
 export { parseOtlpJson } from './json';
-export { AttributePathConflictError, OtlpRequestError, SpanConversionError } from './errors';
-export { expandAttributes } from './attributes';
+export { OtlpRequestError, SpanConversionError } from './errors';
+export { expandAttributes, getPath } from './attributes';
 export { INPUT_KEYS, OUTPUT_KEYS, USAGE_KEYS, ATTRIBUTE_KEYS, THREAD_KEYS } from './semconv';

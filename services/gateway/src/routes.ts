@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Bus, CallPartEnvelope } from '@weft/bus';
-import { nowMicros } from '@weft/core';
+import { nowMicros, type Logger } from '@weft/core';
 import { addRoute, type Authenticator } from '@weft/http';
 import type { Store } from '@weft/store';
 import { CallIngest } from './calls';
@@ -41,9 +41,9 @@ export async function gatewayRoutes(app: FastifyInstance, deps: GatewayDeps): Pr
     return { res };
   });
 
-  const otel = new OtelIngest(ingest);
+  const otel = new OtelIngest(ingest, app.log as Logger);
   addRoute(app, deps.auth, 'otelTrace', async (body, { caller }) => ({
-    partial_success: await otel.ingest(body.traces, { projectId: body.project_id, runId: body.svc_run_id, fieldPrefix: 'traces.' }, caller),
+    partial_success: await otel.ingest(body.traces, { projectId: body.project_id, runId: body.svc_run_id, fieldPrefix: 'traces.', transport: 'trace_endpoint' }, caller),
   }));
   // Standard OTLP/HTTP (protobuf or JSON, gzip) for stock exporters, in its own encapsulated scope.
   await app.register(otlpHttpRoutes, { ingest: otel, auth: deps.auth, bodyLimitBytes: deps.bodyLimitBytes ?? app.initialConfig.bodyLimit ?? 32 * 1024 * 1024 });

@@ -2,6 +2,7 @@ import { createBus } from '@weft/bus';
 import { adminRoutes, setupAuth } from '@weft/auth';
 import { createHttpServer, requestLimitsFromConfig, runProgram } from '@weft/http';
 import { migrate, openConfiguredStore } from '@weft/store';
+import { otlpGrpcFromConfig } from './otlp-grpc';
 import { gatewayRoutes } from './routes';
 
 /**
@@ -22,11 +23,12 @@ runProgram('gateway', async (config, log) => {
   });
   await app.register(gatewayRoutes, { bus, store, auth });
   await app.register(adminRoutes, { keys, auth });
+  const grpc = await otlpGrpcFromConfig(config, { bus, auth, rateLimit: app.weftRateLimit, log });
   return {
     app,
     describe: { bus: bus.kind, store: store.mode },
     async close() {
-      await app.close();
+      await Promise.all([app.close(), grpc?.close()]);
       await bus.close();
       await store.close();
     },

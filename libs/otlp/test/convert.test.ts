@@ -290,7 +290,7 @@ describe('projects and request shape', () => {
   it('reads snake_case OTLP/JSON member names and an empty request', () => {
     const snake = { resource_spans: [{ scope_spans: [{ spans: [{ trace_id: T, span_id: S, name: 'x', start_time_unix_nano: 1714564800000000000n.toString(), end_time_unix_nano: '1714564800000001000' }] }] }] };
     expect(convertExportRequest(snake, { projectId: 'e/p' }).calls).toHaveLength(1);
-    expect(convertExportRequest({}, { projectId: 'e/p' })).toEqual({ calls: [], rejectedSpans: 0, errors: [] });
+    expect(convertExportRequest({}, { projectId: 'e/p' })).toEqual({ calls: [], rejectedSpans: 0, errors: [], rejections: [] });
   });
 
   it('round-trips through the generated protobuf code, Long times included', () => {

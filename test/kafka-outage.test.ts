@@ -60,5 +60,5 @@ describe('the gateway while Kafka is down', () => {
     }, 60_000, 'every acknowledged call queryable');
     expect(acked.length).toBeGreaterThanOrEqual(101);
     // A broker start, stop and restart plus two services: headroom for a loaded 2-core machine.
-  }, 180_000);
+  }, 240_000);
 });

@@ -1,5 +1,5 @@
 import { createBus } from '@weft/bus';
-import { adminRoutes, setupAuth } from '@weft/auth';
+import { adminRoutes, graphqlRoutes, setupAuth } from '@weft/auth';
 import { createHttpServer, requestLimitsFromConfig, runProgram } from '@weft/http';
 import { migrate, openConfiguredStore } from '@weft/store';
 import { otlpGrpcFromConfig } from './otlp-grpc';
@@ -23,6 +23,7 @@ runProgram('gateway', async (config, log) => {
   });
   await app.register(gatewayRoutes, { bus, store, auth });
   await app.register(adminRoutes, { keys, auth });
+  await app.register(graphqlRoutes, { auth });
   const grpc = await otlpGrpcFromConfig(config, { bus, auth, rateLimit: app.weftRateLimit, log });
   return {
     app,

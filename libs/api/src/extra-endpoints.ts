@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { callEndBody, callStartBody } from './calls';
 import { jsonObject, projectId, query, timestamp } from './common';
 import { costCreateReq, costCreateRes, feedbackReplaceReq, tableCreateRes } from './objects';
+import { embeddingReq, textCompletionReq } from './inference';
 import type { EndpointSpec } from './endpoints';
 
 /**
@@ -104,6 +105,8 @@ export const extraEndpoints = {
   feedbackBatchCreate: { path: '/feedback/batch/create', summary: 'Create feedback records', auth: 'basic', service: 'gateway', request: feedbackBatchCreateReq },
   feedbackPurge: { path: '/feedback/purge', summary: 'Delete feedback records by id', auth: 'basic', service: 'gateway', request: feedbackPurgeReq },
   fileContent: { path: '/file/content', summary: 'Read a file', auth: 'basic', service: 'query', request: fileContentReq, aliases: ['/files/content'] },
+  textCompletions: { path: '/v1/completions', summary: 'Create a (legacy, prompt) completion (OpenAI-compatible)', auth: 'bearer', service: 'inference', request: textCompletionReq },
+  embeddings: { path: '/v1/embeddings', summary: 'Create embeddings (OpenAI-compatible, passed through)', auth: 'bearer', service: 'inference', request: embeddingReq },
 } as const satisfies Record<string, ExtraEndpointSpec>;
 
 /** /file/create (multipart/form-data: `project_id`, a `file` part) has no JSON body; its path is here for routing. */

@@ -8,3 +8,4 @@ export * from './json-body';
 export * from './tenancy';
 export * from './extra-route';
 export * from './lossless';
+export * from './rate-limit';

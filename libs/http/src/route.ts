@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { parseBody, routeSpecs, type RouteName, type RouteRequestOf, type RouteResponseOf, type RouteSpec } from '@weft/api';
+import { parseBody, routeSpecs, type EndpointSpec, type RouteName, type RouteRequestOf, type RouteResponseOf, type RouteSpec } from '@weft/api';
 import type { Caller } from '@weft/core';
 import type { Authenticator } from './auth';
 import type { ErrorMapper } from './errors';
@@ -37,8 +37,8 @@ export type RouteHandler<N extends RouteName> = (
 
 /**
  * The one way to register a route: one of `routeSpecs` (libs/api: the interface's endpoints and
- * the extra ones). Authenticate (onRequest, before the body is read),
- * rate-limit per API key, check the caller's tenancy over every project_id/entity/ref in
+ * the extra ones). Authenticate (onRequest, before the body is read), count against the
+ * caller's per-key rate limit, check the caller's tenancy over every project_id/entity/ref in
  * the body, validate it, check the endpoint's limits, run, respond. Every endpoint added
  * this way gets all of these protections.
  */
@@ -54,6 +54,7 @@ export function addRoute<N extends RouteName>(
   const limits = app.weftLimits ?? defaultRequestLimits;
   const authenticate = async (request: FastifyRequest) => {
     request.caller = await auth.authenticate(request.headers.authorization, spec.auth);
+    await app.weftRateLimit.check(request.caller);
   };
   const run = async (request: FastifyRequest, reply: FastifyReply) => {
     const caller = request.caller!;
@@ -66,9 +67,30 @@ export function addRoute<N extends RouteName>(
     if (result === undefined) return reply;
     return result;
   };
-  const config = {
-    ...(options.mapError ? { mapError: options.mapError } : {}),
-    ...(limits.rateLimitMax > 0 ? { rateLimit: { max: limits.rateLimitMax, timeWindow: limits.rateLimitWindowMs } } : {}),
-  };
+  const config = options.mapError ? { mapError: options.mapError } : {};
   for (const path of [spec.path, ...(spec.aliases ?? []), ...extraPaths]) app.post(path, { onRequest: authenticate, config }, run);
+}
+
+/**
+ * A GET route (e.g. the OpenAI-compatible `/v1/models`): authentication and the per-key rate
+ * limit as for every other route; the handler gets the URL's parameters. (Not in routeSpecs
+ * yet: the registry's routes are POST with a JSON body.)
+ */
+export function addGuardedGet(
+  app: FastifyInstance,
+  auth: Authenticator,
+  path: string,
+  scheme: EndpointSpec['auth'],
+  handler: (params: Record<string, string>, ctx: RouteContext) => Promise<unknown>,
+  options: { mapError?: ErrorMapper } = {},
+): void {
+  const authenticate = async (request: FastifyRequest) => {
+    request.caller = await auth.authenticate(request.headers.authorization, scheme);
+    await app.weftRateLimit.check(request.caller);
+  };
+  const config = options.mapError ? { mapError: options.mapError } : {};
+  app.get(path, { onRequest: authenticate, config }, async (request, reply) => {
+    const result = await handler(request.params as Record<string, string>, { caller: request.caller!, request, reply });
+    return result === undefined ? reply : result;
+  });
 }

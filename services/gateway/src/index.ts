@@ -3,3 +3,4 @@ export * from './otel';
 export * from './otlp-http';
 export * from './objects';
 export * from './role';
+export * from './otlp-grpc';

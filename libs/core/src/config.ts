@@ -18,6 +18,11 @@ export const configSchema = z.object({
   CLICKHOUSE_USER: z.string().default('default'),
   CLICKHOUSE_PASSWORD: z.string().default(''),
   CLICKHOUSE_DATABASE: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).default('default'),
+  /**
+   * Set: the migrations create replicated tables ON CLUSTER this cluster (a name in the servers'
+   * remote_servers) behind Distributed tables (libs/store/SCHEMA.md "Cluster mode"). Needs CLICKHOUSE_URL.
+   */
+  CLICKHOUSE_CLUSTER: z.preprocess(emptyAsUndefined, z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'a cluster name: letters, digits, _').optional()),
   WEFT_DATA_DIR: z.string().default('./data'),
 
   /** `inprocess` (all-in-one) or `kafka` (distributed). */
@@ -111,6 +116,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const cfg = parsed.data;
   if (cfg.WEFT_BUS === 'kafka' && !cfg.KAFKA_BROKERS) {
     throw new ConfigError('invalid configuration:\n  KAFKA_BROKERS: required when WEFT_BUS=kafka');
+  }
+  if (cfg.CLICKHOUSE_CLUSTER && !cfg.CLICKHOUSE_URL) {
+    // The embedded engine is one process: it has no cluster to create tables on.
+    throw new ConfigError('invalid configuration:\n  CLICKHOUSE_CLUSTER: requires CLICKHOUSE_URL (a ClickHouse server of that cluster)');
   }
   return cfg;
 }

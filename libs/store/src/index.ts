@@ -3,3 +3,4 @@ export * from './migrate';
 export * from './call-parts';
 export * from './errors';
 export * from './call-part-tsv';
+export * from './cluster-ddl';

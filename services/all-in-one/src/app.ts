@@ -27,7 +27,7 @@ export async function createWeft(config: Config, log: Logger): Promise<Weft> {
   const roles = new Set(config.WEFT_ROLES);
   // Read first: a bad upstreams file stops the start before anything is opened.
   const upstreams = loadUpstreams(config.WEFT_UPSTREAMS_FILE, { defaultTimeoutMs: config.WEFT_UPSTREAM_TIMEOUT_MS });
-  const store = await openConfiguredStore(config, (c) => migrate(c, log));
+  const store = await openConfiguredStore(config, (c, o) => migrate(c, log, o));
 
   const bus = createBus(config, log);
   await bus.start();

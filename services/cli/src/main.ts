@@ -27,8 +27,9 @@ async function viaStore(cmd: Command): Promise<unknown> {
       password: config.CLICKHOUSE_PASSWORD,
       database: config.CLICKHOUSE_DATABASE,
       dataDir: config.WEFT_DATA_DIR,
+      cluster: config.CLICKHOUSE_CLUSTER,
     });
-    await migrate(store.client);
+    await migrate(store.client, undefined, { cluster: config.CLICKHOUSE_CLUSTER });
     return await runAdmin(new KeyStore(store.client), cmd.path, cmd.body);
   } catch (e) {
     if (!isApiError(e) && !config.CLICKHOUSE_URL) {

@@ -9,7 +9,7 @@ import { gatewayRoutes } from './routes';
  * distributed mode). Objects, tables and feedback go straight to ClickHouse, hence the store.
  */
 runProgram('gateway', async (config, log) => {
-  const store = await openConfiguredStore(config, (c) => migrate(c, log));
+  const store = await openConfiguredStore(config, (c, o) => migrate(c, log, o));
   const { keys, auth } = await setupAuth(store, config, log);
   const bus = createBus(config, log);
   await bus.start();

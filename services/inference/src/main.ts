@@ -12,7 +12,7 @@ import { inferenceRoutes } from './routes';
  */
 runProgram('inference', async (config, log) => {
   const upstreams = loadUpstreams(config.WEFT_UPSTREAMS_FILE, { defaultTimeoutMs: config.WEFT_UPSTREAM_TIMEOUT_MS });
-  const store = await openConfiguredStore(config, (c) => migrate(c, log));
+  const store = await openConfiguredStore(config, (c, o) => migrate(c, log, o));
   // A first admin key is the gateway's to make; this service only checks keys.
   const { auth } = await setupAuth(store, config, log, { createFirstKey: false });
   const bus = createBus(config, log);

@@ -5,7 +5,7 @@ import { queryRoutes } from './routes';
 
 /** The query service alone: every read endpoint, answered from ClickHouse. */
 runProgram('query', async (config, log) => {
-  const store = await openConfiguredStore(config, (c) => migrate(c, log));
+  const store = await openConfiguredStore(config, (c, o) => migrate(c, log, o));
   // A first admin key is the gateway's to make; this service only checks keys.
   const { auth } = await setupAuth(store, config, log, { createFirstKey: false });
   const app = await createHttpServer({

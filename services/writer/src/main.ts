@@ -8,7 +8,7 @@ import { CallPartsWriter } from './writer';
  * Serves /health and /metrics only. Run several with one KAFKA_GROUP_ID to share partitions.
  */
 runProgram('writer', async (config, log) => {
-  const store = await openConfiguredStore(config, (c) => migrate(c, log));
+  const store = await openConfiguredStore(config, (c, o) => migrate(c, log, o));
   const bus = createBus(config, log);
   await bus.start();
   const subscription = await new CallPartsWriter(store, log).subscribe(bus);

@@ -18,8 +18,8 @@
  */
 
 /**
- * Where each table's rows go. Every key is a function of columns that lead the table's
- * ORDER BY, so rows that the engine folds together (same sorting key) always land on the same
+ * Where each table's rows go. Every key is a function of columns of the table's ORDER BY,
+ * so rows that the engine folds or replaces together (same sorting key) always land on the same
  * shard; and call tables share one key, so every part of one call, and everything read per call,
  * meet on one shard.
  */

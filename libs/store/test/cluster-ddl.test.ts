@@ -83,14 +83,14 @@ describe('migrations with CLICKHOUSE_CLUSTER', () => {
     }
   });
 
-  it('shards by columns that lead the sorting key, so rows the engine folds together meet on one shard', () => {
+  it('shards by columns of the sorting key, so rows the engine folds or replaces together meet on one shard', () => {
     for (const [table, order] of tables) {
       const cols = keyColumns(SHARDING_KEYS[table]!);
       if (order.length === 0) continue; // Null: keeps nothing; its views' targets are checked below
-      expect(order.slice(0, cols.length).sort(), `${table}: shard key ${SHARDING_KEYS[table]} vs ORDER BY ${order.join(', ')}`).toEqual(
-        [...cols].sort(),
-      );
+      for (const c of cols) expect(order, `${table}: shard key ${SHARDING_KEYS[table]} vs ORDER BY ${order.join(', ')}`).toContain(c);
     }
+    // The rule itself can fail: a key on a column outside the sorting key.
+    expect(tables.get('calls_merged')).not.toContain('trace_id');
   });
 
   it('folds each part on the shard it was sent to: views read and write local tables with the same sharding key', () => {

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { AuthScheme } from '@weft/core';
 import { jsonObject, projectId } from './common';
 import type { ServiceName } from './endpoints';
+import { callsAggregateReq, callsAggregateRes, projectsListReq, projectsListRes } from './analytics';
 
 /**
  * Endpoints the reference's clients need beyond the interface's 20 (see README, "Extra
@@ -13,6 +14,8 @@ export interface ExtraEndpointSpec {
   auth: AuthScheme;
   service: ServiceName;
   request: z.ZodType;
+  /** Published in /openapi.json (as an extra) with this response; absent: kept out of the document. */
+  response?: z.ZodType;
 }
 
 export const tableCreateExtraReq = z.object({
@@ -30,6 +33,9 @@ export const refsReadBatchReq = z.object({
 export const extraEndpoints = {
   tableCreate: { path: '/table/create', summary: 'Create a table from rows', auth: 'basic', service: 'gateway', request: tableCreateExtraReq },
   refsReadBatch: { path: '/refs/read_batch', summary: 'Read the values of object refs', auth: 'basic', service: 'query', request: refsReadBatchReq },
+  // For the web UI (services/ui); published in /openapi.json.
+  projectsList: { path: '/projects/list', summary: 'Projects the key can see, with call counts and last activity', auth: 'basic', service: 'query', request: projectsListReq, response: projectsListRes },
+  callsAggregate: { path: '/calls/aggregate', summary: 'Calls, errors, latency, tokens and cost over time, per op and per model', auth: 'basic', service: 'query', request: callsAggregateReq, response: callsAggregateRes },
 } as const satisfies Record<string, ExtraEndpointSpec>;
 
 export type ExtraEndpointName = keyof typeof extraEndpoints;

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { extraEndpoints, parseBody, type ExtraEndpointName, type ExtraRequestOf } from '@weft/api';
 import type { Authenticator } from './auth';
+import { defaultRequestLimits, enforceEndpointLimits } from './limits';
 import { addGuardedRoute, type RouteContext } from './route';
 
 /** Registers one of the extra endpoints (libs/api extra-endpoints): same auth, limits, tenancy, validation and errors as addRoute. */
@@ -12,8 +13,11 @@ export function addExtraRoute<N extends ExtraEndpointName>(
 ): void {
   const spec = extraEndpoints[name];
   // The edge's protections of addRoute too: auth before the body, per-key rate limit, tenancy.
+  const limits = app.weftLimits ?? defaultRequestLimits;
   addGuardedRoute(app, auth, spec.path, spec.auth, async (raw, ctx) => {
     const body = parseBody(spec.request, raw) as ExtraRequestOf<N>;
+    // `limit` caps and query-expression size/depth, as on the 20 endpoints.
+    enforceEndpointLimits(body, { stream: false }, limits);
     return handler(body, ctx);
   });
 }

@@ -6,6 +6,7 @@ import { createHttpServer, requestLimitsFromConfig } from '@weft/http';
 import { migrate, openConfiguredStore, type Store } from '@weft/store';
 import { gatewayRoutes } from '@weft/svc-gateway';
 import { queryRoutes } from '@weft/svc-query';
+import { uiRoutes } from '@weft/svc-ui';
 import { inferenceRoutes, loadUpstreams } from '@weft/svc-inference';
 import { CallPartsWriter } from '@weft/svc-writer';
 
@@ -49,6 +50,8 @@ export async function createWeft(config: Config, log: Logger): Promise<Weft> {
   if (roles.has('gateway')) await app.register(gatewayRoutes, { bus, store, auth });
   if (roles.has('gateway')) await app.register(adminRoutes, { keys, auth });
   if (roles.has('query')) await app.register(queryRoutes, { store, auth, pageRows: config.WEFT_QUERY_PAGE_ROWS });
+  // The web UI goes with the read side it talks to.
+  if (roles.has('query')) await app.register(uiRoutes);
   if (roles.has('inference')) await app.register(inferenceRoutes, { auth, bus, store, upstreams, log });
 
   return {

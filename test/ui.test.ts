@@ -99,7 +99,7 @@ describe('the UI read endpoints', () => {
   });
 
   it('publishes both in /openapi.json as extras', async () => {
-    const doc = await (await fetch(`${weft.url}/openapi.json`)).json();
+    const doc = (await (await fetch(`${weft.url}/openapi.json`)).json()) as { paths: Record<string, { post: { tags: string[]; responses: Record<string, unknown> } }> };
     expect(doc.paths['/projects/list'].post.tags).toContain('extra');
     expect(doc.paths['/calls/aggregate'].post.responses['200']).toBeDefined();
   });

@@ -166,3 +166,179 @@ describe('the web UI in Chromium', () => {
     await page.close();
   });
 });
+
+describe('the web UI views', () => {
+  it('opens a trace: tree structure, waterfall order, errors marked, detail pane with conversation, usage, refs, feedback', async () => {
+    const page = await newPage();
+    await signIn(page, member.key);
+    await page.goto(weft.url + `/#/p/${P}/calls?roots=1&sort=started_at:asc`);
+    const rows = page.locator('.vt-body .call-row');
+    await until(() => rows.count()).toBeGreaterThan(0);
+    // Keyboard: the first row is active; Enter opens its trace.
+    await page.locator('.vt-body').focus();
+    await page.keyboard.press('Enter');
+    await page.locator('.tree').waitFor();
+    const items = page.locator('.tree [role=treeitem]');
+    await until(() => items.count()).toBe(4);
+    expect(await items.locator('.tree-label').allTextContents()).toEqual(['Answer a question', 'openai.chat.completions.create', 'search', 'format_answer']);
+    expect(await items.evaluateAll((els) => els.map((e) => Number(e.getAttribute('aria-level'))))).toEqual([1, 2, 2, 2]);
+    // The waterfall is to scale and in start order: each bar starts where its call started.
+    const starts = await items.locator('.bar').evaluateAll((els) => els.map((e) => Number(e.getAttribute('data-start-us'))));
+    expect(starts).toEqual([0, 100_000, 2_200_000, 3_100_000]);
+    const lefts = await items.locator('.bar').evaluateAll((els) => els.map((e) => e.getBoundingClientRect().left));
+    expect([...lefts].sort((a, b) => a - b)).toEqual(lefts);
+    const widths = await items.locator('.bar').evaluateAll((els) => els.map((e) => e.getBoundingClientRect().width));
+    expect(widths[1]! / widths[0]!).toBeCloseTo(2000 / 4200, 1);
+    // The failed tool call is marked.
+    expect(await items.nth(2).getAttribute('class')).toContain('has-error');
+    await expect(items.nth(2).locator('.error-mark').count()).resolves.toBe(1);
+    // Root detail: refs expanded to the dataset, feedback.
+    const detail = page.locator('.call-detail');
+    await until(() => detail.locator('.refs').textContent()).toContain('arith-qa');
+    await until(() => detail.locator('.refs').textContent()).toContain('Dataset');
+    expect(await detail.locator('.feedback').textContent()).toContain('👍');
+    expect(await detail.locator('.feedback').textContent()).toContain('correct and fast');
+    await shot(page, '04-trace');
+    // ↓ selects the chat call: messages as a conversation, usage with its cost.
+    await page.locator('.tree').focus();
+    await page.keyboard.press('ArrowDown');
+    await until(() => detail.locator('h3').first().textContent()).toBe('openai.chat.completions.create');
+    expect(await detail.locator('.message.role-user').textContent()).toContain('What is 2 + 2?');
+    expect(await detail.locator('.message.role-assistant').textContent()).toContain('The answer is 4.');
+    expect(await detail.locator('table.usage tbody tr').textContent()).toMatch(/gpt-4o.*150\$0\.0006/);
+    await shot(page, '05-trace-chat');
+    await page.keyboard.press('ArrowDown');
+    await until(() => detail.locator('.exception').textContent()).toContain('TimeoutError: search backend did not answer');
+    // The dataset ref opens the dataset.
+    await page.keyboard.press('ArrowUp');
+    await page.keyboard.press('ArrowUp');
+    await detail.locator('.ref-link').first().click();
+    await until(() => page.locator('.object-head h2').textContent()).toContain('arith-qa');
+    await page.close();
+  });
+
+  it('shows an OTLP trace as well: GenAI messages and tool calls', async () => {
+    const page = await newPage();
+    await signIn(page, member.key);
+    await page.goto(weft.url + `/#/p/${P}/trace/${seeded.otelTraceId}?call=b2b2b2b2b2b2b2b2`);
+    const items = page.locator('.tree [role=treeitem]');
+    await until(() => items.count()).toBe(3);
+    expect(await items.locator('.tree-label').allTextContents()).toEqual(['invoke_agent weather-bot', 'chat gpt-4o', 'execute_tool get_weather']);
+    expect(await items.evaluateAll((els) => els.map((e) => Number(e.getAttribute('aria-level'))))).toEqual([1, 2, 2]);
+    const detail = page.locator('.call-detail');
+    await until(() => detail.locator('.message.role-user').textContent()).toContain('Weather in Paris?');
+    expect(await detail.locator('.message.role-assistant .tool-call').textContent()).toContain('get_weather');
+    expect(await detail.locator('.message.role-assistant .tool-call').textContent()).toContain('Paris');
+    expect(await detail.locator('table.usage').textContent()).toContain('105');
+    await shot(page, '06-trace-otlp');
+    await page.close();
+  });
+
+  it('lists threads and opens one as its conversation, each turn linking to its trace', async () => {
+    const page = await newPage();
+    await signIn(page, member.key);
+    await page.getByRole('link', { name: P }).click();
+    await page.getByRole('link', { name: 'Threads' }).click();
+    const row = page.locator('table.threads tbody tr');
+    await until(() => row.count()).toBe(1);
+    const cells = await row.locator('td').allTextContents();
+    expect(cells[0]).toBe(seeded.threadId);
+    expect(cells[1]).toBe('3');
+    // Turns of 800, 1200 and 1600 ms: p50 1200 ms, as the API says.
+    const [thread] = await clientFor(api, member).jsonl('/threads/stream_query', { project_id: P });
+    expect(thread.p50_turn_duration_ms).toBe(1200);
+    expect(cells[2]).toBe('1.20 s');
+    await shot(page, '07-threads');
+    await row.first().click();
+    const turns = page.locator('.turn');
+    await until(() => turns.count()).toBe(3);
+    expect(await turns.evaluateAll((els) => els.map((e) => e.getAttribute('data-turn-id')))).toEqual(seeded.turnIds);
+    expect(await turns.nth(1).locator('.turn-in').textContent()).toContain('It is order 1234.');
+    expect(await turns.nth(1).locator('.turn-out').textContent()).toContain('Order 1234 ships tomorrow.');
+    await shot(page, '08-thread');
+    await turns.nth(1).getByRole('link', { name: /Open trace/ }).click();
+    await until(() => page.locator('.tree [role=treeitem][aria-selected=true]').getAttribute('data-call-id')).toBe(seeded.turnIds[1]);
+    await page.close();
+  });
+
+  it('draws analytics from aggregate queries: non-empty charts whose totals equal /calls/query_stats', async () => {
+    const page = await newPage();
+    await signIn(page, member.key);
+    await page.goto(weft.url + `/#/p/${P}/analytics`);
+    const stats = await clientFor(api, member).post('/calls/query_stats', { project_id: P });
+    const stat = (name: string) => page.locator(`.stat[data-stat="${name}"]`).getAttribute('data-value');
+    await until(() => stat('Calls')).toBe(String(stats.body.count));
+    expect(await page.locator('figure[data-chart="Calls and errors"]').getAttribute('data-total')).toBe(String(stats.body.count));
+    const agg = (await clientFor(api, member).post('/calls/aggregate', { project_id: P })).body;
+    expect(Number(await stat('Cost'))).toBeCloseTo(agg.totals.cost, 12);
+    expect(Number(await stat('Errors'))).toBe(1);
+    expect(Number(await page.locator('figure[data-chart="Cost per model"]').getAttribute('data-total'))).toBeCloseTo(agg.totals.cost, 12);
+    // Every chart drew something: its canvas has painted pixels.
+    // (Browser-side code: typed loosely, the test's TypeScript has no DOM library.)
+    const painted = await page.locator('figure.chart canvas').evaluateAll((els: any[]) =>
+      els.map((canvas) => {
+        const px: Uint8ClampedArray = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
+        let n = 0;
+        for (let i = 3; i < px.length; i += 4) if (px[i]! > 0) n++;
+        return n;
+      }),
+    );
+    expect(painted.length).toBe(6);
+    for (const n of painted) expect(n).toBeGreaterThan(500);
+    await shot(page, '09-analytics');
+    // A filter narrows it, in the URL, and the totals follow /calls/query_stats for it.
+    await page.getByRole('textbox', { name: 'Op' }).fill('openai.chat.completions.create');
+    await page.getByRole('textbox', { name: 'Op' }).press('Enter');
+    const chats = await clientFor(api, member).post('/calls/query_stats', { project_id: P, filter: { op_names: ['openai.chat.completions.create'] } });
+    await until(() => stat('Calls')).toBe(String(chats.body.count));
+    expect(page.url()).toContain('op=openai.chat.completions.create');
+    await page.close();
+  });
+
+  it('reads objects and a dataset page by page, and links to the calls that used it', async () => {
+    const page = await newPage();
+    await signIn(page, member.key);
+    await page.goto(weft.url + `/#/p/${P}/objects`);
+    const row = page.locator('table.objects tbody tr');
+    await until(() => row.count()).toBe(1);
+    expect(await row.first().textContent()).toContain('arith-qa');
+    await shot(page, '10-objects');
+    await row.first().click();
+    const dataRows = page.locator('table.rows tbody tr');
+    await until(() => dataRows.count()).toBe(25);
+    expect(await dataRows.first().textContent()).toContain('What is 0 + 0?');
+    await shot(page, '11-dataset');
+    await page.getByRole('button', { name: 'Next →' }).click();
+    await until(() => dataRows.count()).toBe(5);
+    expect(await dataRows.first().locator('td').first().textContent()).toBe('25');
+    expect(await page.getByRole('button', { name: 'Next →' }).isDisabled()).toBe(true);
+    await page.getByRole('link', { name: /Calls using this version/ }).click();
+    const calls = page.locator('.vt-body .call-row');
+    await until(() => calls.count()).toBe(1);
+    expect(await calls.first().locator('.col-op').textContent()).toBe('agent.run');
+    await page.close();
+  });
+
+  it('looks right at 1920 px too (no horizontal overflow in any view)', async () => {
+    for (const width of [1280, 1920]) {
+      const page = await newPage(width, 1000);
+      await signIn(page, member.key);
+      const views: [string, string][] = [
+        ['calls', `/#/p/${P}/calls`],
+        ['trace', `/#/p/${P}/trace/${seeded.traceId}?call=${seeded.chatId}`],
+        ['threads', `/#/p/${P}/threads`],
+        ['analytics', `/#/p/${P}/analytics`],
+        ['objects', `/#/p/${P}/objects/arith-qa`],
+      ];
+      for (const [name, path] of views) {
+        await page.goto(weft.url + path);
+        await page.locator('.content > *:not(.state)').first().waitFor();
+        await page.waitForLoadState('networkidle');
+        const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
+        expect(overflow, `${name} at ${width}px`).toBeLessThanOrEqual(0);
+        await shot(page, `w${width}-${name}`);
+      }
+      await page.close();
+    }
+  });
+});

@@ -8,7 +8,7 @@ import { callFilter, limit, projectId, query } from './common';
 
 export const projectsListReq = z.object({
   entity: z.string().min(1).optional().describe('only this entity\'s projects (default: every entity the key may use)'),
-  limit: limit.max(10_000).optional().describe('most projects returned, most recently active first (default 1000)'),
+  limit: limit.max(10_000).optional().describe('most projects returned, most recently active first (absent or 0: 1000)'),
 });
 export type ProjectsListReq = z.infer<typeof projectsListReq>;
 

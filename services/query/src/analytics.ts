@@ -26,7 +26,7 @@ export async function listProjects(store: Store, caller: Caller, req: ProjectsLi
     UNION ALL
     SELECT project_id, 0 AS calls, uniqExact(kind, object_id, digest) AS objects, toUnixTimestamp64Micro(max(created_at)) AS last
     FROM object_versions WHERE ${scope} GROUP BY project_id
-  ) GROUP BY project_id ORDER BY last_us DESC, project_id LIMIT ${p.int(req.limit ?? DEFAULT_PROJECTS_LIMIT)}`;
+  ) GROUP BY project_id ORDER BY last_us DESC, project_id LIMIT ${p.int(req.limit || DEFAULT_PROJECTS_LIMIT)}`;
   const rs = await store.client.query({ query: sql, query_params: p.values, format: 'JSONEachRow' });
   const rows = await rs.json<{ project_id: string; call_count: string | number; object_count: string | number; last_us: string | number }>();
   return {

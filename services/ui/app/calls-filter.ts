@@ -15,9 +15,11 @@ export interface CallsFilter {
   /** A raw `$expr` (JSON), and-ed with the rest. */
   expr?: string;
   roots?: string;
+  /** Calls taking this object ref as input. */
+  ref?: string;
 }
 
-export const FILTER_KEYS = ['op', 'status', 'from', 'to', 'trace', 'thread', 'q', 'expr', 'roots'] as const;
+export const FILTER_KEYS = ['op', 'status', 'from', 'to', 'trace', 'thread', 'q', 'expr', 'roots', 'ref'] as const;
 
 export function filterFromParams(params: URLSearchParams): CallsFilter {
   const f: CallsFilter = {};
@@ -45,6 +47,7 @@ export function callsQueryBody(f: CallsFilter): { filter?: Record<string, unknow
   if (f.trace) filter.trace_ids = [f.trace.trim()];
   if (f.thread) filter.thread_ids = [f.thread.trim()];
   if (f.roots === '1') filter.trace_roots_only = true;
+  if (f.ref) filter.input_refs = [f.ref];
   const and: Record<string, unknown>[] = [];
   if (f.status) and.push({ $eq: [field('summary.weave.status'), lit(f.status)] });
   if (f.from) and.push({ $gte: [field('started_at'), lit(toIso(f.from))] });

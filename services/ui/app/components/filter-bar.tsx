@@ -62,6 +62,12 @@ export function FilterBar({ value, onApply, fields = FILTER_KEYS }: { value: Cal
           $expr
         </button>
       ) : null}
+      {draft.ref ? (
+        <span class="chip" title={draft.ref}>
+          uses <code>{draft.ref.replace(/^weave:\/\/\/[^/]+\/[^/]+\//, '')}</code>
+          <button type="button" class="link" aria-label="Remove the ref filter" onClick={() => onApply({ ...draft, ref: undefined })}>✕</button>
+        </span>
+      ) : null}
       <button type="submit" class="primary">Apply</button>
       <button type="button" onClick={() => onApply({})}>Clear</button>
       {showExpr && has('expr') ? (

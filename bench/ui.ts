@@ -11,13 +11,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogger, loadConfig } from '@weft/core';
 import { createWeft } from '../services/all-in-one/src/app';
-import { launchBrowser } from '../test/helpers/browser';
+import { HARNESS_API_KEY, launchBrowser } from '@weft/harness';
 import { loadBenchCalls } from './query-data';
 
 const N = Number(process.env.BENCH_CALLS ?? 1_000_000);
 const RUNS = Number(process.env.BENCH_RUNS ?? 5);
 const P = 'bench/main';
-const KEY = 'bench-ui-key';
+const KEY = HARNESS_API_KEY;
 const dataDir = process.env.BENCH_DATA_DIR ?? mkdtempSync(join(tmpdir(), 'weft-bench-ui-'));
 
 const config = loadConfig({ ...process.env, WEFT_DATA_DIR: dataDir, LOG_LEVEL: 'warn', PORT: '0', HOST: '127.0.0.1', WEFT_BOOTSTRAP_API_KEY: KEY });

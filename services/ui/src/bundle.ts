@@ -1,4 +1,6 @@
+import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
+import { basename } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 
@@ -6,20 +8,23 @@ import { build } from 'esbuild';
 export const APP_DIR = fileURLToPath(new URL('../app/', import.meta.url));
 
 export interface UiAssets {
-  js: string;
-  css: string;
-  /** Content hash of js+css: the asset URLs carry it, so browsers may cache them for good. */
-  version: string;
+  /** File name → content: the entry script, its lazily loaded chunks, the stylesheet. */
+  files: Map<string, { body: string; type: string }>;
+  entry: string;
+  stylesheet: string;
 }
 
 /**
  * Bundles the UI from its sources with esbuild (Preact, Chart.js: all from node_modules, no CDN),
- * in memory. About a second, once per process: there is no build step before `npm start`.
+ * in memory. About a second, once per process: there is no build step before `npm start`. Views
+ * that need a heavy library (the charts) load it as a separate chunk, so the first page does not
+ * wait for it. Every file name carries a content hash: browsers may cache them for good.
  */
 export async function bundleUi(opts: { minify?: boolean } = {}): Promise<UiAssets> {
   const result = await build({
     entryPoints: [`${APP_DIR}main.tsx`],
     bundle: true,
+    splitting: true,
     write: false,
     format: 'esm',
     target: 'es2022',
@@ -30,10 +35,18 @@ export async function bundleUi(opts: { minify?: boolean } = {}): Promise<UiAsset
     legalComments: 'none',
     logLevel: 'silent',
     outdir: '/ui',
+    entryNames: 'app-[hash]',
+    chunkNames: 'chunk-[hash]',
   });
-  const js = result.outputFiles.find((f) => f.path.endsWith('.js'))!.text;
+  const files = new Map<string, { body: string; type: string }>();
+  let entry = '';
+  for (const f of result.outputFiles) {
+    const name = basename(f.path);
+    files.set(name, { body: f.text, type: 'text/javascript; charset=utf-8' });
+    if (name.startsWith('app-')) entry = name;
+  }
   const css = await readFile(`${APP_DIR}style.css`, 'utf8');
-  const { createHash } = await import('node:crypto');
-  const version = createHash('sha256').update(js).update(css).digest('hex').slice(0, 12);
-  return { js, css, version };
+  const stylesheet = `style-${createHash('sha256').update(css).digest('hex').slice(0, 10)}.css`;
+  files.set(stylesheet, { body: css, type: 'text/css; charset=utf-8' });
+  return { files, entry, stylesheet };
 }

@@ -5,8 +5,8 @@ import { bundleUi, type UiAssets } from './bundle';
 export const UI_PATHS = { index: '/', assets: '/ui/' } as const;
 
 /**
- * The web UI: `/` is the page, `/ui/app.<version>.js|css` its assets, bundled on first request
- * and kept in memory. The page talks only to the HTTP API, with the key the user signs in with.
+ * The web UI: `/` is the page, `/ui/<file>` its script chunks and stylesheet (names with a content
+ * hash), bundled on first request and kept in memory. The page talks only to the HTTP API, with the key the user signs in with.
  */
 export async function uiRoutes(app: FastifyInstance): Promise<void> {
   let assets: Promise<UiAssets> | null = null;
@@ -20,31 +20,30 @@ export async function uiRoutes(app: FastifyInstance): Promise<void> {
   app.get(UI_PATHS.index, async (_req, reply) => {
     const a = await get();
     reply.header('content-type', 'text/html; charset=utf-8').header('cache-control', 'no-cache');
-    return page(a.version);
+    return page(a.entry, a.stylesheet);
   });
   app.get(`${UI_PATHS.assets}:file`, async (req, reply) => {
     const a = await get();
     const file = (req.params as { file: string }).file;
-    const immutable = 'public, max-age=31536000, immutable';
-    if (file === `app.${a.version}.js`) return reply.header('content-type', 'text/javascript; charset=utf-8').header('cache-control', immutable).send(a.js);
-    if (file === `app.${a.version}.css`) return reply.header('content-type', 'text/css; charset=utf-8').header('cache-control', immutable).send(a.css);
+    const asset = a.files.get(file);
+    if (asset) return reply.header('content-type', asset.type).header('cache-control', 'public, max-age=31536000, immutable').send(asset.body);
     return reply.code(404).send({ status: 404, reason: `no such UI asset: ${file}` });
   });
 }
 
-function page(version: string): string {
+function page(entry: string, stylesheet: string): string {
   return `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>weft</title>
-<link rel="stylesheet" href="/ui/app.${version}.css">
+<link rel="stylesheet" href="/ui/${stylesheet}">
 </head>
 <body>
 <div id="app"><p class="boot">Loading weft…</p></div>
 <noscript>The weft UI needs JavaScript.</noscript>
-<script type="module" src="/ui/app.${version}.js"></script>
+<script type="module" src="/ui/${entry}"></script>
 </body>
 </html>
 `;

@@ -1,4 +1,5 @@
 import { useEffect, useRef } from 'preact/hooks';
+import { PALETTE } from './palette';
 import { BarController, BarElement, CategoryScale, Chart, Filler, Legend, LinearScale, LineController, LineElement, PointElement, Tooltip, type ChartConfiguration } from 'chart.js';
 
 // Only the parts used here are bundled (Chart.js is tree-shakable).
@@ -7,7 +8,6 @@ Chart.defaults.font.family = getComputedStyle(document.documentElement).fontFami
 Chart.defaults.font.size = 11.5;
 Chart.defaults.color = '#6b7385';
 
-export const PALETTE = ['#2f5bea', '#c62f3a', '#1f8a4c', '#b7791f', '#7a3e9d', '#0e7490', '#be185d', '#4d7c0f'];
 
 export interface Series {
   label: string;

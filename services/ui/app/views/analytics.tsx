@@ -1,12 +1,14 @@
 import { post } from '../api';
 import { callsQueryBody, filterFromParams, type CallsFilter } from '../calls-filter';
-import { ChartView, PALETTE } from '../components/chart';
+import { PALETTE } from '../components/palette';
 import { FilterBar } from '../components/filter-bar';
 import { Layout } from '../components/layout';
 import { Empty, ErrorBox, Loading } from '../components/states';
 import { fmtCost, fmtInt, fmtMs, opLabel } from '../format';
 import { navigate, projectHref, type Route } from '../route';
 import type { Aggregate } from '../types';
+
+type ChartViewType = typeof import('../components/chart').ChartView;
 import { useAsync } from '../use-async';
 
 /** A bucket start as an axis label: time of day when all buckets are within one day, else the date too. */
@@ -50,11 +52,13 @@ export function AnalyticsView({ projectId, route }: { projectId: string; route: 
   );
 }
 
+/** Chart.js is a chunk of its own, loaded by this view only (the calls view never waits for it). */
+const loadCharts = () => import('../components/chart');
+
 function Charts({ data }: { data: Aggregate }) {
+  const charts = useAsync(() => loadCharts(), []);
   const t = data.totals;
   const labels = bucketLabels(data.series.map((s) => s.start), data.bucket_seconds);
-  const ops = data.by_op.slice(0, 12);
-  const models = data.by_model;
   return (
     <div class="analytics">
       <div class="totals" aria-label="Totals">
@@ -66,16 +70,8 @@ function Charts({ data }: { data: Aggregate }) {
         <Stat name="Cost" value={fmtCost(t.cost)} raw={t.cost} />
       </div>
       <p class="muted bucket-note">Buckets of {bucketName(data.bucket_seconds)}.</p>
-      <div class="chart-grid">
-        <ChartView title="Calls and errors" type="bar" labels={labels} series={[{ label: 'calls', data: data.series.map((s) => s.calls - s.errors), color: PALETTE[0] }, { label: 'errors', data: data.series.map((s) => s.errors), color: PALETTE[1] }]} stacked />
-        <ChartView title="Latency p50 / p99" type="line" labels={labels} series={[{ label: 'p50', data: data.series.map((s) => s.p50_latency_ms) }, { label: 'p99', data: data.series.map((s) => s.p99_latency_ms), color: PALETTE[3] }]} format={(v) => fmtMs(v)} />
-        {models.length ? (
-          <ChartView title="Tokens per model" type="bar" labels={models.map((m) => m.model)} series={[{ label: 'prompt', data: models.map((m) => m.prompt_tokens) }, { label: 'completion', data: models.map((m) => m.completion_tokens), color: PALETTE[2] }]} stacked />
-        ) : null}
-        {models.length ? <ChartView title="Cost per model" type="bar" labels={models.map((m) => m.model)} series={[{ label: 'cost (USD)', data: models.map((m) => m.cost), color: PALETTE[4] }]} format={fmtCost} /> : null}
-        <ChartView title="Calls per op" type="bar" labels={ops.map((o) => opLabel(o.op_name))} series={[{ label: 'calls', data: ops.map((o) => o.calls - o.errors) }, { label: 'errors', data: ops.map((o) => o.errors), color: PALETTE[1] }]} stacked />
-        <ChartView title="Cost per op" type="bar" labels={ops.map((o) => opLabel(o.op_name))} series={[{ label: 'cost (USD)', data: ops.map((o) => o.cost), color: PALETTE[5] }]} format={fmtCost} />
-      </div>
+      {charts.error ? <ErrorBox error={charts.error} /> : null}
+      {charts.data ? <ChartGrid ChartView={charts.data.ChartView} data={data} labels={labels} /> : <Loading what="charts" />}
       <table class="grid compact by-op">
         <thead>
           <tr>
@@ -112,6 +108,23 @@ function Stat({ name, value, raw, note }: { name: string; value: string; raw: nu
       <div class="stat-name">{name}</div>
       <div class="stat-value">{value}</div>
       {note ? <div class="stat-note">{note}</div> : null}
+    </div>
+  );
+}
+
+function ChartGrid({ ChartView, data, labels }: { ChartView: ChartViewType; data: Aggregate; labels: string[] }) {
+  const ops = data.by_op.slice(0, 12);
+  const models = data.by_model;
+  return (
+    <div class="chart-grid">
+      <ChartView title="Calls and errors" type="bar" labels={labels} series={[{ label: 'calls', data: data.series.map((s) => s.calls - s.errors), color: PALETTE[0] }, { label: 'errors', data: data.series.map((s) => s.errors), color: PALETTE[1] }]} stacked />
+      <ChartView title="Latency p50 / p99" type="line" labels={labels} series={[{ label: 'p50', data: data.series.map((s) => s.p50_latency_ms) }, { label: 'p99', data: data.series.map((s) => s.p99_latency_ms), color: PALETTE[3] }]} format={(v) => fmtMs(v)} />
+      {models.length ? (
+        <ChartView title="Tokens per model" type="bar" labels={models.map((m) => m.model)} series={[{ label: 'prompt', data: models.map((m) => m.prompt_tokens) }, { label: 'completion', data: models.map((m) => m.completion_tokens), color: PALETTE[2] }]} stacked />
+      ) : null}
+      {models.length ? <ChartView title="Cost per model" type="bar" labels={models.map((m) => m.model)} series={[{ label: 'cost (USD)', data: models.map((m) => m.cost), color: PALETTE[4] }]} format={fmtCost} /> : null}
+      <ChartView title="Calls per op" type="bar" labels={ops.map((o) => opLabel(o.op_name))} series={[{ label: 'calls', data: ops.map((o) => o.calls - o.errors) }, { label: 'errors', data: ops.map((o) => o.errors), color: PALETTE[1] }]} stacked />
+      <ChartView title="Cost per op" type="bar" labels={ops.map((o) => opLabel(o.op_name))} series={[{ label: 'cost (USD)', data: ops.map((o) => o.cost), color: PALETTE[5] }]} format={fmtCost} />
     </div>
   );
 }

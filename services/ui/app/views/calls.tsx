@@ -90,10 +90,13 @@ function CallsTable({ projectId, filter, sort, onSort }: { projectId: string; fi
   const scroller = useRef<HTMLDivElement>(null);
 
   useEffect(() => () => abort.current.abort(), []);
-  useEffect(() => {
-    if (body instanceof FilterError) return;
+  const countAsked = useRef(false);
+  /** The total is asked once the first page is in: on a big project the count takes longer, and must not delay the rows. */
+  const askCount = () => {
+    if (countAsked.current || body instanceof FilterError) return;
+    countAsked.current = true;
     post<{ count: number }>('/calls/query_stats', body, abort.current.signal).then((r) => setCount(r.count), (e) => e.name !== 'AbortError' && setError(e));
-  }, []);
+  };
 
   const loadPage = (page: number) => {
     if (body instanceof FilterError || pages.current.has(page)) return;
@@ -105,7 +108,7 @@ function CallsTable({ projectId, filter, sort, onSort }: { projectId: string; fi
     ).then(
       (rows) => {
         pages.current.set(page, rows);
-        if (page === 0) performance.mark('weft:calls-first-page');
+        if (page === 0) askCount();
         rerender();
       },
       (e) => {

@@ -62,7 +62,7 @@ try {
     for (let i = 0; i < 10; i++) await page.keyboard.press('PageDown');
     await page.locator('.vt-body .call-row.active').waitFor({ timeout: 60_000 });
     const t1 = performance.now();
-    await page.locator('.vt-body').evaluate('(el) => { el.scrollTop = el.scrollHeight / 2; }');
+    await page.locator('.vt-body').evaluate((el: any) => { el.scrollTop = el.scrollHeight / 2; });
     const middle = Math.floor(N / 2 / 100) * 100;
     await page.locator(`.vt-body .call-row[aria-rowindex="${middle + 20}"]`).waitFor({ timeout: 120_000 }).catch(() => undefined);
     await page.locator('.vt-body .placeholder').first().waitFor({ state: 'detached', timeout: 120_000 });

@@ -49,6 +49,9 @@ async function signIn(page: Page, key: string): Promise<void> {
 }
 
 /** Waits for a condition the page reaches asynchronously (generous: the machine is shared). */
+/** Browser tests load pages on a shared 2-core machine: generous time per test. */
+const UI_TEST_MS = 240_000;
+
 const until = <T,>(fn: () => Promise<T> | T) => expect.poll(fn, { timeout: 20_000, interval: 100 });
 
 const shot = (page: Page, name: string) => page.screenshot({ path: join(ARTIFACTS_DIR, `${name}.png`) });
@@ -115,7 +118,7 @@ describe('the web UI in Chromium', () => {
     expect([...origins]).toEqual([new URL(weft.url).origin]);
     await shot(page, '01-signin');
     await page.close();
-  });
+  }, UI_TEST_MS);
 
   it('refuses a bad key with the server\'s reason, then signs in and lists the projects', async () => {
     const page = await newPage();
@@ -132,7 +135,7 @@ describe('the web UI in Chromium', () => {
     expect(page.url()).not.toContain(member.key);
     await shot(page, '02-projects');
     await page.close();
-  });
+  }, UI_TEST_MS);
 
   it('shows the calls table, sorts on the server, keeps filters in the URL', async () => {
     const page = await newPage();
@@ -164,10 +167,46 @@ describe('the web UI in Chromium', () => {
     await page.goto(weft.url + `/#/p/${P}/calls?expr=${encodeURIComponent('{"$regex": ["a"]}')}`);
     await until(() => page.getByRole('alert').textContent()).toContain('$regex');
     await page.close();
-  });
+  }, UI_TEST_MS);
 });
 
 describe('the web UI views', () => {
+  it('pages the calls table as it scrolls: rows in the DOM stay few, later pages continue from the row before', async () => {
+    const many = 'uiteam/many';
+    const t0 = Date.now() - 3_600_000;
+    const batch = Array.from({ length: 250 }, (_, i) => {
+      const at = new Date(t0 + Math.floor(i / 2) * 1000).toISOString(); // pairs share a start: ties broken by id
+      return { mode: 'start', req: { start: { project_id: many, id: `m-${String(i).padStart(4, '0')}`, op_name: `op-${i % 5}`, started_at: at, inputs: { i }, attributes: {} } } };
+    });
+    expect((await clientFor(api, member).post('/call/upsert_batch', { batch })).status).toBe(200);
+    const page = await newPage();
+    const bodies: { offset?: number; query?: unknown }[] = [];
+    page.on('request', (r) => r.url().endsWith('/calls/stream_query') && bodies.push(JSON.parse(r.postData() ?? '{}')));
+    await signIn(page, member.key);
+    await page.goto(weft.url + `/#/p/${many}/calls`);
+    await until(() => page.locator('.table-meta').textContent()).toContain('250 calls');
+    const body = page.locator('.vt-body');
+    const seen = new Set<string>();
+    for (let i = 0; i < 40; i++) {
+      for (const id of await page.locator('.vt-body .call-row').evaluateAll((els) => els.map((e) => e.getAttribute('data-call-id')!))) seen.add(id);
+      expect(await page.locator('.vt-body .vt-row').count()).toBeLessThan(100);
+      await body.evaluate((el: any) => { el.scrollTop += 300; });
+      await page.waitForTimeout(150);
+      await until(() => page.locator('.vt-body .placeholder').count()).toBe(0);
+    }
+    for (const id of await page.locator('.vt-body .call-row').evaluateAll((els) => els.map((e) => e.getAttribute('data-call-id')!))) seen.add(id);
+    // Every call once, in the server's order (newest first, ties by id).
+    const expected = (await clientFor(api, member).jsonl('/calls/stream_query', { project_id: many, sort_by: [{ field: 'started_at', direction: 'desc' }], columns: ['id'] })).map((c) => c.id);
+    expect([...seen]).toEqual(expected);
+    // Three pages of ≤ 100: the first by offset 0, the next two after the last row of the one before.
+    expect(bodies.length).toBe(3);
+    expect(bodies.map((b) => b.offset)).toEqual([0, 0, 0]);
+    expect(bodies[0]!.query).toBeUndefined();
+    expect(JSON.stringify(bodies[1]!.query)).toContain(expected[99]);
+    expect(JSON.stringify(bodies[2]!.query)).toContain(expected[199]);
+    await page.close();
+  }, UI_TEST_MS);
+
   it('opens a trace: tree structure, waterfall order, errors marked, detail pane with conversation, usage, refs, feedback', async () => {
     const page = await newPage();
     await signIn(page, member.key);
@@ -215,7 +254,7 @@ describe('the web UI views', () => {
     await detail.locator('.ref-link').first().click();
     await until(() => page.locator('.object-head h2').textContent()).toContain('arith-qa');
     await page.close();
-  });
+  }, UI_TEST_MS);
 
   it('shows an OTLP trace as well: GenAI messages and tool calls', async () => {
     const page = await newPage();
@@ -232,7 +271,7 @@ describe('the web UI views', () => {
     expect(await detail.locator('table.usage').textContent()).toContain('105');
     await shot(page, '06-trace-otlp');
     await page.close();
-  });
+  }, UI_TEST_MS);
 
   it('lists threads and opens one as its conversation, each turn linking to its trace', async () => {
     const page = await newPage();
@@ -259,7 +298,7 @@ describe('the web UI views', () => {
     await turns.nth(1).getByRole('link', { name: /Open trace/ }).click();
     await until(() => page.locator('.tree [role=treeitem][aria-selected=true]').getAttribute('data-call-id')).toBe(seeded.turnIds[1]);
     await page.close();
-  });
+  }, UI_TEST_MS);
 
   it('draws analytics from aggregate queries: non-empty charts whose totals equal /calls/query_stats', async () => {
     const page = await newPage();
@@ -293,7 +332,7 @@ describe('the web UI views', () => {
     await until(() => stat('Calls')).toBe(String(chats.body.count));
     expect(page.url()).toContain('op=openai.chat.completions.create');
     await page.close();
-  });
+  }, UI_TEST_MS);
 
   it('reads objects and a dataset page by page, and links to the calls that used it', async () => {
     const page = await newPage();
@@ -317,22 +356,24 @@ describe('the web UI views', () => {
     await until(() => calls.count()).toBe(1);
     expect(await calls.first().locator('.col-op').textContent()).toBe('agent.run');
     await page.close();
-  });
+  }, UI_TEST_MS);
 
   it('looks right at 1920 px too (no horizontal overflow in any view)', async () => {
     for (const width of [1280, 1920]) {
       const page = await newPage(width, 1000);
       await signIn(page, member.key);
-      const views: [string, string][] = [
-        ['calls', `/#/p/${P}/calls`],
-        ['trace', `/#/p/${P}/trace/${seeded.traceId}?call=${seeded.chatId}`],
-        ['threads', `/#/p/${P}/threads`],
-        ['analytics', `/#/p/${P}/analytics`],
-        ['objects', `/#/p/${P}/objects/arith-qa`],
+      // Each view with what shows it is loaded.
+      const views: [string, string, string][] = [
+        ['calls', `/#/p/${P}/calls`, '.call-row'],
+        ['trace', `/#/p/${P}/trace/${seeded.traceId}?call=${seeded.chatId}`, '.message.role-assistant'],
+        ['threads', `/#/p/${P}/threads`, 'table.threads tbody tr'],
+        ['thread', `/#/p/${P}/threads/${seeded.threadId}`, '.turn'],
+        ['analytics', `/#/p/${P}/analytics`, 'figure.chart canvas'],
+        ['objects', `/#/p/${P}/objects/arith-qa`, 'table.rows tbody tr'],
       ];
-      for (const [name, path] of views) {
+      for (const [name, path, ready] of views) {
         await page.goto(weft.url + path);
-        await page.locator('.content > *:not(.state)').first().waitFor();
+        await page.locator(ready).first().waitFor();
         await page.waitForLoadState('networkidle');
         const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
         expect(overflow, `${name} at ${width}px`).toBeLessThanOrEqual(0);
@@ -340,5 +381,5 @@ describe('the web UI views', () => {
       }
       await page.close();
     }
-  });
+  }, UI_TEST_MS);
 });

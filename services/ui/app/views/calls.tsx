@@ -3,7 +3,7 @@ import { post, postJsonl } from '../api';
 import { callsQueryBody, filterFromParams, FilterError, type CallsFilter } from '../calls-filter';
 import { FilterBar } from '../components/filter-bar';
 import { Layout } from '../components/layout';
-import { Empty, ErrorBox } from '../components/states';
+import { Empty, ErrorBox, Loading } from '../components/states';
 import { callCost, callStatus, callTokens, fmtCost, fmtInt, fmtMs, fmtTime, latencyMs, opLabel } from '../format';
 import { navigate, projectHref, type Route } from '../route';
 import type { Call } from '../types';
@@ -13,6 +13,8 @@ export const PAGE_ROWS = 100;
 const ROW_PX = 34;
 /** Rows rendered above and below the visible ones. */
 const OVERSCAN = 12;
+/** Scrolling must pause this long before the pages in view are fetched. */
+const SCROLL_SETTLE_MS = 120;
 
 interface Column {
   id: string;
@@ -98,14 +100,34 @@ function CallsTable({ projectId, filter, sort, onSort }: { projectId: string; fi
     post<{ count: number }>('/calls/query_stats', body, abort.current.signal).then((r) => setCount(r.count), (e) => e.name !== 'AbortError' && setError(e));
   };
 
+  /**
+   * The request for one page. Sorted by start (the default), a page that follows a loaded one
+   * continues after its last row (a keyset condition in `$expr`: the server takes a top-N from
+   * there, however deep); other pages use `offset`, which the server pays for in rows skipped.
+   */
+  const pageRequest = (page: number, base: Exclude<typeof body, FilterError>) => {
+    const prev = pages.current.get(page - 1);
+    const req = { ...base, sort_by: [sort], limit: PAGE_ROWS, include_costs: true, columns: WANTED };
+    if (sort.field === 'started_at' && Array.isArray(prev) && prev.length === PAGE_ROWS) {
+      const last = prev[PAGE_ROWS - 1]!;
+      const started = { $getField: 'started_at' };
+      // The server orders ties by id ascending, whatever the direction.
+      const after = {
+        $or: [
+          { [sort.direction === 'desc' ? '$lt' : '$gt']: [started, { $literal: last.started_at }] },
+          { $and: [{ $eq: [started, { $literal: last.started_at }] }, { $gt: [{ $getField: 'id' }, { $literal: last.id }] }] },
+        ],
+      };
+      const query = base.query ? { $expr: { $and: [base.query.$expr, after] } } : { $expr: after };
+      return { ...req, query, offset: 0 };
+    }
+    return { ...req, offset: page * PAGE_ROWS };
+  };
+
   const loadPage = (page: number) => {
     if (body instanceof FilterError || pages.current.has(page)) return;
     pages.current.set(page, 'loading');
-    postJsonl<Call>(
-      '/calls/stream_query',
-      { ...body, sort_by: [sort], limit: PAGE_ROWS, offset: page * PAGE_ROWS, include_costs: true, columns: WANTED },
-      abort.current.signal,
-    ).then(
+    postJsonl<Call>('/calls/stream_query', pageRequest(page, body), abort.current.signal).then(
       (rows) => {
         pages.current.set(page, rows);
         if (page === 0) askCount();
@@ -132,10 +154,17 @@ function CallsTable({ projectId, filter, sort, onSort }: { projectId: string; fi
   const first = Math.max(0, Math.floor(view.top / ROW_PX) - OVERSCAN);
   const last = Math.min(total, Math.ceil((view.top + view.height) / ROW_PX) + OVERSCAN);
 
+  // Pages in view are fetched once scrolling pauses (a drag of the scrollbar across the whole
+  // table asks for nothing on the way), in order, so each can continue from the one before.
   useEffect(() => {
     const wantFirst = Math.floor(first / PAGE_ROWS);
     const wantLast = Math.max(wantFirst, Math.floor(Math.max(first, last - 1) / PAGE_ROWS));
-    for (let p = wantFirst; p <= wantLast; p++) loadPage(p);
+    const missing: number[] = [];
+    // A page whose predecessor is on its way waits for it (then continues from its last row).
+    for (let p = wantFirst; p <= wantLast; p++) if (!pages.current.has(p) && pages.current.get(p - 1) !== 'loading') missing.push(p);
+    if (missing.length === 0) return;
+    const timer = setTimeout(() => missing.forEach(loadPage), pages.current.size === 0 ? 0 : SCROLL_SETTLE_MS);
+    return () => clearTimeout(timer);
   });
 
   useEffect(() => {
@@ -201,6 +230,7 @@ function CallsTable({ projectId, filter, sort, onSort }: { projectId: string; fi
             </div>
           ))}
         </div>
+        {firstPage === undefined || firstPage === 'loading' ? <Loading what="calls" /> : null}
         {empty ? (
           <Empty title="No calls match">
             <p>

@@ -7,3 +7,4 @@ export * from './validate';
 export * from './openapi';
 export * from './extra-endpoints';
 export * from './analytics';
+export * from './reference-requests';

@@ -11,7 +11,7 @@ import {
   type TopicMessages,
 } from 'kafkajs';
 import { metrics, type Logger } from '@weft/core';
-import type { BatchHandler, Bus, Subscription } from './bus';
+import type { BatchHandler, Bus, BusPressure, Subscription } from './bus';
 import { BusUnavailableError } from './bus';
 import { UndecodableMessageError, type EnvelopeCodec } from './codec';
 import { publishWithDeadline, type Settleable } from './deadline';
@@ -55,6 +55,10 @@ export interface KafkaBusOptions<T> {
    * error is retried without committing, so nothing is skipped while the store is down.
    */
   isPermanentError: (e: unknown) => boolean;
+  /** How often the brokers are probed (a metadata request) to know whether Kafka is down; 0 = never. */
+  probeIntervalMs?: number;
+  /** A probe not answered within this many ms counts as a failure (health and readiness never hang). */
+  probeTimeoutMs?: number;
   log: Logger;
 }
 
@@ -93,6 +97,12 @@ export class KafkaBus<T> implements Bus<T> {
   private producerConnected: Promise<void> | null = null;
   private readonly subscriptions = new Set<Subscription>();
   private closed = false;
+  /** Set while the last probe of the brokers failed: publishes are refused at once. */
+  private down: string | null = null;
+  private probing: Promise<Record<string, unknown>> | null = null;
+  private probeTimer: NodeJS.Timeout | null = null;
+  /** A client with no retries for probes only: the main one retries for ever, which would hang them. */
+  private readonly probeAdmin;
 
   constructor(private readonly opts: KafkaBusOptions<T>) {
     const log = opts.log.child({ component: 'kafka' });
@@ -115,6 +125,15 @@ export class KafkaBus<T> implements Bus<T> {
       retry,
       createPartitioner: Partitioners.DefaultPartitioner,
     });
+    const probeTimeout = opts.probeTimeoutMs ?? 1_500;
+    this.probeAdmin = new Kafka({
+      clientId: `${opts.clientId}-probe`,
+      brokers: opts.brokers,
+      connectionTimeout: probeTimeout,
+      requestTimeout: probeTimeout,
+      retry: { retries: 0 },
+      logLevel: KafkaLogLevel.NOTHING,
+    }).admin({ retry: { retries: 0 } });
   }
 
   /** Connects and ensures the topics exist (idempotent: existing topics are left untouched). */
@@ -136,6 +155,11 @@ export class KafkaBus<T> implements Bus<T> {
       await admin.disconnect();
     }
     await this.connectProducer();
+    const every = this.opts.probeIntervalMs ?? 1_000;
+    if (every > 0) {
+      this.probeTimer = setInterval(() => void this.probe().catch(() => undefined), every);
+      this.probeTimer.unref();
+    }
   }
 
   /** The Kafka topic behind a bus topic name. */
@@ -143,27 +167,75 @@ export class KafkaBus<T> implements Bus<T> {
     return this.opts.topicPrefix + topic;
   }
 
-  /** For /health: the brokers answer metadata requests. */
-  async health(): Promise<Record<string, unknown>> {
-    const admin = this.kafka.admin();
-    await admin.connect();
-    try {
-      const cluster = await admin.describeCluster();
+  /** For /ready: the brokers answer a metadata request within the probe timeout (never hangs). */
+  health(): Promise<Record<string, unknown>> {
+    return this.probe();
+  }
+
+  /**
+   * One metadata request on the no-retry client, bounded by the probe timeout; its outcome is
+   * the bus's "known down" state. Concurrent callers share the probe in flight.
+   */
+  private probe(): Promise<Record<string, unknown>> {
+    if (this.probing) return this.probing;
+    const timeoutMs = this.opts.probeTimeoutMs ?? 1_500;
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`brokers did not answer within ${timeoutMs} ms`)), timeoutMs);
+    });
+    const attempt = (async () => {
+      await this.probeAdmin.connect();
+      const cluster = await this.probeAdmin.describeCluster();
       return { bus: 'kafka', brokers: cluster.brokers.length };
-    } finally {
-      await admin.disconnect();
-    }
+    })();
+    this.probing = Promise.race([attempt, deadline])
+      .then(
+        (ok) => {
+          if (this.down) this.opts.log.info({ was: this.down }, 'kafka reachable again; accepting writes');
+          this.down = null;
+          return ok;
+        },
+        (e: unknown) => {
+          const reason = `kafka unreachable: ${(e as Error).message}`;
+          if (!this.down) this.opts.log.warn({ reason }, 'kafka down; refusing writes until it answers');
+          this.down = reason;
+          this.refuseQueued(reason);
+          // A stuck connection would keep later probes stuck: start the next one afresh.
+          void this.probeAdmin.disconnect().catch(() => undefined);
+          throw new Error(reason);
+        },
+      )
+      .finally(() => {
+        clearTimeout(timer);
+        this.probing = null;
+      });
+    attempt.catch(() => undefined);
+    return this.probing;
+  }
+
+  /** Publishes still queued (not handed to Kafka) get their 503 now: they were never sent, so never stored. */
+  private refuseQueued(reason: string): void {
+    const queued = this.queue.splice(0, this.queue.length);
+    for (const p of queued) p.reject(new BusUnavailableError(`${reason}; not stored`, 5));
+  }
+
+  pressure(): BusPressure {
+    return { pendingBytes: this.pendingBytes, maxPendingBytes: this.opts.maxPendingBytes, down: this.closed ? 'bus is shutting down' : this.down };
   }
 
   async publish(topic: string, messages: BusMessage<T>[]): Promise<void> {
     if (messages.length === 0) return;
     if (this.closed) throw new BusUnavailableError('bus is shutting down');
+    if (this.down) {
+      metrics.busRejected.inc({ reason: 'down' });
+      throw new BusUnavailableError(`${this.down}; not stored`, 5);
+    }
     const encoded = messages.map((m) => ({ key: m.key, value: this.opts.codec.encode(m.value) }));
     const bytes = encoded.reduce((n, m) => n + m.value.length + m.key.length, 0);
     const busy = this.pendingMessages > 0;
     if (busy && (this.pendingMessages + encoded.length > this.opts.maxPendingMessages || this.pendingBytes + bytes > this.opts.maxPendingBytes)) {
       metrics.busRejected.inc({ reason: 'overload' });
-      throw new BusUnavailableError(`ingest queue full (${this.pendingMessages} messages, ${this.pendingBytes} bytes in flight)`, 1);
+      throw new BusUnavailableError(`ingest queue full (${this.pendingMessages} messages, ${this.pendingBytes} bytes in flight); not stored`, 1);
     }
     const started = performance.now();
     this.pendingMessages += encoded.length;
@@ -179,7 +251,13 @@ export class KafkaBus<T> implements Bus<T> {
           const queued = this.queue.indexOf(p);
           if (queued >= 0) this.queue.splice(queued, 1);
           metrics.busRejected.inc({ reason: 'timeout' });
-          return new BusUnavailableError(`kafka did not acknowledge within ${this.opts.publishTimeoutMs} ms`, 5);
+          // Handed to Kafka already: the broker may still append it (the producer retries).
+          return new BusUnavailableError(
+            queued >= 0
+              ? `kafka did not acknowledge within ${this.opts.publishTimeoutMs} ms; not stored`
+              : `kafka did not acknowledge within ${this.opts.publishTimeoutMs} ms; the parts were sent and may still be stored`,
+            5,
+          );
         },
         (p) => {
           this.queue.push(p);
@@ -235,7 +313,7 @@ export class KafkaBus<T> implements Bus<T> {
       } catch (e) {
         this.opts.log.warn({ err: e }, 'kafka send failed');
         metrics.busRejected.inc({ reason: 'error' });
-        for (const p of group) p.reject(new BusUnavailableError(`kafka unavailable: ${(e as Error).message}`, 5));
+        for (const p of group) p.reject(new BusUnavailableError(`kafka unavailable: ${(e as Error).message} (the parts were sent and may still be stored)`, 5));
         // The client may be left disconnected: reconnect on the next send.
         this.producerConnected = null;
         await this.producer.disconnect().catch(() => undefined);
@@ -363,6 +441,8 @@ export class KafkaBus<T> implements Bus<T> {
 
   async close(): Promise<void> {
     this.closed = true;
+    if (this.probeTimer) clearInterval(this.probeTimer);
+    await this.probeAdmin.disconnect().catch(() => undefined);
     await Promise.all([...this.subscriptions].map((s) => s.stop()));
     while (this.sending) await this.sending;
     await this.producer.disconnect();

@@ -9,3 +9,6 @@ export * from './tenancy';
 export * from './extra-route';
 export * from './lossless';
 export * from './program';
+export * from './admission';
+export * from './timeouts';
+export * from './readiness';

@@ -39,7 +39,7 @@ export function addRoute<N extends EndpointName>(
   name: N,
   handler: RouteHandler<N>,
   extraPaths: string[] = [],
-  options: { mapError?: ErrorMapper } = {},
+  options: { mapError?: ErrorMapper; publishes?: boolean } = {},
 ): void {
   const spec: EndpointSpec = endpoints[name];
   const limits = app.weftLimits ?? defaultRequestLimits;
@@ -59,6 +59,10 @@ export function addRoute<N extends EndpointName>(
   };
   const config = {
     ...(options.mapError ? { mapError: options.mapError } : {}),
+    // Admission refuses these while the bus is full or down (admission.ts).
+    ...(options.publishes ? { publishes: true } : {}),
+    // Streams, and inference (bounded by the upstream's timeout), have no whole-request deadline (timeouts.ts).
+    ...(spec.stream !== undefined || spec.service === 'inference' ? { streaming: true } : {}),
     ...(limits.rateLimitMax > 0 ? { rateLimit: { max: limits.rateLimitMax, timeWindow: limits.rateLimitWindowMs } } : {}),
   };
   for (const path of [spec.path, ...extraPaths]) app.post(path, { onRequest: authenticate, config }, run);

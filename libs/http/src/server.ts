@@ -8,6 +8,9 @@ import { installErrorHandler } from './errors';
 import { parseJsonBody } from './json-body';
 import { mayHoldRefs } from './tenancy';
 import { defaultRequestLimits, type RequestLimits } from './limits';
+import { installAdmission } from './admission';
+import { installRequestTimeouts, serverTimeoutOptions } from './timeouts';
+import { readinessRoute, type ReadinessChecks } from './readiness';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -20,8 +23,8 @@ export interface HttpServerOptions {
   log: Logger;
   bodyLimitBytes: number;
   version: string;
-  /** Extra readiness check for /health (e.g. a ClickHouse ping). */
-  healthCheck?: () => Promise<Record<string, unknown>>;
+  /** The dependencies /ready checks, by name (e.g. `store`, `bus`), each under WEFT_READY_TIMEOUT_MS. */
+  readiness?: ReadinessChecks;
   /** Body, batch, string, depth, `limit`, query and rate limits; the configuration's defaults when absent. */
   limits?: RequestLimits;
 }
@@ -31,19 +34,24 @@ export interface HttpServerOptions {
  * handler, /health, /metrics, /openapi.json and /docs. Services add their routes as plugins.
  */
 export async function createHttpServer(opts: HttpServerOptions): Promise<FastifyInstance> {
+  const limits = opts.limits ?? defaultRequestLimits;
   const app = Fastify({
     loggerInstance: opts.log as FastifyBaseLogger,
     // One log line per request, written by the onResponse hook below.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: opts.bodyLimitBytes,
-    requestTimeout: 0,
+    // Headers and whole-request receipt deadlines (Node's own, checked every second).
+    ...serverTimeoutOptions(limits),
     keepAliveTimeout: 65_000,
     return503OnClosing: true,
   });
   installErrorHandler(app, opts.log);
 
-  const limits = opts.limits ?? defaultRequestLimits;
   app.decorate('weftLimits', limits);
+  // First hooks of every request: refuse what cannot be served before reading it; then the
+  // body-inactivity and whole-request deadlines.
+  installAdmission(app, limits);
+  installRequestTimeouts(app, limits, opts.log);
   // JSON only (anything else is 415), through our own parser: strict UTF-8, depth/size/number
   // checks, errors naming the field.
   app.removeAllContentTypeParsers();
@@ -75,19 +83,14 @@ export async function createHttpServer(opts: HttpServerOptions): Promise<Fastify
   await app.register(swaggerUi, { routePrefix: '/docs' });
   app.get('/openapi.json', async () => document);
 
-  app.get('/health', async (_req, reply) => {
-    try {
-      const extra = opts.healthCheck ? await opts.healthCheck() : {};
-      return { status: 'ok', ...extra };
-    } catch (e) {
-      return reply.code(503).send({ status: 503, reason: `unhealthy: ${(e as Error).message}` });
-    }
-  });
+  // Liveness: the process serves HTTP. Answers at once, whatever the dependencies do.
+  app.get('/health', { config: { probe: true } }, async () => ({ status: 'ok' }));
+  readinessRoute(app, opts.readiness ?? {}, limits.readyTimeoutMs);
   // The reference's SDK asks this at init.
   app.get('/server_info', async () => ({ min_required_weave_python_version: '0.0.1', trace_server_version: opts.version }));
 
   // Prometheus text format: every service exposes its own process's metrics.
-  app.get('/metrics', async (_req, reply) => {
+  app.get('/metrics', { config: { probe: true } }, async (_req, reply) => {
     reply.header('content-type', metricsRegistry.contentType);
     return metricsRegistry.metrics();
   });

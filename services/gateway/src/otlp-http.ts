@@ -41,7 +41,7 @@ export async function otlpHttpRoutes(app: FastifyInstance, deps: OtlpHttpDeps): 
     callers.set(request, await deps.auth.authenticate(authorization, schemeOf(authorization)));
   };
 
-  app.post(OTLP_TRACES_PATH, { onRequest: authenticate }, async (request, reply) => {
+  app.post(OTLP_TRACES_PATH, { onRequest: authenticate, config: { publishes: true } }, async (request, reply) => {
     const caller = callers.get(request)!;
     const protobuf = PROTOBUF_TYPES.includes(mediaType(request));
     const raw = await decompress(request.body as Buffer, request.headers['content-encoding'], deps.bodyLimitBytes);

@@ -65,7 +65,7 @@ export const configSchema = z.object({
 
   // --- Overload and timeouts (README "Overload, timeouts and health") ---
   /** Bytes of request bodies (by Content-Length) admitted and not yet answered; beyond, 503 before the body is read. */
-  WEFT_MAX_INFLIGHT_BODY_BYTES: int(64 * 1024 * 1024, 1024),
+  WEFT_MAX_INFLIGHT_BODY_BYTES: int(32 * 1024 * 1024, 1024),
   /** Requests admitted and not yet answered (probes and /metrics aside); beyond, 503 at once. */
   WEFT_MAX_INFLIGHT_REQUESTS: int(1024, 1),
   /** A request's headers must arrive within this many ms of its first byte (408 and close). */

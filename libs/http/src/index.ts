@@ -12,3 +12,4 @@ export * from './program';
 export * from './admission';
 export * from './timeouts';
 export * from './readiness';
+export * from './turns';

@@ -9,6 +9,7 @@ import { parseJsonBody } from './json-body';
 import { mayHoldRefs } from './tenancy';
 import { defaultRequestLimits, type RequestLimits } from './limits';
 import { installAdmission } from './admission';
+import { whenHeavyBodyTurn } from './turns';
 import { installRequestTimeouts, serverTimeoutOptions } from './timeouts';
 import { readinessRoute, type ReadinessChecks } from './readiness';
 
@@ -55,15 +56,17 @@ export async function createHttpServer(opts: HttpServerOptions): Promise<Fastify
   // JSON only (anything else is 415), through our own parser: strict UTF-8, depth/size/number
   // checks, errors naming the field.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (req, raw, done) => {
-    try {
-      const value = parseJsonBody(raw as Buffer, limits);
-      req.bodyMayHoldRefs = mayHoldRefs(raw as Buffer);
-      done(null, value);
-    } catch (e) {
-      done(e as Error, undefined);
-    }
-  });
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (req, raw, done) =>
+    whenHeavyBodyTurn((raw as Buffer).length, () => {
+      try {
+        const value = parseJsonBody(raw as Buffer, limits);
+        req.bodyMayHoldRefs = mayHoldRefs(raw as Buffer);
+        done(null, value);
+      } catch (e) {
+        done(e as Error, undefined);
+      }
+    }),
+  );
   // Per-key rate limits, switched on by each contract route (addRoute). The caller is known by
   // then (authentication runs onRequest), so the bucket is the API key, not the address.
   await app.register(rateLimit, {

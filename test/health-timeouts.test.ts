@@ -2,7 +2,7 @@ import { connect, type Socket } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import { basicAuth, Client } from './helpers/client';
 import { startKafkaBroker, type KafkaBroker } from './helpers/kafka-broker';
-import { percentile } from './helpers/overload';
+import { percentile } from '@weft/harness';
 import { eventually, pipeline, upsertBatch } from './helpers/pipeline';
 import { newDataDir, startWeft, type RunningWeft } from './helpers/server';
 

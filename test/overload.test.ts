@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { memoryOf, runLoad, type LoadOutcome } from './helpers/overload';
+import { memoryOf, runLoad, type LoadOutcome } from '@weft/harness';
 import { eventually, pipeline, queriedIds } from './helpers/pipeline';
 import { startWeft, type RunningWeft } from './helpers/server';
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { basicAuth } from './client';
+import { basicAuth, HARNESS_API_KEY } from './client';
 
 /**
  * A load generator for the overload tests and bench:overload: `clients` loops posting
@@ -80,7 +80,7 @@ export async function runLoad(o: LoadOptions): Promise<LoadOutcome> {
     errors: new Map(),
     bodyBytes: t.buf.length,
   };
-  const headers = { 'content-type': 'application/json', authorization: o.authorization ?? basicAuth('test-key') };
+  const headers = { 'content-type': 'application/json', authorization: o.authorization ?? basicAuth(HARNESS_API_KEY) };
   const count = (m: Map<string, number>, k: string) => m.set(k, (m.get(k) ?? 0) + 1);
   let seq = 0;
   const end = Date.now() + o.seconds * 1000;

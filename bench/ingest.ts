@@ -137,6 +137,15 @@ async function drive(label: string, gatewayUrl: string, queryUrl: string, cpuPid
     }
   };
   // The delay sampler: the newest acknowledged call, polled until a query sees it.
+  const sampleOne = async (sample: { id: string; at: number }) => {
+    for (;;) {
+      const r = await query.post('/calls/query_stats', { project_id: project, filter: { call_ids: [sample.id] } });
+      if (r.status === 200 && r.body.count === 1) break;
+      if (performance.now() - sample.at > 60_000) throw new Error(`${sample.id} not queryable after 60 s`);
+      await new Promise((ok) => setTimeout(ok, 10));
+    }
+    delays.push(performance.now() - sample.at);
+  };
   const sampler = async () => {
     while (Date.now() < deadline) {
       const sample = lastAcked as { id: string; at: number } | null;
@@ -144,21 +153,19 @@ async function drive(label: string, gatewayUrl: string, queryUrl: string, cpuPid
         await new Promise((ok) => setTimeout(ok, 20));
         continue;
       }
-      for (;;) {
-        const r = await query.post('/calls/query_stats', { project_id: project, filter: { call_ids: [sample.id] } });
-        if (r.status === 200 && r.body.count === 1) break;
-        if (performance.now() - sample.at > 60_000) throw new Error(`${sample.id} not queryable after 60 s`);
-        await new Promise((ok) => setTimeout(ok, 10));
-      }
-      delays.push(performance.now() - sample.at);
+      await sampleOne(sample);
       await new Promise((ok) => setTimeout(ok, 100));
     }
   };
   await Promise.all([...Array.from({ length: CLIENTS }, (_, c) => client(c)), sampler()]);
   const seconds = (performance.now() - started) / 1000;
   const driver = process.cpuUsage(driverAtStart);
+  const cpuMicros = cpuPids.map((pid, i) => processCpuMicros(pid) - cpuAtStart[i]!);
+  // A short run on a busy machine may end before the first sample: take one, after the clock.
+  const last = lastAcked as { id: string; at: number } | null;
+  if (delays.length === 0 && last) await sampleOne(last);
   return {
-    cpuMicros: cpuPids.map((pid, i) => processCpuMicros(pid) - cpuAtStart[i]!),
+    cpuMicros,
     driverCpuMicros: driver.user + driver.system,
     calls: acked,
     seconds,
@@ -209,7 +216,7 @@ async function clickHouseCeiling(rows: CallPartRow[], batch: number): Promise<{ 
   await migrate(store.client);
   const started = performance.now();
   const cpu = process.cpuUsage();
-  for (let i = 0; i < rows.length; i += batch) await insertCallParts(store.client, rows.slice(i, i + batch));
+  for (let i = 0; i < rows.length; i += batch) await insertCallParts(store, rows.slice(i, i + batch));
   const rate = rows.length / ((performance.now() - started) / 1000);
   const used = process.cpuUsage(cpu);
   await store.close();

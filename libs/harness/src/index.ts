@@ -7,3 +7,4 @@ export * from './kafka-broker';
 export * from './metrics';
 export * from './model-server';
 export * from './load';
+export * from './kafka-cluster';

@@ -95,7 +95,8 @@ function slowClient(port: number, head: string, trickle: { everyMs: number; byte
 
 describe('timeouts of every phase of a request', () => {
   it('closes slow-body and slow-header connections within their timeouts while normal requests keep their latency', async () => {
-    const timeouts = { WEFT_HEADERS_TIMEOUT_MS: '3000', WEFT_BODY_IDLE_TIMEOUT_MS: '2000', WEFT_REQUEST_TIMEOUT_MS: '6000' };
+    // Not shorter: on a loaded machine a normal client can pause a second or two between its headers and its body.
+    const timeouts = { WEFT_HEADERS_TIMEOUT_MS: '4000', WEFT_BODY_IDLE_TIMEOUT_MS: '3000', WEFT_REQUEST_TIMEOUT_MS: '8000' };
     const weft = await startWeft({ env: timeouts });
     running.push(weft);
     const api = new Client(weft.url);
@@ -113,7 +114,7 @@ describe('timeouts of every phase of a request', () => {
 
     const head = (length: number) =>
       `POST /call/upsert_batch HTTP/1.1\r\nHost: x\r\nAuthorization: ${basicAuth('test-key')}\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n\r\n{`;
-    // 25 bodies trickling a byte a second (never idle 2 s, so the whole-request deadline ends them),
+    // 25 bodies trickling a byte a second (never idle 3 s, so the whole-request deadline ends them),
     // 25 bodies that stall after their first byte, 10 requests whose headers never end.
     const trickling = Array.from({ length: 25 }, () => slowClient(weft.port, head(100_000), { everyMs: 1_000, byte: ' ' }));
     const stalled = Array.from({ length: 25 }, () => slowClient(weft.port, head(100_000), null));
@@ -125,12 +126,12 @@ describe('timeouts of every phase of a request', () => {
     const report = `normal p50 before ${before.toFixed(1)} ms, during ${during.toFixed(1)} ms; closed after (worst): trickling ${worst(t!).toFixed(0)} ms, stalled ${worst(s!).toFixed(0)} ms, slow headers ${worst(h!).toFixed(0)} ms`;
     console.log(report);
     // Deadlines plus Node's 1 s check interval, with headroom for a loaded machine.
-    expect(worst(s!), report).toBeLessThan(2_000 + 3_000);
-    expect(Math.min(...s!.map((x) => x.ms)), report).toBeGreaterThan(1_900);
+    expect(worst(s!), report).toBeLessThan(3_000 + 3_000);
+    expect(Math.min(...s!.map((x) => x.ms)), report).toBeGreaterThan(2_900);
     expect(s!.every((x) => x.reply.startsWith('HTTP/1.1 408')), report).toBe(true);
-    expect(worst(t!), report).toBeLessThan(6_000 + 4_000);
-    expect(Math.min(...t!.map((x) => x.ms)), report).toBeGreaterThan(5_900);
-    expect(worst(h!), report).toBeLessThan(3_000 + 4_000);
+    expect(worst(t!), report).toBeLessThan(8_000 + 4_000);
+    expect(Math.min(...t!.map((x) => x.ms)), report).toBeGreaterThan(7_900);
+    expect(worst(h!), report).toBeLessThan(4_000 + 4_000);
     // Normal requests kept their latency (generously: a shared machine).
     expect(during, report).toBeLessThan(Math.max(3 * before, before + 250));
     // What was cut was logged and counted.

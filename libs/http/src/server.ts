@@ -30,6 +30,11 @@ export interface HttpServerOptions {
   limits?: RequestLimits;
 }
 
+/** `/traces/<path>` → `/<path>` (the reference SDK's default trace-server URL under WANDB_BASE_URL). */
+export function stripTracesPrefix(url: string): string {
+  return url.startsWith('/traces/') ? url.slice('/traces'.length) : url;
+}
+
 /**
  * The HTTP shell every service shares: JSON body parsing with a size limit, the one error
  * handler, /health, /metrics, /openapi.json and /docs. Services add their routes as plugins.
@@ -45,6 +50,9 @@ export async function createHttpServer(opts: HttpServerOptions): Promise<Fastify
     ...serverTimeoutOptions(limits),
     keepAliveTimeout: 65_000,
     return503OnClosing: true,
+    // The Weave SDK given only WANDB_BASE_URL=<weft> calls the trace API at <weft>/traces/…:
+    // the same routes answer there.
+    rewriteUrl: (req) => stripTracesPrefix(req.url ?? '/'),
   });
   installErrorHandler(app, opts.log);
 
@@ -53,6 +61,14 @@ export async function createHttpServer(opts: HttpServerOptions): Promise<Fastify
   // body-inactivity and whole-request deadlines.
   installAdmission(app, limits);
   installRequestTimeouts(app, limits, opts.log);
+  // A body sent without any Content-Type is read as JSON, as the reference does (Weave SDKs
+  // before 0.52 send none); a Content-Type other than JSON is still 415.
+  app.addHook('onRequest', async (request) => {
+    const h = request.headers;
+    if (h['content-type'] === undefined && ((h['content-length'] !== undefined && h['content-length'] !== '0') || h['transfer-encoding'] !== undefined)) {
+      h['content-type'] = 'application/json';
+    }
+  });
   // JSON only (anything else is 415), through our own parser: strict UTF-8, depth/size/number
   // checks, errors naming the field.
   app.removeAllContentTypeParsers();

@@ -47,6 +47,7 @@ describe('benchmarks run (tiny mode)', () => {
       expect(mode.acknowledgedCalls).toBeGreaterThan(0);
       expect(mode.rejectedCalls).toBe(0);
       expect(mode.cpuMicrosPerCall).toBeGreaterThan(0);
+      expect(mode.cpuMicrosPerCallServingProcess.mainThread).toBeGreaterThan(0);
       expect(Number.isFinite(mode.ackToQueryableMs.p99)).toBe(true);
     }
     expect(r.out).toContain('CPU profile, all-in-one');
@@ -63,6 +64,7 @@ describe('benchmarks run (tiny mode)', () => {
     const r = await runBench('otlp.ts', { BENCH_SECONDS: '1', BENCH_CONCURRENCY: '2', BENCH_BATCH: '64', BENCH_CONVERSION_MS: '200' });
     ok(r);
     expect(r.out.match(/spans\/s acknowledged/g)?.length).toBeGreaterThanOrEqual(2);
+    expect(r.out).toMatch(/OTLP\/gRPC via TraceService\/Export: \d+ spans\/s acknowledged/);
     expect(r.out).not.toContain('MISSING');
     expect(r.out).toMatch(/stored calls: (\d+) of \1 acknowledged spans \(all\)/);
   }, 300_000);

@@ -3,6 +3,7 @@ import type { AuthScheme } from '@weft/core';
 import { callEndBody, callStartBody } from './calls';
 import { jsonObject, projectId, query, timestamp } from './common';
 import { feedbackReplaceReq } from './objects';
+import { embeddingReq, textCompletionReq } from './inference';
 import type { ServiceName } from './endpoints';
 
 /**
@@ -105,6 +106,8 @@ export const extraEndpoints = {
   feedbackBatchCreate: { path: '/feedback/batch/create', summary: 'Create feedback records', auth: 'basic', service: 'gateway', request: feedbackBatchCreateReq },
   feedbackPurge: { path: '/feedback/purge', summary: 'Delete feedback records by id', auth: 'basic', service: 'gateway', request: feedbackPurgeReq },
   fileContent: { path: '/file/content', summary: 'Read a file', auth: 'basic', service: 'query', request: fileContentReq, aliases: ['/files/content'] },
+  textCompletions: { path: '/v1/completions', summary: 'Create a (legacy, prompt) completion (OpenAI-compatible)', auth: 'bearer', service: 'inference', request: textCompletionReq },
+  embeddings: { path: '/v1/embeddings', summary: 'Create embeddings (OpenAI-compatible, passed through)', auth: 'bearer', service: 'inference', request: embeddingReq },
 } as const satisfies Record<string, ExtraEndpointSpec>;
 
 /** /file/create (multipart/form-data: `project_id`, a `file` part) has no JSON body; its path is here for routing. */

@@ -13,3 +13,4 @@ export * from './admission';
 export * from './timeouts';
 export * from './readiness';
 export * from './turns';
+export * from './rate-limit';

@@ -4,7 +4,7 @@ import type { Config, Logger } from '@weft/core';
 import { adminRoutes, graphqlRoutes, setupAuth } from '@weft/auth';
 import { createHttpServer, requestLimitsFromConfig } from '@weft/http';
 import { migrate, openConfiguredStore, pingStore, type Store } from '@weft/store';
-import { gatewayRoutes } from '@weft/svc-gateway';
+import { gatewayRoutes, otlpGrpcFromConfig } from '@weft/svc-gateway';
 import { queryRoutes } from '@weft/svc-query';
 import { inferenceRoutes, loadUpstreams } from '@weft/svc-inference';
 import { CallPartsWriter } from '@weft/svc-writer';
@@ -50,12 +50,14 @@ export async function createWeft(config: Config, log: Logger): Promise<Weft> {
   if (roles.has('gateway')) await app.register(graphqlRoutes, { auth });
   if (roles.has('query')) await app.register(queryRoutes, { store, auth, pageRows: config.WEFT_QUERY_PAGE_ROWS });
   if (roles.has('inference')) await app.register(inferenceRoutes, { auth, bus, store, upstreams, log });
+  // OTLP/gRPC beside the HTTP server, where the gateway runs.
+  const grpc = roles.has('gateway') ? await otlpGrpcFromConfig(config, { bus, auth, rateLimit: app.weftRateLimit, log }) : null;
 
   return {
     app,
     store,
     async close() {
-      await app.close();
+      await Promise.all([app.close(), grpc?.close()]);
       // In-process: publishers wait for the writer, so drain the bus first. Kafka: stop
       // consuming (commits what was inserted), then flush and close the producer.
       if (bus.kind === 'inprocess') {

@@ -20,6 +20,15 @@ async function serve(limits: Partial<RequestLimits>, setup: (app: FastifyInstanc
   return `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
 }
 
+/** Waits (a loaded machine may take a while) until the admission counts show `requests` in flight. */
+async function untilInflight(requests: number): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (app!.weftAdmission.snapshot().requests < requests) {
+    if (Date.now() > deadline) throw new Error(`never ${requests} requests in flight`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
 const post = (url: string, body: string | Buffer) => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
 
 describe('admission before the body is read', () => {
@@ -36,7 +45,7 @@ describe('admission before the body is read', () => {
     );
     const body = Buffer.from(JSON.stringify({ x: 'a'.repeat(100_000) }));
     const first = post(`${url}/slow`, body);
-    await new Promise((r) => setTimeout(r, 200));
+    await untilInflight(1);
     expect(app!.weftAdmission.snapshot().bodyBytes).toBe(body.length);
     const refused = await post(`${url}/slow`, body);
     expect(refused.status).toBe(503);
@@ -82,7 +91,7 @@ describe('admission before the body is read', () => {
     const gate = new Promise<void>((r) => (release = r));
     const url = await serve({ maxInflightRequests: 2 }, (a) => a.post('/slow', async () => (await gate, {})));
     const held = [post(`${url}/slow`, '{}'), post(`${url}/slow`, '{}')];
-    await new Promise((r) => setTimeout(r, 200));
+    await untilInflight(2);
     expect((await post(`${url}/slow`, '{}')).status).toBe(503);
     expect((await fetch(`${url}/health`)).status).toBe(200);
     expect((await fetch(`${url}/metrics`)).status).toBe(200);

@@ -7,4 +7,5 @@ export * from './kafka-broker';
 export * from './metrics';
 export * from './model-server';
 export * from './load';
+export * from './browser';
 export * from './kafka-cluster';

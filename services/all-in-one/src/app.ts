@@ -6,6 +6,7 @@ import { createHttpServer, requestLimitsFromConfig } from '@weft/http';
 import { migrate, openConfiguredStore, pingStore, type Store } from '@weft/store';
 import { gatewayRoutes, otlpGrpcFromConfig } from '@weft/svc-gateway';
 import { queryRoutes } from '@weft/svc-query';
+import { uiRoutes } from '@weft/svc-ui';
 import { inferenceRoutes, loadUpstreams } from '@weft/svc-inference';
 import { CallPartsWriter } from '@weft/svc-writer';
 
@@ -49,6 +50,8 @@ export async function createWeft(config: Config, log: Logger): Promise<Weft> {
   // weave.init's W&B GraphQL operations, so WANDB_BASE_URL=<weft> is enough for the SDK.
   if (roles.has('gateway')) await app.register(graphqlRoutes, { auth });
   if (roles.has('query')) await app.register(queryRoutes, { store, auth, pageRows: config.WEFT_QUERY_PAGE_ROWS });
+  // The web UI goes with the read side it talks to.
+  if (roles.has('query')) await app.register(uiRoutes);
   if (roles.has('inference')) await app.register(inferenceRoutes, { auth, bus, store, upstreams, log });
   // OTLP/gRPC beside the HTTP server, where the gateway runs.
   const grpc = roles.has('gateway') ? await otlpGrpcFromConfig(config, { bus, auth, rateLimit: app.weftRateLimit, log }) : null;

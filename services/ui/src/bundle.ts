@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
+import { build, stop } from 'esbuild';
 
 /** The browser sources (TSX), next to this folder. */
 export const APP_DIR = fileURLToPath(new URL('../app/', import.meta.url));
@@ -38,6 +38,8 @@ export async function bundleUi(opts: { minify?: boolean } = {}): Promise<UiAsset
     entryNames: 'app-[hash]',
     chunkNames: 'chunk-[hash]',
   });
+  // The bundle is built once: esbuild's service process is not kept alongside the server.
+  await stop();
   const files = new Map<string, { body: string; type: string }>();
   let entry = '';
   for (const f of result.outputFiles) {

@@ -19,7 +19,9 @@ const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const P = 'bench/main';
 const dataDir = process.env.BENCH_DATA_DIR ?? mkdtempSync(join(tmpdir(), 'weft-bench-query-'));
 
-const config = loadConfig({ ...process.env, WEFT_DATA_DIR: dataDir, LOG_LEVEL: 'warn', PORT: '0', HOST: '127.0.0.1' });
+/** The server registers this as an admin key at start-up (WEFT_BOOTSTRAP_API_KEY). */
+const KEY = 'bench-query-admin-key';
+const config = loadConfig({ ...process.env, WEFT_BOOTSTRAP_API_KEY: KEY, WEFT_DATA_DIR: dataDir, LOG_LEVEL: 'warn', PORT: '0', HOST: '127.0.0.1' });
 const weft = await createWeft(config, createLogger('warn', { mode: 'bench' }));
 await weft.app.listen({ port: 0, host: '127.0.0.1' });
 const url = `http://127.0.0.1:${(weft.app.server.address() as { port: number }).port}`;
@@ -33,6 +35,16 @@ async function scalar(sql: string): Promise<number> {
 
 /** Calls: 10 per trace (the first is the root and a turn of one of N/50 threads), 20 ops, a usage on every 4th. */
 async function load(project: string, n: number): Promise<void> {
+  // In chunks of a million calls: bounded insert blocks and a progress line per chunk.
+  const CHUNK = 1_000_000;
+  for (let from = 0; from < n; from += CHUNK) {
+    const t0 = performance.now();
+    await loadRange(project, from, Math.min(n, from + CHUNK));
+    if (n > CHUNK) console.log(`  ${project}: calls ${from}..${Math.min(n, from + CHUNK)} in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  }
+}
+
+async function loadRange(project: string, from: number, to: number): Promise<void> {
   const id = `concat('c-', leftPad(toString(number), 9, '0'))`;
   const root = `concat('c-', leftPad(toString(number - number % 10), 9, '0'))`;
   const started = `toDateTime64('2024-01-01 00:00:00', 6, 'UTC') + toIntervalMillisecond(number * 10)`;
@@ -43,7 +55,7 @@ async function load(project: string, n: number): Promise<void> {
       concat('thread-', toString(intDiv(number, 50))), ${root}, concat('op-', toString(number % 20)), ${started},
       '{"env":"bench"}', concat('{"n":', toString(number % 1000), ',"s":"text-', toString(number % 7919), '","model":{"name":"m-', toString(number % 13), '"}}'),
       [], [], 'bench-user', now64(6)
-    FROM numbers(${n})`,
+    FROM numbers(${from}, ${to - from})`,
   });
   await client.command({
     query: `INSERT INTO call_parts (project_id, id, ended_at, output_dump, summary_dump, exception, input_refs, output_refs, created_at)
@@ -51,7 +63,7 @@ async function load(project: string, n: number): Promise<void> {
       concat('{"score":', toString((number % 100) / 100), '}'),
       if(number % 4 = 0, '{"usage":{"gpt-4o":{"prompt_tokens":1200,"completion_tokens":300,"requests":1}}}', '{}'),
       if(number % 101 = 0, 'boom', NULL), [], [], now64(6)
-    FROM numbers(${n})`,
+    FROM numbers(${from}, ${to - from})`,
   });
 }
 
@@ -67,7 +79,7 @@ async function timed(label: string, fn: () => Promise<string>): Promise<void> {
   console.log(`${label.padEnd(58)} median ${times[Math.floor(times.length / 2)]!.toFixed(0).padStart(6)} ms  (min ${times[0]!.toFixed(0)}, max ${times[times.length - 1]!.toFixed(0)})  ${note}`);
 }
 
-const auth = { authorization: `Basic ${Buffer.from('api:bench').toString('base64')}`, 'content-type': 'application/json' };
+const auth = { authorization: `Basic ${Buffer.from(`api:${KEY}`).toString('base64')}`, 'content-type': 'application/json' };
 const post = (path: string, body: unknown) => fetch(url + path, { method: 'POST', headers: auth, body: JSON.stringify(body) });
 
 /** Time to the first JSONL line, then the stream is cancelled (the server aborts its query). */
@@ -103,6 +115,10 @@ if (process.env.BENCH_OPTIMIZE === '1') {
   await client.command({ query: 'OPTIMIZE TABLE calls_merged FINAL' });
   await client.command({ query: 'OPTIMIZE TABLE calls_merged_stats FINAL' });
   console.log(`merged all parts (OPTIMIZE FINAL) in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+}
+if (process.env.BENCH_LOAD_ONLY === '1') {
+  await weft.close();
+  process.exit(0);
 }
 const parts = await scalar(`SELECT count() FROM calls_merged`);
 console.log(`store: ${dataDir}; ${N} calls in ${P}; calls_merged rows (unmerged parts included): ${parts}; runs per query: ${RUNS}`);

@@ -1,6 +1,6 @@
 import type { ClickHouseClient } from '@clickhouse/client';
-import type { CallEndBody, CallStartBody, Call } from '@weft/api';
-import { clickHouseToIso, extractRefs, microsToClickHouse, parseTimestampMicros } from '@weft/core';
+import type { CallEndBody, CallStartBody } from '@weft/api';
+import { extractRefs, microsToClickHouse, parseTimestampMicros } from '@weft/core';
 
 /**
  * One row of `call_parts`, as it travels on the bus and is inserted: the JSON values are
@@ -87,110 +87,4 @@ export function endPart(e: CallEndBody, acceptedAtMicros: number): CallPartRow {
 export async function insertCallParts(client: ClickHouseClient, rows: CallPartRow[]): Promise<void> {
   if (rows.length === 0) return;
   await client.insert({ table: 'call_parts', values: rows, format: 'JSONEachRow' });
-}
-
-/** A merged call as selected by the query builders (see libs/query). */
-export interface MergedCallRow {
-  project_id: string;
-  id: string;
-  trace_id: string | null;
-  parent_id: string | null;
-  thread_id: string | null;
-  turn_id: string | null;
-  op_name: string | null;
-  display_name: string | null;
-  started_at: string | null;
-  ended_at: string | null;
-  attributes_dump: string | null;
-  inputs_dump: string | null;
-  output_dump: string | null;
-  summary_dump: string | null;
-  exception: string | null;
-  otel_dump: string | null;
-  svc_user_id: string | null;
-  svc_run_id: string | null;
-  svc_run_step: number | null;
-  svc_run_step_end: number | null;
-  deleted_at: string | null;
-  storage_size_bytes?: number | null;
-  total_storage_size_bytes?: number | null;
-}
-
-const parseJson = (s: string | null | undefined, fallback: unknown): unknown => {
-  if (s === null || s === undefined || s === '') return fallback;
-  try {
-    return JSON.parse(s);
-  } catch {
-    return fallback;
-  }
-};
-const iso = (s: string | null | undefined) => (s ? clickHouseToIso(s) : null);
-
-/**
- * A merged row → the Call of the interface, with the derived `summary.weave` fields
- * (status, latency, trace name) the reference computes on every read.
- */
-export function callFromRow(r: MergedCallRow): Call {
-  const attributes = (parseJson(r.attributes_dump, {}) ?? {}) as Record<string, unknown>;
-  const otel = parseJson(r.otel_dump, null);
-  if (otel !== null) attributes.otel_span = otel;
-  const started = iso(r.started_at)!;
-  const ended = iso(r.ended_at);
-  const summary = (parseJson(r.summary_dump, {}) ?? {}) as Record<string, unknown>;
-  const call: Call = {
-    id: r.id,
-    project_id: r.project_id,
-    op_name: r.op_name ?? '',
-    trace_id: r.trace_id ?? '',
-    parent_id: r.parent_id || null,
-    thread_id: r.thread_id ?? null,
-    turn_id: r.turn_id ?? null,
-    display_name: r.display_name || null,
-    started_at: started,
-    ended_at: ended,
-    attributes,
-    inputs: (parseJson(r.inputs_dump, {}) ?? {}) as Record<string, unknown>,
-    output: parseJson(r.output_dump, null),
-    exception: r.exception ?? null,
-    summary: withDerivedSummary(summary, r),
-    svc_user_id: r.svc_user_id ?? null,
-    svc_run_id: r.svc_run_id ?? null,
-    svc_run_step: r.svc_run_step ?? null,
-    svc_run_step_end: r.svc_run_step_end ?? null,
-    deleted_at: iso(r.deleted_at),
-  };
-  if (r.storage_size_bytes !== undefined) call.storage_size_bytes = r.storage_size_bytes;
-  if (r.total_storage_size_bytes !== undefined) call.total_storage_size_bytes = r.total_storage_size_bytes;
-  return call;
-}
-
-/** Reference's make_derived_summary_fields: summary.weave.{status, latency_ms, trace_name|display_name}. */
-export function withDerivedSummary(summary: Record<string, unknown>, r: MergedCallRow): Record<string, unknown> {
-  const prev = summary.weave;
-  const weave: Record<string, unknown> =
-    prev && typeof prev === 'object' && !Array.isArray(prev) ? { ...(prev as Record<string, unknown>) } : {};
-  delete weave.status;
-  delete weave.trace_name;
-  delete weave.latency_ms;
-  delete weave.display_name;
-  const statusCounts = summary.status_counts as Record<string, unknown> | undefined;
-  const errors = Number(statusCounts?.error ?? 0);
-  weave.status = r.exception ? 'error' : !r.ended_at ? 'running' : errors > 0 ? 'descendant_error' : 'success';
-  if (r.started_at && r.ended_at) {
-    const s = parseTimestampMicros(r.started_at)!;
-    const e = parseTimestampMicros(r.ended_at)!;
-    weave.latency_ms = Math.floor((e - s) / 1000);
-  }
-  if (r.display_name) weave.display_name = r.display_name;
-  else if (r.op_name) weave.trace_name = traceName(r.op_name);
-  return { ...summary, weave };
-}
-
-/** The object name of an op ref (`weave:///e/p/op/<name>:<digest>`), else the op name itself. */
-export function traceName(opName: string): string {
-  if (opName.startsWith('weave:///')) {
-    const m = /\/([^/:]*):/.exec(opName);
-    if (m) return m[1]!;
-  }
-  return opName;
 }

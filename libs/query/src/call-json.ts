@@ -1,0 +1,102 @@
+/**
+ * The Call of the interface as one line of JSON text, built by ClickHouse from a merged call row
+ * (the column names of MERGED_CALL_COLUMNS). This is the one definition of a Call's wire shape
+ * on the read side: the stored JSON dumps are spliced in as they are (never parsed and
+ * re-encoded in Node), and the derived `summary.weave` fields (status, latency, trace name) are
+ * added here, as the reference does on every read.
+ */
+
+/** Fields a projection (`columns`) may leave out, and what they become then (reference §3.5). */
+const EMPTY_WHEN_UNSELECTED: Record<string, string> = { attributes: "'{}'", inputs: "'{}'" };
+
+/** A JSON string or null. */
+const str = (x: string) => `ifNull(toJSONString(${x}), 'null')`;
+/** A JSON number or null. */
+const num = (x: string) => `ifNull(toString(${x}), 'null')`;
+/**
+ * ISO-8601 as the API writes times (core's clickHouseToIso): no fraction when it is zero,
+ * milliseconds when the microseconds are, else microseconds.
+ */
+export const isoSql = (x: string) => `concat(replaceRegexpOne(formatDateTime(${x}, '%Y-%m-%dT%H:%i:%S.%f'), '([.]000)?000$', ''), 'Z')`;
+const time = (x: string) => `if(${x} IS NULL, 'null', concat('"', ${isoSql(`assumeNotNull(${x})`)}, '"'))`;
+/** A stored object dump, `{}` when absent (or not an object). */
+const object = (x: string) => `if(startsWith(ifNull(${x}, ''), '{'), assumeNotNull(${x}), '{}')`;
+/** A stored value dump, `null` when absent. */
+const value = (x: string) => `if(ifNull(${x}, '') = '', 'null', assumeNotNull(${x}))`;
+/** `{...obj, key: v}` on JSON text: the key is appended (a later duplicate key wins when parsed). */
+const withKey = (obj: string, key: string, v: string) =>
+  `concat(substring(${obj}, 1, length(${obj}) - 1), if(${obj} = '{}', '', ','), '${JSON.stringify(key)}:', ${v}, '}')`;
+
+/** The object name of an op ref (`weave:///e/p/op/<name>:<digest>`), else the op name itself. */
+export const traceNameSql = (op: string) =>
+  `multiIf(startsWith(${op}, 'weave:///') AND match(${op}, '/[^/:]*:'), regexpExtract(${op}, '/([^/:]*):', 1), ${op})`;
+
+/** The derived status (reference make_derived_summary_fields); the filter on summary.weave.status reads the same. */
+export const statusSql = (errorsSql: string) =>
+  `multiIf(ifNull(exception, '') != '', 'error', ended_at IS NULL, 'running', ifNull(toFloat64OrNull(${errorsSql}), 0) > 0, 'descendant_error', 'success')`;
+
+/** Whole milliseconds from start to end (floor, as the reference), NULL while running. */
+export const latencySql = `toInt64(floor((toUnixTimestamp64Micro(ended_at) - toUnixTimestamp64Micro(started_at)) / 1000))`;
+
+/** `summary.status_counts.error` of the stored summary, as text (a JSON string unquoted, as the filters read it). */
+const ERRORS_AT = `ifNull(summary_dump, ''), 'status_counts', 'error'`;
+const ERRORS = `if(JSONType(${ERRORS_AT}) = 'String', JSONExtractString(${ERRORS_AT}), JSONExtractRaw(${ERRORS_AT}))`;
+
+/**
+ * summary with `weave` set to the stored `summary.weave` (if any) minus the derived keys, plus
+ * status, latency_ms, and display_name or trace_name. A summary without any "weave" text gets
+ * the object appended to its own text; otherwise it is rebuilt key by key.
+ */
+function summarySql(): string {
+  const derived = `arrayConcat(
+      [concat('"status":', toJSONString(${statusSql(ERRORS)}))],
+      if(ended_at IS NULL, [], [concat('"latency_ms":', toString(${latencySql}))]),
+      multiIf(ifNull(display_name, '') != '', [concat('"display_name":', toJSONString(assumeNotNull(display_name)))],
+              ifNull(op_name, '') != '', [concat('"trace_name":', toJSONString(${traceNameSql('assumeNotNull(op_name)')}))], []))`;
+  const s = object('summary_dump');
+  const fresh = `concat('{', arrayStringConcat(${derived}, ','), '}')`;
+  const kept = `arrayMap(kv -> concat(toJSONString(kv.1), ':', kv.2),
+      arrayFilter(kv -> kv.1 NOT IN ('status', 'trace_name', 'latency_ms', 'display_name'),
+        if(JSONType(${s}, 'weave') = 'Object', JSONExtractKeysAndValuesRaw(${s}, 'weave'), [])))`;
+  const weave = `concat('{', arrayStringConcat(arrayConcat(${kept}, ${derived}), ','), '}')`;
+  const rebuilt = `concat('{', arrayStringConcat(arrayConcat(
+      arrayMap(kv -> concat(toJSONString(kv.1), ':', kv.2), arrayFilter(kv -> kv.1 != 'weave', JSONExtractKeysAndValuesRaw(${s}))),
+      [concat('"weave":', ${weave})]), ','), '}')`;
+  return `if(position(${s}, '"weave"') = 0, ${withKey(s, 'weave', fresh)}, ${rebuilt})`;
+}
+
+/**
+ * The Call JSON line over a merged row. `selected`: the fields a projection keeps (undefined:
+ * all); a left-out field is not read at all (its column need not be in the row).
+ */
+export function callJsonSql(selected?: Set<string>): string {
+  const attributes = `if(otel_dump IS NULL, ${object('attributes_dump')}, ${withKey(object('attributes_dump'), 'otel_span', 'assumeNotNull(otel_dump)')})`;
+  const fields: [string, string][] = [
+    ['id', str('id')],
+    ['project_id', str('project_id')],
+    ['op_name', str(`ifNull(op_name, '')`)],
+    ['trace_id', str(`ifNull(trace_id, '')`)],
+    ['parent_id', str(`nullIf(parent_id, '')`)],
+    ['thread_id', str('thread_id')],
+    ['turn_id', str('turn_id')],
+    ['display_name', str(`nullIf(display_name, '')`)],
+    ['started_at', time('started_at')],
+    ['ended_at', time('ended_at')],
+    ['attributes', attributes],
+    ['inputs', object('inputs_dump')],
+    ['output', value('output_dump')],
+    ['exception', str('exception')],
+    ['summary', summarySql()],
+    ['svc_user_id', str('svc_user_id')],
+    ['svc_run_id', str('svc_run_id')],
+    ['svc_run_step', num('svc_run_step')],
+    ['svc_run_step_end', num('svc_run_step_end')],
+    ['deleted_at', time('deleted_at')],
+  ];
+  const parts = fields.map(([name, sql], i) => {
+    const v = !selected || selected.has(name) ? sql : (EMPTY_WHEN_UNSELECTED[name] ?? "'null'");
+    return `'${i ? ',' : '{'}${JSON.stringify(name)}:', ${v}`;
+  });
+  // Raw line breaks can only be JSON whitespace (inside strings they are escaped): a line stays one line.
+  return `replaceAll(concat(${parts.join(', ')}, '}'), '\\n', ' ')`;
+}

@@ -6,9 +6,7 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startModelServer } from '../test/helpers/model-server';
-import { TEST_ROOT } from '../test/helpers/paths';
-import { newDataDir, startWeft } from '../test/helpers/server';
+import { newDataDir, startModelServer, startWeft, TEST_ROOT } from '@weft/harness';
 
 const N = Number(process.env.BENCH_REQUESTS ?? 2000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);

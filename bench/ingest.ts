@@ -8,27 +8,28 @@
  * and the top self-time functions of a CPU profile (`node --cpu-prof`) of the gateway.
  *
  * Env: BENCH_SECONDS (default 20), BENCH_CLIENTS (8), BENCH_CALLS_PER_REQUEST (100),
+ * BENCH_CEILING_CALLS (calls whose parts make the direct-insert ceiling, 50,000),
  * KAFKA_COMPRESSION (gzip), KAFKA_BROKERS (else a broker is started from the Maven jars, as in the tests).
  * The ClickHouse side is embedded chDB in both modes (no ClickHouse server on our machines).
  */
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { Kafka, Partitioners, CompressionTypes, logLevel } from 'kafkajs';
 import { callPartCodec, callPartMessage, TOPICS } from '@weft/bus';
 import { createLogger, nowMicros } from '@weft/core';
 import { endPart, insertCallParts, migrate, openStore, startPart, type CallPartRow } from '@weft/store';
-import { Client } from '../test/helpers/client';
-import { metricValue } from '../test/helpers/pipeline';
-import { startKafkaBroker, type KafkaBroker } from '../test/helpers/kafka-broker';
-import { REPO_ROOT } from '../test/helpers/paths';
-import { startWeft, type RunningWeft } from '../test/helpers/server';
+import { Client, type KafkaBroker, metricValue, REPO_ROOT, type RunningWeft, startKafkaBroker, startWeft } from '@weft/harness';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 8);
 const PER_REQUEST = Number(process.env.BENCH_CALLS_PER_REQUEST ?? 100);
+const CEILING_CALLS = Number(process.env.BENCH_CEILING_CALLS ?? 50_000);
 /** Producer compression for the Kafka mode and the kafkajs ceiling alike. */
 const COMPRESSION = (process.env.KAFKA_COMPRESSION ?? 'gzip') as 'gzip' | 'none';
-const ROOT = join(REPO_ROOT, '.bench');
+/** Scratch space (wiped at start): BENCH_DIR, else .bench/ in the repository. */
+const ROOT = process.env.BENCH_DIR ?? join(REPO_ROOT, '.bench');
 const PROFILE_DIR = join(ROOT, 'profiles');
 
 const words = 'the model answered the question about invoices with a short summary and three follow up items'.split(' ');
@@ -74,6 +75,10 @@ interface LoadResult {
   delayP50: number;
   delayP99: number;
   gatewayPeakRssMiB: number;
+  /** CPU time (user + system, all threads: the embedded engine included) per server process, µs. */
+  cpuMicros: number[];
+  /** The load generator's own CPU time, µs (it shares the cores). */
+  driverCpuMicros: number;
 }
 
 const pct = (xs: number[], p: number) => {
@@ -88,8 +93,21 @@ function peakRssMiB(pid: number): number {
   return m ? Math.round(Number(m[1]) / 1024) : NaN;
 }
 
-/** Posts from CLIENTS concurrent clients for SECONDS; samples ack→queryable on the side. */
-async function drive(label: string, gatewayUrl: string, queryUrl: string, gatewayPid: number): Promise<LoadResult> {
+/** CPU time a process has used so far (user + system of all its threads), in µs, from /proc. */
+function processCpuMicros(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the command (which may hold spaces): state is field 3, utime 14, stime 15.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1e6) / CLOCK_TICKS;
+}
+const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
+
+/**
+ * Posts from CLIENTS concurrent clients for SECONDS; samples ack→queryable on the side, and the
+ * CPU time the server processes (`cpuPids`, the first one serving the posts) used meanwhile.
+ */
+async function drive(label: string, gatewayUrl: string, queryUrl: string, cpuPids: number[]): Promise<LoadResult> {
+  const gatewayPid = cpuPids[0]!;
   const api = new Client(gatewayUrl);
   const query = new Client(queryUrl);
   const project = `acme/bench-${label}`;
@@ -99,6 +117,8 @@ async function drive(label: string, gatewayUrl: string, queryUrl: string, gatewa
   const delays: number[] = [];
   const deadline = Date.now() + SECONDS * 1000;
   const started = performance.now();
+  const cpuAtStart = cpuPids.map(processCpuMicros);
+  const driverAtStart = process.cpuUsage();
 
   // Bodies from pre-serialised call templates: the load generator shares the 2 cores, keep it cheap.
   const templates = Array.from({ length: PER_REQUEST }, (_, i) => JSON.stringify(callItems(project, '@ID@', i)).slice(1, -1));
@@ -136,7 +156,10 @@ async function drive(label: string, gatewayUrl: string, queryUrl: string, gatewa
   };
   await Promise.all([...Array.from({ length: CLIENTS }, (_, c) => client(c)), sampler()]);
   const seconds = (performance.now() - started) / 1000;
+  const driver = process.cpuUsage(driverAtStart);
   return {
+    cpuMicros: cpuPids.map((pid, i) => processCpuMicros(pid) - cpuAtStart[i]!),
+    driverCpuMicros: driver.user + driver.system,
     calls: acked,
     seconds,
     callsPerSecond: acked / seconds,
@@ -179,16 +202,19 @@ function sampleRows(n: number): CallPartRow[] {
 }
 
 /** Ceiling 1: direct inserts into (embedded) ClickHouse, in batches of `batch` rows, in this process. */
-async function clickHouseCeiling(rows: CallPartRow[], batch: number): Promise<number> {
+async function clickHouseCeiling(rows: CallPartRow[], batch: number): Promise<{ rowsPerSec: number; cpuMicrosPerRow: number }> {
   const dir = join(ROOT, `ceiling-store-${batch}`);
   rmSync(dir, { recursive: true, force: true });
   const store = openStore({ dataDir: dir });
   await migrate(store.client);
   const started = performance.now();
+  const cpu = process.cpuUsage();
   for (let i = 0; i < rows.length; i += batch) await insertCallParts(store.client, rows.slice(i, i + batch));
   const rate = rows.length / ((performance.now() - started) / 1000);
+  const used = process.cpuUsage(cpu);
   await store.close();
-  return rate;
+  // process.cpuUsage counts every thread of this process: the embedded engine's included.
+  return { rowsPerSec: rate, cpuMicrosPerRow: (used.user + used.system) / rows.length };
 }
 
 /** Ceiling 2: direct kafkajs produces of the same envelopes (acks all, same compression), 2k per request, 4 in parallel. */
@@ -259,19 +285,22 @@ async function main(): Promise<void> {
   const brokers = process.env.KAFKA_BROKERS ?? (broker = await startKafkaBroker(join(ROOT, 'kafka'))).brokers;
   // info: the helpers wait for the 'listening' line; one log line per request is part of the real cost.
   const quiet = { LOG_LEVEL: 'info' };
-  const report: Record<string, unknown> = { compression: COMPRESSION, clients: CLIENTS, callsPerRequest: PER_REQUEST, seconds: SECONDS, machineCores: (await import('node:os')).cpus().length };
+  const report: Record<string, unknown> = { compression: COMPRESSION, clients: CLIENTS, callsPerRequest: PER_REQUEST, seconds: SECONDS, machineCores: cpus().length, loadAverageAtStart: +loadavg()[0]!.toFixed(1) };
   const running: RunningWeft[] = [];
   try {
-    const rows = sampleRows(50_000);
+    const rows = sampleRows(CEILING_CALLS);
     const bytesPerCall = JSON.stringify(callItems('acme/bench', 'x'.repeat(36), 1)).length;
     report.bytesPerCallJson = bytesPerCall;
-    const chRows = await clickHouseCeiling(rows, 10_000);
+    const chBig = await clickHouseCeiling(rows, 10_000);
+    const chRows = chBig.rowsPerSec;
     // The same at the batch size the services reach under this load (to show what batching buys).
-    const chRowsSmall = await clickHouseCeiling(rows.slice(0, 20_000), 1_000);
+    const chRowsSmall = await clickHouseCeiling(rows.slice(0, Math.round(CEILING_CALLS * 0.4)), 1_000);
     const kafkaMsgs = await kafkaCeiling(brokers, rows);
     report.ceilings = {
       clickhouseRowsPerSec: Math.round(chRows),
-      clickhouseRowsPerSecIn1kBatches: Math.round(chRowsSmall),
+      clickhouseCpuMicrosPerCall: Math.round(2 * chBig.cpuMicrosPerRow),
+      clickhouseRowsPerSecIn1kBatches: Math.round(chRowsSmall.rowsPerSec),
+      clickhouseCpuMicrosPerCallIn1kBatches: Math.round(2 * chRowsSmall.cpuMicrosPerRow),
       kafkaMsgsPerSec: Math.round(kafkaMsgs),
     };
     log.warn(report, 'ceilings');
@@ -279,7 +308,7 @@ async function main(): Promise<void> {
     const profiled = (name: string) => ['--cpu-prof', `--cpu-prof-dir=${join(PROFILE_DIR, name)}`];
     const aio = await startWeft({ dataDir: join(ROOT, 'aio'), env: quiet, nodeArgs: profiled('all-in-one') });
     running.push(aio);
-    const aioResult = await drive('aio', aio.url, aio.url, aio.proc.pid!);
+    const aioResult = await drive('aio', aio.url, aio.url, [aio.proc.pid!]);
     const aioMetrics = await pipelineMetrics(aio.url, aio.url, aioResult.seconds);
     await aio.stop();
 
@@ -295,7 +324,8 @@ async function main(): Promise<void> {
     const gateway = await startWeft({ entry: 'services/gateway/src/main.ts', dataDir: join(ROOT, 'gw'), env: p, nodeArgs: profiled('gateway') });
     const writer = await startWeft({ dataDir: join(ROOT, 'writer'), env: { ...p, WEFT_ROLES: 'writer,query' }, nodeArgs: profiled('writer') });
     running.push(gateway, writer);
-    const kafkaResult = await drive('kafka', gateway.url, writer.url, gateway.proc.pid!);
+    const brokerPid = broker?.pid();
+    const kafkaResult = await drive('kafka', gateway.url, writer.url, [gateway.proc.pid!, writer.proc.pid!, ...(brokerPid ? [brokerPid] : [])]);
     const kafkaMetrics = await pipelineMetrics(writer.url, gateway.url, kafkaResult.seconds);
     const writerPeakRssMiB = peakRssMiB(writer.proc.pid!);
     await gateway.stop();
@@ -309,14 +339,23 @@ async function main(): Promise<void> {
       rejectedCalls: r.rejected,
       ackToQueryableMs: { p50: Math.round(r.delayP50), p99: Math.round(r.delayP99) },
       gatewayPeakRssMiB: r.gatewayPeakRssMiB,
+      // Whole-process CPU per acknowledged call: on a shared 2-core machine the steadier figure.
+      cpuMicrosPerCall: Math.round(r.cpuMicros.reduce((a, b) => a + b, 0) / r.calls),
+      driverCpuMicrosPerCall: Math.round(r.driverCpuMicros / r.calls),
     });
     report.allInOne = { ...fmt(aioResult), ofDirectInsertCeiling: +((aioResult.callsPerSecond * 2) / chRows).toFixed(2), timing: aioMetrics };
     report.kafka = {
       ...fmt(kafkaResult),
       ofLowerCeiling: +((kafkaResult.callsPerSecond * 2) / Math.min(chRows, kafkaMsgs)).toFixed(2),
       writerPeakRssMiB,
+      cpuMicrosPerCallByProcess: {
+        gateway: Math.round(kafkaResult.cpuMicros[0]! / kafkaResult.calls),
+        writer: Math.round(kafkaResult.cpuMicros[1]! / kafkaResult.calls),
+        broker: brokerPid ? Math.round(kafkaResult.cpuMicros[2]! / kafkaResult.calls) : 'not measured (KAFKA_BROKERS given)',
+      },
       timing: kafkaMetrics,
     };
+    report.loadAverageAtEnd = +loadavg()[0]!.toFixed(1);
     process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
     for (const name of ['all-in-one', 'gateway', 'writer']) {
       process.stdout.write(`\nCPU profile, ${name} (self time, top functions):\n${profileSummary(join(PROFILE_DIR, name)).join('\n')}\n`);

@@ -6,7 +6,7 @@
  *   npm run bench:otlp                       # defaults
  *   BENCH_SECONDS=20 BENCH_CONCURRENCY=8 BENCH_BATCH=512 npm run bench:otlp
  *   BENCH_ENV='WEFT_BUS=kafka KAFKA_BROKERS=localhost:9092' npm run bench:otlp   # any server env
- *   BENCH_URL=http://127.0.0.1:6345 npm run bench:otlp      # a server already running
+ *   BENCH_URL=http://127.0.0.1:6345 BENCH_API_KEY=… npm run bench:otlp   # a server already running
  *   BENCH_KAFKA=1 npm run bench:otlp   # also the distributed mode: gateway → Kafka → writer
  *                                      # (a test broker from Maven jars, or KAFKA_BROKERS=…)
  *
@@ -25,13 +25,13 @@ import {
   encodeExportTraceServiceRequest,
   parseOtlpJson,
 } from '@weft/otlp';
-import { startKafkaBroker, type KafkaBroker } from '../test/helpers/kafka-broker';
-import { newDataDir, startWeft } from '../test/helpers/server';
-import { TEST_ROOT } from '../test/helpers/paths';
+import { basicAuth, HARNESS_API_KEY, type KafkaBroker, newDataDir, startKafkaBroker, startWeft, TEST_ROOT } from '@weft/harness';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4);
 const BATCH = Number(process.env.BENCH_BATCH ?? 512);
+/** How long each pure-conversion rate is measured. */
+const CONVERSION_MS = Number(process.env.BENCH_CONVERSION_MS ?? 2000);
 const EXTRA_ENV = Object.fromEntries(
   (process.env.BENCH_ENV ?? '')
     .split(/\s+/)
@@ -39,7 +39,8 @@ const EXTRA_ENV = Object.fromEntries(
     .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
 );
 const PROJECT = 'bench/otlp';
-const AUTH = `Basic ${Buffer.from('api:bench').toString('base64')}`;
+// The admin key the harness starts servers with (a given BENCH_URL server must know it too).
+const AUTH = basicAuth(process.env.BENCH_API_KEY ?? HARNESS_API_KEY);
 
 type Attr = { key: string; value: Record<string, unknown> };
 const s = (key: string, v: string): Attr => ({ key, value: { stringValue: v } });
@@ -134,7 +135,7 @@ function conversionRates(): Record<string, { per_wall_s: number; per_cpu_s: numb
     let n = 0;
     const t = performance.now();
     const cpu = process.cpuUsage();
-    while (performance.now() - t < 2000) (f(), (n += BATCH));
+    while (performance.now() - t < CONVERSION_MS) (f(), (n += BATCH));
     const used = process.cpuUsage(cpu);
     return { per_wall_s: rate(n, performance.now() - t), per_cpu_s: rate(n, (used.user + used.system) / 1000) };
   };

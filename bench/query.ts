@@ -12,6 +12,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogger, loadConfig } from '@weft/core';
+import { basicAuth, HARNESS_API_KEY } from '@weft/harness';
 import { createWeft } from '../services/all-in-one/src/app';
 
 const N = Number(process.env.BENCH_CALLS ?? 1_000_000);
@@ -19,9 +20,7 @@ const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const P = 'bench/main';
 const dataDir = process.env.BENCH_DATA_DIR ?? mkdtempSync(join(tmpdir(), 'weft-bench-query-'));
 
-/** The server registers this as an admin key at start-up (WEFT_BOOTSTRAP_API_KEY). */
-const KEY = 'bench-query-admin-key';
-const config = loadConfig({ ...process.env, WEFT_BOOTSTRAP_API_KEY: KEY, WEFT_DATA_DIR: dataDir, LOG_LEVEL: 'warn', PORT: '0', HOST: '127.0.0.1' });
+const config = loadConfig({ ...process.env, WEFT_DATA_DIR: dataDir, LOG_LEVEL: 'warn', PORT: '0', HOST: '127.0.0.1', WEFT_BOOTSTRAP_API_KEY: HARNESS_API_KEY });
 const weft = await createWeft(config, createLogger('warn', { mode: 'bench' }));
 await weft.app.listen({ port: 0, host: '127.0.0.1' });
 const url = `http://127.0.0.1:${(weft.app.server.address() as { port: number }).port}`;
@@ -79,7 +78,7 @@ async function timed(label: string, fn: () => Promise<string>): Promise<void> {
   console.log(`${label.padEnd(58)} median ${times[Math.floor(times.length / 2)]!.toFixed(0).padStart(6)} ms  (min ${times[0]!.toFixed(0)}, max ${times[times.length - 1]!.toFixed(0)})  ${note}`);
 }
 
-const auth = { authorization: `Basic ${Buffer.from(`api:${KEY}`).toString('base64')}`, 'content-type': 'application/json' };
+const auth = { authorization: basicAuth(HARNESS_API_KEY), 'content-type': 'application/json' };
 const post = (path: string, body: unknown) => fetch(url + path, { method: 'POST', headers: auth, body: JSON.stringify(body) });
 
 /** Time to the first JSONL line, then the stream is cancelled (the server aborts its query). */

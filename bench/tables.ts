@@ -9,8 +9,7 @@
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client } from '../test/helpers/client';
-import { startWeft } from '../test/helpers/server';
+import { Client, startWeft } from '@weft/harness';
 
 const ROWS = Number(process.argv[2] ?? 1_000_000);
 const CHUNK = Number(process.argv[3] ?? 20_000);

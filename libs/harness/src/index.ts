@@ -1,0 +1,8 @@
+// What the tests and the benchmarks share to drive real processes: weft servers, a Kafka
+// broker, an HTTP client. Neither imports the other's files.
+export * from './paths';
+export * from './server';
+export * from './client';
+export * from './kafka-broker';
+export * from './metrics';
+export * from './model-server';

@@ -1,0 +1,217 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/**
+ * A scripted OpenAI-compatible model server: the one stand-in of the test suite (a model
+ * server is outside weft). It speaks the chat completions wire format of each dialect,
+ * quirks included, at `/<dialect>/v1/chat/completions`, and records every request (body,
+ * headers, whether the client aborted it).
+ *
+ * What it answers is chosen by the last user message:
+ *   (anything)         "Hello from <dialect>" in three tokens
+ *   "slow"             20 tokens, 100 ms apart (streaming)
+ *   "hang"             never answers
+ *   "fail"             500 in the dialect's error shape
+ *   "bad"              400 in the dialect's error shape
+ *   "busy"             429 with Retry-After: 7
+ *   "midstream-error"  two tokens, then an in-band error event
+ *   "drop"             two tokens, then the connection is cut
+ *   "stall"            two tokens, then silence (the connection stays open)
+ *   "tools"            a tool call (fragmented arguments; whole for Ollama)
+ *   "reasoning"        reasoning text before the answer
+ */
+
+export type FakeDialect = 'vllm' | 'sglang' | 'llamacpp' | 'ollama' | 'openai';
+
+export interface RecordedRequest {
+  dialect: FakeDialect;
+  path: string;
+  headers: IncomingMessage['headers'];
+  body: Record<string, any>;
+  /** The client closed the connection before the answer was complete. */
+  aborted: boolean;
+  finished: boolean;
+}
+
+export interface ModelServer {
+  url: string;
+  requests: RecordedRequest[];
+  /** Resolves with the first recorded request matching `pred` (polls). */
+  waitFor(pred: (r: RecordedRequest) => boolean, timeoutMs?: number): Promise<RecordedRequest>;
+  close(): Promise<void>;
+}
+
+/** OpenAI's own fields: the `openai` dialect rejects anything else, as api.openai.com does. */
+const OPENAI_ONLY = new Set([
+  'messages', 'model', 'frequency_penalty', 'logit_bias', 'logprobs', 'top_logprobs', 'max_tokens',
+  'max_completion_tokens', 'n', 'presence_penalty', 'response_format', 'seed', 'stop', 'stream',
+  'stream_options', 'temperature', 'top_p', 'tools', 'tool_choice', 'parallel_tool_calls', 'user',
+  'reasoning_effort', 'service_tier', 'metadata', 'store', 'modalities', 'audio', 'prediction',
+]);
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export async function startModelServer(opts: { vllmKey?: string } = {}): Promise<ModelServer> {
+  const requests: RecordedRequest[] = [];
+  const server = createServer((req, res) => {
+    let raw = '';
+    req.on('data', (d) => (raw += d));
+    req.on('end', () => {
+      const m = /^\/(vllm|sglang|llamacpp|ollama|openai)\/v1\/chat\/completions\/?$/.exec(req.url ?? '');
+      if (!m || req.method !== 'POST') {
+        res.writeHead(404, { 'content-type': 'application/json' }).end('{"detail":"Not Found"}');
+        return;
+      }
+      const rec: RecordedRequest = { dialect: m[1] as FakeDialect, path: req.url!, headers: req.headers, body: JSON.parse(raw || '{}'), aborted: false, finished: false };
+      requests.push(rec);
+      res.on('close', () => {
+        if (!res.writableFinished) rec.aborted = true;
+      });
+      void answer(rec, res, opts).then(() => (rec.finished = res.writableFinished));
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    async waitFor(pred, timeoutMs = 5000) {
+      const until = Date.now() + timeoutMs;
+      for (;;) {
+        const found = requests.find(pred);
+        if (found) return found;
+        if (Date.now() > until) throw new Error('model server: no matching request');
+        await sleep(20);
+      }
+    },
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
+}
+
+function lastUserText(body: Record<string, any>): string {
+  const msgs = Array.isArray(body.messages) ? body.messages : [];
+  const last = [...msgs].reverse().find((x: any) => x.role === 'user');
+  return typeof last?.content === 'string' ? last.content : '';
+}
+
+function errorBody(d: FakeDialect, status: number, message: string): unknown {
+  switch (d) {
+    case 'vllm':
+      return { error: { message, type: status === 400 ? 'BadRequestError' : 'InternalServerError', param: null, code: status } };
+    case 'sglang':
+      return { object: 'error', message, type: status === 400 ? 'BadRequestError' : 'InternalServerError', param: null, code: status };
+    case 'llamacpp':
+      return { error: { code: status, message, type: status === 400 ? 'invalid_request_error' : 'server_error' } };
+    case 'ollama':
+      return { error: { message, type: status === 400 ? 'invalid_request_error' : 'api_error', param: null, code: null } };
+    case 'openai':
+      return { error: { message, type: 'invalid_request_error', param: null, code: status === 400 ? 'invalid_value' : null } };
+  }
+}
+
+const json = (res: ServerResponse, status: number, body: unknown) =>
+  res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+
+async function answer(rec: RecordedRequest, res: ServerResponse, opts: { vllmKey?: string }): Promise<void> {
+  const { dialect: d, body } = rec;
+  if (d === 'vllm' && opts.vllmKey && rec.headers.authorization !== `Bearer ${opts.vllmKey}`) {
+    return void json(res, 401, { error: 'Unauthorized' });
+  }
+  if (d === 'openai') {
+    const unknown = Object.keys(body).find((k) => !OPENAI_ONLY.has(k));
+    if (unknown) return void json(res, 400, errorBody(d, 400, `Unrecognized request argument supplied: ${unknown}`));
+  }
+  const text = lastUserText(body);
+  if (text === 'hang') return; // never answers; the client must give up
+  if (text === 'fail') return void json(res, 500, errorBody(d, 500, 'engine crashed'));
+  if (text === 'bad') return void json(res, 400, errorBody(d, 400, 'bad request from upstream'));
+  if (text === 'busy') {
+    res.setHeader('retry-after', '7');
+    return void json(res, 429, errorBody(d, 429, 'too many requests'));
+  }
+
+  const tokens = text === 'slow' ? Array.from({ length: 20 }, (_, i) => `t${i} `) : ['Hello', ' from', ` ${d}`];
+  const usage = { prompt_tokens: 7, completion_tokens: tokens.length, total_tokens: 7 + tokens.length };
+  const created = 1_730_000_000;
+  const model = d === 'llamacpp' ? 'gpt-3.5-turbo' : String(body.model); // llama.cpp ignores the model name
+  const id = d === 'vllm' ? `chatcmpl-${body.request_id}` : `upstream-${d}-id`;
+
+  if (!body.stream) {
+    const message: Record<string, unknown> = { role: 'assistant', content: tokens.join('') };
+    let finish = 'stop';
+    if (text === 'tools') {
+      message.content = null;
+      message.tool_calls = [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: d === 'ollama' ? { city: 'Paris' } : '{"city": "Paris"}' } }];
+      finish = 'tool_calls';
+    }
+    if (text === 'reasoning') message[d === 'ollama' ? 'reasoning' : 'reasoning_content'] = 'thinking hard';
+    const choice: Record<string, unknown> = { index: 0, message, logprobs: null, finish_reason: finish };
+    if (d === 'vllm') Object.assign(choice, { stop_reason: null, token_ids: null });
+    if (d === 'sglang') choice.matched_stop = 2;
+    const out: Record<string, unknown> = { id, object: 'chat.completion', created, model, choices: [choice], usage };
+    if (d === 'llamacpp') out.timings = { prompt_n: 7, predicted_n: 3, predicted_ms: 12.5 };
+    if (d === 'ollama') out.system_fingerprint = 'fp_ollama';
+    if (d === 'vllm') Object.assign(out, { prompt_logprobs: null, prompt_token_ids: null, kv_transfer_params: null });
+    return void json(res, 200, out);
+  }
+
+  // Streaming. Line endings, keep-alive comments and usage placement differ per dialect.
+  const nl = d === 'llamacpp' ? '\r\n' : '\n';
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  const send = (obj: unknown) => res.write(`data: ${typeof obj === 'string' ? obj : JSON.stringify(obj)}${nl}${nl}`);
+  const includeUsage = body.stream_options
+    ? (body.stream_options.include_usage ?? (d === 'vllm')) // vLLM defaults it on, SGLang/OpenAI off
+    : false;
+  const base = (choices: unknown[], extra: Record<string, unknown> = {}) => {
+    const c: Record<string, unknown> = { id, object: 'chat.completion.chunk', created, model, choices, ...extra };
+    if (d === 'openai' && includeUsage && !('usage' in extra)) c.usage = null; // OpenAI sends usage:null on every chunk
+    if (d === 'ollama') c.system_fingerprint = 'fp_ollama';
+    // vLLM's continuous_usage_stats: running usage on every chunk.
+    if (d === 'vllm' && includeUsage && body.stream_options?.continuous_usage_stats && !('usage' in extra)) c.usage = usage;
+    return c;
+  };
+  if (d === 'llamacpp') res.write(`: ping${nl}${nl}`);
+  send(base([{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }]));
+  if (text === 'reasoning') {
+    send(base([{ index: 0, delta: { [d === 'ollama' ? 'reasoning' : 'reasoning_content']: 'thinking hard' }, logprobs: null, finish_reason: null }]));
+  }
+  if (text === 'tools') {
+    const call = { index: 0, id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '' } };
+    if (d === 'ollama') {
+      send(base([{ index: 0, delta: { tool_calls: [{ ...call, function: { name: 'get_weather', arguments: '{"city": "Paris"}' } }] }, finish_reason: null }]));
+    } else {
+      send(base([{ index: 0, delta: { tool_calls: [call] }, finish_reason: null }]));
+      for (const frag of ['{"city', '": "Par', 'is"}']) send(base([{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: frag } }] }, finish_reason: null }]));
+    }
+    send(base([{ index: 0, delta: {}, finish_reason: 'tool_calls' }]));
+  } else {
+    for (const [i, t] of tokens.entries()) {
+      if (res.destroyed) return;
+      if (text === 'slow') await sleep(100);
+      send(base([{ index: 0, delta: { content: t }, logprobs: null, finish_reason: null }]));
+      if (i === 1 && text === 'midstream-error') {
+        send({ error: { message: 'engine died mid-stream', type: 'InternalServerError', param: null, code: 500 } });
+        send('[DONE]');
+        return void res.end();
+      }
+      if (i === 1 && text === 'stall') return; // never another byte
+      if (i === 1 && text === 'drop') {
+        await sleep(20);
+        return void res.destroy();
+      }
+    }
+    const finish: Record<string, unknown> = { index: 0, delta: {}, logprobs: null, finish_reason: 'stop' };
+    if (d === 'vllm') finish.stop_reason = null;
+    if (d === 'sglang') finish.matched_stop = 2;
+    // llama.cpp puts usage on the finish chunk instead of a separate one.
+    send(base([finish], d === 'llamacpp' && includeUsage ? { usage, timings: { predicted_n: 3 } } : {}));
+  }
+  if (includeUsage && d !== 'llamacpp') send(base([], { usage }));
+  // llama.cpp (some versions) ends without [DONE].
+  if (d !== 'llamacpp') send('[DONE]');
+  res.end();
+}

@@ -1,0 +1,93 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { HARNESS_API_KEY } from './client';
+import { REPO_ROOT, TEST_ROOT } from './paths';
+
+export interface RunningWeft {
+  url: string;
+  port: number;
+  dataDir: string;
+  proc: ChildProcess;
+  /** Log lines seen so far (JSON-parsed where possible). */
+  logs: unknown[];
+  /** SIGTERM and wait for exit. */
+  stop(): Promise<number | null>;
+  /** SIGKILL and wait for exit. */
+  kill(): Promise<void>;
+}
+
+/** A fresh data directory under the test scratch root. */
+export function newDataDir(label: string): string {
+  return mkdtempSync(join(TEST_ROOT, `${label}-`));
+}
+
+/**
+ * Starts the real all-in-one server as its own process (real HTTP, embedded ClickHouse),
+ * on a free port, and resolves when it logs that it is listening.
+ */
+export async function startWeft(
+  opts: {
+    dataDir?: string;
+    env?: Record<string, string>;
+    /** A service main other than the all-in-one. */
+    entry?: string;
+    /** Extra node options (e.g. --cpu-prof, which NODE_OPTIONS refuses). */
+    nodeArgs?: string[];
+  } = {},
+): Promise<RunningWeft> {
+  const dataDir = opts.dataDir ?? newDataDir('weft');
+  const args = [...(opts.nodeArgs ?? []), '--import', 'tsx', opts.entry ?? 'services/all-in-one/src/main.ts'];
+  const proc = spawn(process.execPath, args, {
+    cwd: REPO_ROOT,
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', WEFT_DATA_DIR: dataDir, LOG_LEVEL: 'info', WEFT_BOOTSTRAP_API_KEY: HARNESS_API_KEY, ...opts.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const logs: unknown[] = [];
+  let stderr = '';
+  proc.stderr!.on('data', (d) => (stderr += d.toString()));
+  const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      proc.kill('SIGKILL'); // never leave an orphan behind
+      reject(new Error(`weft did not start in time\n${stderr}`));
+    }, 120_000);
+    const rl = createInterface({ input: proc.stdout! });
+    rl.on('line', (line) => {
+      let parsed: unknown = line;
+      try {
+        parsed = JSON.parse(line);
+      } catch {
+        /* plain text line */
+      }
+      logs.push(parsed);
+      const rec = parsed as { msg?: string; port?: number };
+      if (rec?.msg === 'listening' && typeof rec.port === 'number') {
+        clearTimeout(timer);
+        resolve(rec.port);
+      }
+    });
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`weft exited with ${code} before listening\n${stderr}`));
+    });
+  });
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    dataDir,
+    proc,
+    logs,
+    async stop() {
+      if (proc.exitCode !== null) return proc.exitCode;
+      proc.kill('SIGTERM');
+      return exited;
+    },
+    async kill() {
+      if (proc.exitCode !== null) return;
+      proc.kill('SIGKILL');
+      await exited;
+    },
+  };
+}

@@ -1,0 +1,76 @@
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { describe, expect, inject, it } from 'vitest';
+import { REPO_ROOT } from './helpers/paths';
+import { newDataDir } from './helpers/server';
+
+/**
+ * Every benchmark, run end to end in a tiny mode (a few seconds of load each), so none can rot
+ * unnoticed again (a stale key once left two of them failing with 401). Figures are not judged
+ * here, only that each bench runs, reports, and that what it reports is consistent.
+ */
+function runBench(file: string, env: Record<string, string>, args: string[] = []): Promise<{ code: number | null; out: string; err: string }> {
+  return new Promise((resolve) => {
+    const proc = spawn(process.execPath, ['--import', 'tsx', join('bench', file), ...args], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    proc.stdout.on('data', (d) => (out += d));
+    proc.stderr.on('data', (d) => (err += d));
+    proc.on('exit', (code) => resolve({ code, out, err }));
+  });
+}
+
+const ok = (r: { code: number | null; out: string; err: string }) => {
+  if (r.code !== 0) throw new Error(`bench exited with ${r.code}\n${r.out.slice(-3000)}\n${r.err.slice(-3000)}`);
+};
+
+describe('benchmarks run (tiny mode)', () => {
+  it('bench:ingest reports both modes and both ceilings', async () => {
+    const r = await runBench('ingest.ts', {
+      KAFKA_BROKERS: inject('kafkaBrokers'),
+      BENCH_DIR: newDataDir('bench-ingest'),
+      BENCH_SECONDS: '2',
+      BENCH_CLIENTS: '2',
+      BENCH_CALLS_PER_REQUEST: '20',
+      BENCH_CEILING_CALLS: '2000',
+    });
+    ok(r);
+    // The report is the pretty-printed JSON document (log lines before it are one line each).
+    const report = JSON.parse(r.out.slice(r.out.indexOf('\n{\n'), r.out.indexOf('\nCPU profile')));
+    expect(report.ceilings.clickhouseRowsPerSec).toBeGreaterThan(0);
+    expect(report.ceilings.kafkaMsgsPerSec).toBeGreaterThan(0);
+    for (const mode of [report.allInOne, report.kafka]) {
+      expect(mode.acknowledgedCalls).toBeGreaterThan(0);
+      expect(mode.rejectedCalls).toBe(0);
+      expect(mode.cpuMicrosPerCall).toBeGreaterThan(0);
+      expect(Number.isFinite(mode.ackToQueryableMs.p99)).toBe(true);
+    }
+    expect(r.out).toContain('CPU profile, all-in-one');
+  }, 300_000);
+
+  it('bench:query loads calls and times every query', async () => {
+    const r = await runBench('query.ts', { BENCH_CALLS: '2000', BENCH_RUNS: '1', BENCH_DATA_DIR: newDataDir('bench-query') });
+    ok(r);
+    expect(r.out).toMatch(/loaded 2000 \+ 400 calls/);
+    expect(r.out.match(/ median +\d+ ms/g)?.length).toBe(10);
+  }, 300_000);
+
+  it('bench:otlp acknowledges and stores every span, in both encodings', async () => {
+    const r = await runBench('otlp.ts', { BENCH_SECONDS: '1', BENCH_CONCURRENCY: '2', BENCH_BATCH: '64', BENCH_CONVERSION_MS: '200' });
+    ok(r);
+    expect(r.out.match(/spans\/s acknowledged/g)?.length).toBeGreaterThanOrEqual(2);
+    expect(r.out).not.toContain('MISSING');
+    expect(r.out).toMatch(/stored calls: (\d+) of \1 acknowledged spans \(all\)/);
+  }, 300_000);
+
+  it('bench:tables appends, pages, sorts and streams', async () => {
+    const r = await runBench('tables.ts', {}, ['3000', '1000']);
+    ok(r);
+    expect(r.out).toMatch(/append: 3000 rows/);
+    expect(r.out).toMatch(/stream all 3000 rows/);
+  }, 300_000);
+});

@@ -43,34 +43,27 @@ const ERRORS_AT = `ifNull(summary_dump, ''), 'status_counts', 'error'`;
 const ERRORS = `if(JSONType(${ERRORS_AT}) = 'String', JSONExtractString(${ERRORS_AT}), JSONExtractRaw(${ERRORS_AT}))`;
 
 /**
- * summary with `weave` set to the stored `summary.weave` (if any) minus the derived keys, plus
+ * The Call JSON line over a merged row, as successive SELECT lists, each reading the columns the
+ * one before added (so every sub-expression is written, parsed and planned once): wrap the row
+ * as `SELECT *, <list> FROM (...)` for each list in turn; the last one defines `line`.
+ * `selected`: the fields a projection keeps (undefined: all); a left-out field is not read at all.
+ *
+ * summary: `weave` is set to the stored `summary.weave` (if any) minus the derived keys, plus
  * status, latency_ms, and display_name or trace_name. A summary without any "weave" text gets
  * the object appended to its own text; otherwise it is rebuilt key by key.
  */
-function summarySql(): string {
+export function callLineSelects(selected?: Set<string>): string[] {
+  const want = (f: string) => !selected || selected.has(f);
   const derived = `arrayConcat(
       [concat('"status":', toJSONString(${statusSql(ERRORS)}))],
       if(ended_at IS NULL, [], [concat('"latency_ms":', toString(${latencySql}))]),
       multiIf(ifNull(display_name, '') != '', [concat('"display_name":', toJSONString(assumeNotNull(display_name)))],
               ifNull(op_name, '') != '', [concat('"trace_name":', toJSONString(${traceNameSql('assumeNotNull(op_name)')}))], []))`;
-  const s = object('summary_dump');
-  const fresh = `concat('{', arrayStringConcat(${derived}, ','), '}')`;
-  const kept = `arrayMap(kv -> concat(toJSONString(kv.1), ':', kv.2),
-      arrayFilter(kv -> kv.1 NOT IN ('status', 'trace_name', 'latency_ms', 'display_name'),
-        if(JSONType(${s}, 'weave') = 'Object', JSONExtractKeysAndValuesRaw(${s}, 'weave'), [])))`;
-  const weave = `concat('{', arrayStringConcat(arrayConcat(${kept}, ${derived}), ','), '}')`;
-  const rebuilt = `concat('{', arrayStringConcat(arrayConcat(
-      arrayMap(kv -> concat(toJSONString(kv.1), ':', kv.2), arrayFilter(kv -> kv.1 != 'weave', JSONExtractKeysAndValuesRaw(${s}))),
-      [concat('"weave":', ${weave})]), ','), '}')`;
-  return `if(position(${s}, '"weave"') = 0, ${withKey(s, 'weave', fresh)}, ${rebuilt})`;
-}
-
-/**
- * The Call JSON line over a merged row. `selected`: the fields a projection keeps (undefined:
- * all); a left-out field is not read at all (its column need not be in the row).
- */
-export function callJsonSql(selected?: Set<string>): string {
-  const attributes = `if(otel_dump IS NULL, ${object('attributes_dump')}, ${withKey(object('attributes_dump'), 'otel_span', 'assumeNotNull(otel_dump)')})`;
+  const kv = (arr: string) => `arrayMap(kv -> concat(toJSONString(kv.1), ':', kv.2), ${arr})`;
+  const kept = kv(`arrayFilter(kv -> kv.1 NOT IN ('status', 'trace_name', 'latency_ms', 'display_name'),
+        if(JSONType(_s, 'weave') = 'Object', JSONExtractKeysAndValuesRaw(_s, 'weave'), []))`);
+  const rebuilt = `concat('{', arrayStringConcat(arrayConcat(${kv(`arrayFilter(kv -> kv.1 != 'weave', JSONExtractKeysAndValuesRaw(_s))`)},
+      [concat('"weave":', _weave)]), ','), '}')`;
   const fields: [string, string][] = [
     ['id', str('id')],
     ['project_id', str('project_id')],
@@ -82,21 +75,26 @@ export function callJsonSql(selected?: Set<string>): string {
     ['display_name', str(`nullIf(display_name, '')`)],
     ['started_at', time('started_at')],
     ['ended_at', time('ended_at')],
-    ['attributes', attributes],
+    ['attributes', `if(otel_dump IS NULL, _a, ${withKey('_a', 'otel_span', 'assumeNotNull(otel_dump)')})`],
     ['inputs', object('inputs_dump')],
     ['output', value('output_dump')],
     ['exception', str('exception')],
-    ['summary', summarySql()],
+    ['summary', `if(_plain, ${withKey('_s', 'weave', '_weave')}, ${rebuilt})`],
     ['svc_user_id', str('svc_user_id')],
     ['svc_run_id', str('svc_run_id')],
     ['svc_run_step', num('svc_run_step')],
     ['svc_run_step_end', num('svc_run_step_end')],
     ['deleted_at', time('deleted_at')],
   ];
-  const parts = fields.map(([name, sql], i) => {
-    const v = !selected || selected.has(name) ? sql : (EMPTY_WHEN_UNSELECTED[name] ?? "'null'");
-    return `'${i ? ',' : '{'}${JSON.stringify(name)}:', ${v}`;
-  });
+  const parts = fields.map(([name, sql], i) => `'${i ? ',' : '{'}${JSON.stringify(name)}:', ${want(name) ? sql : (EMPTY_WHEN_UNSELECTED[name] ?? "'null'")}`);
+  const first = [`${want('attributes') ? object('attributes_dump') : "''"} AS _a`];
+  const second: string[] = [];
+  if (want('summary')) {
+    first.push(`${object('summary_dump')} AS _s`, `${derived} AS _derived`);
+    // Only a summary holding "weave" somewhere needs its keys parsed.
+    second.push(`position(_s, '"weave"') = 0 AS _plain`, `concat('{', arrayStringConcat(if(_plain, _derived, arrayConcat(${kept}, _derived)), ','), '}') AS _weave`);
+  }
   // Raw line breaks can only be JSON whitespace (inside strings they are escaped): a line stays one line.
-  return `replaceAll(concat(${parts.join(', ')}, '}'), '\\n', ' ')`;
+  const line = `replaceAll(concat(${parts.join(', ')}, '}'), '\\n', ' ') AS line`;
+  return [first.join(', '), ...(second.length ? [second.join(', ')] : []), line];
 }

@@ -1,7 +1,7 @@
 import type { CallFilter, CallsQueryStatsReq, CallsStreamQueryReq } from '@weft/api';
 import { ApiError, badRequest } from '@weft/core';
 import { CallFieldResolver } from './call-fields';
-import { callJsonSql } from './call-json';
+import { callLineSelects } from './call-json';
 import { compileQuery, type FieldRef } from './expr';
 import { Params, type BuiltQuery } from './params';
 
@@ -299,15 +299,16 @@ export class CallsQueryPlan {
     const ids = this.fromStartParts ? this.candidatesSql(p, page) : this.idsSql(p, page);
     const keys = this.keys.map((k, i) => `${k.sql} AS _k${i}`).join(', ');
     const cursor = `concat('[', arrayStringConcat([${this.keys.map((_, i) => `toJSONString(_k${i})`).join(', ')}], ','), ']')`;
-    const sql = `SELECT cursor, line FROM (
-  SELECT ${keys}, ${cursor} AS cursor, ${callJsonSql(this.selected)} AS line
-  FROM (
-    SELECT project_id, id, ${this.aggregates(this.columns)}
+    let row = `SELECT project_id, id, ${this.aggregates(this.columns)}
     FROM calls_merged
     WHERE project_id = ${this.projectSql} AND id IN (
     ${ids}
     )
-    GROUP BY project_id, id
+    GROUP BY project_id, id`;
+    for (const list of callLineSelects(this.selected)) row = `SELECT *, ${list} FROM (\n${row}\n)`;
+    const sql = `SELECT cursor, line FROM (
+  SELECT ${keys}, ${cursor} AS cursor, line FROM (
+${row}
   )
 )
 ORDER BY ${this.keys.map((_, i) => `_k${i} ${this.keys[i]!.desc ? 'DESC' : 'ASC'}`).join(', ')}`;

@@ -48,9 +48,12 @@ const ERRORS = `if(JSONType(${ERRORS_AT}) = 'String', JSONExtractString(${ERRORS
  * as `SELECT *, <list> FROM (...)` for each list in turn; the last one defines `line`.
  * `selected`: the fields a projection keeps (undefined: all); a left-out field is not read at all.
  *
- * summary: `weave` is set to the stored `summary.weave` (if any) minus the derived keys, plus
- * status, latency_ms, and display_name or trace_name. A summary without any "weave" text gets
- * the object appended to its own text; otherwise it is rebuilt key by key.
+ * summary: `weave` gets status, latency_ms, and display_name or trace_name appended to the
+ * stored text. Where the stored summary already holds a `weave` object (rare: the SDK does not
+ * send one), its keys come first and the derived ones after them, and the new `weave` follows
+ * the stored one: a JSON reader keeps the last of a repeated key, so the derived values win as
+ * in the reference, without parsing every summary (lambdas over parsed keys cost more to plan
+ * than the rest of the line on every page).
  */
 export function callLineSelects(selected?: Set<string>): string[] {
   const want = (f: string) => !selected || selected.has(f);
@@ -59,11 +62,6 @@ export function callLineSelects(selected?: Set<string>): string[] {
       if(ended_at IS NULL, [], [concat('"latency_ms":', toString(${latencySql}))]),
       multiIf(ifNull(display_name, '') != '', [concat('"display_name":', toJSONString(assumeNotNull(display_name)))],
               ifNull(op_name, '') != '', [concat('"trace_name":', toJSONString(${traceNameSql('assumeNotNull(op_name)')}))], []))`;
-  const kv = (arr: string) => `arrayMap(kv -> concat(toJSONString(kv.1), ':', kv.2), ${arr})`;
-  const kept = kv(`arrayFilter(kv -> kv.1 NOT IN ('status', 'trace_name', 'latency_ms', 'display_name'),
-        if(JSONType(_s, 'weave') = 'Object', JSONExtractKeysAndValuesRaw(_s, 'weave'), []))`);
-  const rebuilt = `concat('{', arrayStringConcat(arrayConcat(${kv(`arrayFilter(kv -> kv.1 != 'weave', JSONExtractKeysAndValuesRaw(_s))`)},
-      [concat('"weave":', _weave)]), ','), '}')`;
   const fields: [string, string][] = [
     ['id', str('id')],
     ['project_id', str('project_id')],
@@ -79,7 +77,7 @@ export function callLineSelects(selected?: Set<string>): string[] {
     ['inputs', object('inputs_dump')],
     ['output', value('output_dump')],
     ['exception', str('exception')],
-    ['summary', `if(_plain, ${withKey('_s', 'weave', '_weave')}, ${rebuilt})`],
+    ['summary', withKey('_s', 'weave', '_weave')],
     ['svc_user_id', str('svc_user_id')],
     ['svc_run_id', str('svc_run_id')],
     ['svc_run_step', num('svc_run_step')],
@@ -89,12 +87,16 @@ export function callLineSelects(selected?: Set<string>): string[] {
   const parts = fields.map(([name, sql], i) => `'${i ? ',' : '{'}${JSON.stringify(name)}:', ${want(name) ? sql : (EMPTY_WHEN_UNSELECTED[name] ?? "'null'")}`);
   const first = [`${want('attributes') ? object('attributes_dump') : "''"} AS _a`];
   const second: string[] = [];
+  const third: string[] = [];
+  const fourth: string[] = [];
   if (want('summary')) {
     first.push(`${object('summary_dump')} AS _s`, `${derived} AS _derived`);
-    // Only a summary holding "weave" somewhere needs its keys parsed.
-    second.push(`position(_s, '"weave"') = 0 AS _plain`, `concat('{', arrayStringConcat(if(_plain, _derived, arrayConcat(${kept}, _derived)), ','), '}') AS _weave`);
+    // Only a summary holding "weave" somewhere is parsed (for the stored weave object's text).
+    second.push(`if(position(_s, '"weave"') = 0, '', JSONExtractRaw(_s, 'weave')) AS _w`);
+    third.push(`if(startsWith(_w, '{') AND _w != '{}', substring(_w, 2, length(_w) - 2), '') AS _kept`);
+    fourth.push(`concat('{', _kept, if(_kept = '', '', ','), arrayStringConcat(_derived, ','), '}') AS _weave`);
   }
   // Raw line breaks can only be JSON whitespace (inside strings they are escaped): a line stays one line.
   const line = `replaceAll(concat(${parts.join(', ')}, '}'), '\\n', ' ') AS line`;
-  return [first.join(', '), ...(second.length ? [second.join(', ')] : []), line];
+  return [first, second, third, fourth].filter((l) => l.length).map((l) => l.join(', ')).concat(line);
 }

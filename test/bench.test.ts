@@ -47,6 +47,7 @@ describe('benchmarks run (tiny mode)', () => {
       expect(mode.acknowledgedCalls).toBeGreaterThan(0);
       expect(mode.rejectedCalls).toBe(0);
       expect(mode.cpuMicrosPerCall).toBeGreaterThan(0);
+      expect(mode.cpuMicrosPerCallServingProcess.mainThread).toBeGreaterThan(0);
       expect(Number.isFinite(mode.ackToQueryableMs.p99)).toBe(true);
     }
     expect(r.out).toContain('CPU profile, all-in-one');

@@ -86,6 +86,19 @@ describe('docker-compose.yml', () => {
 
   it('routes the extra endpoints to the service that owns them', () => {
     const routes = proxyRoutes();
-    for (const spec of Object.values(extraEndpoints)) expect(routes.get(spec.path), spec.path).toBe(spec.service);
+    const conf = readFileSync(join(REPO_ROOT, 'deploy', 'nginx', 'nginx.conf'), 'utf8');
+    // Paths with parameters (/v2/{entity}/{project}/…) go by a regex location.
+    const regexRoutes = [...conf.matchAll(/location\s+~\s+(\S+)\s*\{\s*proxy_pass\s+http:\/\/([\w-]+);/g)].map((m) => [new RegExp(m[1]!), m[2]!] as const);
+    for (const spec of Object.values(extraEndpoints) as { path: string; service: string; aliases?: readonly string[] }[]) {
+      for (const path of [spec.path, ...(spec.aliases ?? [])]) {
+        if (path.includes('/:')) {
+          const example = path.replace(/:[a-z]+/g, 'x');
+          expect(regexRoutes.find(([re]) => re.test(example))?.[1], path).toBe(spec.service);
+        } else {
+          expect(routes.get(path), path).toBe(spec.service);
+        }
+      }
+    }
+    for (const path of ['/graphql', '/file/create', '/files/create', '/agents/otel/v1/traces']) expect(routes.get(path), path).toBe('gateway');
   });
 });

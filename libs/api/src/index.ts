@@ -6,3 +6,4 @@ export * from './endpoints';
 export * from './validate';
 export * from './openapi';
 export * from './extra-endpoints';
+export * from './reference-requests';

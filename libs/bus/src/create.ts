@@ -43,6 +43,7 @@ export function createBus(config: Config, log: Logger): ServiceBus {
       sessionTimeoutMs: config.KAFKA_SESSION_TIMEOUT_MS,
       consumers: config.WEFT_WRITER_CONSUMERS,
       isPermanentError: isRowRejection,
+      startupTimeoutMs: config.KAFKA_STARTUP_TIMEOUT_MS,
       log,
     });
     return Object.assign(bus, { kind: 'kafka' as const });

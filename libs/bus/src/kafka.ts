@@ -7,8 +7,9 @@ import {
   type EachBatchPayload,
   type IHeaders,
   type KafkaMessage,
+  type Message,
+  type PartitionMetadata,
   type Producer,
-  type TopicMessages,
 } from 'kafkajs';
 import { metrics, type Logger } from '@weft/core';
 import type { BatchHandler, Bus, Subscription } from './bus';
@@ -16,6 +17,7 @@ import { BusUnavailableError } from './bus';
 import { UndecodableMessageError, type EnvelopeCodec } from './codec';
 import { publishWithDeadline, type Settleable } from './deadline';
 import { GroupCommit } from './group-commit';
+import { untilKafkaReady } from './kafka-startup';
 import type { BusMessage } from './messages';
 
 export interface KafkaTopicSpec {
@@ -55,6 +57,8 @@ export interface KafkaBusOptions<T> {
    * error is retried without committing, so nothing is skipped while the store is down.
    */
   isPermanentError: (e: unknown) => boolean;
+  /** How long start-up waits for the cluster (topics created, leaders elected) before giving up. */
+  startupTimeoutMs: number;
   log: Logger;
 }
 
@@ -68,17 +72,34 @@ export const DEAD_LETTER_HEADERS = {
 
 /** A publish waiting to be sent; once `settled` (acknowledged or timed out) it is not sent. */
 interface PendingPublish extends Settleable {
-  topic: string;
-  messages: { key: string; value: Buffer }[];
+  /** Its messages, one chunk per partition they hash to; it is acknowledged once every chunk is. */
+  chunks: Chunk[];
+  unacknowledged: number;
   bytes: number;
+}
+
+/** The messages of one publish that go to one partition. */
+interface Chunk {
+  publish: PendingPublish;
+  messages: Message[];
+}
+
+/** One partition's outgoing queue; at most one request per partition is in flight (order per key). */
+interface PartitionLane {
+  topic: string;
+  partition: number;
+  queue: Chunk[];
+  sending: Promise<void> | null;
 }
 
 const retry = { retries: Number.MAX_SAFE_INTEGER, initialRetryTime: 100, maxRetryTime: 2_000 };
 
 /**
- * The distributed bus on Apache Kafka (kafkajs). Publishing: one idempotent producer with
- * acks from all in-sync replicas; concurrent publishes are sent together (one request in
- * flight keeps the idempotent sequence simple and batches grow with load). Consuming: a
+ * The distributed bus on Apache Kafka (kafkajs). Publishing: acks from all in-sync replicas,
+ * one request per partition at a time (concurrent publishes to a partition share it, so
+ * requests grow with load); a publish is acknowledged once every partition it touched
+ * acknowledged its part. Why per partition and why not kafkajs's idempotent mode: README,
+ * "Acknowledged means durable" (both are paths on which kafkajs acknowledges lost data). Consuming: a
  * consumer group; each fetched batch is decoded (undecodable → dead-letter topic), handed to
  * the handler (grouped across partitions by size and time), and its offsets are committed
  * only after the handler resolved — at-least-once.
@@ -86,11 +107,14 @@ const retry = { retries: Number.MAX_SAFE_INTEGER, initialRetryTime: 100, maxRetr
 export class KafkaBus<T> implements Bus<T> {
   private readonly kafka: Kafka;
   private readonly producer: Producer;
-  private readonly queue: PendingPublish[] = [];
+  private readonly lanes = new Map<string, PartitionLane>();
+  /** Partition count per physical topic, learnt at start; messages are placed by key hash. */
+  private readonly partitionCounts = new Map<string, number>();
+  private readonly partitioner = Partitioners.DefaultPartitioner();
   private pendingMessages = 0;
   private pendingBytes = 0;
-  private sending: Promise<void> | null = null;
   private producerConnected: Promise<void> | null = null;
+  private producerGeneration = 0;
   private readonly subscriptions = new Set<Subscription>();
   private closed = false;
 
@@ -110,16 +134,31 @@ export class KafkaBus<T> implements Bus<T> {
         },
     });
     this.producer = this.kafka.producer({
-      idempotent: true,
+      // Not kafkajs's idempotent mode: after an ambiguous failure it rewinds its sequence
+      // numbers, and the next, different batch can be taken by the broker as a duplicate of
+      // the one that was in fact written, then acknowledged without being stored. Retries may
+      // write a message twice instead; the store folds replayed parts (SCHEMA.md).
+      idempotent: false,
       maxInFlightRequests: 1,
       retry,
       createPartitioner: Partitioners.DefaultPartitioner,
     });
   }
 
-  /** Connects and ensures the topics exist (idempotent: existing topics are left untouched). */
+  /**
+   * Ensures the topics exist (existing ones are left untouched), waits until every partition
+   * has a leader, and connects the producer; transient errors of a cluster still forming or
+   * electing are retried until `startupTimeoutMs`.
+   */
   async start(): Promise<void> {
-    const admin = this.kafka.admin();
+    const wait = { deadlineMs: this.opts.startupTimeoutMs, log: this.opts.log };
+    const names = this.opts.topics.map((t) => this.physical(t.topic));
+    await untilKafkaReady(`creating topics ${names.join(', ')} and waiting for their partition leaders on ${this.opts.brokers.join(',')}`, () => this.ensureTopics(), wait);
+    await untilKafkaReady('connecting the producer', () => this.connectProducer(), wait);
+  }
+
+  private async ensureTopics(): Promise<void> {
+    const admin = this.kafka.admin({ retry: { retries: 2 } });
     await admin.connect();
     try {
       const existing = new Set(await admin.listTopics());
@@ -127,15 +166,21 @@ export class KafkaBus<T> implements Bus<T> {
       if (missing.length > 0) {
         // Another process may create them at the same moment; createTopics then returns false.
         await admin.createTopics({
-          waitForLeaders: true,
           topics: missing.map((t) => ({ topic: this.physical(t.topic), numPartitions: t.partitions, replicationFactor: t.replicationFactor })),
         });
         this.opts.log.info({ topics: missing.map((t) => this.physical(t.topic)) }, 'kafka topics created');
       }
+      const { topics } = await admin.fetchTopicMetadata({ topics: this.opts.topics.map((t) => this.physical(t.topic)) });
+      for (const t of topics) {
+        const leaderless = t.partitions.filter((p) => p.leader < 0).map((p) => p.partitionId);
+        if (t.partitions.length === 0 || leaderless.length > 0) {
+          throw new Error(`topic ${t.name}: partitions without a leader yet (${leaderless.join(',') || 'none listed'})`);
+        }
+        this.partitionCounts.set(t.name, t.partitions.length);
+      }
     } finally {
-      await admin.disconnect();
+      await admin.disconnect().catch(() => undefined);
     }
-    await this.connectProducer();
   }
 
   /** The Kafka topic behind a bus topic name. */
@@ -158,41 +203,73 @@ export class KafkaBus<T> implements Bus<T> {
   async publish(topic: string, messages: BusMessage<T>[]): Promise<void> {
     if (messages.length === 0) return;
     if (this.closed) throw new BusUnavailableError('bus is shutting down');
-    const encoded = messages.map((m) => ({ key: m.key, value: this.opts.codec.encode(m.value) }));
-    const bytes = encoded.reduce((n, m) => n + m.value.length + m.key.length, 0);
+    const physical = this.physical(topic);
+    const partitions = this.partitionCounts.get(physical);
+    if (!partitions) throw new BusUnavailableError(`topic ${physical} is not ready (bus not started)`);
+    const byPartition = new Map<number, Message[]>();
+    let bytes = 0;
+    for (const m of messages) {
+      const value = this.opts.codec.encode(m.value);
+      bytes += value.length + m.key.length;
+      const partition = this.partitionOf(physical, partitions, m.key);
+      let list = byPartition.get(partition);
+      if (!list) byPartition.set(partition, (list = []));
+      list.push({ key: m.key, value, partition });
+    }
     const busy = this.pendingMessages > 0;
-    if (busy && (this.pendingMessages + encoded.length > this.opts.maxPendingMessages || this.pendingBytes + bytes > this.opts.maxPendingBytes)) {
+    if (busy && (this.pendingMessages + messages.length > this.opts.maxPendingMessages || this.pendingBytes + bytes > this.opts.maxPendingBytes)) {
       metrics.busRejected.inc({ reason: 'overload' });
       throw new BusUnavailableError(`ingest queue full (${this.pendingMessages} messages, ${this.pendingBytes} bytes in flight)`, 1);
     }
     const started = performance.now();
-    this.pendingMessages += encoded.length;
+    this.pendingMessages += messages.length;
     this.pendingBytes += bytes;
     metrics.busPending.set(this.pendingMessages);
     try {
       await publishWithDeadline(
-        { topic: this.physical(topic), messages: encoded, bytes },
+        { chunks: [] as Chunk[], unacknowledged: byPartition.size, bytes },
         this.opts.publishTimeoutMs,
         (p) => {
-          // Not sent yet (the send in flight is stuck): let go of its bytes now, so a long
-          // outage cannot pile up unanswered messages behind the in-flight bound.
-          const queued = this.queue.indexOf(p);
-          if (queued >= 0) this.queue.splice(queued, 1);
+          // Not sent yet (its partition's request in flight is stuck): let go of its bytes now,
+          // so a long outage cannot pile up unanswered messages behind the in-flight bound.
+          for (const c of p.chunks) {
+            const lane = this.lanes.get(laneKey(physical, c.messages[0]!.partition!));
+            const queued = lane ? lane.queue.indexOf(c) : -1;
+            if (queued >= 0) lane!.queue.splice(queued, 1);
+          }
           metrics.busRejected.inc({ reason: 'timeout' });
           return new BusUnavailableError(`kafka did not acknowledge within ${this.opts.publishTimeoutMs} ms`, 5);
         },
         (p) => {
-          this.queue.push(p);
-          this.kick();
+          for (const [partition, msgs] of byPartition) {
+            const chunk: Chunk = { publish: p, messages: msgs };
+            p.chunks.push(chunk);
+            const lane = this.lane(physical, partition);
+            lane.queue.push(chunk);
+            this.kick(lane);
+          }
         },
       );
       metrics.producerLatency.observe((performance.now() - started) / 1000);
     } finally {
-      // Counted until answered; a timed-out publish has left the queue (or rides the one send in flight).
-      this.pendingMessages -= encoded.length;
+      // Counted until answered; a timed-out publish has left the queues (or rides a send in flight).
+      this.pendingMessages -= messages.length;
       this.pendingBytes -= bytes;
       metrics.busPending.set(this.pendingMessages);
     }
+  }
+
+  /** The partition of a key: Kafka's default (murmur2 of the key), as kafkajs and the Java client place it. */
+  private partitionOf(topic: string, partitions: number, key: string): number {
+    const partitionMetadata = Array.from({ length: partitions }, (_, partitionId) => ({ partitionId, leader: 0 }) as PartitionMetadata);
+    return this.partitioner({ topic, partitionMetadata, message: { key, value: null } });
+  }
+
+  private lane(topic: string, partition: number): PartitionLane {
+    const key = laneKey(topic, partition);
+    let lane = this.lanes.get(key);
+    if (!lane) this.lanes.set(key, (lane = { topic, partition, queue: [], sending: null }));
+    return lane;
   }
 
   private connectProducer(): Promise<void> {
@@ -205,40 +282,58 @@ export class KafkaBus<T> implements Bus<T> {
     return this.producerConnected;
   }
 
-  private kick(): void {
-    if (this.sending) return;
-    this.sending = this.sendLoop().finally(() => {
-      this.sending = null;
-      if (this.queue.some((p) => !p.settled)) this.kick();
+  /**
+   * After a failed send the client may be left disconnected: the next send reconnects first.
+   * Once per connection: sends that fail because this reconnect cut them off do not start another.
+   */
+  private reconnectProducer(generation: number): void {
+    if (generation !== this.producerGeneration) return;
+    this.producerGeneration++;
+    this.producerConnected = this.producer
+      .disconnect()
+      .catch(() => undefined)
+      .then(() => this.producer.connect())
+      .catch((e) => {
+        this.producerConnected = null;
+        throw e;
+      });
+    this.producerConnected.catch(() => undefined);
+  }
+
+  private kick(lane: PartitionLane): void {
+    if (lane.sending) return;
+    lane.sending = this.sendLane(lane).finally(() => {
+      lane.sending = null;
+      if (lane.queue.some((c) => !c.publish.settled)) this.kick(lane);
     });
   }
 
-  /** Sends everything queued in one request at a time; each publish resolves when its request was acknowledged. */
-  private async sendLoop(): Promise<void> {
-    while (this.queue.length > 0) {
-      const group = this.queue.splice(0, this.queue.length).filter((p) => !p.settled);
-      if (group.length === 0) continue;
-      const byTopic = new Map<string, TopicMessages>();
-      for (const p of group) {
-        let tm = byTopic.get(p.topic);
-        if (!tm) byTopic.set(p.topic, (tm = { topic: p.topic, messages: [] }));
-        for (const m of p.messages) tm.messages.push(m);
-      }
+  /**
+   * Sends everything queued for one partition as one request, then the next. Each request
+   * carries one partition, so it goes to one leader: kafkajs's multi-leader send can report
+   * success for messages it never sent when a partition's leader moves during its retries.
+   */
+  private async sendLane(lane: PartitionLane): Promise<void> {
+    while (lane.queue.length > 0) {
+      const chunks = lane.queue.splice(0, lane.queue.length).filter((c) => !c.publish.settled);
+      if (chunks.length === 0) continue;
+      const generation = this.producerGeneration;
       try {
         await this.connectProducer();
-        await this.producer.sendBatch({
-          topicMessages: [...byTopic.values()],
+        await this.producer.send({
+          topic: lane.topic,
+          messages: chunks.flatMap((c) => c.messages),
           acks: -1,
           compression: this.opts.compression === 'gzip' ? CompressionTypes.GZIP : CompressionTypes.None,
         });
-        for (const p of group) p.resolve();
+        for (const c of chunks) {
+          if (--c.publish.unacknowledged === 0) c.publish.resolve();
+        }
       } catch (e) {
-        this.opts.log.warn({ err: e }, 'kafka send failed');
+        this.opts.log.warn({ err: e, topic: lane.topic, partition: lane.partition }, 'kafka send failed');
         metrics.busRejected.inc({ reason: 'error' });
-        for (const p of group) p.reject(new BusUnavailableError(`kafka unavailable: ${(e as Error).message}`, 5));
-        // The client may be left disconnected: reconnect on the next send.
-        this.producerConnected = null;
-        await this.producer.disconnect().catch(() => undefined);
+        for (const c of chunks) c.publish.reject(new BusUnavailableError(`kafka unavailable: ${(e as Error).message}`, 5));
+        this.reconnectProducer(generation);
       }
     }
   }
@@ -260,8 +355,14 @@ export class KafkaBus<T> implements Bus<T> {
         const assigned = Object.values(e.payload.memberAssignment).reduce((n, ps) => n + ps.length, 0);
         this.opts.log.info({ member: i, partitions: assigned, assignment: e.payload.memberAssignment }, 'writer joined the consumer group');
       });
-      await consumer.connect();
-      await consumer.subscribe({ topic: this.physical(topic), fromBeginning: true });
+      await untilKafkaReady(
+        `joining consumer group ${this.opts.groupId} on ${this.physical(topic)}`,
+        async () => {
+          await consumer.connect();
+          await consumer.subscribe({ topic: this.physical(topic), fromBeginning: true });
+        },
+        { deadlineMs: this.opts.startupTimeoutMs, log: this.opts.log },
+      );
       await consumer.run({
         eachBatchAutoResolve: false,
         autoCommit: true,
@@ -364,7 +465,9 @@ export class KafkaBus<T> implements Bus<T> {
   async close(): Promise<void> {
     this.closed = true;
     await Promise.all([...this.subscriptions].map((s) => s.stop()));
-    while (this.sending) await this.sending;
+    for (const lane of this.lanes.values()) while (lane.sending) await lane.sending;
     await this.producer.disconnect();
   }
 }
+
+const laneKey = (topic: string, partition: number) => `${topic}\u0000${partition}`;

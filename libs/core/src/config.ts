@@ -72,6 +72,8 @@ export const configSchema = z.object({
   /** Partitions and replication of the topics weft creates at start (if missing). */
   KAFKA_TOPIC_PARTITIONS: int(6, 1),
   KAFKA_REPLICATION_FACTOR: int(1, 1),
+  /** Start-up waits this long (ms) for the cluster: topics created, partition leaders elected, group joined. */
+  KAFKA_STARTUP_TIMEOUT_MS: int(300_000, 1000),
   /** Producer batch compression. */
   KAFKA_COMPRESSION: z.enum(['gzip', 'none']).default('gzip'),
   /** Writer fetch: the broker answers when this many bytes are ready... */

@@ -10,6 +10,67 @@ const ISO_RE =
 
 /** Parses ISO 8601 (with `Z`, an offset, or naive = UTC) into epoch microseconds; null if invalid. */
 export function parseTimestampMicros(s: string): number | null {
+  const fast = parseCommonTimestamp(s);
+  return fast === undefined ? parseTimestampGeneral(s) : fast;
+}
+
+/** Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's days_from_civil). */
+function daysFromCivil(y: number, m: number, d: number): number {
+  y -= m <= 2 ? 1 : 0;
+  const era = Math.floor(y / 400);
+  const yoe = y - era * 400;
+  const doy = Math.floor((153 * (m + (m > 2 ? -3 : 9)) + 2) / 5) + d - 1;
+  const doe = yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy;
+  return era * 146097 + doe - 719468;
+}
+
+const MONTH_DAYS = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+const isLeap = (y: number) => (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
+
+/** The two-digit number at `i`, or -1. */
+function two(s: string, i: number): number {
+  const a = s.charCodeAt(i) - 48;
+  const b = s.charCodeAt(i + 1) - 48;
+  return a >= 0 && a <= 9 && b >= 0 && b <= 9 ? a * 10 + b : -1;
+}
+
+/**
+ * The form SDKs send (`YYYY-MM-DDTHH:MM:SS[.fraction]Z`, or `+00:00`), parsed without a regex
+ * or a Date: a number, null when it is that form but no real date-time, undefined for any other
+ * form (the general parser decides).
+ */
+function parseCommonTimestamp(s: string): number | null | undefined {
+  const n = s.length;
+  if (n < 20 || s.charCodeAt(4) !== 45 || s.charCodeAt(7) !== 45 || s.charCodeAt(10) !== 84 || s.charCodeAt(13) !== 58 || s.charCodeAt(16) !== 58) {
+    return undefined;
+  }
+  const century = two(s, 0), yy = two(s, 2), month = two(s, 5), day = two(s, 8);
+  const hour = two(s, 11), minute = two(s, 14), second = two(s, 17);
+  if (century < 0 || yy < 0 || month < 0 || day < 0 || hour < 0 || minute < 0 || second < 0) return undefined;
+  let i = 19;
+  let micros = 0;
+  if (s.charCodeAt(i) === 46 /* . */) {
+    const start = ++i;
+    for (let scale = 100_000; i < n; i++) {
+      const d = s.charCodeAt(i) - 48;
+      if (d < 0 || d > 9) break;
+      micros += d * scale;
+      scale = Math.floor(scale / 10);
+    }
+    if (i === start) return undefined;
+  }
+  const rest = n - i;
+  if (!((rest === 1 && s.charCodeAt(i) === 90 /* Z */) || (rest === 6 && s.endsWith('+00:00')))) return undefined;
+  if (second > 59) return undefined; // a leap second: the general parser's rule applies
+  const year = century * 100 + yy;
+  if (year < 100) return undefined; // Date.UTC's two-digit years: the general parser's rule applies
+  if (month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59) return null;
+  if (day > (month === 2 && isLeap(year) ? 29 : MONTH_DAYS[month - 1]!)) return null;
+  return (daysFromCivil(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second) * 1_000_000 + micros;
+}
+
+/** Every ISO 8601 form we take (regex and Date); the fast path above must agree with it. */
+export function parseTimestampGeneral(s: string): number | null {
   const m = ISO_RE.exec(s.trim());
   if (!m) return null;
   const [, y, mo, d, h = '0', mi = '0', sec = '0', frac = '', tz] = m;
@@ -35,20 +96,31 @@ export function nanosToMicros(nanos: string | bigint | number): number {
   return Number(n / 1000n);
 }
 
-function splitMicros(micros: number): { date: Date; frac: number } {
-  const ms = Math.floor(micros / 1000);
-  return { date: new Date(ms), frac: micros - Math.floor(micros / 1_000_000) * 1_000_000 };
-}
-
 const pad = (n: number, w: number) => String(n).padStart(w, '0');
+
+const two0 = (n: number) => (n < 10 ? '0' + n : '' + n);
 
 /** `YYYY-MM-DD HH:MM:SS.ffffff` in UTC: the text form ClickHouse's DateTime64(6) accepts and returns. */
 export function microsToClickHouse(micros: number): string {
-  const { date, frac } = splitMicros(micros);
-  return (
-    `${pad(date.getUTCFullYear(), 4)}-${pad(date.getUTCMonth() + 1, 2)}-${pad(date.getUTCDate(), 2)} ` +
-    `${pad(date.getUTCHours(), 2)}:${pad(date.getUTCMinutes(), 2)}:${pad(date.getUTCSeconds(), 2)}.${pad(frac, 6)}`
-  );
+  const seconds = Math.floor(micros / 1_000_000);
+  const frac = micros - seconds * 1_000_000;
+  const days = Math.floor(seconds / 86_400);
+  let sod = seconds - days * 86_400;
+  // H. Hinnant's civil_from_days: no Date on the hot path.
+  const z = days + 719468;
+  const era = Math.floor(z / 146097);
+  const doe = z - era * 146097;
+  const yoe = Math.floor((doe - Math.floor(doe / 1460) + Math.floor(doe / 36524) - Math.floor(doe / 146096)) / 365);
+  const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100));
+  const mp = Math.floor((5 * doy + 2) / 153);
+  const day = doy - Math.floor((153 * mp + 2) / 5) + 1;
+  const month = mp < 10 ? mp + 3 : mp - 9;
+  const year = yoe + era * 400 + (month <= 2 ? 1 : 0);
+  const hour = Math.floor(sod / 3600);
+  sod -= hour * 3600;
+  const minute = Math.floor(sod / 60);
+  const second = sod - minute * 60;
+  return `${pad(year, 4)}-${two0(month)}-${two0(day)} ${two0(hour)}:${two0(minute)}:${two0(second)}.${pad(frac, 6)}`;
 }
 
 /**

@@ -1,5 +1,6 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { clickHouseToIso, microsToClickHouse, microsToIso, nanosToMicros, parseTimestampMicros } from '../src/time';
+import { clickHouseToIso, microsToClickHouse, microsToIso, nanosToMicros, parseTimestampGeneral, parseTimestampMicros } from '../src/time';
 
 describe('timestamps', () => {
   it('parses ISO 8601 with Z, offsets and naive times, keeping microseconds', () => {
@@ -25,5 +26,35 @@ describe('timestamps', () => {
   it('converts OTLP nanoseconds without precision loss', () => {
     expect(nanosToMicros('1714564800123456789')).toBe(1714564800123456);
     expect(nanosToMicros(1714564800123456789n)).toBe(1714564800123456);
+  });
+});
+
+describe('timestamps: the fast paths agree with the general ones', () => {
+  const two = (n: number) => String(n).padStart(2, '0');
+  it('parses the common form exactly as the general parser does (valid or not)', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 9999 }), fc.integer({ min: 0, max: 13 }), fc.integer({ min: 0, max: 32 }),
+        fc.integer({ min: 0, max: 24 }), fc.integer({ min: 0, max: 60 }), fc.integer({ min: 0, max: 61 }),
+        fc.stringMatching(/^(\.\d{1,9})?$/), fc.constantFrom('Z', '+00:00', 'z', '+01:00', ' Z', ''),
+        (y, mo, d, h, mi, s, frac, tz) => {
+          const text = `${String(y).padStart(4, '0')}-${two(mo)}-${two(d)}T${two(h)}:${two(mi)}:${two(s)}${frac}${tz}`;
+          expect(parseTimestampMicros(text), text).toBe(parseTimestampGeneral(text));
+        },
+      ),
+      { numRuns: 5000 },
+    );
+  });
+  it('prints ClickHouse time as Date would, for any instant of years 1–9999', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: -62_135_596_800_000_000, max: 253_402_300_799_999_999 }), (micros) => {
+        const ms = Math.floor(micros / 1000);
+        const d = new Date(ms);
+        const frac = micros - Math.floor(micros / 1_000_000) * 1_000_000;
+        const want = `${String(d.getUTCFullYear()).padStart(4, '0')}-${two(d.getUTCMonth() + 1)}-${two(d.getUTCDate())} ${two(d.getUTCHours())}:${two(d.getUTCMinutes())}:${two(d.getUTCSeconds())}.${String(frac).padStart(6, '0')}`;
+        expect(microsToClickHouse(micros)).toBe(want);
+      }),
+      { numRuns: 5000 },
+    );
   });
 });

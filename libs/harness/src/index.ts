@@ -6,3 +6,4 @@ export * from './client';
 export * from './kafka-broker';
 export * from './metrics';
 export * from './model-server';
+export * from './kafka-cluster';

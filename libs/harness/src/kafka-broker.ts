@@ -52,7 +52,7 @@ export function ensureKafkaJars(): string {
   return join(LIBS_DIR, '*');
 }
 
-function java(classpath: string, main: string, args: string[], extraOpts: string[] = []): string[] {
+export function java(classpath: string, main: string, args: string[], extraOpts: string[] = []): string[] {
   return ['-Xms128m', '-Xmx768m', '-XX:+UseSerialGC', '-Djava.awt.headless=true', ...extraOpts, '-cp', classpath, main, ...args];
 }
 

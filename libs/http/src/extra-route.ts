@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { extraEndpoints, parseBody, type ExtraEndpointName, type ExtraRequestOf } from '@weft/api';
+import { extraEndpoints, parseBody, type ExtraEndpointName, type ExtraEndpointSpec, type ExtraRequestOf } from '@weft/api';
 import type { Authenticator } from './auth';
 import { addGuardedRoute, type RouteContext } from './route';
 
@@ -10,10 +10,12 @@ export function addExtraRoute<N extends ExtraEndpointName>(
   name: N,
   handler: (body: ExtraRequestOf<N>, ctx: RouteContext) => Promise<unknown>,
 ): void {
-  const spec = extraEndpoints[name];
+  const spec: ExtraEndpointSpec = extraEndpoints[name];
   // The edge's protections of addRoute too: auth before the body, per-key rate limit, tenancy.
-  addGuardedRoute(app, auth, spec.path, spec.auth, async (raw, ctx) => {
-    const body = parseBody(spec.request, raw) as ExtraRequestOf<N>;
-    return handler(body, ctx);
-  });
+  for (const path of [spec.path, ...(spec.aliases ?? [])]) {
+    addGuardedRoute(app, auth, path, spec.auth, async (raw, ctx) => {
+      const body = parseBody(spec.request, raw) as ExtraRequestOf<N>;
+      return handler(body, ctx);
+    });
+  }
 }

@@ -51,21 +51,19 @@ function parseJsonText(text: string): unknown {
   }
 }
 
-/** Numbers that may overflow a double: a 3-digit exponent, or 300+ digits in a row. */
-const HUGE_NUMBER = /[eE][+-]?\d{3}|\d{300}/;
-
 /**
  * One pass over the JSON text (valid JSON: it parsed): is any nesting deeper, any string's
- * text longer, or any array longer than the limits, or is a huge number present? False means
- * certainly within the limits; true means the parsed value must be checked exactly (a string's
- * text counts escapes, so it may overestimate).
+ * text longer, or any array longer than the limits, or is a number present that may overflow a
+ * double (a 3-digit exponent, or 300+ digits in a row)? False means certainly within the
+ * limits; true means the parsed value must be checked exactly (a string's text counts escapes,
+ * so it may overestimate).
  */
 export function mayCrossLimits(text: string, limits: Pick<RequestLimits, 'maxJsonDepth' | 'maxStringChars' | 'maxArrayItems'>): boolean {
-  if (HUGE_NUMBER.test(text)) return true;
   let depth = 0;
   // Item counts of the open arrays (-1 marks an object), innermost last.
   const counts: number[] = [];
   let stringStart = -1;
+  let digits = 0;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (stringStart >= 0) {
@@ -76,6 +74,11 @@ export function mayCrossLimits(text: string, limits: Pick<RequestLimits, 'maxJso
       }
       continue;
     }
+    if (c >= 48 && c <= 57) {
+      if (++digits >= 300) return true;
+      continue;
+    }
+    digits = 0;
     switch (c) {
       case 34: // "
         stringStart = i;
@@ -96,6 +99,17 @@ export function mayCrossLimits(text: string, limits: Pick<RequestLimits, 'maxJso
       case 44: // ,
         if (counts.length && counts[counts.length - 1]! >= 0 && ++counts[counts.length - 1]! >= limits.maxArrayItems) return true;
         break;
+      case 101: // e
+      case 69: {
+        // An exponent (`true`/`false` end in `e` too, never followed by a digit).
+        let j = i + 1;
+        const sign = text.charCodeAt(j);
+        if (sign === 43 || sign === 45) j++;
+        let n = 0;
+        while (n < 3 && text.charCodeAt(j + n) >= 48 && text.charCodeAt(j + n) <= 57) n++;
+        if (n === 3) return true;
+        break;
+      }
     }
   }
   return false;

@@ -26,6 +26,11 @@ export interface HttpServerOptions {
   limits?: RequestLimits;
 }
 
+/** `/traces/<path>` → `/<path>` (the reference SDK's default trace-server URL under WANDB_BASE_URL). */
+export function stripTracesPrefix(url: string): string {
+  return url.startsWith('/traces/') ? url.slice('/traces'.length) : url;
+}
+
 /**
  * The HTTP shell every service shares: JSON body parsing with a size limit, the one error
  * handler, /health, /metrics, /openapi.json and /docs. Services add their routes as plugins.
@@ -39,11 +44,22 @@ export async function createHttpServer(opts: HttpServerOptions): Promise<Fastify
     requestTimeout: 0,
     keepAliveTimeout: 65_000,
     return503OnClosing: true,
+    // The Weave SDK given only WANDB_BASE_URL=<weft> calls the trace API at <weft>/traces/…:
+    // the same routes answer there.
+    rewriteUrl: (req) => stripTracesPrefix(req.url ?? '/'),
   });
   installErrorHandler(app, opts.log);
 
   const limits = opts.limits ?? defaultRequestLimits;
   app.decorate('weftLimits', limits);
+  // A body sent without any Content-Type is read as JSON, as the reference does (Weave SDKs
+  // before 0.52 send none); a Content-Type other than JSON is still 415.
+  app.addHook('onRequest', async (request) => {
+    const h = request.headers;
+    if (h['content-type'] === undefined && ((h['content-length'] !== undefined && h['content-length'] !== '0') || h['transfer-encoding'] !== undefined)) {
+      h['content-type'] = 'application/json';
+    }
+  });
   // JSON only (anything else is 415), through our own parser: strict UTF-8, depth/size/number
   // checks, errors naming the field.
   app.removeAllContentTypeParsers();

@@ -9,6 +9,13 @@
 /** Fields a projection (`columns`) may leave out, and what they become then (reference §3.5). */
 const EMPTY_WHEN_UNSELECTED: Record<string, string> = { attributes: "'{}'", inputs: "'{}'" };
 
+const REFERENCE_CALL_NAMES = [
+  ['svc_user_id', 'wb_user_id'],
+  ['svc_run_id', 'wb_run_id'],
+  ['svc_run_step', 'wb_run_step'],
+  ['svc_run_step_end', 'wb_run_step_end'],
+] as const;
+
 /** A JSON string or null. */
 const str = (x: string) => `ifNull(toJSONString(${x}), 'null')`;
 /** A JSON number or null. */
@@ -85,6 +92,8 @@ export function callLineSelects(selected?: Set<string>): string[] {
     ['deleted_at', time('deleted_at')],
   ];
   const parts = fields.map(([name, sql], i) => `'${i ? ',' : '{'}${JSON.stringify(name)}:', ${want(name) ? sql : (EMPTY_WHEN_UNSELECTED[name] ?? "'null'")}`);
+  // The reference's names of the svc_ members, sent alongside (the Weave SDK reads `wb_user_id`, `wb_run_id`…).
+  for (const [ours, theirs] of REFERENCE_CALL_NAMES) parts.push(`',${JSON.stringify(theirs)}:', ${want(ours) ? fields.find(([n]) => n === ours)![1] : "'null'"}`);
   const first = [`${want('attributes') ? object('attributes_dump') : "''"} AS _a`];
   const second: string[] = [];
   const third: string[] = [];

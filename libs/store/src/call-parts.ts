@@ -1,6 +1,7 @@
-import type { ClickHouseClient } from '@clickhouse/client';
 import type { CallEndBody, CallStartBody } from '@weft/api';
-import { extractRefs, microsToClickHouse, parseTimestampMicros } from '@weft/core';
+import { extractRefs, microsToClickHouse, parseTimestampMicros, REF_PREFIX } from '@weft/core';
+import { CALL_PART_COLUMNS, encodeCallPartsTsv } from './call-part-tsv';
+import type { Store } from './connection';
 
 /**
  * One row of `call_parts`, as it travels on the bus and is inserted: the JSON values are
@@ -38,12 +39,27 @@ export interface CallPartRow {
 const orNull = <T>(v: T | null | undefined): T | null => (v === undefined ? null : v);
 const chTime = (iso: string) => microsToClickHouse(parseTimestampMicros(iso)!);
 
+// Every part of one request shares its acceptance time: print it once, not once per part.
+let acceptedMicros = NaN;
+let acceptedText = '';
+function acceptedAt(micros: number): string {
+  if (micros !== acceptedMicros) (acceptedText = microsToClickHouse(micros)), (acceptedMicros = micros);
+  return acceptedText;
+}
+
+/**
+ * The refs inside a value, given its JSON text: JSON.stringify never escapes the characters of
+ * a ref's prefix, so a dump without it holds no ref and the value need not be walked.
+ */
+const refsOf = (value: unknown, dump: string): string[] => (dump.includes(REF_PREFIX) ? extractRefs(value) : []);
+
 /** The start part of a call. `id` and `trace_id` are already decided; the user id comes from the caller. */
 export function startPart(
   s: CallStartBody & { id: string; trace_id: string },
   userId: string,
   acceptedAtMicros: number,
 ): CallPartRow {
+  const inputs = JSON.stringify(s.inputs ?? {});
   return {
     project_id: s.project_id,
     id: s.id,
@@ -55,36 +71,40 @@ export function startPart(
     display_name: s.display_name || null,
     started_at: chTime(s.started_at),
     attributes_dump: JSON.stringify(s.attributes ?? {}),
-    inputs_dump: JSON.stringify(s.inputs ?? {}),
-    input_refs: extractRefs(s.inputs),
+    inputs_dump: inputs,
+    input_refs: refsOf(s.inputs, inputs),
     output_refs: [],
     otel_dump: s.otel_dump ? JSON.stringify(s.otel_dump) : null,
     svc_user_id: userId,
     svc_run_id: orNull(s.svc_run_id),
     svc_run_step: orNull(s.svc_run_step),
-    created_at: microsToClickHouse(acceptedAtMicros),
+    created_at: acceptedAt(acceptedAtMicros),
   };
 }
 
 /** The end part of a call. */
 export function endPart(e: CallEndBody, acceptedAtMicros: number): CallPartRow {
   const output = e.output === undefined ? null : e.output;
+  const outputDump = JSON.stringify(output);
   return {
     project_id: e.project_id,
     id: e.id,
     ended_at: chTime(e.ended_at),
-    output_dump: JSON.stringify(output),
-    output_refs: extractRefs(output),
+    output_dump: outputDump,
+    output_refs: refsOf(output, outputDump),
     summary_dump: JSON.stringify(e.summary ?? {}),
     exception: orNull(e.exception),
     input_refs: [],
     svc_run_step_end: orNull(e.svc_run_step_end),
-    created_at: microsToClickHouse(acceptedAtMicros),
+    created_at: acceptedAt(acceptedAtMicros),
   };
 }
 
-/** Inserts call parts in one INSERT. A replay of the same parts leaves no visible duplicate. */
-export async function insertCallParts(client: ClickHouseClient, rows: CallPartRow[]): Promise<void> {
+/**
+ * Inserts call parts in one INSERT, as TabSeparated bytes (see call-part-tsv.ts). A replay of
+ * the same parts leaves no visible duplicate.
+ */
+export async function insertCallParts(store: Pick<Store, 'insertRaw'>, rows: readonly CallPartRow[]): Promise<void> {
   if (rows.length === 0) return;
-  await client.insert({ table: 'call_parts', values: rows, format: 'JSONEachRow' });
+  await store.insertRaw('call_parts', CALL_PART_COLUMNS, 'TabSeparated', encodeCallPartsTsv(rows));
 }

@@ -1,5 +1,6 @@
 import { createClient, type ClickHouseClient, type ClickHouseSettings } from '@clickhouse/client';
 import { mkdirSync } from 'node:fs';
+import { Readable } from 'node:stream';
 import { resolve } from 'node:path';
 import { createRequire } from 'node:module';
 
@@ -24,9 +25,18 @@ const settings: ClickHouseSettings = {
   async_insert: 0,
 };
 
+/** Row formats whose bytes the engine's own parser reads (no row objects on our side). */
+export type RawRowFormat = 'TabSeparated';
+
 export interface Store {
   client: ClickHouseClient;
   mode: 'server' | 'embedded';
+  /**
+   * Inserts rows already encoded in `format` in one INSERT: embedded, the bytes go straight to
+   * chDB's parser (no SQL text around them, no copy into a JS string); on a server, as the
+   * request body.
+   */
+  insertRaw(table: string, columns: readonly string[], format: RawRowFormat, bytes: Buffer): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -45,18 +55,34 @@ export function openStore(opts: StoreOptions): Store {
       request_timeout: 120_000,
       compression: { request: false, response: true },
     });
-    return { client, mode: 'server', close: () => client.close() };
+    return {
+      client,
+      mode: 'server',
+      insertRaw: async (table, columns, format, bytes) => {
+        await client.insert({ table, columns: [...columns] as [string, ...string[]], format, values: Readable.from([bytes]) });
+      },
+      close: () => client.close(),
+    };
   }
   const dir = resolve(opts.dataDir, 'clickhouse');
   mkdirSync(dir, { recursive: true });
   // chdb/connection is published as CommonJS only.
   const require = createRequire(import.meta.url);
   const { createChdbConnection } = require('chdb/connection') as typeof import('chdb/connection');
+  const connection = createChdbConnection({ path: dir });
   const client = createClient({
-    connection: createChdbConnection({ path: dir }),
+    connection,
     clickhouse_settings: settings,
   } as Parameters<typeof createClient>[0]);
-  return { client, mode: 'embedded', close: () => client.close() };
+  return {
+    client,
+    mode: 'embedded',
+    insertRaw: async (table, columns, format, bytes) => {
+      if (bytes.length === 0) return;
+      await connection.chdb.rawInsert({ table, columns, format, values: bytes });
+    },
+    close: () => client.close(),
+  };
 }
 
 /** The store the configuration names (CLICKHOUSE_URL, or embedded under WEFT_DATA_DIR), migrated. */

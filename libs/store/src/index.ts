@@ -2,3 +2,4 @@ export * from './connection';
 export * from './migrate';
 export * from './call-parts';
 export * from './errors';
+export * from './call-part-tsv';

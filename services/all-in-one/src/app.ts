@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { createBus } from '@weft/bus';
 import type { Config, Logger } from '@weft/core';
-import { adminRoutes, setupAuth } from '@weft/auth';
+import { adminRoutes, graphqlRoutes, setupAuth } from '@weft/auth';
 import { createHttpServer, requestLimitsFromConfig } from '@weft/http';
 import { migrate, openConfiguredStore, type Store } from '@weft/store';
 import { gatewayRoutes } from '@weft/svc-gateway';
@@ -48,6 +48,8 @@ export async function createWeft(config: Config, log: Logger): Promise<Weft> {
   });
   if (roles.has('gateway')) await app.register(gatewayRoutes, { bus, store, auth });
   if (roles.has('gateway')) await app.register(adminRoutes, { keys, auth });
+  // weave.init's W&B GraphQL operations, so WANDB_BASE_URL=<weft> is enough for the SDK.
+  if (roles.has('gateway')) await app.register(graphqlRoutes, { auth });
   if (roles.has('query')) await app.register(queryRoutes, { store, auth, pageRows: config.WEFT_QUERY_PAGE_ROWS });
   if (roles.has('inference')) await app.register(inferenceRoutes, { auth, bus, store, upstreams, log });
 

@@ -1,5 +1,5 @@
 import { createBus } from '@weft/bus';
-import { adminRoutes, setupAuth } from '@weft/auth';
+import { adminRoutes, graphqlRoutes, setupAuth } from '@weft/auth';
 import { createHttpServer, requestLimitsFromConfig, runProgram } from '@weft/http';
 import { migrate, openConfiguredStore } from '@weft/store';
 import { gatewayRoutes } from './routes';
@@ -22,6 +22,7 @@ runProgram('gateway', async (config, log) => {
   });
   await app.register(gatewayRoutes, { bus, store, auth });
   await app.register(adminRoutes, { keys, auth });
+  await app.register(graphqlRoutes, { auth });
   return {
     app,
     describe: { bus: bus.kind, store: store.mode },

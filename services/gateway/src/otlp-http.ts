@@ -1,6 +1,6 @@
 import { promisify } from 'node:util';
 import { gunzip, inflate, type ZlibOptions } from 'node:zlib';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { projectId as projectIdSchema } from '@weft/api';
 import { ApiError, badRequest, payloadTooLarge, type AuthScheme, type Caller } from '@weft/core';
 import type { Authenticator } from '@weft/http';
@@ -15,6 +15,8 @@ export interface OtlpHttpDeps {
 
 /** The path stock OTLP/HTTP exporters post to (`<endpoint>/v1/traces`); outside the 20-endpoint contract. */
 export const OTLP_TRACES_PATH = '/otel/v1/traces';
+/** Where the Weave SDK's own OTel exporter posts (`<trace server>/agents/otel/v1/traces`): the same route. */
+export const SDK_OTLP_TRACES_PATH = '/agents/otel/v1/traces';
 
 const PROTOBUF_TYPES = ['application/x-protobuf', 'application/protobuf'];
 const gunzipAsync = promisify<Buffer, ZlibOptions, Buffer>(gunzip);
@@ -41,7 +43,7 @@ export async function otlpHttpRoutes(app: FastifyInstance, deps: OtlpHttpDeps): 
     callers.set(request, await deps.auth.authenticate(authorization, schemeOf(authorization)));
   };
 
-  app.post(OTLP_TRACES_PATH, { onRequest: authenticate }, async (request, reply) => {
+  const handler = async (request: FastifyRequest, reply: FastifyReply) => {
     const caller = callers.get(request)!;
     const protobuf = PROTOBUF_TYPES.includes(mediaType(request));
     const raw = await decompress(request.body as Buffer, request.headers['content-encoding'], deps.bodyLimitBytes);
@@ -68,7 +70,8 @@ export async function otlpHttpRoutes(app: FastifyInstance, deps: OtlpHttpDeps): 
     }
     // OTLP/JSON field names; an empty object means everything was accepted.
     return partial ? { partialSuccess: { rejectedSpans: partial.rejected_spans, errorMessage: partial.error_message } } : {};
-  });
+  };
+  for (const path of [OTLP_TRACES_PATH, SDK_OTLP_TRACES_PATH]) app.post(path, { onRequest: authenticate }, handler);
 }
 
 /** Stock exporters often carry a token as Bearer; the reference's clients send Basic api:<key>. */

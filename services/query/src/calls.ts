@@ -147,6 +147,25 @@ async function enrichCalls(store: Store, req: CallsStreamQueryReq, calls: Call[]
   return calls;
 }
 
+/** /call/read: the call (deleted ones excluded), or null — not a 404 — when there is none, as the reference answers. */
+export async function readCall(
+  store: Store,
+  req: { project_id: string; id: string; include_costs: boolean; include_storage_size: boolean; include_total_storage_size: boolean },
+): Promise<{ call: Call | null }> {
+  const query: CallsStreamQueryReq = {
+    project_id: req.project_id,
+    filter: { call_ids: [req.id] },
+    limit: 1,
+    include_costs: req.include_costs,
+    include_feedback: false,
+    include_storage_size: req.include_storage_size,
+    include_total_storage_size: req.include_total_storage_size,
+    return_expanded_column_values: true,
+  };
+  for await (const call of streamCalls(store, query, new AbortController().signal, { pageRows: 0 })) return { call };
+  return { call: null };
+}
+
 export async function countCalls(store: Store, req: CallsQueryStatsReq): Promise<{ count: number; total_storage_size_bytes?: number | null }> {
   const { sql, params } = buildCallsStatsQuery(req);
   const rs = await store.client.query({ query: sql, query_params: params, format: 'JSONEachRow' });

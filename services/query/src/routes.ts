@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { parseBody } from '@weft/api';
-import { addGuardedRoute, addRoute, sendJsonl, sendJsonlText, type Authenticator } from '@weft/http';
+import { addExtraRoute, addGuardedRoute, addRoute, sendJsonl, sendJsonlText, type Authenticator } from '@weft/http';
 import type { Store } from '@weft/store';
-import { countCalls, needsEnrichment, streamCallLines, streamCalls } from './calls';
+import { countCalls, needsEnrichment, readCall, streamCallLines, streamCalls } from './calls';
 import { withExpandedRefsAndFeedback } from './call-enrichment';
 import { objectReadRoutes } from './objects';
 import { costCreateReq, createCosts, queryCosts } from './costs';
@@ -36,6 +36,7 @@ export async function queryRoutes(app: FastifyInstance, deps: QueryDeps): Promis
     return undefined;
   });
   addRoute(app, deps.auth, 'callsQueryStats', async (body) => countCalls(deps.store, body));
+  addExtraRoute(app, deps.auth, 'callRead', async (body) => readCall(deps.store, body));
 
   addRoute(app, deps.auth, 'threadsStreamQuery', async (body, { reply }) => {
     const abort = new AbortController();

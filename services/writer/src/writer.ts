@@ -15,7 +15,7 @@ export class CallPartsWriter {
 
   async write(batch: CallPartEnvelope[]): Promise<void> {
     const started = performance.now();
-    await insertCallParts(this.store.client, batch.map((m) => m.row));
+    await insertCallParts(this.store, batch.map((m) => m.row));
     const seconds = (performance.now() - started) / 1000;
     metrics.writerBatchRows.observe(batch.length);
     metrics.insertLatency.observe(seconds);

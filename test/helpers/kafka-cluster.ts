@@ -1,0 +1,1 @@
+export { startKafkaCluster, type KafkaCluster, type KafkaClusterNode, type KafkaClusterOptions } from '@weft/harness';

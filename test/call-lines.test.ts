@@ -61,10 +61,11 @@ describe('call lines', () => {
       attributes: { env: 'prod' }, inputs: { s: tricky, n: 1.5, deep: { list: [1, null, true] } }, output: { text: tricky }, exception: null,
       summary: { usage: { m: { requests: 1 } }, weave: { status: 'success', latency_ms: 1500, display_name: 'Named' } },
       svc_user_id: expect.any(String), svc_run_id: null, svc_run_step: null, svc_run_step_end: null, deleted_at: null,
+      wb_user_id: a.svc_user_id, wb_run_id: null, wb_run_step: null, wb_run_step_end: null,
     });
     expect(b).toMatchObject({
       parent_id: 'a', trace_id: 'tr-a', thread_id: 'th', turn_id: 'a', started_at: '2024-01-01T00:00:02.100Z', ended_at: '2024-01-01T00:00:02.123456Z',
-      output: 'plain text', exception: 'boom: /x', svc_run_id: 'run', svc_run_step: 3, svc_run_step_end: 4,
+      output: 'plain text', exception: 'boom: /x', svc_run_id: 'run', svc_run_step: 3, svc_run_step_end: 4, wb_run_id: 'run', wb_run_step: 3, wb_run_step_end: 4,
       summary: { status_counts: { error: 2 }, weave: { custom: { k: 'v' }, status: 'error', latency_ms: 23, trace_name: 'answer' } },
     });
     expect(b.summary.weave).toEqual({ custom: { k: 'v' }, status: 'error', latency_ms: 23, trace_name: 'answer' });

@@ -69,6 +69,7 @@ describe('benchmarks run (tiny mode)', () => {
     const r = await runBench('otlp.ts', { BENCH_SECONDS: '1', BENCH_CONCURRENCY: '2', BENCH_BATCH: '64', BENCH_CONVERSION_MS: '200' });
     ok(r);
     expect(r.out.match(/spans\/s acknowledged/g)?.length).toBeGreaterThanOrEqual(2);
+    expect(r.out).toMatch(/OTLP\/gRPC via TraceService\/Export: \d+ spans\/s acknowledged/);
     expect(r.out).not.toContain('MISSING');
     expect(r.out).toMatch(/stored calls: (\d+) of \1 acknowledged spans \(all\)/);
   }, 300_000);
@@ -78,5 +79,14 @@ describe('benchmarks run (tiny mode)', () => {
     ok(r);
     expect(r.out).toMatch(/append: 3000 rows/);
     expect(r.out).toMatch(/stream all 3000 rows/);
+  }, 300_000);
+
+  it('bench:ui renders the calls view in Chromium and fetches only the pages it shows', async () => {
+    const r = await runBench('ui.ts', { BENCH_CALLS: '3000', BENCH_RUNS: '1', BENCH_DATA_DIR: newDataDir('bench-ui') });
+    ok(r);
+    expect(r.out).toMatch(/first page of rows on screen: +median \d+ ms/);
+    const m = /most rows fetched in one session .*: (\d+) of 3000/.exec(r.out);
+    expect(m, r.out).not.toBeNull();
+    expect(Number(m![1])).toBeLessThan(3000);
   }, 300_000);
 });

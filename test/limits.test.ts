@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Client } from './helpers/client';
+import { encodeExportTraceServiceRequest } from '@weft/otlp';
+import { bearerAuth, Client } from './helpers/client';
+import { grpcExport } from './helpers/otlp-grpc-client';
 import { createKey, clientFor } from './helpers/keys';
 import { startWeft, type RunningWeft } from './helpers/server';
 
@@ -144,6 +146,36 @@ describe('rate limits', () => {
     expect(statuses.slice(40).every((s) => s === 429)).toBe(true);
     expectError(first429!, 429);
     expect(Number(first429!.headers.get('retry-after'))).toBeGreaterThan(0);
+    // The text names the limit and its window (not only the time left).
+    expect((first429!.body as { reason: string }).reason).toMatch(/^rate limit exceeded: at most 40 requests per 60 s window per API key; retry in \d+s$/);
     expect((await quiet.post('/calls/query_stats', { project_id: P })).status).toBe(200);
+  });
+
+  it('counts one budget per key across every route: contract, OTLP/HTTP (both paths), OTLP/gRPC, /v1', async () => {
+    const admin = new Client(limited.url);
+    const key = await createKey(admin, 'mixed', ['acme']);
+    const basic = clientFor(admin, key);
+    const bearer = admin.withAuth(bearerAuth(key.key));
+    const otlp = (path: string) => basic.post(path, { resourceSpans: [] }, { project_id: P });
+    const routes = [
+      () => basic.post('/calls/query_stats', { project_id: P }),
+      () => otlp('/otel/v1/traces'),
+      () => basic.post('/otel/v1/trace', { project_id: P, traces: { resourceSpans: [] } }),
+      () => bearer.post('/v1/chat/completions', { model: 'none', messages: [] }),
+      () => fetch(`${limited.url}/v1/models`, { headers: { authorization: bearerAuth(key.key) } }).then(async (r) => ({ status: r.status, body: await r.json() })),
+      // OTLP/gRPC: RESOURCE_EXHAUSTED (8) is its 429.
+      () =>
+        grpcExport(limited.grpcPort!, encodeExportTraceServiceRequest({ resourceSpans: [] }), { authorization: bearerAuth(key.key), project_id: P }).then((o) => ({
+          status: o.ok ? 200 : o.code === 8 ? 429 : 500 + o.code,
+        })),
+    ];
+    const statuses: number[] = [];
+    for (let i = 0; i < 46; i++) statuses.push((await routes[i % routes.length]!()).status);
+    expect(statuses.slice(0, 40).every((s) => s !== 429 && s < 500), statuses.join(',')).toBe(true);
+    expect(statuses.slice(40), statuses.join(',')).toEqual([429, 429, 429, 429, 429, 429]);
+    // The /v1 routes say it in the OpenAI shape.
+    const v1 = await bearer.post('/v1/chat/completions', { model: 'none', messages: [] });
+    expect(v1.status).toBe(429);
+    expect(v1.body.error).toMatchObject({ code: 429, message: expect.stringContaining('per 60 s window') });
   });
 });

@@ -29,12 +29,11 @@ export interface GraphqlDeps {
 }
 
 export async function graphqlRoutes(app: FastifyInstance, deps: GraphqlDeps): Promise<void> {
-  const limits = app.weftLimits;
-  const config = limits && limits.rateLimitMax > 0 ? { rateLimit: { max: limits.rateLimitMax, timeWindow: limits.rateLimitWindowMs } } : {};
   const authenticate = async (request: FastifyRequest) => {
     request.caller = await deps.auth.authenticateAny(request.headers.authorization);
+    await app.weftRateLimit.check(request.caller);
   };
-  app.post('/graphql', { onRequest: authenticate, config }, async (request) => {
+  app.post('/graphql', { onRequest: authenticate }, async (request) => {
     const body = parseBody(graphqlRequest, request.body);
     return answerGraphql(request.caller!, operationOf(body.query, body.operationName), body.variables ?? {});
   });

@@ -91,6 +91,11 @@ export const configSchema = z.object({
     .transform((s) => s.split(',').map((r) => r.trim()).filter(Boolean))
     .pipe(z.array(z.enum(['gateway', 'writer', 'query', 'inference'])).min(1)),
 
+  /** Gateway: the OTLP/gRPC receiver's port (standard 4317); `0` = any free port, `off` = no gRPC receiver. */
+  WEFT_OTLP_GRPC_PORT: z
+    .union([z.literal('off'), z.coerce.number().int().min(0).max(65535)])
+    .default(4317),
+
   /** Inference: JSON file listing the model servers (upstreams); unset = no models served. */
   WEFT_UPSTREAMS_FILE: z.preprocess(emptyAsUndefined, z.string().optional()),
   /** Inference: default upstream timeout (ms) when an upstream sets no `timeout_ms`. */

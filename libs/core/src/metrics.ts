@@ -69,6 +69,18 @@ export const metrics = {
     labelNames: ['topic', 'partition'] as const,
     registers,
   }),
+  otlpSpansAccepted: new Counter({
+    name: 'weft_otlp_spans_accepted_total',
+    help: 'OTLP spans acknowledged as calls, by entrance (http, grpc, trace endpoint)',
+    labelNames: ['transport'] as const,
+    registers,
+  }),
+  otlpSpansRejected: new Counter({
+    name: 'weft_otlp_spans_rejected_total',
+    help: 'OTLP spans refused (reported in partial_success or by the request error), by reason and entrance',
+    labelNames: ['reason', 'transport'] as const,
+    registers,
+  }),
   deadLettered: new Counter({
     name: 'weft_dead_lettered_total',
     help: 'Messages moved to the dead-letter topic, by reason kind',

@@ -6,4 +6,5 @@ export * from './client';
 export * from './kafka-broker';
 export * from './metrics';
 export * from './model-server';
+export * from './browser';
 export * from './kafka-cluster';

@@ -9,3 +9,4 @@ export * from './tenancy';
 export * from './extra-route';
 export * from './lossless';
 export * from './program';
+export * from './rate-limit';

@@ -3,11 +3,12 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import rateLimit from '@fastify/rate-limit';
 import { buildOpenApiDocument } from '@weft/api';
-import { ApiError, metrics, metricsRegistry, type Logger } from '@weft/core';
+import { metrics, metricsRegistry, type Logger } from '@weft/core';
 import { installErrorHandler } from './errors';
 import { parseJsonBody } from './json-body';
 import { mayHoldRefs } from './tenancy';
 import { defaultRequestLimits, type RequestLimits } from './limits';
+import { KeyRateLimiter } from './rate-limit';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -72,19 +73,10 @@ export async function createHttpServer(opts: HttpServerOptions): Promise<Fastify
       done(e as Error, undefined);
     }
   });
-  // Per-key rate limits, switched on by each contract route (addRoute). The caller is known by
-  // then (authentication runs onRequest), so the bucket is the API key, not the address.
-  await app.register(rateLimit, {
-    global: false,
-    hook: 'preParsing',
-    keyGenerator: (request) => (request.caller ? `key:${request.caller.keyId}` : `ip:${request.ip}`),
-    errorResponseBuilder: (_request, context) => {
-      const seconds = Math.max(1, Math.ceil(context.ttl / 1000));
-      return new ApiError(429, `rate limit exceeded: at most ${context.max} requests per ${context.after} per API key; retry in ${seconds}s`, {
-        headers: { 'Retry-After': String(seconds) },
-      });
-    },
-  });
+  // The per-key rate limit: one counter per API key across every authenticated entrance
+  // (see KeyRateLimiter). The plugin supplies the limiter; no route uses its per-route counters.
+  await app.register(rateLimit, { global: false });
+  app.decorate('weftRateLimit', new KeyRateLimiter(app, limits.rateLimitMax, limits.rateLimitWindowMs));
 
   const document = buildOpenApiDocument({ version: opts.version });
   await app.register(swagger, { mode: 'static', specification: { document: document as never } });

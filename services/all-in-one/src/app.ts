@@ -4,8 +4,9 @@ import type { Config, Logger } from '@weft/core';
 import { adminRoutes, graphqlRoutes, setupAuth } from '@weft/auth';
 import { createHttpServer, requestLimitsFromConfig } from '@weft/http';
 import { migrate, openConfiguredStore, type Store } from '@weft/store';
-import { gatewayRoutes } from '@weft/svc-gateway';
+import { gatewayRoutes, otlpGrpcFromConfig } from '@weft/svc-gateway';
 import { queryRoutes } from '@weft/svc-query';
+import { uiRoutes } from '@weft/svc-ui';
 import { inferenceRoutes, loadUpstreams } from '@weft/svc-inference';
 import { CallPartsWriter } from '@weft/svc-writer';
 
@@ -51,13 +52,17 @@ export async function createWeft(config: Config, log: Logger): Promise<Weft> {
   // weave.init's W&B GraphQL operations, so WANDB_BASE_URL=<weft> is enough for the SDK.
   if (roles.has('gateway')) await app.register(graphqlRoutes, { auth });
   if (roles.has('query')) await app.register(queryRoutes, { store, auth, pageRows: config.WEFT_QUERY_PAGE_ROWS });
+  // The web UI goes with the read side it talks to.
+  if (roles.has('query')) await app.register(uiRoutes);
   if (roles.has('inference')) await app.register(inferenceRoutes, { auth, bus, store, upstreams, log });
+  // OTLP/gRPC beside the HTTP server, where the gateway runs.
+  const grpc = roles.has('gateway') ? await otlpGrpcFromConfig(config, { bus, auth, rateLimit: app.weftRateLimit, log }) : null;
 
   return {
     app,
     store,
     async close() {
-      await app.close();
+      await Promise.all([app.close(), grpc?.close()]);
       // In-process: publishers wait for the writer, so drain the bus first. Kafka: stop
       // consuming (commits what was inserted), then flush and close the producer.
       if (bus.kind === 'inprocess') {

@@ -20,10 +20,9 @@ export interface FileWriteDeps {
 export async function fileWriteRoutes(app: FastifyInstance, deps: FileWriteDeps): Promise<void> {
   const bodyLimit = app.initialConfig.bodyLimit ?? 32 * 1024 * 1024;
   await app.register(multipart, { limits: { fileSize: bodyLimit, files: 1, fields: 8, fieldSize: 64 * 1024, parts: 9 } });
-  const limits = app.weftLimits;
-  const config = limits && limits.rateLimitMax > 0 ? { rateLimit: { max: limits.rateLimitMax, timeWindow: limits.rateLimitWindowMs } } : {};
   const authenticate = async (request: FastifyRequest) => {
     request.caller = await deps.auth.authenticate(request.headers.authorization, 'basic');
+    await app.weftRateLimit.check(request.caller);
   };
   const handler = async (request: FastifyRequest) => {
     if (!request.isMultipart()) throw new ApiError(415, 'send multipart/form-data with a `project_id` field and a `file` part');
@@ -44,5 +43,5 @@ export async function fileWriteRoutes(app: FastifyInstance, deps: FileWriteDeps)
     if (!file) throw new ApiError(422, 'file: a `file` part is required', { field: 'file' });
     return createFile(deps.store, parsed.data, file.name, file.content, fields.expected_digest || null);
   };
-  for (const path of [FILE_CREATE_PATH, '/files/create']) app.post(path, { onRequest: authenticate, config }, handler);
+  for (const path of [FILE_CREATE_PATH, '/files/create']) app.post(path, { onRequest: authenticate }, handler);
 }

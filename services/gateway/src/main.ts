@@ -2,6 +2,7 @@ import { createBus } from '@weft/bus';
 import { adminRoutes, graphqlRoutes, setupAuth } from '@weft/auth';
 import { createHttpServer, requestLimitsFromConfig, runProgram } from '@weft/http';
 import { migrate, openConfiguredStore } from '@weft/store';
+import { otlpGrpcFromConfig } from './otlp-grpc';
 import { gatewayRoutes } from './routes';
 
 /**
@@ -23,11 +24,12 @@ runProgram('gateway', async (config, log) => {
   await app.register(gatewayRoutes, { bus, store, auth });
   await app.register(adminRoutes, { keys, auth });
   await app.register(graphqlRoutes, { auth });
+  const grpc = await otlpGrpcFromConfig(config, { bus, auth, rateLimit: app.weftRateLimit, log });
   return {
     app,
     describe: { bus: bus.kind, store: store.mode },
     async close() {
-      await app.close();
+      await Promise.all([app.close(), grpc?.close()]);
       await bus.close();
       await store.close();
     },

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Bus, CallPartEnvelope } from '@weft/bus';
-import { badRequest, nowMicros } from '@weft/core';
+import { badRequest, nowMicros, type Logger } from '@weft/core';
 import { addExtraRoute, addRoute, type Authenticator, type RouteContext } from '@weft/http';
 import type { Store } from '@weft/store';
 import { CallIngest } from './calls';
@@ -61,9 +61,9 @@ export async function gatewayRoutes(app: FastifyInstance, deps: GatewayDeps): Pr
   addExtraRoute(app, deps.auth, 'callUpdate', async (body) => mutations.rename(body.project_id, body.call_id, body.display_name));
   addExtraRoute(app, deps.auth, 'callsDelete', async (body) => mutations.delete(body.project_id, body.call_ids));
 
-  const otel = new OtelIngest(ingest);
+  const otel = new OtelIngest(ingest, app.log as Logger);
   addRoute(app, deps.auth, 'otelTrace', async (body, { caller }) => ({
-    partial_success: await otel.ingest(body.traces, { projectId: body.project_id, runId: body.svc_run_id, fieldPrefix: 'traces.' }, caller),
+    partial_success: await otel.ingest(body.traces, { projectId: body.project_id, runId: body.svc_run_id, fieldPrefix: 'traces.', transport: 'trace_endpoint' }, caller),
   }));
   // Standard OTLP/HTTP (protobuf or JSON, gzip) for stock exporters, in its own encapsulated scope.
   await app.register(otlpHttpRoutes, { ingest: otel, auth: deps.auth, bodyLimitBytes: deps.bodyLimitBytes ?? app.initialConfig.bodyLimit ?? 32 * 1024 * 1024 });

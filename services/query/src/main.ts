@@ -1,6 +1,7 @@
 import { setupAuth } from '@weft/auth';
 import { createHttpServer, requestLimitsFromConfig, runProgram } from '@weft/http';
 import { migrate, openConfiguredStore } from '@weft/store';
+import { uiRoutes } from '@weft/svc-ui';
 import { queryRoutes } from './routes';
 
 /** The query service alone: every read endpoint, answered from ClickHouse. */
@@ -19,6 +20,7 @@ runProgram('query', async (config, log) => {
     },
   });
   await app.register(queryRoutes, { store, auth, pageRows: config.WEFT_QUERY_PAGE_ROWS });
+  await app.register(uiRoutes);
   return {
     app,
     describe: { store: store.mode },

@@ -5,6 +5,7 @@ import { jsonObject, projectId, query, timestamp } from './common';
 import { feedbackReplaceReq } from './objects';
 import { embeddingReq, textCompletionReq } from './inference';
 import type { ServiceName } from './endpoints';
+import { callsAggregateReq, callsAggregateRes, projectsListReq, projectsListRes } from './analytics';
 
 /**
  * Endpoints the reference's clients need beyond the interface's 20 (see README, "Extra
@@ -16,6 +17,8 @@ export interface ExtraEndpointSpec {
   auth: AuthScheme;
   service: ServiceName;
   request: z.ZodType;
+  /** Published in /openapi.json (as an extra) with this response; absent: kept out of the document. */
+  response?: z.ZodType;
   /** Other paths answering the same (the reference router's alternative spellings). */
   aliases?: readonly string[];
 }
@@ -108,6 +111,9 @@ export const extraEndpoints = {
   fileContent: { path: '/file/content', summary: 'Read a file', auth: 'basic', service: 'query', request: fileContentReq, aliases: ['/files/content'] },
   textCompletions: { path: '/v1/completions', summary: 'Create a (legacy, prompt) completion (OpenAI-compatible)', auth: 'bearer', service: 'inference', request: textCompletionReq },
   embeddings: { path: '/v1/embeddings', summary: 'Create embeddings (OpenAI-compatible, passed through)', auth: 'bearer', service: 'inference', request: embeddingReq },
+  // For the web UI (services/ui); published in /openapi.json.
+  projectsList: { path: '/projects/list', summary: 'Projects the key can see, with call counts and last activity', auth: 'basic', service: 'query', request: projectsListReq, response: projectsListRes },
+  callsAggregate: { path: '/calls/aggregate', summary: 'Calls, errors, latency, tokens and cost over time, per op and per model', auth: 'basic', service: 'query', request: callsAggregateReq, response: callsAggregateRes },
 } as const satisfies Record<string, ExtraEndpointSpec>;
 
 /** /file/create (multipart/form-data: `project_id`, a `file` part) has no JSON body; its path is here for routing. */

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { extraEndpoints, parseBody, type ExtraEndpointName, type ExtraEndpointSpec, type ExtraRequestOf } from '@weft/api';
 import type { Authenticator } from './auth';
+import { defaultRequestLimits, enforceEndpointLimits } from './limits';
 import type { ErrorMapper } from './errors';
 import { addGuardedRoute, type RouteContext } from './route';
 
@@ -14,9 +15,12 @@ export function addExtraRoute<N extends ExtraEndpointName>(
 ): void {
   const spec: ExtraEndpointSpec = extraEndpoints[name];
   // The edge's protections of addRoute too: auth before the body, per-key rate limit, tenancy.
+  const limits = app.weftLimits ?? defaultRequestLimits;
   for (const path of [spec.path, ...(spec.aliases ?? [])]) {
     addGuardedRoute(app, auth, path, spec.auth, async (raw, ctx) => {
       const body = parseBody(spec.request, raw) as ExtraRequestOf<N>;
+      // `limit` caps and query-expression size/depth, as on the 20 endpoints.
+      enforceEndpointLimits(body, { stream: false }, limits);
       return handler(body, ctx);
     }, options);
   }

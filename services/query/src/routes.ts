@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { parseBody } from '@weft/api';
 import { addExtraRoute, addGuardedRoute, addRoute, sendJsonl, type Authenticator } from '@weft/http';
+import { aggregateCalls, listProjects } from './analytics';
 import type { Store } from '@weft/store';
 import { countCalls, readCall, streamCalls } from './calls';
 import { withExpandedRefsAndFeedback } from './call-enrichment';
@@ -41,6 +42,10 @@ export async function queryRoutes(app: FastifyInstance, deps: QueryDeps): Promis
     const body = parseBody(costCreateReq, raw);
     return createCosts(deps.store, body, caller.userId);
   });
+
+  // For the web UI (extras, published in /openapi.json).
+  addExtraRoute(app, deps.auth, 'projectsList', async (body, { caller }) => listProjects(deps.store, caller, body));
+  addExtraRoute(app, deps.auth, 'callsAggregate', async (body) => aggregateCalls(deps.store, body));
 
   await app.register(objectReadRoutes, { store: deps.store, auth: deps.auth });
 }

@@ -74,6 +74,28 @@ describe('benchmarks run (tiny mode)', () => {
     expect(r.out).toMatch(/stored calls: (\d+) of \1 acknowledged spans \(all\)/);
   }, 300_000);
 
+  it('bench:overload reports every scenario in both modes, and nothing refused was stored', async () => {
+    const r = await runBench('overload.ts', {
+      KAFKA_BROKERS: inject('kafkaBrokers'),
+      BENCH_DIR: newDataDir('bench-overload'),
+      BENCH_SECONDS: '1',
+      BENCH_BODY_CALLS: '20',
+      BENCH_RSS_SECONDS: '1',
+      BENCH_RSS_BODY_CALLS: '20',
+      // Tiny bodies: a tiny bound, so the aggressive scenarios meet it.
+      BENCH_MAX_PENDING_BYTES: '100000',
+    });
+    ok(r);
+    const report = JSON.parse(r.out.slice(r.out.indexOf('{'), r.out.indexOf('\n| scenario')));
+    for (const mode of [report.allInOne, report.kafka]) {
+      expect(mode.results).toHaveLength(4);
+      expect(mode.results[0].ackedCallsPerSec).toBeGreaterThan(0);
+      expect(mode.refusedStored).toBe(0);
+      expect(mode.ackedMissing).toBe(0);
+    }
+    expect(report.memory.peakRssMiB).toBeGreaterThan(0);
+  }, 300_000);
+
   it('bench:tables appends, pages, sorts and streams', async () => {
     const r = await runBench('tables.ts', {}, ['3000', '1000']);
     ok(r);

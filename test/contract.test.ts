@@ -41,10 +41,13 @@ describe('the contract', () => {
     }
   });
 
-  it('has /health', async () => {
+  it('has /health (liveness) and /ready (each dependency)', async () => {
     const res = await fetch(`${weft.url}/health`);
     expect(res.status).toBe(200);
-    expect(await res.json()).toMatchObject({ status: 'ok', store: 'embedded' });
+    expect(await res.json()).toEqual({ status: 'ok' });
+    const ready = await fetch(`${weft.url}/ready`);
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toMatchObject({ status: 'ready', dependencies: { store: { ok: true, mode: 'embedded' } } });
   });
 
   it('answers unknown paths with a JSON 404', async () => {

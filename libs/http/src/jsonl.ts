@@ -1,4 +1,15 @@
 import type { FastifyReply } from 'fastify';
+import { metrics } from '@weft/core';
+
+/** Says that a stream ended before its last row: which request, how many rows it got, and why. */
+export function logAbortedStream(reply: FastifyReply, rows: number, reason: 'client_gone' | 'error', err?: unknown): void {
+  metrics.streamsAborted.inc({ reason });
+  const { method, url, id } = reply.request;
+  reply.log.warn(
+    { method, url, reqId: id, rowsSent: rows, reason, ...(err ? { err } : {}) },
+    reason === 'client_gone' ? 'stream aborted: the client went away' : 'stream aborted: error while streaming',
+  );
+}
 
 /**
  * Writes an async sequence of objects as JSONL, honouring back-pressure: it waits for the
@@ -25,11 +36,15 @@ export async function sendJsonlText<T>(
 ): Promise<void> {
   const res = reply.raw;
   let aborted = false;
-  const abort = () => {
-    if (!aborted) (aborted = true), onAbort?.();
+  let sent = 0;
+  const abort = (why: 'client_gone' | 'error', err?: unknown) => {
+    if (aborted) return;
+    aborted = true;
+    logAbortedStream(reply, sent, why, err);
+    onAbort?.();
   };
   res.on('close', () => {
-    if (!res.writableFinished) abort();
+    if (!res.writableFinished) abort('client_gone');
   });
   const iterator = items[Symbol.asyncIterator]();
   // Pull the first row before committing to 200, so an early error is still a clean 4xx/5xx.
@@ -39,6 +54,8 @@ export async function sendJsonlText<T>(
   try {
     for (let r = first; !r.done; r = await iterator.next()) {
       if (aborted) break;
+      // Items: rows for sendJsonl, chunks of lines for sendJsonlText.
+      sent++;
       if (!res.write(toText(r.value))) {
         await new Promise<void>((resolve) => {
           const done = () => (res.off('drain', done), res.off('close', done), resolve());
@@ -48,7 +65,7 @@ export async function sendJsonlText<T>(
       }
     }
   } catch (e) {
-    abort();
+    abort('error', e);
     res.destroy(e as Error);
     return;
   } finally {

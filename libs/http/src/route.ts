@@ -39,7 +39,7 @@ export function addRoute<N extends EndpointName>(
   name: N,
   handler: RouteHandler<N>,
   extraPaths: string[] = [],
-  options: { mapError?: ErrorMapper } = {},
+  options: { mapError?: ErrorMapper; publishes?: boolean } = {},
 ): void {
   const spec: EndpointSpec = endpoints[name];
   const limits = app.weftLimits ?? defaultRequestLimits;
@@ -58,7 +58,13 @@ export function addRoute<N extends EndpointName>(
     if (result === undefined) return reply;
     return result;
   };
-  const config = options.mapError ? { mapError: options.mapError } : {};
+  const config = {
+    ...(options.mapError ? { mapError: options.mapError } : {}),
+    // Admission refuses these while the bus is full or down (admission.ts).
+    ...(options.publishes ? { publishes: true } : {}),
+    // Streams, and inference (bounded by the upstream's timeout), have no whole-request deadline (timeouts.ts).
+    ...(spec.stream !== undefined || spec.service === 'inference' ? { streaming: true } : {}),
+  };
   for (const path of [spec.path, ...extraPaths]) app.post(path, { onRequest: authenticate, config }, run);
 }
 

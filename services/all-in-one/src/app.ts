@@ -3,7 +3,7 @@ import { createBus } from '@weft/bus';
 import type { Config, Logger } from '@weft/core';
 import { adminRoutes, graphqlRoutes, setupAuth } from '@weft/auth';
 import { createHttpServer, requestLimitsFromConfig } from '@weft/http';
-import { migrate, openConfiguredStore, type Store } from '@weft/store';
+import { migrate, openConfiguredStore, pingStore, type Store } from '@weft/store';
 import { gatewayRoutes, otlpGrpcFromConfig } from '@weft/svc-gateway';
 import { queryRoutes } from '@weft/svc-query';
 import { uiRoutes } from '@weft/svc-ui';
@@ -42,10 +42,8 @@ export async function createWeft(config: Config, log: Logger): Promise<Weft> {
     bodyLimitBytes: config.WEFT_BODY_LIMIT_BYTES,
     limits: requestLimitsFromConfig(config),
     version: VERSION,
-    healthCheck: async () => {
-      await store.client.query({ query: 'SELECT 1', format: 'JSONEachRow' }).then((r) => r.json());
-      return { store: store.mode, ...(await bus.health()) };
-    },
+    // The bus is a dependency only when it is Kafka's (the in-process bus is this process).
+    readiness: { store: () => pingStore(store), ...(bus.kind === 'kafka' ? { bus: () => bus.health() } : {}) },
   });
   if (roles.has('gateway')) await app.register(gatewayRoutes, { bus, store, auth });
   if (roles.has('gateway')) await app.register(adminRoutes, { keys, auth });

@@ -1,7 +1,7 @@
 import { createBus } from '@weft/bus';
 import { adminRoutes, graphqlRoutes, setupAuth } from '@weft/auth';
 import { createHttpServer, requestLimitsFromConfig, runProgram } from '@weft/http';
-import { migrate, openConfiguredStore } from '@weft/store';
+import { migrate, openConfiguredStore, pingStore } from '@weft/store';
 import { otlpGrpcFromConfig } from './otlp-grpc';
 import { gatewayRoutes } from './routes';
 
@@ -19,7 +19,7 @@ runProgram('gateway', async (config, log) => {
     bodyLimitBytes: config.WEFT_BODY_LIMIT_BYTES,
     limits: requestLimitsFromConfig(config),
     version: '0.1.0',
-    healthCheck: async () => ({ store: store.mode, ...(await bus.health()) }),
+    readiness: { store: () => pingStore(store), bus: () => bus.health() },
   });
   await app.register(gatewayRoutes, { bus, store, auth });
   await app.register(adminRoutes, { keys, auth });

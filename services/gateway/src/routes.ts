@@ -21,9 +21,12 @@ export interface GatewayDeps {
 /** The write side: call parts through the bus; objects, tables and feedback straight to ClickHouse. */
 export async function gatewayRoutes(app: FastifyInstance, deps: GatewayDeps): Promise<void> {
   const ingest = new CallIngest(deps.bus);
+  // Call writes are refused before their body is read while the bus is full or down.
+  app.weftAdmission?.watchBus(deps.bus);
+  const publishes = { publishes: true };
 
-  addRoute(app, deps.auth, 'callStart', async (body, { caller }) => ingest.start(body.start, caller));
-  addRoute(app, deps.auth, 'callEnd', async (body) => ingest.end(body.end));
+  addRoute(app, deps.auth, 'callStart', async (body, { caller }) => ingest.start(body.start, caller), [], publishes);
+  addRoute(app, deps.auth, 'callEnd', async (body) => ingest.end(body.end), [], publishes);
   addRoute(app, deps.auth, 'callUpsertBatch', async (body, { caller }) => {
     // One publish for the whole batch: all or nothing is acknowledged.
     const at = nowMicros();
@@ -41,7 +44,7 @@ export async function gatewayRoutes(app: FastifyInstance, deps: GatewayDeps): Pr
     }
     await ingest.publish(rows);
     return { res };
-  });
+  }, [], publishes);
 
   // The reference SDK's v2 call paths (its default write path since 0.52): the project is in the path too.
   addExtraRoute(app, deps.auth, 'callsComplete', async (body, ctx) => {
@@ -64,7 +67,7 @@ export async function gatewayRoutes(app: FastifyInstance, deps: GatewayDeps): Pr
   const otel = new OtelIngest(ingest, app.log as Logger);
   addRoute(app, deps.auth, 'otelTrace', async (body, { caller }) => ({
     partial_success: await otel.ingest(body.traces, { projectId: body.project_id, runId: body.svc_run_id, fieldPrefix: 'traces.', transport: 'trace_endpoint' }, caller),
-  }));
+  }), [], publishes);
   // Standard OTLP/HTTP (protobuf or JSON, gzip) for stock exporters, in its own encapsulated scope.
   await app.register(otlpHttpRoutes, { ingest: otel, auth: deps.auth, bodyLimitBytes: deps.bodyLimitBytes ?? app.initialConfig.bodyLimit ?? 32 * 1024 * 1024 });
   await app.register(objectWriteRoutes, { store: deps.store, auth: deps.auth });

@@ -77,6 +77,8 @@ interface LoadResult {
   gatewayPeakRssMiB: number;
   /** CPU time (user + system, all threads: the embedded engine included) per server process, µs. */
   cpuMicros: number[];
+  /** ...of which the first process's main (JavaScript) thread; the rest is the engine's and libuv's threads. */
+  mainThreadCpuMicros: number;
   /** The load generator's own CPU time, µs (it shares the cores). */
   driverCpuMicros: number;
 }
@@ -93,9 +95,12 @@ function peakRssMiB(pid: number): number {
   return m ? Math.round(Number(m[1]) / 1024) : NaN;
 }
 
-/** CPU time a process has used so far (user + system of all its threads), in µs, from /proc. */
-function processCpuMicros(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+/**
+ * CPU time a process has used so far (user + system of all its threads), in µs, from /proc;
+ * `task` = a thread id of it (the main thread's id is the pid) for that thread alone.
+ */
+function processCpuMicros(pid: number, task?: number): number {
+  const stat = readFileSync(task === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${task}/stat`, 'utf8');
   // Fields after the command (which may hold spaces): state is field 3, utime 14, stime 15.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return ((Number(fields[11]) + Number(fields[12])) * 1e6) / CLOCK_TICKS;
@@ -117,7 +122,8 @@ async function drive(label: string, gatewayUrl: string, queryUrl: string, cpuPid
   const delays: number[] = [];
   const deadline = Date.now() + SECONDS * 1000;
   const started = performance.now();
-  const cpuAtStart = cpuPids.map(processCpuMicros);
+  const cpuAtStart = cpuPids.map((pid) => processCpuMicros(pid));
+  const mainAtStart = processCpuMicros(gatewayPid, gatewayPid);
   const driverAtStart = process.cpuUsage();
 
   // Bodies from pre-serialised call templates: the load generator shares the 2 cores, keep it cheap.
@@ -161,11 +167,13 @@ async function drive(label: string, gatewayUrl: string, queryUrl: string, cpuPid
   const seconds = (performance.now() - started) / 1000;
   const driver = process.cpuUsage(driverAtStart);
   const cpuMicros = cpuPids.map((pid, i) => processCpuMicros(pid) - cpuAtStart[i]!);
+  const mainThreadCpuMicros = processCpuMicros(gatewayPid, gatewayPid) - mainAtStart;
   // A short run on a busy machine may end before the first sample: take one, after the clock.
   const last = lastAcked as { id: string; at: number } | null;
   if (delays.length === 0 && last) await sampleOne(last);
   return {
     cpuMicros,
+    mainThreadCpuMicros,
     driverCpuMicros: driver.user + driver.system,
     calls: acked,
     seconds,
@@ -209,14 +217,23 @@ function sampleRows(n: number): CallPartRow[] {
 }
 
 /** Ceiling 1: direct inserts into (embedded) ClickHouse, in batches of `batch` rows, in this process. */
-async function clickHouseCeiling(rows: CallPartRow[], batch: number): Promise<{ rowsPerSec: number; cpuMicrosPerRow: number }> {
-  const dir = join(ROOT, `ceiling-store-${batch}`);
+async function clickHouseCeiling(
+  rows: CallPartRow[],
+  batch: number,
+  format: 'TabSeparated' | 'JSONEachRow' = 'TabSeparated',
+): Promise<{ rowsPerSec: number; cpuMicrosPerRow: number }> {
+  const dir = join(ROOT, `ceiling-store-${format}-${batch}`);
   rmSync(dir, { recursive: true, force: true });
   const store = openStore({ dataDir: dir });
   await migrate(store.client);
   const started = performance.now();
   const cpu = process.cpuUsage();
-  for (let i = 0; i < rows.length; i += batch) await insertCallParts(store, rows.slice(i, i + batch));
+  for (let i = 0; i < rows.length; i += batch) {
+    const chunk = rows.slice(i, i + batch);
+    // JSONEachRow through the client: the path the services took before TabSeparated (for comparison).
+    if (format === 'JSONEachRow') await store.client.insert({ table: 'call_parts', values: chunk, format });
+    else await insertCallParts(store, chunk);
+  }
   const rate = rows.length / ((performance.now() - started) / 1000);
   const used = process.cpuUsage(cpu);
   await store.close();
@@ -302,12 +319,15 @@ async function main(): Promise<void> {
     const chRows = chBig.rowsPerSec;
     // The same at the batch size the services reach under this load (to show what batching buys).
     const chRowsSmall = await clickHouseCeiling(rows.slice(0, Math.round(CEILING_CALLS * 0.4)), 1_000);
+    const chJson = await clickHouseCeiling(rows, 10_000, 'JSONEachRow');
     const kafkaMsgs = await kafkaCeiling(brokers, rows);
     report.ceilings = {
       clickhouseRowsPerSec: Math.round(chRows),
       clickhouseCpuMicrosPerCall: Math.round(2 * chBig.cpuMicrosPerRow),
       clickhouseRowsPerSecIn1kBatches: Math.round(chRowsSmall.rowsPerSec),
       clickhouseCpuMicrosPerCallIn1kBatches: Math.round(2 * chRowsSmall.cpuMicrosPerRow),
+      clickhouseJsonEachRowRowsPerSec: Math.round(chJson.rowsPerSec),
+      clickhouseJsonEachRowCpuMicrosPerCall: Math.round(2 * chJson.cpuMicrosPerRow),
       kafkaMsgsPerSec: Math.round(kafkaMsgs),
     };
     log.warn(report, 'ceilings');
@@ -348,6 +368,12 @@ async function main(): Promise<void> {
       gatewayPeakRssMiB: r.gatewayPeakRssMiB,
       // Whole-process CPU per acknowledged call: on a shared 2-core machine the steadier figure.
       cpuMicrosPerCall: Math.round(r.cpuMicros.reduce((a, b) => a + b, 0) / r.calls),
+      // Of the serving process: its JavaScript thread, and every other thread (the embedded
+      // engine's inserts and merges, libuv, GC helpers).
+      cpuMicrosPerCallServingProcess: {
+        mainThread: Math.round(r.mainThreadCpuMicros / r.calls),
+        otherThreads: Math.round((r.cpuMicros[0]! - r.mainThreadCpuMicros) / r.calls),
+      },
       driverCpuMicrosPerCall: Math.round(r.driverCpuMicros / r.calls),
     });
     report.allInOne = { ...fmt(aioResult), ofDirectInsertCeiling: +((aioResult.callsPerSecond * 2) / chRows).toFixed(2), timing: aioMetrics };

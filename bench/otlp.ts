@@ -1,6 +1,6 @@
 /**
  * OTLP ingestion throughput: spans per second the gateway acknowledges (durable on the bus),
- * for OTLP/JSON and OTLP/protobuf, on the all-in-one server (embedded ClickHouse, in-process
+ * for OTLP/JSON, OTLP/protobuf and OTLP/gRPC, on the all-in-one server (embedded ClickHouse, in-process
  * bus); plus the pure conversion rate, to show conversion is not the bottleneck.
  *
  *   npm run bench:otlp                       # defaults
@@ -15,6 +15,7 @@
  * input/output) and one retriever span; the batch size defaults to the JS SDK's
  * BatchSpanProcessor maxExportBatchSize (512).
  */
+import { Client as GrpcClient, credentials, Metadata } from '@grpc/grpc-js';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
@@ -146,11 +147,11 @@ function conversionRates(): Record<string, { per_wall_s: number; per_cpu_s: numb
   };
 }
 
-type Kind = 'json' | 'protobuf' | 'upsert_batch';
+type Kind = 'json' | 'protobuf' | 'grpc' | 'upsert_batch';
 
 /** One request body of BATCH spans; `upsert_batch` is the same calls through /call/upsert_batch (baseline). */
 function makeBody(kind: Kind): Buffer {
-  if (kind === 'protobuf') return Buffer.from(encodeExportTraceServiceRequest(exportRequest(BATCH, true)));
+  if (kind === 'protobuf' || kind === 'grpc') return Buffer.from(encodeExportTraceServiceRequest(exportRequest(BATCH, true)));
   const req = exportRequest(BATCH, false);
   if (kind === 'json') return Buffer.from(JSON.stringify(req));
   const { calls } = convertExportRequest(req, { projectId: PROJECT });
@@ -161,7 +162,20 @@ function makeBody(kind: Kind): Buffer {
   return Buffer.from(JSON.stringify({ batch }));
 }
 
-async function gatewayRate(url: string, kind: Kind): Promise<{ spansPerSec: number; requests: number; p50ms: number; p99ms: number; spans: number }> {
+/** One OTLP/gRPC TraceService/Export over a shared channel; rejects on any gRPC error. */
+function grpcSend(client: GrpcClient, body: Buffer): Promise<void> {
+  const md = new Metadata();
+  md.set('authorization', AUTH);
+  md.set('project_id', PROJECT);
+  return new Promise((resolve, reject) =>
+    client.makeUnaryRequest('/opentelemetry.proto.collector.trace.v1.TraceService/Export', (b: Buffer) => b, (b: Buffer) => b, body, md, (err) =>
+      err ? reject(new Error(`gRPC ${err.code}: ${err.details}`)) : resolve(),
+    ),
+  );
+}
+
+async function gatewayRate(url: string, kind: Kind, grpcPort?: number): Promise<{ spansPerSec: number; requests: number; p50ms: number; p99ms: number; spans: number }> {
+  const grpc = kind === 'grpc' ? new GrpcClient(`127.0.0.1:${grpcPort}`, credentials.createInsecure()) : null;
   // A pool of distinct bodies (fresh ids each): every request writes new calls.
   const bodies = Array.from({ length: CONCURRENCY }, () => makeBody(kind));
   const headers = { project_id: PROJECT, authorization: AUTH, 'content-type': kind === 'protobuf' ? 'application/x-protobuf' : 'application/json' };
@@ -179,15 +193,20 @@ async function gatewayRate(url: string, kind: Kind): Promise<{ spansPerSec: numb
         // Re-sending a body would only rewrite the same calls: every request gets fresh ids.
         bodies[slot] = makeBody(kind);
         const t = performance.now();
-        const res = await fetch(url + path, { method: 'POST', headers, body });
-        const text = await res.text();
-        if (res.status !== 200) throw new Error(`${res.status}: ${text}`);
+        if (grpc) {
+          await grpcSend(grpc, body);
+        } else {
+          const res = await fetch(url + path, { method: 'POST', headers, body });
+          const text = await res.text();
+          if (res.status !== 200) throw new Error(`${res.status}: ${text}`);
+        }
         latencies.push(performance.now() - t);
         spans += BATCH;
       }
     }),
   );
   const ms = performance.now() - t0;
+  grpc?.close();
   latencies.sort((a, b) => a - b);
   return {
     spansPerSec: rate(spans, ms),
@@ -213,17 +232,21 @@ interface Target {
   queryUrl: string;
   /** The process whose CPU is counted per span (the gateway; in all-in-one, everything). */
   pid?: number;
+  /** The gateway's OTLP/gRPC port, when it runs one. */
+  grpcPort?: number | null;
 }
 
 /** Drives every encoding against one deployment; returns the spans acknowledged. */
 async function measure(label: string, t: Target): Promise<void> {
   let total = 0;
-  for (const kind of ['json', 'protobuf', 'upsert_batch'] as const) {
+  const kinds: Kind[] = t.grpcPort ? ['json', 'protobuf', 'grpc', 'upsert_batch'] : ['json', 'protobuf', 'upsert_batch'];
+  for (const kind of kinds) {
     const cpu0 = serverCpuSeconds(t.pid);
-    const r = await gatewayRate(t.gatewayUrl, kind);
+    const r = await gatewayRate(t.gatewayUrl, kind, t.grpcPort ?? undefined);
     const cpu = serverCpuSeconds(t.pid) - cpu0;
     total += r.spans;
-    const what = kind === 'upsert_batch' ? 'baseline: same calls via /call/upsert_batch' : `OTLP/${kind} via /otel/v1/traces`;
+    const what =
+      kind === 'upsert_batch' ? 'baseline: same calls via /call/upsert_batch' : kind === 'grpc' ? 'OTLP/gRPC via TraceService/Export' : `OTLP/${kind} via /otel/v1/traces`;
     const perCpu = t.pid ? `, ${rate(r.spans, cpu * 1000)} spans per CPU-second of the ${label === 'kafka' ? 'gateway' : 'server'}` : '';
     console.log(`[${label}] ${what}: ${r.spansPerSec} spans/s acknowledged (${r.requests} requests, p50 ${r.p50ms} ms, p99 ${r.p99ms} ms${perCpu})`);
   }
@@ -256,7 +279,7 @@ async function main(): Promise<void> {
   const env = { LOG_LEVEL: 'info', ...EXTRA_ENV };
   const aio = await startWeft({ env });
   try {
-    await measure('all-in-one', { gatewayUrl: aio.url, queryUrl: aio.url, pid: aio.proc.pid });
+    await measure('all-in-one', { gatewayUrl: aio.url, queryUrl: aio.url, pid: aio.proc.pid, grpcPort: aio.grpcPort });
   } finally {
     await aio.stop();
   }
@@ -275,7 +298,7 @@ async function main(): Promise<void> {
   const gateway = await startWeft({ entry: 'services/gateway/src/main.ts', env: kafkaEnv });
   const writer = await startWeft({ env: { ...kafkaEnv, WEFT_ROLES: 'writer,query' } });
   try {
-    await measure('kafka', { gatewayUrl: gateway.url, queryUrl: writer.url, pid: gateway.proc.pid });
+    await measure('kafka', { gatewayUrl: gateway.url, queryUrl: writer.url, pid: gateway.proc.pid, grpcPort: gateway.grpcPort });
   } finally {
     await gateway.stop();
     await writer.stop();

@@ -6,7 +6,7 @@
  *
  *   npx tsx bench/tables.ts [rows=1000000] [chunk=20000]
  */
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, startWeft } from '@weft/harness';
@@ -23,7 +23,8 @@ const peakRssMb = (pid: number) => {
 const ms = (t0: bigint) => Number(process.hrtime.bigint() - t0) / 1e6;
 
 // Its own scratch directory: the test suite wipes .weft-test/ when it starts.
-const weft = await startWeft({ dataDir: mkdtempSync(join(tmpdir(), 'weft-bench-tables-')) });
+const dataDir = mkdtempSync(join(tmpdir(), 'weft-bench-tables-'));
+const weft = await startWeft({ dataDir });
 const api = new Client(weft.url);
 try {
   let digest = EMPTY;
@@ -75,4 +76,6 @@ try {
   console.log(`server peak RSS: ${peakRssMb(weft.proc.pid!)} MB (2-core machine, embedded ClickHouse in-process)`);
 } finally {
   await weft.stop();
+  // A million rows of scratch data: not left behind in the temp directory run after run.
+  rmSync(dataDir, { recursive: true, force: true });
 }

@@ -47,6 +47,7 @@ describe('benchmarks run (tiny mode)', () => {
       expect(mode.acknowledgedCalls).toBeGreaterThan(0);
       expect(mode.rejectedCalls).toBe(0);
       expect(mode.cpuMicrosPerCall).toBeGreaterThan(0);
+      expect(mode.cpuMicrosPerCallServingProcess.mainThread).toBeGreaterThan(0);
       expect(Number.isFinite(mode.ackToQueryableMs.p99)).toBe(true);
     }
     expect(r.out).toContain('CPU profile, all-in-one');
@@ -63,8 +64,31 @@ describe('benchmarks run (tiny mode)', () => {
     const r = await runBench('otlp.ts', { BENCH_SECONDS: '1', BENCH_CONCURRENCY: '2', BENCH_BATCH: '64', BENCH_CONVERSION_MS: '200' });
     ok(r);
     expect(r.out.match(/spans\/s acknowledged/g)?.length).toBeGreaterThanOrEqual(2);
+    expect(r.out).toMatch(/OTLP\/gRPC via TraceService\/Export: \d+ spans\/s acknowledged/);
     expect(r.out).not.toContain('MISSING');
     expect(r.out).toMatch(/stored calls: (\d+) of \1 acknowledged spans \(all\)/);
+  }, 300_000);
+
+  it('bench:overload reports every scenario in both modes, and nothing refused was stored', async () => {
+    const r = await runBench('overload.ts', {
+      KAFKA_BROKERS: inject('kafkaBrokers'),
+      BENCH_DIR: newDataDir('bench-overload'),
+      BENCH_SECONDS: '1',
+      BENCH_BODY_CALLS: '20',
+      BENCH_RSS_SECONDS: '1',
+      BENCH_RSS_BODY_CALLS: '20',
+      // Tiny bodies: a tiny bound, so the aggressive scenarios meet it.
+      BENCH_MAX_PENDING_BYTES: '100000',
+    });
+    ok(r);
+    const report = JSON.parse(r.out.slice(r.out.indexOf('{'), r.out.indexOf('\n| scenario')));
+    for (const mode of [report.allInOne, report.kafka]) {
+      expect(mode.results).toHaveLength(4);
+      expect(mode.results[0].ackedCallsPerSec).toBeGreaterThan(0);
+      expect(mode.refusedStored).toBe(0);
+      expect(mode.ackedMissing).toBe(0);
+    }
+    expect(report.memory.peakRssMiB).toBeGreaterThan(0);
   }, 300_000);
 
   it('bench:tables appends, pages, sorts and streams', async () => {
@@ -72,5 +96,14 @@ describe('benchmarks run (tiny mode)', () => {
     ok(r);
     expect(r.out).toMatch(/append: 3000 rows/);
     expect(r.out).toMatch(/stream all 3000 rows/);
+  }, 300_000);
+
+  it('bench:ui renders the calls view in Chromium and fetches only the pages it shows', async () => {
+    const r = await runBench('ui.ts', { BENCH_CALLS: '3000', BENCH_RUNS: '1', BENCH_DATA_DIR: newDataDir('bench-ui') });
+    ok(r);
+    expect(r.out).toMatch(/first page of rows on screen: +median \d+ ms/);
+    const m = /most rows fetched in one session .*: (\d+) of 3000/.exec(r.out);
+    expect(m, r.out).not.toBeNull();
+    expect(Number(m![1])).toBeLessThan(3000);
   }, 300_000);
 });

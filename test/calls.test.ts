@@ -118,7 +118,7 @@ describe('upsert_batch', () => {
         { mode: 'explode', req: {} },
       ],
     });
-    expect(r.status).toBe(400);
+    expect(r.status).toBe(422);
     expect(r.body.field).toBe('batch[1].mode');
     const stats = await api.post('/calls/query_stats', { project_id: project });
     expect(stats.body.count).toBe(0);
@@ -179,14 +179,14 @@ describe('stream_query filters, sort and paging', () => {
 describe('bad input and auth', () => {
   it('names the field of a malformed request', async () => {
     const r = await api.post('/call/start', start({ started_at: 'yesterday' }));
-    expect(r.status).toBe(400);
+    expect(r.status).toBe(422);
     expect(r.body.field).toBe('start.started_at');
     expect(r.body.reason).toContain('start.started_at');
     const r2 = await api.post('/call/end', { end: { project_id: 'no-slash', id: 'x', ended_at: '2024-01-01T00:00:00Z' } });
-    expect(r2.status).toBe(400);
+    expect(r2.status).toBe(422);
     expect(r2.body.field).toBe('end.project_id');
     const r3 = await api.post('/calls/stream_query', { project_id: P, limit: -1 });
-    expect(r3.status).toBe(400);
+    expect(r3.status).toBe(422);
     expect(r3.body.field).toBe('limit');
   });
   it('answers invalid JSON and oversized bodies with 4xx, not 500', async () => {

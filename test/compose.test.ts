@@ -81,11 +81,41 @@ describe('docker-compose.yml', () => {
       expect(compose.services[service], service).toBeDefined();
       expect(conf).toMatch(new RegExp(`upstream ${service} \\{ server ${service}:6345;`));
     }
-    expect(compose.services.proxy!.ports).toEqual(['6345:80']);
+    // One HTTP port; the other published port is OTLP/gRPC (next test).
+    expect(compose.services.proxy!.ports).toEqual(['6345:80', '4317:4317']);
+  });
+
+  it('sends the web UI (page and assets) to the query service', () => {
+    expect(proxyRoutes().get('/')).toBe('query');
+    const conf = readFileSync(join(REPO_ROOT, 'deploy', 'nginx', 'nginx.conf'), 'utf8');
+    expect(conf).toMatch(/location \/ui\/ \{ proxy_pass http:\/\/query; \}/);
   });
 
   it('routes the extra endpoints to the service that owns them', () => {
     const routes = proxyRoutes();
-    for (const spec of Object.values(extraEndpoints)) expect(routes.get(spec.path), spec.path).toBe(spec.service);
+    const conf = readFileSync(join(REPO_ROOT, 'deploy', 'nginx', 'nginx.conf'), 'utf8');
+    // Paths with parameters (/v2/{entity}/{project}/…) go by a regex location.
+    const regexRoutes = [...conf.matchAll(/location\s+~\s+(\S+)\s*\{\s*proxy_pass\s+http:\/\/([\w-]+);/g)].map((m) => [new RegExp(m[1]!), m[2]!] as const);
+    for (const spec of Object.values(extraEndpoints) as { path: string; service: string; aliases?: readonly string[] }[]) {
+      for (const path of [spec.path, ...(spec.aliases ?? [])]) {
+        if (path.includes('/:')) {
+          const example = path.replace(/:[a-z]+/g, 'x');
+          expect(regexRoutes.find(([re]) => re.test(example))?.[1], path).toBe(spec.service);
+        } else {
+          expect(routes.get(path), path).toBe(spec.service);
+        }
+      }
+    }
+    for (const path of ['/graphql', '/file/create', '/files/create', '/agents/otel/v1/traces']) expect(routes.get(path), path).toBe('gateway');
+  });
+
+  it('publishes OTLP/gRPC on 4317 and passes it to the gateway’s receiver, /v1 to inference', () => {
+    const conf = readFileSync(join(REPO_ROOT, 'deploy', 'nginx', 'nginx.conf'), 'utf8');
+    expect(compose.services.proxy!.ports).toContain('4317:4317');
+    expect(conf).toMatch(/upstream gateway_grpc \{ server gateway:(\d+);/);
+    const port = /upstream gateway_grpc \{ server gateway:(\d+);/.exec(conf)![1];
+    expect(compose.services.gateway!.environment!.WEFT_OTLP_GRPC_PORT).toBe(port);
+    expect(conf).toMatch(/listen 4317;\s*http2 on;[^}]*location \/ \{ grpc_pass grpc:\/\/gateway_grpc; \}/s);
+    expect(conf).toMatch(/location \/v1\/ \{ proxy_pass http:\/\/inference; \}/);
   });
 });

@@ -93,8 +93,11 @@ describe('/feedback/query', () => {
     expect(page.map((r) => r.svc_ref)).toEqual([callRef('q1'), callRef('q2')]);
     const all = await feedbackQuery({ query: { $expr: typeIsRating }, limit: 1 });
     expect(Object.keys(all[0]!).sort()).toEqual(
-      ['annotation_ref', 'call_ref', 'created_at', 'creator', 'feedback_type', 'id', 'payload', 'project_id', 'queue_id', 'runnable_ref', 'svc_ref', 'svc_user_id', 'trigger_ref'].sort(),
+      // The interface's names, and the reference SDK's (weave_ref, wb_user_id) alongside.
+      ['annotation_ref', 'call_ref', 'created_at', 'creator', 'feedback_type', 'id', 'payload', 'project_id', 'queue_id', 'runnable_ref', 'svc_ref', 'svc_user_id', 'trigger_ref', 'weave_ref', 'wb_user_id'].sort(),
     );
+    expect(all[0]!.weave_ref).toBe(all[0]!.svc_ref);
+    expect(all[0]!.wb_user_id).toBe(all[0]!.svc_user_id);
     expect(all[0]!.payload).toEqual({ rating: { stars: 1, label: 'b' }, tags: ['t'] });
     expect(await feedbackQuery({ fields: ['count(*)'], query: { $expr: typeIsRating } })).toEqual([{ 'count(*)': 4 }]);
   });

@@ -410,7 +410,7 @@ describe('tracing', () => {
     expect(c.op_name).toBe('weave.completions_create');
     expect(c.inputs).toEqual({ model: 'm-vllm', messages: msg('hi'), temperature: 0.5 });
     expect(c.output.choices[0].message.content).toBe('Hello from vllm');
-    expect(c.summary.usage).toEqual({ 'm-vllm': { prompt_tokens: 7, total_tokens: 10, completion_tokens: 3, prompt_tokens_details: null } });
+    expect(c.summary.usage).toEqual({ 'm-vllm': { prompt_tokens: 7, total_tokens: 10, completion_tokens: 3, prompt_tokens_details: null, requests: 1 } });
     expect(c.exception).toBeNull();
     expect(c.svc_user_id).toMatch(/^user-/);
   });
@@ -445,7 +445,7 @@ describe('tracing', () => {
     const c = await callById(id);
     expect(c.op_name).toBe('weave.completions_create');
     expect(c.output).toMatchObject({ object: 'chat.completion', model: 'm-llamacpp', choices: [{ index: 0, message: { role: 'assistant', content: 'Hello from llamacpp' }, finish_reason: 'stop' }] });
-    expect(c.summary.usage).toEqual({ 'm-llamacpp': { prompt_tokens: 7, total_tokens: 10, completion_tokens: 3, prompt_tokens_details: null } });
+    expect(c.summary.usage).toEqual({ 'm-llamacpp': { prompt_tokens: 7, total_tokens: 10, completion_tokens: 3, prompt_tokens_details: null, requests: 1 } });
 
     const tools = await api.jsonl('/completions/create_stream', { project_id: P, inputs: { model: 'm-vllm', messages: msg('tools') } });
     const tc = await callById(tools[0]._meta.svc_call_id);
@@ -471,7 +471,7 @@ describe('tracing', () => {
     expect(c.op_name).toBe('weave.chat_completions_create');
     expect(c.inputs.messages).toEqual(msg('hi'));
     expect(c.output.id).toBe(r.body.id);
-    expect(c.summary.usage).toEqual({ 'm-sglang': r.body.usage });
+    expect(c.summary.usage).toEqual({ 'm-sglang': { ...r.body.usage, requests: 1 } });
 
     const s = await sse({ model: 'm-openai', stream_options: { include_usage: false } }, { 'x-project-id': P });
     const sid = s.headers.get('x-svc-call-id')!;

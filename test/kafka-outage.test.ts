@@ -1,5 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { Client } from './helpers/client';
+import { encodeExportTraceServiceRequest } from '@weft/otlp';
+import { basicAuth, Client, HARNESS_API_KEY } from './helpers/client';
+import { grpcExport } from './helpers/otlp-grpc-client';
 import { startKafkaBroker, type KafkaBroker } from './helpers/kafka-broker';
 import { eventually, pipeline, queriedIds, upsertBatch } from './helpers/pipeline';
 import { newDataDir, type RunningWeft } from './helpers/server';
@@ -28,6 +30,14 @@ describe('the gateway while Kafka is down', () => {
       return r;
     };
     for (let i = 0; i < 4; i++) expect((await post(Array.from({ length: 25 }, (_, j) => `before-${i}-${j}`))).status).toBe(200);
+    // OTLP/gRPC through the same bus: OK only once Kafka acknowledged, UNAVAILABLE while it is down.
+    const grpcSpan = (spanId: string) =>
+      encodeExportTraceServiceRequest({
+        resourceSpans: [{ scopeSpans: [{ spans: [{ traceId: Buffer.alloc(16, 7), spanId: Buffer.from(spanId, 'hex'), name: 'grpc', startTimeUnixNano: '1714564800000001000', endTimeUnixNano: '1714564800000002000' }] }] }],
+      });
+    const grpcMeta = { authorization: basicAuth(HARNESS_API_KEY), project_id: 'acme/outage' };
+    expect(await grpcExport(gateway.grpcPort!, grpcSpan('0a0a0a0a0a0a0a01'), grpcMeta)).toEqual({ ok: true, partial: null });
+    acked.push('0a0a0a0a0a0a0a01');
 
     await broker.stop();
     const started = Date.now();
@@ -35,10 +45,12 @@ describe('the gateway while Kafka is down', () => {
     expect(down.status).toBe(503);
     expect(Number(down.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(Date.now() - started).toBeLessThan(10_000);
-    // Many concurrent writes: beyond WEFT_BUS_MAX_PENDING messages in flight, refused at once.
+    expect(await grpcExport(gateway.grpcPort!, grpcSpan('0a0a0a0a0a0a0a02'), grpcMeta)).toMatchObject({ ok: false, code: 14 }); // UNAVAILABLE: exporters retry
+    // Many concurrent writes: refused at once, as the broker is known down (or, before the
+    // probe noticed, beyond WEFT_BUS_MAX_PENDING messages in flight), and never stored.
     const burst = await Promise.all(Array.from({ length: 8 }, (_, i) => post(Array.from({ length: 50 }, (_, j) => `burst-${i}-${j}`))));
     expect(burst.every((r) => r.status === 503)).toBe(true);
-    expect(burst.some((r) => /queue full/.test(r.body.reason))).toBe(true);
+    expect(burst.every((r) => /(kafka unreachable|queue full).*not stored/.test(r.body.reason))).toBe(true);
 
     await broker.restart();
     // The gateway recovers by itself and the writer catches up.
@@ -49,5 +61,5 @@ describe('the gateway while Kafka is down', () => {
     }, 60_000, 'every acknowledged call queryable');
     expect(acked.length).toBeGreaterThanOrEqual(101);
     // A broker start, stop and restart plus two services: headroom for a loaded 2-core machine.
-  }, 180_000);
+  }, 240_000);
 });

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Client } from './helpers/client';
+import { encodeExportTraceServiceRequest } from '@weft/otlp';
+import { bearerAuth, Client } from './helpers/client';
+import { grpcExport } from './helpers/otlp-grpc-client';
 import { createKey, clientFor } from './helpers/keys';
 import { startWeft, type RunningWeft } from './helpers/server';
 
@@ -91,21 +93,25 @@ describe('bad input gets a clear 4xx, never a 500', () => {
     for (const v of ['NaN', 'Infinity', '-Infinity', 'undefined', "'x'", '0x10', '01']) expectError(await api.raw('/call/start', body(v)), 400);
     // Huge but finite numbers are numbers.
     expect((await api.raw('/call/start', body('123456789012345678901234567890'))).status).toBe(200);
-    expectError(await api.post('/calls/query_stats', { project_id: P, limit: 1e300 }), 400);
-    expectError(await api.post('/calls/query_stats', { project_id: P, limit: -1 }), 400, 'limit');
-    expectError(await api.post('/calls/query_stats', { project_id: P, limit: 1.5 }), 400, 'limit');
+    // A body that does not fit its schema is the reference's 422 (what the SDK's batch splitting expects).
+    expectError(await api.post('/calls/query_stats', { project_id: P, limit: 1e300 }), 422);
+    expectError(await api.post('/calls/query_stats', { project_id: P, limit: -1 }), 422, 'limit');
+    expectError(await api.post('/calls/query_stats', { project_id: P, limit: 1.5 }), 422, 'limit');
   });
 
   it('wrong shapes, types, content types and empty bodies', async () => {
     for (const raw of ['', 'null', '[]', '"x"', '42', '{}', '{"start": null}', '{"start": {"project_id": 5}}']) {
       const r = await api.raw('/call/start', raw);
-      expect([400, 413], raw).toContain(r.status);
+      expect([400, 413, 422], raw).toContain(r.status);
       expectError(r, r.status);
     }
     expectError(await api.raw('/call/start', 'a=b', { 'content-type': 'application/x-www-form-urlencoded' }), 415);
     expectError(await api.raw('/call/start', '{}', { 'content-type': 'text/plain' }), 415);
-    expectError(await api.post('/call/start', start({ started_at: 'yesterday' })), 400, 'start.started_at');
-    expectError(await api.post('/call/start', start({ project_id: 'no-slash' })), 400, 'start.project_id');
+    expectError(await api.post('/call/start', start({ started_at: 'yesterday' })), 422, 'start.started_at');
+    expectError(await api.post('/call/start', start({ project_id: 'no-slash' })), 422, 'start.project_id');
+    // No Content-Type at all reads as JSON (older Weave SDKs send none); a wrong one is still 415.
+    const untyped = await fetch(`${weft.url}/calls/query_stats`, { method: 'POST', headers: { authorization: api.authorization! }, body: new TextEncoder().encode(JSON.stringify({ project_id: P })) });
+    expect(untyped.status).toBe(200);
     expectError(await api.post('/no/such/endpoint', {}), 404);
   });
 
@@ -140,6 +146,36 @@ describe('rate limits', () => {
     expect(statuses.slice(40).every((s) => s === 429)).toBe(true);
     expectError(first429!, 429);
     expect(Number(first429!.headers.get('retry-after'))).toBeGreaterThan(0);
+    // The text names the limit and its window (not only the time left).
+    expect((first429!.body as { reason: string }).reason).toMatch(/^rate limit exceeded: at most 40 requests per 60 s window per API key; retry in \d+s$/);
     expect((await quiet.post('/calls/query_stats', { project_id: P })).status).toBe(200);
+  });
+
+  it('counts one budget per key across every route: contract, OTLP/HTTP (both paths), OTLP/gRPC, /v1', async () => {
+    const admin = new Client(limited.url);
+    const key = await createKey(admin, 'mixed', ['acme']);
+    const basic = clientFor(admin, key);
+    const bearer = admin.withAuth(bearerAuth(key.key));
+    const otlp = (path: string) => basic.post(path, { resourceSpans: [] }, { project_id: P });
+    const routes = [
+      () => basic.post('/calls/query_stats', { project_id: P }),
+      () => otlp('/otel/v1/traces'),
+      () => basic.post('/otel/v1/trace', { project_id: P, traces: { resourceSpans: [] } }),
+      () => bearer.post('/v1/chat/completions', { model: 'none', messages: [] }),
+      () => fetch(`${limited.url}/v1/models`, { headers: { authorization: bearerAuth(key.key) } }).then(async (r) => ({ status: r.status, body: await r.json() })),
+      // OTLP/gRPC: RESOURCE_EXHAUSTED (8) is its 429.
+      () =>
+        grpcExport(limited.grpcPort!, encodeExportTraceServiceRequest({ resourceSpans: [] }), { authorization: bearerAuth(key.key), project_id: P }).then((o) => ({
+          status: o.ok ? 200 : o.code === 8 ? 429 : 500 + o.code,
+        })),
+    ];
+    const statuses: number[] = [];
+    for (let i = 0; i < 46; i++) statuses.push((await routes[i % routes.length]!()).status);
+    expect(statuses.slice(0, 40).every((s) => s !== 429 && s < 500), statuses.join(',')).toBe(true);
+    expect(statuses.slice(40), statuses.join(',')).toEqual([429, 429, 429, 429, 429, 429]);
+    // The /v1 routes say it in the OpenAI shape.
+    const v1 = await bearer.post('/v1/chat/completions', { model: 'none', messages: [] });
+    expect(v1.status).toBe(429);
+    expect(v1.body.error).toMatchObject({ code: 429, message: expect.stringContaining('per 60 s window') });
   });
 });

@@ -7,7 +7,7 @@ import { BasicTracerProvider, SimpleSpanProcessor, type ReadableSpan, type SpanE
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { OTLPTraceExporter as ProtoExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { decodeExportTraceServiceResponse, encodeExportTraceServiceRequest } from '@weft/otlp';
+import { decodeExportTraceServiceResponse, decodeRpcStatus, encodeExportTraceServiceRequest } from '@weft/otlp';
 import { basicAuth, bearerAuth, Client } from './helpers/client';
 import { REPO_ROOT } from './helpers/paths';
 import { startWeft, type RunningWeft } from './helpers/server';
@@ -23,6 +23,14 @@ beforeAll(async () => {
 afterAll(async () => {
   await weft?.stop();
 });
+
+/** `weft_otlp_spans_rejected_total` by `reason/transport`, as /metrics shows it now. */
+async function rejectedMetric(): Promise<Record<string, number>> {
+  const text = await (await fetch(`${weft.url}/metrics`)).text();
+  const out: Record<string, number> = {};
+  for (const m of text.matchAll(/^weft_otlp_spans_rejected_total\{reason="([^"]+)",transport="([^"]+)"\} (\d+)$/gm)) out[`${m[1]}/${m[2]}`] = Number(m[3]);
+  return out;
+}
 
 /** Wraps an exporter to record each export's result code (0 = success). */
 function recording(inner: SpanExporter, results: number[]): SpanExporter {
@@ -221,19 +229,45 @@ describe('rejections and partial success', () => {
     span({ spanId: '1000000000000004', name: 'bad-time', startTimeUnixNano: 'yesterday' }),
   ];
 
-  it('counts rejected spans on /otel/v1/traces (OTLP/JSON) and keeps the rest', async () => {
+  it('counts rejected spans on /otel/v1/traces (OTLP/JSON), keeps the rest, and logs and counts each rejection', async () => {
+    const metricsBefore = await rejectedMetric();
     const r = await api.raw('/otel/v1/traces', JSON.stringify(request(mixed)), otlpHeaders);
     expect(r.status).toBe(200);
-    expect(r.body.partialSuccess.rejectedSpans).toBe(3);
+    expect(r.body.partialSuccess.rejectedSpans).toBe(2);
     const msg: string = r.body.partialSuccess.errorMessage;
     expect(msg).toContain(`Rejected span (name='bad-id' trace_id='${T}' span_id='not-hex'): invalid span_id`);
-    expect(msg).toContain("Rejected span (name='conflict'");
-    expect(msg).toContain("attribute path conflict at 'a'");
     expect(msg).toContain("Rejected span (name='bad-time'");
     expect(msg).toContain('invalid start_time_unix_nano');
-    const rows = await api.jsonl('/calls/stream_query', { project_id: P, filter: { trace_ids: [T] } });
-    expect(rows.map((c) => c.op_name)).toEqual(['good']);
-    expect(rows[0]).toMatchObject({ id: '1000000000000001', started_at: '2024-05-01T12:00:00.000001Z', ended_at: '2024-05-01T12:00:00.500002Z' });
+    expect(msg).not.toContain("name='conflict'");
+    const rows = await api.jsonl('/calls/stream_query', { project_id: P, filter: { trace_ids: [T] }, sort_by: [{ field: 'op_name', direction: 'asc' }] });
+    expect(rows.map((c) => c.op_name)).toEqual(['conflict', 'good']);
+    expect(rows[1]).toMatchObject({ id: '1000000000000001', started_at: '2024-05-01T12:00:00.000001Z', ended_at: '2024-05-01T12:00:00.500002Z' });
+    // A key that is both a value and a prefix keeps both values.
+    expect(rows[0].attributes).toMatchObject({ a: 1, 'a.b': 2 });
+    // Each rejection: a warn line with project, trace and span id and reason, and a counter by reason.
+    const warned = weft.logs.filter((l: any) => l?.msg === 'OTLP span rejected' && l.traceId === T) as any[];
+    expect(warned.map((l) => [l.level, l.project, l.spanId, l.reason])).toEqual([
+      [40, P, 'not-hex', 'invalid_span_id'],
+      [40, P, '1000000000000004', 'invalid_start_time_unix_nano'],
+    ]);
+    const after = await rejectedMetric();
+    expect(after['invalid_span_id/http']! - (metricsBefore['invalid_span_id/http'] ?? 0)).toBe(1);
+    expect(after['invalid_start_time_unix_nano/http']! - (metricsBefore['invalid_start_time_unix_nano/http'] ?? 0)).toBe(1);
+  });
+
+  it('stores a span that carries old and new semantic-convention names side by side', async () => {
+    const t = '8bf7651916cd43dd8448eb211c80319c';
+    const attrs = [
+      { key: 'db.system', value: { stringValue: 'postgresql' } },
+      { key: 'db.system.name', value: { stringValue: 'postgresql' } },
+      { key: 'gen_ai.system', value: { stringValue: 'openai' } },
+      { key: 'gen_ai.system.name', value: { stringValue: 'openai' } },
+    ];
+    const r = await api.raw('/otel/v1/traces', JSON.stringify(request([span({ traceId: t, spanId: '8b00000000000001', name: 'mixed-semconv', attributes: attrs })])), otlpHeaders);
+    expect(r.body).toEqual({});
+    const [c] = await api.jsonl('/calls/stream_query', { project_id: P, filter: { trace_ids: [t] } });
+    expect(c.op_name).toBe('mixed-semconv');
+    expect(c.attributes.otel_span.attributes).toEqual({ db: { system: 'postgresql', 'system.name': 'postgresql' }, gen_ai: { system: 'openai', 'system.name': 'openai' } });
   });
 
   it('reports partial_success on /otel/v1/trace (the interface body) too', async () => {
@@ -242,8 +276,8 @@ describe('rejections and partial success', () => {
     const spans = mixed.map((s) => ({ ...s, traceId: t2, spanId: s.spanId === 'not-hex' ? s.spanId : s.spanId.replace(/^1/, '2') }));
     const r = await api.post('/otel/v1/trace', { project_id: P, traces: request(spans), svc_run_id: 'run-7', svc_user_id: 'mallory' });
     expect(r.status).toBe(200);
-    expect(r.body.partial_success.rejected_spans).toBe(3);
-    expect(r.body.partial_success.error_message.split('; ')).toHaveLength(3);
+    expect(r.body.partial_success.rejected_spans).toBe(2);
+    expect(r.body.partial_success.error_message.split('; ')).toHaveLength(2);
     const [good] = await api.jsonl('/calls/stream_query', { project_id: P, filter: { trace_ids: [t2] } });
     expect(good).toMatchObject({ op_name: 'good', svc_run_id: 'run-7' });
     expect(good.svc_user_id).not.toBe('mallory');
@@ -360,11 +394,43 @@ describe('OTLP/HTTP transport', () => {
     expect(badJson.status).toBe(400);
     const text = await api.raw('/otel/v1/traces', 'hello', { ...otlpHeaders, 'content-type': 'text/plain' });
     expect(text.status).toBe(415);
+    expect(text.body.reason).toBe("unsupported Content-Type 'text/plain': OTLP/HTTP takes application/x-protobuf or application/json");
     const charset = await api.raw('/otel/v1/traces', JSON.stringify(request([span({ traceId: '6af7651916cd43dd8448eb211c80319c', spanId: '6000000000000001' })])), {
       ...otlpHeaders,
       'content-type': 'application/json; charset=utf-8',
     });
     expect(charset.status).toBe(200);
+  });
+});
+
+describe('OTLP/HTTP error bodies', () => {
+  const post = (body: Uint8Array | string, headers: Record<string, string>) =>
+    fetch(`${weft.url}/otel/v1/traces`, { method: 'POST', headers: { project_id: P, authorization: basicAuth('test-key'), ...headers }, body });
+
+  it('answers protobuf requests with a protobuf google.rpc.Status, JSON requests with JSON', async () => {
+    const bad = await post(Buffer.from([0xff, 0xff, 0xff]), { 'content-type': 'application/x-protobuf' });
+    expect(bad.status).toBe(400);
+    expect(bad.headers.get('content-type')).toContain('application/x-protobuf');
+    const status = decodeRpcStatus(new Uint8Array(await bad.arrayBuffer()));
+    expect(status.code).toBe(3); // INVALID_ARGUMENT
+    expect(status.message).toContain('invalid protobuf ExportTraceServiceRequest');
+
+    const anon = await fetch(`${weft.url}/otel/v1/traces`, { method: 'POST', headers: { 'content-type': 'application/x-protobuf' }, body: Buffer.alloc(0) });
+    expect(anon.status).toBe(401);
+    expect(decodeRpcStatus(new Uint8Array(await anon.arrayBuffer())).code).toBe(16); // UNAUTHENTICATED
+
+    const noProject = await fetch(`${weft.url}/otel/v1/traces`, {
+      method: 'POST',
+      headers: { authorization: basicAuth('test-key'), 'content-type': 'application/x-protobuf' },
+      body: encodeExportTraceServiceRequest({ resourceSpans: [{ scopeSpans: [{ spans: [{ traceId: Buffer.alloc(16, 1), spanId: Buffer.alloc(8, 1), name: 'x', startTimeUnixNano: '1', endTimeUnixNano: '2' }] }] }] }),
+    });
+    expect(noProject.status).toBe(400);
+    expect(decodeRpcStatus(new Uint8Array(await noProject.arrayBuffer())).message).toMatch(/^project_id: no project/);
+
+    const json = await post('{"resourceSpans": [', { 'content-type': 'application/json' });
+    expect(json.status).toBe(400);
+    expect(json.headers.get('content-type')).toContain('application/json');
+    expect(await json.json()).toMatchObject({ status: 400, code: 3, message: expect.stringContaining('invalid JSON') });
   });
 });
 

@@ -391,7 +391,7 @@ describe('injection through every user string', () => {
       expect(await api.jsonl('/threads/stream_query', { project_id: P, filter: { thread_ids: [s] } })).toEqual([]);
       const project = await api.post('/calls/stream_query', { project_id: `${s}/p` });
       if (project.status === 200) expect(project.text.trim()).toBe('');
-      else expect(project.status).toBe(400);
+      else expect(project.status).toBe(422);
     }
     expect((await api.post('/calls/query_stats', { project_id: P })).body.count).toBe(before);
   });

@@ -87,7 +87,7 @@ describe('table digests and updates', () => {
     const missing = await api.post('/table/update', { project_id: P, base_digest: 'f'.repeat(64), updates: [{ append: { row: { i: 1 } } }] });
     expect(missing.status).toBe(404);
     const notDict = await api.post('/table/create', { table: { project_id: P, rows: [[1, 2]] } });
-    expect(notDict.status).toBe(400);
+    expect(notDict.status).toBe(422);
     expect(await query({ digest: 'f'.repeat(64) })).toEqual([]);
   });
 });

@@ -1,7 +1,11 @@
 import { z } from 'zod';
 import type { AuthScheme } from '@weft/core';
-import { jsonObject, projectId } from './common';
+import { callEndBody, callStartBody } from './calls';
+import { jsonObject, projectId, query, timestamp } from './common';
+import { feedbackReplaceReq } from './objects';
+import { embeddingReq, textCompletionReq } from './inference';
 import type { ServiceName } from './endpoints';
+import { callsAggregateReq, callsAggregateRes, projectsListReq, projectsListRes } from './analytics';
 
 /**
  * Endpoints the reference's clients need beyond the interface's 20 (see README, "Extra
@@ -13,6 +17,10 @@ export interface ExtraEndpointSpec {
   auth: AuthScheme;
   service: ServiceName;
   request: z.ZodType;
+  /** Published in /openapi.json (as an extra) with this response; absent: kept out of the document. */
+  response?: z.ZodType;
+  /** Other paths answering the same (the reference router's alternative spellings). */
+  aliases?: readonly string[];
 }
 
 export const tableCreateExtraReq = z.object({
@@ -27,10 +35,89 @@ export const refsReadBatchReq = z.object({
   refs: z.array(z.string()).max(1000, 'Too many refs (at most 1000)'),
 });
 
+/** A call finished before it is sent: its start and end together (the reference's CompletedCallSchemaForInsert). */
+export const completedCall = callStartBody.extend({
+  id: z.string().min(1),
+  trace_id: z.string().min(1),
+  ended_at: timestamp,
+  summary: callEndBody.shape.summary,
+  exception: callEndBody.shape.exception,
+  output: callEndBody.shape.output,
+  svc_run_step_end: callEndBody.shape.svc_run_step_end,
+});
+export type CompletedCall = z.infer<typeof completedCall>;
+export const callsCompleteReq = z.object({ batch: z.array(completedCall) });
+
+export const callReadReq = z.object({
+  project_id: projectId,
+  id: z.string().min(1),
+  include_costs: z.boolean().default(false),
+  include_storage_size: z.boolean().default(false),
+  include_total_storage_size: z.boolean().default(false),
+});
+
+/** The reference's MAX_DISPLAY_NAME_LENGTH. */
+export const MAX_DISPLAY_NAME_CHARS = 1024;
+export const callUpdateReq = z.object({
+  project_id: projectId,
+  call_id: z.string().min(1),
+  display_name: z.string().max(MAX_DISPLAY_NAME_CHARS).optional(),
+  svc_user_id: z.string().nullish().describe('ignored: the server sets it from the caller'),
+});
+
+/** The reference's MAX_DELETE_CALLS_COUNT. */
+export const MAX_DELETE_CALLS = 1000;
+export const callsDeleteReq = z.object({
+  project_id: projectId,
+  call_ids: z.array(z.string().min(1)).max(MAX_DELETE_CALLS, `at most ${MAX_DELETE_CALLS} calls at a time`),
+  svc_user_id: z.string().nullish().describe('ignored: the server sets it from the caller'),
+});
+
+export const objDeleteReq = z.object({
+  project_id: projectId,
+  object_id: z.string().min(1),
+  digests: z.array(z.string().min(1)).max(100, 'Please delete 100 or fewer objects at a time').optional(),
+});
+
+export const tableQueryStatsReq = z.object({ project_id: projectId, digest: z.string().min(1) });
+export const tableQueryStatsBatchReq = z.object({
+  project_id: projectId,
+  digests: z.array(z.string().min(1)).max(1000).default([]),
+  include_storage_size: z.boolean().default(false),
+});
+
+/** /feedback/create: /feedback/replace's fields without `feedback_id`. */
+export const feedbackCreateReq = feedbackReplaceReq.omit({ feedback_id: true });
+export const feedbackBatchCreateReq = z.object({ batch: z.array(feedbackCreateReq) });
+export const feedbackPurgeReq = z.object({ project_id: projectId, query });
+
+export const fileContentReq = z.object({ project_id: projectId, digest: z.string().min(1) });
+
 export const extraEndpoints = {
   tableCreate: { path: '/table/create', summary: 'Create a table from rows', auth: 'basic', service: 'gateway', request: tableCreateExtraReq },
   refsReadBatch: { path: '/refs/read_batch', summary: 'Read the values of object refs', auth: 'basic', service: 'query', request: refsReadBatchReq },
+  callsComplete: { path: '/v2/:entity/:project/calls/complete', summary: 'Write finished calls (start and end together)', auth: 'basic', service: 'gateway', request: callsCompleteReq },
+  callStartV2: { path: '/v2/:entity/:project/call/start', summary: 'Start a call (v2 path)', auth: 'basic', service: 'gateway', request: z.object({ start: callStartBody }) },
+  callEndV2: { path: '/v2/:entity/:project/call/end', summary: 'End a call (v2 path)', auth: 'basic', service: 'gateway', request: z.object({ end: callEndBody }) },
+  callUpdate: { path: '/call/update', summary: 'Rename a call', auth: 'basic', service: 'gateway', request: callUpdateReq },
+  callsDelete: { path: '/calls/delete', summary: 'Delete calls and their descendants', auth: 'basic', service: 'gateway', request: callsDeleteReq },
+  callRead: { path: '/call/read', summary: 'Read one call', auth: 'basic', service: 'query', request: callReadReq },
+  objDelete: { path: '/obj/delete', summary: 'Delete object versions', auth: 'basic', service: 'gateway', request: objDeleteReq },
+  tableQueryStats: { path: '/table/query_stats', summary: 'Count the rows of a table', auth: 'basic', service: 'query', request: tableQueryStatsReq },
+  tableQueryStatsBatch: { path: '/table/query_stats_batch', summary: 'Count the rows of tables', auth: 'basic', service: 'query', request: tableQueryStatsBatchReq },
+  feedbackCreate: { path: '/feedback/create', summary: 'Create a feedback record', auth: 'basic', service: 'gateway', request: feedbackCreateReq },
+  feedbackBatchCreate: { path: '/feedback/batch/create', summary: 'Create feedback records', auth: 'basic', service: 'gateway', request: feedbackBatchCreateReq },
+  feedbackPurge: { path: '/feedback/purge', summary: 'Delete feedback records by id', auth: 'basic', service: 'gateway', request: feedbackPurgeReq },
+  fileContent: { path: '/file/content', summary: 'Read a file', auth: 'basic', service: 'query', request: fileContentReq, aliases: ['/files/content'] },
+  textCompletions: { path: '/v1/completions', summary: 'Create a (legacy, prompt) completion (OpenAI-compatible)', auth: 'bearer', service: 'inference', request: textCompletionReq },
+  embeddings: { path: '/v1/embeddings', summary: 'Create embeddings (OpenAI-compatible, passed through)', auth: 'bearer', service: 'inference', request: embeddingReq },
+  // For the web UI (services/ui); published in /openapi.json.
+  projectsList: { path: '/projects/list', summary: 'Projects the key can see, with call counts and last activity', auth: 'basic', service: 'query', request: projectsListReq, response: projectsListRes },
+  callsAggregate: { path: '/calls/aggregate', summary: 'Calls, errors, latency, tokens and cost over time, per op and per model', auth: 'basic', service: 'query', request: callsAggregateReq, response: callsAggregateRes },
 } as const satisfies Record<string, ExtraEndpointSpec>;
+
+/** /file/create (multipart/form-data: `project_id`, a `file` part) has no JSON body; its path is here for routing. */
+export const FILE_CREATE_PATH = '/file/create';
 
 export type ExtraEndpointName = keyof typeof extraEndpoints;
 export type ExtraRequestOf<N extends ExtraEndpointName> = z.infer<(typeof extraEndpoints)[N]['request']>;

@@ -6,3 +6,5 @@ export * from './endpoints';
 export * from './validate';
 export * from './openapi';
 export * from './extra-endpoints';
+export * from './analytics';
+export * from './reference-requests';

@@ -142,6 +142,73 @@ export const chatCompletionRes = z
   })
   .passthrough();
 
+/**
+ * The legacy `POST /v1/completions` request (vLLM's CompletionRequest): types only, like the
+ * chat request; vLLM's value rules are the inference service's. Unknown fields are tolerated.
+ */
+const tokenIds = z.array(z.number().int());
+export const textCompletionReq = z
+  .object({
+    model: z.string().nullish(),
+    prompt: z.union([z.string(), z.array(z.string()), tokenIds, z.array(tokenIds)]).nullish(),
+    best_of: z.number().int().nullish(),
+    echo: z.boolean().nullish(),
+    frequency_penalty: z.number().nullish(),
+    logit_bias: z.record(z.string(), z.number()).nullish(),
+    logprobs: z.number().int().nullish(),
+    max_tokens: z.number().int().nullish(),
+    n: z.number().int().nullish(),
+    presence_penalty: z.number().nullish(),
+    seed: z.number().refine(Number.isInteger, 'Input should be a valid integer').nullish(),
+    stop: z.union([z.string(), z.array(z.string())]).nullish(),
+    stream: z.boolean().nullish(),
+    stream_options: z.object({ include_usage: z.boolean().nullish(), continuous_usage_stats: z.boolean().nullish() }).nullish(),
+    suffix: z.string().nullish(),
+    temperature: z.number().nullish(),
+    top_p: z.number().nullish(),
+    user: z.string().nullish(),
+    use_beam_search: z.boolean().optional(),
+    top_k: z.number().int().nullish(),
+    min_p: z.number().nullish(),
+    repetition_penalty: z.number().nullish(),
+    length_penalty: z.number().optional(),
+    stop_token_ids: z.array(z.number().int()).nullish(),
+    include_stop_str_in_output: z.boolean().optional(),
+    ignore_eos: z.boolean().optional(),
+    min_tokens: z.number().int().optional(),
+    skip_special_tokens: z.boolean().optional(),
+    spaces_between_special_tokens: z.boolean().optional(),
+    truncate_prompt_tokens: z.number().int().nullish(),
+    allowed_token_ids: z.array(z.number().int()).nullish(),
+    prompt_logprobs: z.number().int().nullish(),
+    add_special_tokens: z.boolean().optional(),
+    response_format: z.object({ type: z.string() }).passthrough().nullish(),
+    priority: z.number().int().optional(),
+    request_id: z.string().optional(),
+    logits_processors: z
+      .array(z.union([z.string(), z.object({ qualname: z.string(), args: z.array(z.unknown()).nullish(), kwargs: jsonObject.nullish() })]))
+      .nullish(),
+    return_tokens_as_token_ids: z.boolean().nullish(),
+    return_token_ids: z.boolean().nullish(),
+    cache_salt: z.string().nullish(),
+    kv_transfer_params: jsonObject.nullish(),
+    svc_xargs: jsonObject.nullish(),
+  })
+  .passthrough();
+export type TextCompletionReq = z.infer<typeof textCompletionReq>;
+
+/** `POST /v1/embeddings`: passed through to the model's server; only what routing and tracing need is checked. */
+export const embeddingReq = z
+  .object({
+    model: z.string().nullish(),
+    input: z.union([z.string(), z.array(z.string()), tokenIds, z.array(tokenIds)]),
+    encoding_format: z.enum(['float', 'base64']).nullish(),
+    dimensions: z.number().int().nullish(),
+    user: z.string().nullish(),
+  })
+  .passthrough();
+export type EmbeddingReq = z.infer<typeof embeddingReq>;
+
 export const completionsCreateReq = z.object({
   project_id: projectId,
   inputs: z

@@ -1,12 +1,22 @@
 import type { z } from 'zod';
 import { ApiError } from '@weft/core';
+import { normalizeReferenceRequest } from './reference-requests';
 
 /**
- * Parses a request body with its schema. A failure is a 400 whose reason names the first
- * offending field (dotted path) and the problem; all problems are listed in `errors`.
+ * The status of a body that does not fit its schema: 422, as the reference (FastAPI) answers,
+ * which its SDK's batch splitting relies on (it splits and retries on 413/422 only). The
+ * OpenAI-compatible `/v1/...` routes map it back to vLLM's 400.
+ */
+export const INVALID_BODY_STATUS = 422;
+
+/**
+ * Parses a request body with its schema, after the reference SDK's spellings are read as the
+ * interface's (null = absent, `wb_*` = `svc_*`; see normalizeReferenceRequest). A failure is a
+ * 422 whose reason names the first offending field (dotted path) and the problem; all problems
+ * are listed in `errors`.
  */
 export function parseBody<S extends z.ZodType>(schema: S, body: unknown): z.infer<S> {
-  const r = schema.safeParse(body ?? undefined);
+  const r = schema.safeParse(normalizeReferenceRequest(schema, body ?? undefined));
   if (r.success) return r.data;
   const errors = r.error.issues.map((i) => ({ field: formatPath(i.path), message: i.message }));
   const first = errors[0]!;
@@ -15,7 +25,7 @@ export function parseBody<S extends z.ZodType>(schema: S, body: unknown): z.infe
 }
 
 function throwInvalid(reason: string, field: string, errors: { field: string; message: string }[]): never {
-  throw new ApiError(400, reason, { field: field || undefined, extra: { errors } });
+  throw new ApiError(INVALID_BODY_STATUS, reason, { field: field || undefined, extra: { errors } });
 }
 
 function formatPath(path: readonly PropertyKey[]): string {

@@ -62,15 +62,14 @@ export async function runAdmin(keys: KeyStore, path: AdminPath, input: unknown):
  * process's authentication cache, so a revoked key stops working here at once.
  */
 export async function adminRoutes(app: FastifyInstance, deps: AdminDeps): Promise<void> {
-  const limits = app.weftLimits;
-  const config = limits && limits.rateLimitMax > 0 ? { rateLimit: { max: limits.rateLimitMax, timeWindow: limits.rateLimitWindowMs } } : {};
   const authenticate = async (request: FastifyRequest) => {
     const caller: Caller = await deps.auth.authenticateAny(request.headers.authorization);
     request.caller = caller;
     if (!caller.isAdmin) throw forbidden('admin endpoints need an admin key');
+    await app.weftRateLimit.check(caller);
   };
   for (const path of Object.keys(adminSchemas) as AdminPath[]) {
-    app.post(path, { onRequest: authenticate, config }, async (request) => {
+    app.post(path, { onRequest: authenticate }, async (request) => {
       const result = await runAdmin(deps.keys, path, request.body);
       if (!path.endsWith('/list')) deps.auth.invalidate();
       return result;

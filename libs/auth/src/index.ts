@@ -4,3 +4,4 @@ export * from './authenticator';
 export * from './admin-routes';
 export * from './bootstrap';
 export * from './setup';
+export * from './graphql-routes';

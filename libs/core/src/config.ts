@@ -60,8 +60,22 @@ export const configSchema = z.object({
   WEFT_MAX_QUERY_DEPTH: int(24, 2),
   /** Calls streaming: rows per ClickHouse query (keyset pages); 0 = one streamed query. Unset: 5000 embedded, 0 server. */
   WEFT_QUERY_PAGE_ROWS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(0).optional()),
-  /** Bytes of messages in flight to the bus before publishers get 503 (bounded memory). */
+  /** Bytes of messages in flight to the bus (either bus) before publishers get 503 (bounded memory). */
   WEFT_BUS_MAX_PENDING_BYTES: int(256 * 1024 * 1024, 1024),
+
+  // --- Overload and timeouts (README "Overload, timeouts and health") ---
+  /** Bytes of request bodies (by Content-Length) admitted and not yet answered; beyond, 503 before the body is read. */
+  WEFT_MAX_INFLIGHT_BODY_BYTES: int(32 * 1024 * 1024, 1024),
+  /** Requests admitted and not yet answered (probes and /metrics aside); beyond, 503 at once. */
+  WEFT_MAX_INFLIGHT_REQUESTS: int(1024, 1),
+  /** A request's headers must arrive within this many ms of its first byte (408 and close). */
+  WEFT_HEADERS_TIMEOUT_MS: int(15_000, 100),
+  /** A request body that sends nothing for this many ms is abandoned (408 and close). */
+  WEFT_BODY_IDLE_TIMEOUT_MS: int(10_000, 100),
+  /** Whole request: received within this many ms, and (non-streaming routes) answered within it too (503). */
+  WEFT_REQUEST_TIMEOUT_MS: int(60_000, 100),
+  /** /ready: how long each dependency's check may take before it counts as down. */
+  WEFT_READY_TIMEOUT_MS: int(1_500, 100),
 
   /** Kafka client id (broker logs, quotas). */
   KAFKA_CLIENT_ID: z.string().min(1).default('weft'),
@@ -90,6 +104,11 @@ export const configSchema = z.object({
     .default('gateway,writer,query,inference')
     .transform((s) => s.split(',').map((r) => r.trim()).filter(Boolean))
     .pipe(z.array(z.enum(['gateway', 'writer', 'query', 'inference'])).min(1)),
+
+  /** Gateway: the OTLP/gRPC receiver's port (standard 4317); `0` = any free port, `off` = no gRPC receiver. */
+  WEFT_OTLP_GRPC_PORT: z
+    .union([z.literal('off'), z.coerce.number().int().min(0).max(65535)])
+    .default(4317),
 
   /** Inference: JSON file listing the model servers (upstreams); unset = no models served. */
   WEFT_UPSTREAMS_FILE: z.preprocess(emptyAsUndefined, z.string().optional()),

@@ -16,6 +16,11 @@ export class ApiError extends Error {
    * fixes another error shape (the OpenAI-compatible `/v1/...` routes answer `{error: {...}}`).
    */
   readonly body?: Record<string, unknown>;
+  /**
+   * The whole response as bytes of another media type, replacing any JSON body: OTLP's
+   * protobuf `google.rpc.Status` for protobuf requests.
+   */
+  readonly payload?: { contentType: string; data: Uint8Array };
 
   constructor(
     status: number,
@@ -25,6 +30,7 @@ export class ApiError extends Error {
       extra?: Record<string, unknown>;
       headers?: Record<string, string>;
       body?: Record<string, unknown>;
+      payload?: { contentType: string; data: Uint8Array };
       cause?: unknown;
     } = {},
   ) {
@@ -36,6 +42,7 @@ export class ApiError extends Error {
     this.extra = opts.extra;
     this.headers = opts.headers;
     this.body = opts.body;
+    this.payload = opts.payload;
   }
 
   toBody(): Record<string, unknown> {

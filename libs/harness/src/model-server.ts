@@ -5,7 +5,10 @@ import type { AddressInfo } from 'node:net';
  * A scripted OpenAI-compatible model server: the one stand-in of the test suite (a model
  * server is outside weft). It speaks the chat completions wire format of each dialect,
  * quirks included, at `/<dialect>/v1/chat/completions`, and records every request (body,
- * headers, whether the client aborted it).
+ * headers, whether the client aborted it). It also serves `/<dialect>/v1/completions`
+ * (legacy, prompt in; the prompt picks the answer as below), `/<dialect>/v1/embeddings`
+ * (a 3-number vector per input, float or base64) and, for vllm and openai only,
+ * `/<dialect>/v1/models` (the others answer 404 there, as servers without a model list do).
  *
  * What it answers is chosen by the last user message:
  *   (anything)         "Hello from <dialect>" in three tokens
@@ -57,12 +60,19 @@ export async function startModelServer(opts: { vllmKey?: string } = {}): Promise
     let raw = '';
     req.on('data', (d) => (raw += d));
     req.on('end', () => {
-      const m = /^\/(vllm|sglang|llamacpp|ollama|openai)\/v1\/chat\/completions\/?$/.exec(req.url ?? '');
-      if (!m || req.method !== 'POST') {
+      const m = /^\/(vllm|sglang|llamacpp|ollama|openai)\/v1\/(chat\/completions\/?|completions|embeddings|models)$/.exec(req.url ?? '');
+      const listing = m?.[2] === 'models';
+      if (!m || req.method !== (listing ? 'GET' : 'POST') || (listing && m[1] !== 'vllm' && m[1] !== 'openai')) {
         res.writeHead(404, { 'content-type': 'application/json' }).end('{"detail":"Not Found"}');
         return;
       }
       const rec: RecordedRequest = { dialect: m[1] as FakeDialect, path: req.url!, headers: req.headers, body: JSON.parse(raw || '{}'), aborted: false, finished: false };
+      if (m[2] !== 'chat/completions' && m[2] !== 'chat/completions/') {
+        requests.push(rec);
+        const other = m[2] === 'models' ? answerModels : m[2] === 'embeddings' ? answerEmbeddings : answerText;
+        void other(rec, res).then(() => (rec.finished = res.writableFinished));
+        return;
+      }
       requests.push(rec);
       res.on('close', () => {
         if (!res.writableFinished) rec.aborted = true;
@@ -213,5 +223,54 @@ async function answer(rec: RecordedRequest, res: ServerResponse, opts: { vllmKey
   if (includeUsage && d !== 'llamacpp') send(base([], { usage }));
   // llama.cpp (some versions) ends without [DONE].
   if (d !== 'llamacpp') send('[DONE]');
+  res.end();
+}
+
+/** `GET /v1/models` as vLLM (with max_model_len) and OpenAI (without) answer it. */
+async function answerModels(rec: RecordedRequest, res: ServerResponse): Promise<void> {
+  const d = rec.dialect;
+  const card: Record<string, unknown> = { id: `m-${d}`, object: 'model', created: 1_700_000_000, owned_by: d === 'vllm' ? 'vllm' : 'system' };
+  if (d === 'vllm') Object.assign(card, { root: '/models/base-7b', parent: null, max_model_len: 4096, permission: [] });
+  json(res, 200, { object: 'list', data: [card] });
+}
+
+/** `POST /v1/embeddings`: vector `[input length, 0.5, -0.25]` per input, float or base64 (float32 LE). */
+async function answerEmbeddings(rec: RecordedRequest, res: ServerResponse): Promise<void> {
+  const { body, dialect: d } = rec;
+  const inputs: unknown[] = Array.isArray(body.input) ? body.input : [body.input];
+  if (inputs.includes('fail')) return void json(res, 500, errorBody(d, 500, 'engine crashed'));
+  const data = inputs.map((x, index) => {
+    const v = [typeof x === 'string' ? x.length : Array.isArray(x) ? x.length : 1, 0.5, -0.25];
+    const embedding = body.encoding_format === 'base64' ? Buffer.from(new Float32Array(v).buffer).toString('base64') : v;
+    return { object: 'embedding', index, embedding };
+  });
+  const tokens = inputs.length * 2;
+  json(res, 200, { id: `embd-${d}`, object: 'list', created: 1_730_000_000, model: String(body.model), data, usage: { prompt_tokens: tokens, total_tokens: tokens, completion_tokens: 0, prompt_tokens_details: null } });
+}
+
+/** `POST /v1/completions` (legacy): the prompt picks the answer, as the last user message does for chat. */
+async function answerText(rec: RecordedRequest, res: ServerResponse): Promise<void> {
+  const { body, dialect: d } = rec;
+  const prompt = Array.isArray(body.prompt) ? String(body.prompt[0]) : String(body.prompt ?? '');
+  if (prompt === 'fail') return void json(res, 500, errorBody(d, 500, 'engine crashed'));
+  if (prompt === 'bad') return void json(res, 400, errorBody(d, 400, 'bad request from upstream'));
+  const tokens = ['Hello', ' from', ` ${d}`];
+  const usage = { prompt_tokens: 5, completion_tokens: tokens.length, total_tokens: 5 + tokens.length };
+  const created = 1_730_000_000;
+  const id = d === 'vllm' ? `cmpl-${body.request_id}` : `upstream-${d}-id`;
+  const model = String(body.model);
+  if (!body.stream) {
+    const choice: Record<string, unknown> = { index: 0, text: (body.echo ? prompt : '') + tokens.join(''), logprobs: null, finish_reason: 'length' };
+    if (d === 'vllm') Object.assign(choice, { stop_reason: null, prompt_logprobs: null });
+    if (d === 'sglang') choice.matched_stop = null;
+    return void json(res, 200, { id, object: 'text_completion', created, model, choices: [choice], usage });
+  }
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  const send = (obj: unknown) => res.write(`data: ${typeof obj === 'string' ? obj : JSON.stringify(obj)}\n\n`);
+  for (const [i, t] of tokens.entries()) {
+    send({ id, object: 'text_completion', created, model, choices: [{ index: 0, text: t, logprobs: null, finish_reason: i === tokens.length - 1 ? 'length' : null }] });
+  }
+  if (body.stream_options?.include_usage) send({ id, object: 'text_completion', created, model, choices: [], usage });
+  send('[DONE]');
   res.end();
 }

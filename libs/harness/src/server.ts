@@ -8,6 +8,8 @@ import { REPO_ROOT, TEST_ROOT } from './paths';
 export interface RunningWeft {
   url: string;
   port: number;
+  /** The OTLP/gRPC receiver's port, where the gateway runs (tests bind it to a free port). */
+  grpcPort: number | null;
   dataDir: string;
   proc: ChildProcess;
   /** Log lines seen so far (JSON-parsed where possible). */
@@ -41,13 +43,15 @@ export async function startWeft(
   const args = [...(opts.nodeArgs ?? []), '--import', 'tsx', opts.entry ?? 'services/all-in-one/src/main.ts'];
   const proc = spawn(process.execPath, args, {
     cwd: REPO_ROOT,
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', WEFT_DATA_DIR: dataDir, LOG_LEVEL: 'info', WEFT_BOOTSTRAP_API_KEY: HARNESS_API_KEY, ...opts.env },
+    // WEFT_OTLP_GRPC_PORT=0: any free port, never the standard 4317, so servers can run side by side.
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', WEFT_DATA_DIR: dataDir, LOG_LEVEL: 'info', WEFT_BOOTSTRAP_API_KEY: HARNESS_API_KEY, WEFT_OTLP_GRPC_PORT: '0', ...opts.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const logs: unknown[] = [];
   let stderr = '';
   proc.stderr!.on('data', (d) => (stderr += d.toString()));
   const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
+  let grpcPort: number | null = null;
   const port = await new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => {
       proc.kill('SIGKILL'); // never leave an orphan behind
@@ -62,7 +66,8 @@ export async function startWeft(
         /* plain text line */
       }
       logs.push(parsed);
-      const rec = parsed as { msg?: string; port?: number };
+      const rec = parsed as { msg?: string; port?: number; otlpGrpcPort?: number };
+      if (rec?.msg === 'OTLP/gRPC listening' && typeof rec.otlpGrpcPort === 'number') grpcPort = rec.otlpGrpcPort;
       if (rec?.msg === 'listening' && typeof rec.port === 'number') {
         clearTimeout(timer);
         resolve(rec.port);
@@ -76,6 +81,7 @@ export async function startWeft(
   return {
     url: `http://127.0.0.1:${port}`,
     port,
+    grpcPort,
     dataDir,
     proc,
     logs,

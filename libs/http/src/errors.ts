@@ -1,4 +1,4 @@
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError, isApiError, type Logger } from '@weft/core';
 import { BusUnavailableError } from '@weft/bus';
 
@@ -33,7 +33,7 @@ export function toApiError(err: unknown): ApiError {
  * anything that fails on that route, including auth, body parsing and validation, e.g. into
  * the OpenAI error shape. The handler below still writes every error response.
  */
-export type ErrorMapper = (err: ApiError) => ApiError;
+export type ErrorMapper = (err: ApiError, request: FastifyRequest) => ApiError;
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -44,7 +44,7 @@ declare module 'fastify' {
 export function installErrorHandler(app: FastifyInstance, log: Logger): void {
   app.setErrorHandler((err, request, reply) => {
     const mapError = request.routeOptions?.config?.mapError;
-    const api = mapError ? mapError(toApiError(err)) : toApiError(err);
+    const api = mapError ? mapError(toApiError(err), request) : toApiError(err);
     if (api.status >= 500 && api.status !== 501 && api.status !== 503) {
       log.error({ err, url: request.url, reqId: request.id }, 'request failed');
     }
@@ -54,7 +54,11 @@ export function installErrorHandler(app: FastifyInstance, log: Logger): void {
       return;
     }
     if (api.headers) reply.headers(api.headers);
-    reply.code(api.status).type('application/json').send(api.toBody());
+    // A script that says so handles 401 itself (the web UI): a Basic challenge would make the
+    // browser open its own password prompt over the page.
+    if (api.status === 401 && request.headers['x-requested-with'] === 'XMLHttpRequest') reply.removeHeader('WWW-Authenticate');
+    if (api.payload) reply.code(api.status).type(api.payload.contentType).send(Buffer.from(api.payload.data));
+    else reply.code(api.status).type('application/json').send(api.toBody());
   });
   app.setNotFoundHandler((request, reply) => {
     reply.code(404).send({ status: 404, reason: `no such endpoint: ${request.method} ${request.url.split('?')[0]}` });

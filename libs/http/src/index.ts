@@ -9,3 +9,8 @@ export * from './tenancy';
 export * from './extra-route';
 export * from './lossless';
 export * from './program';
+export * from './admission';
+export * from './timeouts';
+export * from './readiness';
+export * from './turns';
+export * from './rate-limit';

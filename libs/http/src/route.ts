@@ -29,7 +29,7 @@ export type RouteHandler<N extends EndpointName> = (body: RequestOf<N>, ctx: Rou
 
 /**
  * Registers one endpoint of the contract: authenticate (onRequest, before the body is read),
- * rate-limit per API key, check the caller's tenancy over every project_id/entity/ref in
+ * count against the caller's per-key rate limit, check the caller's tenancy over every project_id/entity/ref in
  * the body, validate it, check the endpoint's limits, run, respond. Every endpoint added
  * this way gets all of these protections.
  */
@@ -39,12 +39,13 @@ export function addRoute<N extends EndpointName>(
   name: N,
   handler: RouteHandler<N>,
   extraPaths: string[] = [],
-  options: { mapError?: ErrorMapper } = {},
+  options: { mapError?: ErrorMapper; publishes?: boolean } = {},
 ): void {
   const spec: EndpointSpec = endpoints[name];
   const limits = app.weftLimits ?? defaultRequestLimits;
   const authenticate = async (request: FastifyRequest) => {
     request.caller = await auth.authenticate(request.headers.authorization, spec.auth);
+    await app.weftRateLimit.check(request.caller);
   };
   const run = async (request: FastifyRequest, reply: FastifyReply) => {
     const caller = request.caller!;
@@ -59,7 +60,10 @@ export function addRoute<N extends EndpointName>(
   };
   const config = {
     ...(options.mapError ? { mapError: options.mapError } : {}),
-    ...(limits.rateLimitMax > 0 ? { rateLimit: { max: limits.rateLimitMax, timeWindow: limits.rateLimitWindowMs } } : {}),
+    // Admission refuses these while the bus is full or down (admission.ts).
+    ...(options.publishes ? { publishes: true } : {}),
+    // Streams, and inference (bounded by the upstream's timeout), have no whole-request deadline (timeouts.ts).
+    ...(spec.stream !== undefined || spec.service === 'inference' ? { streaming: true } : {}),
   };
   for (const path of [spec.path, ...extraPaths]) app.post(path, { onRequest: authenticate, config }, run);
 }
@@ -75,16 +79,40 @@ export function addGuardedRoute(
   path: string,
   scheme: EndpointSpec['auth'],
   handler: (body: unknown, ctx: RouteContext) => Promise<unknown>,
+  options: { mapError?: ErrorMapper } = {},
 ): void {
-  const limits = app.weftLimits ?? defaultRequestLimits;
   const authenticate = async (request: FastifyRequest) => {
     request.caller = await auth.authenticate(request.headers.authorization, scheme);
+    await app.weftRateLimit.check(request.caller);
   };
-  const config = limits.rateLimitMax > 0 ? { rateLimit: { max: limits.rateLimitMax, timeWindow: limits.rateLimitWindowMs } } : {};
+  const config = options.mapError ? { mapError: options.mapError } : {};
   app.post(path, { onRequest: authenticate, config }, async (request, reply) => {
     const caller = request.caller!;
     enforceTenancy(caller, request.body, { refsPossible: request.bodyMayHoldRefs ?? true });
     const result = await handler(request.body, { caller, request, reply });
+    return result === undefined ? reply : result;
+  });
+}
+
+/**
+ * A GET route outside the contract (e.g. the OpenAI-compatible `/v1/models`): authentication
+ * and the per-key rate limit as for every other route; the handler gets the URL's parameters.
+ */
+export function addGuardedGet(
+  app: FastifyInstance,
+  auth: Authenticator,
+  path: string,
+  scheme: EndpointSpec['auth'],
+  handler: (params: Record<string, string>, ctx: RouteContext) => Promise<unknown>,
+  options: { mapError?: ErrorMapper } = {},
+): void {
+  const authenticate = async (request: FastifyRequest) => {
+    request.caller = await auth.authenticate(request.headers.authorization, scheme);
+    await app.weftRateLimit.check(request.caller);
+  };
+  const config = options.mapError ? { mapError: options.mapError } : {};
+  app.get(path, { onRequest: authenticate, config }, async (request, reply) => {
+    const result = await handler(request.params as Record<string, string>, { caller: request.caller!, request, reply });
     return result === undefined ? reply : result;
   });
 }

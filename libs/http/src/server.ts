@@ -3,11 +3,16 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import rateLimit from '@fastify/rate-limit';
 import { buildOpenApiDocument } from '@weft/api';
-import { ApiError, metrics, metricsRegistry, type Logger } from '@weft/core';
+import { metrics, metricsRegistry, type Logger } from '@weft/core';
 import { installErrorHandler } from './errors';
 import { parseJsonBody } from './json-body';
 import { mayHoldRefs } from './tenancy';
 import { defaultRequestLimits, type RequestLimits } from './limits';
+import { installAdmission } from './admission';
+import { whenHeavyBodyTurn } from './turns';
+import { installRequestTimeouts, serverTimeoutOptions } from './timeouts';
+import { readinessRoute, type ReadinessChecks } from './readiness';
+import { KeyRateLimiter } from './rate-limit';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -20,10 +25,15 @@ export interface HttpServerOptions {
   log: Logger;
   bodyLimitBytes: number;
   version: string;
-  /** Extra readiness check for /health (e.g. a ClickHouse ping). */
-  healthCheck?: () => Promise<Record<string, unknown>>;
+  /** The dependencies /ready checks, by name (e.g. `store`, `bus`), each under WEFT_READY_TIMEOUT_MS. */
+  readiness?: ReadinessChecks;
   /** Body, batch, string, depth, `limit`, query and rate limits; the configuration's defaults when absent. */
   limits?: RequestLimits;
+}
+
+/** `/traces/<path>` → `/<path>` (the reference SDK's default trace-server URL under WANDB_BASE_URL). */
+export function stripTracesPrefix(url: string): string {
+  return url.startsWith('/traces/') ? url.slice('/traces'.length) : url;
 }
 
 /**
@@ -31,63 +41,67 @@ export interface HttpServerOptions {
  * handler, /health, /metrics, /openapi.json and /docs. Services add their routes as plugins.
  */
 export async function createHttpServer(opts: HttpServerOptions): Promise<FastifyInstance> {
+  const limits = opts.limits ?? defaultRequestLimits;
   const app = Fastify({
     loggerInstance: opts.log as FastifyBaseLogger,
     // One log line per request, written by the onResponse hook below.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: opts.bodyLimitBytes,
-    requestTimeout: 0,
+    // Headers and whole-request receipt deadlines (Node's own, checked every second).
+    ...serverTimeoutOptions(limits),
     keepAliveTimeout: 65_000,
     return503OnClosing: true,
+    // The Weave SDK given only WANDB_BASE_URL=<weft> calls the trace API at <weft>/traces/…:
+    // the same routes answer there.
+    rewriteUrl: (req) => stripTracesPrefix(req.url ?? '/'),
   });
   installErrorHandler(app, opts.log);
 
-  const limits = opts.limits ?? defaultRequestLimits;
   app.decorate('weftLimits', limits);
+  // First hooks of every request: refuse what cannot be served before reading it; then the
+  // body-inactivity and whole-request deadlines.
+  installAdmission(app, limits);
+  installRequestTimeouts(app, limits, opts.log);
+  // A body sent without any Content-Type is read as JSON, as the reference does (Weave SDKs
+  // before 0.52 send none); a Content-Type other than JSON is still 415.
+  app.addHook('onRequest', async (request) => {
+    const h = request.headers;
+    if (h['content-type'] === undefined && ((h['content-length'] !== undefined && h['content-length'] !== '0') || h['transfer-encoding'] !== undefined)) {
+      h['content-type'] = 'application/json';
+    }
+  });
   // JSON only (anything else is 415), through our own parser: strict UTF-8, depth/size/number
   // checks, errors naming the field.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (req, raw, done) => {
-    try {
-      const value = parseJsonBody(raw as Buffer, limits);
-      req.bodyMayHoldRefs = mayHoldRefs(raw as Buffer);
-      done(null, value);
-    } catch (e) {
-      done(e as Error, undefined);
-    }
-  });
-  // Per-key rate limits, switched on by each contract route (addRoute). The caller is known by
-  // then (authentication runs onRequest), so the bucket is the API key, not the address.
-  await app.register(rateLimit, {
-    global: false,
-    hook: 'preParsing',
-    keyGenerator: (request) => (request.caller ? `key:${request.caller.keyId}` : `ip:${request.ip}`),
-    errorResponseBuilder: (_request, context) => {
-      const seconds = Math.max(1, Math.ceil(context.ttl / 1000));
-      return new ApiError(429, `rate limit exceeded: at most ${context.max} requests per ${context.after} per API key; retry in ${seconds}s`, {
-        headers: { 'Retry-After': String(seconds) },
-      });
-    },
-  });
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (req, raw, done) =>
+    whenHeavyBodyTurn((raw as Buffer).length, () => {
+      try {
+        const value = parseJsonBody(raw as Buffer, limits);
+        req.bodyMayHoldRefs = mayHoldRefs(raw as Buffer);
+        done(null, value);
+      } catch (e) {
+        done(e as Error, undefined);
+      }
+    }),
+  );
+  // The per-key rate limit: one counter per API key across every authenticated entrance
+  // (see KeyRateLimiter). The plugin supplies the limiter; no route uses its per-route counters.
+  await app.register(rateLimit, { global: false });
+  app.decorate('weftRateLimit', new KeyRateLimiter(app, limits.rateLimitMax, limits.rateLimitWindowMs));
 
   const document = buildOpenApiDocument({ version: opts.version });
   await app.register(swagger, { mode: 'static', specification: { document: document as never } });
   await app.register(swaggerUi, { routePrefix: '/docs' });
   app.get('/openapi.json', async () => document);
 
-  app.get('/health', async (_req, reply) => {
-    try {
-      const extra = opts.healthCheck ? await opts.healthCheck() : {};
-      return { status: 'ok', ...extra };
-    } catch (e) {
-      return reply.code(503).send({ status: 503, reason: `unhealthy: ${(e as Error).message}` });
-    }
-  });
+  // Liveness: the process serves HTTP. Answers at once, whatever the dependencies do.
+  app.get('/health', { config: { probe: true } }, async () => ({ status: 'ok' }));
+  readinessRoute(app, opts.readiness ?? {}, limits.readyTimeoutMs);
   // The reference's SDK asks this at init.
   app.get('/server_info', async () => ({ min_required_weave_python_version: '0.0.1', trace_server_version: opts.version }));
 
   // Prometheus text format: every service exposes its own process's metrics.
-  app.get('/metrics', async (_req, reply) => {
+  app.get('/metrics', { config: { probe: true } }, async (_req, reply) => {
     reply.header('content-type', metricsRegistry.contentType);
     return metricsRegistry.metrics();
   });

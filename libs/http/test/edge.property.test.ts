@@ -59,14 +59,14 @@ describe('JSON body parser (property)', () => {
 });
 
 describe('body validation (property)', () => {
-  it('answers any JSON value with the parsed body or a 400 naming the problem, for every endpoint', () => {
+  it('answers any JSON value with the parsed body or a 422 naming the problem, for every endpoint', () => {
     const specs = Object.values(endpoints);
     fc.assert(
       fc.property(fc.constantFrom(...specs), fc.jsonValue({ maxDepth: 5 }), (spec, v) => {
         const e = thrown(() => parseBody(spec.request, v));
         if (e !== undefined) {
           expect(e).toBeInstanceOf(ApiError);
-          expect((e as ApiError).status).toBe(400);
+          expect((e as ApiError).status).toBe(422);
           expect((e as ApiError).reason.length).toBeGreaterThan(0);
         }
       }),

@@ -80,6 +80,46 @@ function refNamed(req: FeedbackReplaceInput, field: 'annotation_ref' | 'runnable
   return ref.kind;
 }
 
+/** /feedback/create's request: /feedback/replace's without `feedback_id`. */
+export type FeedbackCreateInput = Omit<FeedbackReplaceInput, 'feedback_id'>;
+
+/** A validated feedback record, ready to insert, and the answer the reference gives for it. */
+function feedbackRecord(req: FeedbackCreateInput, payloadJson: string, userId: string, createdMicros: number) {
+  const id = req.id || generateId();
+  const row = {
+    project_id: req.project_id,
+    svc_ref: req.svc_ref,
+    svc_user_id: userId,
+    id,
+    feedback_type: req.feedback_type,
+    payload_dump: payloadJson,
+    creator: req.creator ?? null,
+    annotation_ref: req.annotation_ref ?? null,
+    runnable_ref: req.runnable_ref ?? null,
+    call_ref: req.call_ref ?? null,
+    trigger_ref: req.trigger_ref ?? null,
+    queue_id: null,
+    created_at: microsToClickHouse(createdMicros),
+  };
+  // Both spellings of the user id: the interface's and the one the reference's SDK reads.
+  const answer = { id, created_at: clickHouseToIso(row.created_at), svc_user_id: userId, wb_user_id: userId, payload: new RawJson(toJsonText(req.payload)) };
+  return { row, answer };
+}
+
+const nowMillisAsMicros = () => Math.floor(nowMicros() / 1000) * 1000;
+
+/**
+ * /feedback/create and /feedback/batch/create (reference §7.1, §7.5): every record is checked
+ * before any is written, then all are written in one insert (all or nothing). `id` is kept
+ * when given (the SDK makes ids client-side), else a fresh UUIDv7.
+ */
+export async function createFeedback(store: Store, reqs: FeedbackCreateInput[], userId: string) {
+  const at = nowMillisAsMicros();
+  const records = reqs.map((req) => feedbackRecord(req, validateFeedback({ ...req, feedback_id: '' }), userId, at));
+  if (records.length > 0) await store.client.insert({ table: 'feedback', format: 'JSONEachRow', values: records.map((r) => r.row) });
+  return records.map((r) => r.answer);
+}
+
 /**
  * /feedback/replace (reference §7.2): validate first (a rejected replacement leaves the old
  * record), delete the record whose id is `feedback_id`, then create the new one under `id` or a
@@ -87,36 +127,40 @@ function refNamed(req: FeedbackReplaceInput, field: 'annotation_ref' | 'runnable
  */
 export async function replaceFeedback(store: Store, req: FeedbackReplaceInput, userId: string) {
   const payloadJson = validateFeedback(req);
-  const id = req.id || generateId();
-  const createdMicros = Math.floor(nowMicros() / 1000) * 1000;
   const p = new Params();
   const where = `project_id = ${p.str(req.project_id)} AND id = ${p.str(req.feedback_id)}`;
   // A DELETE is a mutation (costly): only issue it when there is something to delete.
   const rs = await store.client.query({ query: `SELECT count() AS n FROM feedback WHERE ${where}`, query_params: p.values, format: 'JSONEachRow' });
   const [{ n } = { n: 0 }] = await rs.json<{ n: number }>();
   if (Number(n) > 0) await store.client.command({ query: `DELETE FROM feedback WHERE ${where}`, query_params: p.values });
-  await store.client.insert({
-    table: 'feedback',
-    format: 'JSONEachRow',
-    values: [
-      {
-        project_id: req.project_id,
-        svc_ref: req.svc_ref,
-        svc_user_id: userId,
-        id,
-        feedback_type: req.feedback_type,
-        payload_dump: payloadJson,
-        creator: req.creator ?? null,
-        annotation_ref: req.annotation_ref ?? null,
-        runnable_ref: req.runnable_ref ?? null,
-        call_ref: req.call_ref ?? null,
-        trigger_ref: req.trigger_ref ?? null,
-        queue_id: null,
-        created_at: microsToClickHouse(createdMicros),
-      },
-    ],
-  });
-  return { id, created_at: clickHouseToIso(microsToClickHouse(createdMicros)), svc_user_id: userId, payload: new RawJson(toJsonText(req.payload)) };
+  const { row, answer } = feedbackRecord(req, payloadJson, userId, nowMillisAsMicros());
+  await store.client.insert({ table: 'feedback', format: 'JSONEachRow', values: [row] });
+  return answer;
+}
+
+/**
+ * /feedback/purge (reference §7.4): a hard delete, by id only: the query must be
+ * `{$eq: [{$getField: "id"}, {$literal: "<id>"}]}` or an `$or` of such.
+ */
+export async function purgeFeedback(store: Store, projectId: string, expr: Record<string, unknown>): Promise<Record<string, never>> {
+  const refuse = () => badRequest('query: Can only purge feedback by specifying one or more feedback ids', 'query');
+  const idOf = (e: unknown): string => {
+    const eq = (e as { $eq?: unknown } | null)?.$eq;
+    if (!Array.isArray(eq) || eq.length !== 2 || Object.keys(e as object).length !== 1) throw refuse();
+    const [field, literal] = eq as [{ $getField?: unknown }, { $literal?: unknown }];
+    if (field?.$getField !== 'id' || typeof literal?.$literal !== 'string') throw refuse();
+    return literal.$literal;
+  };
+  const keys = Object.keys(expr);
+  if (keys.length !== 1) throw refuse();
+  const ids = Array.isArray(expr.$or) ? expr.$or.map(idOf) : [idOf(expr)];
+  if (ids.length === 0) return {};
+  const p = new Params();
+  const where = `project_id = ${p.str(projectId)} AND id IN ${p.strArray(ids)}`;
+  const rs = await store.client.query({ query: `SELECT count() AS n FROM feedback WHERE ${where}`, query_params: p.values, format: 'JSONEachRow' });
+  const [{ n } = { n: 0 }] = await rs.json<{ n: number }>();
+  if (Number(n) > 0) await store.client.command({ query: `DELETE FROM feedback WHERE ${where}`, query_params: p.values });
+  return {};
 }
 
 /** Feedback columns and their kinds; `payload` is the JSON root. */
@@ -135,12 +179,21 @@ const FEEDBACK_COLUMNS: Record<string, FieldRef['kind']> = {
   queue_id: 'string',
 };
 export const FEEDBACK_FIELDS = [...Object.keys(FEEDBACK_COLUMNS), 'payload'];
+/** The reference's names of our svc_ columns: accepted in fields, query and sort, and sent alongside in answers. */
+const REFERENCE_FEEDBACK_NAMES: Record<string, string> = { weave_ref: 'svc_ref', wb_user_id: 'svc_user_id' };
+
+/** A feedback row with the reference's spellings added next to ours (the Weave SDK reads `weave_ref`, `wb_user_id`). */
+export function withReferenceFeedbackNames(row: Record<string, unknown>): Record<string, unknown> {
+  for (const [ref, ours] of Object.entries(REFERENCE_FEEDBACK_NAMES)) if (ours in row && !(ref in row)) row[ref] = row[ours];
+  return row;
+}
 
 /** Fields of feedback for the query language, `fields` and `sort_by`: columns and `payload.<path>`. */
 export class FeedbackFieldResolver implements FieldResolver {
   resolve(path: string, p: Params): FieldRef {
-    const kind = FEEDBACK_COLUMNS[path];
-    if (kind) return { sql: path, kind };
+    const column = REFERENCE_FEEDBACK_NAMES[path] ?? path;
+    const kind = FEEDBACK_COLUMNS[column];
+    if (kind) return { sql: column, kind };
     if (path === 'payload') return { sql: 'payload_dump', kind: 'json' };
     const [root, ...rest] = splitFieldPath(path);
     if (root === 'payload' && rest.length > 0) {
@@ -200,7 +253,7 @@ export async function queryFeedback(store: Store, req: FeedbackQueryInput): Prom
       else if (f === 'created_at' && typeof v === 'string') out.created_at = clickHouseToIso(v);
       else out[f] = v;
     });
-    return out;
+    return req.fields && req.fields.length > 0 ? out : withReferenceFeedbackNames(out);
   });
 }
 
@@ -220,6 +273,7 @@ export async function feedbackForRefs(store: Store, projectId: string, refs: str
     const row: Record<string, unknown> = {};
     for (const c of cols) row[c] = c === 'created_at' && r[c] ? clickHouseToIso(r[c]!) : r[c];
     row.payload = JSON.parse(r.payload_dump || '{}');
+    withReferenceFeedbackNames(row);
     const list = out.get(r.svc_ref!) ?? [];
     list.push(row);
     out.set(r.svc_ref!, list);

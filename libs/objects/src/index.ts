@@ -5,3 +5,4 @@ export * from './objects';
 export * from './tables';
 export * from './feedback';
 export * from './resolve';
+export * from './files';

@@ -27,6 +27,7 @@ export interface ObjectVersionOut {
   val: RawJson | Record<string, never>;
   deleted_at: string | null;
   svc_user_id: string | null;
+  wb_user_id: string | null;
   size_bytes?: number | null;
 }
 
@@ -159,6 +160,8 @@ function toOut(r: VersionRow, metadataOnly: boolean, withSize: boolean): ObjectV
     val: metadataOnly || r.val_dump === undefined ? {} : new RawJson(r.val_dump || '{}'),
     deleted_at: r.deleted_at ? clickHouseToIso(r.deleted_at) : null,
     svc_user_id: r.svc_user_id,
+    // The reference's spelling too: the Weave SDK reads `wb_user_id`.
+    wb_user_id: r.svc_user_id,
   };
   if (withSize) out.size_bytes = r.size_bytes === undefined ? null : Number(r.size_bytes);
   return out;
@@ -187,6 +190,41 @@ export async function readObject(
     throw new ApiError(404, `${req.object_id}:v${row.version_index} was deleted at ${deletedAt}`, { extra: { deleted_at: deletedAt } });
   }
   return toOut(row, !!req.metadata_only, false);
+}
+
+/**
+ * /obj/delete (reference §5.4): the named versions (digests, `latest` or `v<N>`), or every live
+ * version when none are named. A tombstone row per version keeps its created_at (so the
+ * numbering of versions stays) and its value; `latest` moves to the newest surviving version.
+ * A name that matches no live version is a 404, and then nothing is deleted.
+ */
+export async function deleteObjectVersions(store: Store, projectId: string, objectId: string, digests?: string[]): Promise<{ num_deleted: number }> {
+  const p = new Params();
+  const inner = versionsSql(p, { projectId, objectIds: [objectId], withVal: false, withSize: false });
+  const rs = await store.client.query({ query: `SELECT kind, digest, version_index, is_latest FROM (${inner}) WHERE deleted_at IS NULL`, query_params: p.values, format: 'JSONEachRow' });
+  const live = await rs.json<{ kind: string; digest: string; version_index: number; is_latest: number }>();
+  let chosen = live;
+  if (digests && digests.length > 0) {
+    chosen = [];
+    for (const d of new Set(digests)) {
+      const match = live.filter((v) => (d === 'latest' ? Number(v.is_latest) === 1 : /^v\d+$/.test(d) ? Number(v.version_index) === Number(d.slice(1)) : v.digest === d));
+      if (match.length === 0) throw notFound(`Object ${objectId}:${d} not found`);
+      chosen.push(...match);
+    }
+  }
+  if (chosen.length === 0) throw notFound(`Object ${objectId} not found`);
+  const q = new Params();
+  const deletedAt = microsToClickHouse(Math.floor(nowMicros() / 1000) * 1000);
+  const keys = chosen.map((v) => `(${q.str(v.kind)}, ${q.str(v.digest)})`).join(', ');
+  await store.client.command({
+    query: `INSERT INTO object_versions (project_id, kind, object_id, digest, base_object_class, leaf_object_class, refs, val_dump, svc_user_id, created_at, published_at, deleted_at)
+      SELECT project_id, kind, object_id, digest, any(base_object_class), any(leaf_object_class), any(refs), any(val_dump), any(svc_user_id), min(created_at), max(published_at), ${q.str(deletedAt)}
+      FROM object_versions
+      WHERE project_id = ${q.str(projectId)} AND object_id = ${q.str(objectId)} AND (toString(kind), digest) IN (${keys})
+      GROUP BY project_id, kind, object_id, digest`,
+    query_params: q.values,
+  });
+  return { num_deleted: new Set(chosen.map((v) => `${v.kind}:${v.digest}`)).size };
 }
 
 export interface ObjsQueryInput {

@@ -67,6 +67,41 @@ export async function tableRowCount(store: Store, projectId: string, digest: str
   return r && Number(r.c) > 0 ? Number(r.n) : null;
 }
 
+/** /table/query_stats_batch: row counts (and stored bytes) of the tables that exist; unknown digests are left out. */
+export async function tableStats(
+  store: Store,
+  projectId: string,
+  digests: string[],
+  withSize: boolean,
+): Promise<{ digest: string; count: number; storage_size_bytes?: number | null }[]> {
+  if (digests.length === 0) return [];
+  const p = new Params();
+  const project = p.str(projectId);
+  const rs = await store.client.query({
+    query: `SELECT digest, max(row_count) AS n FROM tables WHERE project_id = ${project} AND digest IN ${p.strArray(digests)} GROUP BY digest`,
+    query_params: p.values,
+    format: 'JSONEachRow',
+  });
+  const counts = new Map((await rs.json<{ digest: string; n: number }>()).map((r) => [r.digest, Number(r.n)]));
+  if (digests.includes(EMPTY_TABLE_DIGEST)) counts.set(EMPTY_TABLE_DIGEST, 0);
+  const sizes = new Map<string, number>();
+  if (withSize && counts.size > 0) {
+    const q = new Params();
+    const rs2 = await store.client.query({
+      query: `SELECT i.table_digest AS digest, sum(length(r.val_dump)) AS bytes
+        FROM (SELECT DISTINCT table_digest, position, row_digest FROM table_rows_index WHERE project_id = ${q.str(projectId)} AND table_digest IN ${q.strArray([...counts.keys()])}) AS i
+        INNER JOIN (SELECT digest, any(val_dump) AS val_dump FROM table_rows WHERE project_id = ${q.str(projectId)} GROUP BY digest) AS r ON r.digest = i.row_digest
+        GROUP BY i.table_digest`,
+      query_params: q.values,
+      format: 'JSONEachRow',
+    });
+    for (const r of await rs2.json<{ digest: string; bytes: number }>()) sizes.set(r.digest, Number(r.bytes));
+  }
+  return digests
+    .filter((d, i) => counts.has(d) && digests.indexOf(d) === i)
+    .map((d) => (withSize ? { digest: d, count: counts.get(d)!, storage_size_bytes: sizes.get(d) ?? 0 } : { digest: d, count: counts.get(d)! }));
+}
+
 async function markTable(store: Store, projectId: string, digest: string, rowCount: number): Promise<void> {
   await store.client.insert({ table: 'tables', format: 'JSONEachRow', values: [{ project_id: projectId, digest, row_count: rowCount }] });
 }

@@ -1,12 +1,16 @@
-import { AttributePathConflictError } from './errors';
 import { getOwn, isObject, setOwn } from './values';
 
 /**
  * Flat OTLP attributes (`gen_ai.usage.input_tokens: 5`) → the nested dict the reference
  * stores (`{gen_ai: {usage: {input_tokens: 5}}}`). String values that look like JSON
  * (start with `[` or `{`) are parsed; prefixes whose keys are exactly 0..n-1 (flattened lists
- * such as `gen_ai.prompt.0.content`) become arrays. A key that is both a value and a prefix
- * of another key is an AttributePathConflictError.
+ * such as `gen_ai.prompt.0.content`) become arrays.
+ *
+ * A key that is both a value and a prefix of other keys (old and new semantic conventions
+ * side by side: `db.system` and `db.system.name`) keeps every value, whatever the order: the
+ * value stays at its path (`db.system`) and each longer key is stored beside it with the rest
+ * of its path as one literal key (`db["system.name"]`). The reference rejects such spans; here
+ * nothing is lost. `getPath` finds both.
  */
 export function expandAttributes(flat: Record<string, unknown>): Record<string, unknown> {
   const root: Record<string, unknown> = {};
@@ -16,7 +20,8 @@ export function expandAttributes(flat: Record<string, unknown>): Record<string, 
     const value = parseJsonLooking(flat[key]);
     const parts = key.split('.');
     let node = root;
-    for (let i = 0; i < parts.length - 1; i++) {
+    let i = 0;
+    for (; i < parts.length - 1; i++) {
       const part = parts[i]!;
       const next = getOwn(node, part);
       if (next === undefined) {
@@ -27,17 +32,35 @@ export function expandAttributes(flat: Record<string, unknown>): Record<string, 
       } else if (isObject(next) && branches.has(next)) {
         node = next;
       } else {
-        throw new AttributePathConflictError(parts.slice(0, i + 1).join('.'));
+        break; // a value sits at this prefix: the rest of the key stays literal, beside it
       }
+    }
+    if (i < parts.length - 1) {
+      setOwn(node, parts.slice(i).join('.'), value);
+      continue;
     }
     const last = parts[parts.length - 1]!;
     const existing = getOwn(node, last);
-    if (isObject(existing) && branches.has(existing)) throw new AttributePathConflictError(key);
+    if (isObject(existing) && branches.has(existing)) {
+      // Longer keys came first: they move beside this value, the rest of their path literal.
+      for (const [k, v] of flattenBranch(existing, last, branches)) setOwn(node, k, v);
+    }
     setOwn(node, last, value);
   }
   // The root stays a dict even when every key is an index (`0.a`): attributes are an object.
   for (const k of Object.keys(root)) root[k] = numericKeysToLists(root[k], branches);
   return root;
+}
+
+/** The leaves under a prefix branch as `[dotted key, value]`, keys starting with `prefix`. */
+function flattenBranch(branch: Record<string, unknown>, prefix: string, branches: WeakSet<object>): [string, unknown][] {
+  const out: [string, unknown][] = [];
+  for (const k of Object.keys(branch)) {
+    const v = branch[k];
+    if (isObject(v) && branches.has(v)) out.push(...flattenBranch(v, `${prefix}.${k}`, branches));
+    else out.push([`${prefix}.${k}`, v]);
+  }
+  return out;
 }
 
 function parseJsonLooking(v: unknown): unknown {
@@ -82,14 +105,26 @@ function splitPath(path: string): string[] {
   return parts;
 }
 
-/** The value at a dotted path of a nested dict, or undefined. */
+/**
+ * The value at a dotted path of a nested dict, or undefined. Where a value sits at a prefix
+ * of the path, the rest of the path is looked up as one literal key beside it (see
+ * expandAttributes).
+ */
 export function getPath(tree: Record<string, unknown>, path: string): unknown {
+  const parts = splitPath(path);
   let node: unknown = tree;
-  for (const part of splitPath(path)) {
-    if (Array.isArray(node) && INDEX_RE.test(part)) node = node[Number(part)];
-    else if (isObject(node)) node = getOwn(node, part);
-    else return undefined;
-    if (node === undefined) return undefined;
+  for (let i = 0; i < parts.length; i++) {
+    const part = parts[i]!;
+    let next: unknown;
+    if (Array.isArray(node) && INDEX_RE.test(part)) next = node[Number(part)];
+    else if (isObject(node)) next = getOwn(node, part);
+    const more = i < parts.length - 1;
+    if (more && isObject(node) && (next === undefined || next === null || typeof next !== 'object')) {
+      const literal = getOwn(node, parts.slice(i).join('.'));
+      if (literal !== undefined) return literal;
+    }
+    if (next === undefined) return undefined;
+    node = next;
   }
   return node;
 }

@@ -33,6 +33,19 @@ export interface ExportConversion {
   rejectedSpans: number;
   /** One `Rejected span (...)` message per rejected span. */
   errors: string[];
+  /** The same rejections, structured, for logs and metrics. */
+  rejections: SpanRejection[];
+}
+
+export interface SpanRejection {
+  /** The project the span would have gone to, if known. */
+  project: string | null;
+  name: string;
+  traceId: string;
+  spanId: string;
+  /** Bounded label (`invalid_span_id`, `no_project`, ...). */
+  reason: string;
+  message: string;
 }
 
 export interface PartialSuccess {
@@ -53,15 +66,16 @@ export function convertExportRequest(req: unknown, opts: ConvertOptions): Export
   const resourceSpans = member(req, 'resourceSpans', 'resource_spans') ?? [];
   if (!Array.isArray(resourceSpans)) throw new OtlpRequestError('resourceSpans must be a list', 'resourceSpans');
 
-  const out: ExportConversion = { calls: [], rejectedSpans: 0, errors: [] };
+  const out: ExportConversion = { calls: [], rejectedSpans: 0, errors: [], rejections: [] };
   let projectless = 0;
-  const reject = (span: unknown, err: SpanConversionError) => {
+  const reject = (span: unknown, err: SpanConversionError, project: string | null) => {
     out.rejectedSpans++;
     const s = isObject(span) ? span : {};
     const name = typeof s.name === 'string' ? s.name.slice(0, 256) : '';
     const traceId = idForMessage(member(s, 'traceId', 'trace_id'));
     const spanId = idForMessage(member(s, 'spanId', 'span_id'));
     out.errors.push(`Rejected span (name='${name}' trace_id='${traceId}' span_id='${spanId}'): ${err.message}`);
+    out.rejections.push({ project, name, traceId, spanId, reason: err.reason, message: err.message });
   };
 
   resourceSpans.forEach((rs, i) => {
@@ -85,13 +99,13 @@ export function convertExportRequest(req: unknown, opts: ConvertOptions): Export
       for (const span of spans) {
         if (project === null) {
           projectless++;
-          reject(span, new SpanConversionError('no project: send the project_id header or the resource attributes wandb.entity and wandb.project'));
+          reject(span, new SpanConversionError('no project: send the project_id header or the resource attributes wandb.entity and wandb.project', 'no_project'), null);
           continue;
         }
         try {
           out.calls.push(convertSpan(span, { project, resource: resourceDump, scope: scopeDump, runId: opts.runId ?? null }));
         } catch (e) {
-          if (e instanceof SpanConversionError) reject(span, e);
+          if (e instanceof SpanConversionError) reject(span, e, project);
           else throw e;
         }
       }
@@ -171,7 +185,7 @@ function overrideMicros(v: unknown): number | null {
 }
 
 export function convertSpan(span: unknown, ctx: SpanContext): OtelCall {
-  if (!isObject(span)) throw new SpanConversionError('span is not an object');
+  if (!isObject(span)) throw new SpanConversionError('span is not an object', 'invalid_span');
   const name = span.name;
   if (typeof name !== 'string' || name === '') throw new SpanConversionError('invalid name: missing or empty');
   const traceId = traceIdHex(member(span, 'traceId', 'trace_id'));

@@ -4,17 +4,13 @@
  * request (the gateway answers 400 naming the field).
  */
 export class SpanConversionError extends Error {
-  constructor(message: string) {
+  /** A short, bounded label for metrics: `invalid_<field>` from the message, or the one given. */
+  readonly reason: string;
+
+  constructor(message: string, reason?: string) {
     super(message);
     this.name = 'SpanConversionError';
-  }
-}
-
-/** A key is both a value and a prefix of another key (`a=1` and `a.b=2`): the reference rejects the span. */
-export class AttributePathConflictError extends SpanConversionError {
-  constructor(readonly path: string) {
-    super(`attribute path conflict at '${path}': a key is both a value and a prefix of another key`);
-    this.name = 'AttributePathConflictError';
+    this.reason = reason ?? /^invalid ([a-z_]+)/.exec(message)?.[1]?.replace(/^/, 'invalid_') ?? 'invalid_span';
   }
 }
 

@@ -4,7 +4,7 @@
  * does, and report the spans that could not be converted.
  */
 export { convertExportRequest, convertSpan, partialSuccessOf, shortenOpName } from './convert';
-export type { ConvertOptions, ExportConversion, OtelCall, PartialSuccess } from './convert';
+export type { ConvertOptions, ExportConversion, OtelCall, PartialSuccess, SpanRejection } from './convert';
 export {
   decodeExportTraceServiceRequest,
   decodeExportTraceServiceResponse,
@@ -12,6 +12,7 @@ export {
   encodeExportTraceServiceResponse,
 } from './protobuf';
 export { parseOtlpJson } from './json';
-export { AttributePathConflictError, OtlpRequestError, SpanConversionError } from './errors';
-export { expandAttributes } from './attributes';
+export { OtlpRequestError, SpanConversionError } from './errors';
+export { expandAttributes, getPath } from './attributes';
 export { INPUT_KEYS, OUTPUT_KEYS, USAGE_KEYS, ATTRIBUTE_KEYS, THREAD_KEYS } from './semconv';
+export { decodeRpcStatus, encodeRpcStatus, GrpcCode, grpcCodeForHttpStatus } from './status';

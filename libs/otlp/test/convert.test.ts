@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import {
-  AttributePathConflictError,
   convertExportRequest,
   decodeExportTraceServiceRequest,
   encodeExportTraceServiceRequest,
   expandAttributes,
+  getPath,
   OtlpRequestError,
   parseOtlpJson,
   partialSuccessOf,
@@ -119,10 +119,15 @@ describe('names and attributes', () => {
     expect(expandAttributes({ j: '{"0": "x", "1": "y"}' })).toEqual({ j: { '0': 'x', '1': 'y' } });
   });
 
-  it('raises AttributePathConflictError whichever order the keys come in', () => {
-    expect(() => expandAttributes({ a: 1, 'a.b': 2 })).toThrow(AttributePathConflictError);
-    expect(() => expandAttributes({ 'a.b': 2, a: 1 })).toThrow(AttributePathConflictError);
-    expect(() => expandAttributes({ 'a.b': 2, 'a.b.c': 1 })).toThrow(AttributePathConflictError);
+  it('keeps both values of a key that is also a prefix, whichever order the keys come in', () => {
+    expect(expandAttributes({ a: 1, 'a.b': 2 })).toEqual({ a: 1, 'a.b': 2 });
+    expect(expandAttributes({ 'a.b': 2, a: 1 })).toEqual({ a: 1, 'a.b': 2 });
+    expect(expandAttributes({ 'a.b': 2, 'a.b.c': 1 })).toEqual({ a: { b: 2, 'b.c': 1 } });
+    const forward = expandAttributes({ 'db.system': 'postgresql', 'db.system.name': 'postgresql', 'db.system.x.y': 3 });
+    const backward = expandAttributes({ 'db.system.x.y': 3, 'db.system.name': 'postgresql', 'db.system': 'postgresql' });
+    expect(forward).toEqual({ db: { system: 'postgresql', 'system.name': 'postgresql', 'system.x.y': 3 } });
+    expect(backward).toEqual(forward);
+    for (const k of ['db.system', 'db.system.name', 'db.system.x.y']) expect(getPath(forward, k)).toBe(k === 'db.system.x.y' ? 3 : 'postgresql');
   });
 
   it('keeps a __proto__ key as data', () => {
@@ -285,7 +290,7 @@ describe('projects and request shape', () => {
   it('reads snake_case OTLP/JSON member names and an empty request', () => {
     const snake = { resource_spans: [{ scope_spans: [{ spans: [{ trace_id: T, span_id: S, name: 'x', start_time_unix_nano: 1714564800000000000n.toString(), end_time_unix_nano: '1714564800000001000' }] }] }] };
     expect(convertExportRequest(snake, { projectId: 'e/p' }).calls).toHaveLength(1);
-    expect(convertExportRequest({}, { projectId: 'e/p' })).toEqual({ calls: [], rejectedSpans: 0, errors: [] });
+    expect(convertExportRequest({}, { projectId: 'e/p' })).toEqual({ calls: [], rejectedSpans: 0, errors: [], rejections: [] });
   });
 
   it('round-trips through the generated protobuf code, Long times included', () => {

@@ -2,10 +2,10 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { callEndBody, callStartBody } from '@weft/api';
 import {
-  AttributePathConflictError,
   convertExportRequest,
   decodeExportTraceServiceRequest,
   expandAttributes,
+  getPath,
   OtlpRequestError,
   parseOtlpJson,
 } from '../src/index';
@@ -105,13 +105,25 @@ describe('the converter throws nothing but its typed errors', () => {
     expect(rejected).toBeGreaterThan(10);
   });
 
-  it('attribute expansion fails only with AttributePathConflictError', () => {
+  it('attribute expansion never fails', () => {
     fc.assert(
       fc.property(fc.dictionary(key, fc.jsonValue()), (flat) => {
-        onlyThrows(() => expandAttributes(flat), AttributePathConflictError);
+        onlyThrows(() => expandAttributes(flat));
         expect(({} as Record<string, unknown>).polluted).toBeUndefined();
       }),
       { numRuns: 500 },
+    );
+  });
+
+  it('loses no attribute: every key’s value is found at its path, prefixes and values mixed', () => {
+    const dotted = fc.array(fc.constantFrom('a', 'b', 'c', 'db', 'system', 'name'), { minLength: 1, maxLength: 4 }).map((p) => p.join('.'));
+    const scalar = fc.oneof(fc.integer(), fc.boolean(), fc.string().filter((s) => !s.startsWith('[') && !s.startsWith('{')));
+    fc.assert(
+      fc.property(fc.dictionary(dotted, scalar), (flat) => {
+        const tree = expandAttributes(flat);
+        for (const [k, v] of Object.entries(flat)) expect(getPath(tree, k), k).toEqual(v);
+      }),
+      { numRuns: 1000 },
     );
   });
 

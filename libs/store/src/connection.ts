@@ -100,3 +100,9 @@ export async function openConfiguredStore(
   await migrateWith(store.client);
   return store;
 }
+
+/** For /ready: the store answers a trivial query (the caller bounds how long it may take). */
+export async function pingStore(store: Store): Promise<Record<string, unknown>> {
+  await store.client.query({ query: 'SELECT 1', format: 'JSONEachRow' }).then((r) => r.json());
+  return { mode: store.mode };
+}

@@ -1,11 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import { createBus } from '@weft/bus';
 import type { Config, Logger } from '@weft/core';
-import { adminRoutes, setupAuth } from '@weft/auth';
+import { adminRoutes, graphqlRoutes, setupAuth } from '@weft/auth';
 import { createHttpServer, requestLimitsFromConfig } from '@weft/http';
-import { migrate, openConfiguredStore, type Store } from '@weft/store';
-import { gatewayRoutes } from '@weft/svc-gateway';
+import { migrate, openConfiguredStore, pingStore, type Store } from '@weft/store';
+import { gatewayRoutes, otlpGrpcFromConfig } from '@weft/svc-gateway';
 import { queryRoutes } from '@weft/svc-query';
+import { uiRoutes } from '@weft/svc-ui';
 import { inferenceRoutes, loadUpstreams } from '@weft/svc-inference';
 import { CallPartsWriter } from '@weft/svc-writer';
 
@@ -41,21 +42,25 @@ export async function createWeft(config: Config, log: Logger): Promise<Weft> {
     bodyLimitBytes: config.WEFT_BODY_LIMIT_BYTES,
     limits: requestLimitsFromConfig(config),
     version: VERSION,
-    healthCheck: async () => {
-      await store.client.query({ query: 'SELECT 1', format: 'JSONEachRow' }).then((r) => r.json());
-      return { store: store.mode, ...(await bus.health()) };
-    },
+    // The bus is a dependency only when it is Kafka's (the in-process bus is this process).
+    readiness: { store: () => pingStore(store), ...(bus.kind === 'kafka' ? { bus: () => bus.health() } : {}) },
   });
   if (roles.has('gateway')) await app.register(gatewayRoutes, { bus, store, auth });
   if (roles.has('gateway')) await app.register(adminRoutes, { keys, auth });
+  // weave.init's W&B GraphQL operations, so WANDB_BASE_URL=<weft> is enough for the SDK.
+  if (roles.has('gateway')) await app.register(graphqlRoutes, { auth });
   if (roles.has('query')) await app.register(queryRoutes, { store, auth, pageRows: config.WEFT_QUERY_PAGE_ROWS });
+  // The web UI goes with the read side it talks to.
+  if (roles.has('query')) await app.register(uiRoutes);
   if (roles.has('inference')) await app.register(inferenceRoutes, { auth, bus, store, upstreams, log });
+  // OTLP/gRPC beside the HTTP server, where the gateway runs.
+  const grpc = roles.has('gateway') ? await otlpGrpcFromConfig(config, { bus, auth, rateLimit: app.weftRateLimit, log }) : null;
 
   return {
     app,
     store,
     async close() {
-      await app.close();
+      await Promise.all([app.close(), grpc?.close()]);
       // In-process: publishers wait for the writer, so drain the bus first. Kafka: stop
       // consuming (commits what was inserted), then flush and close the producer.
       if (bus.kind === 'inprocess') {

@@ -1,4 +1,4 @@
-import type { CallEndBody, CallStartBody } from '@weft/api';
+import type { CallEndBody, CallStartBody, CompletedCall } from '@weft/api';
 import { callPartMessage, TOPICS, type Bus, type CallPartEnvelope } from '@weft/bus';
 import { generateId, metrics, nowMicros, type Caller } from '@weft/core';
 import { endPart, startPart, type CallPartRow } from '@weft/store';
@@ -21,6 +21,26 @@ export class CallIngest {
   async publish(rows: CallPartRow[]): Promise<void> {
     await this.bus.publish(TOPICS.callParts, rows.map(callPartMessage));
     metrics.callPartsAccepted.inc(rows.length);
+  }
+
+  /**
+   * Finished calls (/v2/…/calls/complete): each becomes a start part and an end part, all in
+   * one publish, so the batch is acknowledged only once every part is durable.
+   */
+  async complete(batch: CompletedCall[], caller: Caller): Promise<Record<string, never>> {
+    const at = nowMicros();
+    const rows: CallPartRow[] = [];
+    for (const c of batch) {
+      rows.push(this.prepareStart(c, caller, at).row);
+      rows.push(
+        this.prepareEnd(
+          { project_id: c.project_id, id: c.id, ended_at: c.ended_at, summary: c.summary, exception: c.exception, output: c.output, svc_run_step_end: c.svc_run_step_end },
+          at,
+        ),
+      );
+    }
+    if (rows.length > 0) await this.publish(rows);
+    return {};
   }
 
   async start(start: CallStartBody, caller: Caller): Promise<{ id: string; trace_id: string }> {

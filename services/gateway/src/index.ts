@@ -3,3 +3,4 @@ export * from './calls';
 export * from './otel';
 export * from './otlp-http';
 export * from './objects';
+export * from './otlp-grpc';

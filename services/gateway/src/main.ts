@@ -1,7 +1,8 @@
 import { createBus } from '@weft/bus';
-import { adminRoutes, setupAuth } from '@weft/auth';
+import { adminRoutes, graphqlRoutes, setupAuth } from '@weft/auth';
 import { createHttpServer, requestLimitsFromConfig, runProgram } from '@weft/http';
-import { migrate, openConfiguredStore } from '@weft/store';
+import { migrate, openConfiguredStore, pingStore } from '@weft/store';
+import { otlpGrpcFromConfig } from './otlp-grpc';
 import { gatewayRoutes } from './routes';
 
 /**
@@ -18,15 +19,17 @@ runProgram('gateway', async (config, log) => {
     bodyLimitBytes: config.WEFT_BODY_LIMIT_BYTES,
     limits: requestLimitsFromConfig(config),
     version: '0.1.0',
-    healthCheck: async () => ({ store: store.mode, ...(await bus.health()) }),
+    readiness: { store: () => pingStore(store), bus: () => bus.health() },
   });
   await app.register(gatewayRoutes, { bus, store, auth });
   await app.register(adminRoutes, { keys, auth });
+  await app.register(graphqlRoutes, { auth });
+  const grpc = await otlpGrpcFromConfig(config, { bus, auth, rateLimit: app.weftRateLimit, log });
   return {
     app,
     describe: { bus: bus.kind, store: store.mode },
     async close() {
-      await app.close();
+      await Promise.all([app.close(), grpc?.close()]);
       await bus.close();
       await store.close();
     },

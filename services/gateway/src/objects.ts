@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { addExtraRoute, addRoute, sendJsonText, useLosslessJsonBodies, type Authenticator } from '@weft/http';
-import { createObject, createTable, replaceFeedback, updateTable } from '@weft/objects';
+import { createFeedback, createObject, createTable, deleteObjectVersions, purgeFeedback, replaceFeedback, updateTable } from '@weft/objects';
 import type { Store } from '@weft/store';
 
 export interface ObjectWriteDeps {
@@ -23,4 +23,10 @@ export async function objectWriteRoutes(app: FastifyInstance, deps: ObjectWriteD
     sendJsonText(reply, await createTable(store, body.table.project_id, body.table.rows, body.table.expected_digest)),
   );
   addRoute(app, auth, 'feedbackReplace', async (body, { caller, reply }) => sendJsonText(reply, await replaceFeedback(store, body, caller.userId)));
+
+  // Beyond the 20: what the reference's SDK calls (libs/api extra-endpoints).
+  addExtraRoute(app, auth, 'objDelete', async (body) => deleteObjectVersions(store, body.project_id, body.object_id, body.digests));
+  addExtraRoute(app, auth, 'feedbackCreate', async (body, { caller, reply }) => sendJsonText(reply, (await createFeedback(store, [body], caller.userId))[0]));
+  addExtraRoute(app, auth, 'feedbackBatchCreate', async (body, { caller, reply }) => sendJsonText(reply, { res: await createFeedback(store, body.batch, caller.userId) }));
+  addExtraRoute(app, auth, 'feedbackPurge', async (body) => purgeFeedback(store, body.project_id, body.query.$expr));
 }

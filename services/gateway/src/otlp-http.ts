@@ -1,10 +1,17 @@
 import { promisify } from 'node:util';
 import { gunzip, inflate, type ZlibOptions } from 'node:zlib';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { projectId as projectIdSchema } from '@weft/api';
 import { ApiError, badRequest, payloadTooLarge, type AuthScheme, type Caller } from '@weft/core';
 import type { Authenticator } from '@weft/http';
-import { decodeExportTraceServiceRequest, encodeExportTraceServiceResponse, OtlpRequestError, parseOtlpJson } from '@weft/otlp';
+import {
+  decodeExportTraceServiceRequest,
+  encodeExportTraceServiceResponse,
+  encodeRpcStatus,
+  grpcCodeForHttpStatus,
+  OtlpRequestError,
+  parseOtlpJson,
+} from '@weft/otlp';
 import type { OtelIngest } from './otel';
 
 export interface OtlpHttpDeps {
@@ -15,6 +22,8 @@ export interface OtlpHttpDeps {
 
 /** The path stock OTLP/HTTP exporters post to (`<endpoint>/v1/traces`); outside the 20-endpoint contract. */
 export const OTLP_TRACES_PATH = '/otel/v1/traces';
+/** Where the Weave SDK's own OTel exporter posts (`<trace server>/agents/otel/v1/traces`): the same route. */
+export const SDK_OTLP_TRACES_PATH = '/agents/otel/v1/traces';
 
 const PROTOBUF_TYPES = ['application/x-protobuf', 'application/protobuf'];
 const gunzipAsync = promisify<Buffer, ZlibOptions, Buffer>(gunzip);
@@ -33,15 +42,22 @@ export async function otlpHttpRoutes(app: FastifyInstance, deps: OtlpHttpDeps): 
   app.addContentTypeParser([...PROTOBUF_TYPES, 'application/json'], { parseAs: 'buffer', bodyLimit: deps.bodyLimitBytes }, (_req, body, done) =>
     done(null, body),
   );
+  // Anything else is refused before the body is read, saying what is taken.
+  app.addContentTypeParser('*', (request, _payload, done) => {
+    const type = request.headers['content-type'];
+    done(new ApiError(415, `unsupported Content-Type '${type ?? ''}': OTLP/HTTP takes application/x-protobuf or application/json`), undefined);
+  });
 
   // Authenticated before the body is read: no credentials, no upload.
   const callers = new WeakMap<FastifyRequest, Caller>();
   const authenticate = async (request: FastifyRequest) => {
     const authorization = request.headers.authorization;
-    callers.set(request, await deps.auth.authenticate(authorization, schemeOf(authorization)));
+    const caller = await deps.auth.authenticate(authorization, schemeOf(authorization));
+    await app.weftRateLimit.check(caller);
+    callers.set(request, caller);
   };
 
-  app.post(OTLP_TRACES_PATH, { onRequest: authenticate }, async (request, reply) => {
+  const handler = async (request: FastifyRequest, reply: FastifyReply) => {
     const caller = callers.get(request)!;
     const protobuf = PROTOBUF_TYPES.includes(mediaType(request));
     const raw = await decompress(request.body as Buffer, request.headers['content-encoding'], deps.bodyLimitBytes);
@@ -62,13 +78,28 @@ export async function otlpHttpRoutes(app: FastifyInstance, deps: OtlpHttpDeps): 
       }
     }
 
-    const partial = await deps.ingest.ingest(traces, { projectId: projectHeader(request) }, caller);
+    const partial = await deps.ingest.ingest(traces, { projectId: projectHeader(request), transport: 'http' }, caller);
     if (protobuf) {
       return reply.type('application/x-protobuf').send(Buffer.from(encodeExportTraceServiceResponse(partial)));
     }
     // OTLP/JSON field names; an empty object means everything was accepted.
     return partial ? { partialSuccess: { rejectedSpans: partial.rejected_spans, errorMessage: partial.error_message } } : {};
-  });
+  };
+  for (const path of [OTLP_TRACES_PATH, SDK_OTLP_TRACES_PATH]) app.post(path, { onRequest: authenticate, config: { mapError: otlpError, publishes: true } }, handler);
+}
+
+/**
+ * Errors as OTLP/HTTP says: a protobuf request gets a protobuf `google.rpc.Status` (its gRPC
+ * code from the HTTP status); a JSON request gets weft's JSON error with the Status members
+ * `code` and `message` added, which is Status's JSON mapping too.
+ */
+function otlpError(e: ApiError, request: FastifyRequest): ApiError {
+  const code = grpcCodeForHttpStatus(e.status);
+  const message = e.field && !e.reason.startsWith(e.field) ? `${e.field}: ${e.reason}` : e.reason;
+  if (PROTOBUF_TYPES.includes(mediaType(request))) {
+    return new ApiError(e.status, e.reason, { headers: e.headers, payload: { contentType: 'application/x-protobuf', data: encodeRpcStatus(code, message) } });
+  }
+  return new ApiError(e.status, e.reason, { field: e.field, headers: e.headers, extra: { ...e.extra, code, message } });
 }
 
 /** Stock exporters often carry a token as Bearer; the reference's clients send Basic api:<key>. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { InProcessBus, TOPICS, type CallPartEnvelope } from '@weft/bus';
-import { ApiError, type Caller } from '@weft/core';
+import { ApiError, createLogger, type Caller } from '@weft/core';
 import type { CallPartRow } from '@weft/store';
 import { CallIngest } from '../src/calls';
 import { OtelIngest } from '../src/otel';
@@ -10,7 +10,7 @@ async function pipeline() {
   const bus = new InProcessBus<CallPartEnvelope>({ maxBatch: 1000, lingerMs: 0, maxPending: 10_000, publishTimeoutMs: 5000 });
   const stored: CallPartRow[] = [];
   await bus.subscribe(TOPICS.callParts, async (batch) => void stored.push(...batch.map((m) => m.row)));
-  return { otel: new OtelIngest(new CallIngest(bus)), stored };
+  return { otel: new OtelIngest(new CallIngest(bus), createLogger('silent')), stored };
 }
 
 const caller = (over: Partial<Caller> = {}): Caller => ({ userId: 'u-1', keyId: 'k', isAdmin: false, entities: ['acme'], ...over });
@@ -24,7 +24,7 @@ const span = (spanId: string, project?: [string, string]) => ({
 describe('OtelIngest', () => {
   it('publishes a start and an end part per accepted span, as the caller, once stored', async () => {
     const { otel, stored } = await pipeline();
-    const partial = await otel.ingest({ resourceSpans: [span('b'.repeat(16)), span('xx')] }, { projectId: 'acme/p', runId: 'r1' }, caller());
+    const partial = await otel.ingest({ resourceSpans: [span('b'.repeat(16)), span('xx')] }, { projectId: 'acme/p', runId: 'r1', transport: 'http' }, caller());
     expect(partial?.rejected_spans).toBe(1);
     expect(stored.map((r) => [r.id, r.started_at ?? null, r.ended_at ?? null])).toEqual([
       ['b'.repeat(16), '2024-05-01 12:00:00.000000', null],
@@ -36,18 +36,18 @@ describe('OtelIngest', () => {
   it('refuses (403, nothing published) spans of a project outside the caller’s entities', async () => {
     const { otel, stored } = await pipeline();
     const req = { resourceSpans: [span('c'.repeat(16), ['acme', 'p']), span('d'.repeat(16), ['other', 'p'])] };
-    const err = await otel.ingest(req, { projectId: null }, caller()).catch((e) => e);
+    const err = await otel.ingest(req, { projectId: null, transport: 'http' }, caller()).catch((e) => e);
     expect(err).toBeInstanceOf(ApiError);
     expect(err.status).toBe(403);
     expect(err.reason).toContain('other/p');
     expect(stored).toHaveLength(0);
-    await otel.ingest(req, { projectId: null }, caller({ isAdmin: true }));
+    await otel.ingest(req, { projectId: null, transport: 'http' }, caller({ isAdmin: true }));
     expect(new Set(stored.map((r) => r.project_id))).toEqual(new Set(['acme/p', 'other/p']));
   });
 
   it('turns a malformed request into a 400 naming the field', async () => {
     const { otel } = await pipeline();
-    const err = await otel.ingest({ resourceSpans: [{ scopeSpans: 5 }] }, { projectId: 'acme/p', fieldPrefix: 'traces.' }, caller()).catch((e) => e);
+    const err = await otel.ingest({ resourceSpans: [{ scopeSpans: 5 }] }, { projectId: 'acme/p', fieldPrefix: 'traces.', transport: 'http' }, caller()).catch((e) => e);
     expect(err).toMatchObject({ status: 400, field: 'traces.resourceSpans.0.scopeSpans' });
   });
 });

@@ -1,4 +1,4 @@
-import type { ChatCompletionReq } from '@weft/api';
+import type { ChatCompletionReq, TextCompletionReq } from '@weft/api';
 import { badRequestError, validationError } from './openai-errors';
 
 /**
@@ -29,6 +29,35 @@ export function validateChatRequest(req: ChatCompletionReq): ChatCompletionReq {
  */
 export function validateSampling(req: ChatCompletionReq): void {
   checkSamplingParams(req);
+}
+
+/**
+ * vLLM's request validators of the legacy `/v1/completions` (CompletionRequest): the prompt,
+ * logprobs, stream options, cache salt and ranges; `suffix` is refused as vLLM's server does.
+ */
+export function validateCompletionRequest(req: TextCompletionReq): TextCompletionReq {
+  const shared = req as unknown as ChatCompletionReq; // the members both requests have, same rules
+  if (req.prompt === undefined || req.prompt === null) {
+    throw validationError('At least one of `prompt` or `prompt_embeds` must be set.', 'prompt');
+  }
+  checkStreamOptions(shared);
+  const p = req.prompt_logprobs;
+  if (p !== null && p !== undefined) {
+    if (req.stream && (p > 0 || p === -1)) throw validationError('`prompt_logprobs` are not available when `stream=True`.', 'prompt_logprobs');
+    if (p < 0 && p !== -1) throw validationError('`prompt_logprobs` must be a positive value or -1.', 'prompt_logprobs');
+  }
+  if (typeof req.logprobs === 'number' && req.logprobs < 0 && req.logprobs !== -1) {
+    throw validationError('`logprobs` must be a positive value or -1.', 'logprobs');
+  }
+  checkCacheSalt(shared);
+  checkRanges(shared);
+  return { ...req };
+}
+
+/** The legacy completion's sampling and serving checks, after the model is resolved. */
+export function validateCompletionSampling(req: TextCompletionReq): void {
+  if (req.suffix !== undefined && req.suffix !== null) throw badRequestError('suffix is not currently supported', 'suffix');
+  checkSamplingParams(req as unknown as ChatCompletionReq);
 }
 
 const INT64 = 2 ** 63;

@@ -8,7 +8,7 @@ import { unsupported, upstreamRequest } from './dialects';
 import { LlmCall, withoutNulls } from './llm-call';
 import { normalizeChunk, normalizeCompletion, parseUpstreamError, type ResponseIdentity } from './normalize';
 import { assertProjectAccess } from './project-access';
-import { CallerAborted, openChatStream, postChat, UpstreamFailure } from './upstream-client';
+import { CallerAborted, openUpstreamStream, postUpstream, UpstreamFailure } from './upstream-client';
 import { isErrorEvent } from './upstream-errors';
 import type { Upstream, UpstreamRegistry } from './upstreams';
 
@@ -44,7 +44,7 @@ export class Completions {
     });
     let response: Record<string, unknown>;
     try {
-      const raw = await postChat(setup.upstream, setup.payload, { signal: abort.signal, timeoutMs: setup.timeoutMs, headers: setup.headers });
+      const raw = await postUpstream(setup.upstream, setup.payload, { signal: abort.signal, timeoutMs: setup.timeoutMs, headers: setup.headers });
       response = normalizeCompletion(raw, setup.ident);
     } catch (e) {
       if (e instanceof UpstreamFailure) response = { error: e.message };
@@ -77,7 +77,7 @@ export class Completions {
     }
     const aggregate = new StreamAggregator(setup.model);
     try {
-      const events = await openChatStream(setup.upstream, setup.payload, { signal, timeoutMs: setup.timeoutMs, headers: setup.headers });
+      const events = await openUpstreamStream(setup.upstream, setup.payload, { signal, timeoutMs: setup.timeoutMs, headers: setup.headers });
       for await (const ev of events) {
         if (isErrorEvent(ev)) {
           yield { error: parseUpstreamError(ev, 'upstream error').message };

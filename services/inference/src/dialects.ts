@@ -53,6 +53,34 @@ const ACCEPTED: Record<Dialect, Set<string>> = {
   openai: new Set(OPENAI_FIELDS),
 };
 
+/** The legacy `/v1/completions` request: a prompt instead of messages, and its own few fields. */
+const OPENAI_COMPLETION_FIELDS = [
+  'model', 'prompt', 'best_of', 'echo', 'frequency_penalty', 'logit_bias', 'logprobs', 'max_tokens', 'n',
+  'presence_penalty', 'seed', 'stop', 'stream', 'stream_options', 'suffix', 'temperature', 'top_p', 'user',
+];
+const CHAT_ONLY = new Set([
+  'messages', 'max_completion_tokens', 'top_logprobs', 'tools', 'tool_choice', 'parallel_tool_calls', 'reasoning_effort',
+  'service_tier', 'metadata', 'store', 'modalities', 'audio', 'prediction', 'include_reasoning', 'add_generation_prompt',
+  'continue_final_message', 'documents', 'chat_template', 'chat_template_kwargs', 'mm_processor_kwargs',
+]);
+const OLLAMA_COMPLETION_FIELDS = [
+  'model', 'prompt', 'temperature', 'top_p', 'max_tokens', 'stop', 'seed', 'frequency_penalty', 'presence_penalty',
+  'stream', 'stream_options', 'suffix', 'echo',
+];
+
+/** Each dialect's completion fields: the OpenAI ones plus its own extras, minus what only chat has. */
+const completionFields = (extra: string[]) => new Set([...OPENAI_COMPLETION_FIELDS, ...extra.filter((f) => !CHAT_ONLY.has(f))]);
+const ACCEPTED_COMPLETION: Record<Dialect, Set<string>> = {
+  vllm: completionFields(VLLM_EXTRA),
+  sglang: completionFields(SGLANG_EXTRA),
+  llamacpp: completionFields(LLAMACPP_EXTRA),
+  ollama: new Set(OLLAMA_COMPLETION_FIELDS),
+  openai: new Set(OPENAI_COMPLETION_FIELDS),
+};
+
+/** What a request asks for: a chat completion or a legacy (prompt) completion. */
+export type RequestKind = 'chat' | 'completion';
+
 /** Dialects that return one choice only (llama.cpp errors, Ollama ignores `n`). */
 const SINGLE_CHOICE: ReadonlySet<Dialect> = new Set(['llamacpp', 'ollama']);
 
@@ -88,7 +116,7 @@ export function unsupported(dialect: Dialect, req: Json): [string, string] | nul
  * the fields it accepts. `stream_options.include_usage` is always asked for when streaming,
  * so usage can be recorded; the client only sees usage if it asked (see stream normalising).
  */
-export function upstreamRequest(dialect: Dialect, req: Json, opts: { stream: boolean; requestId: string }): Json {
+export function upstreamRequest(dialect: Dialect, req: Json, opts: { stream: boolean; requestId: string; kind?: RequestKind }): Json {
   const src: Json = { ...req };
   if ('svc_xargs' in src) {
     src.vllm_xargs = src.svc_xargs;
@@ -104,7 +132,7 @@ export function upstreamRequest(dialect: Dialect, req: Json, opts: { stream: boo
     delete src.stream_options;
   }
   translate(dialect, src, opts.requestId);
-  const accepted = ACCEPTED[dialect];
+  const accepted = (opts.kind === 'completion' ? ACCEPTED_COMPLETION : ACCEPTED)[dialect];
   const out: Json = {};
   for (const [k, v] of Object.entries(src)) if (accepted.has(k) && v !== undefined) out[k] = v;
   return out;

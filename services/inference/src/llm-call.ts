@@ -48,7 +48,8 @@ export class LlmCall {
     if (this.ended) return;
     this.ended = true;
     const summary: Record<string, unknown> = {};
-    if (r.usage && typeof r.usage === 'object') summary.usage = { [r.model]: r.usage };
+    // One request per recorded call, as the OTLP-derived usage counts it (costs read `requests`).
+    if (r.usage && typeof r.usage === 'object') summary.usage = { [r.model]: { ...r.usage, requests: 1 } };
     const endRow = this.ingest.prepareEnd(
       { project_id: this.projectId, id: this.id, ended_at: microsToIso(nowMicros()), output: r.output, summary, exception: r.exception ?? null },
       nowMicros(),

@@ -1,7 +1,7 @@
 import { createBus } from '@weft/bus';
 import { setupAuth } from '@weft/auth';
 import { createHttpServer, requestLimitsFromConfig, runProgram } from '@weft/http';
-import { migrate, openConfiguredStore } from '@weft/store';
+import { migrate, openConfiguredStore, pingStore } from '@weft/store';
 import { loadUpstreams } from './upstreams';
 import { inferenceRoutes } from './routes';
 
@@ -22,7 +22,7 @@ runProgram('inference', async (config, log) => {
     bodyLimitBytes: config.WEFT_BODY_LIMIT_BYTES,
     limits: requestLimitsFromConfig(config),
     version: '0.1.0',
-    healthCheck: async () => ({ store: store.mode, ...(await bus.health()) }),
+    readiness: { store: () => pingStore(store), bus: () => bus.health() },
   });
   await app.register(inferenceRoutes, { auth, bus, store, upstreams, log });
   return {

@@ -1,4 +1,5 @@
 import { STATUS_CODES } from 'node:http';
+import { INVALID_BODY_STATUS } from '@weft/api';
 import { ApiError } from '@weft/core';
 import type { ErrorMapper } from '@weft/http';
 
@@ -43,7 +44,9 @@ export const toOpenAiError: ErrorMapper = (e) => {
   if (e.body) return e;
   // These routes take Bearer keys; say so in the challenge.
   const headers = e.status === 401 ? { ...e.headers, 'WWW-Authenticate': 'Bearer' } : e.headers;
-  return openAiError(e.status, e.reason, { param: e.field ?? null, headers });
+  // vLLM answers a body that fails validation with 400 (the trace-server routes say 422).
+  const status = e.status === INVALID_BODY_STATUS ? 400 : e.status;
+  return openAiError(status, e.reason, { param: e.field ?? null, headers });
 };
 
 /** The `message` of an OpenAI-shaped error body (for JSONL/SSE lines and traces). */

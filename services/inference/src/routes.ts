@@ -1,13 +1,17 @@
 import type { FastifyInstance } from 'fastify';
 import type { Bus, CallPartEnvelope } from '@weft/bus';
 import type { Logger } from '@weft/core';
-import { addRoute, type Authenticator } from '@weft/http';
+import { addExtraRoute, addGuardedGet, addRoute, type Authenticator } from '@weft/http';
 import type { Store } from '@weft/store';
 import { CallIngest } from '@weft/svc-gateway';
-import { ChatCompletions } from './chat-completions';
+import { chatCompletionKind } from './chat-completions';
+import { CompletionFront } from './completion-front';
 import { Completions } from './completions';
+import { Embeddings } from './embeddings';
+import { ModelList } from './model-list';
 import { ModelRecords } from './models';
-import { toOpenAiError } from './openai-errors';
+import { openAiError, toOpenAiError } from './openai-errors';
+import { textCompletionKind } from './text-completions';
 import type { UpstreamRegistry } from './upstreams';
 
 export interface InferenceDeps {
@@ -21,10 +25,23 @@ export interface InferenceDeps {
   log: Logger;
 }
 
-/** Chat completions front, project completions and model records. */
+/** The `/v1` routes and their methods, for the 404/405 answers of everything else under `/v1`. */
+const V1_ROUTES: { method: string; path: RegExp }[] = [
+  { method: 'POST', path: /^\/v1\/chat\/completions\/?$/ },
+  { method: 'POST', path: /^\/v1\/completions$/ },
+  { method: 'POST', path: /^\/v1\/embeddings$/ },
+  { method: 'POST', path: /^\/v1\/preview\/models$/ },
+  { method: 'GET', path: /^\/v1\/models$/ },
+  { method: 'GET', path: /^\/v1\/models\/.+$/ },
+];
+
+/** The OpenAI-compatible front (chat and legacy completions, embeddings, model list), project completions and model records. */
 export async function inferenceRoutes(app: FastifyInstance, deps: InferenceDeps): Promise<void> {
   const ingest = new CallIngest(deps.bus);
-  const chat = new ChatCompletions(deps.upstreams, ingest, deps.log);
+  const chat = new CompletionFront(chatCompletionKind, deps.upstreams, ingest, deps.log);
+  const text = new CompletionFront(textCompletionKind, deps.upstreams, ingest, deps.log);
+  const embeddings = new Embeddings(deps.upstreams, ingest);
+  const modelList = new ModelList(deps.upstreams, deps.log);
   const completions = new Completions(deps.upstreams, ingest);
   const models = new ModelRecords(deps.store.client);
   for (const missing of deps.upstreams.missingKeys()) {
@@ -34,7 +51,30 @@ export async function inferenceRoutes(app: FastifyInstance, deps: InferenceDeps)
   // The OpenAI-compatible /v1 routes answer errors in vLLM's `{"error": {...}}` shape.
   const openAiShape = { mapError: toOpenAiError };
   addRoute(app, deps.auth, 'chatCompletions', (body, ctx) => chat.handle(body, ctx), ['/v1/chat/completions'], openAiShape);
+  addExtraRoute(app, deps.auth, 'textCompletions', (body, ctx) => text.handle(body, ctx), openAiShape);
+  addExtraRoute(app, deps.auth, 'embeddings', (body, ctx) => embeddings.handle(body, ctx), openAiShape);
+  addGuardedGet(app, deps.auth, '/v1/models', 'bearer', () => modelList.list(), openAiShape);
+  addGuardedGet(app, deps.auth, '/v1/models/*', 'bearer', (params) => modelList.retrieve(params['*'] ?? ''), openAiShape);
   addRoute(app, deps.auth, 'completionsCreate', (body, ctx) => completions.create(body, ctx));
   addRoute(app, deps.auth, 'completionsCreateStream', (body, ctx) => completions.createStream(body, ctx));
   addRoute(app, deps.auth, 'modelCreate', (body, { caller }) => models.create(body, caller), [], openAiShape);
+
+  // Anything else under /v1 answers in the same shape: 405 for a known path, 404 otherwise.
+  await app.register(
+    async (v1) => {
+      // The body of a request no route takes is never read (a DELETE with an empty JSON body is still a 405).
+      v1.removeAllContentTypeParsers();
+      v1.addContentTypeParser('*', (_request, _payload, done) => done(null));
+      v1.setNotFoundHandler((request, reply) => {
+        const path = request.url.split('?')[0]!;
+        const allowed = V1_ROUTES.filter((r) => r.path.test(path)).map((r) => r.method);
+        const err =
+          allowed.length > 0
+            ? openAiError(405, `Method Not Allowed: ${request.method} ${path} (allowed: ${allowed.join(', ')})`, { headers: { Allow: allowed.join(', ') } })
+            : openAiError(404, `Not Found: ${request.method} ${path}`);
+        reply.code(err.status).headers(err.headers ?? {}).type('application/json').send(err.toBody());
+      });
+    },
+    { prefix: '/v1' },
+  );
 }

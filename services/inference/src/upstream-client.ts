@@ -85,7 +85,11 @@ export interface UpstreamRequestOptions {
   /** Overrides the upstream's timeout (e.g. `inputs.timeout` of /completions/create). */
   timeoutMs?: number;
   headers?: Record<string, string>;
+  /** The path under the upstream's base URL; `/chat/completions` when absent. */
+  path?: string;
 }
+
+const urlOf = (upstream: Upstream, opts: UpstreamRequestOptions) => (opts.path ? upstream.baseUrl + opts.path : upstream.chatUrl);
 
 function requestHeaders(upstream: Upstream, stream: boolean, extra: Record<string, string> = {}): Record<string, string> {
   if (upstream.apiKeyEnv && !upstream.apiKey) {
@@ -103,12 +107,12 @@ async function failureFromStatus(upstream: Upstream, res: Response): Promise<Ups
   return new UpstreamFailure('status', `upstream '${upstream.name}' answered ${res.status}: ${info.message}`, upstream.name, res.status, info, retryAfter);
 }
 
-/** POST a non-streaming chat completion; resolves to the parsed JSON answer. */
-export async function postChat(upstream: Upstream, payload: unknown, opts: UpstreamRequestOptions = {}): Promise<unknown> {
+/** POST a non-streaming request (chat completion by default); resolves to the parsed JSON answer. */
+export async function postUpstream(upstream: Upstream, payload: unknown, opts: UpstreamRequestOptions = {}): Promise<unknown> {
   const headers = requestHeaders(upstream, false, opts.headers);
   const deadline = new Deadline(opts.timeoutMs ?? upstream.timeoutMs, opts.signal);
   try {
-    const res = await fetch(upstream.chatUrl, { method: 'POST', headers, body: JSON.stringify(payload), signal: deadline.controller.signal });
+    const res = await fetch(urlOf(upstream, opts), { method: 'POST', headers, body: JSON.stringify(payload), signal: deadline.controller.signal });
     if (!res.ok) throw await failureFromStatus(upstream, res);
     const text = await res.text();
     try {
@@ -123,6 +127,23 @@ export async function postChat(upstream: Upstream, payload: unknown, opts: Upstr
   }
 }
 
+/** GET a JSON document from the upstream (its model list); resolves to the parsed answer. */
+export async function getJson(upstream: Upstream, path: string, opts: { timeoutMs: number }): Promise<unknown> {
+  const headers = requestHeaders(upstream, false);
+  delete headers['content-type'];
+  const deadline = new Deadline(opts.timeoutMs);
+  try {
+    const res = await fetch(upstream.baseUrl + path, { headers, signal: deadline.controller.signal });
+    if (!res.ok) throw await failureFromStatus(upstream, res);
+    return JSON.parse(await res.text());
+  } catch (e) {
+    if (e instanceof SyntaxError) throw new UpstreamFailure('protocol', `upstream '${upstream.name}' answered with invalid JSON`, upstream.name);
+    throw deadline.failure(e, upstream, `GET ${path}`);
+  } finally {
+    deadline.done();
+  }
+}
+
 /** One event of an upstream stream: a parsed JSON data payload. `[DONE]` ends the iteration. */
 export type StreamEvent = Record<string, unknown>;
 
@@ -132,7 +153,7 @@ export type StreamEvent = Record<string, unknown>;
  * events as they arrive. The timeout covers the wait for headers and each gap between chunks.
  * Ending the iteration early (return/throw) aborts the upstream request.
  */
-export async function openChatStream(
+export async function openUpstreamStream(
   upstream: Upstream,
   payload: unknown,
   opts: UpstreamRequestOptions = {},
@@ -141,7 +162,7 @@ export async function openChatStream(
   const deadline = new Deadline(opts.timeoutMs ?? upstream.timeoutMs, opts.signal);
   let res: Response;
   try {
-    res = await fetch(upstream.chatUrl, { method: 'POST', headers, body: JSON.stringify(payload), signal: deadline.controller.signal });
+    res = await fetch(urlOf(upstream, opts), { method: 'POST', headers, body: JSON.stringify(payload), signal: deadline.controller.signal });
     if (!res.ok) throw await failureFromStatus(upstream, res);
     if (!res.body) throw new UpstreamFailure('protocol', `upstream '${upstream.name}' sent no body`, upstream.name);
   } catch (e) {

@@ -8,7 +8,7 @@ export type Dialect = (typeof DIALECTS)[number];
 
 const upstreamEntry = z.object({
   name: z.string().min(1),
-  /** Up to and including `/v1`; `/chat/completions` is appended. */
+  /** Up to and including `/v1`; `/chat/completions`, `/completions`, `/embeddings`, `/models` are appended. */
   base_url: z.url(),
   /** Name of the environment variable holding the upstream's API key; absent = no key sent. */
   api_key_env: z.string().min(1).nullish(),
@@ -23,6 +23,8 @@ const upstreamsFile = z.object({ upstreams: z.array(upstreamEntry) });
 
 export interface Upstream {
   name: string;
+  /** The base URL up to and including `/v1`, without a trailing slash. */
+  baseUrl: string;
   chatUrl: string;
   dialect: Dialect;
   priorityScheduling: boolean;
@@ -43,9 +45,11 @@ export class UpstreamRegistry {
     for (const e of entries) {
       if (names.has(e.name)) throw new ConfigError(`WEFT_UPSTREAMS_FILE: upstream name '${e.name}' appears twice`);
       names.add(e.name);
+      const baseUrl = e.base_url.replace(/\/+$/, '');
       const upstream: Upstream = {
         name: e.name,
-        chatUrl: `${e.base_url.replace(/\/+$/, '')}/chat/completions`,
+        baseUrl,
+        chatUrl: `${baseUrl}/chat/completions`,
         dialect: e.dialect,
         priorityScheduling: e.priority_scheduling,
         timeoutMs: e.timeout_ms ?? defaultTimeoutMs,
@@ -63,6 +67,11 @@ export class UpstreamRegistry {
 
   find(model: string): Upstream | undefined {
     return this.byModel.get(model);
+  }
+
+  /** The served models in file order, each with its upstream. */
+  entries(): { model: string; upstream: Upstream }[] {
+    return this.models.map((model) => ({ model, upstream: this.byModel.get(model)! }));
   }
 
   /** Upstreams whose api_key_env names an unset variable (logged at start, refused per request). */

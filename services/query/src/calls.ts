@@ -115,7 +115,7 @@ async function* candidatePages(store: Store, plan: CallsQueryPlan, req: CallsStr
  * expansion belong here too).
  */
 async function enrichCalls(store: Store, req: CallsStreamQueryReq, plan: CallsQueryPlan, rows: PageRow[]): Promise<Call[]> {
-  const calls = rows.map((r) => project(callFromRow(r), plan.selected));
+  const calls = rows.map((r) => withReferenceCallNames(project(callFromRow(r), plan.selected)));
   if (req.include_costs) {
     const costs = await callCosts(store, req.project_id, calls.map((c) => c.id));
     for (const c of calls) {
@@ -140,6 +140,20 @@ async function enrichCalls(store: Store, req: CallsStreamQueryReq, plan: CallsQu
   return calls;
 }
 
+/** The reference's names of the svc_ members, sent alongside (the Weave SDK reads `wb_user_id`, `wb_run_id`…). */
+const REFERENCE_CALL_NAMES = [
+  ['svc_user_id', 'wb_user_id'],
+  ['svc_run_id', 'wb_run_id'],
+  ['svc_run_step', 'wb_run_step'],
+  ['svc_run_step_end', 'wb_run_step_end'],
+] as const;
+
+function withReferenceCallNames(call: Call): Call {
+  const c = call as unknown as Record<string, unknown>;
+  for (const [ours, theirs] of REFERENCE_CALL_NAMES) c[theirs] = c[ours] ?? null;
+  return call;
+}
+
 /** Reference §3.5: unselected objects come back empty, output null, summary only when selected. */
 function project(call: Call, selected: Set<string> | undefined): Call {
   if (!selected) return call;
@@ -151,6 +165,25 @@ function project(call: Call, selected: Set<string> | undefined): Call {
     else if (key !== 'storage_size_bytes' && key !== 'total_storage_size_bytes') c[key] = null;
   }
   return call;
+}
+
+/** /call/read: the call (deleted ones excluded), or null — not a 404 — when there is none, as the reference answers. */
+export async function readCall(
+  store: Store,
+  req: { project_id: string; id: string; include_costs: boolean; include_storage_size: boolean; include_total_storage_size: boolean },
+): Promise<{ call: Call | null }> {
+  const query: CallsStreamQueryReq = {
+    project_id: req.project_id,
+    filter: { call_ids: [req.id] },
+    limit: 1,
+    include_costs: req.include_costs,
+    include_feedback: false,
+    include_storage_size: req.include_storage_size,
+    include_total_storage_size: req.include_total_storage_size,
+    return_expanded_column_values: true,
+  };
+  for await (const call of streamCalls(store, query, new AbortController().signal, { pageRows: 0 })) return { call };
+  return { call: null };
 }
 
 export async function countCalls(store: Store, req: CallsQueryStatsReq): Promise<{ count: number; total_storage_size_bytes?: number | null }> {

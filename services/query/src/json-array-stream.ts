@@ -1,5 +1,6 @@
 import type { FastifyReply } from 'fastify';
 import { toJsonText } from '@weft/digest';
+import { logAbortedStream } from '@weft/http';
 
 /**
  * Writes `{"<key>": [ ...items ]}` as the items arrive, with back-pressure, so a response of a
@@ -9,8 +10,9 @@ import { toJsonText } from '@weft/digest';
 export async function sendJsonArrayObject(reply: FastifyReply, key: string, items: AsyncIterable<unknown>, onAbort: () => void): Promise<void> {
   const res = reply.raw;
   let closed = false;
+  let n = 0;
   res.on('close', () => {
-    if (!res.writableFinished && !closed) (closed = true), onAbort();
+    if (!res.writableFinished && !closed) (closed = true), logAbortedStream(reply, n, 'client_gone'), onAbort();
   });
   const it = items[Symbol.asyncIterator]();
   const first = await it.next();
@@ -27,11 +29,11 @@ export async function sendJsonArrayObject(reply: FastifyReply, key: string, item
   };
   try {
     await write(`{${JSON.stringify(key)}:[`);
-    let n = 0;
     for (let r = first; !r.done && !closed; r = await it.next()) await write((n++ ? ',' : '') + toJsonText(r.value));
     if (closed) await it.return?.();
     else res.end(']}');
   } catch (e) {
+    if (!closed) (closed = true), logAbortedStream(reply, n, 'error', e);
     res.destroy(e as Error);
   }
 }

@@ -1,6 +1,7 @@
 import { setupAuth } from '@weft/auth';
 import { createHttpServer, requestLimitsFromConfig, runProgram } from '@weft/http';
-import { migrate, openConfiguredStore } from '@weft/store';
+import { migrate, openConfiguredStore, pingStore } from '@weft/store';
+import { uiRoutes } from '@weft/svc-ui';
 import { queryRoutes } from './routes';
 
 /** The query service alone: every read endpoint, answered from ClickHouse. */
@@ -13,12 +14,10 @@ runProgram('query', async (config, log) => {
     bodyLimitBytes: config.WEFT_BODY_LIMIT_BYTES,
     limits: requestLimitsFromConfig(config),
     version: '0.1.0',
-    healthCheck: async () => {
-      await store.client.query({ query: 'SELECT 1', format: 'JSONEachRow' }).then((r) => r.json());
-      return { store: store.mode };
-    },
+    readiness: { store: () => pingStore(store) },
   });
   await app.register(queryRoutes, { store, auth, pageRows: config.WEFT_QUERY_PAGE_ROWS });
+  await app.register(uiRoutes);
   return {
     app,
     describe: { store: store.mode },

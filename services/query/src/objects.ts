@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { ApiError, badRequest } from '@weft/core';
 import { parseLosslessJson } from '@weft/digest';
 import { addExtraRoute, addRoute, sendJsonText, sendJsonl, type Authenticator } from '@weft/http';
-import { queryFeedback, queryObjects, queryTableRows, readObject, resolveRefs } from '@weft/objects';
+import { queryFeedback, queryObjects, queryTableRows, readFile, readObject, resolveRefs, tableStats } from '@weft/objects';
 import type { Store } from '@weft/store';
 import { toJsonText } from '@weft/digest';
 import { sendJsonArrayObject } from './json-array-stream';
@@ -27,6 +27,17 @@ export async function objectReadRoutes(app: FastifyInstance, deps: ObjectReadDep
     const abort = new AbortController();
     await sendJsonl(reply, queryTableRows(store, body, abort.signal), () => abort.abort(), toJsonText);
     return undefined;
+  });
+
+  addExtraRoute(app, auth, 'tableQueryStats', async (body) => {
+    const [stats] = await tableStats(store, body.project_id, [body.digest], false);
+    return { count: stats?.count ?? 0 };
+  });
+  addExtraRoute(app, auth, 'tableQueryStatsBatch', async (body) => ({ tables: await tableStats(store, body.project_id, body.digests, body.include_storage_size) }));
+  addExtraRoute(app, auth, 'fileContent', async (body, { reply }) => {
+    const bytes = await readFile(store, body.project_id, body.digest);
+    reply.type('application/octet-stream');
+    return bytes;
   });
 
   addRoute(app, auth, 'feedbackQuery', async (body, { reply }) => sendJsonText(reply, { result: await queryFeedback(store, body) }));

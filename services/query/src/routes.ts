@@ -1,8 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import { parseBody } from '@weft/api';
-import { addGuardedRoute, addRoute, sendJsonl, type Authenticator } from '@weft/http';
+import { addExtraRoute, addGuardedRoute, addRoute, sendJsonl, type Authenticator } from '@weft/http';
+import { aggregateCalls, listProjects } from './analytics';
 import type { Store } from '@weft/store';
-import { countCalls, streamCalls } from './calls';
+import { countCalls, readCall, streamCalls } from './calls';
 import { withExpandedRefsAndFeedback } from './call-enrichment';
 import { objectReadRoutes } from './objects';
 import { costCreateReq, createCosts, queryCosts } from './costs';
@@ -28,6 +29,7 @@ export async function queryRoutes(app: FastifyInstance, deps: QueryDeps): Promis
     return undefined;
   });
   addRoute(app, deps.auth, 'callsQueryStats', async (body) => countCalls(deps.store, body));
+  addExtraRoute(app, deps.auth, 'callRead', async (body) => readCall(deps.store, body));
 
   addRoute(app, deps.auth, 'threadsStreamQuery', async (body, { reply }) => {
     const abort = new AbortController();
@@ -40,6 +42,10 @@ export async function queryRoutes(app: FastifyInstance, deps: QueryDeps): Promis
     const body = parseBody(costCreateReq, raw);
     return createCosts(deps.store, body, caller.userId);
   });
+
+  // For the web UI (extras, published in /openapi.json).
+  addExtraRoute(app, deps.auth, 'projectsList', async (body, { caller }) => listProjects(deps.store, caller, body));
+  addExtraRoute(app, deps.auth, 'callsAggregate', async (body) => aggregateCalls(deps.store, body));
 
   await app.register(objectReadRoutes, { store: deps.store, auth: deps.auth });
 }

@@ -1,6 +1,6 @@
 import { createBus } from '@weft/bus';
 import { createHttpServer, runProgram } from '@weft/http';
-import { migrate, openConfiguredStore } from '@weft/store';
+import { migrate, openConfiguredStore, pingStore } from '@weft/store';
 import { CallPartsWriter } from './writer';
 
 /**
@@ -16,7 +16,7 @@ runProgram('writer', async (config, log) => {
     log,
     bodyLimitBytes: config.WEFT_BODY_LIMIT_BYTES,
     version: '0.1.0',
-    healthCheck: async () => ({ store: store.mode, ...(await bus.health()) }),
+    readiness: { store: () => pingStore(store), bus: () => bus.health() },
   });
   return {
     app,

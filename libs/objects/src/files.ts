@@ -1,0 +1,39 @@
+import { conflict, notFound } from '@weft/core';
+import { bytesDigest } from '@weft/digest';
+import { Params } from '@weft/query';
+import type { Store } from '@weft/store';
+
+/** The reference's FILE_CHUNK_SIZE. */
+export const FILE_CHUNK_BYTES = 100_000;
+
+/**
+ * /file/create: the digest is the reference's bytes digest of the content (so an op's
+ * `files: {"obj.py": <digest>}` matches what the SDK computed); storing the same content again
+ * is a no-op. All chunks go in one insert: a file is either whole or absent.
+ */
+export async function createFile(store: Store, projectId: string, name: string, content: Buffer, expectedDigest?: string | null): Promise<{ digest: string }> {
+  const digest = bytesDigest(content);
+  if (expectedDigest && expectedDigest !== digest) throw conflict(`Client file '${name}' digest ${expectedDigest} != server digest ${digest}`);
+  const n = Math.max(1, Math.ceil(content.length / FILE_CHUNK_BYTES));
+  const rows = [];
+  for (let i = 0; i < n; i++) {
+    const chunk = content.subarray(i * FILE_CHUNK_BYTES, (i + 1) * FILE_CHUNK_BYTES);
+    rows.push({ project_id: projectId, digest, chunk_index: i, n_chunks: n, name, val_base64: chunk.toString('base64'), size_bytes: content.length });
+  }
+  await store.client.insert({ table: 'files', format: 'JSONEachRow', values: rows });
+  return { digest };
+}
+
+/** /file/content: the bytes of a stored file, or 404. */
+export async function readFile(store: Store, projectId: string, digest: string): Promise<Buffer> {
+  const p = new Params();
+  const rs = await store.client.query({
+    query: `SELECT chunk_index, any(n_chunks) AS n_chunks, any(val_base64) AS val_base64 FROM files
+      WHERE project_id = ${p.str(projectId)} AND digest = ${p.str(digest)} GROUP BY chunk_index ORDER BY chunk_index`,
+    query_params: p.values,
+    format: 'JSONEachRow',
+  });
+  const chunks = await rs.json<{ chunk_index: number; n_chunks: number; val_base64: string }>();
+  if (chunks.length === 0 || chunks.length !== Number(chunks[0]!.n_chunks)) throw notFound(`File ${digest} not found`);
+  return Buffer.concat(chunks.map((c) => Buffer.from(c.val_base64, 'base64')));
+}

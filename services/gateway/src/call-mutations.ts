@@ -1,0 +1,65 @@
+import { badRequest, microsToClickHouse, nowMicros } from '@weft/core';
+import { Params } from '@weft/query';
+import type { CallPartRow, Store } from '@weft/store';
+import type { CallIngest } from './calls';
+
+/**
+ * Renames and deletions of calls, as the reference's SDK asks for them (/call/update,
+ * /calls/delete). Both are call parts on the bus, like starts and ends: the same durability,
+ * merged by calls_merged (display_name: the newest part wins; deleted_at: set once).
+ */
+export class CallMutations {
+  constructor(
+    private readonly ingest: CallIngest,
+    private readonly store: Store,
+  ) {}
+
+  async rename(projectId: string, callId: string, displayName: string | undefined): Promise<Record<string, never>> {
+    if (displayName === undefined) throw badRequest('display_name: One of [display_name] is required for call update', 'display_name');
+    const row: CallPartRow = { project_id: projectId, id: callId, display_name: displayName, input_refs: [], output_refs: [], created_at: microsToClickHouse(nowMicros()) };
+    await this.ingest.publish([row]);
+    return {};
+  }
+
+  /** Deletes the calls and every descendant (within their traces), one tombstone part each. */
+  async delete(projectId: string, callIds: string[]): Promise<{ num_deleted: number }> {
+    if (callIds.length === 0) return { num_deleted: 0 };
+    const doomed = await this.withDescendants(projectId, callIds);
+    if (doomed.length === 0) return { num_deleted: 0 };
+    const at = microsToClickHouse(nowMicros());
+    const deletedAt = microsToClickHouse(Math.floor(nowMicros() / 1000) * 1000);
+    await this.ingest.publish(doomed.map((id) => ({ project_id: projectId, id, deleted_at: deletedAt, input_refs: [], output_refs: [], created_at: at })));
+    return { num_deleted: doomed.length };
+  }
+
+  /** The given live calls and, recursively by parent_id, their live descendants. */
+  private async withDescendants(projectId: string, callIds: string[]): Promise<string[]> {
+    const p = new Params();
+    const project = p.str(projectId);
+    const rs = await this.store.client.query({
+      query: `SELECT id, any(parent_id) AS parent_id FROM calls_merged
+        WHERE project_id = ${project} AND id IN (
+          SELECT id FROM calls_merged WHERE project_id = ${project} AND trace_id IN (
+            SELECT any(trace_id) FROM calls_merged WHERE project_id = ${project} AND id IN ${p.strArray(callIds)} GROUP BY id))
+        GROUP BY id HAVING any(deleted_at) IS NULL AND any(started_at) IS NOT NULL`,
+      query_params: p.values,
+      format: 'JSONEachRow',
+    });
+    const rows = await rs.json<{ id: string; parent_id: string | null }>();
+    const children = new Map<string, string[]>();
+    const live = new Set<string>();
+    for (const r of rows) {
+      live.add(r.id);
+      if (r.parent_id) children.set(r.parent_id, [...(children.get(r.parent_id) ?? []), r.id]);
+    }
+    const out = new Set<string>();
+    const todo = callIds.filter((id) => live.has(id));
+    while (todo.length > 0) {
+      const id = todo.pop()!;
+      if (out.has(id)) continue;
+      out.add(id);
+      todo.push(...(children.get(id) ?? []));
+    }
+    return [...out];
+  }
+}

@@ -1,0 +1,137 @@
+import { Server, ServerCredentials, type Metadata, type ServerUnaryCall, type sendUnaryData, type ServiceError } from '@grpc/grpc-js';
+import { projectId as projectIdSchema } from '@weft/api';
+import type { Bus, CallPartEnvelope } from '@weft/bus';
+import { ApiError, badRequest, type Config, type Logger } from '@weft/core';
+import { toApiError, type Authenticator, type KeyRateLimiter } from '@weft/http';
+import { decodeExportTraceServiceRequest, encodeExportTraceServiceResponse, grpcCodeForHttpStatus, OtlpRequestError, type PartialSuccess } from '@weft/otlp';
+import { CallIngest } from './calls';
+import { OtelIngest } from './otel';
+
+/**
+ * The OTLP/gRPC receiver: `opentelemetry.proto.collector.trace.v1.TraceService/Export`, the
+ * default protocol of most OpenTelemetry SDKs and of the Collector. @grpc/grpc-js serves it;
+ * messages are encoded and decoded with the same OpenTelemetry-generated protobuf code as
+ * OTLP/HTTP (no .proto files to load, one codec for both entrances). Same auth (metadata
+ * `authorization`, Basic or Bearer), project rule (`project_id` metadata or resource
+ * attributes), per-key rate limit, size limit and durability (an OK answer means the calls
+ * are stored / acknowledged by Kafka) as OTLP/HTTP.
+ */
+export interface OtlpGrpcOptions {
+  ingest: OtelIngest;
+  auth: Authenticator;
+  rateLimit: KeyRateLimiter;
+  log: Logger;
+  host: string;
+  /** 0 = any free port. */
+  port: number;
+  /** Largest message accepted, after decompression (gzip/deflate). */
+  maxMessageBytes: number;
+}
+
+export interface OtlpGrpcReceiver {
+  port: number;
+  /** Stops taking calls; calls in progress finish (bounded wait), then the server stops. */
+  close(): Promise<void>;
+}
+
+const EXPORT_PATH = '/opentelemetry.proto.collector.trace.v1.TraceService/Export';
+
+const traceService = {
+  Export: {
+    path: EXPORT_PATH,
+    requestStream: false,
+    responseStream: false,
+    // The request stays bytes until the handler decodes it, so a malformed one is an INVALID_ARGUMENT naming the problem.
+    requestSerialize: (b: Buffer) => b,
+    requestDeserialize: (b: Buffer) => b,
+    responseSerialize: (p: PartialSuccess | null) => Buffer.from(encodeExportTraceServiceResponse(p)),
+    responseDeserialize: (b: Buffer) => b,
+  },
+};
+
+export async function startOtlpGrpc(opts: OtlpGrpcOptions): Promise<OtlpGrpcReceiver> {
+  const server = new Server({
+    'grpc.max_receive_message_length': opts.maxMessageBytes,
+    'grpc.max_send_message_length': 4 * 1024 * 1024,
+  });
+  server.addService(traceService, {
+    Export: (call: ServerUnaryCall<Buffer, PartialSuccess | null>, callback: sendUnaryData<PartialSuccess | null>) => {
+      exportTraces(call, opts).then(
+        (partial) => callback(null, partial),
+        (e) => callback(grpcError(e, opts.log)),
+      );
+    },
+  });
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync(`${opts.host.includes(':') ? `[${opts.host}]` : opts.host}:${opts.port}`, ServerCredentials.createInsecure(), (err, bound) =>
+      err ? reject(new Error(`OTLP/gRPC: cannot listen on ${opts.host}:${opts.port}: ${err.message}`)) : resolve(bound),
+    ),
+  );
+  return {
+    port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        const force = setTimeout(() => server.forceShutdown(), 10_000);
+        server.tryShutdown(() => {
+          clearTimeout(force);
+          resolve();
+        });
+      }),
+  };
+}
+
+/**
+ * The receiver as the configuration says (`WEFT_OTLP_GRPC_PORT`, on HOST, the body limit as
+ * message limit), or null when it is `off`. Logs `OTLP/gRPC listening` with the bound port.
+ */
+export async function otlpGrpcFromConfig(
+  config: Config,
+  deps: { bus: Bus<CallPartEnvelope>; auth: Authenticator; rateLimit: KeyRateLimiter; log: Logger },
+): Promise<OtlpGrpcReceiver | null> {
+  if (config.WEFT_OTLP_GRPC_PORT === 'off') return null;
+  const receiver = await startOtlpGrpc({
+    ingest: new OtelIngest(new CallIngest(deps.bus), deps.log),
+    auth: deps.auth,
+    rateLimit: deps.rateLimit,
+    log: deps.log,
+    host: config.HOST,
+    port: config.WEFT_OTLP_GRPC_PORT,
+    maxMessageBytes: config.WEFT_BODY_LIMIT_BYTES,
+  });
+  deps.log.info({ otlpGrpcPort: receiver.port }, 'OTLP/gRPC listening');
+  return receiver;
+}
+
+async function exportTraces(call: ServerUnaryCall<Buffer, PartialSuccess | null>, opts: OtlpGrpcOptions): Promise<PartialSuccess | null> {
+  const authorization = metadataValue(call.metadata, 'authorization');
+  const caller = await opts.auth.authenticate(authorization, authorization && /^bearer\s/i.test(authorization) ? 'bearer' : 'basic');
+  await opts.rateLimit.check(caller);
+  const project = metadataValue(call.metadata, 'project_id');
+  let projectId: string | null = null;
+  if (project !== undefined && project !== '') {
+    const parsed = projectIdSchema.safeParse(project.trim());
+    if (!parsed.success) throw badRequest('project_id metadata: must be <entity>/<project>', 'project_id');
+    projectId = parsed.data;
+  }
+  let traces: unknown;
+  try {
+    traces = decodeExportTraceServiceRequest(call.request);
+  } catch (e) {
+    if (e instanceof OtlpRequestError) throw badRequest(e.message, e.field);
+    throw e;
+  }
+  return opts.ingest.ingest(traces, { projectId, transport: 'grpc' }, caller);
+}
+
+function metadataValue(md: Metadata, key: string): string | undefined {
+  const v = md.get(key)[0];
+  return v === undefined ? undefined : typeof v === 'string' ? v : v.toString('utf8');
+}
+
+/** Every failure as a gRPC status, mapped from the one ApiError mapping (401 → UNAUTHENTICATED, 503 → UNAVAILABLE, ...). */
+function grpcError(e: unknown, log: Logger): Partial<ServiceError> {
+  const api: ApiError = toApiError(e);
+  if (api.status >= 500 && api.status !== 503) log.error({ err: e }, 'OTLP/gRPC export failed');
+  const details = api.field && !api.reason.startsWith(api.field) ? `${api.field}: ${api.reason}` : api.reason;
+  return { code: grpcCodeForHttpStatus(api.status), details };
+}

@@ -1,0 +1,37 @@
+import { execFile } from 'node:child_process';
+import { existsSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { REPO_ROOT } from './paths';
+
+const run = promisify(execFile);
+
+/**
+ * The Weave SDK releases the end-to-end test runs, each pinned with what it needs to install
+ * and run today: the newest on PyPI, and the newest of the 0.51 line (mid 2025, still widely
+ * deployed; it writes calls with /call/upsert_batch and sends bodies without a Content-Type).
+ * 0.51's GraphQL code calls gql 3's API, so gql is held below 4 for it.
+ */
+export const WEAVE_SDKS = [
+  { version: '0.54.0', requirements: ['weave==0.54.0'] },
+  { version: '0.51.59', requirements: ['weave==0.51.59', 'gql==3.5.3'] },
+] as const;
+
+/**
+ * The python3 of a private virtualenv under .cache/ (gitignored) holding one pinned SDK,
+ * installed from PyPI on first use (later runs need no network). Built aside and renamed into
+ * place, so an interrupted install never looks finished.
+ */
+export async function ensureWeaveSdk(sdk: (typeof WEAVE_SDKS)[number]): Promise<string> {
+  const venv = join(REPO_ROOT, '.cache', `weave-sdk-${sdk.version}`);
+  const python = join(venv, 'bin', 'python3');
+  if (existsSync(join(venv, '.installed'))) return python;
+  const building = `${venv}.build-${process.pid}`;
+  rmSync(building, { recursive: true, force: true });
+  await run('python3', ['-m', 'venv', building]);
+  await run(join(building, 'bin', 'pip'), ['install', '--quiet', '--disable-pip-version-check', ...sdk.requirements], { timeout: 900_000 });
+  writeFileSync(join(building, '.installed'), `${sdk.requirements.join(' ')}\n`);
+  rmSync(venv, { recursive: true, force: true });
+  renameSync(building, venv);
+  return python;
+}

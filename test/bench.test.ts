@@ -57,7 +57,12 @@ describe('benchmarks run (tiny mode)', () => {
     const r = await runBench('query.ts', { BENCH_CALLS: '2000', BENCH_RUNS: '1', BENCH_DATA_DIR: newDataDir('bench-query') });
     ok(r);
     expect(r.out).toMatch(/loaded 2000 \+ 400 calls/);
-    expect(r.out.match(/ median +\d+ ms/g)?.length).toBe(10);
+    expect(r.out).toMatch(/loaded 2000 calls of ~1 KB into bench\/stream/);
+    expect(r.out.match(/ median +\d+ ms +p95 +\d+ ms +CPU +\d+ ms +peak RSS \d+ MiB/g)?.length).toBe(13);
+    // The full streams read every row: 20,000 capped at the 100 op-1 calls, all 2,000, then 1 in 20.
+    expect(r.out).toMatch(/to the end \(op_names filter\).* 100 rows,/);
+    expect(r.out).toMatch(/\(2,000 calls, ~1 KB\) to the end.* 2,000 rows, \d+ MiB, \d{4} B\/row/);
+    expect(r.out).toMatch(/filtered \(op_names, 1 in 20\) \+ columns, to the end.* 100 rows,/);
   }, 300_000);
 
   it('bench:otlp acknowledges and stores every span, in both encodings', async () => {

@@ -151,7 +151,8 @@ export class KafkaBus<T> implements Bus<T> {
       // the one that was in fact written, then acknowledged without being stored. Retries may
       // write a message twice instead; the store folds replayed parts (SCHEMA.md).
       idempotent: false,
-      maxInFlightRequests: 1,
+      // No cap per connection: each partition has one request in flight at most (its lane),
+      // which keeps the order per key; the lanes led by one broker share its connection.
       retry,
       createPartitioner: Partitioners.DefaultPartitioner,
     });

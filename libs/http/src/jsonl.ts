@@ -21,6 +21,19 @@ export async function sendJsonl(
   onAbort?: () => void,
   serialize: (value: unknown) => string = JSON.stringify,
 ): Promise<void> {
+  return sendJsonlText(reply, rows, onAbort, (v) => serialize(v) + '\n');
+}
+
+/**
+ * As sendJsonl, for items that are already JSONL text (whole lines, e.g. a page of lines built
+ * by ClickHouse): written as they are.
+ */
+export async function sendJsonlText<T>(
+  reply: FastifyReply,
+  items: AsyncIterable<T>,
+  onAbort?: () => void,
+  toText: (item: T) => string | Buffer = (item) => item as unknown as Buffer,
+): Promise<void> {
   const res = reply.raw;
   let aborted = false;
   let sent = 0;
@@ -33,7 +46,7 @@ export async function sendJsonl(
   res.on('close', () => {
     if (!res.writableFinished) abort('client_gone');
   });
-  const iterator = rows[Symbol.asyncIterator]();
+  const iterator = items[Symbol.asyncIterator]();
   // Pull the first row before committing to 200, so an early error is still a clean 4xx/5xx.
   const first = await iterator.next();
   reply.hijack();
@@ -41,8 +54,9 @@ export async function sendJsonl(
   try {
     for (let r = first; !r.done; r = await iterator.next()) {
       if (aborted) break;
+      // Items: rows for sendJsonl, chunks of lines for sendJsonlText.
       sent++;
-      if (!res.write(serialize(r.value) + '\n')) {
+      if (!res.write(toText(r.value))) {
         await new Promise<void>((resolve) => {
           const done = () => (res.off('drain', done), res.off('close', done), resolve());
           res.on('drain', done);

@@ -43,10 +43,7 @@ export function addRoute<N extends EndpointName>(
 ): void {
   const spec: EndpointSpec = endpoints[name];
   const limits = app.weftLimits ?? defaultRequestLimits;
-  const authenticate = async (request: FastifyRequest) => {
-    request.caller = await auth.authenticate(request.headers.authorization, spec.auth);
-    await app.weftRateLimit.check(request.caller);
-  };
+  const authenticate = authenticateHook(app, auth, spec.auth);
   const run = async (request: FastifyRequest, reply: FastifyReply) => {
     const caller = request.caller!;
     // Tenancy first, on the body as sent (unknown members included): a caller learns nothing
@@ -81,10 +78,7 @@ export function addGuardedRoute(
   handler: (body: unknown, ctx: RouteContext) => Promise<unknown>,
   options: { mapError?: ErrorMapper } = {},
 ): void {
-  const authenticate = async (request: FastifyRequest) => {
-    request.caller = await auth.authenticate(request.headers.authorization, scheme);
-    await app.weftRateLimit.check(request.caller);
-  };
+  const authenticate = authenticateHook(app, auth, scheme);
   const config = options.mapError ? { mapError: options.mapError } : {};
   app.post(path, { onRequest: authenticate, config }, async (request, reply) => {
     const caller = request.caller!;
@@ -106,10 +100,7 @@ export function addGuardedGet(
   handler: (params: Record<string, string>, ctx: RouteContext) => Promise<unknown>,
   options: { mapError?: ErrorMapper } = {},
 ): void {
-  const authenticate = async (request: FastifyRequest) => {
-    request.caller = await auth.authenticate(request.headers.authorization, scheme);
-    await app.weftRateLimit.check(request.caller);
-  };
+  const authenticate = authenticateHook(app, auth, scheme);
   const config = options.mapError ? { mapError: options.mapError } : {};
   app.get(path, { onRequest: authenticate, config }, async (request, reply) => {
     const result = await handler(request.params as Record<string, string>, { caller: request.caller!, request, reply });
@@ -121,5 +112,13 @@ export function addGuardedGet(
 export function notYet(what: string): RouteHandler<EndpointName> {
   return async () => {
     throw new ApiError(501, `not implemented yet: ${what}`);
+  };
+}
+
+/** The onRequest hook of every route: who is calling, then the one per-key rate limit. */
+function authenticateHook(app: FastifyInstance, auth: Authenticator, scheme: EndpointSpec['auth']) {
+  return async (request: FastifyRequest): Promise<void> => {
+    request.caller = await auth.authenticate(request.headers.authorization, scheme);
+    await app.weftRateLimit.check(request.caller);
   };
 }

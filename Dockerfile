@@ -14,5 +14,6 @@ WORKDIR /app
 COPY --from=build --chown=node:node /app /app
 RUN mkdir -p /app/data && chown node:node /app/data
 USER node
-EXPOSE 6345
+# HTTP, and OTLP/gRPC where the gateway runs (WEFT_OTLP_GRPC_PORT)
+EXPOSE 6345 4317
 CMD ["node", "--import", "tsx", "services/all-in-one/src/main.ts"]

@@ -7,17 +7,28 @@
  * parts), which runs the same materialized views as the writer does. Right after loading, start
  * and end parts are separate rows (the worst case for reads); BENCH_OPTIMIZE=1 first merges them
  * (the steady state once ClickHouse's background merges have caught up).
+ *
+ * Each query runs BENCH_RUNS times (default 5): median and p95 (nearest rank) wall time, the
+ * process's CPU time (server, embedded engine and the reading client all live in this process:
+ * a figure the machine's other load disturbs less than wall time), its peak RSS while the query
+ * ran and, for streams, rows/s (wall and per CPU-second). Streams are read by a client in a worker thread, so reading them does not
+ * compete with the server for this thread. Streaming throughput is measured on its own project
+ * of ~1 KB calls (BENCH_STREAM_CALLS, default min(BENCH_CALLS, 1,000,000)).
  */
 import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import { createLogger, loadConfig } from '@weft/core';
 import { basicAuth, HARNESS_API_KEY } from '@weft/harness';
 import { createWeft } from '../services/all-in-one/src/app';
 
 const N = Number(process.env.BENCH_CALLS ?? 1_000_000);
-const RUNS = Number(process.env.BENCH_RUNS ?? 3);
+const RUNS = Number(process.env.BENCH_RUNS ?? 5);
+const STREAM_N = Number(process.env.BENCH_STREAM_CALLS ?? Math.min(N, 1_000_000));
 const P = 'bench/main';
+/** The project of ~1 KB calls the full streams read. */
+const S = 'bench/stream';
 const dataDir = process.env.BENCH_DATA_DIR ?? mkdtempSync(join(tmpdir(), 'weft-bench-query-'));
 
 const config = loadConfig({ ...process.env, WEFT_DATA_DIR: dataDir, LOG_LEVEL: 'warn', PORT: '0', HOST: '127.0.0.1', WEFT_BOOTSTRAP_API_KEY: HARNESS_API_KEY });
@@ -33,7 +44,20 @@ async function scalar(sql: string): Promise<number> {
 }
 
 /** Calls: 10 per trace (the first is the root and a turn of one of N/50 threads), 20 ops, a usage on every 4th. */
-async function load(project: string, n: number): Promise<void> {
+async function load(project: string, n: number, pad = 0, have = 0): Promise<void> {
+  // In chunks of a million calls: bounded insert blocks and a progress line per chunk. A run
+  // stopped half-way resumes at its last whole chunk (a chunk loaded twice is a replay: folded).
+  const CHUNK = 1_000_000;
+  for (let from = Math.floor(have / CHUNK) * CHUNK; from < n; from += CHUNK) {
+    const t0 = performance.now();
+    await loadRange(project, from, Math.min(n, from + CHUNK), pad);
+    if (n > CHUNK) console.log(`  ${project}: calls ${from}..${Math.min(n, from + CHUNK)} in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  }
+}
+
+/** `pad`: characters of filler text in inputs and output (0: ~300-byte calls; 350: ~1 KB). */
+async function loadRange(project: string, from: number, to: number, pad: number): Promise<void> {
+  const filler = pad ? `,"text":"', repeat(char(97 + number % 26), ${pad}), '"` : '';
   const id = `concat('c-', leftPad(toString(number), 9, '0'))`;
   const root = `concat('c-', leftPad(toString(number - number % 10), 9, '0'))`;
   const started = `toDateTime64('2024-01-01 00:00:00', 6, 'UTC') + toIntervalMillisecond(number * 10)`;
@@ -42,61 +66,140 @@ async function load(project: string, n: number): Promise<void> {
       attributes_dump, inputs_dump, input_refs, output_refs, svc_user_id, created_at)
     SELECT '${project}', ${id}, concat('t-', ${root}), if(number % 10 = 0, NULL, ${root}),
       concat('thread-', toString(intDiv(number, 50))), ${root}, concat('op-', toString(number % 20)), ${started},
-      '{"env":"bench"}', concat('{"n":', toString(number % 1000), ',"s":"text-', toString(number % 7919), '","model":{"name":"m-', toString(number % 13), '"}}'),
+      '{"env":"bench"}', concat('{"n":', toString(number % 1000), ',"s":"text-', toString(number % 7919), '","model":{"name":"m-', toString(number % 13), '"}${filler}}'),
       [], [], 'bench-user', now64(6)
-    FROM numbers(${n})`,
+    FROM numbers(${from}, ${to - from})`,
   });
   await client.command({
     query: `INSERT INTO call_parts (project_id, id, ended_at, output_dump, summary_dump, exception, input_refs, output_refs, created_at)
     SELECT '${project}', ${id}, ${started} + toIntervalMillisecond(5 + number % 997),
-      concat('{"score":', toString((number % 100) / 100), '}'),
+      concat('{"score":', toString((number % 100) / 100), '${filler}}'),
       if(number % 4 = 0, '{"usage":{"gpt-4o":{"prompt_tokens":1200,"completion_tokens":300,"requests":1}}}', '{}'),
       if(number % 101 = 0, 'boom', NULL), [], [], now64(6)
-    FROM numbers(${n})`,
+    FROM numbers(${from}, ${to - from})`,
   });
 }
 
-async function timed(label: string, fn: () => Promise<string>): Promise<void> {
+interface RunResult {
+  note: string;
+  rows?: number;
+}
+
+const mib = (b: number) => (b / 1048576).toFixed(0);
+
+/** Runs `fn` RUNS times: median and p95 wall time, the process's peak RSS (and its growth over the run), rows/s for streams. */
+async function timed(label: string, fn: () => Promise<RunResult>, runs = RUNS): Promise<void> {
   const times: number[] = [];
-  let note = '';
-  for (let i = 0; i < RUNS; i++) {
+  const cpus: number[] = [];
+  let result: RunResult = { note: '' };
+  let peak = 0;
+  let growth = 0;
+  let rowsPerSec = 0;
+  for (let i = 0; i < runs; i++) {
+    const before = process.memoryUsage.rss();
+    let top = before;
+    const sampler = setInterval(() => (top = Math.max(top, process.memoryUsage.rss())), 10);
     const t0 = performance.now();
-    note = await fn();
-    times.push(performance.now() - t0);
+    const c0 = process.cpuUsage();
+    result = await fn();
+    const ms = performance.now() - t0;
+    const cpu = process.cpuUsage(c0);
+    cpus.push((cpu.user + cpu.system) / 1000);
+    clearInterval(sampler);
+    top = Math.max(top, process.memoryUsage.rss());
+    times.push(ms);
+    peak = Math.max(peak, top);
+    growth = Math.max(growth, top - before);
+    if (result.rows) rowsPerSec = Math.max(rowsPerSec, (result.rows / ms) * 1000);
   }
   times.sort((a, b) => a - b);
-  console.log(`${label.padEnd(58)} median ${times[Math.floor(times.length / 2)]!.toFixed(0).padStart(6)} ms  (min ${times[0]!.toFixed(0)}, max ${times[times.length - 1]!.toFixed(0)})  ${note}`);
+  const median = times[Math.floor(times.length / 2)]!;
+  const p95 = times[Math.min(times.length - 1, Math.ceil(times.length * 0.95) - 1)]!;
+  cpus.sort((a, b) => a - b);
+  const cpu = cpus[Math.floor(cpus.length / 2)]!;
+  const rate = result.rows
+    ? `  ${Math.round(rowsPerSec).toLocaleString('en-US')} rows/s (best run), ${Math.round((result.rows / cpu) * 1000).toLocaleString('en-US')} rows per CPU-s`
+    : '';
+  console.log(
+    `${label.padEnd(66)} median ${median.toFixed(0).padStart(6)} ms  p95 ${p95.toFixed(0).padStart(6)} ms  CPU ${cpu.toFixed(0).padStart(6)} ms  peak RSS ${mib(peak)} MiB (+${mib(growth)})${rate}  ${result.note}`,
+  );
 }
 
 const auth = { authorization: basicAuth(HARNESS_API_KEY), 'content-type': 'application/json' };
 const post = (path: string, body: unknown) => fetch(url + path, { method: 'POST', headers: auth, body: JSON.stringify(body) });
 
 /** Time to the first JSONL line, then the stream is cancelled (the server aborts its query). */
-async function firstRow(body: unknown): Promise<string> {
+async function firstRow(body: unknown): Promise<RunResult> {
   const res = await post('/calls/stream_query', body);
   if (res.status !== 200) throw new Error(`${res.status} ${await res.text()}`);
   const reader = res.body!.getReader();
   const { value } = await reader.read();
   await reader.cancel();
-  return `first chunk ${value?.length ?? 0} bytes`;
+  return { note: `first chunk ${value?.length ?? 0} bytes` };
 }
 
-async function whole(path: string, body: unknown): Promise<string> {
+async function whole(path: string, body: unknown): Promise<RunResult> {
   const res = await post(path, body);
   const text = await res.text();
   if (res.status !== 200) throw new Error(`${res.status} ${text}`);
   const lines = text.split('\n').filter(Boolean);
-  return lines.length === 1 ? lines[0]!.slice(0, 80) : `${lines.length} rows`;
+  return { note: lines.length === 1 ? lines[0]!.slice(0, 80) : `${lines.length} rows` };
 }
 
-const have = await scalar(`SELECT count() FROM (SELECT id FROM calls_merged WHERE project_id = '${P}' GROUP BY id)`);
-if (have < N) {
+/**
+ * A stream read to the end by a client in a worker thread (its own event loop), counting lines
+ * and bytes; with `pauseMs`, the client reads one chunk, stops reading for that long (a slow
+ * client: the server must not buffer the rest), then hangs up.
+ */
+const STREAM_CLIENT = `
+const { parentPort, workerData: w } = require('node:worker_threads');
+(async () => {
   const t0 = performance.now();
-  await load(P, N);
-  // A neighbour project, so that scoping by project is part of what is measured.
-  await load('bench/other', Math.floor(N / 5));
+  const res = await fetch(w.url, { method: 'POST', headers: w.headers, body: w.body });
+  if (res.status !== 200) return parentPort.postMessage({ error: res.status + ' ' + (await res.text()) });
+  const reader = res.body.getReader();
+  let rows = 0, bytes = 0;
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    bytes += value.length;
+    for (let i = value.indexOf(10); i >= 0; i = value.indexOf(10, i + 1)) rows++;
+    if (w.pauseMs) {
+      await new Promise((r) => setTimeout(r, w.pauseMs));
+      await reader.cancel();
+      break;
+    }
+  }
+  parentPort.postMessage({ rows, bytes, ms: performance.now() - t0 });
+})();`;
+
+function streamAll(body: unknown, pauseMs = 0): Promise<RunResult & { bytes: number }> {
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(STREAM_CLIENT, { eval: true, workerData: { url: url + '/calls/stream_query', headers: auth, body: JSON.stringify(body), pauseMs } });
+    worker.once('message', (m: { error?: string; rows: number; bytes: number }) => {
+      void worker.terminate();
+      if (m.error) reject(new Error(m.error));
+      else resolve({ rows: pauseMs ? undefined : m.rows, bytes: m.bytes, note: `${m.rows.toLocaleString('en-US')} rows, ${mib(m.bytes)} MiB, ${(m.bytes / Math.max(1, m.rows)).toFixed(0)} B/row` });
+    });
+    worker.once('error', reject);
+  });
+}
+
+const countOf = (project: string) => scalar(`SELECT count() FROM (SELECT id FROM calls_merged WHERE project_id = '${project}' GROUP BY id)`);
+/** The neighbour project, so that scoping by project is part of what is measured (N/5, at most 200,000). */
+const NEIGHBOUR = Math.min(Math.floor(N / 5), 200_000);
+const have = await countOf(P);
+if (have < N || (await countOf('bench/other')) < NEIGHBOUR) {
+  const t0 = performance.now();
+  await load(P, N, 0, have);
+  await load('bench/other', NEIGHBOUR, 0, await countOf('bench/other'));
   const s = (performance.now() - t0) / 1000;
-  console.log(`loaded ${N} + ${Math.floor(N / 5)} calls (2 parts each) in ${s.toFixed(1)} s: ${((N * 1.2) / s).toFixed(0)} calls/s`);
+  console.log(`loaded ${N} + ${NEIGHBOUR} calls (2 parts each) in ${s.toFixed(1)} s: ${((N - have + NEIGHBOUR) / s).toFixed(0)} calls/s`);
+}
+if ((await countOf(S)) < STREAM_N) {
+  const t0 = performance.now();
+  await load(S, STREAM_N, 350);
+  console.log(`loaded ${STREAM_N} calls of ~1 KB into ${S} in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 }
 if (process.env.BENCH_OPTIMIZE === '1') {
   // The steady state once background merges have caught up: one row per call.
@@ -105,8 +208,12 @@ if (process.env.BENCH_OPTIMIZE === '1') {
   await client.command({ query: 'OPTIMIZE TABLE calls_merged_stats FINAL' });
   console.log(`merged all parts (OPTIMIZE FINAL) in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 }
+if (process.env.BENCH_LOAD_ONLY === '1') {
+  await weft.close();
+  process.exit(0);
+}
 const parts = await scalar(`SELECT count() FROM calls_merged`);
-console.log(`store: ${dataDir}; ${N} calls in ${P}; calls_merged rows (unmerged parts included): ${parts}; runs per query: ${RUNS}`);
+console.log(`store: ${dataDir}; ${N} calls in ${P}; calls_merged rows (unmerged parts included): ${parts}; runs per query: ${RUNS}; load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
 
 await timed('stream: first row (default order, no filter)', () => firstRow({ project_id: P }));
 await timed('stream: first row (op_name filter + $expr, sort started_at desc)', () =>
@@ -131,6 +238,13 @@ await timed('threads: all threads of the project (turn calls only)', () => whole
 await timed('threads: top 20 by turn_count after a datetime', () =>
   whole('/threads/stream_query', { project_id: P, filter: { after_datetime: new Date(Date.UTC(2024, 0, 1) + N * 5).toISOString() }, sort_by: [{ field: 'turn_count', direction: 'desc' }], limit: 20 }),
 );
-await timed('stream: 20,000 rows to the end (keyset pages)', () => whole('/calls/stream_query', { project_id: P, filter: { op_names: ['op-1'] }, limit: 20_000 }));
+await timed('stream: 20,000 rows to the end (op_names filter)', () => streamAll({ project_id: P, filter: { op_names: ['op-1'] }, limit: 20_000 }));
+await timed(`stream: whole ${S} (${STREAM_N.toLocaleString('en-US')} calls, ~1 KB) to the end`, () => streamAll({ project_id: S }), Math.min(RUNS, 3));
+await timed(`stream: ${S} filtered (op_names, 1 in 20) + columns, to the end`, () =>
+  streamAll({ project_id: S, filter: { op_names: ['op-1'] }, columns: ['id', 'op_name', 'started_at', 'ended_at', 'inputs', 'output'] }),
+  Math.min(RUNS, 3),
+);
+await timed(`stream: ${S}, a client that reads one chunk, stalls 3 s, hangs up`, () => streamAll({ project_id: S }, 3000), 1);
+console.log(`load average after the runs: ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
 
 await weft.close();

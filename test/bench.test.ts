@@ -57,7 +57,12 @@ describe('benchmarks run (tiny mode)', () => {
     const r = await runBench('query.ts', { BENCH_CALLS: '2000', BENCH_RUNS: '1', BENCH_DATA_DIR: newDataDir('bench-query') });
     ok(r);
     expect(r.out).toMatch(/loaded 2000 \+ 400 calls/);
-    expect(r.out.match(/ median +\d+ ms/g)?.length).toBe(10);
+    expect(r.out).toMatch(/loaded 2000 calls of ~1 KB into bench\/stream/);
+    expect(r.out.match(/ median +\d+ ms +p95 +\d+ ms +CPU +\d+ ms +peak RSS \d+ MiB/g)?.length).toBe(13);
+    // The full streams read every row: 20,000 capped at the 100 op-1 calls, all 2,000, then 1 in 20.
+    expect(r.out).toMatch(/to the end \(op_names filter\).* 100 rows,/);
+    expect(r.out).toMatch(/\(2,000 calls, ~1 KB\) to the end.* 2,000 rows, \d+ MiB, \d{4} B\/row/);
+    expect(r.out).toMatch(/filtered \(op_names, 1 in 20\) \+ columns, to the end.* 100 rows,/);
   }, 300_000);
 
   it('bench:otlp acknowledges and stores every span, in both encodings', async () => {
@@ -69,10 +74,41 @@ describe('benchmarks run (tiny mode)', () => {
     expect(r.out).toMatch(/stored calls: (\d+) of \1 acknowledged spans \(all\)/);
   }, 300_000);
 
+  it('bench:overload reports every scenario in both modes, and nothing refused was stored', async () => {
+    const r = await runBench('overload.ts', {
+      KAFKA_BROKERS: inject('kafkaBrokers'),
+      BENCH_DIR: newDataDir('bench-overload'),
+      BENCH_SECONDS: '1',
+      BENCH_BODY_CALLS: '20',
+      BENCH_RSS_SECONDS: '1',
+      BENCH_RSS_BODY_CALLS: '20',
+      // Tiny bodies: a tiny bound, so the aggressive scenarios meet it.
+      BENCH_MAX_PENDING_BYTES: '100000',
+    });
+    ok(r);
+    const report = JSON.parse(r.out.slice(r.out.indexOf('{'), r.out.indexOf('\n| scenario')));
+    for (const mode of [report.allInOne, report.kafka]) {
+      expect(mode.results).toHaveLength(4);
+      expect(mode.results[0].ackedCallsPerSec).toBeGreaterThan(0);
+      expect(mode.refusedStored).toBe(0);
+      expect(mode.ackedMissing).toBe(0);
+    }
+    expect(report.memory.peakRssMiB).toBeGreaterThan(0);
+  }, 300_000);
+
   it('bench:tables appends, pages, sorts and streams', async () => {
     const r = await runBench('tables.ts', {}, ['3000', '1000']);
     ok(r);
     expect(r.out).toMatch(/append: 3000 rows/);
     expect(r.out).toMatch(/stream all 3000 rows/);
+  }, 300_000);
+
+  it('bench:ui renders the calls view in Chromium and fetches only the pages it shows', async () => {
+    const r = await runBench('ui.ts', { BENCH_CALLS: '3000', BENCH_RUNS: '1', BENCH_DATA_DIR: newDataDir('bench-ui') });
+    ok(r);
+    expect(r.out).toMatch(/first page of rows on screen: +median \d+ ms/);
+    const m = /most rows fetched in one session .*: (\d+) of 3000/.exec(r.out);
+    expect(m, r.out).not.toBeNull();
+    expect(Number(m![1])).toBeLessThan(3000);
   }, 300_000);
 });

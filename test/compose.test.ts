@@ -99,6 +99,12 @@ describe('docker-compose.yml', () => {
     expect(compose.services.proxy!.ports).toEqual(['6345:80', '4317:4317']);
   });
 
+  it('sends the web UI (page and assets) to the query service', () => {
+    expect(proxyRoutes().get('/')).toBe('query');
+    const conf = readFileSync(join(REPO_ROOT, 'deploy', 'nginx', 'nginx.conf'), 'utf8');
+    expect(conf).toMatch(/location \/ui\/ \{ proxy_pass http:\/\/query; \}/);
+  });
+
   it('routes the extra endpoints to the service that owns them', () => {
     const routes = proxyRoutes();
     const conf = readFileSync(join(REPO_ROOT, 'deploy', 'nginx', 'nginx.conf'), 'utf8');

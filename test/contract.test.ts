@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { endpoints } from '@weft/api';
+import { endpoints, extraEndpoints } from '@weft/api';
 import { Client, basicAuth, bearerAuth } from './helpers/client';
 import { startWeft, type RunningWeft } from './helpers/server';
 
@@ -13,14 +13,17 @@ afterAll(async () => {
 });
 
 describe('the contract', () => {
-  it('serves an OpenAPI 3.1 document listing all 20 endpoints, and a docs page', async () => {
+  it('serves an OpenAPI 3.1 document listing all 20 endpoints (and the extras that publish a response), and a docs page', async () => {
     const res = await fetch(`${weft.url}/openapi.json`);
     expect(res.status).toBe(200);
     const doc = (await res.json()) as { openapi: string; paths: Record<string, { post: unknown }> };
     expect(doc.openapi).toBe('3.1.0');
     const paths = Object.keys(doc.paths).sort();
-    expect(paths).toHaveLength(20);
-    expect(paths).toEqual(Object.values(endpoints).map((e) => e.path).sort());
+    const published = Object.values(extraEndpoints).filter((e) => 'published' in e && e.published).map((e) => e.path);
+    expect(published.length).toBeGreaterThan(0);
+    expect(paths).toHaveLength(20 + published.length);
+    expect(paths).toEqual([...Object.values(endpoints).map((e) => e.path), ...published].sort());
+    for (const p of published) expect((doc.paths[p] as { post: { tags: string[] } }).post.tags).toContain('extra');
     for (const p of paths) expect(doc.paths[p]?.post).toBeDefined();
     const docs = await fetch(`${weft.url}/docs/`);
     expect(docs.status).toBe(200);
@@ -38,10 +41,13 @@ describe('the contract', () => {
     }
   });
 
-  it('has /health', async () => {
+  it('has /health (liveness) and /ready (each dependency)', async () => {
     const res = await fetch(`${weft.url}/health`);
     expect(res.status).toBe(200);
-    expect(await res.json()).toMatchObject({ status: 'ok', store: 'embedded' });
+    expect(await res.json()).toEqual({ status: 'ok' });
+    const ready = await fetch(`${weft.url}/ready`);
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toMatchObject({ status: 'ready', dependencies: { store: { ok: true, mode: 'embedded' } } });
   });
 
   it('answers unknown paths with a JSON 404', async () => {

@@ -7,7 +7,7 @@ import { callPartCodec } from '@weft/ingest';
 import { Client } from '../helpers/client';
 import { startKafkaCluster, type KafkaCluster } from '../helpers/kafka-cluster';
 import { eventually, pipeline, upsertBatch, type Pipeline } from '../helpers/pipeline';
-import { newDataDir, type RunningWeft } from '../helpers/server';
+import { newDataDir, startWeft, type RunningWeft } from '../helpers/server';
 
 // The durability promise on a real three-node cluster (replication 3, min ISR 2): a gateway
 // and a writer(+query) process as in production, a client posting calls under load, brokers
@@ -193,4 +193,30 @@ describe('acknowledged means durable on a three-broker cluster (replication 3, m
       return allAcked.every((id) => ids.has(id));
     }, 240_000, 'everything acknowledged, before and after the outage, queryable');
   }, 480_000);
+
+  it('starts while the cluster has no quorum: waits, logging what for, and serves once it is back; exits only at its deadline', async () => {
+    expect(cluster, 'the first test started the cluster').not.toBeNull();
+    const [a, b] = [1, 3];
+    await cluster!.kill(a);
+    await cluster!.kill(b);
+    // A new deployment (its own topics) on the cluster without a controller quorum: topics cannot be created.
+    const fresh = pipeline(cluster!.brokers, 'startup', { KAFKA_REPLICATION_FACTOR: '3' });
+    // The waiting gateway starts first, so that it is past its store's start-up and retrying
+    // Kafka by the time the one with a 4 s deadline has given up.
+    const waiting = fresh.startGateway();
+    let listening = false;
+    void waiting.then(
+      (w) => ((listening = true), running.push(w)),
+      () => undefined,
+    );
+    const gone = startWeft({ entry: 'services/gateway/src/main.ts', dataDir: newDataDir('startup-deadline'), env: { ...fresh.env, KAFKA_STARTUP_TIMEOUT_MS: '4000' } });
+    await expect(gone).rejects.toThrow(/kafka not ready after \d+ s \(KAFKA_STARTUP_TIMEOUT_MS=4000\) while creating topics/);
+    await sleep(3_000);
+    expect(listening, 'the gateway must not serve before its topics exist').toBe(false);
+    // Replication 3 needs all three brokers back before the topics can be created.
+    await Promise.all([cluster!.restart(a), cluster!.restart(b)]);
+    const gw = await waiting;
+    expect(gw.logs.some((l) => (l as { msg?: string }).msg?.startsWith('waiting for kafka: creating topics'))).toBe(true);
+    await eventually(async () => (await new Client(gw.url).post('/call/upsert_batch', upsertBatch('acme/startup', ['s-1']))).status === 200, 120_000, 'the late gateway accepting writes');
+  }, 420_000);
 });

@@ -18,13 +18,15 @@ export interface EndpointSpec {
   response: z.ZodType;
   /** `jsonl`: the response is a stream of JSON objects, one per line. `sse`: may be Server-Sent Events. */
   stream?: 'jsonl' | 'sse';
+  /** Other paths answering the same (e.g. without the trailing slash); not in /openapi.json. */
+  aliases?: readonly string[];
 }
 
 /** The 20 endpoints of the interface, in its order. The contract lives here, once. */
 export const endpoints = {
   feedbackReplace: { path: '/feedback/replace', summary: 'Replace a feedback record', auth: 'basic', service: 'gateway', request: objects.feedbackReplaceReq, response: objects.feedbackReplaceRes },
   feedbackQuery: { path: '/feedback/query', summary: 'Query feedback', auth: 'basic', service: 'query', request: objects.feedbackQueryReq, response: objects.feedbackQueryRes },
-  chatCompletions: { path: '/v1/chat/completions/', summary: 'Create a chat completion (OpenAI-compatible)', auth: 'bearer', service: 'inference', request: inference.chatCompletionReq, response: inference.chatCompletionRes, stream: 'sse' },
+  chatCompletions: { path: '/v1/chat/completions/', summary: 'Create a chat completion (OpenAI-compatible)', auth: 'bearer', service: 'inference', request: inference.chatCompletionReq, response: inference.chatCompletionRes, stream: 'sse', aliases: ['/v1/chat/completions'] },
   callsStreamQuery: { path: '/calls/stream_query', summary: 'Stream calls (JSONL)', auth: 'basic', service: 'query', request: calls.callsStreamQueryReq, response: calls.call, stream: 'jsonl' },
   callsQueryStats: { path: '/calls/query_stats', summary: 'Count calls', auth: 'basic', service: 'query', request: calls.callsQueryStatsReq, response: calls.callsQueryStatsRes },
   objsQuery: { path: '/objs/query', summary: 'Query object versions', auth: 'basic', service: 'query', request: objects.objsQueryReq, response: objects.objsQueryRes },

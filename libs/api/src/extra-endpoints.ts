@@ -4,6 +4,7 @@ import { jsonObject, projectId, query, timestamp } from './common';
 import { costCreateReq, costCreateRes, feedbackReplaceReq, tableCreateRes } from './objects';
 import { embeddingReq, textCompletionReq } from './inference';
 import type { EndpointSpec } from './endpoints';
+import { callsAggregateReq, callsAggregateRes, projectsListReq, projectsListRes } from './analytics';
 
 /**
  * Endpoints the reference's clients need beyond the interface's 20 (see README, "Extra
@@ -13,8 +14,8 @@ import type { EndpointSpec } from './endpoints';
 export type ExtraEndpointSpec = Omit<EndpointSpec, 'response'> & {
   /** The response body's schema (handlers are typed by it); absent: not yet written down. */
   response?: z.ZodType;
-  /** Other paths answering the same (the reference router's alternative spellings). */
-  aliases?: readonly string[];
+  /** Listed in /openapi.json (tagged `extra`); needs `response`. */
+  published?: boolean;
 };
 
 export const tableCreateExtraReq = z.object({
@@ -107,6 +108,9 @@ export const extraEndpoints = {
   fileContent: { path: '/file/content', summary: 'Read a file', auth: 'basic', service: 'query', request: fileContentReq, aliases: ['/files/content'] },
   textCompletions: { path: '/v1/completions', summary: 'Create a (legacy, prompt) completion (OpenAI-compatible)', auth: 'bearer', service: 'inference', request: textCompletionReq },
   embeddings: { path: '/v1/embeddings', summary: 'Create embeddings (OpenAI-compatible, passed through)', auth: 'bearer', service: 'inference', request: embeddingReq },
+  // For the web UI (services/ui); published in /openapi.json.
+  projectsList: { path: '/projects/list', summary: 'Projects the key can see, with call counts and last activity', auth: 'basic', service: 'query', request: projectsListReq, response: projectsListRes, published: true },
+  callsAggregate: { path: '/calls/aggregate', summary: 'Calls, errors, latency, tokens and cost over time, per op and per model', auth: 'basic', service: 'query', request: callsAggregateReq, response: callsAggregateRes, published: true },
 } as const satisfies Record<string, ExtraEndpointSpec>;
 
 /** /file/create (multipart/form-data: `project_id`, a `file` part) has no JSON body; its path is here for routing. */

@@ -7,4 +7,5 @@ export * from './validate';
 export * from './openapi';
 export * from './extra-endpoints';
 export * from './routes';
+export * from './analytics';
 export * from './reference-requests';

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { endpoints, type EndpointSpec } from './endpoints';
+import { extraEndpoints, type ExtraEndpointSpec } from './extra-endpoints';
 
 const errorBody = {
   type: 'object',
@@ -20,7 +21,12 @@ function schemaOf(s: z.ZodType, io: 'input' | 'output'): Record<string, unknown>
 /** OpenAPI 3.1 document generated from the zod contract. */
 export function buildOpenApiDocument(opts: { version: string; serverUrl?: string }): Record<string, unknown> {
   const paths: Record<string, unknown> = {};
-  for (const [name, spec] of Object.entries(endpoints) as [string, EndpointSpec][]) {
+  // The 20 endpoints of the interface, then the extras marked `published` (tagged `extra`).
+  const published: [string, EndpointSpec, string[]][] = (Object.entries(endpoints) as [string, EndpointSpec][]).map(([n, s]) => [n, s, [s.service]]);
+  for (const [name, spec] of Object.entries(extraEndpoints) as [string, ExtraEndpointSpec][]) {
+    if (spec.published && spec.response) published.push([name, { ...spec, response: spec.response }, [spec.service, 'extra']]);
+  }
+  for (const [name, spec, tags] of published) {
     const okContent: Record<string, unknown> =
       spec.stream === 'jsonl'
         ? { 'application/jsonl': { schema: schemaOf(spec.response, 'output') } }
@@ -35,7 +41,7 @@ export function buildOpenApiDocument(opts: { version: string; serverUrl?: string
       post: {
         operationId: name,
         summary: spec.summary,
-        tags: [spec.service],
+        tags,
         security: [spec.auth === 'basic' ? { basicAuth: [] } : { bearerAuth: [] }],
         requestBody: { required: true, content: { 'application/json': { schema: schemaOf(spec.request, 'input') } } },
         responses: {
@@ -47,7 +53,6 @@ export function buildOpenApiDocument(opts: { version: string; serverUrl?: string
           '413': err('request body, a string, an array, a query or a payload too large'),
           '415': err('the body is not application/json'),
           '429': err('rate limit of the API key exceeded; retry after the Retry-After header'),
-          '501': err('not implemented yet'),
           '503': err('temporarily unable to store the data; retry after the Retry-After header'),
         },
       },

@@ -16,8 +16,20 @@ export interface Subscription {
  */
 export interface Bus<T> {
   publish(topic: string, messages: BusMessage<T>[]): Promise<void>;
+  /** What the bus carries now, cheaply (no I/O): the HTTP edge refuses writes from it before reading a body. */
+  pressure(): BusPressure;
   subscribe(topic: string, handler: BatchHandler<T>): Promise<Subscription>;
   close(): Promise<void>;
+}
+
+/** The bus's load and state as the admission check sees them. */
+export interface BusPressure {
+  /** Bytes handed to the bus and not yet acknowledged. */
+  pendingBytes: number;
+  /** WEFT_BUS_MAX_PENDING_BYTES: publishes beyond it are refused. */
+  maxPendingBytes: number;
+  /** Why the bus is known to be unable to acknowledge anything now (broker down, shutting down), else null. */
+  down: string | null;
 }
 
 /** The bus could not take the messages (overloaded, down, timed out); nothing was acknowledged. */

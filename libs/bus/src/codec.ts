@@ -13,10 +13,16 @@ export interface EnvelopeCodec<T> {
   encode(value: T): Buffer;
   /** Throws UndecodableMessageError naming what is wrong. */
   decode(bytes: Buffer | null): T;
+  /**
+   * About the bytes a value takes on the wire, without encoding it: what the in-process bus
+   * counts against WEFT_BUS_MAX_PENDING_BYTES. Absent: only the message count is bounded.
+   */
+  sizeOf?(value: T): number;
 }
 
-export function jsonEnvelopeCodec<T>(schema: z.ZodType<T>): EnvelopeCodec<T> {
+export function jsonEnvelopeCodec<T>(schema: z.ZodType<T>, sizeOf?: (value: T) => number): EnvelopeCodec<T> {
   return {
+    ...(sizeOf ? { sizeOf } : {}),
     encode: (value) => Buffer.from(JSON.stringify(value), 'utf8'),
     decode(bytes) {
       if (!bytes || bytes.length === 0) throw new UndecodableMessageError('empty message value');

@@ -51,6 +51,8 @@ export function createBus<T>(config: Config, log: Logger, codec: EnvelopeCodec<T
     maxBatch: config.WEFT_WRITER_BATCH_ROWS,
     lingerMs: config.WEFT_WRITER_FLUSH_MS,
     maxPending: config.WEFT_BUS_MAX_PENDING,
+    maxPendingBytes: config.WEFT_BUS_MAX_PENDING_BYTES,
+    ...(codec.sizeOf ? { sizeOf: (v: T) => codec.sizeOf!(v) } : {}),
     publishTimeoutMs: config.WEFT_PUBLISH_TIMEOUT_MS,
   });
   return Object.assign(bus, {

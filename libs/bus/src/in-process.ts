@@ -1,51 +1,72 @@
-import type { BatchHandler, Bus, Subscription } from './bus';
+import type { BatchHandler, Bus, BusPressure, Subscription } from './bus';
 import { BusUnavailableError } from './bus';
 import { publishWithDeadline, type Settleable } from './deadline';
 import type { BusMessage } from './messages';
 
-export interface InProcessBusOptions {
+export interface InProcessBusOptions<T = unknown> {
   /** Largest batch handed to the subscriber. */
   maxBatch: number;
   /** Wait this long (ms) after the first message of an idle period, to gather a batch. */
   lingerMs: number;
   /** Messages waiting beyond this make publish fail fast (back-pressure, 503 upstream). */
   maxPending: number;
+  /** Bytes waiting (as `sizeOf` counts them) beyond which publish fails fast, as for Kafka. */
+  maxPendingBytes?: number;
+  /** A message's size in bytes for `maxPendingBytes` (an estimate; no encoding needed). */
+  sizeOf?: (value: T) => number;
   /** A publish not handled within this many ms is rejected (not acknowledged). */
   publishTimeoutMs: number;
 }
 
 interface Pending<T> extends Settleable {
   values: T[];
+  /** Handed to the handler: from then on a timeout cannot promise the values are not stored. */
+  inHandler: boolean;
 }
 
 /**
  * The all-in-one bus: publishers wait until the subscriber has stored their messages, and
  * concurrent publishers share one handler call (group commit): while one batch is being
- * inserted, the next one gathers. Memory is bounded by `maxPending`.
+ * inserted, the next one gathers. Memory is bounded by `maxPending` messages and `maxPendingBytes`.
  */
 export class InProcessBus<T> implements Bus<T> {
   private readonly queues = new Map<string, Pending<T>[]>();
   private readonly pendingCount = new Map<string, number>();
+  private pendingBytes = 0;
   private readonly handlers = new Map<string, BatchHandler<T>>();
   private readonly draining = new Set<string>();
   private readonly idle = new Map<string, Promise<void>>();
   private closed = false;
 
-  constructor(private readonly opts: InProcessBusOptions) {}
+  constructor(private readonly opts: InProcessBusOptions<T>) {}
 
   async publish(topic: string, messages: BusMessage<T>[]): Promise<void> {
     if (messages.length === 0) return;
     if (this.closed) throw new BusUnavailableError('bus is shutting down');
     if (!this.handlers.has(topic)) throw new BusUnavailableError(`no consumer for ${topic}`);
     const count = this.pendingCount.get(topic) ?? 0;
-    if (count + messages.length > this.opts.maxPending && count > 0) {
-      throw new BusUnavailableError(`ingest queue full (${count} messages waiting)`, 1);
+    const sizeOf = this.opts.sizeOf;
+    let bytes = 0;
+    if (sizeOf) for (const m of messages) bytes += sizeOf(m.value);
+    const maxBytes = this.opts.maxPendingBytes ?? Infinity;
+    if (count > 0 && (count + messages.length > this.opts.maxPending || this.pendingBytes + bytes > maxBytes)) {
+      throw new BusUnavailableError(`ingest queue full (${count} messages, ${this.pendingBytes} bytes waiting); not stored`, 1);
     }
     this.pendingCount.set(topic, count + messages.length);
-    return publishWithDeadline(
-      { values: messages.map((m) => m.value) },
+    this.pendingBytes += bytes;
+    const publish = publishWithDeadline(
+      { values: messages.map((m) => m.value), inHandler: false },
       this.opts.publishTimeoutMs,
-      () => new BusUnavailableError(`not stored within ${this.opts.publishTimeoutMs} ms`, 2),
+      (p) => {
+        if (p.inHandler) {
+          return new BusUnavailableError(
+            `not confirmed within ${this.opts.publishTimeoutMs} ms: the store write is under way, so these parts may still be stored`,
+            2,
+          );
+        }
+        // Still queued: it is dropped from the queue (drain skips settled publishes), so never stored.
+        return new BusUnavailableError(`not stored within ${this.opts.publishTimeoutMs} ms (the writer is behind); not stored`, 2);
+      },
       (p) => {
         let q = this.queues.get(topic);
         if (!q) this.queues.set(topic, (q = []));
@@ -53,6 +74,13 @@ export class InProcessBus<T> implements Bus<T> {
         this.kick(topic);
       },
     );
+    return publish.finally(() => {
+      this.pendingBytes -= bytes;
+    });
+  }
+
+  pressure(): BusPressure {
+    return { pendingBytes: this.pendingBytes, maxPendingBytes: this.opts.maxPendingBytes ?? Infinity, down: this.closed ? 'bus is shutting down' : null };
   }
 
   async subscribe(topic: string, handler: BatchHandler<T>): Promise<Subscription> {
@@ -83,10 +111,21 @@ export class InProcessBus<T> implements Bus<T> {
     while (q.length > 0) {
       const group: Pending<T>[] = [];
       const batch: T[] = [];
+      let skipped = 0;
       while (q.length > 0 && (batch.length === 0 || batch.length + q[0]!.values.length <= this.opts.maxBatch)) {
         const p = q.shift()!;
+        // Timed out while queued: its publisher was told "not stored", so it must not be.
+        if (p.settled) {
+          skipped += p.values.length;
+          continue;
+        }
+        p.inHandler = true;
         group.push(p);
         for (const v of p.values) batch.push(v);
+      }
+      if (batch.length === 0) {
+        this.pendingCount.set(topic, (this.pendingCount.get(topic) ?? 0) - skipped);
+        continue;
       }
       const handler = this.handlers.get(topic);
       try {
@@ -97,7 +136,7 @@ export class InProcessBus<T> implements Bus<T> {
         const err = e instanceof BusUnavailableError ? e : new BusUnavailableError(`store write failed: ${(e as Error).message}`, 2);
         for (const p of group) p.reject(err);
       } finally {
-        this.pendingCount.set(topic, (this.pendingCount.get(topic) ?? 0) - batch.length);
+        this.pendingCount.set(topic, (this.pendingCount.get(topic) ?? 0) - batch.length - skipped);
       }
     }
   }

@@ -12,7 +12,7 @@ import {
   type Producer,
 } from 'kafkajs';
 import { metrics, type Logger } from '@weft/core';
-import type { BatchHandler, Bus, Subscription } from './bus';
+import type { BatchHandler, Bus, BusPressure, Subscription } from './bus';
 import { BusUnavailableError } from './bus';
 import { UndecodableMessageError, type EnvelopeCodec } from './codec';
 import { publishWithDeadline, type Settleable } from './deadline';
@@ -58,6 +58,10 @@ export interface KafkaBusOptions<T> {
    * error is retried without committing, so nothing is skipped while the store is down.
    */
   isPermanentError: (e: unknown) => boolean;
+  /** How often the brokers are probed (a metadata request) to know whether Kafka is down; 0 = never. */
+  probeIntervalMs?: number;
+  /** A probe not answered within this many ms counts as a failure (health and readiness never hang). */
+  probeTimeoutMs?: number;
   /** How long start-up waits for the cluster (topics created, leaders elected) before giving up. */
   startupTimeoutMs: number;
   log: Logger;
@@ -118,6 +122,14 @@ export class KafkaBus<T> implements Bus<T> {
   private producerGeneration = 0;
   private readonly subscriptions = new Set<Subscription>();
   private closed = false;
+  /** Set while the last probe of the brokers failed: publishes are refused at once. */
+  private down: string | null = null;
+  private probing: Promise<Record<string, unknown>> | null = null;
+  /** Probes failed in a row; one failure alone (a connection to a broker just lost) is not "down". */
+  private probeFailures = 0;
+  private probeTimer: NodeJS.Timeout | null = null;
+  /** A client with no retries for probes only: the main one retries for ever, which would hang them. */
+  private readonly probeAdmin;
 
   constructor(private readonly opts: KafkaBusOptions<T>) {
     const log = opts.log.child({ component: 'kafka' });
@@ -140,10 +152,20 @@ export class KafkaBus<T> implements Bus<T> {
       // the one that was in fact written, then acknowledged without being stored. Retries may
       // write a message twice instead; the store folds replayed parts (SCHEMA.md).
       idempotent: false,
-      maxInFlightRequests: 1,
+      // No cap per connection: each partition has one request in flight at most (its lane),
+      // which keeps the order per key; the lanes led by one broker share its connection.
       retry,
       createPartitioner: Partitioners.DefaultPartitioner,
     });
+    const probeTimeout = opts.probeTimeoutMs ?? 1_500;
+    this.probeAdmin = new Kafka({
+      clientId: `${opts.clientId}-probe`,
+      brokers: opts.brokers,
+      connectionTimeout: probeTimeout,
+      requestTimeout: probeTimeout,
+      retry: { retries: 0 },
+      logLevel: KafkaLogLevel.NOTHING,
+    }).admin({ retry: { retries: 0 } });
   }
 
   /**
@@ -156,6 +178,11 @@ export class KafkaBus<T> implements Bus<T> {
     const names = this.opts.topics.map((t) => this.physical(t.topic));
     await untilKafkaReady(`creating topics ${names.join(', ')} and waiting for their partition leaders on ${this.opts.brokers.join(',')}`, () => this.ensureTopics(), wait);
     await untilKafkaReady('connecting the producer', () => this.connectProducer(), wait);
+    const every = this.opts.probeIntervalMs ?? 1_000;
+    if (every > 0) {
+      this.probeTimer = setInterval(() => void this.probe().catch(() => undefined), every);
+      this.probeTimer.unref();
+    }
   }
 
   private async ensureTopics(): Promise<void> {
@@ -189,21 +216,94 @@ export class KafkaBus<T> implements Bus<T> {
     return this.opts.topicPrefix + topic;
   }
 
-  /** For /health: the brokers answer metadata requests. */
-  async health(): Promise<Record<string, unknown>> {
-    const admin = this.kafka.admin();
-    await admin.connect();
-    try {
-      const cluster = await admin.describeCluster();
+  /** For /ready: the brokers answer a metadata request within the probe timeout (never hangs). */
+  health(): Promise<Record<string, unknown>> {
+    return this.probe();
+  }
+
+  /**
+   * One metadata request on the no-retry client, bounded by the probe timeout; its outcome is
+   * the bus's "known down" state. Concurrent callers share the probe in flight.
+   */
+  private probe(): Promise<Record<string, unknown>> {
+    if (this.probing) return this.probing;
+    const timeoutMs = this.opts.probeTimeoutMs ?? 1_500;
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`brokers did not answer within ${timeoutMs} ms`)), timeoutMs);
+    });
+    const attempt = (async () => {
+      await this.probeAdmin.connect();
+      const cluster = await this.probeAdmin.describeCluster();
       return { bus: 'kafka', brokers: cluster.brokers.length };
-    } finally {
-      await admin.disconnect();
+    })();
+    this.probing = Promise.race([attempt, deadline])
+      .then(
+        (ok) => {
+          if (this.down) this.opts.log.info({ was: this.down }, 'kafka reachable again; accepting writes');
+          this.down = null;
+          this.probeFailures = 0;
+          return ok;
+        },
+        (e: unknown) => {
+          const reason = `kafka unreachable: ${(e as Error).message}`;
+          if (++this.probeFailures >= 2) {
+            if (!this.down) this.opts.log.warn({ reason }, 'kafka down; refusing writes until it answers');
+            this.down = reason;
+            this.refuseQueued(reason);
+          }
+          // A stuck connection would keep later probes stuck: start the next one afresh.
+          void this.probeAdmin.disconnect().catch(() => undefined);
+          throw new Error(reason);
+        },
+      )
+      .finally(() => {
+        clearTimeout(timer);
+        this.probing = null;
+      });
+    attempt.catch(() => undefined);
+    return this.probing;
+  }
+
+  /**
+   * Publishes none of whose chunks was handed to Kafka get their 503 now: never sent, so never
+   * stored. (One with a chunk in flight waits for its answer or its deadline.)
+   */
+  private refuseQueued(reason: string): void {
+    const queued = new Set<Chunk>();
+    for (const lane of this.lanes.values()) for (const c of lane.queue) queued.add(c);
+    const publishes = new Map<PendingPublish, string>();
+    for (const lane of this.lanes.values()) for (const c of lane.queue) publishes.set(c.publish, lane.topic);
+    for (const [p, topic] of publishes) {
+      if (p.settled || !p.chunks.every((c) => queued.has(c))) continue;
+      this.unqueue(topic, p.chunks);
+      p.reject(new BusUnavailableError(`${reason}; not stored`, 5));
     }
+  }
+
+  /** Takes a publish's chunks out of their lanes' queues; true when one of them was sent already. */
+  private unqueue(topic: string, chunks: Chunk[]): boolean {
+    let sent = false;
+    for (const c of chunks) {
+      const lane = this.lanes.get(laneKey(topic, c.messages[0]!.partition!));
+      const at = lane ? lane.queue.indexOf(c) : -1;
+      if (at >= 0) lane!.queue.splice(at, 1);
+      else sent = true;
+    }
+    return sent;
+  }
+
+  pressure(): BusPressure {
+    return { pendingBytes: this.pendingBytes, maxPendingBytes: this.opts.maxPendingBytes, down: this.closed ? 'bus is shutting down' : this.down };
   }
 
   async publish(topic: string, messages: BusMessage<T>[]): Promise<void> {
     if (messages.length === 0) return;
     if (this.closed) throw new BusUnavailableError('bus is shutting down');
+    if (this.down) {
+      metrics.busRejected.inc({ reason: 'down' });
+      throw new BusUnavailableError(`${this.down}; not stored`, 5);
+    }
     const physical = this.physical(topic);
     const partitions = this.partitionCounts.get(physical);
     if (!partitions) throw new BusUnavailableError(`topic ${physical} is not ready (bus not started)`);
@@ -220,7 +320,7 @@ export class KafkaBus<T> implements Bus<T> {
     const busy = this.pendingMessages > 0;
     if (busy && (this.pendingMessages + messages.length > this.opts.maxPendingMessages || this.pendingBytes + bytes > this.opts.maxPendingBytes)) {
       metrics.busRejected.inc({ reason: 'overload' });
-      throw new BusUnavailableError(`ingest queue full (${this.pendingMessages} messages, ${this.pendingBytes} bytes in flight)`, 1);
+      throw new BusUnavailableError(`ingest queue full (${this.pendingMessages} messages, ${this.pendingBytes} bytes in flight); not stored`, 1);
     }
     const started = performance.now();
     this.pendingMessages += messages.length;
@@ -233,13 +333,15 @@ export class KafkaBus<T> implements Bus<T> {
         (p) => {
           // Not sent yet (its partition's request in flight is stuck): let go of its bytes now,
           // so a long outage cannot pile up unanswered messages behind the in-flight bound.
-          for (const c of p.chunks) {
-            const lane = this.lanes.get(laneKey(physical, c.messages[0]!.partition!));
-            const queued = lane ? lane.queue.indexOf(c) : -1;
-            if (queued >= 0) lane!.queue.splice(queued, 1);
-          }
+          const sent = this.unqueue(physical, p.chunks);
           metrics.busRejected.inc({ reason: 'timeout' });
-          return new BusUnavailableError(`kafka did not acknowledge within ${this.opts.publishTimeoutMs} ms`, 5);
+          // Handed to Kafka already: the broker may still append it (the producer retries).
+          return new BusUnavailableError(
+            !sent
+              ? `kafka did not acknowledge within ${this.opts.publishTimeoutMs} ms; not stored`
+              : `kafka did not acknowledge within ${this.opts.publishTimeoutMs} ms; the parts were sent and may still be stored`,
+            5,
+          );
         },
         (p) => {
           for (const [partition, msgs] of byPartition) {
@@ -333,7 +435,7 @@ export class KafkaBus<T> implements Bus<T> {
       } catch (e) {
         this.opts.log.warn({ err: e, topic: lane.topic, partition: lane.partition }, 'kafka send failed');
         metrics.busRejected.inc({ reason: 'error' });
-        for (const c of chunks) c.publish.reject(new BusUnavailableError(`kafka unavailable: ${(e as Error).message}`, 5));
+        for (const c of chunks) c.publish.reject(new BusUnavailableError(`kafka unavailable: ${(e as Error).message} (the parts were sent and may still be stored)`, 5));
         this.reconnectProducer(generation);
       }
     }
@@ -465,6 +567,8 @@ export class KafkaBus<T> implements Bus<T> {
 
   async close(): Promise<void> {
     this.closed = true;
+    if (this.probeTimer) clearInterval(this.probeTimer);
+    await this.probeAdmin.disconnect().catch(() => undefined);
     await Promise.all([...this.subscriptions].map((s) => s.stop()));
     for (const lane of this.lanes.values()) while (lane.sending) await lane.sending;
     await this.producer.disconnect();

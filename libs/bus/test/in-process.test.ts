@@ -37,7 +37,32 @@ describe('in-process bus', () => {
     await bus.subscribe('t', () => new Promise<void>((r) => (release = r)));
     const first = bus.publish('t', msgs(10, 'a'));
     await expect(bus.publish('t', msgs(1, 'b'))).rejects.toThrow(/queue full/);
-    await expect(first).rejects.toThrow(/not stored within/);
+    // Already handed to the handler: the answer cannot promise it is not stored.
+    await expect(first).rejects.toThrow(/may still be stored/);
     release();
+  });
+
+  it('never stores a publish that timed out while queued, and bounds the bytes waiting', async () => {
+    const bus = new InProcessBus<string>({ ...opts, lingerMs: 0, publishTimeoutMs: 50, maxPendingBytes: 100, sizeOf: (v) => v.length });
+    const stored: string[] = [];
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    await bus.subscribe('t', async (b) => {
+      await gate;
+      stored.push(...b);
+    });
+    const first = expect(bus.publish('t', msgs(1, 'first'))).rejects.toThrow(/may still be stored/);
+    // Queued behind the blocked handler; it times out while waiting.
+    const second = expect(bus.publish('t', msgs(2, 'second'))).rejects.toThrow(/not stored within 50 ms.*not stored/);
+    expect(bus.pressure().pendingBytes).toBe('first-0'.length + 'second-0'.length * 2);
+    await expect(bus.publish('t', [{ key: 'x', value: 'x'.repeat(90) }])).rejects.toThrow(/queue full.*not stored/);
+    await second;
+    await first;
+    release();
+    await new Promise((r) => setTimeout(r, 50));
+    await bus.publish('t', msgs(1, 'third'));
+    expect(stored).toEqual(['first-0', 'third-0']);
+    expect(bus.pressure().pendingBytes).toBe(0);
+    await bus.close();
   });
 });

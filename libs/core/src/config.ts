@@ -18,13 +18,16 @@ export const configSchema = z.object({
   CLICKHOUSE_USER: z.string().default('default'),
   CLICKHOUSE_PASSWORD: z.string().default(''),
   CLICKHOUSE_DATABASE: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).default('default'),
+  /**
+   * Set: the migrations create replicated tables ON CLUSTER this cluster (a name in the servers'
+   * remote_servers) behind Distributed tables (libs/store/SCHEMA.md "Cluster mode"). Needs CLICKHOUSE_URL.
+   */
+  CLICKHOUSE_CLUSTER: z.preprocess(emptyAsUndefined, z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'a cluster name: letters, digits, _').optional()),
   WEFT_DATA_DIR: z.string().default('./data'),
   /** `auto`: apply pending migrations at start. `wait`: wait for `weft migrate` to have applied them (several processes on one server). */
   WEFT_MIGRATE: z.enum(['auto', 'wait']).default('auto'),
   /** WEFT_MIGRATE=wait: how long to wait for the schema before failing the start (ms). */
   WEFT_MIGRATE_WAIT_MS: int(120_000, 0),
-  /** /ready: how long each dependency's probe may take before it counts as down (ms). */
-  WEFT_READY_TIMEOUT_MS: int(2_000, 1),
 
   /** `inprocess` (all-in-one) or `kafka` (distributed). */
   WEFT_BUS: z.enum(['inprocess', 'kafka']).default('inprocess'),
@@ -66,8 +69,22 @@ export const configSchema = z.object({
   WEFT_MAX_QUERY_DEPTH: int(24, 2),
   /** Calls streaming: rows per ClickHouse query (keyset pages); 0 = one streamed query. Unset: 5000 embedded, 0 server. */
   WEFT_QUERY_PAGE_ROWS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(0).optional()),
-  /** Bytes of messages in flight to the bus before publishers get 503 (bounded memory). */
+  /** Bytes of messages in flight to the bus (either bus) before publishers get 503 (bounded memory). */
   WEFT_BUS_MAX_PENDING_BYTES: int(256 * 1024 * 1024, 1024),
+
+  // --- Overload and timeouts (README "Overload, timeouts and health") ---
+  /** Bytes of request bodies (by Content-Length) admitted and not yet answered; beyond, 503 before the body is read. */
+  WEFT_MAX_INFLIGHT_BODY_BYTES: int(32 * 1024 * 1024, 1024),
+  /** Requests admitted and not yet answered (probes and /metrics aside); beyond, 503 at once. */
+  WEFT_MAX_INFLIGHT_REQUESTS: int(1024, 1),
+  /** A request's headers must arrive within this many ms of its first byte (408 and close). */
+  WEFT_HEADERS_TIMEOUT_MS: int(15_000, 100),
+  /** A request body that sends nothing for this many ms is abandoned (408 and close). */
+  WEFT_BODY_IDLE_TIMEOUT_MS: int(10_000, 100),
+  /** Whole request: received within this many ms, and (non-streaming routes) answered within it too (503). */
+  WEFT_REQUEST_TIMEOUT_MS: int(60_000, 100),
+  /** /ready: how long each dependency's check may take before it counts as down. */
+  WEFT_READY_TIMEOUT_MS: int(1_500, 100),
 
   /** Kafka client id (broker logs, quotas). */
   KAFKA_CLIENT_ID: z.string().min(1).default('weft'),
@@ -122,6 +139,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const cfg = parsed.data;
   if (cfg.WEFT_BUS === 'kafka' && !cfg.KAFKA_BROKERS) {
     throw new ConfigError('invalid configuration:\n  KAFKA_BROKERS: required when WEFT_BUS=kafka');
+  }
+  if (cfg.CLICKHOUSE_CLUSTER && !cfg.CLICKHOUSE_URL) {
+    // The embedded engine is one process: it has no cluster to create tables on.
+    throw new ConfigError('invalid configuration:\n  CLICKHOUSE_CLUSTER: requires CLICKHOUSE_URL (a ClickHouse server of that cluster)');
   }
   return cfg;
 }

@@ -45,6 +45,24 @@ export const metrics = {
     labelNames: ['reason'] as const,
     registers,
   }),
+  admissionRefused: new Counter({
+    name: 'weft_admission_refused_total',
+    help: 'Requests refused with 503 before their body was read (in-flight bounds, bus full or down)',
+    labelNames: ['reason'] as const,
+    registers,
+  }),
+  requestTimeouts: new Counter({
+    name: 'weft_request_timeouts_total',
+    help: 'Requests cut by a timeout, by phase (headers, body, whole request)',
+    labelNames: ['phase'] as const,
+    registers,
+  }),
+  streamsAborted: new Counter({
+    name: 'weft_streams_aborted_total',
+    help: 'Streamed responses that ended before their last row (client gone or error)',
+    labelNames: ['reason'] as const,
+    registers,
+  }),
   producerLatency: new Histogram({
     name: 'weft_producer_latency_seconds',
     help: 'Time from publish to acknowledgement by the bus (Kafka: all in-sync replicas)',

@@ -6,4 +6,6 @@ export * from './client';
 export * from './kafka-broker';
 export * from './metrics';
 export * from './model-server';
+export * from './load';
+export * from './browser';
 export * from './kafka-cluster';

@@ -18,6 +18,8 @@ export interface KafkaBroker {
   pid(): number | undefined;
   /** Stops the broker (SIGTERM, then SIGKILL after a grace period). */
   stop(): Promise<void>;
+  /** Kills it (SIGKILL: no clean shutdown) and waits for the exit. */
+  kill(): Promise<void>;
   /** Starts it again on the same ports and data (after stop). */
   restart(): Promise<void>;
 }
@@ -137,6 +139,14 @@ export async function startKafkaBroker(dataDir: string): Promise<KafkaBroker> {
     clearTimeout(force);
     proc = null;
   };
+  const kill = async () => {
+    const p = proc;
+    if (!p || p.exitCode !== null || p.signalCode !== null) return;
+    const exited = new Promise<void>((resolve) => p.once('exit', () => resolve()));
+    p.kill('SIGKILL');
+    await exited;
+    proc = null;
+  };
   await launch();
-  return { brokers: `127.0.0.1:${port}`, port, dataDir, pid: () => proc?.pid, stop, restart: launch };
+  return { brokers: `127.0.0.1:${port}`, port, dataDir, pid: () => proc?.pid, stop, kill, restart: launch };
 }

@@ -53,6 +53,9 @@ export function installErrorHandler(app: FastifyInstance, log: Logger): void {
       return;
     }
     if (api.headers) reply.headers(api.headers);
+    // A script that says so handles 401 itself (the web UI): a Basic challenge would make the
+    // browser open its own password prompt over the page.
+    if (api.status === 401 && request.headers['x-requested-with'] === 'XMLHttpRequest') reply.removeHeader('WWW-Authenticate');
     if (api.payload) reply.code(api.status).type(api.payload.contentType).send(Buffer.from(api.payload.data));
     else reply.code(api.status).type('application/json').send(api.toBody());
   });

@@ -1,4 +1,15 @@
 import type { FastifyReply } from 'fastify';
+import { metrics } from '@weft/core';
+
+/** Says that a stream ended before its last row: which request, how many rows it got, and why. */
+export function logAbortedStream(reply: FastifyReply, rows: number, reason: 'client_gone' | 'error', err?: unknown): void {
+  metrics.streamsAborted.inc({ reason });
+  const { method, url, id } = reply.request;
+  reply.log.warn(
+    { method, url, reqId: id, rowsSent: rows, reason, ...(err ? { err } : {}) },
+    reason === 'client_gone' ? 'stream aborted: the client went away' : 'stream aborted: error while streaming',
+  );
+}
 
 /**
  * Writes an async sequence of objects as JSONL, honouring back-pressure: it waits for the
@@ -10,18 +21,32 @@ export async function sendJsonl(
   onAbort?: () => void,
   serialize: (value: unknown) => string = JSON.stringify,
 ): Promise<void> {
+  return sendJsonlText(reply, rows, onAbort, (v) => serialize(v) + '\n');
+}
+
+/**
+ * As sendJsonl, for items that are already JSONL text (whole lines, e.g. a page of lines built
+ * by ClickHouse): written as they are.
+ */
+export async function sendJsonlText<T>(
+  reply: FastifyReply,
+  items: AsyncIterable<T>,
+  onAbort?: () => void,
+  toText: (item: T) => string | Buffer = (item) => item as unknown as Buffer,
+): Promise<void> {
   const res = reply.raw;
   let aborted = false;
-  const abort = () => {
-    if (!aborted) {
-      aborted = true;
-      onAbort?.();
-    }
+  let sent = 0;
+  const abort = (why: 'client_gone' | 'error', err?: unknown) => {
+    if (aborted) return;
+    aborted = true;
+    logAbortedStream(reply, sent, why, err);
+    onAbort?.();
   };
   res.on('close', () => {
-    if (!res.writableFinished) abort();
+    if (!res.writableFinished) abort('client_gone');
   });
-  const iterator = rows[Symbol.asyncIterator]();
+  const iterator = items[Symbol.asyncIterator]();
   // Pull the first row before committing to 200, so an early error is still a clean 4xx/5xx.
   const first = await iterator.next();
   reply.hijack();
@@ -29,7 +54,9 @@ export async function sendJsonl(
   try {
     for (let r = first; !r.done; r = await iterator.next()) {
       if (aborted) break;
-      if (!res.write(serialize(r.value) + '\n')) {
+      // Items: rows for sendJsonl, chunks of lines for sendJsonlText.
+      sent++;
+      if (!res.write(toText(r.value))) {
         await new Promise<void>((resolve) => {
           const done = () => (res.off('drain', done), res.off('close', done), resolve());
           res.on('drain', done);
@@ -38,7 +65,7 @@ export async function sendJsonl(
       }
     }
   } catch (e) {
-    abort();
+    abort('error', e);
     res.destroy(e as Error);
     return;
   } finally {

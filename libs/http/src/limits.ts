@@ -16,6 +16,15 @@ export interface RequestLimits {
   /** Requests per API key per window; 0 disables rate limiting. */
   rateLimitMax: number;
   rateLimitWindowMs: number;
+  /** Admission before the body is read (admission.ts). */
+  maxInflightBodyBytes: number;
+  maxInflightRequests: number;
+  /** Timeouts of the phases of a request (timeouts.ts). */
+  headersTimeoutMs: number;
+  bodyIdleTimeoutMs: number;
+  requestTimeoutMs: number;
+  /** Deadline of each dependency's check on /ready. */
+  readyTimeoutMs: number;
 }
 
 export function requestLimitsFromConfig(config: Config): RequestLimits {
@@ -29,6 +38,12 @@ export function requestLimitsFromConfig(config: Config): RequestLimits {
     maxQueryDepth: config.WEFT_MAX_QUERY_DEPTH,
     rateLimitMax: config.WEFT_RATE_LIMIT_MAX,
     rateLimitWindowMs: config.WEFT_RATE_LIMIT_WINDOW_MS,
+    maxInflightBodyBytes: config.WEFT_MAX_INFLIGHT_BODY_BYTES,
+    maxInflightRequests: config.WEFT_MAX_INFLIGHT_REQUESTS,
+    headersTimeoutMs: config.WEFT_HEADERS_TIMEOUT_MS,
+    bodyIdleTimeoutMs: config.WEFT_BODY_IDLE_TIMEOUT_MS,
+    requestTimeoutMs: config.WEFT_REQUEST_TIMEOUT_MS,
+    readyTimeoutMs: config.WEFT_READY_TIMEOUT_MS,
   };
 }
 

@@ -1,10 +1,11 @@
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '@weft/core';
 import { parseLosslessJson, toJsonText, type RawJson } from '@weft/digest';
 import { checkedJsonText } from './json-body';
 import { defaultRequestLimits } from './limits';
 import { mayHoldRefs } from './tenancy';
 import type { Serialized } from './route';
+import { whenHeavyBodyTurn } from './turns';
 
 /**
  * Within one plugin scope, parses JSON bodies losslessly (`1.0` stays a float, big integers keep
@@ -13,7 +14,10 @@ import type { Serialized } from './route';
 export function useLosslessJsonBodies(app: FastifyInstance): void {
   const limits = app.weftLimits ?? defaultRequestLimits;
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (req, raw, done) => {
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (req, raw, done) =>
+    whenHeavyBodyTurn((raw as Buffer).length, () => parseLossless(req, raw as Buffer, done)),
+  );
+  const parseLossless = (req: FastifyRequest, raw: Buffer, done: (err: Error | null, body?: unknown) => void) => {
     let text: string;
     try {
       // The same UTF-8, depth and size checks as the shared parser, before the lossless parse.
@@ -27,7 +31,7 @@ export function useLosslessJsonBodies(app: FastifyInstance): void {
     } catch (e) {
       done(new ApiError(400, `request body: invalid JSON (${(e as Error).message})`), undefined);
     }
-  });
+  };
 }
 
 /**

@@ -47,15 +47,11 @@ export function addRoute<N extends RouteName>(
   auth: Authenticator,
   name: N,
   handler: RouteHandler<N>,
-  extraPaths: string[] = [],
-  options: { mapError?: ErrorMapper } = {},
+  options: { mapError?: ErrorMapper; publishes?: boolean } = {},
 ): void {
   const spec: RouteSpec = routeSpecs[name];
   const limits = app.weftLimits ?? defaultRequestLimits;
-  const authenticate = async (request: FastifyRequest) => {
-    request.caller = await auth.authenticate(request.headers.authorization, spec.auth);
-    await app.weftRateLimit.check(request.caller);
-  };
+  const authenticate = authenticateHook(app, auth, spec.auth);
   const run = async (request: FastifyRequest, reply: FastifyReply) => {
     const caller = request.caller!;
     // Tenancy first, on the body as sent (unknown members included): a caller learns nothing
@@ -67,8 +63,14 @@ export function addRoute<N extends RouteName>(
     if (result === undefined) return reply;
     return result;
   };
-  const config = options.mapError ? { mapError: options.mapError } : {};
-  for (const path of [spec.path, ...(spec.aliases ?? []), ...extraPaths]) app.post(path, { onRequest: authenticate, config }, run);
+  const config = {
+    ...(options.mapError ? { mapError: options.mapError } : {}),
+    // Admission refuses these while the bus is full or down (admission.ts).
+    ...(options.publishes ? { publishes: true } : {}),
+    // Streams, and inference (bounded by the upstream's timeout), have no whole-request deadline (timeouts.ts).
+    ...(spec.stream !== undefined || spec.service === 'inference' ? { streaming: true } : {}),
+  };
+  for (const path of [spec.path, ...(spec.aliases ?? [])]) app.post(path, { onRequest: authenticate, config }, run);
 }
 
 /**
@@ -84,13 +86,18 @@ export function addGuardedGet(
   handler: (params: Record<string, string>, ctx: RouteContext) => Promise<unknown>,
   options: { mapError?: ErrorMapper } = {},
 ): void {
-  const authenticate = async (request: FastifyRequest) => {
-    request.caller = await auth.authenticate(request.headers.authorization, scheme);
-    await app.weftRateLimit.check(request.caller);
-  };
+  const authenticate = authenticateHook(app, auth, scheme);
   const config = options.mapError ? { mapError: options.mapError } : {};
   app.get(path, { onRequest: authenticate, config }, async (request, reply) => {
     const result = await handler(request.params as Record<string, string>, { caller: request.caller!, request, reply });
     return result === undefined ? reply : result;
   });
+}
+
+/** The onRequest hook of every route: who is calling, then the one per-key rate limit. */
+export function authenticateHook(app: FastifyInstance, auth: Authenticator, scheme: RouteSpec['auth']) {
+  return async (request: FastifyRequest): Promise<void> => {
+    request.caller = await auth.authenticate(request.headers.authorization, scheme);
+    await app.weftRateLimit.check(request.caller);
+  };
 }

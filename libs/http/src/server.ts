@@ -3,11 +3,15 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import rateLimit from '@fastify/rate-limit';
 import { buildOpenApiDocument } from '@weft/api';
-import { checkReadiness, metrics, metricsRegistry, VERSION, type Component, type Logger } from '@weft/core';
+import { metrics, metricsRegistry, VERSION, type Logger } from '@weft/core';
 import { installErrorHandler } from './errors';
 import { parseJsonBody } from './json-body';
 import { mayHoldRefs } from './tenancy';
 import { defaultRequestLimits, type RequestLimits } from './limits';
+import { installAdmission } from './admission';
+import { whenHeavyBodyTurn } from './turns';
+import { installRequestTimeouts, serverTimeoutOptions } from './timeouts';
+import { readinessRoute, type ReadinessChecks } from './readiness';
 import { KeyRateLimiter } from './rate-limit';
 
 declare module 'fastify' {
@@ -24,8 +28,8 @@ export interface HttpServerOptions {
   version?: string;
   /** Facts /health adds to its answer (roles, store mode, bus kind): known at start, no I/O. */
   describe?: Record<string, unknown>;
-  /** What /ready probes (every dependency of this process), each within `deadlineMs`. */
-  readiness?: { components: () => readonly Component[]; deadlineMs: number };
+  /** The dependencies /ready checks, by name (e.g. `store`, `bus`), each under WEFT_READY_TIMEOUT_MS. */
+  readiness?: ReadinessChecks;
   /** Body, batch, string, depth, `limit`, query and rate limits; the configuration's defaults when absent. */
   limits?: RequestLimits;
 }
@@ -40,12 +44,14 @@ export function stripTracesPrefix(url: string): string {
  * handler, /health, /metrics, /openapi.json and /docs. Services add their routes as plugins.
  */
 export async function createHttpServer(opts: HttpServerOptions): Promise<FastifyInstance> {
+  const limits = opts.limits ?? defaultRequestLimits;
   const app = Fastify({
     loggerInstance: opts.log as FastifyBaseLogger,
     // One log line per request, written by the onResponse hook below.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: opts.bodyLimitBytes,
-    requestTimeout: 0,
+    // Headers and whole-request receipt deadlines (Node's own, checked every second).
+    ...serverTimeoutOptions(limits),
     keepAliveTimeout: 65_000,
     return503OnClosing: true,
     // The Weave SDK given only WANDB_BASE_URL=<weft> calls the trace API at <weft>/traces/…:
@@ -54,8 +60,11 @@ export async function createHttpServer(opts: HttpServerOptions): Promise<Fastify
   });
   installErrorHandler(app, opts.log);
 
-  const limits = opts.limits ?? defaultRequestLimits;
   app.decorate('weftLimits', limits);
+  // First hooks of every request: refuse what cannot be served before reading it; then the
+  // body-inactivity and whole-request deadlines.
+  installAdmission(app, limits);
+  installRequestTimeouts(app, limits, opts.log);
   // A body sent without any Content-Type is read as JSON, as the reference does (Weave SDKs
   // before 0.52 send none); a Content-Type other than JSON is still 415.
   app.addHook('onRequest', async (request) => {
@@ -67,15 +76,17 @@ export async function createHttpServer(opts: HttpServerOptions): Promise<Fastify
   // JSON only (anything else is 415), through our own parser: strict UTF-8, depth/size/number
   // checks, errors naming the field.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (req, raw, done) => {
-    try {
-      const value = parseJsonBody(raw as Buffer, limits);
-      req.bodyMayHoldRefs = mayHoldRefs(raw as Buffer);
-      done(null, value);
-    } catch (e) {
-      done(e as Error, undefined);
-    }
-  });
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (req, raw, done) =>
+    whenHeavyBodyTurn((raw as Buffer).length, () => {
+      try {
+        const value = parseJsonBody(raw as Buffer, limits);
+        req.bodyMayHoldRefs = mayHoldRefs(raw as Buffer);
+        done(null, value);
+      } catch (e) {
+        done(e as Error, undefined);
+      }
+    }),
+  );
   // The per-key rate limit: one counter per API key across every authenticated entrance
   // (see KeyRateLimiter). The plugin supplies the limiter; no route uses its per-route counters.
   await app.register(rateLimit, { global: false });
@@ -87,20 +98,15 @@ export async function createHttpServer(opts: HttpServerOptions): Promise<Fastify
   await app.register(swaggerUi, { routePrefix: '/docs' });
   app.get('/openapi.json', async () => document);
 
-  // Liveness: the process answers; never waits on a dependency (a restart would not fix one).
-  app.get('/health', async () => ({ status: 'ok', version, ...opts.describe }));
-  // Readiness: every dependency of this process answers within its deadline; 503 names the ones down.
-  app.get('/ready', async (_req, reply) => {
-    const r = await checkReadiness(opts.readiness?.components() ?? [], opts.readiness?.deadlineMs ?? 2000);
-    if (r.ready) return { status: 'ready', checks: r.checks };
-    const why = r.down.map((name) => `${name}: ${r.checks[name]?.reason ?? 'down'}`).join('; ');
-    return reply.code(503).send({ status: 503, reason: `not ready: ${why}`, checks: r.checks });
-  });
+  // Liveness: the process serves HTTP. Answers at once, whatever the dependencies do (a restart
+  // would not fix one): its version and what it runs (roles, store mode, bus kind).
+  app.get('/health', { config: { probe: true } }, async () => ({ status: 'ok', version, ...opts.describe }));
+  readinessRoute(app, opts.readiness ?? {}, limits.readyTimeoutMs);
   // The reference's SDK asks this at init.
   app.get('/server_info', async () => ({ min_required_weave_python_version: '0.0.1', trace_server_version: version }));
 
   // Prometheus text format: every service exposes its own process's metrics.
-  app.get('/metrics', async (_req, reply) => {
+  app.get('/metrics', { config: { probe: true } }, async (_req, reply) => {
     reply.header('content-type', metricsRegistry.contentType);
     return metricsRegistry.metrics();
   });

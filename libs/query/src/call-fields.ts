@@ -1,4 +1,5 @@
 import { ApiError } from '@weft/core';
+import { latencySql, statusSql, traceNameSql } from './call-json';
 import { jsonFieldRef, splitFieldPath, type FieldRef, type FieldResolver } from './expr';
 import type { Params } from './params';
 
@@ -68,17 +69,17 @@ export class CallFieldResolver implements FieldResolver {
         for (const c of ['exception', 'ended_at', 'summary_dump']) this.used.add(c);
         const errors = jsonFieldRef('summary_dump', ['status_counts', 'error'], p).sql;
         return {
-          sql: `multiIf(exception IS NOT NULL, 'error', ended_at IS NULL, 'running', ifNull(toFloat64OrNull(${errors}), 0) > 0, 'descendant_error', 'success')`,
+          sql: statusSql(errors),
           kind: 'string',
         };
       }
       case 'latency_ms':
         this.used.add('started_at').add('ended_at');
-        return { sql: `intDiv(toUnixTimestamp64Micro(ended_at) - toUnixTimestamp64Micro(started_at), 1000)`, kind: 'number' };
+        return { sql: latencySql, kind: 'number' };
       case 'trace_name':
         this.used.add('display_name').add('op_name');
         return {
-          sql: `multiIf(ifNull(display_name, '') != '', display_name, startsWith(op_name, 'weave:///') AND match(op_name, '/[^/:]*:'), regexpExtract(op_name, '/([^/:]*):', 1), op_name)`,
+          sql: `if(ifNull(display_name, '') != '', display_name, ${traceNameSql('op_name')})`,
           kind: 'string',
         };
       default:

@@ -1,6 +1,7 @@
 import type { CallFilter, CallsQueryStatsReq, CallsStreamQueryReq } from '@weft/api';
 import { ApiError, badRequest } from '@weft/core';
 import { CallFieldResolver } from './call-fields';
+import { callLineSelects } from './call-json';
 import { compileQuery, type FieldRef } from './expr';
 import { Params, type BuiltQuery } from './params';
 
@@ -54,7 +55,7 @@ const onlyStart = (cols: Iterable<string>) => [...cols].every((c) => START_COLUM
 /** One term of the total order: a non-NULL expression, its ClickHouse type (to bind a cursor), a direction. */
 export interface SortKey {
   sql: string;
-  type: 'UInt8' | 'Int64' | 'Float64' | 'String';
+  type: 'UInt8' | 'Int64' | 'Float64' | 'String' | "DateTime64(6, 'UTC')";
   desc: boolean;
 }
 
@@ -234,6 +235,12 @@ export class CallsQueryPlan {
         throw e;
       }
       this.track(r.used);
+      if (s.field === 'started_at') {
+        // Never NULL on a visible call, and the plain column is what calls_starts is ordered by:
+        // a page in this order is a key range read in order (forwards or backwards).
+        keys.push({ sql: 'started_at', type: "DateTime64(6, 'UTC')", desc: s.direction === 'desc' });
+        return;
+      }
       // display_name is renamed by later parts: never from the start part alone.
       if (s.field === 'display_name' || s.field === 'summary.weave.trace_name') this.startOnly = false;
       keys.push(...sortKeysOf(ref, s.direction === 'desc'));
@@ -261,9 +268,7 @@ export class CallsQueryPlan {
   /** Phase 1: the ids of the matching calls, in order, optionally after a cursor, limited. */
   private idsSql(p: Params, page: PageSpec, ordered = true): string {
     const where = [`project_id = ${this.projectSql}`, ...this.idConds];
-    if (page.ids) where.push(`id IN ${p.strArray(page.ids)}`);
-    // Candidate ids were already picked through these conditions: no second index pass.
-    if (this.prefilter.length && !page.ids) {
+    if (this.prefilter.length) {
       where.push(`id IN (SELECT id FROM calls_merged WHERE project_id = ${this.projectSql} AND ${this.prefilter.join(' AND ')})`);
     }
     const conds = [...this.conds];
@@ -283,47 +288,67 @@ export class CallsQueryPlan {
     return this.keys.map((k) => `${k.sql} ${k.desc ? 'DESC' : 'ASC'}`).join(', ');
   }
 
-  /** Phase 2: one page of merged calls with their sort keys `_k0.._kN` (for the next cursor). */
-  pageQuery(page: PageSpec): BuiltQuery {
+  /**
+   * One page of calls as (cursor, line) rows, in key order: `line` is the Call as JSON text
+   * (call-json.ts), `cursor` the JSON array of the row's sort keys (where the next page starts).
+   * The ids come from the start parts (fromStartParts) or from phase 1; the rows re-aggregate
+   * every wanted column for those ids only (primary-key reads of calls_merged).
+   */
+  linesQuery(page: PageSpec): BuiltQuery {
     const p = this.base.clone();
+    const ids = this.fromStartParts ? this.candidatesSql(p, page) : this.idsSql(p, page);
     const keys = this.keys.map((k, i) => `${k.sql} AS _k${i}`).join(', ');
-    const sql = `SELECT *, ${keys} FROM (
-  SELECT project_id, id, ${this.aggregates(this.columns)}
-  FROM calls_merged
-  WHERE project_id = ${this.projectSql} AND id IN (
-  ${this.idsSql(p, page)}
+    const cursor = `concat('[', arrayStringConcat([${this.keys.map((_, i) => `toJSONString(_k${i})`).join(', ')}], ','), ']')`;
+    let row = `SELECT project_id, id, ${this.aggregates(this.columns)}
+    FROM calls_merged
+    WHERE project_id = ${this.projectSql} AND id IN (
+    ${ids}
+    )
+    GROUP BY project_id, id`;
+    for (const list of callLineSelects(this.selected)) row = `SELECT *, ${list} FROM (\n${row}\n)`;
+    const sql = `SELECT cursor, line FROM (
+  SELECT ${keys}, ${cursor} AS cursor, line FROM (
+${row}
   )
-  GROUP BY project_id, id
 )
 ORDER BY ${this.keys.map((_, i) => `_k${i} ${this.keys[i]!.desc ? 'DESC' : 'ASC'}`).join(', ')}`;
     return { sql, params: p.values };
   }
 
+  /** Conditions a start part must meet (fromStartParts): every condition but deletion, which calls_deleted answers. */
+  private startConds(): string[] {
+    return [
+      `project_id = ${this.projectSql}`,
+      ...this.idConds,
+      ...this.conds.filter((c) => c !== 'deleted_at IS NULL' && c !== 'started_at IS NOT NULL'),
+      `id NOT IN (SELECT id FROM calls_deleted WHERE project_id = ${this.projectSql})`,
+    ];
+  }
+
   /**
-   * Candidate ids straight from the start parts (only when `fromStartParts`): the next `limit`
-   * calls by the sort keys after `after`, with every condition applied except deletion. A replayed
-   * start part appears once (LIMIT 1 BY id).
+   * The ids of one page straight from calls_starts (only when `fromStartParts`): the next `limit`
+   * visible calls by the sort keys after `after`. Read in key order when the sort is started_at;
+   * a start part replayed before the engine folded it appears once (LIMIT 1 BY id).
    */
-  candidatesQuery(page: { after?: Cursor; limit: number }): BuiltQuery {
-    const p = this.base.clone();
-    const conds = [`project_id = ${this.projectSql}`, 'started_at IS NOT NULL', ...this.idConds, ...this.conds.filter((c) => c !== 'deleted_at IS NULL' && c !== 'started_at IS NOT NULL')];
+  private candidatesSql(p: Params, page: PageSpec): string {
+    const conds = this.startConds();
     if (page.after) conds.push(afterCursor(this.keys, page.after, p));
-    const keys = this.keys.map((k, i) => `${k.sql} AS _k${i}`).join(', ');
-    const sql = `SELECT id, ${keys} FROM calls_merged
-WHERE ${conds.join(' AND ')}
-ORDER BY ${this.keys.map((_, i) => `_k${i} ${this.keys[i]!.desc ? 'DESC' : 'ASC'}`).join(', ')}
-LIMIT 1 BY id
-LIMIT ${p.int(page.limit)}`;
-    return { sql, params: p.values };
+    let sql = `SELECT id FROM calls_starts
+    WHERE ${conds.join(' AND ')}
+    ORDER BY ${this.orderBy()}
+    LIMIT 1 BY id`;
+    if (page.limit !== undefined) sql += ` LIMIT ${p.int(page.limit)}`;
+    if (page.offset) sql += `${page.limit === undefined ? ' LIMIT 18446744073709551615' : ''} OFFSET ${p.int(page.offset)}`;
+    return sql;
   }
 
   /** The matching ids (no order), capped by `limit`: the body of counts and storage sums. */
   matchingIdsSql(p: Params, limit?: number): string {
     if (!this.fromStartParts) return this.idsSql(p, { limit }, false);
-    // Start parts carry every column the conditions read: no merge, only deleted calls to drop.
-    const conds = [`project_id = ${this.projectSql}`, 'started_at IS NOT NULL', ...this.idConds, ...this.conds.filter((c) => c !== 'deleted_at IS NULL' && c !== 'started_at IS NOT NULL')];
-    conds.push(`id NOT IN (SELECT id FROM calls_merged WHERE project_id = ${this.projectSql} AND deleted_at IS NOT NULL)`);
-    return `SELECT DISTINCT id FROM calls_merged WHERE ${conds.join(' AND ')}${limit !== undefined ? ` LIMIT ${p.int(limit)}` : ''}`;
+    // Start parts carry every column the conditions read: no merge. FINAL folds a replayed start
+    // part (an identical key) while reading, and only where parts overlap, which time-ordered
+    // inserts rarely do: no hash of every id, as DISTINCT would build.
+    return `SELECT id FROM calls_starts FINAL WHERE ${this.startConds().join(' AND ')}${limit !== undefined ? ` LIMIT ${p.int(limit)}` : ''}`;
   }
 
   get params(): Params {
@@ -335,23 +360,11 @@ LIMIT ${p.int(page.limit)}`;
   }
 }
 
-/** One page: after a cursor, limited, offset; or exactly the given candidate ids (in key order). */
+/** One page: after a cursor, limited, offset. */
 export interface PageSpec {
   after?: Cursor;
   limit?: number;
   offset?: number;
-  ids?: string[];
-}
-
-/** The value of sort key `_kI` in a returned row, in key order: the cursor after that row. */
-export function cursorOf(row: Record<string, unknown>, keys: SortKey[]): Cursor {
-  return keys.map((_, i) => row[`_k${i}`]);
-}
-
-/** SELECT of merged, visible calls (one query; the service pages with CallsQueryPlan). */
-export function buildCallsQuery(req: CallsStreamQueryReq): BuiltQuery {
-  const plan = new CallsQueryPlan(req);
-  return plan.pageQuery({ limit: req.limit || undefined, offset: req.offset });
 }
 
 /** COUNT for /calls/query_stats under the same filter and query (`limit` caps the count, as the reference). */

@@ -93,14 +93,48 @@ export interface CallUsagePriceRow {
 }
 
 /**
+ * Token counts per (call, model) exploded from `summary.usage` of `callsSql`, whose rows carry
+ * `id`, `started_at`, `summary_dump` (and the `passThrough` columns, kept as they are).
+ */
+export function usageRowsSql(callsSql: string, passThrough: string[] = []): string {
+  const count = (...keys: string[]) => keys.map((k) => `JSONExtractInt(raw, '${k}')`).join(' + ');
+  return `SELECT id AS call_id, started_at, ${passThrough.map((c) => `${c}, `).join('')}kv.1 AS llm_id, kv.2 AS raw,
+      JSONExtractInt(raw, 'requests') AS requests,
+      ${count('prompt_tokens', 'input_tokens')} AS prompt_tokens,
+      ${count('completion_tokens', 'output_tokens')} AS completion_tokens,
+      JSONExtractInt(raw, 'total_tokens') AS total_tokens,
+      JSONExtractInt(raw, 'cache_read_input_tokens') AS cache_read_input_tokens,
+      JSONExtractInt(raw, 'cache_creation_input_tokens') AS cache_creation_input_tokens
+    FROM (${callsSql})
+    ARRAY JOIN JSONExtractKeysAndValuesRaw(ifNull(summary_dump, '{}'), 'usage') AS kv`;
+}
+
+/** The prices a project's calls can use: its own and the defaults, nothing of other projects. */
+export function projectPricesSql(pid: string): string {
+  return `SELECT * FROM llm_token_prices FINAL
+    WHERE pricing_level_id IN (${pid}, 'default') AND (pricing_level = 'default') = (pricing_level_id = 'default')`;
+}
+
+/**
+ * The order that picks one price per (call u, model) among prices pr: prices already effective
+ * at the call's start first, then the project's over the default, then the newest.
+ */
+export function priceRankOrderSql(pid: string): string {
+  return `if(u.started_at >= pr.effective_date, 1, 2),
+      multiIf(pr.pricing_level = 'project' AND pr.pricing_level_id = ${pid}, 2, pr.pricing_level = 'default' AND pr.pricing_level_id = 'default', 3, 4),
+      pr.effective_date DESC`;
+}
+
+/**
  * Explodes `summary.usage` of the given calls into (call, llm_id, counts) and picks one price per
- * pair: prices already effective at the call's start first, then the project's over the default,
- * then the newest. Pairs with no price at all drop out (no cost entry, as the reference).
+ * pair (priceRankOrderSql). Pairs with no price at all drop out (no cost entry, as the reference).
  */
 export function buildCallCostsQuery(projectId: string, callIds: string[]): BuiltQuery {
   const p = new Params();
   const pid = p.str(projectId);
-  const count = (...keys: string[]) => keys.map((k) => `JSONExtractInt(raw, '${k}')`).join(' + ');
+  const calls = `SELECT id, any(started_at) AS started_at, any(summary_dump) AS summary_dump
+      FROM calls_merged WHERE project_id = ${pid} AND id IN ${p.strArray(callIds)}
+      GROUP BY project_id, id`;
   const sql = `SELECT * EXCEPT (rn) FROM (
   SELECT u.call_id AS call_id, u.llm_id AS llm_id, u.requests AS requests, u.prompt_tokens AS prompt_tokens,
     u.completion_tokens AS completion_tokens, u.total_tokens AS total_tokens,
@@ -110,29 +144,9 @@ export function buildCallCostsQuery(projectId: string, callIds: string[]): Built
     pr.prompt_token_cost_unit AS prompt_token_cost_unit, pr.completion_token_cost_unit AS completion_token_cost_unit,
     toString(pr.effective_date) AS effective_date, toString(pr.created_at) AS created_at, pr.provider_id AS provider_id,
     pr.pricing_level AS pricing_level, pr.pricing_level_id AS pricing_level_id, pr.created_by AS created_by,
-    row_number() OVER (PARTITION BY u.call_id, u.llm_id ORDER BY
-      if(u.started_at >= pr.effective_date, 1, 2),
-      multiIf(pr.pricing_level = 'project' AND pr.pricing_level_id = ${pid}, 2, pr.pricing_level = 'default' AND pr.pricing_level_id = 'default', 3, 4),
-      pr.effective_date DESC) AS rn
-  FROM (
-    SELECT id AS call_id, started_at, kv.1 AS llm_id, kv.2 AS raw,
-      JSONExtractInt(raw, 'requests') AS requests,
-      ${count('prompt_tokens', 'input_tokens')} AS prompt_tokens,
-      ${count('completion_tokens', 'output_tokens')} AS completion_tokens,
-      JSONExtractInt(raw, 'total_tokens') AS total_tokens,
-      JSONExtractInt(raw, 'cache_read_input_tokens') AS cache_read_input_tokens,
-      JSONExtractInt(raw, 'cache_creation_input_tokens') AS cache_creation_input_tokens
-    FROM (
-      SELECT id, any(started_at) AS started_at, any(summary_dump) AS summary_dump
-      FROM calls_merged WHERE project_id = ${pid} AND id IN ${p.strArray(callIds)}
-      GROUP BY project_id, id
-    )
-    ARRAY JOIN JSONExtractKeysAndValuesRaw(ifNull(summary_dump, '{}'), 'usage') AS kv
-  ) AS u
-  INNER JOIN (
-    SELECT * FROM llm_token_prices FINAL
-    WHERE pricing_level_id IN (${pid}, 'default') AND (pricing_level = 'default') = (pricing_level_id = 'default')
-  ) AS pr ON u.llm_id = pr.llm_id
+    row_number() OVER (PARTITION BY u.call_id, u.llm_id ORDER BY ${priceRankOrderSql(pid)}) AS rn
+  FROM (${usageRowsSql(calls)}) AS u
+  INNER JOIN (${projectPricesSql(pid)}) AS pr ON u.llm_id = pr.llm_id
 ) WHERE rn = 1`;
   return { sql, params: p.values };
 }

@@ -4,3 +4,4 @@ export * from './calls';
 export * from './call-fields';
 export * from './costs';
 export * from './threads';
+export * from './aggregates';

@@ -6,22 +6,23 @@ export const THREAD_SORT_FIELDS = ['thread_id', 'turn_count', 'start_time', 'las
 
 /**
  * Thread statistics (reference §4) over turn calls only: a turn call is its own turn (id = turn_id)
- * and belongs to a thread. The turn calls are found on their start parts first (skip indexes on
- * turn_id/thread_id, minmax on sortable_datetime), then merged by primary key.
+ * and belongs to a thread. The turn calls are read from calls_starts (a time window is a key
+ * range there; skip indexes on turn_id/thread_id), and only their end times are looked up in
+ * calls_merged by primary key: no merge of whole calls.
  * Quantiles are exact (linear interpolation at level·(n−1), like the reference's in-memory server);
  * durations are whole milliseconds (dateDiff), turns not yet ended are left out of them.
  */
 export function buildThreadsQuery(req: ThreadsStreamQueryReq): BuiltQuery {
   const p = new Params();
   const pid = p.str(req.project_id);
-  const starts = [`project_id = ${pid}`, 'turn_id = id', `ifNull(thread_id, '') != ''`];
+  const starts = [`project_id = ${pid}`, 'turn_id = id', `ifNull(thread_id, '') != ''`, `id NOT IN (SELECT id FROM calls_deleted WHERE project_id = ${pid})`];
   const f = req.filter;
   if (f?.thread_ids) {
     if (f.thread_ids.length > 1000) throw new ApiError(400, `filter.thread_ids: at most 1000 entries (got ${f.thread_ids.length})`, { field: 'filter.thread_ids' });
     starts.push(`thread_id IN ${p.strArray(f.thread_ids)}`);
   }
-  if (f?.after_datetime) starts.push(`sortable_datetime > ${p.add(microsToClickHouse(parseTimestampMicros(f.after_datetime)!), "DateTime64(6, 'UTC')")}`);
-  if (f?.before_datetime) starts.push(`sortable_datetime < ${p.add(microsToClickHouse(parseTimestampMicros(f.before_datetime)!), "DateTime64(6, 'UTC')")}`);
+  if (f?.after_datetime) starts.push(`started_at > ${p.add(microsToClickHouse(parseTimestampMicros(f.after_datetime)!), "DateTime64(6, 'UTC')")}`);
+  if (f?.before_datetime) starts.push(`started_at < ${p.add(microsToClickHouse(parseTimestampMicros(f.before_datetime)!), "DateTime64(6, 'UTC')")}`);
 
   const order = (req.sort_by ?? [{ field: 'last_updated', direction: 'desc' as const }]).map((s, i) => {
     if (!THREAD_SORT_FIELDS.includes(s.field)) {
@@ -45,12 +46,14 @@ FROM (
     quantileExactInclusive(0.5)(duration) AS p50_turn_duration_ms,
     quantileExactInclusive(0.99)(duration) AS p99_turn_duration_ms
   FROM (
-    SELECT id, any(thread_id) AS thread_id, any(started_at) AS call_start, any(ended_at) AS call_end,
+    SELECT s.id AS id, s.thread_id AS thread_id, s.started_at AS call_start, e.call_end AS call_end,
       if(call_end IS NULL, NULL, dateDiff('millisecond', call_start, call_end)) AS duration
-    FROM calls_merged
-    WHERE project_id = ${pid} AND id IN (SELECT id FROM calls_merged WHERE ${starts.join(' AND ')})
-    GROUP BY project_id, id
-    HAVING call_start IS NOT NULL AND any(deleted_at) IS NULL
+    FROM (SELECT id, thread_id, started_at FROM calls_starts FINAL WHERE ${starts.join(' AND ')}) AS s
+    LEFT JOIN (
+      SELECT id, any(ended_at) AS call_end FROM calls_merged
+      WHERE project_id = ${pid} AND ended_at IS NOT NULL AND id IN (SELECT id FROM calls_starts WHERE ${starts.join(' AND ')})
+      GROUP BY project_id, id
+    ) AS e ON s.id = e.id
   )
   GROUP BY thread_id
   HAVING last_updated IS NOT NULL

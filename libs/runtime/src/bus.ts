@@ -7,6 +7,7 @@ export function busComponent(bus: ServiceBus<unknown>): Component {
     name: 'bus',
     start: () => bus.start(),
     stop: () => bus.close(),
-    health: async () => bus.health(),
+    // The in-process bus is this process: a dependency only when it is Kafka's.
+    ...(bus.kind === 'kafka' ? { health: async () => bus.health() } : {}),
   };
 }

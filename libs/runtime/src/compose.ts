@@ -58,7 +58,8 @@ export async function compose(config: Config, log: Logger, roles: readonly Role[
       bodyLimitBytes: config.WEFT_BODY_LIMIT_BYTES,
       limits: requestLimitsFromConfig(config),
       describe: { roles: plans.map((p) => p.name), store: store.store.mode, ...(bus ? { bus: bus.kind } : {}) },
-      readiness: { components: () => started, deadlineMs: config.WEFT_READY_TIMEOUT_MS },
+      // Every component started so far with a probe (the HTTP server is this process).
+      readiness: Object.fromEntries(started.flatMap((c) => (c.health ? [[c.name, c.health] as const] : []))),
     });
     const routes: RegisteredRoute[] = [];
     let registering: RoleName | null = null;

@@ -8,14 +8,15 @@ export type StoreConfig = Pick<
   | 'CLICKHOUSE_USER'
   | 'CLICKHOUSE_PASSWORD'
   | 'CLICKHOUSE_DATABASE'
+  | 'CLICKHOUSE_CLUSTER'
   | 'WEFT_DATA_DIR'
   | 'WEFT_MIGRATE'
   | 'WEFT_MIGRATE_WAIT_MS'
 >;
 
 /**
- * ClickHouse (a server at CLICKHOUSE_URL, or embedded under WEFT_DATA_DIR). Start opens it and
- * brings the schema up to date: applies the migrations (WEFT_MIGRATE=auto) or waits until
+ * ClickHouse (a server at CLICKHOUSE_URL, or embedded under WEFT_DATA_DIR; the cluster form of
+ * the schema when CLICKHOUSE_CLUSTER is set). Start opens it and brings the schema up to date: applies the migrations (WEFT_MIGRATE=auto) or waits until
  * `weft migrate` has (WEFT_MIGRATE=wait, for several processes on one server).
  */
 export class StoreComponent implements Component {
@@ -40,10 +41,11 @@ export class StoreComponent implements Component {
       password: this.config.CLICKHOUSE_PASSWORD,
       database: this.config.CLICKHOUSE_DATABASE,
       dataDir: this.config.WEFT_DATA_DIR,
+      cluster: this.config.CLICKHOUSE_CLUSTER,
     });
     try {
       if (this.config.WEFT_MIGRATE === 'wait') await waitForMigrations(store.client, this.config.WEFT_MIGRATE_WAIT_MS, this.log);
-      else await migrate(store.client, this.log);
+      else await migrate(store.client, this.log, { cluster: this.config.CLICKHOUSE_CLUSTER });
     } catch (e) {
       await store.close();
       throw e;

@@ -2,7 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { checkReadiness } from '@weft/core';
+import { checkReadiness } from '@weft/http';
 import { openStore, type Store } from '@weft/store';
 import { storeProbe } from '@weft/runtime';
 import { TEST_ROOT } from '@weft/harness';
@@ -44,30 +44,26 @@ async function closedPort(): Promise<string> {
 
 describe('readiness', () => {
   it('is ready when every dependency answers', async () => {
-    const r = await checkReadiness([{ name: 'store', health: storeProbe(store()) }], 5000);
+    const r = await checkReadiness({ store: storeProbe(store()) }, 5000);
     expect(r.ready).toBe(true);
-    expect(r.checks.store).toMatchObject({ status: 'up', mode: 'embedded' });
+    expect(r.dependencies.store).toMatchObject({ ok: true, mode: 'embedded' });
   });
 
   it('names the dependency that is down and why, and still reports the others', async () => {
     const r = await checkReadiness(
-      [
-        { name: 'store', health: storeProbe(store()) },
-        { name: 'analytics', health: storeProbe(store(await closedPort())) },
-      ],
+      { store: storeProbe(store()), analytics: storeProbe(store(await closedPort())) },
       5000,
     );
     expect(r.ready).toBe(false);
-    expect(r.down).toEqual(['analytics']);
-    expect(r.checks.store?.status).toBe('up');
-    expect(r.checks.analytics).toMatchObject({ status: 'down', reason: expect.stringMatching(/ECONNREFUSED|connect/) });
+    expect(r.dependencies.store?.ok).toBe(true);
+    expect(r.dependencies.analytics).toMatchObject({ ok: false, reason: expect.stringMatching(/ECONNREFUSED|connect/) });
   });
 
   it('gives up on a dependency that does not answer at its deadline', async () => {
     const started = performance.now();
-    const r = await checkReadiness([{ name: 'store', health: storeProbe(store(await silentServer())) }], 300);
+    const r = await checkReadiness({ store: storeProbe(store(await silentServer())) }, 300);
     expect(r.ready).toBe(false);
-    expect(r.checks.store?.reason).toBe('no answer within 300 ms');
+    expect(r.dependencies.store?.reason).toBe('no answer within 300 ms');
     // Generous bound (shared 2-core machine); without the deadline the client waits minutes.
     expect(performance.now() - started).toBeLessThan(5000);
   });

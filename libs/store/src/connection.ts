@@ -14,6 +14,8 @@ export interface StoreOptions {
   database?: string;
   /** Where the embedded engine keeps its data (persistent across restarts). */
   dataDir: string;
+  /** CLICKHOUSE_CLUSTER: the tables are Distributed over this cluster (server mode only). */
+  cluster?: string;
 }
 
 /** Settings every query runs with, in both modes. */
@@ -23,6 +25,19 @@ const settings: ClickHouseSettings = {
   date_time_input_format: 'best_effort',
   // Inserted rows are visible to the very next query (read-your-writes on the server too).
   async_insert: 0,
+};
+
+/** Added on a cluster (SCHEMA.md "Cluster mode"). */
+const clusterSettings: ClickHouseSettings = {
+  // An insert into a Distributed table returns once every shard has its rows, so the writer
+  // commits a Kafka offset only for rows stored on their shard (not queued on the initiator).
+  insert_distributed_sync: 1,
+  // GROUP BY project_id, id covers the sharding key: each shard's groups are final, the
+  // initiator only concatenates them.
+  optimize_distributed_group_by_sharding_key: 1,
+  // `x IN (SELECT … FROM <Distributed>)` inside a query on a Distributed table: the subquery
+  // runs once and its result goes to every shard, right whatever the two tables' sharding.
+  distributed_product_mode: 'global',
 };
 
 /** Row formats whose bytes the engine's own parser reads (no row objects on our side). */
@@ -51,7 +66,7 @@ export function openStore(opts: StoreOptions): Store {
       username: opts.username,
       password: opts.password,
       database: opts.database,
-      clickhouse_settings: settings,
+      clickhouse_settings: opts.cluster ? { ...settings, ...clusterSettings } : settings,
       request_timeout: 120_000,
       compression: { request: false, response: true },
     });
@@ -84,20 +99,4 @@ export function openStore(opts: StoreOptions): Store {
     },
     close: () => client.close(),
   };
-}
-
-/** The store the configuration names (CLICKHOUSE_URL, or embedded under WEFT_DATA_DIR), migrated. */
-export async function openConfiguredStore(
-  config: { CLICKHOUSE_URL?: string; CLICKHOUSE_USER: string; CLICKHOUSE_PASSWORD: string; CLICKHOUSE_DATABASE: string; WEFT_DATA_DIR: string },
-  migrateWith: (client: ClickHouseClient) => Promise<unknown>,
-): Promise<Store> {
-  const store = openStore({
-    url: config.CLICKHOUSE_URL,
-    username: config.CLICKHOUSE_USER,
-    password: config.CLICKHOUSE_PASSWORD,
-    database: config.CLICKHOUSE_DATABASE,
-    dataDir: config.WEFT_DATA_DIR,
-  });
-  await migrateWith(store.client);
-  return store;
 }

@@ -4,3 +4,4 @@ export * from './call-part-row';
 export * from './call-parts';
 export * from './errors';
 export * from './call-part-tsv';
+export * from './cluster-ddl';

@@ -1,8 +1,9 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { ClickHouseClient } from '@clickhouse/client';
+import type { ClickHouseClient, ClickHouseSettings } from '@clickhouse/client';
 import type { Logger } from '@weft/core';
+import { statementsFor } from './cluster-ddl';
 
 const MIGRATIONS_DIR = join(dirname(fileURLToPath(import.meta.url)), 'migrations');
 
@@ -30,24 +31,50 @@ export function loadMigrations(dir = MIGRATIONS_DIR): Migration[] {
     });
 }
 
+/** Where weft records its applied migrations (created before any migration runs). */
+export const MIGRATIONS_TABLE_DDL = `CREATE TABLE IF NOT EXISTS weft_migrations (
+      version UInt32, name String, applied_at DateTime64(3, 'UTC') DEFAULT now64(3)
+    ) ENGINE = ReplacingMergeTree ORDER BY version`;
+
+/**
+ * Every migration's statements as they are run: as written, or in cluster form on `cluster`
+ * (cluster-ddl.ts). Always derived for the whole list, so a later migration's view knows the
+ * tables the earlier ones created.
+ */
+export function migrationPlan(cluster?: string, dir?: string): { bookkeeping: string[]; migrations: Migration[] } {
+  const tables = new Set<string>();
+  const bookkeeping = statementsFor([MIGRATIONS_TABLE_DDL], cluster, tables);
+  const migrations = loadMigrations(dir).map((m) => ({ ...m, statements: statementsFor(m.statements, cluster, tables) }));
+  return { bookkeeping, migrations };
+}
+
+export interface MigrateOptions {
+  dir?: string;
+  /** CLICKHOUSE_CLUSTER: create replicated tables ON CLUSTER behind Distributed ones. */
+  cluster?: string;
+}
+
 /**
  * Applies the migrations not yet recorded in `weft_migrations`, in order. Each statement is
  * idempotent (IF NOT EXISTS), so a migration interrupted half-way is safe to run again; a
  * migration is recorded only after all its statements succeeded.
  */
-export async function migrate(client: ClickHouseClient, log?: Logger, dir?: string): Promise<number[]> {
-  await client.command({
-    query: `CREATE TABLE IF NOT EXISTS weft_migrations (
-      version UInt32, name String, applied_at DateTime64(3, 'UTC') DEFAULT now64(3)
-    ) ENGINE = ReplacingMergeTree ORDER BY version`,
-  });
+export async function migrate(client: ClickHouseClient, log?: Logger, options: MigrateOptions = {}): Promise<number[]> {
+  const { bookkeeping, migrations } = migrationPlan(options.cluster, options.dir);
+  // On a cluster: inserts through a Distributed table reach the shards before the statement
+  // returns; a back-fill's `IN (SELECT … FROM <Distributed>)` reads each shard's own rows,
+  // which is right because both sides are sharded by the same key (SCHEMA.md "Cluster mode").
+  const clickhouse_settings: ClickHouseSettings | undefined = options.cluster
+    ? { insert_distributed_sync: 1, distributed_product_mode: 'local' }
+    : undefined;
+  for (const statement of bookkeeping) await client.command({ query: statement, clickhouse_settings });
   const rs = await client.query({ query: 'SELECT DISTINCT version FROM weft_migrations', format: 'JSONEachRow' });
   const done = new Set((await rs.json<{ version: number }>()).map((r) => Number(r.version)));
   const applied: number[] = [];
-  for (const m of loadMigrations(dir)) {
+  for (const m of migrations) {
     if (done.has(m.version)) continue;
-    for (const statement of m.statements) await client.command({ query: statement });
-    await client.insert({ table: 'weft_migrations', values: [{ version: m.version, name: m.name }], format: 'JSONEachRow' });
+    for (const statement of m.statements) await client.command({ query: statement, clickhouse_settings });
+    await client.insert({ table: 'weft_migrations', values: [{ version: m.version, name: m.name }], format: 'JSONEachRow', clickhouse_settings });
     log?.info({ migration: m.name }, 'migration applied');
     applied.push(m.version);
   }

@@ -27,8 +27,9 @@ async function viaStore(cmd: Command | MigrateCommand): Promise<unknown> {
       password: config.CLICKHOUSE_PASSWORD,
       database: config.CLICKHOUSE_DATABASE,
       dataDir: config.WEFT_DATA_DIR,
+      cluster: config.CLICKHOUSE_CLUSTER,
     });
-    const applied = await migrate(store.client);
+    const applied = await migrate(store.client, undefined, { cluster: config.CLICKHOUSE_CLUSTER });
     if (cmd.kind === 'migrate') return { applied, schema_version: latestMigration() };
     return await runAdmin(new KeyStore(store.client), cmd.path, cmd.body);
   } catch (e) {

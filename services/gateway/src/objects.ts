@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { addExtraRoute, addRoute, sendJsonText, useLosslessJsonBodies, type Authenticator } from '@weft/http';
+import { addRoute, sendJsonText, useLosslessJsonBodies, type Authenticator } from '@weft/http';
 import { createFeedback, createObject, createTable, deleteObjectVersions, purgeFeedback, replaceFeedback, updateTable } from '@weft/objects';
 import type { Store } from '@weft/store';
 
@@ -25,8 +25,8 @@ export async function objectWriteRoutes(app: FastifyInstance, deps: ObjectWriteD
   addRoute(app, auth, 'feedbackReplace', async (body, { caller, reply }) => sendJsonText(reply, await replaceFeedback(store, body, caller.userId)));
 
   // Beyond the 20: what the reference's SDK calls (libs/api extra-endpoints).
-  addExtraRoute(app, auth, 'objDelete', async (body) => deleteObjectVersions(store, body.project_id, body.object_id, body.digests));
-  addExtraRoute(app, auth, 'feedbackCreate', async (body, { caller, reply }) => sendJsonText(reply, (await createFeedback(store, [body], caller.userId))[0]));
-  addExtraRoute(app, auth, 'feedbackBatchCreate', async (body, { caller, reply }) => sendJsonText(reply, { res: await createFeedback(store, body.batch, caller.userId) }));
-  addExtraRoute(app, auth, 'feedbackPurge', async (body) => purgeFeedback(store, body.project_id, body.query.$expr));
+  addRoute(app, auth, 'objDelete', async (body) => deleteObjectVersions(store, body.project_id, body.object_id, body.digests));
+  addRoute(app, auth, 'feedbackCreate', async (body, { caller, reply }) => sendJsonText(reply, (await createFeedback(store, [body], caller.userId))[0]));
+  addRoute(app, auth, 'feedbackBatchCreate', async (body, { caller, reply }) => sendJsonText(reply, { res: await createFeedback(store, body.batch, caller.userId) }));
+  addRoute(app, auth, 'feedbackPurge', async (body) => purgeFeedback(store, body.project_id, body.query.$expr));
 }

@@ -2,7 +2,7 @@ import { Server, ServerCredentials, type Metadata, type ServerUnaryCall, type se
 import { projectId as projectIdSchema } from '@weft/api';
 import type { Bus } from '@weft/bus';
 import type { CallPartEnvelope } from '@weft/ingest';
-import { ApiError, badRequest, type Config, type Logger } from '@weft/core';
+import { badRequest, type ApiError, type Config, type Logger } from '@weft/core';
 import { toApiError, type Authenticator, type KeyRateLimiter } from '@weft/http';
 import { decodeExportTraceServiceRequest, encodeExportTraceServiceResponse, grpcCodeForHttpStatus, OtlpRequestError, type PartialSuccess } from '@weft/otlp';
 import { CallIngest } from '@weft/ingest';

@@ -85,7 +85,7 @@ export async function otlpHttpRoutes(app: FastifyInstance, deps: OtlpHttpDeps): 
     // OTLP/JSON field names; an empty object means everything was accepted.
     return partial ? { partialSuccess: { rejectedSpans: partial.rejected_spans, errorMessage: partial.error_message } } : {};
   };
-  for (const path of [OTLP_TRACES_PATH, SDK_OTLP_TRACES_PATH]) app.post(path, { onRequest: authenticate, config: { mapError: otlpError } }, handler);
+  for (const path of [OTLP_TRACES_PATH, SDK_OTLP_TRACES_PATH]) app.post(path, { onRequest: authenticate, config: { mapError: otlpError, publishes: true } }, handler);
 }
 
 /**

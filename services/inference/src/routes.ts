@@ -2,7 +2,7 @@ import type { ResponseOf } from '@weft/api';
 import type { FastifyInstance } from 'fastify';
 import type { Bus } from '@weft/bus';
 import type { Logger } from '@weft/core';
-import { addExtraRoute, addGuardedGet, addRoute, type Authenticator } from '@weft/http';
+import { addGuardedGet, addRoute, type Authenticator } from '@weft/http';
 import type { Store } from '@weft/store';
 import { CallIngest, type CallPartEnvelope } from '@weft/ingest';
 import { chatCompletionKind } from './chat-completions';
@@ -52,14 +52,14 @@ export async function inferenceRoutes(app: FastifyInstance, deps: InferenceDeps)
   // The OpenAI-compatible /v1 routes answer errors in vLLM's `{"error": {...}}` shape.
   const openAiShape = { mapError: toOpenAiError };
   // The completion front answers the response schema's chat.completion (or streams it).
-  addRoute(app, deps.auth, 'chatCompletions', (body, ctx) => chat.handle(body, ctx) as Promise<ResponseOf<'chatCompletions'> | undefined>, ['/v1/chat/completions'], openAiShape);
-  addExtraRoute(app, deps.auth, 'textCompletions', (body, ctx) => text.handle(body, ctx), openAiShape);
-  addExtraRoute(app, deps.auth, 'embeddings', (body, ctx) => embeddings.handle(body, ctx), openAiShape);
+  addRoute(app, deps.auth, 'chatCompletions', (body, ctx) => chat.handle(body, ctx) as Promise<ResponseOf<'chatCompletions'> | undefined>, openAiShape);
+  addRoute(app, deps.auth, 'textCompletions', (body, ctx) => text.handle(body, ctx), openAiShape);
+  addRoute(app, deps.auth, 'embeddings', (body, ctx) => embeddings.handle(body, ctx), openAiShape);
   addGuardedGet(app, deps.auth, '/v1/models', 'bearer', () => modelList.list(), openAiShape);
   addGuardedGet(app, deps.auth, '/v1/models/*', 'bearer', (params) => modelList.retrieve(params['*'] ?? ''), openAiShape);
   addRoute(app, deps.auth, 'completionsCreate', (body, ctx) => completions.create(body, ctx));
   addRoute(app, deps.auth, 'completionsCreateStream', (body, ctx) => completions.createStream(body, ctx));
-  addRoute(app, deps.auth, 'modelCreate', (body, { caller }) => models.create(body, caller), [], openAiShape);
+  addRoute(app, deps.auth, 'modelCreate', (body, { caller }) => models.create(body, caller), openAiShape);
 
   // Anything else under /v1 answers in the same shape: 405 for a known path, 404 otherwise.
   await app.register(

@@ -1,111 +1,119 @@
 import type { CallsQueryStatsReq, CallsStreamQueryReq, Call } from '@weft/api';
-import { buildCallsStatsQuery, CallsQueryPlan, cursorOf, type Cursor, type PageSpec } from '@weft/query';
-import { callFromRow, type MergedCallRow, type Store } from '@weft/store';
+import { buildCallsStatsQuery, CallsQueryPlan, type Cursor, type PageSpec } from '@weft/query';
+import type { Store } from '@weft/store';
 import { callCosts } from './costs';
 import { callStorageSizes } from './storage';
 
 export interface StreamOptions {
   /**
-   * Rows per ClickHouse query. 0: one query for the whole result, streamed as the server sends it.
-   * >0: keyset pages ordered by the sort keys + id, so memory stays bounded even where the
-   * connection buffers each result (the embedded chDB connection does).
+   * Rows per ClickHouse query at most: keyset pages ordered by the sort keys + id, so memory stays
+   * bounded on both sides (the embedded connection materialises each result; a server would hold
+   * a whole unpaged result to sort it). 0: one query for the whole result.
    */
   pageRows: number;
 }
 
-/** Rows handed to the enrich stage at a time (the reference streams in batches of 50 → 500). */
-const ENRICH_BATCH = 500;
 /** The first page is small so the first row comes fast; pages then grow ×5 up to `pageRows`. */
 const FIRST_PAGE_ROWS = 100;
+/** Bytes handed to the socket per write (a page is cut into such chunks). */
+const CHUNK_BYTES = 256 * 1024;
+/** Query settings of the line queries: JSON strings written as JSON.stringify writes them. */
+const LINE_SETTINGS = { output_format_json_escape_forward_slashes: 0 } as const;
 
-type PageRow = MergedCallRow & Record<string, unknown>;
+/** A fetched page: its JSONL text, how many rows, and the cursor after its last row. */
+interface Page {
+  jsonl: Buffer;
+  rows: number;
+  last?: Cursor;
+}
 
 /**
- * Streams merged calls for /calls/stream_query: rows come from ClickHouse page by page (or in one
- * streamed query), are turned into Calls, go through the enrich stage in batches, and are yielded.
- * `signal` aborts the ClickHouse query in flight when the client goes away.
+ * Whether a request needs Calls as objects (costs, storage sizes, feedback, ref expansion are
+ * added per batch in Node); otherwise the lines ClickHouse builds go to the client untouched.
  */
-export async function* streamCalls(
-  store: Store,
-  req: CallsStreamQueryReq,
-  signal: AbortSignal,
-  opts: StreamOptions,
-): AsyncGenerator<Call> {
+export function needsEnrichment(req: CallsStreamQueryReq): boolean {
+  const expand = req.return_expanded_column_values !== false && (req.expand_columns ?? []).some((c) => c !== '');
+  return Boolean(req.include_costs || req.include_storage_size || req.include_total_storage_size || req.include_feedback || expand);
+}
+
+/**
+ * Streams /calls/stream_query as JSONL text: ClickHouse builds each Call's line (libs/query
+ * call-json.ts), pages are fetched one ahead of the socket (the next page's query runs while
+ * this one is written), and `signal` aborts the query in flight when the client goes away.
+ * A slow client holds at most two pages.
+ */
+export async function* streamCallLines(store: Store, req: CallsStreamQueryReq, signal: AbortSignal, opts: StreamOptions): AsyncGenerator<Buffer> {
   const plan = new CallsQueryPlan(req);
-  const pages = plan.fromStartParts && opts.pageRows > 0 ? candidatePages(store, plan, req, signal, opts) : keysetPages(store, plan, req, signal, opts);
-  for await (const rows of pages) yield* await enrichCalls(store, req, plan, rows);
-}
-
-/** Runs one page query and yields its rows in batches for the enrich stage. */
-async function* pageRows(store: Store, plan: CallsQueryPlan, page: PageSpec, signal: AbortSignal): AsyncGenerator<PageRow[]> {
-  const { sql, params } = plan.pageQuery(page);
-  const rs = await store.client.query({ query: sql, query_params: params, format: 'JSONEachRow', abort_signal: signal });
-  let batch: PageRow[] = [];
-  for await (const rows of rs.stream<PageRow>()) {
-    for (const r of rows) {
-      batch.push(r.json());
-      if (batch.length >= ENRICH_BATCH) {
-        yield batch;
-        batch = [];
-      }
-    }
-  }
-  if (batch.length) yield batch;
-}
-
-/** Keyset pages over the merged calls (any filter and sort), or one streamed query when pageRows is 0. */
-async function* keysetPages(store: Store, plan: CallsQueryPlan, req: CallsStreamQueryReq, signal: AbortSignal, opts: StreamOptions): AsyncGenerator<PageRow[]> {
   let remaining = req.limit && req.limit > 0 ? req.limit : Infinity;
-  let offset = req.offset ?? 0;
-  let cursor: Cursor | undefined;
-  let size = Math.min(opts.pageRows, FIRST_PAGE_ROWS);
-  while (remaining > 0 && !signal.aborted) {
-    const limit = opts.pageRows > 0 ? Math.min(size, remaining) : Number.isFinite(remaining) ? remaining : undefined;
+  let size = opts.pageRows > 0 ? Math.min(opts.pageRows, FIRST_PAGE_ROWS) : Infinity;
+  const next = (after: Cursor | undefined, offset?: number): { limit?: number; page: Promise<Page> } => {
+    const limit = Number.isFinite(Math.min(size, remaining)) ? Math.min(size, remaining) : undefined;
     size = Math.min(opts.pageRows, size * 5);
-    let got = 0;
-    for await (const batch of pageRows(store, plan, { after: cursor, limit, offset }, signal)) {
-      got += batch.length;
-      cursor = cursorOf(batch[batch.length - 1]!, plan.keys);
-      yield batch;
-    }
-    remaining -= got;
-    offset = 0;
+    const page = fetchPage(store, plan, { after, limit, offset }, signal);
+    // Settled by the loop below; a page fetched ahead and never awaited must not be an unhandled rejection.
+    page.catch(() => undefined);
+    return { limit, page };
+  };
+  let pending: { limit?: number; page: Promise<Page> } | undefined = next(undefined, req.offset);
+  while (pending && !signal.aborted) {
+    const limit: number | undefined = pending.limit;
+    const page: Page = await pending.page;
+    remaining -= page.rows;
     // A short page (or the single unpaged query) is the end of the result.
-    if (limit === undefined || got < limit) break;
+    pending = limit !== undefined && page.rows === limit && remaining > 0 ? next(page.last) : undefined;
+    for (let at = 0; at < page.jsonl.length; at += CHUNK_BYTES) yield page.jsonl.subarray(at, at + CHUNK_BYTES);
   }
+}
+
+/** One page as (cursor, line) rows in RowBinary: the lines are copied out as JSONL, the last cursor kept. */
+async function fetchPage(store: Store, plan: CallsQueryPlan, spec: PageSpec, signal: AbortSignal): Promise<Page> {
+  const { sql, params } = plan.linesQuery(spec);
+  const rs = await store.client.exec({ query: `${sql}\nFORMAT RowBinary`, query_params: params, abort_signal: signal, clickhouse_settings: LINE_SETTINGS });
+  const chunks: Buffer[] = [];
+  for await (const chunk of rs.stream as AsyncIterable<Buffer>) chunks.push(chunk);
+  const buf = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+  const out = Buffer.allocUnsafe(buf.length);
+  let pos = 0;
+  let written = 0;
+  let rows = 0;
+  let cursorAt = -1;
+  let cursorEnd = -1;
+  // RowBinary String: LEB128 length, then the bytes.
+  const readLength = () => {
+    let n = 0;
+    let shift = 0;
+    for (;;) {
+      const b = buf[pos++]!;
+      n += (b & 0x7f) * 2 ** shift;
+      if (b < 0x80) return n;
+      shift += 7;
+    }
+  };
+  while (pos < buf.length) {
+    const cl = readLength();
+    cursorAt = pos;
+    cursorEnd = pos += cl;
+    const ll = readLength();
+    written += buf.copy(out, written, pos, pos + ll);
+    out[written++] = 0x0a;
+    pos += ll;
+    rows++;
+  }
+  const last = rows ? (JSON.parse(buf.toString('utf8', cursorAt, cursorEnd)) as Cursor) : undefined;
+  return { jsonl: out.subarray(0, written), rows, last };
 }
 
 /**
- * Pages picked from the start parts (plan.fromStartParts): a top-N of candidate ids by the sort
- * keys, without merging the whole project, then those candidates merged and checked. Only
- * deleted calls can drop out, so a page is rarely short; the next page continues after the
- * last candidate.
+ * Streams merged calls as objects, for the requests that enrich them in Node (needsEnrichment):
+ * the same lines, parsed, then enriched in batches.
  */
-async function* candidatePages(store: Store, plan: CallsQueryPlan, req: CallsStreamQueryReq, signal: AbortSignal, opts: StreamOptions): AsyncGenerator<PageRow[]> {
-  let remaining = req.limit && req.limit > 0 ? req.limit : Infinity;
-  let skip = req.offset ?? 0;
-  let cursor: Cursor | undefined;
-  let size = Math.min(opts.pageRows, FIRST_PAGE_ROWS);
-  while (remaining > 0 && !signal.aborted) {
-    const limit = Math.min(size, skip + remaining);
-    size = Math.min(opts.pageRows, size * 5);
-    const { sql, params } = plan.candidatesQuery({ after: cursor, limit });
-    const rs = await store.client.query({ query: sql, query_params: params, format: 'JSONEachRow', abort_signal: signal });
-    const candidates = await rs.json<Record<string, unknown> & { id: string }>();
-    if (candidates.length === 0) break;
-    cursor = cursorOf(candidates[candidates.length - 1]!, plan.keys);
-    // Offsets count matching calls, so skipped ones are only known once merged and checked.
-    for await (let batch of pageRows(store, plan, { ids: candidates.map((c) => c.id) }, signal)) {
-      if (skip > 0) {
-        const n = Math.min(skip, batch.length);
-        skip -= n;
-        batch = batch.slice(n);
-      }
-      if (batch.length > remaining) batch = batch.slice(0, remaining);
-      remaining -= batch.length;
-      if (batch.length) yield batch;
-    }
-    if (candidates.length < limit) break;
+export async function* streamCalls(store: Store, req: CallsStreamQueryReq, signal: AbortSignal, opts: StreamOptions): AsyncGenerator<Call> {
+  let rest = '';
+  for await (const chunk of streamCallLines(store, req, signal, opts)) {
+    const text = rest + chunk.toString('utf8');
+    const lines = text.split('\n');
+    rest = lines.pop()!;
+    yield* await enrichCalls(store, req, lines.map((l) => JSON.parse(l) as Call));
   }
 }
 
@@ -114,8 +122,7 @@ async function* candidatePages(store: Store, plan: CallsQueryPlan, req: CallsStr
  * batch rather than computed in the calls query (costs, storage sizes; feedback and ref
  * expansion belong here too).
  */
-async function enrichCalls(store: Store, req: CallsStreamQueryReq, plan: CallsQueryPlan, rows: PageRow[]): Promise<Call[]> {
-  const calls = rows.map((r) => withReferenceCallNames(project(callFromRow(r), plan.selected)));
+async function enrichCalls(store: Store, req: CallsStreamQueryReq, calls: Call[]): Promise<Call[]> {
   if (req.include_costs) {
     const costs = await callCosts(store, req.project_id, calls.map((c) => c.id));
     for (const c of calls) {
@@ -138,33 +145,6 @@ async function enrichCalls(store: Store, req: CallsStreamQueryReq, plan: CallsQu
     }
   }
   return calls;
-}
-
-/** The reference's names of the svc_ members, sent alongside (the Weave SDK reads `wb_user_id`, `wb_run_id`…). */
-const REFERENCE_CALL_NAMES = [
-  ['svc_user_id', 'wb_user_id'],
-  ['svc_run_id', 'wb_run_id'],
-  ['svc_run_step', 'wb_run_step'],
-  ['svc_run_step_end', 'wb_run_step_end'],
-] as const;
-
-function withReferenceCallNames(call: Call): Call {
-  const c = call as unknown as Record<string, unknown>;
-  for (const [ours, theirs] of REFERENCE_CALL_NAMES) c[theirs] = c[ours] ?? null;
-  return call;
-}
-
-/** Reference §3.5: unselected objects come back empty, output null, summary only when selected. */
-function project(call: Call, selected: Set<string> | undefined): Call {
-  if (!selected) return call;
-  const c = call as unknown as Record<string, unknown>;
-  for (const key of Object.keys(c)) {
-    if (selected.has(key)) continue;
-    if (key === 'attributes' || key === 'inputs') c[key] = {};
-    else if (key === 'summary' || key === 'output') c[key] = null;
-    else if (key !== 'storage_size_bytes' && key !== 'total_storage_size_bytes') c[key] = null;
-  }
-  return call;
 }
 
 /** /call/read: the call (deleted ones excluded), or null — not a 404 — when there is none, as the reference answers. */

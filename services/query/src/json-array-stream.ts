@@ -1,5 +1,6 @@
 import type { FastifyReply } from 'fastify';
 import { toJsonText } from '@weft/digest';
+import { logAbortedStream } from '@weft/http';
 
 /**
  * Writes `{"<key>": [ ...items ]}` as the items arrive, with back-pressure, so a response of a
@@ -9,9 +10,11 @@ import { toJsonText } from '@weft/digest';
 export async function sendJsonArrayObject(reply: FastifyReply, key: string, items: AsyncIterable<unknown>, onAbort: () => void): Promise<void> {
   const res = reply.raw;
   let closed = false;
+  let n = 0;
   res.on('close', () => {
     if (!res.writableFinished && !closed) {
       closed = true;
+      logAbortedStream(reply, n, 'client_gone');
       onAbort();
     }
   });
@@ -30,11 +33,14 @@ export async function sendJsonArrayObject(reply: FastifyReply, key: string, item
   };
   try {
     await write(`{${JSON.stringify(key)}:[`);
-    let n = 0;
     for (let r = first; !r.done && !closed; r = await it.next()) await write((n++ ? ',' : '') + toJsonText(r.value));
     if (closed) await it.return?.();
     else res.end(']}');
   } catch (e) {
+    if (!closed) {
+      closed = true;
+      logAbortedStream(reply, n, 'error', e);
+    }
     res.destroy(e as Error);
   }
 }

@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify';
-import { addExtraRoute, addRoute, sendJsonl, type Authenticator } from '@weft/http';
+import { addRoute, sendJsonl, sendJsonlText, type Authenticator } from '@weft/http';
+import { aggregateCalls, listProjects } from './analytics';
 import type { Store } from '@weft/store';
-import { countCalls, readCall, streamCalls } from './calls';
+import { countCalls, needsEnrichment, readCall, streamCallLines, streamCalls } from './calls';
 import { withExpandedRefsAndFeedback } from './call-enrichment';
 import { objectReadRoutes } from './objects';
 import { createCosts, queryCosts } from './costs';
@@ -14,20 +15,28 @@ export interface QueryDeps {
   pageRows?: number;
 }
 
-/** Keyset pages for the embedded store (its connection buffers whole results); one streamed query on a server. */
-const DEFAULT_PAGE_ROWS = { embedded: 5000, server: 0 };
+/**
+ * Keyset pages in both modes: each page is a bounded query (the embedded connection buffers a
+ * whole result; a server would hold a whole unpaged result to sort it), fetched one ahead.
+ */
+const DEFAULT_PAGE_ROWS = 5000;
 
 /** The read side: every query endpoint, answered from ClickHouse. */
 export async function queryRoutes(app: FastifyInstance, deps: QueryDeps): Promise<void> {
-  const pageRows = deps.pageRows ?? DEFAULT_PAGE_ROWS[deps.store.mode];
+  const pageRows = deps.pageRows ?? DEFAULT_PAGE_ROWS;
   addRoute(app, deps.auth, 'callsStreamQuery', async (body, { reply }) => {
     const abort = new AbortController();
+    if (!needsEnrichment(body)) {
+      // The lines ClickHouse builds go to the socket as they are.
+      await sendJsonlText(reply, streamCallLines(deps.store, body, abort.signal, { pageRows }), () => abort.abort());
+      return undefined;
+    }
     const calls = streamCalls(deps.store, body, abort.signal, { pageRows });
     await sendJsonl(reply, withExpandedRefsAndFeedback(deps.store, body, calls), () => abort.abort());
     return undefined;
   });
   addRoute(app, deps.auth, 'callsQueryStats', async (body) => countCalls(deps.store, body));
-  addExtraRoute(app, deps.auth, 'callRead', async (body) => readCall(deps.store, body));
+  addRoute(app, deps.auth, 'callRead', async (body) => readCall(deps.store, body));
 
   addRoute(app, deps.auth, 'threadsStreamQuery', async (body, { reply }) => {
     const abort = new AbortController();
@@ -37,6 +46,10 @@ export async function queryRoutes(app: FastifyInstance, deps: QueryDeps): Promis
   addRoute(app, deps.auth, 'costQuery', async (body) => queryCosts(deps.store, body));
   // Not one of the 20 endpoints of the interface: the reference SDK's way to add project prices.
   addRoute(app, deps.auth, 'costCreate', async (body, { caller }) => createCosts(deps.store, body, caller.userId));
+
+  // For the web UI (extras, published in /openapi.json).
+  addRoute(app, deps.auth, 'projectsList', async (body, { caller }) => listProjects(deps.store, caller, body));
+  addRoute(app, deps.auth, 'callsAggregate', async (body) => aggregateCalls(deps.store, body));
 
   await app.register(objectReadRoutes, { store: deps.store, auth: deps.auth });
 }

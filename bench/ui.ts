@@ -1,0 +1,82 @@
+/**
+ * Web UI benchmark (`npm run bench:ui`): the calls view on the bench:query data set (BENCH_CALLS
+ * calls, default 1,000,000, loaded into a fresh or reused BENCH_DATA_DIR) in a real headless
+ * Chromium. Measures, per run on a fresh page: time from navigation to the first page of rows on
+ * screen, and what scrolling fetches: requests, rows received, and the time for rows to appear
+ * after a jump to the middle of the table. The server runs in this process (all-in-one, embedded
+ * ClickHouse), as in bench:query.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createLogger, loadConfig } from '@weft/core';
+import { createWeft } from '../services/all-in-one/src/app';
+import { HARNESS_API_KEY, launchBrowser } from '@weft/harness';
+import { loadBenchCalls } from './query-data';
+
+const N = Number(process.env.BENCH_CALLS ?? 1_000_000);
+const RUNS = Number(process.env.BENCH_RUNS ?? 5);
+const P = 'bench/main';
+const KEY = HARNESS_API_KEY;
+const dataDir = process.env.BENCH_DATA_DIR ?? mkdtempSync(join(tmpdir(), 'weft-bench-ui-'));
+
+const config = loadConfig({ ...process.env, WEFT_DATA_DIR: dataDir, LOG_LEVEL: 'warn', PORT: '0', HOST: '127.0.0.1', WEFT_BOOTSTRAP_API_KEY: KEY });
+const weft = await createWeft(config, createLogger('warn', { mode: 'bench' }));
+await weft.app.listen({ port: 0, host: '127.0.0.1' });
+const url = `http://127.0.0.1:${(weft.app.server.address() as { port: number }).port}`;
+const client = weft.store.client;
+
+const [row] = await (await client.query({ query: `SELECT count() AS have FROM (SELECT id FROM calls_merged WHERE project_id = '${P}' GROUP BY id)`, format: 'JSONEachRow' })).json<{ have: string }>();
+if (Number(row?.have ?? 0) < N) {
+  const t0 = performance.now();
+  await loadBenchCalls(client, P, N);
+  console.log(`loaded ${N} calls in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+}
+console.log(`store: ${dataDir}; ${N} calls in ${P}; ${RUNS} runs; load average ${(await import('node:os')).loadavg().map((x) => x.toFixed(1)).join(' ')}`);
+
+const browser = await launchBrowser();
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const firstPage: number[] = [];
+const jump: number[] = [];
+let maxRowsFetched = 0;
+let maxRequests = 0;
+try {
+  // Warm the bundle (built once per server process) so runs measure the view, not esbuild.
+  await fetch(url + '/');
+  for (let run = 0; run < RUNS; run++) {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    await page.goto(url + '/');
+    await page.evaluate(`sessionStorage.setItem('weft.apiKey', ${JSON.stringify(KEY)})`);
+    const pages: { offset: number; limit: number }[] = [];
+    page.on('request', (r) => {
+      if (r.url().endsWith('/calls/stream_query')) pages.push(JSON.parse(r.postData() ?? '{}'));
+    });
+    const t0 = performance.now();
+    await page.goto(`${url}/#/p/${P}/calls`);
+    await page.locator('.vt-body .call-row').first().waitFor({ timeout: 60_000 });
+    firstPage.push(performance.now() - t0);
+    // Scroll: ten screens down with the keyboard, then a jump to the middle of the project.
+    // The total (from /calls/query_stats) sizes the scrollbar: wait for it before scrolling.
+    await page.locator('.table-meta').filter({ hasText: /^[\d,]+ calls?/ }).first().waitFor({ timeout: 120_000 });
+    await page.locator('.vt-body').focus();
+    for (let i = 0; i < 10; i++) await page.keyboard.press('PageDown');
+    await page.locator('.vt-body .call-row.active').waitFor({ timeout: 60_000 });
+    const t1 = performance.now();
+    await page.locator('.vt-body').evaluate((el: any) => { el.scrollTop = el.scrollHeight / 2; });
+    const middle = Math.floor(N / 2 / 100) * 100;
+    await page.locator(`.vt-body .call-row[aria-rowindex="${middle + 20}"]`).waitFor({ timeout: 120_000 }).catch(() => undefined);
+    await page.locator('.vt-body .placeholder').first().waitFor({ state: 'detached', timeout: 120_000 });
+    jump.push(performance.now() - t1);
+    const rows = pages.reduce((s, p) => s + (p.limit ?? 0), 0);
+    maxRowsFetched = Math.max(maxRowsFetched, rows);
+    maxRequests = Math.max(maxRequests, pages.length);
+    await page.close();
+  }
+} finally {
+  await browser.close();
+  await weft.close();
+}
+const fmt = (xs: number[]) => `median ${median(xs).toFixed(0)} ms (min ${Math.min(...xs).toFixed(0)}, max ${Math.max(...xs).toFixed(0)})`;
+console.log(`calls view, first page of rows on screen:          ${fmt(firstPage)}`);
+console.log(`jump to the middle (row ${N / 2}), rows on screen:  ${fmt(jump)}`);
+console.log(`most rows fetched in one session (first page, 10 screens, the jump): ${maxRowsFetched} of ${N} (${maxRequests} requests of ≤ 100 rows)`);

@@ -1,0 +1,93 @@
+import type { CallsAggregateReq } from '@weft/api';
+import { CallsQueryPlan } from './calls';
+import { priceRankOrderSql, projectPricesSql, usageRowsSql } from './costs';
+import type { Params, BuiltQuery } from './params';
+
+/**
+ * Aggregate queries over the calls a filter/query matches (the web UI's analytics): a time
+ * series, per-op and per-(op, model) figures, computed in ClickHouse. The matched set is exactly
+ * the one /calls/query_stats counts (the same plan), so totals agree with it.
+ */
+export class CallsAggregatePlan {
+  private readonly plan: CallsQueryPlan;
+
+  constructor(private readonly req: CallsAggregateReq) {
+    this.plan = new CallsQueryPlan({ ...req, sort_by: [] });
+  }
+
+  /** The matched calls, merged, with the given columns re-aggregated. */
+  private mergedSql(p: Params, columns: string[]): string {
+    const pid = this.plan.projectParam;
+    return `SELECT id, ${columns.map((c) => `any(${c}) AS ${c}`).join(', ')}
+    FROM calls_merged WHERE project_id = ${pid} AND id IN (${this.plan.matchingIdsSql(p)})
+    GROUP BY project_id, id`;
+  }
+
+  /** Earliest and latest start among the matched calls (start parts carry started_at: no merge). */
+  rangeQuery(): BuiltQuery {
+    const p = this.plan.params;
+    const sql = `SELECT toUnixTimestamp64Micro(min(started_at)) AS min_us, toUnixTimestamp64Micro(max(started_at)) AS max_us, count() AS calls
+    FROM calls_merged WHERE project_id = ${this.plan.projectParam} AND started_at IS NOT NULL AND id IN (${this.plan.matchingIdsSql(p)})`;
+    return { sql, params: p.values };
+  }
+
+  /** Calls, errors and latency quantiles per time bucket of `bucketSeconds`. */
+  seriesQuery(bucketSeconds: number): BuiltQuery {
+    const p = this.plan.params;
+    const b = p.add(bucketSeconds, 'UInt32');
+    const sql = `SELECT toUnixTimestamp(toStartOfInterval(started_at, toIntervalSecond(${b}))) AS t, ${callFigures()}
+    FROM (${this.mergedSql(p, ['started_at', 'ended_at', 'exception'])})
+    GROUP BY t ORDER BY t`;
+    return { sql, params: p.values };
+  }
+
+  /** Calls, errors and latency quantiles per op, and over all ops (the row with is_total). */
+  byOpQuery(): BuiltQuery {
+    const p = this.plan.params;
+    const sql = `SELECT op_name, grouping(op_name) = 1 AS is_total, ${callFigures()}
+    FROM (${this.mergedSql(p, ['op_name', 'started_at', 'ended_at', 'exception'])})
+    GROUP BY GROUPING SETS ((op_name), ()) ORDER BY calls DESC, op_name`;
+    return { sql, params: p.values };
+  }
+
+  /**
+   * Tokens and cost per (op, model) from summary.usage; each (call, model) priced once with the
+   * price in force at the call's start (as include_costs); unpriced usage counts tokens at cost 0.
+   */
+  usageQuery(): BuiltQuery {
+    const p = this.plan.params;
+    const pid = this.plan.projectParam;
+    const calls = this.mergedSql(p, ['op_name', 'started_at', 'summary_dump']);
+    const cost = `(u.prompt_tokens - u.cache_read_input_tokens - u.cache_creation_input_tokens) * pr.prompt_token_cost
+        + u.completion_tokens * pr.completion_token_cost + u.cache_read_input_tokens * pr.cache_read_input_token_cost
+        + u.cache_creation_input_tokens * pr.cache_creation_input_token_cost`;
+    const sql = `SELECT op_name, llm_id AS model, uniqExact(call_id) AS calls, sum(n_requests) AS requests,
+      sum(n_prompt) AS prompt_tokens, sum(n_completion) AS completion_tokens, sum(n_total) AS total_tokens, sum(call_cost) AS cost
+    FROM (
+      SELECT u.call_id AS call_id, u.op_name AS op_name, u.llm_id AS llm_id, u.requests AS n_requests, u.prompt_tokens AS n_prompt,
+        u.completion_tokens AS n_completion, if(u.total_tokens > 0, u.total_tokens, u.prompt_tokens + u.completion_tokens) AS n_total,
+        if(pr.llm_id = '', 0, ${cost}) AS call_cost,
+        row_number() OVER (PARTITION BY u.call_id, u.llm_id ORDER BY ${priceRankOrderSql(pid)}) AS rn
+      FROM (${usageRowsSql(calls, ['op_name'])}) AS u
+      LEFT JOIN (${projectPricesSql(pid)}) AS pr ON u.llm_id = pr.llm_id
+    ) WHERE rn = 1
+    GROUP BY op_name, model`;
+    return { sql, params: p.values };
+  }
+}
+
+/** Count, errors (an exception), and exact p50/p99 of whole-ms latency over ended calls (NULL when none ended). */
+function callFigures(): string {
+  const ms = `intDiv(toUnixTimestamp64Micro(ended_at) - toUnixTimestamp64Micro(started_at), 1000)`;
+  const q = (level: number) => `if(countIf(ended_at IS NOT NULL) = 0, NULL, quantileExactInclusiveIf(${level})(toFloat64(${ms}), ended_at IS NOT NULL))`;
+  return `count() AS calls, countIf(exception IS NOT NULL) AS errors, ${q(0.5)} AS p50_latency_ms, ${q(0.99)} AS p99_latency_ms`;
+}
+
+/** Bucket widths a person reads easily, smallest first. */
+const NICE_BUCKETS = [1, 5, 10, 30, 60, 300, 600, 1800, 3600, 3 * 3600, 6 * 3600, 12 * 3600, 86_400, 7 * 86_400, 30 * 86_400, 365 * 86_400];
+
+/** The smallest nice width giving at most `maxBuckets` buckets over [minUs, maxUs]. */
+export function chooseBucketSeconds(minUs: number, maxUs: number, maxBuckets = 120): number {
+  const span = Math.max(0, maxUs - minUs) / 1e6;
+  return NICE_BUCKETS.find((b) => span / b < maxBuckets) ?? NICE_BUCKETS[NICE_BUCKETS.length - 1]!;
+}

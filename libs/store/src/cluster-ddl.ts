@@ -1,0 +1,113 @@
+/**
+ * The cluster form of the migrations (CLICKHOUSE_CLUSTER, SCHEMA.md "Cluster mode"), derived
+ * statement by statement from the single-node DDL, so there is one copy of every migration:
+ *
+ * - `CREATE TABLE t (…) ENGINE = XMergeTree(args) …` becomes `t_local ON CLUSTER` with
+ *   `ReplicatedXMergeTree('<zk path with {shard}>', '{replica}', args)`, plus a Distributed `t`
+ *   over it, sharded by `SHARDING_KEYS[t]`. The application keeps reading and writing `t`.
+ * - `ENGINE = Null` (call_parts) stays Null, as `t_local ON CLUSTER` under a Distributed `t`:
+ *   an insert is routed to one shard, whose materialized views fold it there.
+ * - `CREATE MATERIALIZED VIEW v TO t AS SELECT … FROM s` runs on every node, from `s_local`
+ *   into `t_local` (a view fires on the local insert, never on a Distributed one).
+ * - `ALTER TABLE t …` (indexes) applies to `t_local ON CLUSTER`.
+ * - `INSERT … SELECT` (back-fills, seeds) is left as written: it runs once, through the
+ *   Distributed tables, which route every row by the same sharding key.
+ *
+ * Any other statement shape throws: a new kind of migration must be taught here (and the test
+ * runs every migration on disk through this).
+ */
+
+/**
+ * Where each table's rows go. Every key is a function of columns of the table's ORDER BY,
+ * so rows that the engine folds or replaces together (same sorting key) always land on the same
+ * shard; and call tables share one key, so every part of one call, and everything read per call,
+ * meet on one shard.
+ */
+export const SHARDING_KEYS: Readonly<Record<string, string>> = {
+  // One call's parts (start, end, updates, delete) and every per-call fold.
+  call_parts: 'cityHash64(project_id, id)',
+  calls_merged: 'cityHash64(project_id, id)',
+  calls_merged_stats: 'cityHash64(project_id, id)',
+  calls_starts: 'cityHash64(project_id, id)',
+  calls_deleted: 'cityHash64(project_id, id)',
+  // Every version of one object on one shard (version_index counts them).
+  object_versions: 'cityHash64(project_id, kind, object_id)',
+  table_rows: 'cityHash64(project_id, digest)',
+  // One table's whole row list on one shard: a page is one key range, in position order.
+  table_rows_index: 'cityHash64(project_id, table_digest)',
+  tables: 'cityHash64(project_id, digest)',
+  // All feedback on one ref (a call, an object) on one shard.
+  feedback: 'cityHash64(project_id, svc_ref)',
+  files: 'cityHash64(project_id, digest)',
+  llm_token_prices: 'cityHash64(pricing_level_id, llm_id)',
+  // The same name on the same shard, so the insert deduplication token drops a second create.
+  models: 'cityHash64(entity, project, name)',
+  weft_entities: 'cityHash64(name)',
+  weft_users: 'cityHash64(user_id)',
+  weft_memberships: 'cityHash64(user_id, entity)',
+  weft_api_keys: 'cityHash64(key_hash)',
+  weft_migrations: 'version',
+};
+
+/** The local (per-shard, replicated) table under the Distributed table `table`. */
+export const localTable = (table: string) => `${table}_local`;
+
+/** Replica path in Keeper: one per shard and table; `{shard}`/`{replica}` are server macros. */
+const REPLICA_PATH = "'/clickhouse/tables/{shard}/{database}/{table}'";
+
+const CREATE_TABLE = /^CREATE TABLE IF NOT EXISTS (\w+) (\([\s\S]*\))\s*ENGINE = (\w+)(?:\(([^()]*)\))?([\s\S]*)$/;
+const CREATE_MV = /^CREATE MATERIALIZED VIEW IF NOT EXISTS (\w+) TO (\w+) AS\s([\s\S]*)$/;
+const ALTER_TABLE = /^ALTER TABLE (\w+) ([\s\S]*)$/;
+const INSERT = /^INSERT INTO \w+/;
+
+export class ClusterDdlError extends Error {}
+
+/**
+ * The statements that give `statement` its cluster form on `cluster`. `tables` collects the
+ * tables created so far (a view's sources are renamed to their local tables).
+ */
+export function clusterStatements(statement: string, cluster: string, tables = new Set<string>()): string[] {
+  const onCluster = `ON CLUSTER ${cluster}`;
+  let m = CREATE_TABLE.exec(statement);
+  if (m) {
+    const [, table, columns, engine, args, rest] = m as unknown as [string, string, string, string, string | undefined, string];
+    const key = SHARDING_KEYS[table];
+    if (!key) throw new ClusterDdlError(`table ${table} has no sharding key: add it to SHARDING_KEYS in cluster-ddl.ts (SCHEMA.md "Cluster mode")`);
+    let localEngine: string;
+    let tail = rest;
+    if (engine === 'Null') localEngine = 'Null';
+    else if (/^(\w*)MergeTree$/.test(engine)) {
+      localEngine = `Replicated${engine}(${[REPLICA_PATH, "'{replica}'", ...(args?.trim() ? [args.trim()] : [])].join(', ')})`;
+      // The single-node window has a replicated counterpart (kept in Keeper, per shard).
+      tail = tail.replace(/\bnon_replicated_deduplication_window\b/g, 'replicated_deduplication_window');
+    } else throw new ClusterDdlError(`table ${table}: engine ${engine} has no cluster form`);
+    tables.add(table);
+    const local = localTable(table);
+    return [
+      `CREATE TABLE IF NOT EXISTS ${local} ${onCluster} ${columns} ENGINE = ${localEngine}${tail}`,
+      `CREATE TABLE IF NOT EXISTS ${table} ${onCluster} AS ${local} ENGINE = Distributed('${cluster}', currentDatabase(), ${local}, ${key})`,
+    ];
+  }
+  m = CREATE_MV.exec(statement);
+  if (m) {
+    const [, view, target, select] = m as unknown as [string, string, string, string];
+    if (!tables.has(target)) throw new ClusterDdlError(`view ${view} writes to ${target}, which no earlier migration created`);
+    let localSelect = select;
+    for (const t of tables) localSelect = localSelect.replace(new RegExp(`\\b${t}\\b`, 'g'), localTable(t));
+    return [`CREATE MATERIALIZED VIEW IF NOT EXISTS ${view} ${onCluster} TO ${localTable(target)} AS\n${localSelect}`];
+  }
+  m = ALTER_TABLE.exec(statement);
+  if (m) {
+    const [, table, change] = m as unknown as [string, string, string];
+    if (!tables.has(table)) throw new ClusterDdlError(`ALTER of ${table}, which no earlier migration created`);
+    return [`ALTER TABLE ${localTable(table)} ${onCluster} ${change}`];
+  }
+  if (INSERT.test(statement)) return [statement];
+  throw new ClusterDdlError(`no cluster form for statement: ${statement.slice(0, 80)}`);
+}
+
+/** The whole list in cluster form, or unchanged (the very same strings) without a cluster. */
+export function statementsFor(statements: readonly string[], cluster: string | undefined, tables = new Set<string>()): string[] {
+  if (!cluster) return [...statements];
+  return statements.flatMap((s) => clusterStatements(s, cluster, tables));
+}

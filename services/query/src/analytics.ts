@@ -1,0 +1,100 @@
+import type { CallsAggregateReq, CallsAggregateRes, ProjectsListReq, ProjectSummary } from '@weft/api';
+import { ApiError, type Caller } from '@weft/core';
+import { CallsAggregatePlan, chooseBucketSeconds, Params } from '@weft/query';
+import type { Store } from '@weft/store';
+
+const DEFAULT_PROJECTS_LIMIT = 1000;
+
+/**
+ * /projects/list: the projects of the entities the caller may use (all, for an admin), with
+ * their call and object-version counts and last activity, most recently active first. A project
+ * exists once something was written to it (calls or objects).
+ */
+export async function listProjects(store: Store, caller: Caller, req: ProjectsListReq): Promise<{ projects: ProjectSummary[] }> {
+  const p = new Params();
+  let scope = '1';
+  if (req.entity !== undefined) {
+    // The edge's tenancy check already refused an entity the caller may not use.
+    scope = `startsWith(project_id, ${p.str(`${req.entity}/`)})`;
+  } else if (!caller.isAdmin) {
+    if (caller.entities.length === 0) return { projects: [] };
+    scope = `(${caller.entities.map((e) => `startsWith(project_id, ${p.str(`${e}/`)})`).join(' OR ')})`;
+  }
+  const sql = `SELECT project_id, toInt64(sum(calls)) AS call_count, toInt64(sum(objects)) AS object_count, max(last) AS last_us FROM (
+    SELECT project_id, uniqExactIf(id, started_at IS NOT NULL) AS calls, 0 AS objects, toUnixTimestamp64Micro(max(sortable_datetime)) AS last
+    FROM calls_merged WHERE ${scope} GROUP BY project_id
+    UNION ALL
+    SELECT project_id, 0 AS calls, uniqExact(kind, object_id, digest) AS objects, toUnixTimestamp64Micro(max(created_at)) AS last
+    FROM object_versions WHERE ${scope} GROUP BY project_id
+  ) GROUP BY project_id ORDER BY last_us DESC, project_id LIMIT ${p.int(req.limit || DEFAULT_PROJECTS_LIMIT)}`;
+  const rs = await store.client.query({ query: sql, query_params: p.values, format: 'JSONEachRow' });
+  const rows = await rs.json<{ project_id: string; call_count: string | number; object_count: string | number; last_us: string | number }>();
+  return {
+    projects: rows.map((r) => ({
+      project_id: r.project_id,
+      call_count: Number(r.call_count),
+      object_count: Number(r.object_count),
+      last_activity: Number(r.last_us) > 0 ? new Date(Number(r.last_us) / 1000).toISOString() : null,
+    })),
+  };
+}
+
+type Figures = { calls: number | string; errors: number | string; p50_latency_ms: number | null; p99_latency_ms: number | null };
+const figures = (r: Figures) => ({
+  calls: Number(r.calls),
+  errors: Number(r.errors),
+  p50_latency_ms: r.p50_latency_ms === null ? null : Number(r.p50_latency_ms),
+  p99_latency_ms: r.p99_latency_ms === null ? null : Number(r.p99_latency_ms),
+});
+const usageTotals = () => ({ prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, cost: 0 });
+
+/**
+ * /calls/aggregate: for the calls a filter/query matches (the same set /calls/query_stats
+ * counts), calls/errors/latency per time bucket and per op, tokens and cost per op and per model.
+ */
+export async function aggregateCalls(store: Store, req: CallsAggregateReq): Promise<CallsAggregateRes> {
+  const plan = new CallsAggregatePlan(req);
+  const run = async <T>(q: { sql: string; params: Record<string, unknown> }): Promise<T[]> => {
+    const rs = await store.client.query({ query: q.sql, query_params: q.params, format: 'JSONEachRow' });
+    return rs.json<T>();
+  };
+  const [range] = await run<{ min_us: string; max_us: string; calls: string }>(plan.rangeQuery());
+  const bucket = req.bucket_seconds ?? chooseBucketSeconds(Number(range?.min_us ?? 0), Number(range?.max_us ?? 0));
+  if (Number(range?.calls ?? 0) > 0 && req.bucket_seconds !== undefined) {
+    const buckets = (Number(range!.max_us) - Number(range!.min_us)) / 1e6 / bucket;
+    if (buckets > 10_000) throw new ApiError(400, `bucket_seconds: ${bucket} s gives ${Math.ceil(buckets)} buckets over the calls matched (at most 10000)`, { field: 'bucket_seconds' });
+  }
+  const series = await run<Figures & { t: string | number }>(plan.seriesQuery(bucket));
+  const ops = await run<Figures & { op_name: string | null; is_total: number | boolean }>(plan.byOpQuery());
+  const usage = await run<{ op_name: string | null; model: string; calls: string; requests: string; prompt_tokens: string; completion_tokens: string; total_tokens: string; cost: number }>(plan.usageQuery());
+
+  const totalRow = ops.find((o) => Boolean(o.is_total));
+  const totals = { ...(totalRow ? figures(totalRow) : { calls: 0, errors: 0, p50_latency_ms: null, p99_latency_ms: null }), ...usageTotals() };
+  const byOp = new Map<string, CallsAggregateRes['by_op'][number]>();
+  for (const o of ops) if (!o.is_total) byOp.set(o.op_name ?? '', { op_name: o.op_name ?? '', ...figures(o), ...usageTotals() });
+  const byModel = new Map<string, CallsAggregateRes['by_model'][number]>();
+  for (const u of usage) {
+    const add = (t: { prompt_tokens: number; completion_tokens: number; total_tokens: number; cost: number }) => {
+      t.prompt_tokens += Number(u.prompt_tokens);
+      t.completion_tokens += Number(u.completion_tokens);
+      t.total_tokens += Number(u.total_tokens);
+      t.cost += Number(u.cost);
+    };
+    add(totals);
+    const op = byOp.get(u.op_name ?? '');
+    if (op) add(op);
+    let m = byModel.get(u.model);
+    if (!m) byModel.set(u.model, (m = { model: u.model, calls: 0, requests: 0, ...usageTotals() }));
+    // A call uses a model in one op only: per-op call counts add up to the model's.
+    m.calls += Number(u.calls);
+    m.requests += Number(u.requests);
+    add(m);
+  }
+  return {
+    bucket_seconds: bucket,
+    totals,
+    series: series.map((s) => ({ start: new Date(Number(s.t) * 1000).toISOString(), ...figures(s) })),
+    by_op: [...byOp.values()],
+    by_model: [...byModel.values()].sort((a, b) => b.cost - a.cost || b.total_tokens - a.total_tokens || a.model.localeCompare(b.model)),
+  };
+}

@@ -1,0 +1,69 @@
+import { clearKey, getKey } from './session';
+
+/** An error answered by weft: its status and reason (and the offending field), shown as they are. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly reason: string,
+    readonly field?: string,
+  ) {
+    super(`${status}: ${reason}`);
+  }
+}
+
+/** Called when the key is refused (401): the app goes back to sign-in. */
+let onUnauthorized: (reason: string) => void = () => {};
+export function setUnauthorizedHandler(fn: (reason: string) => void): void {
+  onUnauthorized = fn;
+}
+
+export function basicAuth(key: string): string {
+  // Keys are ASCII (weft_ + base64url), so btoa is safe.
+  return `Basic ${btoa(`api:${key}`)}`;
+}
+
+async function request(path: string, body: unknown, signal?: AbortSignal, key = getKey()): Promise<Response> {
+  const res = await fetch(path, {
+    method: 'POST',
+    // x-requested-with: weft then answers a bad key without a Basic challenge (no browser prompt).
+    headers: { 'content-type': 'application/json', 'x-requested-with': 'XMLHttpRequest', ...(key ? { authorization: basicAuth(key) } : {}) },
+    body: JSON.stringify(body),
+    signal,
+  });
+  if (res.ok) return res;
+  const text = await res.text();
+  let reason = text || res.statusText;
+  let field: string | undefined;
+  try {
+    const parsed = JSON.parse(text) as { reason?: string; field?: string; error?: { message?: string } };
+    reason = parsed.reason ?? parsed.error?.message ?? reason;
+    field = parsed.field;
+  } catch {
+    /* not JSON: keep the text */
+  }
+  if (res.status === 401) {
+    clearKey();
+    onUnauthorized(reason);
+  }
+  throw new ApiError(res.status, reason, field);
+}
+
+/** POST a JSON body, get the JSON answer. */
+export async function post<T>(path: string, body: unknown, signal?: AbortSignal): Promise<T> {
+  const res = await request(path, body, signal);
+  return (await res.json()) as T;
+}
+
+/** POST to a JSONL endpoint (calls, threads, table rows), get its lines parsed. */
+export async function postJsonl<T>(path: string, body: unknown, signal?: AbortSignal): Promise<T[]> {
+  const res = await request(path, body, signal);
+  const text = await res.text();
+  const out: T[] = [];
+  for (const line of text.split('\n')) if (line.trim() !== '') out.push(JSON.parse(line) as T);
+  return out;
+}
+
+/** Checks a key before keeping it: the project list answers 401 for a bad key. */
+export async function checkKey(key: string): Promise<void> {
+  await request('/projects/list', { limit: 1 }, undefined, key);
+}

@@ -1,0 +1,77 @@
+/**
+ * The calls filter as it lives in the URL (`?op=…&status=…&from=…`), and its translation into
+ * the API's `filter` + `query.$expr` (the same body for /calls/stream_query, /calls/query_stats
+ * and /calls/aggregate, so counts, rows and charts agree).
+ */
+export interface CallsFilter {
+  op?: string;
+  status?: string;
+  from?: string;
+  to?: string;
+  trace?: string;
+  thread?: string;
+  /** Free text searched in inputs, output, op and display name. */
+  q?: string;
+  /** A raw `$expr` (JSON), and-ed with the rest. */
+  expr?: string;
+  roots?: string;
+  /** Calls taking this object ref as input. */
+  ref?: string;
+}
+
+export const FILTER_KEYS = ['op', 'status', 'from', 'to', 'trace', 'thread', 'q', 'expr', 'roots', 'ref'] as const;
+
+export function filterFromParams(params: URLSearchParams): CallsFilter {
+  const f: CallsFilter = {};
+  for (const k of FILTER_KEYS) {
+    const v = params.get(k);
+    if (v) f[k] = v;
+  }
+  return f;
+}
+
+/** A local `datetime-local` value (or any date string) → ISO 8601 UTC. */
+function toIso(s: string): string {
+  const d = new Date(s);
+  return Number.isNaN(d.getTime()) ? s : d.toISOString();
+}
+
+const field = (f: string) => ({ $getField: f });
+const lit = (v: unknown) => ({ $literal: v });
+
+export class FilterError extends Error {}
+
+export function callsQueryBody(f: CallsFilter): { filter?: Record<string, unknown>; query?: { $expr: Record<string, unknown> } } {
+  const filter: Record<string, unknown> = {};
+  if (f.op) filter.op_names = f.op.split(',').map((s) => s.trim()).filter(Boolean);
+  if (f.trace) filter.trace_ids = [f.trace.trim()];
+  if (f.thread) filter.thread_ids = [f.thread.trim()];
+  if (f.roots === '1') filter.trace_roots_only = true;
+  if (f.ref) filter.input_refs = [f.ref];
+  const and: Record<string, unknown>[] = [];
+  if (f.status) and.push({ $eq: [field('summary.weave.status'), lit(f.status)] });
+  if (f.from) and.push({ $gte: [field('started_at'), lit(toIso(f.from))] });
+  if (f.to) and.push({ $lt: [field('started_at'), lit(toIso(f.to))] });
+  if (f.q) {
+    const text = lit(f.q);
+    and.push({
+      $or: ['inputs', 'output', 'op_name', 'display_name'].map((name) => ({ $contains: { input: field(name), substr: text, case_insensitive: true } })),
+    });
+  }
+  if (f.expr) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(f.expr);
+    } catch (e) {
+      throw new FilterError(`$expr is not JSON: ${(e as Error).message}`);
+    }
+    if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new FilterError('$expr must be a JSON object such as {"$eq": [{"$getField": "inputs.a"}, {"$literal": 1}]}');
+    const obj = parsed as Record<string, unknown>;
+    and.push('$expr' in obj ? (obj.$expr as Record<string, unknown>) : obj);
+  }
+  const body: { filter?: Record<string, unknown>; query?: { $expr: Record<string, unknown> } } = {};
+  if (Object.keys(filter).length) body.filter = filter;
+  if (and.length === 1) body.query = { $expr: and[0]! };
+  else if (and.length > 1) body.query = { $expr: { $and: and } };
+  return body;
+}

@@ -1,0 +1,177 @@
+import { useState } from 'preact/hooks';
+import { post } from '../api';
+import { callStatus, fmtCost, fmtInt, fmtMs, fmtTime, latencyMs, opLabel, usageByModel } from '../format';
+import { findRefs, parseRef, refHref } from '../refs';
+import { projectHref } from '../route';
+import type { Call, Feedback } from '../types';
+import { useAsync } from '../use-async';
+import { StatusBadge } from '../views/calls';
+import { JsonView } from './json-view';
+import { Conversation, findConversation } from './messages';
+import { ErrorBox, Loading } from './states';
+
+/** Everything about one call: inputs, output (a chat as a conversation), exception, usage and cost, refs, feedback, attributes. */
+export function CallDetail({ call, projectId }: { call: Call; projectId: string }) {
+  const status = callStatus(call);
+  const usage = usageByModel(call);
+  const models = Object.entries(usage);
+  const feedback = ((call.summary?.weave as Record<string, unknown> | undefined)?.feedback ?? []) as Feedback[];
+  const refs = [...new Set([...findRefs(call.inputs), ...findRefs(call.output)])];
+  return (
+    <div class="call-detail" aria-label="Call detail">
+      <div class="detail-head">
+        <h3 title={call.op_name}>{call.display_name || opLabel(call.op_name)}</h3>
+        <StatusBadge status={status} />
+      </div>
+      <dl class="facts">
+        <dt>Op</dt>
+        <dd><code>{call.op_name}</code></dd>
+        <dt>Started</dt>
+        <dd>{fmtTime(call.started_at, true)}</dd>
+        <dt>Latency</dt>
+        <dd>{fmtMs(latencyMs(call))}</dd>
+        <dt>Call id</dt>
+        <dd><code>{call.id}</code></dd>
+        <dt>Trace</dt>
+        <dd><a href={projectHref(projectId, ['trace', call.trace_id], { call: call.id })}><code>{call.trace_id}</code></a></dd>
+        {call.thread_id ? (
+          <>
+            <dt>Thread</dt>
+            <dd><a href={projectHref(projectId, ['threads', call.thread_id])}><code>{call.thread_id}</code></a></dd>
+          </>
+        ) : null}
+        {call.svc_user_id ? (
+          <>
+            <dt>User</dt>
+            <dd>{call.svc_user_id}</dd>
+          </>
+        ) : null}
+      </dl>
+      {call.exception ? (
+        <Section title="Exception" open>
+          <pre class="exception">{call.exception}</pre>
+        </Section>
+      ) : null}
+      <Section title="Inputs" open>
+        <Payload value={call.inputs} />
+      </Section>
+      <Section title="Output" open>
+        <Payload value={call.output} />
+      </Section>
+      {models.length ? (
+        <Section title="Usage and cost" open>
+          <table class="grid compact usage">
+            <thead>
+              <tr>
+                <th>Model</th>
+                <th class="num">Requests</th>
+                <th class="num">Prompt</th>
+                <th class="num">Completion</th>
+                <th class="num">Total</th>
+                <th class="num">Cost</th>
+              </tr>
+            </thead>
+            <tbody>
+              {models.map(([m, u]) => (
+                <tr key={m}>
+                  <td><code>{m}</code></td>
+                  <td class="num">{fmtInt(u.requests)}</td>
+                  <td class="num">{fmtInt(u.prompt_tokens)}</td>
+                  <td class="num">{fmtInt(u.completion_tokens)}</td>
+                  <td class="num">{fmtInt(u.total_tokens)}</td>
+                  <td class="num" title={u.cost === null ? 'no price known for this model' : undefined}>{u.cost === null ? 'no price' : fmtCost(u.cost)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </Section>
+      ) : null}
+      {refs.length ? (
+        <Section title={`Refs (${refs.length})`} open>
+          <RefsView refs={refs} />
+        </Section>
+      ) : null}
+      <Section title={`Feedback (${feedback.length})`} open={feedback.length > 0}>
+        {feedback.length === 0 ? (
+          <p class="muted">No feedback. Add some with <code>POST /feedback/replace</code> and <code>svc_ref</code> <code>weave:///{projectId}/call/{call.id}</code>.</p>
+        ) : (
+          <ul class="feedback">
+            {feedback.map((f) => (
+              <li key={f.id}>
+                <FeedbackItem f={f} />
+              </li>
+            ))}
+          </ul>
+        )}
+      </Section>
+      <Section title="Attributes" open={false}>
+        <JsonView value={call.attributes} />
+      </Section>
+      <Section title="Summary" open={false}>
+        <JsonView value={call.summary} />
+      </Section>
+    </div>
+  );
+}
+
+function FeedbackItem({ f }: { f: Feedback }) {
+  const p = f.payload ?? {};
+  let body;
+  if (f.feedback_type === 'wandb.reaction.1') body = <span class="reaction">{String(p.emoji ?? '')}</span>;
+  else if (f.feedback_type === 'wandb.note.1') body = <span>“{String(p.note ?? '')}”</span>;
+  else body = <JsonView value={p} />;
+  return (
+    <div class="feedback-item">
+      <span class="feedback-type">{f.feedback_type}</span> {body} <span class="muted">{fmtTime(f.created_at)}</span>
+    </div>
+  );
+}
+
+export function Section({ title, open, children }: { title: string; open: boolean; children: preact.ComponentChildren }) {
+  return (
+    <details class="section" open={open}>
+      <summary>{title}</summary>
+      <div class="section-body">{children}</div>
+    </details>
+  );
+}
+
+/** A chat is shown as a conversation (with the raw JSON a click away), anything else as JSON. */
+export function Payload({ value }: { value: unknown }) {
+  const [raw, setRaw] = useState(false);
+  const conversation = findConversation(value);
+  if (value === null || value === undefined) return <span class="muted">null</span>;
+  if (!conversation) return <JsonView value={value} />;
+  return (
+    <div>
+      <div class="payload-switch">
+        <button type="button" class={raw ? 'link' : 'link active'} onClick={() => setRaw(false)}>Conversation</button>
+        <button type="button" class={raw ? 'link active' : 'link'} onClick={() => setRaw(true)}>JSON</button>
+      </div>
+      {raw ? <JsonView value={value} /> : <Conversation messages={conversation} />}
+    </div>
+  );
+}
+
+/** Refs expanded to the values they name (/refs/read_batch), each linking to its object. */
+function RefsView({ refs }: { refs: string[] }) {
+  const { data, error, loading } = useAsync((signal) => post<{ vals: unknown[] }>('/refs/read_batch', { refs }, signal), [refs.join('|')]);
+  return (
+    <ul class="refs">
+      {refs.map((uri, i) => {
+        const r = parseRef(uri)!;
+        return (
+          <li key={uri}>
+            <a href={refHref(r)} class="ref-link">
+              {r.kind} <code>{r.name}</code>
+              {r.kind !== 'table' ? <span class="muted">:{r.digest.slice(0, 8)}</span> : null}
+            </a>
+            {loading ? <Loading what="value" /> : null}
+            {error ? <ErrorBox error={error} /> : null}
+            {data ? <JsonView value={data.vals[i]} /> : null}
+          </li>
+        );
+      })}
+    </ul>
+  );
+}

@@ -1,0 +1,40 @@
+import { useState } from 'preact/hooks';
+
+/** Collapsible JSON: objects and arrays fold; deep or long ones start folded. */
+export function JsonView({ value, depth = 0, name }: { value: unknown; depth?: number; name?: string }) {
+  const isObj = value !== null && typeof value === 'object';
+  const entries = isObj ? (Array.isArray(value) ? value.map((v, i) => [String(i), v] as const) : Object.entries(value as object)) : [];
+  const [open, setOpen] = useState(depth < 2 && entries.length <= 50);
+  const label = name !== undefined ? <span class="json-key">{name}: </span> : null;
+  if (!isObj) return <div class="json-line">{label}<Scalar value={value} /></div>;
+  const [lb, rb] = Array.isArray(value) ? ['[', ']'] : ['{', '}'];
+  if (entries.length === 0) return <div class="json-line">{label}<span class="json-punct">{lb}{rb}</span></div>;
+  return (
+    <div class="json-node">
+      <button type="button" class="json-toggle" aria-expanded={open} onClick={() => setOpen(!open)}>
+        {open ? '▾' : '▸'} {label}
+        <span class="json-punct">{lb}</span>
+        {!open ? <span class="json-summary"> {entries.length} {Array.isArray(value) ? 'items' : 'keys'} {rb}</span> : null}
+      </button>
+      {open ? (
+        <div class="json-children">
+          {entries.map(([k, v]) => (
+            <JsonView key={k} name={k} value={v} depth={depth + 1} />
+          ))}
+          <div class="json-punct">{rb}</div>
+        </div>
+      ) : null}
+    </div>
+  );
+}
+
+function Scalar({ value }: { value: unknown }) {
+  if (value === null || value === undefined) return <span class="json-null">null</span>;
+  if (typeof value === 'string') {
+    if (value.length > 300 || value.includes('\n')) return <pre class="json-string long">{value}</pre>;
+    return <span class="json-string">"{value}"</span>;
+  }
+  if (typeof value === 'number') return <span class="json-number">{String(value)}</span>;
+  if (typeof value === 'boolean') return <span class="json-bool">{String(value)}</span>;
+  return <span>{String(value)}</span>;
+}

@@ -1,0 +1,67 @@
+import { render } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import { setUnauthorizedHandler } from './api';
+import { href, navigate, useRoute } from './route';
+import { getKey } from './session';
+import { AnalyticsView } from './views/analytics';
+import { CallsView } from './views/calls';
+import { ObjectView } from './views/object';
+import { ObjectsView } from './views/objects';
+import { Projects } from './views/projects';
+import { SignIn } from './views/signin';
+import { TableView } from './views/table';
+import { ThreadView } from './views/thread';
+import { ThreadsView } from './views/threads';
+import { CallRedirect, TraceView } from './views/trace';
+
+/** Which view a route shows; every route but sign-in needs a key. */
+function App() {
+  const route = useRoute();
+  const [notice, setNotice] = useState<string | undefined>();
+  useEffect(() => {
+    setUnauthorizedHandler((reason) => {
+      setNotice(`Signed out: ${reason}`);
+      navigate(href(['signin']));
+    });
+  }, []);
+  const [head, entity, project, view, ...rest] = route.path;
+  if (head === 'signin' || !getKey()) return <SignIn notice={notice} />;
+  if (head === 'p' && entity && project) {
+    const projectId = `${entity}/${project}`;
+    switch (view ?? 'calls') {
+      case 'calls':
+        return <CallsView projectId={projectId} route={route} />;
+      case 'trace':
+        if (rest[0]) return <TraceView key={rest[0]} projectId={projectId} traceId={rest[0]} route={route} />;
+        break;
+      case 'call':
+        if (rest[0]) return <CallRedirect projectId={projectId} callId={rest[0]} />;
+        break;
+      case 'threads':
+        return rest[0] ? <ThreadView projectId={projectId} threadId={rest[0]} /> : <ThreadsView projectId={projectId} route={route} />;
+      case 'analytics':
+        return <AnalyticsView projectId={projectId} route={route} />;
+      case 'objects':
+        return rest[0] ? <ObjectView projectId={projectId} objectId={rest[0]} route={route} /> : <ObjectsView projectId={projectId} />;
+      case 'table':
+        if (rest[0]) return <TableView projectId={projectId} digest={rest[0]} route={route} />;
+        break;
+    }
+    return <NotFound what={`view '${[view, ...rest].join('/')}'`} />;
+  }
+  if (head === undefined) return <Projects />;
+  return <NotFound what={`page '${route.path.join('/')}'`} />;
+}
+
+function NotFound({ what }: { what: string }) {
+  return (
+    <div class="state empty">
+      <h3>No such {what}</h3>
+      <a href={href([])}>Back to the projects</a>
+    </div>
+  );
+}
+
+const root = document.getElementById('app')!;
+root.textContent = ''; // the boot message
+render(<App />, root);

@@ -1,0 +1,1 @@
+export { ARTIFACTS_DIR, ensureChromium, launchBrowser } from '@weft/harness';

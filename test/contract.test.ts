@@ -44,7 +44,7 @@ describe('the contract', () => {
   it('has /health (liveness) and /ready (each dependency)', async () => {
     const res = await fetch(`${weft.url}/health`);
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ status: 'ok' });
+    expect(await res.json()).toMatchObject({ status: 'ok', version: expect.any(String), roles: ['gateway', 'writer', 'query', 'inference'] });
     const ready = await fetch(`${weft.url}/ready`);
     expect(ready.status).toBe(200);
     expect(await ready.json()).toMatchObject({ status: 'ready', dependencies: { store: { ok: true, mode: 'embedded' } } });

@@ -53,11 +53,14 @@ describe('docker-compose.yml', () => {
     }
   });
 
-  it("gives every service an environment the configuration schema accepts, with no unknown variable", () => {
+  it('gives every service an environment the configuration schema accepts, with no unknown variable', () => {
     const known = new Set(Object.keys(configSchema.shape));
     for (const [name, s] of weftServices) {
       const env = s.environment ?? {};
-      expect(Object.keys(env).filter((k) => !known.has(k)), name).toEqual([]);
+      expect(
+        Object.keys(env).filter((k) => !known.has(k)),
+        name,
+      ).toEqual([]);
       const config = loadConfig(env);
       expect(config.CLICKHOUSE_URL, name).toBe('http://clickhouse:8123');
       if (name === 'gateway' || name === 'writer') {
@@ -109,7 +112,9 @@ describe('docker-compose.yml', () => {
     const routes = proxyRoutes();
     const conf = readFileSync(join(REPO_ROOT, 'deploy', 'nginx', 'nginx.conf'), 'utf8');
     // Paths with parameters (/v2/{entity}/{project}/…) go by a regex location.
-    const regexRoutes = [...conf.matchAll(/location\s+~\s+(\S+)\s*\{\s*proxy_pass\s+http:\/\/([\w-]+);/g)].map((m) => [new RegExp(m[1]!), m[2]!] as const);
+    const regexRoutes = [...conf.matchAll(/location\s+~\s+(\S+)\s*\{\s*proxy_pass\s+http:\/\/([\w-]+);/g)].map(
+      (m) => [new RegExp(m[1]!), m[2]!] as const,
+    );
     for (const spec of Object.values(extraEndpoints) as { path: string; service: string; aliases?: readonly string[] }[]) {
       for (const path of [spec.path, ...(spec.aliases ?? [])]) {
         if (path.includes('/:')) {
@@ -120,7 +125,8 @@ describe('docker-compose.yml', () => {
         }
       }
     }
-    for (const path of ['/graphql', '/file/create', '/files/create', '/agents/otel/v1/traces']) expect(routes.get(path), path).toBe('gateway');
+    for (const path of ['/graphql', '/file/create', '/files/create', '/agents/otel/v1/traces'])
+      expect(routes.get(path), path).toBe('gateway');
   });
 
   it('publishes OTLP/gRPC on 4317 and passes it to the gateway’s receiver, /v1 to inference', () => {
@@ -163,4 +169,3 @@ describe('Dockerfile', () => {
     expect(user).not.toMatch(/\broot\b|\s0$/);
   });
 });
-

@@ -33,7 +33,23 @@ describe('the gateway while Kafka is down', () => {
     // OTLP/gRPC through the same bus: OK only once Kafka acknowledged, UNAVAILABLE while it is down.
     const grpcSpan = (spanId: string) =>
       encodeExportTraceServiceRequest({
-        resourceSpans: [{ scopeSpans: [{ spans: [{ traceId: Buffer.alloc(16, 7), spanId: Buffer.from(spanId, 'hex'), name: 'grpc', startTimeUnixNano: '1714564800000001000', endTimeUnixNano: '1714564800000002000' }] }] }],
+        resourceSpans: [
+          {
+            scopeSpans: [
+              {
+                spans: [
+                  {
+                    traceId: Buffer.alloc(16, 7),
+                    spanId: Buffer.from(spanId, 'hex'),
+                    name: 'grpc',
+                    startTimeUnixNano: '1714564800000001000',
+                    endTimeUnixNano: '1714564800000002000',
+                  },
+                ],
+              },
+            ],
+          },
+        ],
       });
     const grpcMeta = { authorization: basicAuth(HARNESS_API_KEY), project_id: 'acme/outage' };
     expect(await grpcExport(gateway.grpcPort!, grpcSpan('0a0a0a0a0a0a0a01'), grpcMeta)).toEqual({ ok: true, partial: null });
@@ -62,10 +78,14 @@ describe('the gateway while Kafka is down', () => {
     await broker.restart();
     // The gateway recovers by itself and the writer catches up.
     await eventually(async () => (await post(['after-0'])).status === 200, 60_000, 'gateway recovered');
-    await eventually(async () => {
-      const ids = new Set(await queriedIds(writer.url, 'acme/outage'));
-      return acked.every((id) => ids.has(id));
-    }, 60_000, 'every acknowledged call queryable');
+    await eventually(
+      async () => {
+        const ids = new Set(await queriedIds(writer.url, 'acme/outage'));
+        return acked.every((id) => ids.has(id));
+      },
+      60_000,
+      'every acknowledged call queryable',
+    );
     expect(acked.length).toBeGreaterThanOrEqual(101);
     // A broker start, stop and restart plus two services: headroom for a loaded 2-core machine.
   }, 240_000);

@@ -22,7 +22,11 @@ function schemaOf(s: z.ZodType, io: 'input' | 'output'): Record<string, unknown>
 export function buildOpenApiDocument(opts: { version: string; serverUrl?: string }): Record<string, unknown> {
   const paths: Record<string, unknown> = {};
   // The 20 endpoints of the interface, then the extras marked `published` (tagged `extra`).
-  const published: [string, EndpointSpec, string[]][] = (Object.entries(endpoints) as [string, EndpointSpec][]).map(([n, s]) => [n, s, [s.service]]);
+  const published: [string, EndpointSpec, string[]][] = (Object.entries(endpoints) as [string, EndpointSpec][]).map(([n, s]) => [
+    n,
+    s,
+    [s.service],
+  ]);
   for (const [name, spec] of Object.entries(extraEndpoints) as [string, ExtraEndpointSpec][]) {
     if (spec.published && spec.response) published.push([name, { ...spec, response: spec.response }, [spec.service, 'extra']]);
   }
@@ -33,7 +37,9 @@ export function buildOpenApiDocument(opts: { version: string; serverUrl?: string
         : spec.stream === 'sse'
           ? {
               'application/json': { schema: schemaOf(spec.response, 'output') },
-              'text/event-stream': { schema: { type: 'string', description: 'Server-Sent Events of chat.completion.chunk objects, ending with `data: [DONE]`' } },
+              'text/event-stream': {
+                schema: { type: 'string', description: 'Server-Sent Events of chat.completion.chunk objects, ending with `data: [DONE]`' },
+              },
             }
           : { 'application/json': { schema: schemaOf(spec.response, 'output') } };
     const err = (d: string) => ({ description: d, content: { 'application/json': { schema: errorBody } } });
@@ -48,7 +54,7 @@ export function buildOpenApiDocument(opts: { version: string; serverUrl?: string
           '200': { description: 'OK', content: okContent },
           '400': err('invalid request: the reason names the field'),
           '401': err('missing, malformed, unknown or revoked API key'),
-          '403': err('the key\'s user is not a member of the entity named by a project_id, entity or ref'),
+          '403': err("the key's user is not a member of the entity named by a project_id, entity or ref"),
           '404': err('not found'),
           '413': err('request body, a string, an array, a query or a payload too large'),
           '415': err('the body is not application/json'),

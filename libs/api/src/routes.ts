@@ -15,4 +15,6 @@ export type RouteSpec = ExtraEndpointSpec;
 export type RouteName = keyof typeof routeSpecs;
 export type RouteRequestOf<N extends RouteName> = z.infer<(typeof routeSpecs)[N]['request']>;
 /** The response schema's type; `unknown` for an extra endpoint whose response is not written down yet. */
-export type RouteResponseOf<N extends RouteName> = (typeof routeSpecs)[N] extends { response: infer R extends z.ZodType } ? z.infer<R> : unknown;
+export type RouteResponseOf<N extends RouteName> = (typeof routeSpecs)[N] extends { response: infer R extends z.ZodType }
+  ? z.infer<R>
+  : unknown;

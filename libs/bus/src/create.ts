@@ -24,7 +24,10 @@ export function createBus<T>(config: Config, log: Logger, codec: EnvelopeCodec<T
       replicationFactor: config.KAFKA_REPLICATION_FACTOR,
     });
     const bus = new KafkaBus<T>({
-      brokers: config.KAFKA_BROKERS!.split(',').map((b) => b.trim()).filter(Boolean),
+      brokers: config
+        .KAFKA_BROKERS!.split(',')
+        .map((b) => b.trim())
+        .filter(Boolean),
       clientId: config.KAFKA_CLIENT_ID,
       topicPrefix: config.KAFKA_TOPIC_PREFIX,
       groupId: config.KAFKA_GROUP_ID,

@@ -5,8 +5,7 @@
  * precision limit.
  */
 
-const ISO_RE =
-  /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?)?\s*(Z|z|[+-]\d{2}(?::?\d{2})?)?$/;
+const ISO_RE = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?)?\s*(Z|z|[+-]\d{2}(?::?\d{2})?)?$/;
 
 /** Parses ISO 8601 (with `Z`, an offset, or naive = UTC) into epoch microseconds; null if invalid. */
 export function parseTimestampMicros(s: string): number | null {
@@ -41,11 +40,23 @@ function two(s: string, i: number): number {
  */
 function parseCommonTimestamp(s: string): number | null | undefined {
   const n = s.length;
-  if (n < 20 || s.charCodeAt(4) !== 45 || s.charCodeAt(7) !== 45 || s.charCodeAt(10) !== 84 || s.charCodeAt(13) !== 58 || s.charCodeAt(16) !== 58) {
+  if (
+    n < 20 ||
+    s.charCodeAt(4) !== 45 ||
+    s.charCodeAt(7) !== 45 ||
+    s.charCodeAt(10) !== 84 ||
+    s.charCodeAt(13) !== 58 ||
+    s.charCodeAt(16) !== 58
+  ) {
     return undefined;
   }
-  const century = two(s, 0), yy = two(s, 2), month = two(s, 5), day = two(s, 8);
-  const hour = two(s, 11), minute = two(s, 14), second = two(s, 17);
+  const century = two(s, 0),
+    yy = two(s, 2),
+    month = two(s, 5),
+    day = two(s, 8);
+  const hour = two(s, 11),
+    minute = two(s, 14),
+    second = two(s, 17);
   if (century < 0 || yy < 0 || month < 0 || day < 0 || hour < 0 || minute < 0 || second < 0) return undefined;
   let i = 19;
   let micros = 0;
@@ -60,7 +71,7 @@ function parseCommonTimestamp(s: string): number | null | undefined {
     if (i === start) return undefined;
   }
   const rest = n - i;
-  if (!((rest === 1 && s.charCodeAt(i) === 90 /* Z */) || (rest === 6 && s.endsWith('+00:00')))) return undefined;
+  if (!((rest === 1 && s.charCodeAt(i) === 90) /* Z */ || (rest === 6 && s.endsWith('+00:00')))) return undefined;
   if (second > 59) return undefined; // a leap second: the general parser's rule applies
   const year = century * 100 + yy;
   if (year < 100) return undefined; // Date.UTC's two-digit years: the general parser's rule applies
@@ -75,7 +86,12 @@ export function parseTimestampGeneral(s: string): number | null {
   if (!m) return null;
   // The regex makes the date groups mandatory; the time groups default to zero.
   const [, y = '', mo = '', d = '', h = '0', mi = '0', sec = '0', frac = '', tz] = m;
-  const year = +y, month = +mo, day = +d, hour = +h, minute = +mi, second = +sec;
+  const year = +y,
+    month = +mo,
+    day = +d,
+    hour = +h,
+    minute = +mi,
+    second = +sec;
   if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60) return null;
   const ms = Date.UTC(year, month - 1, day, hour, minute, Math.min(second, 59));
   if (Number.isNaN(ms)) return null;

@@ -61,7 +61,13 @@ export async function postOversized(baseUrl: string, path: string, bytes: number
   return new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => (req.destroy(), reject(new Error('no answer to an oversized body'))), 30_000);
     const req = request(
-      { host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { 'content-type': 'application/json', 'content-length': String(bytes), authorization } },
+      {
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname,
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'content-length': String(bytes), authorization },
+      },
       (res) => {
         clearTimeout(timer);
         res.resume();

@@ -140,10 +140,17 @@ function failAt(path: Path, make: (field: string) => ApiError): never {
 }
 
 // Recursion depth is bounded by maxJsonDepth (checked before descending).
-function walkLimits(v: unknown, depth: number, limits: Pick<RequestLimits, 'maxJsonDepth' | 'maxStringChars' | 'maxArrayItems'>, path: Path): void {
+function walkLimits(
+  v: unknown,
+  depth: number,
+  limits: Pick<RequestLimits, 'maxJsonDepth' | 'maxStringChars' | 'maxArrayItems'>,
+  path: Path,
+): void {
   if (typeof v === 'string') {
     if (v.length > limits.maxStringChars) {
-      failAt(path, (f) => payloadTooLarge(`${f || 'request body'}: string longer than ${limits.maxStringChars} characters`, f || undefined));
+      failAt(path, (f) =>
+        payloadTooLarge(`${f || 'request body'}: string longer than ${limits.maxStringChars} characters`, f || undefined),
+      );
     }
     return;
   }

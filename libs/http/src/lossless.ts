@@ -38,8 +38,14 @@ export function useLosslessJsonBodies(app: FastifyInstance): void {
  * The JSON a value stands for once sent: a RawJson part is stored JSON text sent as is, so it
  * stands for whatever JSON the response schema puts there.
  */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- stored JSON text is any JSON value
-export type AsSent<T> = T extends RawJson ? any : T extends readonly (infer E)[] ? AsSent<E>[] : T extends object ? { [K in keyof T]: AsSent<T[K]> } : T;
+export type AsSent<T> = T extends RawJson
+  ? // eslint-disable-next-line @typescript-eslint/no-explicit-any -- stored JSON text is any JSON value
+    any
+  : T extends readonly (infer E)[]
+    ? AsSent<E>[]
+    : T extends object
+      ? { [K in keyof T]: AsSent<T[K]> }
+      : T;
 
 /** Sends a value whose parts may be stored JSON text (RawJson) or lossless numbers, verbatim. */
 export function sendJsonText<T>(reply: FastifyReply, value: T): Serialized<AsSent<T>> {

@@ -34,7 +34,10 @@ async function runCheck(check: HealthProbe, timeoutMs: number): Promise<Dependen
 }
 
 /** Every dependency checked concurrently, each within `timeoutMs`: the whole answer takes at most about that long. */
-export async function checkReadiness(checks: ReadinessChecks, timeoutMs: number): Promise<{ ready: boolean; dependencies: Record<string, DependencyState> }> {
+export async function checkReadiness(
+  checks: ReadinessChecks,
+  timeoutMs: number,
+): Promise<{ ready: boolean; dependencies: Record<string, DependencyState> }> {
   const names = Object.keys(checks);
   const states = await Promise.all(names.map((n) => runCheck(checks[n]!, timeoutMs)));
   const dependencies = Object.fromEntries(names.map((n, i) => [n, states[i]!]));

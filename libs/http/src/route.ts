@@ -1,5 +1,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { parseBody, routeSpecs, type EndpointSpec, type RouteName, type RouteRequestOf, type RouteResponseOf, type RouteSpec } from '@weft/api';
+import {
+  parseBody,
+  routeSpecs,
+  type EndpointSpec,
+  type RouteName,
+  type RouteRequestOf,
+  type RouteResponseOf,
+  type RouteSpec,
+} from '@weft/api';
 import type { Caller } from '@weft/core';
 import type { Authenticator } from './auth';
 import type { ErrorMapper } from './errors';

@@ -69,7 +69,10 @@ export async function createHttpServer(opts: HttpServerOptions): Promise<Fastify
   // before 0.52 send none); a Content-Type other than JSON is still 415.
   app.addHook('onRequest', async (request) => {
     const h = request.headers;
-    if (h['content-type'] === undefined && ((h['content-length'] !== undefined && h['content-length'] !== '0') || h['transfer-encoding'] !== undefined)) {
+    if (
+      h['content-type'] === undefined &&
+      ((h['content-length'] !== undefined && h['content-length'] !== '0') || h['transfer-encoding'] !== undefined)
+    ) {
       h['content-type'] = 'application/json';
     }
   });
@@ -118,10 +121,7 @@ export async function createHttpServer(opts: HttpServerOptions): Promise<Fastify
     if (inBytes > 0) metrics.httpRequestBytes.inc({ route }, inBytes);
     const outBytes = Number(reply.getHeader('content-length') ?? 0);
     if (outBytes > 0) metrics.httpResponseBytes.inc({ route }, outBytes);
-    opts.log.info(
-      { method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
-      'request',
-    );
+    opts.log.info({ method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
   });
   return app;
 }

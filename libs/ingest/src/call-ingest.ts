@@ -35,7 +35,15 @@ export class CallIngest {
       rows.push(this.prepareStart(c, caller, at).row);
       rows.push(
         this.prepareEnd(
-          { project_id: c.project_id, id: c.id, ended_at: c.ended_at, summary: c.summary, exception: c.exception, output: c.output, svc_run_step_end: c.svc_run_step_end },
+          {
+            project_id: c.project_id,
+            id: c.id,
+            ended_at: c.ended_at,
+            summary: c.summary,
+            exception: c.exception,
+            output: c.output,
+            svc_run_step_end: c.svc_run_step_end,
+          },
           at,
         ),
       );

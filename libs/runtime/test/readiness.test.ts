@@ -50,10 +50,7 @@ describe('readiness', () => {
   });
 
   it('names the dependency that is down and why, and still reports the others', async () => {
-    const r = await checkReadiness(
-      { store: storeProbe(store()), analytics: storeProbe(store(await closedPort())) },
-      5000,
-    );
+    const r = await checkReadiness({ store: storeProbe(store()), analytics: storeProbe(store(await closedPort())) }, 5000);
     expect(r.ready).toBe(false);
     expect(r.dependencies.store?.ok).toBe(true);
     expect(r.dependencies.analytics).toMatchObject({ ok: false, reason: expect.stringMatching(/ECONNREFUSED|connect/) });

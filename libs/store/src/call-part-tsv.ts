@@ -38,30 +38,54 @@ function stringArray(xs: readonly string[]): string {
 /** One row as a TabSeparated line (with its newline), columns in CALL_PART_COLUMNS order. */
 export function callPartTsvLine(r: CallPartRow): string {
   return (
-    field(r.project_id) + '\t' +
-    field(r.id) + '\t' +
-    nullable(r.trace_id) + '\t' +
-    nullable(r.parent_id) + '\t' +
-    nullable(r.thread_id) + '\t' +
-    nullable(r.turn_id) + '\t' +
-    nullable(r.op_name) + '\t' +
-    nullable(r.display_name) + '\t' +
-    nullable(r.started_at) + '\t' +
-    nullable(r.ended_at) + '\t' +
-    nullable(r.attributes_dump) + '\t' +
-    nullable(r.inputs_dump) + '\t' +
-    stringArray(r.input_refs) + '\t' +
-    nullable(r.output_dump) + '\t' +
-    stringArray(r.output_refs) + '\t' +
-    nullable(r.summary_dump) + '\t' +
-    nullable(r.exception) + '\t' +
-    nullable(r.otel_dump) + '\t' +
-    nullable(r.svc_user_id) + '\t' +
-    nullable(r.svc_run_id) + '\t' +
-    nullableNumber(r.svc_run_step) + '\t' +
-    nullableNumber(r.svc_run_step_end) + '\t' +
-    nullable(r.deleted_at) + '\t' +
-    field(r.created_at) + '\n'
+    field(r.project_id) +
+    '\t' +
+    field(r.id) +
+    '\t' +
+    nullable(r.trace_id) +
+    '\t' +
+    nullable(r.parent_id) +
+    '\t' +
+    nullable(r.thread_id) +
+    '\t' +
+    nullable(r.turn_id) +
+    '\t' +
+    nullable(r.op_name) +
+    '\t' +
+    nullable(r.display_name) +
+    '\t' +
+    nullable(r.started_at) +
+    '\t' +
+    nullable(r.ended_at) +
+    '\t' +
+    nullable(r.attributes_dump) +
+    '\t' +
+    nullable(r.inputs_dump) +
+    '\t' +
+    stringArray(r.input_refs) +
+    '\t' +
+    nullable(r.output_dump) +
+    '\t' +
+    stringArray(r.output_refs) +
+    '\t' +
+    nullable(r.summary_dump) +
+    '\t' +
+    nullable(r.exception) +
+    '\t' +
+    nullable(r.otel_dump) +
+    '\t' +
+    nullable(r.svc_user_id) +
+    '\t' +
+    nullable(r.svc_run_id) +
+    '\t' +
+    nullableNumber(r.svc_run_step) +
+    '\t' +
+    nullableNumber(r.svc_run_step_end) +
+    '\t' +
+    nullable(r.deleted_at) +
+    '\t' +
+    field(r.created_at) +
+    '\n'
   );
 }
 

@@ -25,11 +25,7 @@ function acceptedAt(micros: number): string {
 const refsOf = (value: unknown, dump: string): string[] => (dump.includes(REF_PREFIX) ? extractRefs(value) : []);
 
 /** The start part of a call. `id` and `trace_id` are already decided; the user id comes from the caller. */
-export function startPart(
-  s: CallStartBody & { id: string; trace_id: string },
-  userId: string,
-  acceptedAtMicros: number,
-): CallPartRow {
+export function startPart(s: CallStartBody & { id: string; trace_id: string }, userId: string, acceptedAtMicros: number): CallPartRow {
   const inputs = JSON.stringify(s.inputs ?? {});
   return {
     project_id: s.project_id,

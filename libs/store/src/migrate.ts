@@ -26,7 +26,10 @@ export function loadMigrations(dir = MIGRATIONS_DIR): Migration[] {
       return {
         version: Number(file.slice(0, 3)),
         name: file.replace(/\.sql$/, ''),
-        statements: text.split(/;\s*(?:\n|$)/).map((s) => s.trim()).filter(Boolean),
+        statements: text
+          .split(/;\s*(?:\n|$)/)
+          .map((s) => s.trim())
+          .filter(Boolean),
       };
     });
 }
@@ -74,7 +77,12 @@ export async function migrate(client: ClickHouseClient, log?: Logger, options: M
   for (const m of migrations) {
     if (done.has(m.version)) continue;
     for (const statement of m.statements) await client.command({ query: statement, clickhouse_settings });
-    await client.insert({ table: 'weft_migrations', values: [{ version: m.version, name: m.name }], format: 'JSONEachRow', clickhouse_settings });
+    await client.insert({
+      table: 'weft_migrations',
+      values: [{ version: m.version, name: m.name }],
+      format: 'JSONEachRow',
+      clickhouse_settings,
+    });
     log?.info({ migration: m.name }, 'migration applied');
     applied.push(m.version);
   }

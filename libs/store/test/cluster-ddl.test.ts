@@ -1,7 +1,15 @@
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '@weft/core';
-import { ClusterDdlError, MIGRATIONS_TABLE_DDL, SHARDING_KEYS, clusterStatements, loadMigrations, localTable, migrationPlan } from '../src/index';
+import {
+  ClusterDdlError,
+  MIGRATIONS_TABLE_DDL,
+  SHARDING_KEYS,
+  clusterStatements,
+  loadMigrations,
+  localTable,
+  migrationPlan,
+} from '../src/index';
 
 /**
  * The cluster form of the migrations (CLICKHOUSE_CLUSTER). chDB is one process and cannot run
@@ -48,7 +56,8 @@ describe('migrations with CLICKHOUSE_CLUSTER', () => {
   it('covers every migration on disk, statement by statement', () => {
     expect(cluster.migrations.map((m) => m.version)).toEqual(singleNode.map((m) => m.version));
     expect(singleNode.length).toBeGreaterThanOrEqual(11);
-    for (const [i, m] of cluster.migrations.entries()) expect(m.statements.length, m.name).toBeGreaterThanOrEqual(singleNode[i]!.statements.length);
+    for (const [i, m] of cluster.migrations.entries())
+      expect(m.statements.length, m.name).toBeGreaterThanOrEqual(singleNode[i]!.statements.length);
   });
 
   it("gives every generated statement to the engine's parser, and it reads them back ON CLUSTER", () => {
@@ -61,7 +70,9 @@ describe('migrations with CLICKHOUSE_CLUSTER', () => {
 
   it('the parse check fails on a statement the engine cannot read', () => {
     expect(() => parsed(`CREATE TABLE IF NOT EXISTS x_local ON CLUSTER ${CLUSTER} (a String ENGINE = Null`)).toThrow(/Syntax error/i);
-    expect(() => parsed(`CREATE TABLE x ON CLUSTER ${CLUSTER} AS x_local ENGINE = Distributed('c', currentDatabase(), x_local, cityHash64(a)`)).toThrow();
+    expect(() =>
+      parsed(`CREATE TABLE x ON CLUSTER ${CLUSTER} AS x_local ENGINE = Distributed('c', currentDatabase(), x_local, cityHash64(a)`),
+    ).toThrow();
   });
 
   it('makes every table a replicated local table (with {shard}/{replica}) under a Distributed table', () => {
@@ -104,7 +115,9 @@ describe('migrations with CLICKHOUSE_CLUSTER', () => {
       for (const source of sources) {
         expect(source, name).toMatch(/_local$/);
         // All parts of one call, and every fold of them, on one shard.
-        expect(SHARDING_KEYS[source.replace(/_local$/, '')], `${name}: ${source} → ${target}`).toBe(SHARDING_KEYS[target!.replace(/_local$/, '')]);
+        expect(SHARDING_KEYS[source.replace(/_local$/, '')], `${name}: ${source} → ${target}`).toBe(
+          SHARDING_KEYS[target!.replace(/_local$/, '')],
+        );
       }
       // No Distributed table is read inside a view (it would fire on the insert's node only).
       for (const t of tables.keys()) expect(v, name).not.toMatch(new RegExp(`\\b${t}\\b(?!_local)`));

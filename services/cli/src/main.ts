@@ -56,7 +56,8 @@ async function main(): Promise<number> {
   try {
     const result = cmd.kind === 'admin' && cmd.url ? await viaHttp(cmd) : await viaStore(cmd);
     process.stdout.write(JSON.stringify(result, null, 2) + '\n');
-    if (cmd.kind === 'admin' && cmd.path === '/admin/keys/create') process.stderr.write('The key above is shown only this once; store it now.\n');
+    if (cmd.kind === 'admin' && cmd.path === '/admin/keys/create')
+      process.stderr.write('The key above is shown only this once; store it now.\n');
     return 0;
   } catch (e) {
     if (e instanceof UsageError) {

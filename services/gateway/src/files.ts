@@ -35,7 +35,8 @@ export async function fileWriteRoutes(app: FastifyInstance, deps: FileWriteDeps)
       }
     }
     const parsed = projectIdSchema.safeParse(fields.project_id);
-    if (!parsed.success) throw new ApiError(422, 'project_id: a form field `project_id` of the form <entity>/<project> is required', { field: 'project_id' });
+    if (!parsed.success)
+      throw new ApiError(422, 'project_id: a form field `project_id` of the form <entity>/<project> is required', { field: 'project_id' });
     enforceTenancy(caller, { project_id: parsed.data }, { refsPossible: false });
     if (!file) throw new ApiError(422, 'file: a `file` part is required', { field: 'file' });
     return createFile(deps.store, parsed.data, file.name, file.content, fields.expected_digest || null);

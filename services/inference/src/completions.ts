@@ -20,7 +20,14 @@ const NOT_FORWARDED = ['prompt', 'template_vars', 'vertex_credentials', 'timeout
 const PROTECTED_HEADERS = new Set(['authorization', 'content-type', 'content-length', 'host', 'accept', 'connection', 'transfer-encoding']);
 
 type Inputs = CompletionsCreateReq['inputs'];
-type Setup = { upstream: Upstream; model: string; payload: Record<string, unknown>; ident: ResponseIdentity; timeoutMs?: number; headers: Record<string, string> };
+type Setup = {
+  upstream: Upstream;
+  model: string;
+  payload: Record<string, unknown>;
+  ident: ResponseIdentity;
+  timeoutMs?: number;
+  headers: Record<string, string>;
+};
 
 /**
  * `/completions/create` and `/completions/create_stream`, with the reference's semantics:
@@ -44,7 +51,11 @@ export class Completions {
     });
     let response: Record<string, unknown>;
     try {
-      const raw = await postUpstream(setup.upstream, setup.payload, { signal: abort.signal, timeoutMs: setup.timeoutMs, headers: setup.headers });
+      const raw = await postUpstream(setup.upstream, setup.payload, {
+        signal: abort.signal,
+        timeoutMs: setup.timeoutMs,
+        headers: setup.headers,
+      });
       response = normalizeCompletion(raw, setup.ident);
     } catch (e) {
       if (e instanceof UpstreamFailure) response = { error: e.message };
@@ -77,7 +88,11 @@ export class Completions {
     }
     const aggregate = new StreamAggregator(setup.model);
     try {
-      const events = await openUpstreamStream(setup.upstream, setup.payload, { signal, timeoutMs: setup.timeoutMs, headers: setup.headers });
+      const events = await openUpstreamStream(setup.upstream, setup.payload, {
+        signal,
+        timeoutMs: setup.timeoutMs,
+        headers: setup.headers,
+      });
       for await (const ev of events) {
         if (isErrorEvent(ev)) {
           yield { error: parseUpstreamError(ev, 'upstream error').message };

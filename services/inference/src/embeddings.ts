@@ -28,7 +28,9 @@ export class Embeddings {
     const upstream = this.upstreams.find(model);
     if (!upstream) throw modelNotFound(model);
     const projectId = tracedProject(ctx.request.headers[PROJECT_HEADER], ctx.caller);
-    const call = projectId ? LlmCall.begin(this.ingest, { projectId, caller: ctx.caller, opName: EMBEDDINGS_OP_NAME, inputs: withoutNulls(body) }) : null;
+    const call = projectId
+      ? LlmCall.begin(this.ingest, { projectId, caller: ctx.caller, opName: EMBEDDINGS_OP_NAME, inputs: withoutNulls(body) })
+      : null;
     if (call) ctx.reply.header(CALL_ID_HEADER, call.id);
 
     const abort = new AbortController();

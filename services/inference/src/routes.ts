@@ -52,7 +52,13 @@ export async function inferenceRoutes(app: FastifyInstance, deps: InferenceDeps)
   // The OpenAI-compatible /v1 routes answer errors in vLLM's `{"error": {...}}` shape.
   const openAiShape = { mapError: toOpenAiError };
   // The completion front answers the response schema's chat.completion (or streams it).
-  addRoute(app, deps.auth, 'chatCompletions', (body, ctx) => chat.handle(body, ctx) as Promise<ResponseOf<'chatCompletions'> | undefined>, openAiShape);
+  addRoute(
+    app,
+    deps.auth,
+    'chatCompletions',
+    (body, ctx) => chat.handle(body, ctx) as Promise<ResponseOf<'chatCompletions'> | undefined>,
+    openAiShape,
+  );
   addRoute(app, deps.auth, 'textCompletions', (body, ctx) => text.handle(body, ctx), openAiShape);
   addRoute(app, deps.auth, 'embeddings', (body, ctx) => embeddings.handle(body, ctx), openAiShape);
   addGuardedGet(app, deps.auth, '/v1/models', 'bearer', () => modelList.list(), openAiShape);
@@ -72,9 +78,15 @@ export async function inferenceRoutes(app: FastifyInstance, deps: InferenceDeps)
         const allowed = V1_ROUTES.filter((r) => r.path.test(path)).map((r) => r.method);
         const err =
           allowed.length > 0
-            ? openAiError(405, `Method Not Allowed: ${request.method} ${path} (allowed: ${allowed.join(', ')})`, { headers: { Allow: allowed.join(', ') } })
+            ? openAiError(405, `Method Not Allowed: ${request.method} ${path} (allowed: ${allowed.join(', ')})`, {
+                headers: { Allow: allowed.join(', ') },
+              })
             : openAiError(404, `Not Found: ${request.method} ${path}`);
-        reply.code(err.status).headers(err.headers ?? {}).type('application/json').send(err.toBody());
+        reply
+          .code(err.status)
+          .headers(err.headers ?? {})
+          .type('application/json')
+          .send(err.toBody());
       });
     },
     { prefix: '/v1' },

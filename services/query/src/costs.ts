@@ -50,7 +50,8 @@ export async function queryCosts(store: Store, req: CostQueryReq): Promise<{ res
   const rs = await store.client.query({ query: sql, query_params: params, format: 'JSONEachRow' });
   const rows = await rs.json<Record<string, unknown>>();
   for (const r of rows) {
-    for (const f of ['effective_date', 'created_at']) if (fields.includes(f) && typeof r[f] === 'string') r[f] = clickHouseToIso(r[f] as string);
+    for (const f of ['effective_date', 'created_at'])
+      if (fields.includes(f) && typeof r[f] === 'string') r[f] = clickHouseToIso(r[f] as string);
   }
   return { results: rows };
 }

@@ -7,7 +7,12 @@ import { logAbortedStream } from '@weft/http';
  * million table rows never exists whole in memory. The first item is pulled before the status
  * is sent, so an early error is still a clean error response.
  */
-export async function sendJsonArrayObject(reply: FastifyReply, key: string, items: AsyncIterable<unknown>, onAbort: () => void): Promise<void> {
+export async function sendJsonArrayObject(
+  reply: FastifyReply,
+  key: string,
+  items: AsyncIterable<unknown>,
+  onAbort: () => void,
+): Promise<void> {
   const res = reply.raw;
   let closed = false;
   let n = 0;

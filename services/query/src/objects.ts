@@ -33,7 +33,9 @@ export async function objectReadRoutes(app: FastifyInstance, deps: ObjectReadDep
     const [stats] = await tableStats(store, body.project_id, [body.digest], false);
     return { count: stats?.count ?? 0 };
   });
-  addRoute(app, auth, 'tableQueryStatsBatch', async (body) => ({ tables: await tableStats(store, body.project_id, body.digests, body.include_storage_size) }));
+  addRoute(app, auth, 'tableQueryStatsBatch', async (body) => ({
+    tables: await tableStats(store, body.project_id, body.digests, body.include_storage_size),
+  }));
   addRoute(app, auth, 'fileContent', async (body, { reply }) => {
     const bytes = await readFile(store, body.project_id, body.digest);
     reply.type('application/octet-stream');

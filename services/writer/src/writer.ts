@@ -17,7 +17,10 @@ export class CallPartsWriter {
   async write(batch: CallPartEnvelope[]): Promise<void> {
     const started = performance.now();
     try {
-      await insertCallParts(this.store, batch.map((m) => m.row));
+      await insertCallParts(
+        this.store,
+        batch.map((m) => m.row),
+      );
     } catch (e) {
       // The rows themselves are refused: retrying cannot help, the bus dead-letters them.
       throw isRowRejection(e) ? markPermanent(e) : e;

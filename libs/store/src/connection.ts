@@ -77,7 +77,7 @@ export function openStore(opts: StoreOptions): Store {
       mode: 'server',
       cluster: opts.cluster,
       insertRaw: async (table, columns, format, bytes) => {
-        await client.insert({ table, columns: [...columns] as [string, ...string[]], format, values: Readable.from([bytes]) });
+        await client.insert({ table, columns: [...columns] as [string, ...string[]], format, values: Readable.from([bytes], { objectMode: false }) });
       },
       close: () => client.close(),
     };

@@ -7,10 +7,18 @@ import { defineConfig } from 'vitest/config';
  *   kafka — the distributed topology on a real Apache Kafka broker (started once for the project)
  *   fuzz  — schemathesis against a real server (slow; installs its tool into .cache/)
  * A new test file lands in a project by its place and name: test/kafka-*.test.ts → kafka,
- * test/fuzz*.test.ts → fuzz, test/bench.test.ts and test/overload.test.ts → kafka, other test/*.test.ts → e2e, libs|services/<x>/test → unit.
+ * test/fuzz*.test.ts → fuzz, test/bench.test.ts, test/overload.test.ts, test/front-proxy.test.ts → kafka, other test/*.test.ts → e2e, libs|services/<x>/test → unit.
  */
-// bench.test.ts and overload.test.ts run a Kafka mode too (on the project's shared broker).
-const kafka = ['test/kafka-*.test.ts', 'test/**/kafka-*.test.ts', 'test/fault/**/*.test.ts', 'test/bench.test.ts', 'test/overload.test.ts'];
+// Also on the project's shared broker: bench.test.ts and overload.test.ts (their Kafka modes),
+// front-proxy.test.ts (the standalone mains behind nginx).
+const kafka = [
+  'test/kafka-*.test.ts',
+  'test/**/kafka-*.test.ts',
+  'test/fault/**/*.test.ts',
+  'test/bench.test.ts',
+  'test/overload.test.ts',
+  'test/front-proxy.test.ts',
+];
 const fuzz = ['test/fuzz*.test.ts'];
 
 export default defineConfig({

@@ -135,7 +135,7 @@ describe('docker-compose.yml', () => {
     expect(conf).toMatch(/upstream gateway_grpc \{ server gateway:(\d+);/);
     const port = /upstream gateway_grpc \{ server gateway:(\d+);/.exec(conf)![1];
     expect(compose.services.gateway!.environment!.WEFT_OTLP_GRPC_PORT).toBe(port);
-    expect(conf).toMatch(/listen 4317;\s*http2 on;[^}]*location \/ \{ grpc_pass grpc:\/\/gateway_grpc; \}/s);
+    expect(conf).toMatch(/listen 4317 http2;[^}]*location \/ \{ grpc_pass grpc:\/\/gateway_grpc; \}/s);
     expect(conf).toMatch(/location \/v1\/ \{ proxy_pass http:\/\/inference; \}/);
   });
 });

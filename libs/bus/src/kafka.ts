@@ -466,6 +466,7 @@ export class KafkaBus<T> implements Bus<T> {
     const members: Consumer[] = [];
     const gate = new GroupCommit<T>({ maxItems: this.opts.batchRows, lingerMs: this.opts.flushMs, handle: handler });
     const partitions = this.opts.topics.find((t) => t.topic === topic)?.partitions ?? 1;
+    const lag = new LagSeries();
     for (let i = 0; i < this.opts.consumers; i++) {
       const consumer = this.kafka.consumer({
         groupId: this.opts.groupId,
@@ -478,6 +479,7 @@ export class KafkaBus<T> implements Bus<T> {
       consumer.on(consumer.events.GROUP_JOIN, (e) => {
         const assigned = Object.values(e.payload.memberAssignment).reduce((n, ps) => n + ps.length, 0);
         this.opts.log.info({ member: i, partitions: assigned, assignment: e.payload.memberAssignment }, 'writer joined the consumer group');
+        lag.assign(i, e.payload.memberAssignment);
       });
       await untilKafkaReady(
         `joining consumer group ${this.opts.groupId} on ${this.physical(topic)}`,
@@ -491,13 +493,14 @@ export class KafkaBus<T> implements Bus<T> {
         eachBatchAutoResolve: false,
         autoCommit: true,
         partitionsConsumedConcurrently: Math.max(1, Math.ceil(partitions / this.opts.consumers)),
-        eachBatch: (payload) => this.consumeBatch(payload, gate, handler),
+        eachBatch: (payload) => this.consumeBatch(payload, gate, handler, lag),
       });
       members.push(consumer);
     }
     const subscription: Subscription = {
       stop: async () => {
         this.subscriptions.delete(subscription);
+        lag.clear();
         // disconnect() lets the batch in flight finish and commits the offsets it resolved.
         gate.flushNow();
         await Promise.all(members.map((c) => c.disconnect()));
@@ -511,10 +514,12 @@ export class KafkaBus<T> implements Bus<T> {
    * One fetched batch of one partition: decode, dead-letter what does not decode, hand the rest
    * to the handler, and only then resolve and commit the batch's offsets.
    */
-  private async consumeBatch(payload: EachBatchPayload, gate: GroupCommit<T>, handler: BatchHandler<T>): Promise<void> {
+  private async consumeBatch(payload: EachBatchPayload, gate: GroupCommit<T>, handler: BatchHandler<T>, lag: LagSeries): Promise<void> {
     const { batch, resolveOffset, heartbeat, commitOffsetsIfNecessary, isRunning, isStale } = payload;
     if (batch.messages.length === 0) return;
-    metrics.consumerLag.set({ topic: batch.topic, partition: String(batch.partition) }, Number(batch.offsetLag()));
+    // Behind = not yet written: from this batch's first message to the high watermark while
+    // the batch is being inserted, then what is left after it.
+    lag.set(batch.topic, batch.partition, Number(batch.offsetLagLow()));
     const decoded: { value: T; message: KafkaMessage }[] = [];
     for (const message of batch.messages) {
       try {
@@ -538,6 +543,7 @@ export class KafkaBus<T> implements Bus<T> {
       }
     }
     resolveOffset(batch.lastOffset());
+    lag.set(batch.topic, batch.partition, Number(batch.offsetLag()));
     await heartbeat();
     await commitOffsetsIfNecessary();
   }
@@ -597,3 +603,36 @@ export class KafkaBus<T> implements Bus<T> {
 }
 
 const laneKey = (topic: string, partition: number) => `${topic}\u0000${partition}`;
+
+/**
+ * weft_consumer_lag_messages of one subscription: a series per partition this process holds,
+ * and only those. A partition that moved to another writer in a rebalance (one died, one was
+ * added) leaves this process's /metrics, so that the group's lag per partition is the sum over
+ * its writers' series, with no stale value of a partition this process no longer reads.
+ */
+class LagSeries {
+  private readonly held = new Map<number, Set<string>>();
+  private readonly reported = new Set<string>();
+
+  assign(member: number, assignment: Record<string, number[]>): void {
+    this.held.set(member, new Set(Object.entries(assignment).flatMap(([topic, ps]) => ps.map((p) => `${topic}\t${p}`))));
+    const holds = (key: string) => [...this.held.values()].some((s) => s.has(key));
+    for (const key of [...this.reported]) if (!holds(key)) this.drop(key);
+  }
+
+  set(topic: string, partition: number, value: number): void {
+    const key = `${topic}\t${partition}`;
+    this.reported.add(key);
+    metrics.consumerLag.set({ topic, partition: String(partition) }, value);
+  }
+
+  clear(): void {
+    for (const key of [...this.reported]) this.drop(key);
+  }
+
+  private drop(key: string): void {
+    const [topic, partition] = key.split('\t') as [string, string];
+    metrics.consumerLag.remove({ topic, partition });
+    this.reported.delete(key);
+  }
+}

@@ -1,7 +1,7 @@
 import { ApiError, badRequest, clickHouseToIso, generateId, nowMicros, microsToClickHouse } from '@weft/core';
 import { RawJson, pythonJsonDumps, toJsonText } from '@weft/digest';
 import { Params, compileQuery, jsonFieldRef, sortTerms, splitFieldPath, type FieldRef, type FieldResolver } from '@weft/query';
-import type { Store } from '@weft/store';
+import { deleteStatement, type Store } from '@weft/store';
 import type { RequestOf } from '@weft/api';
 import { parseRef } from './refs';
 
@@ -149,7 +149,7 @@ export async function replaceFeedback(store: Store, req: FeedbackReplaceInput, u
     format: 'JSONEachRow',
   });
   const [{ n } = { n: 0 }] = await rs.json<{ n: number }>();
-  if (Number(n) > 0) await store.client.command({ query: `DELETE FROM feedback WHERE ${where}`, query_params: p.values });
+  if (Number(n) > 0) await store.client.command({ query: deleteStatement('feedback', where, store.cluster), query_params: p.values });
   const { row, answer } = feedbackRecord(req, payloadJson, userId, nowMillisAsMicros());
   await store.client.insert({ table: 'feedback', format: 'JSONEachRow', values: [row] });
   return answer;
@@ -180,7 +180,7 @@ export async function purgeFeedback(store: Store, projectId: string, expr: Recor
     format: 'JSONEachRow',
   });
   const [{ n } = { n: 0 }] = await rs.json<{ n: number }>();
-  if (Number(n) > 0) await store.client.command({ query: `DELETE FROM feedback WHERE ${where}`, query_params: p.values });
+  if (Number(n) > 0) await store.client.command({ query: deleteStatement('feedback', where, store.cluster), query_params: p.values });
   return {};
 }
 

@@ -264,8 +264,11 @@ export class CallsQueryPlan {
       if (s.field === 'display_name' || s.field === 'summary.weave.trace_name') this.startOnly = false;
       keys.push(...sortKeysOf(ref, s.direction === 'desc'));
     });
-    // The id tiebreak makes the order total, which keyset paging needs.
-    keys.push({ sql: 'id', type: 'String', desc: false });
+    // The id tiebreak makes the order total, which keyset paging needs. Ascending, except under
+    // `started_at desc` alone: (started_at, id) both descending is calls_starts' key read
+    // backwards (in order, stopping at the page size), where a mixed direction sorts the range.
+    const byStartDesc = keys.length === 1 && keys[0]!.sql === 'started_at' && keys[0]!.desc;
+    keys.push({ sql: 'id', type: 'String', desc: byStartDesc });
     return keys;
   }
 
@@ -349,16 +352,18 @@ ORDER BY ${this.keys.map((_, i) => `_k${i} ${this.keys[i]!.desc ? 'DESC' : 'ASC'
 
   /**
    * The ids of one page straight from calls_starts (only when `fromStartParts`): the next `limit`
-   * visible calls by the sort keys after `after`. Read in key order when the sort is started_at;
-   * a start part replayed before the engine folded it appears once (LIMIT 1 BY id).
+   * visible calls by the sort keys after `after`. Read in key order when the sort is started_at.
+   * A start part replayed before the engine folded it may appear twice here (no `LIMIT 1 BY id`:
+   * it stops the engine from ending the in-order read at the page size, ×10 at 10M calls); the
+   * rows query merges by id, so the page holds it once and may be one row short, which is why
+   * `mayBeShort` tells the stream not to take a short page for the end.
    */
   private candidatesSql(p: Params, page: PageSpec): string {
     const conds = this.startConds();
     if (page.after) conds.push(afterCursor(this.keys, page.after, p));
     let sql = `SELECT id FROM calls_starts
     WHERE ${conds.join(' AND ')}
-    ORDER BY ${this.orderBy()}
-    LIMIT 1 BY id`;
+    ORDER BY ${this.orderBy()}`;
     if (page.limit !== undefined) sql += ` LIMIT ${p.int(page.limit)}`;
     if (page.offset) sql += `${page.limit === undefined ? ' LIMIT 18446744073709551615' : ''} OFFSET ${p.int(page.offset)}`;
     return sql;
@@ -371,6 +376,11 @@ ORDER BY ${this.keys.map((_, i) => `_k${i} ${this.keys[i]!.desc ? 'DESC' : 'ASC'
     // part (an identical key) while reading, and only where parts overlap, which time-ordered
     // inserts rarely do: no hash of every id, as DISTINCT would build.
     return `SELECT id FROM calls_starts FINAL WHERE ${this.startConds().join(' AND ')}${limit !== undefined ? ` LIMIT ${p.int(limit)}` : ''}`;
+  }
+
+  /** A page may hold fewer rows than its limit before the end (fromStartParts: replays folded by the rows query). */
+  get mayBeShort(): boolean {
+    return this.fromStartParts;
   }
 
   get params(): Params {

@@ -107,6 +107,16 @@ export function clusterStatements(statement: string, cluster: string, tables = n
   throw new ClusterDdlError(`no cluster form for statement: ${statement.slice(0, 80)}`);
 }
 
+/**
+ * A lightweight delete of the rows of `table` matching `where`. A mutation cannot run on a
+ * Distributed table, so on a cluster it goes to the local tables of every shard, ON CLUSTER
+ * (each shard deletes the matching rows it holds; replication carries it to the other replica).
+ * Every runtime DELETE goes through here (the cluster-ddl test checks the sources for others).
+ */
+export function deleteStatement(table: string, where: string, cluster?: string): string {
+  return cluster ? `DELETE FROM ${localTable(table)} ON CLUSTER ${cluster} WHERE ${where}` : `DELETE FROM ${table} WHERE ${where}`;
+}
+
 /** The whole list in cluster form, or unchanged (the very same strings) without a cluster. */
 export function statementsFor(statements: readonly string[], cluster: string | undefined, tables = new Set<string>()): string[] {
   if (!cluster) return [...statements];

@@ -46,6 +46,8 @@ export type RawRowFormat = 'TabSeparated';
 export interface Store {
   client: ClickHouseClient;
   mode: 'server' | 'embedded';
+  /** CLICKHOUSE_CLUSTER, where the tables are Distributed (mutations go to the local tables). */
+  cluster?: string;
   /**
    * Inserts rows already encoded in `format` in one INSERT: embedded, the bytes go straight to
    * chDB's parser (no SQL text around them, no copy into a JS string); on a server, as the
@@ -73,8 +75,14 @@ export function openStore(opts: StoreOptions): Store {
     return {
       client,
       mode: 'server',
+      cluster: opts.cluster,
       insertRaw: async (table, columns, format, bytes) => {
-        await client.insert({ table, columns: [...columns] as [string, ...string[]], format, values: Readable.from([bytes]) });
+        await client.insert({
+          table,
+          columns: [...columns] as [string, ...string[]],
+          format,
+          values: Readable.from([bytes], { objectMode: false }),
+        });
       },
       close: () => client.close(),
     };

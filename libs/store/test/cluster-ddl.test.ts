@@ -1,4 +1,6 @@
+import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '@weft/core';
 import {
@@ -6,9 +8,11 @@ import {
   MIGRATIONS_TABLE_DDL,
   SHARDING_KEYS,
   clusterStatements,
+  deleteStatement,
   loadMigrations,
   localTable,
   migrationPlan,
+  openStore,
 } from '../src/index';
 
 /**
@@ -136,6 +140,50 @@ describe('migrations with CLICKHOUSE_CLUSTER', () => {
     );
     expect(() => clusterStatements('CREATE TABLE IF NOT EXISTS tables (a String) ENGINE = Log', CLUSTER)).toThrow(ClusterDdlError);
     expect(() => clusterStatements('DROP TABLE calls_merged', CLUSTER)).toThrow(/no cluster form/);
+  });
+});
+
+describe('mutations with CLICKHOUSE_CLUSTER', () => {
+  // The WHERE clauses the services build: query parameters, which the initiator substitutes.
+  const where = 'project_id = {p0:String} AND id IN {p1:Array(String)}';
+
+  it('deletes from the local tables of every shard ON CLUSTER (a Distributed table takes no mutation), and the engine parses it', () => {
+    // formatQuery (EXPLAIN AST wants the parameters' values); it throws on a syntax error too.
+    const formatted = (q: string) => chdb.query(`SELECT formatQuerySingleLine(${sqlString(q)})`, 'TSVRaw').trim();
+    expect(() => formatted(`DELETE FROM feedback_local ON CLUSTER ${CLUSTER} WHERE (`)).toThrow(/Syntax error/i);
+    expect(formatted(deleteStatement('feedback', where, CLUSTER))).toBe(
+      `DELETE FROM ${localTable('feedback')} ON CLUSTER ${CLUSTER} WHERE (project_id = {p0:String}) AND (id IN ({p1:Array(String)}))`,
+    );
+    // Single node: the plain table, as before.
+    expect(formatted(deleteStatement('feedback', where, undefined))).toBe(
+      'DELETE FROM feedback WHERE (project_id = {p0:String}) AND (id IN ({p1:Array(String)}))',
+    );
+  });
+
+  it('knows the cluster wherever a store is opened on one', async () => {
+    const store = openStore({ url: 'http://127.0.0.1:1', dataDir: '/nonexistent', cluster: CLUSTER });
+    expect(store.cluster).toBe(CLUSTER);
+    await store.close();
+  });
+
+  it('no service or library issues a mutation other than through deleteStatement', () => {
+    const root = resolve(__dirname, '../../..');
+    const sources: string[] = [];
+    const walk = (dir: string) => {
+      for (const e of readdirSync(dir, { withFileTypes: true })) {
+        if (e.name === 'node_modules' || e.name === 'test' || e.name === 'migrations') continue;
+        const path = join(dir, e.name);
+        if (e.isDirectory()) walk(path);
+        else if (e.name.endsWith('.ts')) sources.push(path);
+      }
+    };
+    for (const top of ['libs', 'services']) walk(join(root, top));
+    expect(sources.length).toBeGreaterThan(50);
+    const mutation = /\bDELETE\s+FROM\b|\bALTER\s+TABLE\b[^`]*\b(DELETE|UPDATE)\b|\bTRUNCATE\b/;
+    const offenders = sources
+      .filter((f) => !f.endsWith('cluster-ddl.ts') && mutation.test(readFileSync(f, 'utf8')))
+      .map((f) => relative(root, f));
+    expect(offenders).toEqual([]);
   });
 });
 

@@ -64,8 +64,9 @@ export async function* streamCallLines(
     const limit: number | undefined = pending.limit;
     const page: Page = await pending.page;
     remaining -= page.rows;
-    // A short page (or the single unpaged query) is the end of the result.
-    pending = limit !== undefined && page.rows === limit && remaining > 0 ? next(page.last) : undefined;
+    // A short page (or the single unpaged query) is the end of the result; an empty one always is.
+    const full: boolean = page.rows === limit || (plan.mayBeShort && page.rows > 0);
+    pending = limit !== undefined && full && remaining > 0 ? next(page.last) : undefined;
     for (let at = 0; at < page.jsonl.length; at += CHUNK_BYTES) yield page.jsonl.subarray(at, at + CHUNK_BYTES);
   }
 }

@@ -125,11 +125,12 @@ function CallsTable({
     if (sort.field === 'started_at' && Array.isArray(prev) && prev.length === PAGE_ROWS) {
       const last = prev[PAGE_ROWS - 1]!;
       const started = { $getField: 'started_at' };
-      // The server orders ties by id ascending, whatever the direction.
+      // The server orders ties by id in the direction of a sort on started_at (its key read forwards or backwards).
+      const before = sort.direction === 'desc' ? '$lt' : '$gt';
       const after = {
         $or: [
-          { [sort.direction === 'desc' ? '$lt' : '$gt']: [started, { $literal: last.started_at }] },
-          { $and: [{ $eq: [started, { $literal: last.started_at }] }, { $gt: [{ $getField: 'id' }, { $literal: last.id }] }] },
+          { [before]: [started, { $literal: last.started_at }] },
+          { $and: [{ $eq: [started, { $literal: last.started_at }] }, { [before]: [{ $getField: 'id' }, { $literal: last.id }] }] },
         ],
       };
       const query = base.query ? { $expr: { $and: [base.query.$expr, after] } } : { $expr: after };

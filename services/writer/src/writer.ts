@@ -1,5 +1,5 @@
 import type { Bus, Subscription } from '@weft/bus';
-import type { CallPartEnvelope } from '@weft/ingest';
+import { callPartInsertable, type CallPartEnvelope } from '@weft/ingest';
 import { TOPICS } from '@weft/bus';
 import { markPermanent, metrics, type Logger } from '@weft/core';
 import { insertCallParts, isRowRejection, type Store } from '@weft/store';
@@ -17,10 +17,8 @@ export class CallPartsWriter {
   async write(batch: CallPartEnvelope[]): Promise<void> {
     const started = performance.now();
     try {
-      await insertCallParts(
-        this.store,
-        batch.map((m) => m.row),
-      );
+      // Rows (in-process) are encoded here; lines from Kafka (envelope v2) go in as they arrived.
+      await insertCallParts(this.store, batch.map(callPartInsertable));
     } catch (e) {
       // The rows themselves are refused: retrying cannot help, the bus dead-letters them.
       throw isRowRejection(e) ? markPermanent(e) : e;

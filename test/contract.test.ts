@@ -1,16 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { endpoints, extraEndpoints } from '@weft/api';
 import { Client, basicAuth, bearerAuth } from './helpers/client';
-import { startWeft, type RunningWeft } from './helpers/server';
+import { useWeft } from './helpers/fixture';
 
-let weft: RunningWeft;
-
-beforeAll(async () => {
-  weft = await startWeft();
-});
-afterAll(async () => {
-  await weft?.stop();
-});
+const { weft } = useWeft();
 
 describe('the contract', () => {
   it('serves an OpenAPI 3.1 document listing all 20 endpoints (and the extras that publish a response), and a docs page', async () => {

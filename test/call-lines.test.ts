@@ -14,7 +14,18 @@ const P = 'qa/lines';
 
 const start = (id: string, startedAt: string, extra: Record<string, unknown> = {}) => ({
   mode: 'start',
-  req: { start: { project_id: P, id, trace_id: `tr-${id}`, op_name: 'weave:///qa/lines/op/answer:v1', started_at: startedAt, inputs: {}, attributes: {}, ...extra } },
+  req: {
+    start: {
+      project_id: P,
+      id,
+      trace_id: `tr-${id}`,
+      op_name: 'weave:///qa/lines/op/answer:v1',
+      started_at: startedAt,
+      inputs: {},
+      attributes: {},
+      ...extra,
+    },
+  },
 });
 const end = (id: string, endedAt: string, extra: Record<string, unknown> = {}) => ({
   mode: 'end',
@@ -23,9 +34,20 @@ const end = (id: string, endedAt: string, extra: Record<string, unknown> = {}) =
 
 const tricky = 'slash / quote " backslash \\ newline \n tab \t unicode é 😀 </script>';
 const batch = [
-  start('a', '2024-01-01T00:00:01Z', { inputs: { s: tricky, n: 1.5, deep: { list: [1, null, true] } }, attributes: { env: 'prod' }, display_name: 'Named' }),
+  start('a', '2024-01-01T00:00:01Z', {
+    inputs: { s: tricky, n: 1.5, deep: { list: [1, null, true] } },
+    attributes: { env: 'prod' },
+    display_name: 'Named',
+  }),
   end('a', '2024-01-01T00:00:02.5Z', { output: { text: tricky }, summary: { usage: { m: { requests: 1 } } } }),
-  start('b', '2024-01-01T00:00:02.1Z', { parent_id: 'a', trace_id: 'tr-a', thread_id: 'th', turn_id: 'a', svc_run_id: 'run', svc_run_step: 3 }),
+  start('b', '2024-01-01T00:00:02.1Z', {
+    parent_id: 'a',
+    trace_id: 'tr-a',
+    thread_id: 'th',
+    turn_id: 'a',
+    svc_run_id: 'run',
+    svc_run_step: 3,
+  }),
   // A stored summary.weave: its own keys stay, the derived ones are replaced.
   end('b', '2024-01-01T00:00:02.123456Z', {
     output: 'plain text',
@@ -56,21 +78,55 @@ describe('call lines', () => {
     expect(rows.map((r) => r.id)).toEqual(['a', 'b', 'c', 'd', 'e', 'f', 'g']);
     const [a, b, c, d] = rows;
     expect(a).toEqual({
-      id: 'a', project_id: P, op_name: 'weave:///qa/lines/op/answer:v1', trace_id: 'tr-a', parent_id: null, thread_id: null, turn_id: null,
-      display_name: 'Named', started_at: '2024-01-01T00:00:01Z', ended_at: '2024-01-01T00:00:02.500Z',
-      attributes: { env: 'prod' }, inputs: { s: tricky, n: 1.5, deep: { list: [1, null, true] } }, output: { text: tricky }, exception: null,
+      id: 'a',
+      project_id: P,
+      op_name: 'weave:///qa/lines/op/answer:v1',
+      trace_id: 'tr-a',
+      parent_id: null,
+      thread_id: null,
+      turn_id: null,
+      display_name: 'Named',
+      started_at: '2024-01-01T00:00:01Z',
+      ended_at: '2024-01-01T00:00:02.500Z',
+      attributes: { env: 'prod' },
+      inputs: { s: tricky, n: 1.5, deep: { list: [1, null, true] } },
+      output: { text: tricky },
+      exception: null,
       summary: { usage: { m: { requests: 1 } }, weave: { status: 'success', latency_ms: 1500, display_name: 'Named' } },
-      svc_user_id: expect.any(String), svc_run_id: null, svc_run_step: null, svc_run_step_end: null, deleted_at: null,
-      wb_user_id: a.svc_user_id, wb_run_id: null, wb_run_step: null, wb_run_step_end: null,
+      svc_user_id: expect.any(String),
+      svc_run_id: null,
+      svc_run_step: null,
+      svc_run_step_end: null,
+      deleted_at: null,
+      wb_user_id: a.svc_user_id,
+      wb_run_id: null,
+      wb_run_step: null,
+      wb_run_step_end: null,
     });
     expect(b).toMatchObject({
-      parent_id: 'a', trace_id: 'tr-a', thread_id: 'th', turn_id: 'a', started_at: '2024-01-01T00:00:02.100Z', ended_at: '2024-01-01T00:00:02.123456Z',
-      output: 'plain text', exception: 'boom: /x', svc_run_id: 'run', svc_run_step: 3, svc_run_step_end: 4, wb_run_id: 'run', wb_run_step: 3, wb_run_step_end: 4,
+      parent_id: 'a',
+      trace_id: 'tr-a',
+      thread_id: 'th',
+      turn_id: 'a',
+      started_at: '2024-01-01T00:00:02.100Z',
+      ended_at: '2024-01-01T00:00:02.123456Z',
+      output: 'plain text',
+      exception: 'boom: /x',
+      svc_run_id: 'run',
+      svc_run_step: 3,
+      svc_run_step_end: 4,
+      wb_run_id: 'run',
+      wb_run_step: 3,
+      wb_run_step_end: 4,
       summary: { status_counts: { error: 2 }, weave: { custom: { k: 'v' }, status: 'error', latency_ms: 23, trace_name: 'answer' } },
     });
     expect(b.summary.weave).toEqual({ custom: { k: 'v' }, status: 'error', latency_ms: 23, trace_name: 'answer' });
     // OTel spans come back under attributes.otel_span; a child error makes a descendant_error.
-    expect(c).toMatchObject({ started_at: '2024-01-01T00:00:03.000100Z', attributes: { a: 1, otel_span: { span: { name: 's' } } }, output: [1, 2] });
+    expect(c).toMatchObject({
+      started_at: '2024-01-01T00:00:03.000100Z',
+      attributes: { a: 1, otel_span: { span: { name: 's' } } },
+      output: [1, 2],
+    });
     expect(c.summary.weave).toEqual({ status: 'descendant_error', latency_ms: 999, trace_name: 'plain' });
     expect(d).toMatchObject({ ended_at: null, output: null, summary: { weave: { status: 'running', trace_name: 'plain' } } });
     // One line per call, whatever the strings hold.
@@ -88,7 +144,13 @@ describe('call lines', () => {
 
   it('projections leave out what was not asked, and pages keep order, limit and offset', async () => {
     const [a] = await stream({ columns: ['inputs'], limit: 1 });
-    expect(a).toMatchObject({ id: 'a', trace_id: 'tr-a', op_name: expect.any(String), started_at: '2024-01-01T00:00:01Z', inputs: { n: 1.5 } });
+    expect(a).toMatchObject({
+      id: 'a',
+      trace_id: 'tr-a',
+      op_name: expect.any(String),
+      started_at: '2024-01-01T00:00:01Z',
+      inputs: { n: 1.5 },
+    });
     expect([a.attributes, a.output, a.summary, a.ended_at, a.display_name, a.exception]).toEqual([{}, null, null, null, null, null]);
     const desc = await stream({ sort_by: [{ field: 'started_at', direction: 'desc' }], offset: 1, limit: 4 });
     expect(desc.map((r) => r.id)).toEqual(['f', 'e', 'd', 'c']);
@@ -103,7 +165,8 @@ describe('call lines', () => {
     expect(await weft.stop()).toBe(0);
     // Back to the schema before migration 070, plus a deletion the new tables never saw.
     const store = openStore({ dataDir: weft.dataDir });
-    for (const q of ['DROP VIEW calls_starts_view', 'DROP VIEW calls_deleted_view', 'DROP TABLE calls_starts', 'DROP TABLE calls_deleted']) await store.client.command({ query: q });
+    for (const q of ['DROP VIEW calls_starts_view', 'DROP VIEW calls_deleted_view', 'DROP TABLE calls_starts', 'DROP TABLE calls_deleted'])
+      await store.client.command({ query: q });
     await store.client.command({ query: 'ALTER TABLE weft_migrations DELETE WHERE version = 70 SETTINGS mutations_sync = 2' });
     await store.client.command({
       query: `INSERT INTO call_parts (project_id, id, deleted_at, input_refs, output_refs, created_at) VALUES ('${P}', 'e', now64(3), [], [], now64(6))`,

@@ -1,12 +1,20 @@
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { endpoints, extraEndpoints, FILE_CREATE_PATH } from '@weft/api';
 import { adminSchemas } from '@weft/auth';
 import { encodeExportTraceServiceRequest } from '@weft/otlp';
 import { OTLP_TRACES_PATH, SDK_OTLP_TRACES_PATH } from '@weft/svc-gateway';
 import { UI_PATHS } from '@weft/svc-ui';
-import { Client, HARNESS_API_KEY, basicAuth, NGINX_CONF, startFrontProxy, startSharedClickHouse, type FrontProxy, type SharedClickHouse } from '@weft/harness';
+import {
+  Client,
+  HARNESS_API_KEY,
+  basicAuth,
+  NGINX_CONF,
+  startFrontProxy,
+  startSharedClickHouse,
+  type FrontProxy,
+  type SharedClickHouse,
+} from '@weft/harness';
 import { grpcExport } from './helpers/otlp-grpc-client';
 import { eventually, pipeline, queriedIds, upsertBatch } from './helpers/pipeline';
 import { newDataDir, startWeft, type RunningWeft } from './helpers/server';
@@ -28,17 +36,27 @@ interface OwnedRoute {
 function registeredRoutes(): OwnedRoute[] {
   const routes: OwnedRoute[] = [
     ...Object.values(endpoints).map((s) => ({ method: 'POST', url: s.path, owners: [s.service] })),
-    ...Object.values(extraEndpoints).flatMap((s) => [s.path, ...((s as { aliases?: string[] }).aliases ?? [])].map((url) => ({ method: 'POST', url, owners: [s.service] }))),
+    ...Object.values(extraEndpoints).flatMap((s) =>
+      [s.path, ...((s as { aliases?: string[] }).aliases ?? [])].map((url) => ({ method: 'POST', url, owners: [s.service] })),
+    ),
     { method: 'POST', url: FILE_CREATE_PATH, owners: ['gateway'] },
     // Until the services' composition lists what it registers (issue 14's route registry),
     // the routes registered outside libs/api's specs, named from the modules that register them.
-    ...['/files/create', '/graphql', OTLP_TRACES_PATH, SDK_OTLP_TRACES_PATH, ...Object.keys(adminSchemas)].map((url) => ({ method: 'POST', url, owners: ['gateway' as Owner] })),
+    ...['/files/create', '/graphql', OTLP_TRACES_PATH, SDK_OTLP_TRACES_PATH, ...Object.keys(adminSchemas)].map((url) => ({
+      method: 'POST',
+      url,
+      owners: ['gateway' as Owner],
+    })),
     { method: 'POST', url: '/cost/create', owners: ['query'] },
     { method: 'GET', url: UI_PATHS.index, owners: ['query'] },
     { method: 'GET', url: `${UI_PATHS.assets}:file`, owners: ['query'] },
     { method: 'GET', url: '/v1/models', owners: ['inference'] },
     { method: 'GET', url: '/v1/models/*', owners: ['inference'] },
-    ...['/health', '/ready', '/server_info', '/openapi.json', '/docs', '/metrics'].map((url) => ({ method: 'GET', url, owners: ['gateway', 'query', 'inference'] as Owner[] })),
+    ...['/health', '/ready', '/server_info', '/openapi.json', '/docs', '/metrics'].map((url) => ({
+      method: 'GET',
+      url,
+      owners: ['gateway', 'query', 'inference'] as Owner[],
+    })),
   ];
   return routes;
 }
@@ -55,13 +73,20 @@ beforeAll(async () => {
   ch = await startSharedClickHouse(newDataDir('proxy-clickhouse'));
   const p = pipeline(inject('kafkaBrokers'), 'proxy', { CLICKHOUSE_URL: ch.url });
   const start = (name: Owner | 'writer') =>
-    startWeft({ entry: `services/${name}/src/main.ts`, dataDir: newDataDir(`proxy-${name}`), env: p.env }).then((w) => (services[name] = w));
+    startWeft({ entry: `services/${name}/src/main.ts`, dataDir: newDataDir(`proxy-${name}`), env: p.env }).then(
+      (w) => (services[name] = w),
+    );
   // The gateway migrates the shared store first; the others find it migrated.
   await start('gateway');
   await Promise.all([start('writer'), start('query'), start('inference')]);
   const { gateway, query, inference } = services as Record<Owner, RunningWeft>;
   proxy = await startFrontProxy(
-    { gateway: [addressOf(gateway)], query: [addressOf(query)], inference: [addressOf(inference)], gateway_grpc: [`127.0.0.1:${gateway.grpcPort}`] },
+    {
+      gateway: [addressOf(gateway)],
+      query: [addressOf(query)],
+      inference: [addressOf(inference)],
+      gateway_grpc: [`127.0.0.1:${gateway.grpcPort}`],
+    },
     newDataDir('proxy-nginx'),
   );
 }, 240_000);
@@ -93,7 +118,11 @@ const concrete = (url: string) => url.replace(/:\w+/g, 'acme').replace(/\*$/, 'x
 
 /** `route → wrong answerer` for every route the proxy does not send to a service that registers it. */
 async function misrouted(p: FrontProxy, routes: OwnedRoute[]): Promise<string[]> {
-  const addresses: Record<Owner, string> = { gateway: addressOf(services.gateway!), query: addressOf(services.query!), inference: addressOf(services.inference!) };
+  const addresses: Record<Owner, string> = {
+    gateway: addressOf(services.gateway!),
+    query: addressOf(services.query!),
+    inference: addressOf(services.inference!),
+  };
   const wrong: string[] = [];
   for (const r of routes) {
     for (const path of r.method === 'POST' ? [concrete(r.url), `/traces${concrete(r.url)}`] : [concrete(r.url)]) {
@@ -118,12 +147,20 @@ describe('the front proxy (deploy/nginx/nginx.conf on Debian nginx) before the s
     const conf = readFileSync(NGINX_CONF, 'utf8').replace(/\s*location = \/cost\/create \{[^}]*\}/, '');
     const { gateway, query, inference } = services as Record<Owner, RunningWeft>;
     const broken = await startFrontProxy(
-      { gateway: [addressOf(gateway)], query: [addressOf(query)], inference: [addressOf(inference)], gateway_grpc: [`127.0.0.1:${gateway.grpcPort}`] },
+      {
+        gateway: [addressOf(gateway)],
+        query: [addressOf(query)],
+        inference: [addressOf(inference)],
+        gateway_grpc: [`127.0.0.1:${gateway.grpcPort}`],
+      },
       newDataDir('proxy-nginx-broken'),
       conf,
     );
     try {
-      const wrong = await misrouted(broken, [{ method: 'POST', url: '/cost/create', owners: ['query'] }, { method: 'POST', url: '/call/start', owners: ['gateway'] }]);
+      const wrong = await misrouted(broken, [
+        { method: 'POST', url: '/cost/create', owners: ['query'] },
+        { method: 'POST', url: '/call/start', owners: ['gateway'] },
+      ]);
       expect(wrong).toEqual([`POST /cost/create (query) → nginx itself 404`, `POST /traces/cost/create (query) → nginx itself 404`]);
     } finally {
       await broken.stop();
@@ -134,7 +171,11 @@ describe('the front proxy (deploy/nginx/nginx.conf on Debian nginx) before the s
     const api = new Client(proxy.url);
     const ids = Array.from({ length: 50 }, (_, i) => `proxy-${i}`);
     expect((await api.post('/call/upsert_batch', upsertBatch('acme/proxy', ids))).status).toBe(200);
-    await eventually(async () => (await queriedIds(proxy.url, 'acme/proxy')).length === ids.length, 60_000, 'the calls queryable through the proxy');
+    await eventually(
+      async () => (await queriedIds(proxy.url, 'acme/proxy')).length === ids.length,
+      60_000,
+      'the calls queryable through the proxy',
+    );
     expect((await queriedIds(proxy.url, 'acme/proxy')).sort()).toEqual([...ids].sort());
     // An object written through the gateway is read back through the query service.
     const created = await api.post('/obj/create', { obj: { project_id: 'acme/proxy', object_id: 'cfg', val: { a: 1 } } });
@@ -149,7 +190,23 @@ describe('the front proxy (deploy/nginx/nginx.conf on Debian nginx) before the s
     const out = await grpcExport(
       proxy.grpcPort,
       encodeExportTraceServiceRequest({
-        resourceSpans: [{ scopeSpans: [{ spans: [{ traceId, spanId: Buffer.alloc(8, 7), name: 'via-nginx', startTimeUnixNano: '1700000000000000000', endTimeUnixNano: '1700000001000000000' }] }] }],
+        resourceSpans: [
+          {
+            scopeSpans: [
+              {
+                spans: [
+                  {
+                    traceId,
+                    spanId: Buffer.alloc(8, 7),
+                    name: 'via-nginx',
+                    startTimeUnixNano: '1700000000000000000',
+                    endTimeUnixNano: '1700000001000000000',
+                  },
+                ],
+              },
+            ],
+          },
+        ],
       }),
       { authorization: basicAuth(HARNESS_API_KEY), project_id: 'acme/proxy-otlp' },
     );

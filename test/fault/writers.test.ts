@@ -74,7 +74,9 @@ describe('many writers in one consumer group (three brokers, one shared ClickHou
     });
     const topic = p.prefix + TOPICS.callParts;
     const start = (name: string) =>
-      startWeft({ entry: `services/${name}/src/main.ts`, dataDir: newDataDir(`writers-${name}`), env: p.env }).then((w) => (running.push(w), w));
+      startWeft({ entry: `services/${name}/src/main.ts`, dataDir: newDataDir(`writers-${name}`), env: p.env }).then(
+        (w) => (running.push(w), w),
+      );
     // The gateway creates the topics and migrates the store; then the rest.
     const gateway = await start('gateway');
     const [w1, w2, w3, query] = await Promise.all([start('writer'), start('writer'), start('writer'), start('query')]);
@@ -97,8 +99,12 @@ describe('many writers in one consumer group (three brokers, one shared ClickHou
       const survivors = [w1!, w3!];
       await eventually(
         async () => {
-          for (const w of survivors) for (const s of await metricSeries(w.url, 'weft_consumer_lag_messages')) maxLagSeen = Math.max(maxLagSeen, s.value);
-          return survivors.every((w) => (joins(w, topic).at(-1)?.at ?? 0) > killedAt) && survivors.flatMap((w) => held(w, topic)).length === PARTITIONS;
+          for (const w of survivors)
+            for (const s of await metricSeries(w.url, 'weft_consumer_lag_messages')) maxLagSeen = Math.max(maxLagSeen, s.value);
+          return (
+            survivors.every((w) => (joins(w, topic).at(-1)?.at ?? 0) > killedAt) &&
+            survivors.flatMap((w) => held(w, topic)).length === PARTITIONS
+          );
         },
         90_000,
         'the survivors taking over the killed writer’s partitions',
@@ -125,7 +131,8 @@ describe('many writers in one consumer group (three brokers, one shared ClickHou
       try {
         const until = Date.now() + 3_000;
         while (Date.now() < until) {
-          for (const w of all) for (const s of await metricSeries(w.url, 'weft_consumer_lag_messages')) stallLag = Math.max(stallLag, s.value);
+          for (const w of all)
+            for (const s of await metricSeries(w.url, 'weft_consumer_lag_messages')) stallLag = Math.max(stallLag, s.value);
           await sleep(100);
         }
       } finally {
@@ -139,7 +146,9 @@ describe('many writers in one consumer group (three brokers, one shared ClickHou
       await traffic.stop();
     }
     expect(movedFrom.length).toBeGreaterThan(0);
-    process.stderr.write(`[writers] acked ${traffic.acked.length} calls; partitions ${movedFrom.join(',')} moved from the killed writer; max lag seen ${maxLagSeen}\n`);
+    process.stderr.write(
+      `[writers] acked ${traffic.acked.length} calls; partitions ${movedFrom.join(',')} moved from the killed writer; max lag seen ${maxLagSeen}\n`,
+    );
 
     // Every acknowledged call is queryable, complete, once.
     const api = new Client(query!.url);
@@ -161,7 +170,9 @@ describe('many writers in one consumer group (three brokers, one shared ClickHou
     const live = running.filter((w) => w.proc.exitCode === null && w.proc.signalCode === null && joins(w, topic).length > 0);
     await eventually(
       async () => {
-        const series = (await Promise.all(live.map((w) => metricSeries(w.url, 'weft_consumer_lag_messages')))).flat().filter((s) => s.labels.topic === topic);
+        const series = (await Promise.all(live.map((w) => metricSeries(w.url, 'weft_consumer_lag_messages'))))
+          .flat()
+          .filter((s) => s.labels.topic === topic);
         const partitions = series.map((s) => Number(s.labels.partition)).sort((a, b) => a - b);
         return JSON.stringify(partitions) === JSON.stringify([0, 1, 2, 3, 4, 5]) && series.every((s) => s.value === 0);
       },

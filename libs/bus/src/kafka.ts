@@ -52,7 +52,8 @@ export interface KafkaBusOptions<T> {
   /** Group members this process runs per subscription. */
   consumers: number;
   /**
-   * True for a handler error that retrying cannot fix (the store rejected the data itself):
+   * True for a handler error that retrying cannot fix (the store rejected the data itself,
+   * marked permanent by the handler: @weft/core markPermanent):
    * the batch is split to find the rejected messages, which are dead-lettered. Any other
    * error is retried without committing, so nothing is skipped while the store is down.
    */
@@ -175,7 +176,11 @@ export class KafkaBus<T> implements Bus<T> {
   async start(): Promise<void> {
     const wait = { deadlineMs: this.opts.startupTimeoutMs, log: this.opts.log };
     const names = this.opts.topics.map((t) => this.physical(t.topic));
-    await untilKafkaReady(`creating topics ${names.join(', ')} and waiting for their partition leaders on ${this.opts.brokers.join(',')}`, () => this.ensureTopics(), wait);
+    await untilKafkaReady(
+      `creating topics ${names.join(', ')} and waiting for their partition leaders on ${this.opts.brokers.join(',')}`,
+      () => this.ensureTopics(),
+      wait,
+    );
     await untilKafkaReady('connecting the producer', () => this.connectProducer(), wait);
     const every = this.opts.probeIntervalMs ?? 1_000;
     if (every > 0) {
@@ -193,7 +198,11 @@ export class KafkaBus<T> implements Bus<T> {
       if (missing.length > 0) {
         // Another process may create them at the same moment; createTopics then returns false.
         await admin.createTopics({
-          topics: missing.map((t) => ({ topic: this.physical(t.topic), numPartitions: t.partitions, replicationFactor: t.replicationFactor })),
+          topics: missing.map((t) => ({
+            topic: this.physical(t.topic),
+            numPartitions: t.partitions,
+            replicationFactor: t.replicationFactor,
+          })),
         });
         this.opts.log.info({ topics: missing.map((t) => this.physical(t.topic)) }, 'kafka topics created');
       }
@@ -293,7 +302,11 @@ export class KafkaBus<T> implements Bus<T> {
   }
 
   pressure(): BusPressure {
-    return { pendingBytes: this.pendingBytes, maxPendingBytes: this.opts.maxPendingBytes, down: this.closed ? 'bus is shutting down' : this.down };
+    return {
+      pendingBytes: this.pendingBytes,
+      maxPendingBytes: this.opts.maxPendingBytes,
+      down: this.closed ? 'bus is shutting down' : this.down,
+    };
   }
 
   async publish(topic: string, messages: BusMessage<T>[]): Promise<void> {
@@ -317,9 +330,15 @@ export class KafkaBus<T> implements Bus<T> {
       list.push({ key: m.key, value, partition });
     }
     const busy = this.pendingMessages > 0;
-    if (busy && (this.pendingMessages + messages.length > this.opts.maxPendingMessages || this.pendingBytes + bytes > this.opts.maxPendingBytes)) {
+    if (
+      busy &&
+      (this.pendingMessages + messages.length > this.opts.maxPendingMessages || this.pendingBytes + bytes > this.opts.maxPendingBytes)
+    ) {
       metrics.busRejected.inc({ reason: 'overload' });
-      throw new BusUnavailableError(`ingest queue full (${this.pendingMessages} messages, ${this.pendingBytes} bytes in flight); not stored`, 1);
+      throw new BusUnavailableError(
+        `ingest queue full (${this.pendingMessages} messages, ${this.pendingBytes} bytes in flight); not stored`,
+        1,
+      );
     }
     const started = performance.now();
     this.pendingMessages += messages.length;
@@ -434,7 +453,10 @@ export class KafkaBus<T> implements Bus<T> {
       } catch (e) {
         this.opts.log.warn({ err: e, topic: lane.topic, partition: lane.partition }, 'kafka send failed');
         metrics.busRejected.inc({ reason: 'error' });
-        for (const c of chunks) c.publish.reject(new BusUnavailableError(`kafka unavailable: ${(e as Error).message} (the parts were sent and may still be stored)`, 5));
+        for (const c of chunks)
+          c.publish.reject(
+            new BusUnavailableError(`kafka unavailable: ${(e as Error).message} (the parts were sent and may still be stored)`, 5),
+          );
         this.reconnectProducer(generation);
       }
     }

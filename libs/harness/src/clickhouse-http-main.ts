@@ -37,7 +37,13 @@ mkdirSync(dataDir, { recursive: true });
 /** Parameters of ClickHouse's HTTP interface that are not settings. */
 const NOT_SETTINGS = new Set(['query', 'query_id', 'database', 'session_id', 'default_format', 'user', 'password', 'role']);
 /** Settings of the HTTP layer only (the embedded engine refuses them; they change nothing here). */
-const HTTP_ONLY = new Set(['wait_end_of_query', 'send_progress_in_http_headers', 'enable_http_compression', 'http_headers_progress_interval_ms', 'http_zlib_compression_level']);
+const HTTP_ONLY = new Set([
+  'wait_end_of_query',
+  'send_progress_in_http_headers',
+  'enable_http_compression',
+  'http_headers_progress_interval_ms',
+  'http_zlib_compression_level',
+]);
 const LINE_FORMATS = /^(TabSeparated|TSV|JSONEachRow|JSONCompactEachRow|JSONStringsEachRow|CSV)\b/i;
 
 const sessions = new Map<string, Promise<{ connection: unknown }>>();
@@ -49,7 +55,11 @@ function sessionFor(settings: [string, string][]): Promise<{ connection: unknown
       const session = new Session(dataDir);
       for (const [k, v] of settings) {
         if (!/^\w+$/.test(k)) throw new Error(`Code: 115. DB::Exception: Unknown setting ${k}. (UNKNOWN_SETTING)`);
-        await native.QueryAsyncConnection(session.connection, `SET ${k} = '${v.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`, 'TabSeparated');
+        await native.QueryAsyncConnection(
+          session.connection,
+          `SET ${k} = '${v.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`,
+          'TabSeparated',
+        );
       }
       return session;
     })();
@@ -96,7 +106,12 @@ const server = createServer({ maxHeaderSize: 1 << 20 }, (req, res) => {
     }
     res.setHeader(
       'X-ClickHouse-Summary',
-      JSON.stringify({ read_rows: String(out.rowsRead ?? 0), read_bytes: String(out.bytesRead ?? 0), written_rows: String(out.rowsWritten ?? 0), written_bytes: String(out.bytesWritten ?? 0) }),
+      JSON.stringify({
+        read_rows: String(out.rowsRead ?? 0),
+        read_bytes: String(out.bytesRead ?? 0),
+        written_rows: String(out.rowsWritten ?? 0),
+        written_bytes: String(out.bytesWritten ?? 0),
+      }),
     );
     res.end(out.bytes ? Buffer.from(out.bytes.buffer, out.bytes.byteOffset, out.bytes.byteLength) : undefined);
   })().catch((e: unknown) => {

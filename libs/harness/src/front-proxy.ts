@@ -21,7 +21,8 @@ function findNginx(): string | null {
 export function ensureNginx(): string {
   const found = findNginx();
   if (found) return found;
-  if (process.getuid?.() !== 0) throw new Error("nginx is missing: install Debian's `nginx` package (apt-get install -y nginx) or set WEFT_NGINX");
+  if (process.getuid?.() !== 0)
+    throw new Error("nginx is missing: install Debian's `nginx` package (apt-get install -y nginx) or set WEFT_NGINX");
   execFileSync('apt-get', ['update'], { stdio: 'ignore', timeout: 300_000 });
   const r = spawnSync('apt-get', ['install', '-y', '--no-install-recommends', 'nginx'], {
     stdio: 'pipe',
@@ -101,7 +102,11 @@ export function frontProxyConfig(
  * list), in the foreground, on free loopback ports, with its pid, logs and temp files under `dir`.
  * `conf` replaces the shipped file's text (a test proving that a broken config is caught).
  */
-export async function startFrontProxy(upstreams: Record<string, string[]>, dir: string, conf = readFileSync(NGINX_CONF, 'utf8')): Promise<FrontProxy> {
+export async function startFrontProxy(
+  upstreams: Record<string, string[]>,
+  dir: string,
+  conf = readFileSync(NGINX_CONF, 'utf8'),
+): Promise<FrontProxy> {
   const nginx = ensureNginx();
   mkdirSync(dir, { recursive: true });
   // Run as root, nginx's workers are `nobody`: they must reach the temp dirs below.

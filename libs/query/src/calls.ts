@@ -47,8 +47,19 @@ const FILTER_LIMIT = 1000;
  * merged value, so conditions and sort keys over them can be evaluated without merging.
  */
 const START_COLUMNS = new Set([
-  'trace_id', 'parent_id', 'thread_id', 'turn_id', 'op_name', 'started_at', 'attributes_dump', 'inputs_dump',
-  'input_refs', 'otel_dump', 'svc_user_id', 'svc_run_id', 'svc_run_step',
+  'trace_id',
+  'parent_id',
+  'thread_id',
+  'turn_id',
+  'op_name',
+  'started_at',
+  'attributes_dump',
+  'inputs_dump',
+  'input_refs',
+  'otel_dump',
+  'svc_user_id',
+  'svc_run_id',
+  'svc_run_step',
 ]);
 const onlyStart = (cols: Iterable<string>) => [...cols].every((c) => START_COLUMNS.has(c));
 
@@ -74,7 +85,12 @@ function sortKeysOf(ref: FieldRef, desc: boolean): SortKey[] {
   switch (ref.kind) {
     case 'json': {
       const num = `if(isFinite(toFloat64OrNull(${x})), toFloat64OrNull(${x}), NULL)`;
-      return [isNull(x), isNull(num), { sql: `ifNull(${num}, 0)`, type: 'Float64', desc }, { sql: `ifNull(${x}, '')`, type: 'String', desc }];
+      return [
+        isNull(x),
+        isNull(num),
+        { sql: `ifNull(${num}, 0)`, type: 'Float64', desc },
+        { sql: `ifNull(${x}, '')`, type: 'String', desc },
+      ];
     }
     case 'number':
       return [isNull(x), { sql: `ifNull(toFloat64(${x}), 0)`, type: 'Float64', desc }];
@@ -107,7 +123,8 @@ function checkLength(key: string, values: readonly string[]): void {
   }
 }
 
-type CallsReq = Pick<CallsStreamQueryReq, 'project_id' | 'filter' | 'query'> & Partial<Pick<CallsStreamQueryReq, 'sort_by' | 'columns' | 'include_costs'>>;
+type CallsReq = Pick<CallsStreamQueryReq, 'project_id' | 'filter' | 'query'> &
+  Partial<Pick<CallsStreamQueryReq, 'sort_by' | 'columns' | 'include_costs'>>;
 
 /**
  * A calls query, compiled once and run page by page. Two phases per page:
@@ -152,7 +169,9 @@ export class CallsQueryPlan {
     this.fromStartParts = this.startOnly;
     const wanted = this.projection();
     this.selected = wanted;
-    this.columns = new Set(wanted ? [...wanted].flatMap((f) => FIELD_COLUMNS[f] ?? (f in MERGED_CALL_COLUMNS ? [f] : [])) : Object.keys(MERGED_CALL_COLUMNS));
+    this.columns = new Set(
+      wanted ? [...wanted].flatMap((f) => FIELD_COLUMNS[f] ?? (f in MERGED_CALL_COLUMNS ? [f] : [])) : Object.keys(MERGED_CALL_COLUMNS),
+    );
     for (const c of this.resolver.used) this.columns.add(c);
   }
 
@@ -265,7 +284,10 @@ export class CallsQueryPlan {
   }
 
   private aggregates(columns: Iterable<string>): string {
-    return [...columns].filter((c) => MERGED_CALL_COLUMNS[c]).map((c) => `${MERGED_CALL_COLUMNS[c]} AS ${c}`).join(', ');
+    return [...columns]
+      .filter((c) => MERGED_CALL_COLUMNS[c])
+      .map((c) => `${MERGED_CALL_COLUMNS[c]} AS ${c}`)
+      .join(', ');
   }
 
   /** Phase 1: the ids of the matching calls, in order, optionally after a cursor, limited. */

@@ -23,7 +23,8 @@ import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { createClient } from '@clickhouse/client';
 import { CompressionTypes, Kafka, logLevel, Partitioners } from 'kafkajs';
-import { callPartCodec, callPartMessage, TOPICS } from '@weft/bus';
+import { TOPICS } from '@weft/bus';
+import { callPartCodec, callPartMessage } from '@weft/ingest';
 import { nowMicros } from '@weft/core';
 import { endPart, migrate, startPart, type CallPartRow } from '@weft/store';
 import { REPO_ROOT, startKafkaBroker, startSharedClickHouse, startWeft, type KafkaBroker, type RunningWeft } from '@weft/harness';
@@ -59,7 +60,12 @@ function callRows(project: string, n: number): CallPartRow[] {
           op_name: 'weave:///acme/bench/op/summarise:v3',
           started_at: '2026-01-01T00:00:00.000001Z',
           attributes: { env: 'bench', model: 'gpt-4o-mini' },
-          inputs: { messages: [{ role: 'system', content: text(20, i) }, { role: 'user', content: text(45, i + 1) }] },
+          inputs: {
+            messages: [
+              { role: 'system', content: text(20, i) },
+              { role: 'user', content: text(45, i + 1) },
+            ],
+          },
         } as never,
         'bench',
         at,
@@ -127,9 +133,17 @@ async function runWith(n: number, brokers: string, rows: CallPartRow[]): Promise
     const migrating = createClient({ url: ch.url });
     await migrate(migrating);
     await migrating.close();
-    writers.push(...(await Promise.all(Array.from({ length: n }, (_, i) => startWeft({ entry: 'services/writer/src/main.ts', dataDir: join(dir, `writer-${i + 1}`), env })))));
+    writers.push(
+      ...(await Promise.all(
+        Array.from({ length: n }, (_, i) =>
+          startWeft({ entry: 'services/writer/src/main.ts', dataDir: join(dir, `writer-${i + 1}`), env }),
+        ),
+      )),
+    );
     const held = (w: RunningWeft) =>
-      (w.logs as { msg?: string; assignment?: Record<string, number[]> }[]).filter((l) => l.msg === 'writer joined the consumer group').at(-1)?.assignment?.[topic]?.length ?? 0;
+      (w.logs as { msg?: string; assignment?: Record<string, number[]> }[])
+        .filter((l) => l.msg === 'writer joined the consumer group')
+        .at(-1)?.assignment?.[topic]?.length ?? 0;
     const settled = () => writers.every((w) => held(w) > 0) && writers.reduce((sum, w) => sum + held(w), 0) === PARTITIONS;
     const deadline = Date.now() + 600_000;
     while (!settled()) {
@@ -160,7 +174,8 @@ async function runWith(n: number, brokers: string, rows: CallPartRow[]): Promise
       let next = 0;
       await Promise.all(
         Array.from({ length: 4 }, async () => {
-          while (next < chunks.length) await producer.send({ topic, acks: -1, compression: CompressionTypes.GZIP, messages: chunks[next++]! });
+          while (next < chunks.length)
+            await producer.send({ topic, acks: -1, compression: CompressionTypes.GZIP, messages: chunks[next++]! });
         }),
       );
       produceSeconds = (performance.now() - produceStarted) / 1000;
@@ -191,7 +206,12 @@ async function runWith(n: number, brokers: string, rows: CallPartRow[]): Promise
     const chCpu = used.at(-1)!;
 
     const client = createClient({ url: ch.url });
-    const [stored] = await (await client.query({ query: `SELECT uniqExact(id) AS n FROM calls_merged WHERE project_id = 'acme/bench-writers'`, format: 'JSONEachRow' })).json<{ n: string }>();
+    const [stored] = await (
+      await client.query({
+        query: `SELECT uniqExact(id) AS n FROM calls_merged WHERE project_id = 'acme/bench-writers'`,
+        format: 'JSONEachRow',
+      })
+    ).json<{ n: string }>();
     await client.close();
     const calls = rows.length / 2;
     return {
@@ -202,7 +222,11 @@ async function runWith(n: number, brokers: string, rows: CallPartRow[]): Promise
       measuredSeconds: +drainSeconds.toFixed(2),
       callsPerSec: Math.round(windowCalls / drainSeconds),
       callsPerSecPerWriter: Math.round(windowCalls / drainSeconds / n),
-      cpuMicrosPerCall: { writers: Math.round(writersCpu / windowCalls), clickhouse: Math.round(chCpu / windowCalls), total: Math.round((writersCpu + chCpu) / windowCalls) },
+      cpuMicrosPerCall: {
+        writers: Math.round(writersCpu / windowCalls),
+        clickhouse: Math.round(chCpu / windowCalls),
+        total: Math.round((writersCpu + chCpu) / windowCalls),
+      },
       callsPerClickHouseCpuSecond: Math.round(windowCalls / (chCpu / 1e6)),
       storedCalls: Number(stored!.n),
     };
@@ -237,7 +261,8 @@ async function main() {
       speedupOverFirst: runs.map((r) => ({ writers: r.writers, ratio: +(r.callsPerSec / base.callsPerSec).toFixed(2) })),
     };
     process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
-    for (const r of runs) if (r.storedCalls !== r.calls) throw new Error(`${r.writers} writers: ${r.storedCalls} of ${r.calls} calls stored`);
+    for (const r of runs)
+      if (r.storedCalls !== r.calls) throw new Error(`${r.writers} writers: ${r.storedCalls} of ${r.calls} calls stored`);
   } finally {
     await broker?.stop();
   }

@@ -108,7 +108,12 @@ describe('benchmarks run (tiny mode)', () => {
   }, 300_000);
 
   it('bench:writers drains a backlog into one shared store, every call stored', async () => {
-    const r = await runBench('writers.ts', { KAFKA_BROKERS: inject('kafkaBrokers'), BENCH_DIR: newDataDir('bench-writers'), BENCH_CALLS: '2000', BENCH_WRITERS: '1,2' });
+    const r = await runBench('writers.ts', {
+      KAFKA_BROKERS: inject('kafkaBrokers'),
+      BENCH_DIR: newDataDir('bench-writers'),
+      BENCH_CALLS: '2000',
+      BENCH_WRITERS: '1,2',
+    });
     ok(r);
     const report = JSON.parse(r.out.slice(r.out.indexOf('{')));
     expect(report.runs.map((x: { writers: number }) => x.writers)).toEqual([1, 2]);

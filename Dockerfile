@@ -1,11 +1,19 @@
-# One image for every service; the command picks which one runs.
-FROM node:20-bookworm-slim
+# One image for every service; the command picks which one runs (docker-compose.yml).
+# Build stage: production dependencies exactly as the lockfile says (tsx, which runs the
+# TypeScript sources, is one of them). Runtime stage: those files, run as the unprivileged `node`.
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY libs ./libs
 COPY services ./services
-RUN npm ci --omit=dev --no-audit --no-fund && npm install --no-save tsx
-ENV NODE_ENV=production
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+
+FROM node:24-bookworm-slim
+ENV NODE_ENV=production WEFT_DATA_DIR=/app/data
+WORKDIR /app
+COPY --from=build --chown=node:node /app /app
+RUN mkdir -p /app/data && chown node:node /app/data
+USER node
 # HTTP, and OTLP/gRPC where the gateway runs (WEFT_OTLP_GRPC_PORT)
 EXPOSE 6345 4317
 CMD ["node", "--import", "tsx", "services/all-in-one/src/main.ts"]

@@ -19,7 +19,11 @@ async function run(url: string, headers: Record<string, string>, body: unknown):
     Array.from({ length: CONCURRENCY }, async () => {
       while (next++ < N) {
         const s = performance.now();
-        const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+        const r = await fetch(url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...headers },
+          body: JSON.stringify(body),
+        });
         await r.text();
         if (r.status !== 200) throw new Error(`status ${r.status}`);
         lat.push(performance.now() - s);
@@ -60,7 +64,8 @@ try {
   const stream = { ...body, stream: true, messages: [{ role: 'user', content: 'slow' }] };
   const ttfcDirect = await firstChunkMs(`${upstream.url}/vllm/v1/chat/completions`, {}, { ...stream, request_id: 'x' });
   const ttfcWeft = await firstChunkMs(`${weft.url}/v1/chat/completions`, auth, stream);
-  const fmt = (r: { rps: number; p50: number; p99: number }) => `${r.rps.toFixed(0)} req/s, p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms`;
+  const fmt = (r: { rps: number; p50: number; p99: number }) =>
+    `${r.rps.toFixed(0)} req/s, p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms`;
   console.log(`non-streaming, ${N} requests, concurrency ${CONCURRENCY}:`);
   console.log(`  direct to the model server: ${fmt(direct)}`);
   console.log(`  through weft:               ${fmt(viaWeft)}`);

@@ -17,7 +17,7 @@ import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { Kafka, Partitioners, CompressionTypes, logLevel } from 'kafkajs';
-import { callPartCodec, callPartMessage, TOPICS } from '@weft/bus';
+import { callPartCodec, callPartMessage } from '@weft/ingest';
 import { createLogger, nowMicros } from '@weft/core';
 import { endPart, insertCallParts, migrate, openStore, startPart, type CallPartRow } from '@weft/store';
 import { Client, type KafkaBroker, metricValue, REPO_ROOT, type RunningWeft, startKafkaBroker, startWeft } from '@weft/harness';
@@ -48,7 +48,13 @@ function callItems(project: string, id: string, seed: number): unknown[] {
           op_name: 'weave:///acme/bench/op/summarise:v3',
           started_at: '2026-01-01T00:00:00.000001Z',
           attributes: { env: 'bench', model: 'gpt-4o-mini', client: { sdk: 'python', version: '0.51.0' } },
-          inputs: { messages: [{ role: 'system', content: text(20, seed) }, { role: 'user', content: text(45, seed + 1) }], temperature: 0.2 },
+          inputs: {
+            messages: [
+              { role: 'system', content: text(20, seed) },
+              { role: 'user', content: text(45, seed + 1) },
+            ],
+            temperature: 0.2,
+          },
         },
       },
     },
@@ -258,7 +264,8 @@ async function kafkaCeiling(brokers: string, rows: CallPartRow[]): Promise<numbe
   let next = 0;
   await Promise.all(
     Array.from({ length: 4 }, async () => {
-      while (next < chunks.length) await producer.send({
+      while (next < chunks.length)
+        await producer.send({
           topic,
           acks: -1,
           compression: COMPRESSION === 'gzip' ? CompressionTypes.GZIP : CompressionTypes.None,
@@ -291,7 +298,10 @@ function profileSummary(dir: string, top = 15): string[] {
   for (const n of prof.nodes) {
     const hits = n.hitCount ?? 0;
     total += hits;
-    const where = n.callFrame.url.replace(/^.*node_modules\//, '').replace(/^file:\/\/.*\/weft\//, '').replace(REPO_ROOT + '/', '');
+    const where = n.callFrame.url
+      .replace(/^.*node_modules\//, '')
+      .replace(/^file:\/\/.*\/weft\//, '')
+      .replace(REPO_ROOT + '/', '');
     const key = `${n.callFrame.functionName || '(anonymous)'} ${where ? `${where}:${n.callFrame.lineNumber + 1}` : ''}`.trim();
     self.set(key, (self.get(key) ?? 0) + hits);
   }
@@ -309,7 +319,14 @@ async function main(): Promise<void> {
   const brokers = process.env.KAFKA_BROKERS ?? (broker = await startKafkaBroker(join(ROOT, 'kafka'))).brokers;
   // info: the helpers wait for the 'listening' line; one log line per request is part of the real cost.
   const quiet = { LOG_LEVEL: 'info' };
-  const report: Record<string, unknown> = { compression: COMPRESSION, clients: CLIENTS, callsPerRequest: PER_REQUEST, seconds: SECONDS, machineCores: cpus().length, loadAverageAtStart: +loadavg()[0]!.toFixed(1) };
+  const report: Record<string, unknown> = {
+    compression: COMPRESSION,
+    clients: CLIENTS,
+    callsPerRequest: PER_REQUEST,
+    seconds: SECONDS,
+    machineCores: cpus().length,
+    loadAverageAtStart: +loadavg()[0]!.toFixed(1),
+  };
   const running: RunningWeft[] = [];
   try {
     const rows = sampleRows(CEILING_CALLS);
@@ -348,11 +365,24 @@ async function main(): Promise<void> {
       KAFKA_COMPRESSION: COMPRESSION,
       KAFKA_FETCH_MAX_WAIT_MS: '50',
     };
-    const gateway = await startWeft({ entry: 'services/gateway/src/main.ts', dataDir: join(ROOT, 'gw'), env: p, nodeArgs: profiled('gateway') });
-    const writer = await startWeft({ dataDir: join(ROOT, 'writer'), env: { ...p, WEFT_ROLES: 'writer,query' }, nodeArgs: profiled('writer') });
+    const gateway = await startWeft({
+      entry: 'services/gateway/src/main.ts',
+      dataDir: join(ROOT, 'gw'),
+      env: p,
+      nodeArgs: profiled('gateway'),
+    });
+    const writer = await startWeft({
+      dataDir: join(ROOT, 'writer'),
+      env: { ...p, WEFT_ROLES: 'writer,query' },
+      nodeArgs: profiled('writer'),
+    });
     running.push(gateway, writer);
     const brokerPid = broker?.pid();
-    const kafkaResult = await drive('kafka', gateway.url, writer.url, [gateway.proc.pid!, writer.proc.pid!, ...(brokerPid ? [brokerPid] : [])]);
+    const kafkaResult = await drive('kafka', gateway.url, writer.url, [
+      gateway.proc.pid!,
+      writer.proc.pid!,
+      ...(brokerPid ? [brokerPid] : []),
+    ]);
     const kafkaMetrics = await pipelineMetrics(writer.url, gateway.url, kafkaResult.seconds);
     const writerPeakRssMiB = peakRssMiB(writer.proc.pid!);
     await gateway.stop();
@@ -376,7 +406,11 @@ async function main(): Promise<void> {
       },
       driverCpuMicrosPerCall: Math.round(r.driverCpuMicros / r.calls),
     });
-    report.allInOne = { ...fmt(aioResult), ofDirectInsertCeiling: +((aioResult.callsPerSecond * 2) / chRows).toFixed(2), timing: aioMetrics };
+    report.allInOne = {
+      ...fmt(aioResult),
+      ofDirectInsertCeiling: +((aioResult.callsPerSecond * 2) / chRows).toFixed(2),
+      timing: aioMetrics,
+    };
     report.kafka = {
       ...fmt(kafkaResult),
       ofLowerCeiling: +((kafkaResult.callsPerSecond * 2) / Math.min(chRows, kafkaMsgs)).toFixed(2),

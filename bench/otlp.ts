@@ -20,12 +20,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import {
-  convertExportRequest,
-  decodeExportTraceServiceRequest,
-  encodeExportTraceServiceRequest,
-  parseOtlpJson,
-} from '@weft/otlp';
+import { convertExportRequest, decodeExportTraceServiceRequest, encodeExportTraceServiceRequest, parseOtlpJson } from '@weft/otlp';
 import { basicAuth, HARNESS_API_KEY, type KafkaBroker, newDataDir, startKafkaBroker, startWeft, TEST_ROOT } from '@weft/harness';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -79,8 +74,23 @@ function agentTrace(asBytes: boolean): Record<string, unknown>[] {
       i('gen_ai.request.max_tokens', 512),
       i('gen_ai.usage.input_tokens', 900 + n),
       i('gen_ai.usage.output_tokens', 120 + n),
-      s('gen_ai.input.messages', JSON.stringify([{ role: 'system', parts: [{ type: 'text', content: 'You are a support agent.' }] }, { role: 'user', parts: [{ type: 'text', content: PROMPT }] }])),
-      s('gen_ai.output.messages', JSON.stringify([{ role: 'assistant', parts: [{ type: 'text', content: 'The customer cannot log in; reset the password and follow up.' }], finish_reason: 'stop' }])),
+      s(
+        'gen_ai.input.messages',
+        JSON.stringify([
+          { role: 'system', parts: [{ type: 'text', content: 'You are a support agent.' }] },
+          { role: 'user', parts: [{ type: 'text', content: PROMPT }] },
+        ]),
+      ),
+      s(
+        'gen_ai.output.messages',
+        JSON.stringify([
+          {
+            role: 'assistant',
+            parts: [{ type: 'text', content: 'The customer cannot log in; reset the password and follow up.' }],
+            finish_reason: 'stop',
+          },
+        ]),
+      ),
     ]);
   const tool = (n: number) =>
     span(id(8), root, 'tool lookup_customer', 2900 + n * 100, 80, [
@@ -136,7 +146,10 @@ function conversionRates(): Record<string, { per_wall_s: number; per_cpu_s: numb
     let n = 0;
     const t = performance.now();
     const cpu = process.cpuUsage();
-    while (performance.now() - t < CONVERSION_MS) (f(), (n += BATCH));
+    while (performance.now() - t < CONVERSION_MS) {
+      f();
+      n += BATCH;
+    }
     const used = process.cpuUsage(cpu);
     return { per_wall_s: rate(n, performance.now() - t), per_cpu_s: rate(n, (used.user + used.system) / 1000) };
   };
@@ -168,17 +181,30 @@ function grpcSend(client: GrpcClient, body: Buffer): Promise<void> {
   md.set('authorization', AUTH);
   md.set('project_id', PROJECT);
   return new Promise((resolve, reject) =>
-    client.makeUnaryRequest('/opentelemetry.proto.collector.trace.v1.TraceService/Export', (b: Buffer) => b, (b: Buffer) => b, body, md, (err) =>
-      err ? reject(new Error(`gRPC ${err.code}: ${err.details}`)) : resolve(),
+    client.makeUnaryRequest(
+      '/opentelemetry.proto.collector.trace.v1.TraceService/Export',
+      (b: Buffer) => b,
+      (b: Buffer) => b,
+      body,
+      md,
+      (err) => (err ? reject(new Error(`gRPC ${err.code}: ${err.details}`)) : resolve()),
     ),
   );
 }
 
-async function gatewayRate(url: string, kind: Kind, grpcPort?: number): Promise<{ spansPerSec: number; requests: number; p50ms: number; p99ms: number; spans: number }> {
+async function gatewayRate(
+  url: string,
+  kind: Kind,
+  grpcPort?: number,
+): Promise<{ spansPerSec: number; requests: number; p50ms: number; p99ms: number; spans: number }> {
   const grpc = kind === 'grpc' ? new GrpcClient(`127.0.0.1:${grpcPort}`, credentials.createInsecure()) : null;
   // A pool of distinct bodies (fresh ids each): every request writes new calls.
   const bodies = Array.from({ length: CONCURRENCY }, () => makeBody(kind));
-  const headers = { project_id: PROJECT, authorization: AUTH, 'content-type': kind === 'protobuf' ? 'application/x-protobuf' : 'application/json' };
+  const headers = {
+    project_id: PROJECT,
+    authorization: AUTH,
+    'content-type': kind === 'protobuf' ? 'application/x-protobuf' : 'application/json',
+  };
   const path = kind === 'upsert_batch' ? '/call/upsert_batch' : '/otel/v1/traces';
   let next = 0;
   let spans = 0;
@@ -246,9 +272,15 @@ async function measure(label: string, t: Target): Promise<void> {
     const cpu = serverCpuSeconds(t.pid) - cpu0;
     total += r.spans;
     const what =
-      kind === 'upsert_batch' ? 'baseline: same calls via /call/upsert_batch' : kind === 'grpc' ? 'OTLP/gRPC via TraceService/Export' : `OTLP/${kind} via /otel/v1/traces`;
+      kind === 'upsert_batch'
+        ? 'baseline: same calls via /call/upsert_batch'
+        : kind === 'grpc'
+          ? 'OTLP/gRPC via TraceService/Export'
+          : `OTLP/${kind} via /otel/v1/traces`;
     const perCpu = t.pid ? `, ${rate(r.spans, cpu * 1000)} spans per CPU-second of the ${label === 'kafka' ? 'gateway' : 'server'}` : '';
-    console.log(`[${label}] ${what}: ${r.spansPerSec} spans/s acknowledged (${r.requests} requests, p50 ${r.p50ms} ms, p99 ${r.p99ms} ms${perCpu})`);
+    console.log(
+      `[${label}] ${what}: ${r.spansPerSec} spans/s acknowledged (${r.requests} requests, p50 ${r.p50ms} ms, p99 ${r.p99ms} ms${perCpu})`,
+    );
   }
   // Acknowledged means durable: every acknowledged span must become a call.
   const started = performance.now();
@@ -268,7 +300,9 @@ async function measure(label: string, t: Target): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  console.log(`OTLP bench: batch ${BATCH} spans/request, ${CONCURRENCY} in flight, ${SECONDS}s per encoding; ${cpus().length} cores, load average ${loadavg()[0]!.toFixed(1)}`);
+  console.log(
+    `OTLP bench: batch ${BATCH} spans/request, ${CONCURRENCY} in flight, ${SECONDS}s per encoding; ${cpus().length} cores, load average ${loadavg()[0]!.toFixed(1)}`,
+  );
   console.log('pure conversion (one core, spans/s):', conversionRates());
   mkdirSync(TEST_ROOT, { recursive: true });
   if (process.env.BENCH_URL) {

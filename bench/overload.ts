@@ -67,7 +67,12 @@ const round = (x: number, digits = 0) => Number(x.toFixed(digits));
 async function queriedIds(url: string, project: string): Promise<Set<string>> {
   const r = await new Client(url).post('/calls/stream_query', { project_id: project, columns: ['id'] });
   if (r.status !== 200) throw new Error(`stream_query → ${r.status}`);
-  return new Set(r.text.split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { id: string }).id));
+  return new Set(
+    r.text
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => (JSON.parse(l) as { id: string }).id),
+  );
 }
 
 /** Runs the scenarios against one write URL; checks the store through `readUrl` at the end. */
@@ -78,7 +83,16 @@ async function runMode(writeUrl: string, readUrl: string, cpuPids: number[]) {
   let base = NaN;
   for (const s of SCENARIOS) {
     const cpuBefore = cpuPids.reduce((n, pid) => n + processCpuMicros(pid), 0);
-    const r = await runLoad({ url: writeUrl, project, clients: s.clients, seconds: SECONDS, callsPerRequest: BODY_CALLS, callBytes: CALL_BYTES, behaviour: s.behaviour, retryDelayMs: 50 });
+    const r = await runLoad({
+      url: writeUrl,
+      project,
+      clients: s.clients,
+      seconds: SECONDS,
+      callsPerRequest: BODY_CALLS,
+      callBytes: CALL_BYTES,
+      behaviour: s.behaviour,
+      retryDelayMs: 50,
+    });
     const cpu = cpuPids.reduce((n, pid) => n + processCpuMicros(pid), 0) - cpuBefore;
     outcomes.push(r);
     const rate = r.ackedCalls / r.seconds;
@@ -125,7 +139,14 @@ async function main(): Promise<void> {
 
     const brokers = process.env.KAFKA_BROKERS ?? (broker = await startKafkaBroker(join(ROOT, 'kafka'))).brokers;
     const prefix = `bench-overload-${randomUUID().slice(0, 6)}.`;
-    const k = { ...tight, WEFT_BUS: 'kafka', KAFKA_BROKERS: brokers, KAFKA_TOPIC_PREFIX: prefix, KAFKA_GROUP_ID: `${prefix}writers`, KAFKA_TOPIC_PARTITIONS: '4' };
+    const k = {
+      ...tight,
+      WEFT_BUS: 'kafka',
+      KAFKA_BROKERS: brokers,
+      KAFKA_TOPIC_PREFIX: prefix,
+      KAFKA_GROUP_ID: `${prefix}writers`,
+      KAFKA_TOPIC_PARTITIONS: '4',
+    };
     const gateway = await startWeft({ entry: 'services/gateway/src/main.ts', dataDir: join(ROOT, 'gw'), env: k });
     running.push(gateway);
     const writer = await startWeft({ dataDir: join(ROOT, 'writer'), env: { ...k, WEFT_ROLES: 'writer,query' } });
@@ -137,7 +158,16 @@ async function main(): Promise<void> {
     const rssServer = await startWeft({ dataDir: join(ROOT, 'rss'), env: { LOG_LEVEL: 'info' } });
     running.push(rssServer);
     const idleRss = memoryOf(rssServer.proc.pid!).rssMiB;
-    const rss = await runLoad({ url: rssServer.url, project: 'acme/overload-rss', clients: 200, seconds: RSS_SECONDS, callsPerRequest: RSS_BODY_CALLS, callBytes: 2500, behaviour: 'aggressive', retryDelayMs: 50 });
+    const rss = await runLoad({
+      url: rssServer.url,
+      project: 'acme/overload-rss',
+      clients: 200,
+      seconds: RSS_SECONDS,
+      callsPerRequest: RSS_BODY_CALLS,
+      callBytes: 2500,
+      behaviour: 'aggressive',
+      retryDelayMs: 50,
+    });
     const memory = {
       bodyKiB: round(rss.bodyBytes / 1024),
       idleRssMiB: round(idleRss),
@@ -150,21 +180,42 @@ async function main(): Promise<void> {
     await rssServer.kill();
 
     const report = {
-      machine: { cores: cpus().length, loadAverage1m: round(loadavg()[0]!, 1), note: 'shared with other jobs; load generator on the same host' },
-      settings: { secondsPerScenario: SECONDS, callsPerBody: BODY_CALLS, callBytes: CALL_BYTES, busMaxPendingBytes: Number(MAX_PENDING_BYTES), retryDelayMsAggressive: 50 },
+      machine: {
+        cores: cpus().length,
+        loadAverage1m: round(loadavg()[0]!, 1),
+        note: 'shared with other jobs; load generator on the same host',
+      },
+      settings: {
+        secondsPerScenario: SECONDS,
+        callsPerBody: BODY_CALLS,
+        callBytes: CALL_BYTES,
+        busMaxPendingBytes: Number(MAX_PENDING_BYTES),
+        retryDelayMsAggressive: 50,
+      },
       allInOne,
       kafka,
       memory,
     };
     process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
-    process.stdout.write('\n| scenario | mode | calls/s acked | × 8-client | refusals | refusal p50 / p99 ms | ack p50 / p99 ms | server CPU µs / call |\n|---|---|---|---|---|---|---|---|\n');
-    for (const [mode, m] of [['all-in-one', allInOne], ['Kafka', kafka]] as const) {
+    process.stdout.write(
+      '\n| scenario | mode | calls/s acked | × 8-client | refusals | refusal p50 / p99 ms | ack p50 / p99 ms | server CPU µs / call |\n|---|---|---|---|---|---|---|---|\n',
+    );
+    for (const [mode, m] of [
+      ['all-in-one', allInOne],
+      ['Kafka', kafka],
+    ] as const) {
       for (const r of m.results) {
-        process.stdout.write(`| ${r.scenario} | ${mode} | ${r.ackedCallsPerSec} | ${r.ratioTo8} | ${r.refusals} | ${r.refusalMs.p50} / ${r.refusalMs.p99} | ${r.ackMs.p50} / ${r.ackMs.p99} | ${r.serverCpuMicrosPerAckedCall} |\n`);
+        process.stdout.write(
+          `| ${r.scenario} | ${mode} | ${r.ackedCallsPerSec} | ${r.ratioTo8} | ${r.refusals} | ${r.refusalMs.p50} / ${r.refusalMs.p99} | ${r.ackMs.p50} / ${r.ackMs.p99} | ${r.serverCpuMicrosPerAckedCall} |\n`,
+        );
       }
     }
-    process.stdout.write(`\nrefused but stored: all-in-one ${allInOne.refusedStored}, Kafka ${kafka.refusedStored}; acknowledged but missing: ${allInOne.ackedMissing}, ${kafka.ackedMissing}\n`);
-    process.stdout.write(`memory: 200 × ${memory.bodyKiB} KiB, peak RSS ${memory.peakRssMiB} MiB (idle ${memory.idleRssMiB} MiB; bound ${memory.documentedBoundMiB} MiB)\n`);
+    process.stdout.write(
+      `\nrefused but stored: all-in-one ${allInOne.refusedStored}, Kafka ${kafka.refusedStored}; acknowledged but missing: ${allInOne.ackedMissing}, ${kafka.ackedMissing}\n`,
+    );
+    process.stdout.write(
+      `memory: 200 × ${memory.bodyKiB} KiB, peak RSS ${memory.peakRssMiB} MiB (idle ${memory.idleRssMiB} MiB; bound ${memory.documentedBoundMiB} MiB)\n`,
+    );
     if (allInOne.refusedStored + kafka.refusedStored + allInOne.ackedMissing + kafka.ackedMissing > 0) process.exitCode = 1;
   } finally {
     await Promise.all(running.map((w) => w.kill()));

@@ -27,4 +27,3 @@ export async function loadBenchCalls(client: ClickHouseClient, project: string, 
     FROM numbers(${n})`,
   });
 }
-

@@ -31,7 +31,14 @@ const P = 'bench/main';
 const S = 'bench/stream';
 const dataDir = process.env.BENCH_DATA_DIR ?? mkdtempSync(join(tmpdir(), 'weft-bench-query-'));
 
-const config = loadConfig({ ...process.env, WEFT_DATA_DIR: dataDir, LOG_LEVEL: 'warn', PORT: '0', HOST: '127.0.0.1', WEFT_BOOTSTRAP_API_KEY: HARNESS_API_KEY });
+const config = loadConfig({
+  ...process.env,
+  WEFT_DATA_DIR: dataDir,
+  LOG_LEVEL: 'warn',
+  PORT: '0',
+  HOST: '127.0.0.1',
+  WEFT_BOOTSTRAP_API_KEY: HARNESS_API_KEY,
+});
 const weft = await createWeft(config, createLogger('warn', { mode: 'bench' }));
 await weft.app.listen({ port: 0, host: '127.0.0.1' });
 const url = `http://127.0.0.1:${(weft.app.server.address() as { port: number }).port}`;
@@ -51,7 +58,8 @@ async function load(project: string, n: number, pad = 0, have = 0): Promise<void
   for (let from = Math.floor(have / CHUNK) * CHUNK; from < n; from += CHUNK) {
     const t0 = performance.now();
     await loadRange(project, from, Math.min(n, from + CHUNK), pad);
-    if (n > CHUNK) console.log(`  ${project}: calls ${from}..${Math.min(n, from + CHUNK)} in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+    if (n > CHUNK)
+      console.log(`  ${project}: calls ${from}..${Math.min(n, from + CHUNK)} in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   }
 }
 
@@ -185,17 +193,26 @@ const { parentPort, workerData: w } = require('node:worker_threads');
 
 function streamAll(body: unknown, pauseMs = 0): Promise<RunResult & { bytes: number }> {
   return new Promise((resolve, reject) => {
-    const worker = new Worker(STREAM_CLIENT, { eval: true, workerData: { url: url + '/calls/stream_query', headers: auth, body: JSON.stringify(body), pauseMs } });
+    const worker = new Worker(STREAM_CLIENT, {
+      eval: true,
+      workerData: { url: url + '/calls/stream_query', headers: auth, body: JSON.stringify(body), pauseMs },
+    });
     worker.once('message', (m: { error?: string; rows: number; bytes: number }) => {
       void worker.terminate();
       if (m.error) reject(new Error(m.error));
-      else resolve({ rows: pauseMs ? undefined : m.rows, bytes: m.bytes, note: `${m.rows.toLocaleString('en-US')} rows, ${mib(m.bytes)} MiB, ${(m.bytes / Math.max(1, m.rows)).toFixed(0)} B/row` });
+      else
+        resolve({
+          rows: pauseMs ? undefined : m.rows,
+          bytes: m.bytes,
+          note: `${m.rows.toLocaleString('en-US')} rows, ${mib(m.bytes)} MiB, ${(m.bytes / Math.max(1, m.rows)).toFixed(0)} B/row`,
+        });
     });
     worker.once('error', reject);
   });
 }
 
-const countOf = (project: string) => scalar(`SELECT count() FROM (SELECT id FROM calls_merged WHERE project_id = '${project}' GROUP BY id)`);
+const countOf = (project: string) =>
+  scalar(`SELECT count() FROM (SELECT id FROM calls_merged WHERE project_id = '${project}' GROUP BY id)`);
 /** The neighbour project, so that scoping by project is part of what is measured (N/5, at most 200,000). */
 const NEIGHBOUR = Math.min(Math.floor(N / 5), 200_000);
 const have = await countOf(P);
@@ -223,46 +240,100 @@ if (process.env.BENCH_LOAD_ONLY === '1') {
   process.exit(0);
 }
 const parts = await scalar(`SELECT count() FROM calls_merged`);
-console.log(`store: ${dataDir}; ${N} calls in ${P}; calls_merged rows (unmerged parts included): ${parts}; runs per query: ${RUNS}; load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+console.log(
+  `store: ${dataDir}; ${N} calls in ${P}; calls_merged rows (unmerged parts included): ${parts}; runs per query: ${RUNS}; load average ${loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ')}`,
+);
 
 await timed('stream: first row (default order, no filter)', () => firstRow({ project_id: P }));
 await timed('stream: first row (op_name filter + $expr, sort started_at desc)', () =>
-  firstRow({ project_id: P, filter: { op_names: ['op-7'] }, query: { $expr: { $gt: [{ $getField: 'inputs.n' }, { $literal: 500 }] } }, sort_by: [{ field: 'started_at', direction: 'desc' }] }),
+  firstRow({
+    project_id: P,
+    filter: { op_names: ['op-7'] },
+    query: { $expr: { $gt: [{ $getField: 'inputs.n' }, { $literal: 500 }] } },
+    sort_by: [{ field: 'started_at', direction: 'desc' }],
+  }),
 );
-await timed('stream: one trace by trace_ids (skip index), whole', () => whole('/calls/stream_query', { project_id: P, filter: { trace_ids: [`t-c-${String(Math.floor(N / 20) * 10).padStart(9, '0')}`] } }));
+await timed('stream: one trace by trace_ids (skip index), whole', () =>
+  whole('/calls/stream_query', { project_id: P, filter: { trace_ids: [`t-c-${String(Math.floor(N / 20) * 10).padStart(9, '0')}`] } }),
+);
 await timed('stream: 100 rows sorted on a dotted field (inputs.n desc)', () =>
   whole('/calls/stream_query', { project_id: P, sort_by: [{ field: 'inputs.n', direction: 'desc' }], limit: 100 }),
 );
 await timed('stream: 100 rows sorted on summary.weave.latency_ms, costs', () =>
-  whole('/calls/stream_query', { project_id: P, sort_by: [{ field: 'summary.weave.latency_ms', direction: 'desc' }], limit: 100, include_costs: true }),
+  whole('/calls/stream_query', {
+    project_id: P,
+    sort_by: [{ field: 'summary.weave.latency_ms', direction: 'desc' }],
+    limit: 100,
+    include_costs: true,
+  }),
 );
 await timed('stream: 100 rows of one op sorted on latency, costs (end-part sort over a filter)', () =>
-  whole('/calls/stream_query', { project_id: P, filter: { op_names: ['op-7'] }, sort_by: [{ field: 'summary.weave.latency_ms', direction: 'desc' }], limit: 100, include_costs: true }),
+  whole('/calls/stream_query', {
+    project_id: P,
+    filter: { op_names: ['op-7'] },
+    sort_by: [{ field: 'summary.weave.latency_ms', direction: 'desc' }],
+    limit: 100,
+    include_costs: true,
+  }),
 );
 /** What the web UI's calls table asks (services/ui/app/views/calls.tsx): newest first, its columns, costs. */
-const UI_PAGE = { project_id: P, sort_by: [{ field: 'started_at', direction: 'desc' }], limit: 100, include_costs: true, columns: ['id', 'op_name', 'display_name', 'started_at', 'ended_at', 'exception', 'summary', 'svc_user_id', 'trace_id', 'parent_id'] };
+const UI_PAGE = {
+  project_id: P,
+  sort_by: [{ field: 'started_at', direction: 'desc' }],
+  limit: 100,
+  include_costs: true,
+  columns: ['id', 'op_name', 'display_name', 'started_at', 'ended_at', 'exception', 'summary', 'svc_user_id', 'trace_id', 'parent_id'],
+};
 await timed('UI: first page (newest 100, columns, costs)', () => whole('/calls/stream_query', UI_PAGE));
-await timed(`UI: scrollbar jump to the middle (offset ${Math.floor(N / 2).toLocaleString('en-US')})`, () => whole('/calls/stream_query', { ...UI_PAGE, offset: Math.floor(N / 2) }));
+await timed(`UI: scrollbar jump to the middle (offset ${Math.floor(N / 2).toLocaleString('en-US')})`, () =>
+  whole('/calls/stream_query', { ...UI_PAGE, offset: Math.floor(N / 2) }),
+);
 await timed('UI: analytics, /calls/aggregate over the whole project', () => whole('/calls/aggregate', { project_id: P }));
 await timed('count: whole project', () => whole('/calls/query_stats', { project_id: P }));
 await timed('count: filtered (op_names + $expr on inputs.n + status)', () =>
   whole('/calls/query_stats', {
     project_id: P,
     filter: { op_names: ['op-3', 'op-4'] },
-    query: { $expr: { $and: [{ $gte: [{ $getField: 'inputs.n' }, { $literal: 250 }] }, { $eq: [{ $getField: 'summary.weave.status' }, { $literal: 'success' }] }] } },
+    query: {
+      $expr: {
+        $and: [
+          { $gte: [{ $getField: 'inputs.n' }, { $literal: 250 }] },
+          { $eq: [{ $getField: 'summary.weave.status' }, { $literal: 'success' }] },
+        ],
+      },
+    },
   }),
 );
 await timed('threads: all threads of the project (turn calls only)', () => whole('/threads/stream_query', { project_id: P }));
 await timed('threads: top 20 by turn_count after a datetime', () =>
-  whole('/threads/stream_query', { project_id: P, filter: { after_datetime: new Date(Date.UTC(2024, 0, 1) + N * 5).toISOString() }, sort_by: [{ field: 'turn_count', direction: 'desc' }], limit: 20 }),
+  whole('/threads/stream_query', {
+    project_id: P,
+    filter: { after_datetime: new Date(Date.UTC(2024, 0, 1) + N * 5).toISOString() },
+    sort_by: [{ field: 'turn_count', direction: 'desc' }],
+    limit: 20,
+  }),
 );
-await timed('stream: 20,000 rows to the end (op_names filter)', () => streamAll({ project_id: P, filter: { op_names: ['op-1'] }, limit: 20_000 }));
-await timed(`stream: whole ${S} (${STREAM_N.toLocaleString('en-US')} calls, ~1 KB) to the end`, () => streamAll({ project_id: S }), Math.min(RUNS, 3));
-await timed(`stream: ${S} filtered (op_names, 1 in 20) + columns, to the end`, () =>
-  streamAll({ project_id: S, filter: { op_names: ['op-1'] }, columns: ['id', 'op_name', 'started_at', 'ended_at', 'inputs', 'output'] }),
+await timed('stream: 20,000 rows to the end (op_names filter)', () =>
+  streamAll({ project_id: P, filter: { op_names: ['op-1'] }, limit: 20_000 }),
+);
+await timed(
+  `stream: whole ${S} (${STREAM_N.toLocaleString('en-US')} calls, ~1 KB) to the end`,
+  () => streamAll({ project_id: S }),
+  Math.min(RUNS, 3),
+);
+await timed(
+  `stream: ${S} filtered (op_names, 1 in 20) + columns, to the end`,
+  () =>
+    streamAll({ project_id: S, filter: { op_names: ['op-1'] }, columns: ['id', 'op_name', 'started_at', 'ended_at', 'inputs', 'output'] }),
   Math.min(RUNS, 3),
 );
 await timed(`stream: ${S}, a client that reads one chunk, stalls 3 s, hangs up`, () => streamAll({ project_id: S }, 3000), 1);
-console.log(`load average after the runs: ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+console.log(
+  `load average after the runs: ${loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ')}`,
+);
 
 await weft.close();

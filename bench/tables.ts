@@ -32,7 +32,9 @@ try {
   let slowest = 0;
   for (let start = 0; start < ROWS; start += CHUNK) {
     const n = Math.min(CHUNK, ROWS - start);
-    const updates = Array.from({ length: n }, (_, j) => ({ append: { row: { n: start + j, score: ((start + j) * 7919) % ROWS, text: `row number ${start + j}` } } }));
+    const updates = Array.from({ length: n }, (_, j) => ({
+      append: { row: { n: start + j, score: ((start + j) * 7919) % ROWS, text: `row number ${start + j}` } },
+    }));
     const t = process.hrtime.bigint();
     const r = await api.post('/table/update', { project_id: P, base_digest: digest, updates });
     if (r.status !== 200) throw new Error(`append at ${start}: ${r.status} ${r.text.slice(0, 300)}`);
@@ -41,7 +43,9 @@ try {
     if ((start / CHUNK) % 10 === 0) console.log(`  ${start + n} rows, last append ${ms(t).toFixed(0)} ms`);
   }
   const appendMs = ms(t0);
-  console.log(`append: ${ROWS} rows in ${(appendMs / 1000).toFixed(1)} s = ${Math.round(ROWS / (appendMs / 1000))} rows/s; slowest ${CHUNK}-row append ${slowest.toFixed(0)} ms`);
+  console.log(
+    `append: ${ROWS} rows in ${(appendMs / 1000).toFixed(1)} s = ${Math.round(ROWS / (appendMs / 1000))} rows/s; slowest ${CHUNK}-row append ${slowest.toFixed(0)} ms`,
+  );
 
   for (const offset of [0, Math.floor(ROWS / 2), ROWS - 100]) {
     const t = process.hrtime.bigint();

@@ -20,19 +20,36 @@ const P = 'bench/main';
 const KEY = HARNESS_API_KEY;
 const dataDir = process.env.BENCH_DATA_DIR ?? mkdtempSync(join(tmpdir(), 'weft-bench-ui-'));
 
-const config = loadConfig({ ...process.env, WEFT_DATA_DIR: dataDir, LOG_LEVEL: 'warn', PORT: '0', HOST: '127.0.0.1', WEFT_BOOTSTRAP_API_KEY: KEY });
+const config = loadConfig({
+  ...process.env,
+  WEFT_DATA_DIR: dataDir,
+  LOG_LEVEL: 'warn',
+  PORT: '0',
+  HOST: '127.0.0.1',
+  WEFT_BOOTSTRAP_API_KEY: KEY,
+});
 const weft = await createWeft(config, createLogger('warn', { mode: 'bench' }));
 await weft.app.listen({ port: 0, host: '127.0.0.1' });
 const url = `http://127.0.0.1:${(weft.app.server.address() as { port: number }).port}`;
 const client = weft.store.client;
 
-const [{ have }] = await (await client.query({ query: `SELECT count() AS have FROM (SELECT id FROM calls_merged WHERE project_id = '${P}' GROUP BY id)`, format: 'JSONEachRow' })).json<{ have: string }>();
-if (Number(have) < N) {
+const [row] = await (
+  await client.query({
+    query: `SELECT count() AS have FROM (SELECT id FROM calls_merged WHERE project_id = '${P}' GROUP BY id)`,
+    format: 'JSONEachRow',
+  })
+).json<{ have: string }>();
+if (Number(row?.have ?? 0) < N) {
   const t0 = performance.now();
   await loadBenchCalls(client, P, N);
   console.log(`loaded ${N} calls in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 }
-console.log(`store: ${dataDir}; ${N} calls in ${P}; ${RUNS} runs; load average ${(await import('node:os')).loadavg().map((x) => x.toFixed(1)).join(' ')}`);
+console.log(
+  `store: ${dataDir}; ${N} calls in ${P}; ${RUNS} runs; load average ${(await import('node:os'))
+    .loadavg()
+    .map((x) => x.toFixed(1))
+    .join(' ')}`,
+);
 
 const browser = await launchBrowser();
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -58,14 +75,23 @@ try {
     firstPage.push(performance.now() - t0);
     // Scroll: ten screens down with the keyboard, then a jump to the middle of the project.
     // The total (from /calls/query_stats) sizes the scrollbar: wait for it before scrolling.
-    await page.locator('.table-meta').filter({ hasText: /^[\d,]+ calls?/ }).first().waitFor({ timeout: 120_000 });
+    await page
+      .locator('.table-meta')
+      .filter({ hasText: /^[\d,]+ calls?/ })
+      .first()
+      .waitFor({ timeout: 120_000 });
     await page.locator('.vt-body').focus();
     for (let i = 0; i < 10; i++) await page.keyboard.press('PageDown');
     await page.locator('.vt-body .call-row.active').waitFor({ timeout: 60_000 });
     const t1 = performance.now();
-    await page.locator('.vt-body').evaluate((el: any) => { el.scrollTop = el.scrollHeight / 2; });
+    await page.locator('.vt-body').evaluate((el: any) => {
+      el.scrollTop = el.scrollHeight / 2;
+    });
     const middle = Math.floor(N / 2 / 100) * 100;
-    await page.locator(`.vt-body .call-row[aria-rowindex="${middle + 20}"]`).waitFor({ timeout: 120_000 }).catch(() => undefined);
+    await page
+      .locator(`.vt-body .call-row[aria-rowindex="${middle + 20}"]`)
+      .waitFor({ timeout: 120_000 })
+      .catch(() => undefined);
     await page.locator('.vt-body .placeholder').first().waitFor({ state: 'detached', timeout: 120_000 });
     jump.push(performance.now() - t1);
     // The analytics view over the whole project: totals and charts from /calls/aggregate.
@@ -87,5 +113,12 @@ const fmt = (xs: number[]) => `median ${median(xs).toFixed(0)} ms (min ${Math.mi
 console.log(`calls view, first page of rows on screen:          ${fmt(firstPage)}`);
 console.log(`jump to the middle (row ${N / 2}), rows on screen:  ${fmt(jump)}`);
 console.log(`analytics view over the whole project, totals and charts on screen: ${fmt(analytics)}`);
-console.log(`load average after the runs: ${(await import('node:os')).loadavg().map((x) => x.toFixed(1)).join(' ')}`);
-console.log(`most rows fetched in one session (first page, 10 screens, the jump): ${maxRowsFetched} of ${N} (${maxRequests} requests of ≤ 100 rows)`);
+console.log(
+  `load average after the runs: ${(await import('node:os'))
+    .loadavg()
+    .map((x) => x.toFixed(1))
+    .join(' ')}`,
+);
+console.log(
+  `most rows fetched in one session (first page, 10 screens, the jump): ${maxRowsFetched} of ${N} (${maxRequests} requests of ≤ 100 rows)`,
+);

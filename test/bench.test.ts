@@ -9,7 +9,11 @@ import { newDataDir } from './helpers/server';
  * unnoticed again (a stale key once left two of them failing with 401). Figures are not judged
  * here, only that each bench runs, reports, and that what it reports is consistent.
  */
-function runBench(file: string, env: Record<string, string>, args: string[] = []): Promise<{ code: number | null; out: string; err: string }> {
+function runBench(
+  file: string,
+  env: Record<string, string>,
+  args: string[] = [],
+): Promise<{ code: number | null; out: string; err: string }> {
   return new Promise((resolve) => {
     const proc = spawn(process.execPath, ['--import', 'tsx', join('bench', file), ...args], {
       cwd: REPO_ROOT,

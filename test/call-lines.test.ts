@@ -16,7 +16,18 @@ const P = 'qa/lines';
 
 const start = (id: string, startedAt: string, extra: Record<string, unknown> = {}) => ({
   mode: 'start',
-  req: { start: { project_id: P, id, trace_id: `tr-${id}`, op_name: 'weave:///qa/lines/op/answer:v1', started_at: startedAt, inputs: {}, attributes: {}, ...extra } },
+  req: {
+    start: {
+      project_id: P,
+      id,
+      trace_id: `tr-${id}`,
+      op_name: 'weave:///qa/lines/op/answer:v1',
+      started_at: startedAt,
+      inputs: {},
+      attributes: {},
+      ...extra,
+    },
+  },
 });
 const end = (id: string, endedAt: string, extra: Record<string, unknown> = {}) => ({
   mode: 'end',
@@ -25,9 +36,20 @@ const end = (id: string, endedAt: string, extra: Record<string, unknown> = {}) =
 
 const tricky = 'slash / quote " backslash \\ newline \n tab \t unicode é 😀 </script>';
 const batch = [
-  start('a', '2024-01-01T00:00:01Z', { inputs: { s: tricky, n: 1.5, deep: { list: [1, null, true] } }, attributes: { env: 'prod' }, display_name: 'Named' }),
+  start('a', '2024-01-01T00:00:01Z', {
+    inputs: { s: tricky, n: 1.5, deep: { list: [1, null, true] } },
+    attributes: { env: 'prod' },
+    display_name: 'Named',
+  }),
   end('a', '2024-01-01T00:00:02.5Z', { output: { text: tricky }, summary: { usage: { m: { requests: 1 } } } }),
-  start('b', '2024-01-01T00:00:02.1Z', { parent_id: 'a', trace_id: 'tr-a', thread_id: 'th', turn_id: 'a', svc_run_id: 'run', svc_run_step: 3 }),
+  start('b', '2024-01-01T00:00:02.1Z', {
+    parent_id: 'a',
+    trace_id: 'tr-a',
+    thread_id: 'th',
+    turn_id: 'a',
+    svc_run_id: 'run',
+    svc_run_step: 3,
+  }),
   // A stored summary.weave: its own keys stay, the derived ones are replaced.
   end('b', '2024-01-01T00:00:02.123456Z', {
     output: 'plain text',
@@ -59,21 +81,55 @@ describe('call lines', () => {
     expect(rows.map((r) => r.id)).toEqual(['a', 'b', 'c', 'd', 'e', 'f', 'g']);
     const [a, b, c, d] = rows;
     expect(a).toEqual({
-      id: 'a', project_id: P, op_name: 'weave:///qa/lines/op/answer:v1', trace_id: 'tr-a', parent_id: null, thread_id: null, turn_id: null,
-      display_name: 'Named', started_at: '2024-01-01T00:00:01Z', ended_at: '2024-01-01T00:00:02.500Z',
-      attributes: { env: 'prod' }, inputs: { s: tricky, n: 1.5, deep: { list: [1, null, true] } }, output: { text: tricky }, exception: null,
+      id: 'a',
+      project_id: P,
+      op_name: 'weave:///qa/lines/op/answer:v1',
+      trace_id: 'tr-a',
+      parent_id: null,
+      thread_id: null,
+      turn_id: null,
+      display_name: 'Named',
+      started_at: '2024-01-01T00:00:01Z',
+      ended_at: '2024-01-01T00:00:02.500Z',
+      attributes: { env: 'prod' },
+      inputs: { s: tricky, n: 1.5, deep: { list: [1, null, true] } },
+      output: { text: tricky },
+      exception: null,
       summary: { usage: { m: { requests: 1 } }, weave: { status: 'success', latency_ms: 1500, display_name: 'Named' } },
-      svc_user_id: expect.any(String), svc_run_id: null, svc_run_step: null, svc_run_step_end: null, deleted_at: null,
-      wb_user_id: a.svc_user_id, wb_run_id: null, wb_run_step: null, wb_run_step_end: null,
+      svc_user_id: expect.any(String),
+      svc_run_id: null,
+      svc_run_step: null,
+      svc_run_step_end: null,
+      deleted_at: null,
+      wb_user_id: a.svc_user_id,
+      wb_run_id: null,
+      wb_run_step: null,
+      wb_run_step_end: null,
     });
     expect(b).toMatchObject({
-      parent_id: 'a', trace_id: 'tr-a', thread_id: 'th', turn_id: 'a', started_at: '2024-01-01T00:00:02.100Z', ended_at: '2024-01-01T00:00:02.123456Z',
-      output: 'plain text', exception: 'boom: /x', svc_run_id: 'run', svc_run_step: 3, svc_run_step_end: 4, wb_run_id: 'run', wb_run_step: 3, wb_run_step_end: 4,
+      parent_id: 'a',
+      trace_id: 'tr-a',
+      thread_id: 'th',
+      turn_id: 'a',
+      started_at: '2024-01-01T00:00:02.100Z',
+      ended_at: '2024-01-01T00:00:02.123456Z',
+      output: 'plain text',
+      exception: 'boom: /x',
+      svc_run_id: 'run',
+      svc_run_step: 3,
+      svc_run_step_end: 4,
+      wb_run_id: 'run',
+      wb_run_step: 3,
+      wb_run_step_end: 4,
       summary: { status_counts: { error: 2 }, weave: { custom: { k: 'v' }, status: 'error', latency_ms: 23, trace_name: 'answer' } },
     });
     expect(b.summary.weave).toEqual({ custom: { k: 'v' }, status: 'error', latency_ms: 23, trace_name: 'answer' });
     // OTel spans come back under attributes.otel_span; a child error makes a descendant_error.
-    expect(c).toMatchObject({ started_at: '2024-01-01T00:00:03.000100Z', attributes: { a: 1, otel_span: { span: { name: 's' } } }, output: [1, 2] });
+    expect(c).toMatchObject({
+      started_at: '2024-01-01T00:00:03.000100Z',
+      attributes: { a: 1, otel_span: { span: { name: 's' } } },
+      output: [1, 2],
+    });
     expect(c.summary.weave).toEqual({ status: 'descendant_error', latency_ms: 999, trace_name: 'plain' });
     expect(d).toMatchObject({ ended_at: null, output: null, summary: { weave: { status: 'running', trace_name: 'plain' } } });
     // One line per call, whatever the strings hold.
@@ -91,7 +147,13 @@ describe('call lines', () => {
 
   it('projections leave out what was not asked, and pages keep order, limit and offset', async () => {
     const [a] = await stream({ columns: ['inputs'], limit: 1 });
-    expect(a).toMatchObject({ id: 'a', trace_id: 'tr-a', op_name: expect.any(String), started_at: '2024-01-01T00:00:01Z', inputs: { n: 1.5 } });
+    expect(a).toMatchObject({
+      id: 'a',
+      trace_id: 'tr-a',
+      op_name: expect.any(String),
+      started_at: '2024-01-01T00:00:01Z',
+      inputs: { n: 1.5 },
+    });
     expect([a.attributes, a.output, a.summary, a.ended_at, a.display_name, a.exception]).toEqual([{}, null, null, null, null, null]);
     const desc = await stream({ sort_by: [{ field: 'started_at', direction: 'desc' }], offset: 1, limit: 4 });
     expect(desc.map((r) => r.id)).toEqual(['f', 'e', 'd', 'c']);
@@ -115,13 +177,23 @@ describe('call lines', () => {
     // The same matches through the merging path (a display_name sort cannot use the split tables).
     const merged = await stream({ ...status('running'), sort_by: [{ field: 'display_name', direction: 'asc' }] });
     expect(sorted(merged.map((r) => r.id))).toEqual(['d', 'e', 'f', 'g']);
-    expect((await stream({ ...status('running'), sort_by: [{ field: 'summary.weave.latency_ms', direction: 'asc' }] })).map((r) => r.id)).toEqual(['d', 'e', 'f', 'g']);
+    expect(
+      (await stream({ ...status('running'), sort_by: [{ field: 'summary.weave.latency_ms', direction: 'asc' }] })).map((r) => r.id),
+    ).toEqual(['d', 'e', 'f', 'g']);
     // A replayed start and end (at-least-once delivery) before any merge: still one call each.
     expect((await api.post('/call/upsert_batch', { batch: [batch[4], batch[5], batch[0], batch[1]] })).status).toBe(200);
     expect((await stream(byLatency)).map((r) => r.id)).toEqual(['c', 'd']);
     expect(await count({ ...plain, ...status('descendant_error') })).toBe(1);
     expect(await count(status('success'))).toBe(1);
-    expect((await stream({ sort_by: [{ field: 'summary.weave.latency_ms', direction: 'desc' }] })).map((r) => r.id)).toEqual(['a', 'c', 'b', 'd', 'e', 'f', 'g']);
+    expect((await stream({ sort_by: [{ field: 'summary.weave.latency_ms', direction: 'desc' }] })).map((r) => r.id)).toEqual([
+      'a',
+      'c',
+      'b',
+      'd',
+      'e',
+      'f',
+      'g',
+    ]);
     const agg = (await api.post('/calls/aggregate', { project_id: P })).body;
     expect(agg.totals).toMatchObject({ calls: 7, errors: 1 });
   });
@@ -147,7 +219,18 @@ describe('call lines', () => {
     expect((await api.post('/calls/query_stats', { project_id: P })).body.count).toBe(6);
     expect((await stream({ filter: { op_names: ['bulk'] } })).map((r) => r.id)).toEqual(['f', 'g']);
     // calls_ends back-filled too: latency over a filter, status counts.
-    expect((await stream({ filter: { op_names: ['plain'] }, sort_by: [{ field: 'summary.weave.latency_ms', direction: 'desc' }] })).map((r) => r.id)).toEqual(['c', 'd']);
-    expect((await api.post('/calls/query_stats', { project_id: P, query: { $expr: { $eq: [{ $getField: 'summary.weave.status' }, { $literal: 'error' }] } } })).body.count).toBe(1);
+    expect(
+      (await stream({ filter: { op_names: ['plain'] }, sort_by: [{ field: 'summary.weave.latency_ms', direction: 'desc' }] })).map(
+        (r) => r.id,
+      ),
+    ).toEqual(['c', 'd']);
+    expect(
+      (
+        await api.post('/calls/query_stats', {
+          project_id: P,
+          query: { $expr: { $eq: [{ $getField: 'summary.weave.status' }, { $literal: 'error' }] } },
+        })
+      ).body.count,
+    ).toBe(1);
   }, 180_000);
 });

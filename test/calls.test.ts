@@ -20,13 +20,16 @@ const start = (over: Record<string, unknown> = {}) => ({
 
 describe('call start and end', () => {
   it('merges a started and ended call, with µs times and derived summary', async () => {
-    const s = await api.post('/call/start', start({
-      op_name: 'weave:///acme/calls/op/summarise:abc123',
-      started_at: '2024-05-01T12:00:00.123456Z',
-      inputs: { text: 'hello', n: 3 },
-      attributes: { env: 'test' },
-      display_name: 'first',
-    }));
+    const s = await api.post(
+      '/call/start',
+      start({
+        op_name: 'weave:///acme/calls/op/summarise:abc123',
+        started_at: '2024-05-01T12:00:00.123456Z',
+        inputs: { text: 'hello', n: 3 },
+        attributes: { env: 'test' },
+        display_name: 'first',
+      }),
+    );
     expect(s.status).toBe(200);
     expect(s.body.id).toMatch(/^[0-9a-f-]{36}$/);
     expect(s.body.trace_id).toMatch(/^[0-9a-f-]{36}$/);
@@ -92,8 +95,26 @@ describe('upsert_batch', () => {
     const batch = [];
     for (let i = 0; i < 1000; i++) {
       const id = `call-${String(i).padStart(4, '0')}`;
-      batch.push({ mode: 'start', req: { start: { project_id: project, id, trace_id: `t-${i % 10}`, op_name: `op-${i % 3}`, started_at: new Date(Date.UTC(2024, 0, 1, 0, 0, i)).toISOString(), inputs: { i }, attributes: {} } } });
-      batch.push({ mode: 'end', req: { end: { project_id: project, id, ended_at: new Date(Date.UTC(2024, 0, 1, 0, 0, i + 1)).toISOString(), output: i * 2, summary: {} } } });
+      batch.push({
+        mode: 'start',
+        req: {
+          start: {
+            project_id: project,
+            id,
+            trace_id: `t-${i % 10}`,
+            op_name: `op-${i % 3}`,
+            started_at: new Date(Date.UTC(2024, 0, 1, 0, 0, i)).toISOString(),
+            inputs: { i },
+            attributes: {},
+          },
+        },
+      });
+      batch.push({
+        mode: 'end',
+        req: {
+          end: { project_id: project, id, ended_at: new Date(Date.UTC(2024, 0, 1, 0, 0, i + 1)).toISOString(), output: i * 2, summary: {} },
+        },
+      });
     }
     const r = await api.post('/call/upsert_batch', { batch });
     expect(r.status).toBe(200);
@@ -130,14 +151,43 @@ describe('stream_query filters, sort and paging', () => {
   const ids: Record<string, string> = {};
   beforeAll(async () => {
     const mk = async (name: string, over: Record<string, unknown>) => {
-      const r = await api.post('/call/start', { start: { project_id: project, op_name: 'op', started_at: '2024-06-01T00:00:00Z', attributes: {}, inputs: {}, ...over } });
+      const r = await api.post('/call/start', {
+        start: { project_id: project, op_name: 'op', started_at: '2024-06-01T00:00:00Z', attributes: {}, inputs: {}, ...over },
+      });
       ids[name] = r.body.id;
     };
-    await mk('root', { op_name: 'weave:///acme/filters/op/agent:v1', trace_id: 'T1', started_at: '2024-06-01T00:00:01Z', thread_id: 'th1', svc_run_id: 'run1' });
-    await mk('child1', { op_name: 'weave:///acme/filters/op/tool:v1', trace_id: 'T1', parent_id: ids.root, started_at: '2024-06-01T00:00:02Z', thread_id: 'th1', turn_id: 'turn-a' });
-    await mk('child2', { op_name: 'weave:///acme/filters/op/tool:v2', trace_id: 'T1', parent_id: ids.root, started_at: '2024-06-01T00:00:03Z', inputs: { doc: 'weave:///acme/filters/object/doc:d1' } });
+    await mk('root', {
+      op_name: 'weave:///acme/filters/op/agent:v1',
+      trace_id: 'T1',
+      started_at: '2024-06-01T00:00:01Z',
+      thread_id: 'th1',
+      svc_run_id: 'run1',
+    });
+    await mk('child1', {
+      op_name: 'weave:///acme/filters/op/tool:v1',
+      trace_id: 'T1',
+      parent_id: ids.root,
+      started_at: '2024-06-01T00:00:02Z',
+      thread_id: 'th1',
+      turn_id: 'turn-a',
+    });
+    await mk('child2', {
+      op_name: 'weave:///acme/filters/op/tool:v2',
+      trace_id: 'T1',
+      parent_id: ids.root,
+      started_at: '2024-06-01T00:00:03Z',
+      inputs: { doc: 'weave:///acme/filters/object/doc:d1' },
+    });
     await mk('other', { op_name: 'plain', trace_id: 'T2', started_at: '2024-06-01T00:00:00Z', display_name: 'zzz' });
-    await api.post('/call/end', { end: { project_id: project, id: ids.child2, ended_at: '2024-06-01T00:00:09Z', output: { ref: 'weave:///acme/filters/object/out:o1' }, summary: {} } });
+    await api.post('/call/end', {
+      end: {
+        project_id: project,
+        id: ids.child2,
+        ended_at: '2024-06-01T00:00:09Z',
+        output: { ref: 'weave:///acme/filters/object/out:o1' },
+        summary: {},
+      },
+    });
   });
   const names = (rows: { id: string }[]) => rows.map((r) => Object.keys(ids).find((k) => ids[k] === r.id));
   const q = (body: Record<string, unknown>) => api.jsonl('/calls/stream_query', { project_id: project, ...body });
@@ -199,7 +249,9 @@ describe('bad input and auth', () => {
     expect((await api.withAuth(null).post('/calls/query_stats', { project_id: P })).status).toBe(401);
     expect((await api.withAuth('Bearer abc').post('/calls/query_stats', { project_id: P })).status).toBe(401);
     expect((await api.withAuth('Basic !!!').post('/calls/query_stats', { project_id: P })).status).toBe(401);
-    expect((await api.withAuth(`Basic ${Buffer.from('api:').toString('base64')}`).post('/calls/query_stats', { project_id: P })).status).toBe(401);
+    expect(
+      (await api.withAuth(`Basic ${Buffer.from('api:').toString('base64')}`).post('/calls/query_stats', { project_id: P })).status,
+    ).toBe(401);
     expect((await api.withAuth('Basic abc').post('/v1/preview/models', { project: 'p', name: 'n', base_model: 'b' })).status).toBe(401);
   });
 });

@@ -27,13 +27,20 @@ const compose = parse(readFileSync(join(DIR, 'docker-compose.yml'), 'utf8'), { m
   volumes: Record<string, unknown>;
 };
 const services = compose.services;
-const named = (re: RegExp) => Object.keys(services).filter((n) => re.test(n)).sort();
+const named = (re: RegExp) =>
+  Object.keys(services)
+    .filter((n) => re.test(n))
+    .sort();
 const weftServices = Object.entries(services).filter(([, s]) => s.build !== undefined);
 
 const xml = (file: string) => {
   const text = readFileSync(join(DIR, file), 'utf8');
   expect(XMLValidator.validate(text), file).toBe(true);
-  return new XMLParser({ ignoreAttributes: false, isArray: (_name, jpath) => /(remote_servers\.\w+\.shard|\.shard\.replica|zookeeper\.node|raft_configuration\.server)$/.test(String(jpath)) }).parse(text).clickhouse;
+  return new XMLParser({
+    ignoreAttributes: false,
+    isArray: (_name, jpath) =>
+      /(remote_servers\.\w+\.shard|\.shard\.replica|zookeeper\.node|raft_configuration\.server)$/.test(String(jpath)),
+  }).parse(text).clickhouse;
 };
 const clickhouseXml = xml('clickhouse.xml');
 const keeperXml = xml('keeper.xml');
@@ -102,7 +109,9 @@ describe('deploy/cluster/docker-compose.yml', () => {
       expect(services[k]!.volumes, k).toContain('./keeper.xml:/etc/clickhouse-keeper/keeper_config.xml:ro');
     }
     const port = keeperXml.keeper_server.tcp_port;
-    expect((clickhouseXml.zookeeper.node as { host: string; port: number }[]).map((n) => `${n.host}:${n.port}`).sort()).toEqual(keepers.map((k) => `${k}:${port}`));
+    expect((clickhouseXml.zookeeper.node as { host: string; port: number }[]).map((n) => `${n.host}:${n.port}`).sort()).toEqual(
+      keepers.map((k) => `${k}:${port}`),
+    );
     expect(clickhouseXml.distributed_ddl.path).toBeTruthy();
   });
 
@@ -112,7 +121,9 @@ describe('deploy/cluster/docker-compose.yml', () => {
     expect(services.query!.deploy!.replicas).toBe(2);
     expect(services.writer!.deploy!.replicas).toBeGreaterThanOrEqual(2);
     const known = new Set(Object.keys(configSchema.shape));
-    const brokers = named(/^kafka-\d$/).map((b) => `${b}:9092`).join(',');
+    const brokers = named(/^kafka-\d$/)
+      .map((b) => `${b}:9092`)
+      .join(',');
     const clusterName = Object.keys(clickhouseXml.remote_servers)[0];
     for (const [name, s] of weftServices) {
       const main = s.command!.at(-1)!;
@@ -120,7 +131,10 @@ describe('deploy/cluster/docker-compose.yml', () => {
       expect(existsSync(join(REPO_ROOT, main))).toBe(true);
       expect(s.build).toBe('../..');
       const env = s.environment ?? {};
-      expect(Object.keys(env).filter((k) => !known.has(k)), name).toEqual([]);
+      expect(
+        Object.keys(env).filter((k) => !known.has(k)),
+        name,
+      ).toEqual([]);
       const config = loadConfig(env);
       expect(config.CLICKHOUSE_CLUSTER, name).toBe(clusterName);
       expect(config.CLICKHOUSE_URL, name).toBe('http://clickhouse:8123');

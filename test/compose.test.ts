@@ -21,7 +21,8 @@ const compose = parse(readFileSync(join(REPO_ROOT, 'docker-compose.yml'), 'utf8'
   services: Record<string, ComposeService>;
   volumes: Record<string, unknown>;
 };
-const weftServices = Object.entries(compose.services).filter(([, s]) => s.build !== undefined);
+// The long-running weft services (the `migrate` one-shot is built from the same image too).
+const weftServices = Object.entries(compose.services).filter(([name, s]) => s.build !== undefined && name !== 'migrate');
 
 /** `location = /path { proxy_pass http://service; }` lines of the front proxy. */
 function proxyRoutes(): Map<string, string> {
@@ -41,11 +42,25 @@ describe('docker-compose.yml', () => {
     }
   });
 
-  it("gives every service an environment the configuration schema accepts, with no unknown variable", () => {
+  it('migrates once: a one-shot `weft migrate` the services wait for, and they only wait', () => {
+    const s = compose.services;
+    expect(s.migrate!.build).toBeDefined();
+    expect(s.migrate!.command!.slice(-2)).toEqual(['services/cli/src/main.ts', 'migrate']);
+    expect(s.migrate!.depends_on).toMatchObject({ clickhouse: { condition: 'service_healthy' } });
+    for (const [name, svc] of weftServices) {
+      expect(svc.depends_on, name).toMatchObject({ migrate: { condition: 'service_completed_successfully' } });
+      expect(loadConfig(svc.environment ?? {}).WEFT_MIGRATE, name).toBe('wait');
+    }
+  });
+
+  it('gives every service an environment the configuration schema accepts, with no unknown variable', () => {
     const known = new Set(Object.keys(configSchema.shape));
     for (const [name, s] of weftServices) {
       const env = s.environment ?? {};
-      expect(Object.keys(env).filter((k) => !known.has(k)), name).toEqual([]);
+      expect(
+        Object.keys(env).filter((k) => !known.has(k)),
+        name,
+      ).toEqual([]);
       const config = loadConfig(env);
       expect(config.CLICKHOUSE_URL, name).toBe('http://clickhouse:8123');
       if (name === 'gateway' || name === 'writer') {
@@ -61,7 +76,9 @@ describe('docker-compose.yml', () => {
     expect(s.kafka!.environment!.KAFKA_PROCESS_ROLES).toBe('broker,controller');
     expect(s.clickhouse!.image).toMatch(/^clickhouse\/clickhouse-server:/);
     expect(s.clickhouse!.volumes).toContain('./deploy/clickhouse/weft.xml:/etc/clickhouse-server/config.d/weft.xml:ro');
-    for (const name of Object.keys(s)) expect(s[name]!.healthcheck, name).toBeDefined();
+    for (const name of Object.keys(s)) if (name !== 'migrate') expect(s[name]!.healthcheck, name).toBeDefined();
+    // Healthy = ready: every dependency of the service answers.
+    for (const [name, svc] of weftServices) expect(JSON.stringify(svc.healthcheck), name).toContain('/ready');
     for (const name of ['gateway', 'writer']) {
       expect(s[name]!.depends_on).toMatchObject({ kafka: { condition: 'service_healthy' }, clickhouse: { condition: 'service_healthy' } });
     }
@@ -95,7 +112,9 @@ describe('docker-compose.yml', () => {
     const routes = proxyRoutes();
     const conf = readFileSync(join(REPO_ROOT, 'deploy', 'nginx', 'nginx.conf'), 'utf8');
     // Paths with parameters (/v2/{entity}/{project}/…) go by a regex location.
-    const regexRoutes = [...conf.matchAll(/location\s+~\s+(\S+)\s*\{\s*proxy_pass\s+http:\/\/([\w-]+);/g)].map((m) => [new RegExp(m[1]!), m[2]!] as const);
+    const regexRoutes = [...conf.matchAll(/location\s+~\s+(\S+)\s*\{\s*proxy_pass\s+http:\/\/([\w-]+);/g)].map(
+      (m) => [new RegExp(m[1]!), m[2]!] as const,
+    );
     for (const spec of Object.values(extraEndpoints) as { path: string; service: string; aliases?: readonly string[] }[]) {
       for (const path of [spec.path, ...(spec.aliases ?? [])]) {
         if (path.includes('/:')) {
@@ -106,7 +125,8 @@ describe('docker-compose.yml', () => {
         }
       }
     }
-    for (const path of ['/graphql', '/file/create', '/files/create', '/agents/otel/v1/traces']) expect(routes.get(path), path).toBe('gateway');
+    for (const path of ['/graphql', '/file/create', '/files/create', '/agents/otel/v1/traces'])
+      expect(routes.get(path), path).toBe('gateway');
   });
 
   it('publishes OTLP/gRPC on 4317 and passes it to the gateway’s receiver, /v1 to inference', () => {
@@ -115,7 +135,37 @@ describe('docker-compose.yml', () => {
     expect(conf).toMatch(/upstream gateway_grpc \{ server gateway:(\d+);/);
     const port = /upstream gateway_grpc \{ server gateway:(\d+);/.exec(conf)![1];
     expect(compose.services.gateway!.environment!.WEFT_OTLP_GRPC_PORT).toBe(port);
-    expect(conf).toMatch(/listen 4317;\s*http2 on;[^}]*location \/ \{ grpc_pass grpc:\/\/gateway_grpc; \}/s);
+    expect(conf).toMatch(/listen 4317 http2;[^}]*location \/ \{ grpc_pass grpc:\/\/gateway_grpc; \}/s);
     expect(conf).toMatch(/location \/v1\/ \{ proxy_pass http:\/\/inference; \}/);
+  });
+});
+
+describe('Dockerfile', () => {
+  const lines = readFileSync(join(REPO_ROOT, 'Dockerfile'), 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() && !l.trimStart().startsWith('#'));
+  const froms = lines.filter((l) => /^FROM\s/.test(l));
+
+  it('builds in stages on a supported Node LTS, from the lockfile only', () => {
+    expect(froms.length).toBeGreaterThanOrEqual(2);
+    for (const from of froms) {
+      const major = Number(/node:(\d+)/.exec(from)?.[1]);
+      // Even majors are the LTS lines; 20 reached its end of life in 2026.
+      expect(major % 2, from).toBe(0);
+      expect(major, from).toBeGreaterThanOrEqual(22);
+    }
+    const runs = lines.filter((l) => /^RUN\s/.test(l)).join('\n');
+    expect(runs).toMatch(/npm ci --omit=dev/);
+    expect(runs).not.toMatch(/npm (install|i)\b/);
+    // tsx runs the sources, so it must be a production dependency of the lockfile.
+    const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+    expect(pkg.dependencies.tsx).toBeDefined();
+  });
+
+  it('runs as an unprivileged user', () => {
+    const finalStage = lines.slice(lines.lastIndexOf(froms.at(-1)!));
+    const user = finalStage.filter((l) => /^USER\s/.test(l)).at(-1);
+    expect(user).toBeDefined();
+    expect(user).not.toMatch(/\broot\b|\s0$/);
   });
 });

@@ -19,12 +19,14 @@ describe('the contract', () => {
     const doc = (await res.json()) as { openapi: string; paths: Record<string, { post: unknown }> };
     expect(doc.openapi).toBe('3.1.0');
     const paths = Object.keys(doc.paths).sort();
-    const published = Object.values(extraEndpoints).filter((e) => 'response' in e).map((e) => e.path);
+    const published = Object.values(extraEndpoints)
+      .filter((e) => 'published' in e && e.published)
+      .map((e) => e.path);
     expect(published.length).toBeGreaterThan(0);
     expect(paths).toHaveLength(20 + published.length);
     expect(paths).toEqual([...Object.values(endpoints).map((e) => e.path), ...published].sort());
     for (const p of published) expect((doc.paths[p] as { post: { tags: string[] } }).post.tags).toContain('extra');
-    for (const p of paths) expect(doc.paths[p].post).toBeDefined();
+    for (const p of paths) expect(doc.paths[p]?.post).toBeDefined();
     const docs = await fetch(`${weft.url}/docs/`);
     expect(docs.status).toBe(200);
     expect(await docs.text()).toContain('<html');
@@ -44,7 +46,11 @@ describe('the contract', () => {
   it('has /health (liveness) and /ready (each dependency)', async () => {
     const res = await fetch(`${weft.url}/health`);
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ status: 'ok' });
+    expect(await res.json()).toMatchObject({
+      status: 'ok',
+      version: expect.any(String),
+      roles: ['gateway', 'writer', 'query', 'inference'],
+    });
     const ready = await fetch(`${weft.url}/ready`);
     expect(ready.status).toBe(200);
     expect(await ready.json()).toMatchObject({ status: 'ready', dependencies: { store: { ok: true, mode: 'embedded' } } });

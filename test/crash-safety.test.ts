@@ -33,7 +33,9 @@ const WRITE_KINDS: WriteKind[] = [
     name: 'call start',
     async write(api, n) {
       const id = `start-${n}`;
-      const r = await api.post('/call/start', { start: { project_id: P, id, trace_id: id, op_name: 'crash', started_at: TS, inputs: { n } } });
+      const r = await api.post('/call/start', {
+        start: { project_id: P, id, trace_id: id, op_name: 'crash', started_at: TS, inputs: { n } },
+      });
       return r.status === 200 ? id : null;
     },
     async missing(api, acked) {

@@ -7,7 +7,9 @@ describe('durability of the all-in-one mode', () => {
     const dataDir = newDataDir('restart');
     const first = await startWeft({ dataDir });
     const api = new Client(first.url);
-    const s = await api.post('/call/start', { start: { project_id: 'acme/restart', op_name: 'persist', started_at: '2024-01-01T00:00:00Z', inputs: { a: 1 }, attributes: {} } });
+    const s = await api.post('/call/start', {
+      start: { project_id: 'acme/restart', op_name: 'persist', started_at: '2024-01-01T00:00:00Z', inputs: { a: 1 }, attributes: {} },
+    });
     expect(s.status).toBe(200);
     expect(await first.stop()).toBe(0);
 
@@ -33,7 +35,22 @@ describe('durability of the all-in-one mode', () => {
         const id = `w${w}-${i}`;
         try {
           const r = await api.post('/call/upsert_batch', {
-            batch: [{ mode: 'start', req: { start: { project_id: 'acme/kill', id, trace_id: id, op_name: 'k', started_at: '2024-01-01T00:00:00Z', inputs: {}, attributes: {} } } }],
+            batch: [
+              {
+                mode: 'start',
+                req: {
+                  start: {
+                    project_id: 'acme/kill',
+                    id,
+                    trace_id: id,
+                    op_name: 'k',
+                    started_at: '2024-01-01T00:00:00Z',
+                    inputs: {},
+                    attributes: {},
+                  },
+                },
+              },
+            ],
           });
           if (r.status === 200) acked.add(id);
         } catch {

@@ -17,7 +17,14 @@ afterAll(async () => {
 });
 
 const replace = (over: Record<string, unknown>) =>
-  api.post('/feedback/replace', { project_id: P, svc_ref: callRef('c1'), feedback_type: 'custom', payload: {}, feedback_id: '00000000-0000-7000-8000-000000000000', ...over });
+  api.post('/feedback/replace', {
+    project_id: P,
+    svc_ref: callRef('c1'),
+    feedback_type: 'custom',
+    payload: {},
+    feedback_id: '00000000-0000-7000-8000-000000000000',
+    ...over,
+  });
 const feedbackQuery = async (body: Record<string, unknown>) => {
   const r = await api.post('/feedback/query', { project_id: P, ...body });
   expect(r.status, r.text).toBe(200);
@@ -46,7 +53,9 @@ describe('/feedback/replace', () => {
     // A replacement that fails validation leaves the old record in place.
     const bad = await replace({ svc_ref: callRef('c2'), feedback_id: clientId, feedback_type: 'wandb.note.1', payload: { note: '' } });
     expect(bad.status).toBe(400);
-    expect((await feedbackQuery({ fields: ['id'], query: { $expr: { $eq: [{ $getField: 'id' }, { $literal: clientId }] } } }))).toHaveLength(1);
+    expect(await feedbackQuery({ fields: ['id'], query: { $expr: { $eq: [{ $getField: 'id' }, { $literal: clientId }] } } })).toHaveLength(
+      1,
+    );
   });
 
   it('validates ids, refs, reserved types and the payload size', async () => {
@@ -56,9 +65,21 @@ describe('/feedback/replace', () => {
     expect((await replace({ feedback_type: 'wandb.reaction.1', payload: { emoji: 'not emoji' } })).status).toBe(400);
     expect((await replace({ feedback_type: 'wandb.reaction.1', payload: { emoji: '👍' } })).status).toBe(200);
     expect((await replace({ runnable_ref: `weave:///${P}/op/x:abc` })).body.field).toBe('runnable_ref');
-    const ann = await replace({ feedback_type: 'wandb.annotation.quality', annotation_ref: `weave:///${P}/object/other:abc`, payload: { value: 1 } });
+    const ann = await replace({
+      feedback_type: 'wandb.annotation.quality',
+      annotation_ref: `weave:///${P}/object/other:abc`,
+      payload: { value: 1 },
+    });
     expect(ann.status).toBe(400);
-    expect((await replace({ feedback_type: 'wandb.annotation.quality', annotation_ref: `weave:///${P}/object/quality:abc`, payload: { value: 1 } })).status).toBe(200);
+    expect(
+      (
+        await replace({
+          feedback_type: 'wandb.annotation.quality',
+          annotation_ref: `weave:///${P}/object/quality:abc`,
+          payload: { value: 1 },
+        })
+      ).status,
+    ).toBe(200);
     const big = await replace({ payload: { blob: 'x'.repeat(1024 * 1024) } });
     expect(big.status).toBe(400);
     expect(big.body.reason).toContain('Feedback payload too large');
@@ -69,7 +90,11 @@ describe('/feedback/replace', () => {
 describe('/feedback/query', () => {
   it('selects payload.<path>, filters and sorts by payload fields, pages', async () => {
     for (const [i, label] of ['b', 'a', 'c', 'a'].entries()) {
-      const r = await replace({ svc_ref: callRef(`q${i}`), feedback_type: 'rating', payload: { rating: { stars: i + 1, label }, tags: ['t'] } });
+      const r = await replace({
+        svc_ref: callRef(`q${i}`),
+        feedback_type: 'rating',
+        payload: { rating: { stars: i + 1, label }, tags: ['t'] },
+      });
       expect(r.status).toBe(200);
     }
     const typeIsRating = { $eq: [{ $getField: 'feedback_type' }, { $literal: 'rating' }] };
@@ -86,15 +111,45 @@ describe('/feedback/query', () => {
     ]);
     const labelled = await feedbackQuery({
       fields: ['svc_ref'],
-      query: { $expr: { $and: [typeIsRating, { $eq: [{ $getField: 'payload.rating.label' }, { $literal: 'a' }] }, { $gt: [{ $getField: 'payload.rating.stars' }, { $literal: 2 }] }] } },
+      query: {
+        $expr: {
+          $and: [
+            typeIsRating,
+            { $eq: [{ $getField: 'payload.rating.label' }, { $literal: 'a' }] },
+            { $gt: [{ $getField: 'payload.rating.stars' }, { $literal: 2 }] },
+          ],
+        },
+      },
     });
     expect(labelled.map((r) => r.svc_ref)).toEqual([callRef('q3')]);
-    const page = await feedbackQuery({ fields: ['svc_ref'], query: { $expr: typeIsRating }, sort_by: [{ field: 'payload.rating.stars', direction: 'asc' }], limit: 2, offset: 1 });
+    const page = await feedbackQuery({
+      fields: ['svc_ref'],
+      query: { $expr: typeIsRating },
+      sort_by: [{ field: 'payload.rating.stars', direction: 'asc' }],
+      limit: 2,
+      offset: 1,
+    });
     expect(page.map((r) => r.svc_ref)).toEqual([callRef('q1'), callRef('q2')]);
     const all = await feedbackQuery({ query: { $expr: typeIsRating }, limit: 1 });
     expect(Object.keys(all[0]!).sort()).toEqual(
       // The interface's names, and the reference SDK's (weave_ref, wb_user_id) alongside.
-      ['annotation_ref', 'call_ref', 'created_at', 'creator', 'feedback_type', 'id', 'payload', 'project_id', 'queue_id', 'runnable_ref', 'svc_ref', 'svc_user_id', 'trigger_ref', 'weave_ref', 'wb_user_id'].sort(),
+      [
+        'annotation_ref',
+        'call_ref',
+        'created_at',
+        'creator',
+        'feedback_type',
+        'id',
+        'payload',
+        'project_id',
+        'queue_id',
+        'runnable_ref',
+        'svc_ref',
+        'svc_user_id',
+        'trigger_ref',
+        'weave_ref',
+        'wb_user_id',
+      ].sort(),
     );
     expect(all[0]!.weave_ref).toBe(all[0]!.svc_ref);
     expect(all[0]!.wb_user_id).toBe(all[0]!.svc_user_id);
@@ -116,11 +171,15 @@ describe('/feedback/query', () => {
 
 describe('calls: expand_columns and include_feedback', () => {
   it('expands ref columns to the referenced values and attaches feedback per call', async () => {
-    const model = await api.post('/obj/create', { obj: { project_id: P, object_id: 'model', val: { temperature: 0.5, prompt: 'weave:///acme/feedback/object/prompt:missing' } } });
+    const model = await api.post('/obj/create', {
+      obj: { project_id: P, object_id: 'model', val: { temperature: 0.5, prompt: 'weave:///acme/feedback/object/prompt:missing' } },
+    });
     const modelRef = `weave:///${P}/object/model:${model.body.digest}`;
     const ids: string[] = [];
     for (const i of [0, 1]) {
-      const s = await api.post('/call/start', { start: { project_id: P, op_name: 'predict', started_at: `2024-05-01T12:00:0${i}Z`, attributes: {}, inputs: { model: modelRef, i } } });
+      const s = await api.post('/call/start', {
+        start: { project_id: P, op_name: 'predict', started_at: `2024-05-01T12:00:0${i}Z`, attributes: {}, inputs: { model: modelRef, i } },
+      });
       expect(s.status).toBe(200);
       ids.push(s.body.id);
     }
@@ -129,11 +188,17 @@ describe('calls: expand_columns and include_feedback', () => {
     // Calls are written through the bus: wait until both are visible.
     let calls: any[] = [];
     for (let t = 0; t < 50 && calls.length < 2; t++) {
-      calls = await api.jsonl('/calls/stream_query', { project_id: P, filter: { call_ids: ids }, expand_columns: ['inputs.model'], include_feedback: true });
+      calls = await api.jsonl('/calls/stream_query', {
+        project_id: P,
+        filter: { call_ids: ids },
+        expand_columns: ['inputs.model'],
+        include_feedback: true,
+      });
       if (calls.length < 2) await new Promise((r) => setTimeout(r, 100));
     }
     expect(calls).toHaveLength(2);
-    for (const c of calls) expect(c.inputs.model).toEqual({ temperature: 0.5, prompt: 'weave:///acme/feedback/object/prompt:missing', _ref: modelRef });
+    for (const c of calls)
+      expect(c.inputs.model).toEqual({ temperature: 0.5, prompt: 'weave:///acme/feedback/object/prompt:missing', _ref: modelRef });
     const first = calls.find((c) => c.id === ids[0]);
     const second = calls.find((c) => c.id === ids[1]);
     expect(first.summary.weave.feedback).toHaveLength(1);
@@ -141,16 +206,31 @@ describe('calls: expand_columns and include_feedback', () => {
     expect(second.summary.weave.feedback).toEqual([]);
 
     // return_expanded_column_values=false leaves refs as they are; input_refs filters still work.
-    const plain = await api.jsonl('/calls/stream_query', { project_id: P, filter: { input_refs: [modelRef] }, expand_columns: ['inputs.model'], return_expanded_column_values: false });
+    const plain = await api.jsonl('/calls/stream_query', {
+      project_id: P,
+      filter: { input_refs: [modelRef] },
+      expand_columns: ['inputs.model'],
+      return_expanded_column_values: false,
+    });
     expect(plain.map((c) => c.inputs.model)).toEqual([modelRef, modelRef]);
     // A ref that does not resolve stays a string.
-    const deeper = await api.jsonl('/calls/stream_query', { project_id: P, filter: { call_ids: [ids[0]!] }, expand_columns: ['inputs.model', 'inputs.model.prompt'] });
+    const deeper = await api.jsonl('/calls/stream_query', {
+      project_id: P,
+      filter: { call_ids: [ids[0]!] },
+      expand_columns: ['inputs.model', 'inputs.model.prompt'],
+    });
     expect(deeper[0].inputs.model.prompt).toBe('weave:///acme/feedback/object/prompt:missing');
   });
 
   it('records feedback under another caller as that caller', async () => {
     const other = api.withAuth(basicAuth((await createKey(api, 'another-user', ['acme'])).key));
-    const r = await other.post('/feedback/replace', { project_id: P, svc_ref: callRef('z'), feedback_type: 'custom', payload: {}, feedback_id: 'x' });
+    const r = await other.post('/feedback/replace', {
+      project_id: P,
+      svc_ref: callRef('z'),
+      feedback_type: 'custom',
+      payload: {},
+      feedback_id: 'x',
+    });
     expect(r.status).toBe(200);
     const mine = await replace({ svc_ref: callRef('z') });
     expect(r.body.svc_user_id).not.toBe(mine.body.svc_user_id);

@@ -59,24 +59,36 @@ describe('health probes while Kafka dies', () => {
     // Known down: a write gets its 503 at once (not after the 15 s publish timeout), and it says "not stored".
     // /ready fails on the first failed probe, "known down" needs two in a row: a write sent between
     // them goes to the producer and may end in the publish timeout's "may still be stored" 503.
-    await eventually(async () => {
-      const w = await timed(() => api.post('/call/upsert_batch', upsertBatch('acme/health', [`down-${Date.now()}`])));
-      if (w.value.status !== 503) return false;
-      expect(Number(w.value.headers.get('retry-after'))).toBeGreaterThan(0);
-      if (!/not stored/.test(w.value.body.reason)) return false;
-      expect(w.value.body.reason).toMatch(/kafka.*not stored/);
-      return w.ms < 1_000;
-    }, 40_000, 'a write refused at once');
+    await eventually(
+      async () => {
+        const w = await timed(() => api.post('/call/upsert_batch', upsertBatch('acme/health', [`down-${Date.now()}`])));
+        if (w.value.status !== 503) return false;
+        expect(Number(w.value.headers.get('retry-after'))).toBeGreaterThan(0);
+        if (!/not stored/.test(w.value.body.reason)) return false;
+        expect(w.value.body.reason).toMatch(/kafka.*not stored/);
+        return w.ms < 1_000;
+      },
+      40_000,
+      'a write refused at once',
+    );
 
     // Back up: readiness and writes recover by themselves.
     await broker.restart();
     await eventually(async () => (await fetch(`${gateway.url}/ready`)).status === 200, 60_000, '/ready 200 again');
-    await eventually(async () => (await api.post('/call/upsert_batch', upsertBatch('acme/health', [`after-${Date.now()}`]))).status === 200, 60_000, 'writes again');
+    await eventually(
+      async () => (await api.post('/call/upsert_batch', upsertBatch('acme/health', [`after-${Date.now()}`]))).status === 200,
+      60_000,
+      'writes again',
+    );
   }, 240_000);
 });
 
 /** A raw connection that sends `head`, then what `trickle` says; resolves with when it was closed (ms after opening) and what came back. */
-function slowClient(port: number, head: string, trickle: { everyMs: number; byte: string } | null): { closed: Promise<{ ms: number; reply: string }>; socket: Socket } {
+function slowClient(
+  port: number,
+  head: string,
+  trickle: { everyMs: number; byte: string } | null,
+): { closed: Promise<{ ms: number; reply: string }>; socket: Socket } {
   const socket = connect(port, '127.0.0.1');
   const opened = performance.now();
   let reply = '';
@@ -121,7 +133,9 @@ describe('timeouts of every phase of a request', () => {
     // 25 bodies that stall after their first byte, 10 requests whose headers never end.
     const trickling = Array.from({ length: 25 }, () => slowClient(weft.port, head(100_000), { everyMs: 1_000, byte: ' ' }));
     const stalled = Array.from({ length: 25 }, () => slowClient(weft.port, head(100_000), null));
-    const slowHeaders = Array.from({ length: 10 }, () => slowClient(weft.port, 'POST /call/start HTTP/1.1\r\nHost: x\r\n', { everyMs: 500, byte: 'X' }));
+    const slowHeaders = Array.from({ length: 10 }, () =>
+      slowClient(weft.port, 'POST /call/start HTTP/1.1\r\nHost: x\r\n', { everyMs: 500, byte: 'X' }),
+    );
     const during = percentile(await latencies(20), 50);
 
     const [t, s, h] = await Promise.all([trickling, stalled, slowHeaders].map((group) => Promise.all(group.map((c) => c.closed))));
@@ -131,7 +145,10 @@ describe('timeouts of every phase of a request', () => {
     // Deadlines plus Node's 1 s check interval, with headroom for a loaded machine.
     expect(worst(s!), report).toBeLessThan(3_000 + 3_000);
     expect(Math.min(...s!.map((x) => x.ms)), report).toBeGreaterThan(2_900);
-    expect(s!.every((x) => x.reply.startsWith('HTTP/1.1 408')), report).toBe(true);
+    expect(
+      s!.every((x) => x.reply.startsWith('HTTP/1.1 408')),
+      report,
+    ).toBe(true);
     expect(worst(t!), report).toBeLessThan(8_000 + 4_000);
     expect(Math.min(...t!.map((x) => x.ms)), report).toBeGreaterThan(7_900);
     expect(worst(h!), report).toBeLessThan(4_000 + 4_000);
@@ -165,8 +182,16 @@ describe('timeouts of every phase of a request', () => {
     const reader = res.body!.getReader();
     await reader.read();
     controller.abort();
-    await eventually(async () => weft.logs.some((l) => (l as { msg?: string }).msg === 'stream aborted: the client went away'), 20_000, 'the abort logged');
-    const line = weft.logs.find((l) => (l as { msg?: string }).msg === 'stream aborted: the client went away') as { url: string; rowsSent: number; reason: string };
+    await eventually(
+      async () => weft.logs.some((l) => (l as { msg?: string }).msg === 'stream aborted: the client went away'),
+      20_000,
+      'the abort logged',
+    );
+    const line = weft.logs.find((l) => (l as { msg?: string }).msg === 'stream aborted: the client went away') as {
+      url: string;
+      rowsSent: number;
+      reason: string;
+    };
     expect(line.url).toBe('/calls/stream_query');
     expect(line.reason).toBe('client_gone');
     expect(line.rowsSent).toBeGreaterThan(0);

@@ -52,9 +52,15 @@ afterAll(async () => {
 
 const msg = (content: string) => [{ role: 'user', content }];
 const CHAT = '/v1/chat/completions';
-const ask = (body: Record<string, unknown>, headers: Record<string, string> = {}) => chat.post(CHAT, { model: 'm-vllm', messages: msg('hi'), ...body }, headers);
+const ask = (body: Record<string, unknown>, headers: Record<string, string> = {}) =>
+  chat.post(CHAT, { model: 'm-vllm', messages: msg('hi'), ...body }, headers);
 const sse = (body: Record<string, unknown>, headers: Record<string, string> = {}, opts = {}) =>
-  postSse(weft.url + CHAT, { model: 'm-vllm', messages: msg('hi'), stream: true, ...body }, { authorization: bearerAuth('test-key'), ...headers }, opts);
+  postSse(
+    weft.url + CHAT,
+    { model: 'm-vllm', messages: msg('hi'), stream: true, ...body },
+    { authorization: bearerAuth('test-key'), ...headers },
+    opts,
+  );
 
 async function callById(id: string, project = P): Promise<any> {
   // The end of a streamed call is recorded right after the stream closes.
@@ -69,37 +75,209 @@ async function callById(id: string, project = P): Promise<any> {
 describe('chat completions: vLLM request rules', () => {
   // [body, status, error.type, param, message]
   const cases: [string, Record<string, unknown>, number, string, string, string][] = [
-    ['stream_options without stream', { stream_options: { include_usage: true } }, 400, 'Bad Request', 'stream_options', 'Stream options can only be defined when `stream=True`.'],
-    ['prompt_logprobs when streaming', { stream: true, prompt_logprobs: 1 }, 400, 'Bad Request', 'prompt_logprobs', '`prompt_logprobs` are not available when `stream=True`.'],
-    ['negative prompt_logprobs', { prompt_logprobs: -2 }, 400, 'Bad Request', 'prompt_logprobs', '`prompt_logprobs` must be a positive value or -1.'],
-    ['negative top_logprobs', { top_logprobs: -2, logprobs: true }, 400, 'Bad Request', 'top_logprobs', '`top_logprobs` must be a positive value or -1.'],
-    ['top_logprobs without logprobs', { top_logprobs: 3 }, 400, 'Bad Request', 'top_logprobs', 'when using `top_logprobs`, `logprobs` must be set to true.'],
-    ['two structured output kinds', { structured_outputs: { json: '{}', regex: 'a+' } }, 400, 'Bad Request', 'structured_outputs', "You can only use one kind of constraints for structured outputs ('json', 'regex' or 'choice')."],
-    ['structured output and a named tool', { structured_outputs: { regex: 'a+' }, tools: [{ type: 'function', function: { name: 'f' } }], tool_choice: { type: 'function', function: { name: 'f' } } }, 400, 'Bad Request', 'structured_outputs', 'You can only either use constraints for structured outputs or tools, not both.'],
-    ['tool_choice without tools', { tool_choice: 'auto' }, 400, 'Bad Request', 'tool_choice', 'When using `tool_choice`, `tools` must be set.'],
-    ['unknown tool_choice', { tool_choice: 'sometimes', tools: [{ type: 'function', function: { name: 'f' } }] }, 400, 'Bad Request', 'tool_choice', 'Invalid value for `tool_choice`: sometimes! Only named tools, "none", "auto" or "required" are supported.'],
-    ['named tool_choice without a function object', { tool_choice: { type: 'function', function: 'f' }, tools: [{ type: 'function', function: { name: 'f' } }] }, 400, 'Bad Request', 'tool_choice', 'Invalid value for `function`: `f` in `tool_choice`! Correct usage: `{"type": "function", "function": {"name": "my_function"}}`'],
-    ['named tool_choice without a name', { tool_choice: { type: 'function', function: {} }, tools: [{ type: 'function', function: { name: 'f' } }] }, 400, 'Bad Request', 'tool_choice', 'Expected field `name` in `function` in `tool_choice`! Correct usage: `{"type": "function", "function": {"name": "my_function"}}`'],
-    ['named tool_choice with an empty name', { tool_choice: { type: 'function', function: { name: '' } }, tools: [{ type: 'function', function: { name: 'f' } }] }, 400, 'Bad Request', 'tool_choice', 'Invalid `name` in `function`: `` in `tool_choice`! Correct usage: `{"type": "function", "function": {"name": "my_function"}}`'],
-    ['named tool not among the tools', { tool_choice: { type: 'function', function: { name: 'g' } }, tools: [{ type: 'function', function: { name: 'f' } }] }, 400, 'Bad Request', 'tool_choice', 'The tool specified in `tool_choice` does not match any of the specified `tools`'],
-    ['continue_final_message with add_generation_prompt', { continue_final_message: true, add_generation_prompt: true }, 400, 'Bad Request', 'continue_final_message', 'Cannot set both `continue_final_message` and `add_generation_prompt` to True.'],
-    ['empty cache_salt', { cache_salt: '' }, 400, 'Bad Request', 'cache_salt', "Parameter 'cache_salt' must be a non-empty string if provided."],
+    [
+      'stream_options without stream',
+      { stream_options: { include_usage: true } },
+      400,
+      'Bad Request',
+      'stream_options',
+      'Stream options can only be defined when `stream=True`.',
+    ],
+    [
+      'prompt_logprobs when streaming',
+      { stream: true, prompt_logprobs: 1 },
+      400,
+      'Bad Request',
+      'prompt_logprobs',
+      '`prompt_logprobs` are not available when `stream=True`.',
+    ],
+    [
+      'negative prompt_logprobs',
+      { prompt_logprobs: -2 },
+      400,
+      'Bad Request',
+      'prompt_logprobs',
+      '`prompt_logprobs` must be a positive value or -1.',
+    ],
+    [
+      'negative top_logprobs',
+      { top_logprobs: -2, logprobs: true },
+      400,
+      'Bad Request',
+      'top_logprobs',
+      '`top_logprobs` must be a positive value or -1.',
+    ],
+    [
+      'top_logprobs without logprobs',
+      { top_logprobs: 3 },
+      400,
+      'Bad Request',
+      'top_logprobs',
+      'when using `top_logprobs`, `logprobs` must be set to true.',
+    ],
+    [
+      'two structured output kinds',
+      { structured_outputs: { json: '{}', regex: 'a+' } },
+      400,
+      'Bad Request',
+      'structured_outputs',
+      "You can only use one kind of constraints for structured outputs ('json', 'regex' or 'choice').",
+    ],
+    [
+      'structured output and a named tool',
+      {
+        structured_outputs: { regex: 'a+' },
+        tools: [{ type: 'function', function: { name: 'f' } }],
+        tool_choice: { type: 'function', function: { name: 'f' } },
+      },
+      400,
+      'Bad Request',
+      'structured_outputs',
+      'You can only either use constraints for structured outputs or tools, not both.',
+    ],
+    [
+      'tool_choice without tools',
+      { tool_choice: 'auto' },
+      400,
+      'Bad Request',
+      'tool_choice',
+      'When using `tool_choice`, `tools` must be set.',
+    ],
+    [
+      'unknown tool_choice',
+      { tool_choice: 'sometimes', tools: [{ type: 'function', function: { name: 'f' } }] },
+      400,
+      'Bad Request',
+      'tool_choice',
+      'Invalid value for `tool_choice`: sometimes! Only named tools, "none", "auto" or "required" are supported.',
+    ],
+    [
+      'named tool_choice without a function object',
+      { tool_choice: { type: 'function', function: 'f' }, tools: [{ type: 'function', function: { name: 'f' } }] },
+      400,
+      'Bad Request',
+      'tool_choice',
+      'Invalid value for `function`: `f` in `tool_choice`! Correct usage: `{"type": "function", "function": {"name": "my_function"}}`',
+    ],
+    [
+      'named tool_choice without a name',
+      { tool_choice: { type: 'function', function: {} }, tools: [{ type: 'function', function: { name: 'f' } }] },
+      400,
+      'Bad Request',
+      'tool_choice',
+      'Expected field `name` in `function` in `tool_choice`! Correct usage: `{"type": "function", "function": {"name": "my_function"}}`',
+    ],
+    [
+      'named tool_choice with an empty name',
+      { tool_choice: { type: 'function', function: { name: '' } }, tools: [{ type: 'function', function: { name: 'f' } }] },
+      400,
+      'Bad Request',
+      'tool_choice',
+      'Invalid `name` in `function`: `` in `tool_choice`! Correct usage: `{"type": "function", "function": {"name": "my_function"}}`',
+    ],
+    [
+      'named tool not among the tools',
+      { tool_choice: { type: 'function', function: { name: 'g' } }, tools: [{ type: 'function', function: { name: 'f' } }] },
+      400,
+      'Bad Request',
+      'tool_choice',
+      'The tool specified in `tool_choice` does not match any of the specified `tools`',
+    ],
+    [
+      'continue_final_message with add_generation_prompt',
+      { continue_final_message: true, add_generation_prompt: true },
+      400,
+      'Bad Request',
+      'continue_final_message',
+      'Cannot set both `continue_final_message` and `add_generation_prompt` to True.',
+    ],
+    [
+      'empty cache_salt',
+      { cache_salt: '' },
+      400,
+      'Bad Request',
+      'cache_salt',
+      "Parameter 'cache_salt' must be a non-empty string if provided.",
+    ],
     ['seed beyond int64', { seed: 1e19 }, 400, 'Bad Request', 'seed', 'seed: Input should be less than or equal to 9223372036854775807'],
-    ['truncate_prompt_tokens below -1', { truncate_prompt_tokens: -2 }, 400, 'Bad Request', 'truncate_prompt_tokens', 'truncate_prompt_tokens: Input should be greater than or equal to -1'],
+    [
+      'truncate_prompt_tokens below -1',
+      { truncate_prompt_tokens: -2 },
+      400,
+      'Bad Request',
+      'truncate_prompt_tokens',
+      'truncate_prompt_tokens: Input should be greater than or equal to -1',
+    ],
     ['n = 0', { n: 0 }, 400, 'BadRequestError', 'n', 'n must be at least 1, got 0.'],
-    ['presence_penalty out of range', { presence_penalty: 3 }, 400, 'BadRequestError', 'presence_penalty', 'presence_penalty must be in [-2, 2], got 3.0.'],
-    ['frequency_penalty out of range', { frequency_penalty: -2.5 }, 400, 'BadRequestError', 'frequency_penalty', 'frequency_penalty must be in [-2, 2], got -2.5.'],
-    ['repetition_penalty zero', { repetition_penalty: 0 }, 400, 'BadRequestError', 'repetition_penalty', 'repetition_penalty must be greater than zero, got 0.0.'],
+    [
+      'presence_penalty out of range',
+      { presence_penalty: 3 },
+      400,
+      'BadRequestError',
+      'presence_penalty',
+      'presence_penalty must be in [-2, 2], got 3.0.',
+    ],
+    [
+      'frequency_penalty out of range',
+      { frequency_penalty: -2.5 },
+      400,
+      'BadRequestError',
+      'frequency_penalty',
+      'frequency_penalty must be in [-2, 2], got -2.5.',
+    ],
+    [
+      'repetition_penalty zero',
+      { repetition_penalty: 0 },
+      400,
+      'BadRequestError',
+      'repetition_penalty',
+      'repetition_penalty must be greater than zero, got 0.0.',
+    ],
     ['negative temperature', { temperature: -1 }, 400, 'BadRequestError', 'temperature', 'temperature must be non-negative, got -1.0.'],
     ['top_p zero', { top_p: 0 }, 400, 'BadRequestError', 'top_p', 'top_p must be in (0, 1], got 0.0.'],
     ['top_k below -1', { top_k: -2 }, 400, 'BadRequestError', 'top_k', 'top_k must be 0 (disable), or at least 1, got -2.'],
     ['min_p above 1', { min_p: 1.5 }, 400, 'BadRequestError', 'min_p', 'min_p must be in [0, 1], got 1.5.'],
     ['max_tokens zero', { max_tokens: 0 }, 400, 'BadRequestError', 'max_tokens', 'max_tokens must be at least 1, got 0.'],
-    ['negative min_tokens', { min_tokens: -1 }, 400, 'BadRequestError', 'min_tokens', 'min_tokens must be greater than or equal to 0, got -1.'],
-    ['min_tokens above max_tokens', { min_tokens: 10, max_completion_tokens: 5 }, 400, 'BadRequestError', 'min_tokens', 'min_tokens must be less than or equal to max_tokens=5, got 10.'],
-    ['several answers when greedy', { temperature: 0, n: 2 }, 400, 'BadRequestError', 'n', 'n must be 1 when using greedy sampling, got 2.'],
-    ['logits processors', { logits_processors: ['my.proc'] }, 400, 'BadRequestError', 'logits_processors', 'The `logits_processors` argument is not supported by this server. See --logits-processor-pattern engine argument for more information.'],
-    ['priority without priority scheduling', { priority: 5 }, 400, 'BadRequestError', 'priority', 'Got priority 5 but Priority scheduling is not enabled.'],
+    [
+      'negative min_tokens',
+      { min_tokens: -1 },
+      400,
+      'BadRequestError',
+      'min_tokens',
+      'min_tokens must be greater than or equal to 0, got -1.',
+    ],
+    [
+      'min_tokens above max_tokens',
+      { min_tokens: 10, max_completion_tokens: 5 },
+      400,
+      'BadRequestError',
+      'min_tokens',
+      'min_tokens must be less than or equal to max_tokens=5, got 10.',
+    ],
+    [
+      'several answers when greedy',
+      { temperature: 0, n: 2 },
+      400,
+      'BadRequestError',
+      'n',
+      'n must be 1 when using greedy sampling, got 2.',
+    ],
+    [
+      'logits processors',
+      { logits_processors: ['my.proc'] },
+      400,
+      'BadRequestError',
+      'logits_processors',
+      'The `logits_processors` argument is not supported by this server. See --logits-processor-pattern engine argument for more information.',
+    ],
+    [
+      'priority without priority scheduling',
+      { priority: 5 },
+      400,
+      'BadRequestError',
+      'priority',
+      'Got priority 5 but Priority scheduling is not enabled.',
+    ],
   ];
 
   it.each(cases)('refuses %s with vLLM’s message, forwarding nothing', async (_name, body, status, type, param, message) => {
@@ -149,7 +327,9 @@ describe('chat completions: routing', () => {
   it('404s an unknown model in vLLM’s shape (before sampling checks, as vLLM orders them)', async () => {
     const r = await ask({ model: 'no-such-model', temperature: -1 });
     expect(r.status).toBe(404);
-    expect(r.body).toEqual({ error: { message: 'The model `no-such-model` does not exist.', type: 'NotFoundError', param: 'model', code: 404 } });
+    expect(r.body).toEqual({
+      error: { message: 'The model `no-such-model` does not exist.', type: 'NotFoundError', param: 'model', code: 404 },
+    });
   });
 
   it('uses the first served model when none is named, sends the upstream its API key, and returns a generated request id', async () => {
@@ -179,7 +359,11 @@ describe('chat completions: routing', () => {
   it('refuses a streamed priority in-band after the 200, as vLLM does', async () => {
     const s = await sse({ priority: 3 });
     expect(s.status).toBe(200);
-    expect(s.json).toEqual([{ error: { message: 'Got priority 3 but Priority scheduling is not enabled.', type: 'BadRequestError', param: 'priority', code: 400 } }]);
+    expect(s.json).toEqual([
+      {
+        error: { message: 'Got priority 3 but Priority scheduling is not enabled.', type: 'BadRequestError', param: 'priority', code: 400 },
+      },
+    ]);
     expect(s.events.at(-1)!.data).toBe('[DONE]');
   });
 
@@ -215,7 +399,17 @@ describe('chat completions: dialects', () => {
       choices: [
         {
           index: 0,
-          message: { role: 'assistant', content: `Hello from ${d}`, refusal: null, annotations: null, audio: null, function_call: null, tool_calls: [], reasoning_content: null, reasoning: null },
+          message: {
+            role: 'assistant',
+            content: `Hello from ${d}`,
+            refusal: null,
+            annotations: null,
+            audio: null,
+            function_call: null,
+            tool_calls: [],
+            reasoning_content: null,
+            reasoning: null,
+          },
           logprobs: null,
           finish_reason: 'stop',
           stop_reason: d === 'sglang' ? 2 : null,
@@ -238,7 +432,14 @@ describe('chat completions: dialects', () => {
       expect(r.status, d).toBe(200); // the openai upstream 400s any non-OpenAI field
     }
     const sent = (d: FakeDialect) => upstream.requests.filter((q) => q.dialect === d && q.body.model === `m-${d}`).at(-1)!.body;
-    expect(sent('vllm')).toMatchObject({ top_k: 5, repetition_penalty: 1.1, max_completion_tokens: 50, vllm_xargs: { a: 1 }, add_generation_prompt: true, request_id: 'rid-fwd-vllm' });
+    expect(sent('vllm')).toMatchObject({
+      top_k: 5,
+      repetition_penalty: 1.1,
+      max_completion_tokens: 50,
+      vllm_xargs: { a: 1 },
+      add_generation_prompt: true,
+      request_id: 'rid-fwd-vllm',
+    });
     expect(sent('vllm')).not.toHaveProperty('svc_xargs');
     expect(sent('sglang')).toMatchObject({ top_k: 5, repetition_penalty: 1.1, rid: 'rid-fwd-sglang' });
     expect(sent('sglang')).not.toHaveProperty('request_id');
@@ -264,7 +465,9 @@ describe('chat completions: dialects', () => {
 
   it('normalises tool calls and reasoning (Ollama: whole arguments object, `reasoning`)', async () => {
     const tools = await ask({ model: 'm-ollama', messages: msg('tools') });
-    expect(tools.body.choices[0].message.tool_calls).toEqual([{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }]);
+    expect(tools.body.choices[0].message.tool_calls).toEqual([
+      { id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } },
+    ]);
     expect(tools.body.choices[0].finish_reason).toBe('tool_calls');
     const reasoning = await ask({ model: 'm-ollama', messages: msg('reasoning') });
     expect(reasoning.body.choices[0].message.reasoning_content).toBe('thinking hard');
@@ -318,7 +521,10 @@ describe('chat completions: streaming', () => {
     const s = await sse({ stream_options: { include_usage: true, continuous_usage_stats: true } });
     expect(s.json.length).toBeGreaterThan(3);
     for (const c of s.json) expect(c.usage?.total_tokens).toBe(10);
-    expect((await upstream.waitFor((q) => q.body.stream_options?.continuous_usage_stats === true)).body.stream_options).toEqual({ include_usage: true, continuous_usage_stats: true });
+    expect((await upstream.waitFor((q) => q.body.stream_options?.continuous_usage_stats === true)).body.stream_options).toEqual({
+      include_usage: true,
+      continuous_usage_stats: true,
+    });
   });
 
   it('streams tool calls (fragments merged by index) and Ollama’s whole tool call', async () => {
@@ -341,12 +547,16 @@ describe('chat completions: streaming', () => {
 
   it('aborts the upstream request when the client goes away', async () => {
     const controller = new AbortController();
-    await sse({ messages: msg('slow'), request_id: 'rid-abort' }, {}, {
-      signal: controller.signal,
-      onEvent: (_e: unknown, all: unknown[]) => {
-        if (all.length === 3) controller.abort();
+    await sse(
+      { messages: msg('slow'), request_id: 'rid-abort' },
+      {},
+      {
+        signal: controller.signal,
+        onEvent: (_e: unknown, all: unknown[]) => {
+          if (all.length === 3) controller.abort();
+        },
       },
-    });
+    );
     const seen = await upstream.waitFor((q) => q.body.request_id === 'rid-abort' && q.aborted, 3000);
     expect(seen.aborted).toBe(true);
     expect(seen.finished).toBe(false);
@@ -410,7 +620,9 @@ describe('tracing', () => {
     expect(c.op_name).toBe('weave.completions_create');
     expect(c.inputs).toEqual({ model: 'm-vllm', messages: msg('hi'), temperature: 0.5 });
     expect(c.output.choices[0].message.content).toBe('Hello from vllm');
-    expect(c.summary.usage).toEqual({ 'm-vllm': { prompt_tokens: 7, total_tokens: 10, completion_tokens: 3, prompt_tokens_details: null, requests: 1 } });
+    expect(c.summary.usage).toEqual({
+      'm-vllm': { prompt_tokens: 7, total_tokens: 10, completion_tokens: 3, prompt_tokens_details: null, requests: 1 },
+    });
     expect(c.exception).toBeNull();
     expect(c.svc_user_id).toMatch(/^user-/);
   });
@@ -423,7 +635,11 @@ describe('tracing', () => {
     expect(c.exception).toContain('engine crashed');
     expect(c.summary.weave.status).toBe('error');
 
-    const untracked = await api.post('/completions/create', { project_id: P, inputs: { model: 'm-vllm', messages: msg('hi') }, track_llm_call: false });
+    const untracked = await api.post('/completions/create', {
+      project_id: P,
+      inputs: { model: 'm-vllm', messages: msg('hi') },
+      track_llm_call: false,
+    });
     expect(untracked.body.svc_call_id).toBeNull();
     expect(untracked.body.response.choices[0].message.content).toBe('Hello from vllm');
 
@@ -440,26 +656,47 @@ describe('tracing', () => {
     const lines = await api.jsonl('/completions/create_stream', { project_id: P, inputs: { model: 'm-llamacpp', messages: msg('hi') } });
     const id = lines[0]._meta.svc_call_id;
     expect(id).toMatch(/^[0-9a-f-]{36}$/);
-    expect(lines.slice(1).map((c) => c.choices?.[0]?.delta?.content ?? '').join('')).toBe('Hello from llamacpp');
+    expect(
+      lines
+        .slice(1)
+        .map((c) => c.choices?.[0]?.delta?.content ?? '')
+        .join(''),
+    ).toBe('Hello from llamacpp');
     expect(lines.slice(1).every((c) => c.object === 'chat.completion.chunk')).toBe(true);
     const c = await callById(id);
     expect(c.op_name).toBe('weave.completions_create');
-    expect(c.output).toMatchObject({ object: 'chat.completion', model: 'm-llamacpp', choices: [{ index: 0, message: { role: 'assistant', content: 'Hello from llamacpp' }, finish_reason: 'stop' }] });
-    expect(c.summary.usage).toEqual({ 'm-llamacpp': { prompt_tokens: 7, total_tokens: 10, completion_tokens: 3, prompt_tokens_details: null, requests: 1 } });
+    expect(c.output).toMatchObject({
+      object: 'chat.completion',
+      model: 'm-llamacpp',
+      choices: [{ index: 0, message: { role: 'assistant', content: 'Hello from llamacpp' }, finish_reason: 'stop' }],
+    });
+    expect(c.summary.usage).toEqual({
+      'm-llamacpp': { prompt_tokens: 7, total_tokens: 10, completion_tokens: 3, prompt_tokens_details: null, requests: 1 },
+    });
 
     const tools = await api.jsonl('/completions/create_stream', { project_id: P, inputs: { model: 'm-vllm', messages: msg('tools') } });
     const tc = await callById(tools[0]._meta.svc_call_id);
-    expect(tc.output.choices[0].message).toMatchObject({ content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city": "Paris"}' } }] });
+    expect(tc.output.choices[0].message).toMatchObject({
+      content: null,
+      tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city": "Paris"}' } }],
+    });
   });
 
   it('/completions/create_stream: errors as lines; untracked streams have no _meta', async () => {
-    const mid = await api.jsonl('/completions/create_stream', { project_id: P, inputs: { model: 'm-vllm', messages: msg('midstream-error') } });
+    const mid = await api.jsonl('/completions/create_stream', {
+      project_id: P,
+      inputs: { model: 'm-vllm', messages: msg('midstream-error') },
+    });
     expect(mid[0]._meta).toBeDefined();
     expect(mid.at(-1)).toEqual({ error: 'engine died mid-stream' });
     const setup = await api.jsonl('/completions/create_stream', { project_id: P, inputs: { model: 'gpt-nope', messages: msg('hi') } });
     expect(setup).toHaveLength(1);
     expect(setup[0].error).toContain('gpt-nope');
-    const untracked = await api.jsonl('/completions/create_stream', { project_id: P, inputs: { model: 'm-ollama', messages: msg('hi') }, track_llm_call: false });
+    const untracked = await api.jsonl('/completions/create_stream', {
+      project_id: P,
+      inputs: { model: 'm-ollama', messages: msg('hi') },
+      track_llm_call: false,
+    });
     expect(untracked[0]._meta).toBeUndefined();
     expect(untracked[0].object).toBe('chat.completion.chunk');
   });

@@ -33,7 +33,23 @@ describe('the gateway while Kafka is down', () => {
     // OTLP/gRPC through the same bus: OK only once Kafka acknowledged, UNAVAILABLE while it is down.
     const grpcSpan = (spanId: string) =>
       encodeExportTraceServiceRequest({
-        resourceSpans: [{ scopeSpans: [{ spans: [{ traceId: Buffer.alloc(16, 7), spanId: Buffer.from(spanId, 'hex'), name: 'grpc', startTimeUnixNano: '1714564800000001000', endTimeUnixNano: '1714564800000002000' }] }] }],
+        resourceSpans: [
+          {
+            scopeSpans: [
+              {
+                spans: [
+                  {
+                    traceId: Buffer.alloc(16, 7),
+                    spanId: Buffer.from(spanId, 'hex'),
+                    name: 'grpc',
+                    startTimeUnixNano: '1714564800000001000',
+                    endTimeUnixNano: '1714564800000002000',
+                  },
+                ],
+              },
+            ],
+          },
+        ],
       });
     const grpcMeta = { authorization: basicAuth(HARNESS_API_KEY), project_id: 'acme/outage' };
     expect(await grpcExport(gateway.grpcPort!, grpcSpan('0a0a0a0a0a0a0a01'), grpcMeta)).toEqual({ ok: true, partial: null });
@@ -51,14 +67,25 @@ describe('the gateway while Kafka is down', () => {
     const burst = await Promise.all(Array.from({ length: 8 }, (_, i) => post(Array.from({ length: 50 }, (_, j) => `burst-${i}-${j}`))));
     expect(burst.every((r) => r.status === 503)).toBe(true);
     expect(burst.every((r) => /(kafka unreachable|queue full).*not stored/.test(r.body.reason))).toBe(true);
+    // Readiness names the bus (the store is fine); liveness still answers at once.
+    const ready = await fetch(`${gateway.url}/ready`);
+    expect(ready.status).toBe(503);
+    const why = (await ready.json()) as { reason: string; dependencies: Record<string, { ok: boolean }> };
+    expect(why.reason).toMatch(/^not ready: bus \(/);
+    expect(why.dependencies.store?.ok).toBe(true);
+    expect((await fetch(`${gateway.url}/health`)).status).toBe(200);
 
     await broker.restart();
     // The gateway recovers by itself and the writer catches up.
     await eventually(async () => (await post(['after-0'])).status === 200, 60_000, 'gateway recovered');
-    await eventually(async () => {
-      const ids = new Set(await queriedIds(writer.url, 'acme/outage'));
-      return acked.every((id) => ids.has(id));
-    }, 60_000, 'every acknowledged call queryable');
+    await eventually(
+      async () => {
+        const ids = new Set(await queriedIds(writer.url, 'acme/outage'));
+        return acked.every((id) => ids.has(id));
+      },
+      60_000,
+      'every acknowledged call queryable',
+    );
     expect(acked.length).toBeGreaterThanOrEqual(101);
     // A broker start, stop and restart plus two services: headroom for a loaded 2-core machine.
   }, 240_000);

@@ -93,7 +93,14 @@ describe('gateway → Kafka → writer → ClickHouse', () => {
     const badRow = {
       v: 1,
       kind: 'call_part',
-      row: { project_id: 'acme/poison', id: 'bad-date', started_at: 'not a timestamp', input_refs: [], output_refs: [], created_at: '2026-01-01 00:00:00.000000' },
+      row: {
+        project_id: 'acme/poison',
+        id: 'bad-date',
+        started_at: 'not a timestamp',
+        input_refs: [],
+        output_refs: [],
+        created_at: '2026-01-01 00:00:00.000000',
+      },
     };
     await producer.send({
       topic,
@@ -122,7 +129,9 @@ describe('gateway → Kafka → writer → ClickHouse', () => {
     await eventually(async () => letters.length >= 3, 20_000, 'dead letters');
     await consumer.disconnect();
     expect(letters.map((l) => l.headers[DEAD_LETTER_HEADERS.offset])).toEqual(['0', '1', '2']);
-    expect(letters.every((l) => l.headers[DEAD_LETTER_HEADERS.topic] === topic && l.headers[DEAD_LETTER_HEADERS.partition] === '0')).toBe(true);
+    expect(letters.every((l) => l.headers[DEAD_LETTER_HEADERS.topic] === topic && l.headers[DEAD_LETTER_HEADERS.partition] === '0')).toBe(
+      true,
+    );
     expect(letters[0]!.value).toBe('this is not json');
     expect(letters[0]!.headers[DEAD_LETTER_HEADERS.reason]).toMatch(/not JSON/);
     expect(letters[1]!.headers[DEAD_LETTER_HEADERS.reason]).toMatch(/invalid envelope at v/);
@@ -135,7 +144,11 @@ describe('gateway → Kafka → writer → ClickHouse', () => {
     const gateway = track(await p.startGateway());
     const [a, b] = [track(await p.startWriter()), track(await p.startWriter())];
     // Wait for the group to settle with both members holding partitions.
-    await eventually(async () => assignedPartitions(a)! > 0 && assignedPartitions(b)! > 0 && assignedPartitions(a)! + assignedPartitions(b)! === 4, 30_000, 'both writers assigned');
+    await eventually(
+      async () => assignedPartitions(a)! > 0 && assignedPartitions(b)! > 0 && assignedPartitions(a)! + assignedPartitions(b)! === 4,
+      30_000,
+      'both writers assigned',
+    );
     const ids = idsFor('two', 400);
     const api = new Client(gateway.url);
     for (let i = 0; i < ids.length; i += 50) {

@@ -82,7 +82,11 @@ describe('limits', () => {
 
 describe('bad input gets a clear 4xx, never a 500', () => {
   it('malformed UTF-8', async () => {
-    const bytes = Buffer.concat([Buffer.from('{"start":{"project_id":"acme/limits","op_name":"'), Buffer.from([0xff, 0xfe, 0xc3]), Buffer.from(`","started_at":"${TS}"}}`)]);
+    const bytes = Buffer.concat([
+      Buffer.from('{"start":{"project_id":"acme/limits","op_name":"'),
+      Buffer.from([0xff, 0xfe, 0xc3]),
+      Buffer.from(`","started_at":"${TS}"}}`),
+    ]);
     expectError(await api.raw('/call/start', bytes), 400);
   });
 
@@ -90,7 +94,8 @@ describe('bad input gets a clear 4xx, never a 500', () => {
     const body = (v: string) => `{"start":{"project_id":"acme/limits","op_name":"o","started_at":"${TS}","inputs":{"n":${v}}}}`;
     expectError(await api.raw('/call/start', body('1e400')), 400, 'start.inputs.n');
     expectError(await api.raw('/call/start', body('-1e999')), 400, 'start.inputs.n');
-    for (const v of ['NaN', 'Infinity', '-Infinity', 'undefined', "'x'", '0x10', '01']) expectError(await api.raw('/call/start', body(v)), 400);
+    for (const v of ['NaN', 'Infinity', '-Infinity', 'undefined', "'x'", '0x10', '01'])
+      expectError(await api.raw('/call/start', body(v)), 400);
     // Huge but finite numbers are numbers.
     expect((await api.raw('/call/start', body('123456789012345678901234567890'))).status).toBe(200);
     // A body that does not fit its schema is the reference's 422 (what the SDK's batch splitting expects).
@@ -110,13 +115,20 @@ describe('bad input gets a clear 4xx, never a 500', () => {
     expectError(await api.post('/call/start', start({ started_at: 'yesterday' })), 422, 'start.started_at');
     expectError(await api.post('/call/start', start({ project_id: 'no-slash' })), 422, 'start.project_id');
     // No Content-Type at all reads as JSON (older Weave SDKs send none); a wrong one is still 415.
-    const untyped = await fetch(`${weft.url}/calls/query_stats`, { method: 'POST', headers: { authorization: api.authorization! }, body: new TextEncoder().encode(JSON.stringify({ project_id: P })) });
+    const untyped = await fetch(`${weft.url}/calls/query_stats`, {
+      method: 'POST',
+      headers: { authorization: api.authorization! },
+      body: new TextEncoder().encode(JSON.stringify({ project_id: P })),
+    });
     expect(untyped.status).toBe(200);
     expectError(await api.post('/no/such/endpoint', {}), 404);
   });
 
   it('prototype-polluting keys are plain data', async () => {
-    const r = await api.raw('/call/start', `{"start":{"project_id":"${P}","op_name":"o","started_at":"${TS}","inputs":{"__proto__":{"x":1},"constructor":{"prototype":{"y":2}}}}}`);
+    const r = await api.raw(
+      '/call/start',
+      `{"start":{"project_id":"${P}","op_name":"o","started_at":"${TS}","inputs":{"__proto__":{"x":1},"constructor":{"prototype":{"y":2}}}}}`,
+    );
     expect(r.status).toBe(200);
     expect(({} as Record<string, unknown>).x).toBeUndefined();
   });
@@ -147,7 +159,9 @@ describe('rate limits', () => {
     expectError(first429!, 429);
     expect(Number(first429!.headers.get('retry-after'))).toBeGreaterThan(0);
     // The text names the limit and its window (not only the time left).
-    expect((first429!.body as { reason: string }).reason).toMatch(/^rate limit exceeded: at most 40 requests per 60 s window per API key; retry in \d+s$/);
+    expect((first429!.body as { reason: string }).reason).toMatch(
+      /^rate limit exceeded: at most 40 requests per 60 s window per API key; retry in \d+s$/,
+    );
     expect((await quiet.post('/calls/query_stats', { project_id: P })).status).toBe(200);
   });
 
@@ -162,16 +176,26 @@ describe('rate limits', () => {
       () => otlp('/otel/v1/traces'),
       () => basic.post('/otel/v1/trace', { project_id: P, traces: { resourceSpans: [] } }),
       () => bearer.post('/v1/chat/completions', { model: 'none', messages: [] }),
-      () => fetch(`${limited.url}/v1/models`, { headers: { authorization: bearerAuth(key.key) } }).then(async (r) => ({ status: r.status, body: await r.json() })),
+      () =>
+        fetch(`${limited.url}/v1/models`, { headers: { authorization: bearerAuth(key.key) } }).then(async (r) => ({
+          status: r.status,
+          body: await r.json(),
+        })),
       // OTLP/gRPC: RESOURCE_EXHAUSTED (8) is its 429.
       () =>
-        grpcExport(limited.grpcPort!, encodeExportTraceServiceRequest({ resourceSpans: [] }), { authorization: bearerAuth(key.key), project_id: P }).then((o) => ({
+        grpcExport(limited.grpcPort!, encodeExportTraceServiceRequest({ resourceSpans: [] }), {
+          authorization: bearerAuth(key.key),
+          project_id: P,
+        }).then((o) => ({
           status: o.ok ? 200 : o.code === 8 ? 429 : 500 + o.code,
         })),
     ];
     const statuses: number[] = [];
     for (let i = 0; i < 46; i++) statuses.push((await routes[i % routes.length]!()).status);
-    expect(statuses.slice(0, 40).every((s) => s !== 429 && s < 500), statuses.join(',')).toBe(true);
+    expect(
+      statuses.slice(0, 40).every((s) => s !== 429 && s < 500),
+      statuses.join(','),
+    ).toBe(true);
     expect(statuses.slice(40), statuses.join(',')).toEqual([429, 429, 429, 429, 429, 429]);
     // The /v1 routes say it in the OpenAI shape.
     const v1 = await bearer.post('/v1/chat/completions', { model: 'none', messages: [] });

@@ -22,10 +22,22 @@ const createRaw = (objectId: string, valText: string, extra = '') =>
 // reference's base64url sha256 with -→X, _→Y) when this test was written.
 const REFERENCE_CASES: [string, string][] = [
   ['{"b": 1, "a": [1, 2.5, "x"], "c": {"z": null, "y": true, "x": false}}', 'By78Wt8lkhVmgZeS5YuSDvWPGlO4gDSL9cjrpMTyKIo'],
-  ['{"floats": [1.0, 0.5, 1e-05, 0.0001, 1e16, 1e15, 123456789.123, -0.0, 1.5e300, 2.5E-10, 100.0, 1e22, 0.1]}', 'rhb2zWyxu2Hz80UUxe2a06XtrM8CgVzPYuJai923Tic'],
-  ['{"ints": [0, -0, 1, -17, 9007199254740993, 123456789012345678901234567890, -98765432109876543210]}', 'kNFEp1ZaskqJv0XXYxlJXRIAjfOQz9FYKeuDRRkiRf4'],
-  ['{"text": "h\\u00e9llo w\\u00f6rld \\u2713 \\u65e5\\u672c", "emoji": "\\ud83d\\ude00 astral \\ud834\\udd1e", "ctrl": "tab\\there\\nnl \\u0001 \\u007f /slash \\"q\\" back\\\\"}', 'pAwUO36XL2phuyPE5EZb2XnwUIS5MzmDz24jfHzP4eM'],
-  ['{"model": "weave:///acme/proj/object/model:abc123", "rows": "weave:///acme/proj/table/e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855", "op": "weave:///acme/proj/op/predict:XyZ"}', 'gs8XkeVmPxPKQGBloyBar4YyhyMOp2FmCVP6mgFJ4po'],
+  [
+    '{"floats": [1.0, 0.5, 1e-05, 0.0001, 1e16, 1e15, 123456789.123, -0.0, 1.5e300, 2.5E-10, 100.0, 1e22, 0.1]}',
+    'rhb2zWyxu2Hz80UUxe2a06XtrM8CgVzPYuJai923Tic',
+  ],
+  [
+    '{"ints": [0, -0, 1, -17, 9007199254740993, 123456789012345678901234567890, -98765432109876543210]}',
+    'kNFEp1ZaskqJv0XXYxlJXRIAjfOQz9FYKeuDRRkiRf4',
+  ],
+  [
+    '{"text": "h\\u00e9llo w\\u00f6rld \\u2713 \\u65e5\\u672c", "emoji": "\\ud83d\\ude00 astral \\ud834\\udd1e", "ctrl": "tab\\there\\nnl \\u0001 \\u007f /slash \\"q\\" back\\\\"}',
+    'pAwUO36XL2phuyPE5EZb2XnwUIS5MzmDz24jfHzP4eM',
+  ],
+  [
+    '{"model": "weave:///acme/proj/object/model:abc123", "rows": "weave:///acme/proj/table/e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855", "op": "weave:///acme/proj/op/predict:XyZ"}',
+    'gs8XkeVmPxPKQGBloyBar4YyhyMOp2FmCVP6mgFJ4po',
+  ],
   ['{"\\ue000": 1, "\\ud83d\\ude00": 2, "a": 3, "Z": 4, "\\u00e9": 5}', 'UACOXR0GfXW4iSX2qyCiyHrJUOOvbV77VtihF1eNdno'],
   ['[1, "two", 3.0]', 'YMSRnWstDzoY9hl8moHLcFTJ8D0R14kysnNC4xhV7u8'],
 ];
@@ -42,7 +54,10 @@ describe('/obj/create digests', () => {
   });
 
   it('returns stored values verbatim: 1.0 stays 1.0 and big integers keep their digits', async () => {
-    const r = await api.raw('/obj/read', JSON.stringify({ project_id: P, object_id: 'ref-case-2', digest: 'kNFEp1ZaskqJv0XXYxlJXRIAjfOQz9FYKeuDRRkiRf4' }));
+    const r = await api.raw(
+      '/obj/read',
+      JSON.stringify({ project_id: P, object_id: 'ref-case-2', digest: 'kNFEp1ZaskqJv0XXYxlJXRIAjfOQz9FYKeuDRRkiRf4' }),
+    );
     expect(r.status).toBe(200);
     expect(r.text).toContain('123456789012345678901234567890');
     const f = await api.raw('/obj/read', JSON.stringify({ project_id: P, object_id: 'ref-case-1', digest: 'latest' }));
@@ -53,18 +68,42 @@ describe('/obj/create digests', () => {
   });
 
   it('derives kind and classes: ops, Dataset, Model subclasses', async () => {
-    const op = await api.post('/obj/create', { obj: { project_id: P, object_id: 'my_op', val: { _type: 'CustomWeaveType', weave_type: { type: 'Op' }, files: { 'obj.py': 'abc' } } } });
-    const ds = await api.post('/obj/create', { obj: { project_id: P, object_id: 'ds', val: { _type: 'Dataset', _class_name: 'Dataset', _bases: ['Object', 'BaseModel'], name: 'ds', rows: 'weave:///acme/objects/table/abc' } } });
-    const model = await api.post('/obj/create', { obj: { project_id: P, object_id: 'mymodel', val: { _type: 'MyModel', _class_name: 'MyModel', _bases: ['Model', 'Object', 'BaseModel'], temperature: 0.5 } } });
+    const op = await api.post('/obj/create', {
+      obj: { project_id: P, object_id: 'my_op', val: { _type: 'CustomWeaveType', weave_type: { type: 'Op' }, files: { 'obj.py': 'abc' } } },
+    });
+    const ds = await api.post('/obj/create', {
+      obj: {
+        project_id: P,
+        object_id: 'ds',
+        val: {
+          _type: 'Dataset',
+          _class_name: 'Dataset',
+          _bases: ['Object', 'BaseModel'],
+          name: 'ds',
+          rows: 'weave:///acme/objects/table/abc',
+        },
+      },
+    });
+    const model = await api.post('/obj/create', {
+      obj: {
+        project_id: P,
+        object_id: 'mymodel',
+        val: { _type: 'MyModel', _class_name: 'MyModel', _bases: ['Model', 'Object', 'BaseModel'], temperature: 0.5 },
+      },
+    });
     expect([op.status, ds.status, model.status]).toEqual([200, 200, 200]);
-    const read = async (id: string) => (await api.post('/obj/read', { project_id: P, object_id: id, digest: 'latest', metadata_only: true })).body.obj;
+    const read = async (id: string) =>
+      (await api.post('/obj/read', { project_id: P, object_id: id, digest: 'latest', metadata_only: true })).body.obj;
     expect(await read('my_op')).toMatchObject({ kind: 'op', base_object_class: null, leaf_object_class: null, val: {} });
     expect(await read('ds')).toMatchObject({ kind: 'object', base_object_class: 'Dataset', leaf_object_class: 'Dataset' });
     expect(await read('mymodel')).toMatchObject({ kind: 'object', base_object_class: 'Model', leaf_object_class: 'MyModel' });
   });
 
   it('matches the reference digest for a Dataset value', async () => {
-    const r = await createRaw('ds-ref', '{"_type": "Dataset", "_class_name": "Dataset", "_bases": ["Object", "BaseModel"], "name": "ds", "description": null, "rows": "weave:///e/p/table/abc"}');
+    const r = await createRaw(
+      'ds-ref',
+      '{"_type": "Dataset", "_class_name": "Dataset", "_bases": ["Object", "BaseModel"], "name": "ds", "description": null, "rows": "weave:///e/p/table/abc"}',
+    );
     expect(r.body.digest).toBe('XkaVop6YsPrrVnVZCcrp6Es5p1m1YPMHcXWYrII1QWs');
   });
 
@@ -81,17 +120,30 @@ describe('/obj/create digests', () => {
       expect(r.status, object_id).toBe(400);
       expect(r.body.field).toBe('obj.object_id');
     }
-    const nonDict = await api.post('/obj/create', { obj: { project_id: P, object_id: 'nd', val: [1], builtin_object_class: 'Leaderboard' } });
+    const nonDict = await api.post('/obj/create', {
+      obj: { project_id: P, object_id: 'nd', val: [1], builtin_object_class: 'Leaderboard' },
+    });
     expect(nonDict.status).toBe(400);
-    const unknown = await api.post('/obj/create', { obj: { project_id: P, object_id: 'uk', val: { a: 1 }, builtin_object_class: 'NoSuchClass' } });
+    const unknown = await api.post('/obj/create', {
+      obj: { project_id: P, object_id: 'uk', val: { a: 1 }, builtin_object_class: 'NoSuchClass' },
+    });
     expect(unknown.status).toBe(400);
     expect(unknown.body.reason).toContain('Unknown object class');
-    const mism = await api.post('/obj/create', { obj: { project_id: P, object_id: 'mm', val: { _class_name: 'Dataset', _bases: ['Object', 'BaseModel'] }, builtin_object_class: 'Leaderboard' } });
+    const mism = await api.post('/obj/create', {
+      obj: {
+        project_id: P,
+        object_id: 'mm',
+        val: { _class_name: 'Dataset', _bases: ['Object', 'BaseModel'] },
+        builtin_object_class: 'Leaderboard',
+      },
+    });
     expect(mism.status).toBe(400);
   });
 
   it('records the class of a builtin_object_class (and its deprecated alias) in the value', async () => {
-    const r = await api.post('/obj/create', { obj: { project_id: P, object_id: 'lb', val: { name: 'board', columns: [] }, set_base_object_class: 'Leaderboard' } });
+    const r = await api.post('/obj/create', {
+      obj: { project_id: P, object_id: 'lb', val: { name: 'board', columns: [] }, set_base_object_class: 'Leaderboard' },
+    });
     expect(r.status).toBe(200);
     const obj = (await api.post('/obj/read', { project_id: P, object_id: 'lb', digest: r.body.digest })).body.obj;
     expect(obj).toMatchObject({ base_object_class: 'Leaderboard', leaf_object_class: 'Leaderboard' });
@@ -100,7 +152,9 @@ describe('/obj/create digests', () => {
 
   it('refuses to publish an object name as a different type (ObjectNameTypeCollision)', async () => {
     await api.post('/obj/create', { obj: { project_id: P, object_id: 'typed', val: { plain: true } } });
-    const r = await api.post('/obj/create', { obj: { project_id: P, object_id: 'typed', val: { _class_name: 'Dataset', _bases: ['Object', 'BaseModel'] } } });
+    const r = await api.post('/obj/create', {
+      obj: { project_id: P, object_id: 'typed', val: { _class_name: 'Dataset', _bases: ['Object', 'BaseModel'] } },
+    });
     expect(r.status).toBe(400);
     expect(r.body.reason).toContain('generic (untyped) object');
   });
@@ -129,20 +183,35 @@ describe('versions', () => {
     expect(again.body.digest).toBe(digests[1]);
     objs = await list();
     expect(objs).toHaveLength(3);
-    expect(objs.map((o: any) => [o.version_index, o.is_latest])).toEqual([[0, 0], [1, 1], [2, 0]]);
+    expect(objs.map((o: any) => [o.version_index, o.is_latest])).toEqual([
+      [0, 0],
+      [1, 1],
+      [2, 0],
+    ]);
     expect(objs[1].val).toEqual({ n: 2 });
     expect(objs[1].svc_user_id).toMatch(/^user-/);
   });
 
   it('reads by digest, latest and v<N>; 404 for unknown objects, digests and versions', async () => {
     const byDigest = await api.post('/obj/read', { project_id: P, object_id: id, digest: digests[2] });
-    expect(byDigest.body.obj).toMatchObject({ object_id: id, digest: digests[2], version_index: 2, val: { n: 3 }, kind: 'object', deleted_at: null });
+    expect(byDigest.body.obj).toMatchObject({
+      object_id: id,
+      digest: digests[2],
+      version_index: 2,
+      val: { n: 3 },
+      kind: 'object',
+      deleted_at: null,
+    });
     expect(byDigest.body.obj.created_at).toMatch(/Z$/);
     expect((await api.post('/obj/read', { project_id: P, object_id: id, digest: 'latest' })).body.obj.digest).toBe(digests[1]);
     expect((await api.post('/obj/read', { project_id: P, object_id: id, digest: 'v0' })).body.obj.val).toEqual({ n: 1 });
     const meta = await api.post('/obj/read', { project_id: P, object_id: id, digest: 'v2', metadata_only: true });
     expect(meta.body.obj.val).toEqual({});
-    for (const [object_id, digest] of [['nope', 'latest'], [id, 'v9'], [id, 'notadigest']]) {
+    for (const [object_id, digest] of [
+      ['nope', 'latest'],
+      [id, 'v9'],
+      [id, 'notadigest'],
+    ]) {
       const r = await api.post('/obj/read', { project_id: P, object_id, digest });
       expect(r.status).toBe(404);
       expect(r.body.reason).toContain('not found');
@@ -158,12 +227,24 @@ describe('versions', () => {
     expect(ops.map((o: any) => o.object_id)).toEqual(['my_op']);
     const datasets = (await api.post('/objs/query', { project_id: P, filter: { base_object_classes: ['Dataset'] } })).body.objs;
     expect(datasets.map((o: any) => o.object_id).sort()).toEqual(['ds', 'ds-ref']);
-    const sorted = (await api.post('/objs/query', { project_id: P, filter: { latest_only: true }, sort_by: [{ field: 'object_id', direction: 'desc' }] })).body.objs;
+    const sorted = (
+      await api.post('/objs/query', { project_id: P, filter: { latest_only: true }, sort_by: [{ field: 'object_id', direction: 'desc' }] })
+    ).body.objs;
     const names = sorted.map((o: any) => o.object_id);
     expect(names).toEqual([...names].sort().reverse());
-    const page = (await api.post('/objs/query', { project_id: P, filter: { latest_only: true }, sort_by: [{ field: 'object_id', direction: 'desc' }], limit: 2, offset: 1 })).body.objs;
+    const page = (
+      await api.post('/objs/query', {
+        project_id: P,
+        filter: { latest_only: true },
+        sort_by: [{ field: 'object_id', direction: 'desc' }],
+        limit: 2,
+        offset: 1,
+      })
+    ).body.objs;
     expect(page.map((o: any) => o.object_id)).toEqual(names.slice(1, 3));
-    const sized = (await api.post('/objs/query', { project_id: P, filter: { object_ids: [id] }, metadata_only: true, include_storage_size: true })).body.objs;
+    const sized = (
+      await api.post('/objs/query', { project_id: P, filter: { object_ids: [id] }, metadata_only: true, include_storage_size: true })
+    ).body.objs;
     expect(sized[0].val).toEqual({});
     expect(sized[0].size_bytes).toBe('{"n": 1}'.length);
     const bad = await api.post('/objs/query', { project_id: P, sort_by: [{ field: 'digest', direction: 'asc' }] });

@@ -71,7 +71,16 @@ describe('the OpenAI Python SDK', () => {
     const list = out.models_list.ok as any[];
     expect(list.map((m) => m.id)).toEqual(['m-vllm', 'm-vllm-lora', 'm-sglang', 'm-openai']);
     // (The SDK's model adds `shutdown_date: null`, a field weft does not send.)
-    expect(list[0]).toEqual({ id: 'm-vllm', object: 'model', created: 1_700_000_000, owned_by: 'vllm', root: '/models/base-7b', parent: null, max_model_len: 4096, shutdown_date: null });
+    expect(list[0]).toEqual({
+      id: 'm-vllm',
+      object: 'model',
+      created: 1_700_000_000,
+      owned_by: 'vllm',
+      root: '/models/base-7b',
+      parent: null,
+      max_model_len: 4096,
+      shutdown_date: null,
+    });
     // Not in the upstream's own list / an upstream without a model list: from the file.
     expect(list[1]).toMatchObject({ id: 'm-vllm-lora', object: 'model', owned_by: 'vllm', root: 'm-vllm-lora', parent: null });
     expect(list[1].max_model_len).toBeUndefined();
@@ -79,12 +88,20 @@ describe('the OpenAI Python SDK', () => {
     expect(list[3]).toMatchObject({ id: 'm-openai', owned_by: 'system', created: 1_700_000_000 });
     expect(out.models_retrieve.ok).toEqual(list[0]);
     expect(out.models_retrieve_unknown).toMatchObject({ error: 'NotFoundError', status: 404 });
-    expect(out.models_retrieve_unknown.body).toMatchObject({ message: 'The model `no-such-model` does not exist.', type: 'NotFoundError', code: 404 });
+    expect(out.models_retrieve_unknown.body).toMatchObject({
+      message: 'The model `no-such-model` does not exist.',
+      type: 'NotFoundError',
+      code: 404,
+    });
   });
 
   it('creates legacy completions, whole and streamed, in vLLM’s shape', async () => {
     const c = out.completion.ok.completion;
-    expect(c).toMatchObject({ object: 'text_completion', model: 'm-vllm', choices: [{ index: 0, text: 'Hello from vllm', finish_reason: 'length' }] });
+    expect(c).toMatchObject({
+      object: 'text_completion',
+      model: 'm-vllm',
+      choices: [{ index: 0, text: 'Hello from vllm', finish_reason: 'length' }],
+    });
     expect(c.id).toMatch(/^cmpl-/);
     expect(c.usage).toMatchObject({ prompt_tokens: 5, completion_tokens: 3, total_tokens: 8 });
     const chunks = out.completion_stream.ok as any[];
@@ -99,12 +116,27 @@ describe('the OpenAI Python SDK', () => {
   });
 
   it('raises NotFoundError with vLLM’s message for an unknown model, BadRequestError for vLLM’s rules', () => {
-    expect(out.completion_unknown_model).toMatchObject({ error: 'NotFoundError', status: 404, body: { message: 'The model `no-such-model` does not exist.', type: 'NotFoundError', param: 'model', code: 404 } });
-    expect(out.completion_bad_logprobs).toMatchObject({ error: 'BadRequestError', status: 400, body: { message: '`logprobs` must be a positive value or -1.', param: 'logprobs' } });
+    expect(out.completion_unknown_model).toMatchObject({
+      error: 'NotFoundError',
+      status: 404,
+      body: { message: 'The model `no-such-model` does not exist.', type: 'NotFoundError', param: 'model', code: 404 },
+    });
+    expect(out.completion_bad_logprobs).toMatchObject({
+      error: 'BadRequestError',
+      status: 400,
+      body: { message: '`logprobs` must be a positive value or -1.', param: 'logprobs' },
+    });
   });
 
   it('creates embeddings (the SDK’s default base64 and plain floats), passed through', () => {
-    expect(out.embeddings.ok).toMatchObject({ model: 'm-vllm', vectors: [[3, 0.5, -0.25], [5, 0.5, -0.25]], usage: { prompt_tokens: 4, total_tokens: 4 } });
+    expect(out.embeddings.ok).toMatchObject({
+      model: 'm-vllm',
+      vectors: [
+        [3, 0.5, -0.25],
+        [5, 0.5, -0.25],
+      ],
+      usage: { prompt_tokens: 4, total_tokens: 4 },
+    });
     expect(out.embeddings_float.ok).toEqual([[4, 0.5, -0.25]]);
   });
 
@@ -113,7 +145,9 @@ describe('the OpenAI Python SDK', () => {
     expect(c.op_name).toBe('weave.text_completions_create');
     expect(c.inputs).toEqual({ model: 'm-vllm', prompt: 'Say hi', max_tokens: 5 });
     expect(c.output.choices[0].text).toBe('Hello from vllm');
-    expect(c.summary.usage).toEqual({ 'm-vllm': { prompt_tokens: 5, completion_tokens: 3, total_tokens: 8, prompt_tokens_details: null, requests: 1 } });
+    expect(c.summary.usage).toEqual({
+      'm-vllm': { prompt_tokens: 5, completion_tokens: 3, total_tokens: 8, prompt_tokens_details: null, requests: 1 },
+    });
     const e = await callById(out.embeddings.ok.call_id);
     expect(e.op_name).toBe('weave.embeddings_create');
     expect(e.inputs).toMatchObject({ model: 'm-vllm', input: ['abc', 'hello'] });
@@ -146,11 +180,18 @@ describe('the /v1 routes over plain HTTP', () => {
   });
 
   it('stream a traced legacy completion and record the joined text', async () => {
-    const s = await postSse(weft.url + '/v1/completions', { model: 'm-vllm', prompt: 'Say hi', stream: true }, { authorization: bearerAuth('test-key'), 'x-project-id': P });
+    const s = await postSse(
+      weft.url + '/v1/completions',
+      { model: 'm-vllm', prompt: 'Say hi', stream: true },
+      { authorization: bearerAuth('test-key'), 'x-project-id': P },
+    );
     expect(s.status).toBe(200);
     expect(s.events.at(-1)!.data).toBe('[DONE]');
     const c = await callById(s.headers.get('x-svc-call-id')!);
-    expect(c.output).toMatchObject({ object: 'text_completion', choices: [{ index: 0, text: 'Hello from vllm', finish_reason: 'length' }] });
+    expect(c.output).toMatchObject({
+      object: 'text_completion',
+      choices: [{ index: 0, text: 'Hello from vllm', finish_reason: 'length' }],
+    });
     // Usage recorded although the client did not ask to see it.
     expect(c.summary.usage['m-vllm']).toMatchObject({ total_tokens: 8, requests: 1 });
     expect(s.json.some((x: any) => x?.usage)).toBe(false);
@@ -160,7 +201,11 @@ describe('the /v1 routes over plain HTTP', () => {
     const before = upstream.requests.length;
     const cases: [Record<string, unknown>, string, string][] = [
       [{ model: 'm-vllm' }, 'prompt', 'At least one of `prompt` or `prompt_embeds` must be set.'],
-      [{ model: 'm-vllm', prompt: 'x', stream_options: { include_usage: true } }, 'stream_options', 'Stream options can only be defined when `stream=True`.'],
+      [
+        { model: 'm-vllm', prompt: 'x', stream_options: { include_usage: true } },
+        'stream_options',
+        'Stream options can only be defined when `stream=True`.',
+      ],
       [{ model: 'm-vllm', prompt: 'x', suffix: 'y' }, 'suffix', 'suffix is not currently supported'],
       [{ model: 'm-vllm', prompt: 'x', temperature: -1 }, 'temperature', 'temperature must be non-negative, got -1.0.'],
     ];

@@ -36,9 +36,20 @@ interface ExportRun {
   spans: { name: string; trace_id: string; span_id: string; parent_id: string | null; start_ns: string; end_ns: string }[];
 }
 
-async function exportWithSdk(protocol: 'grpc' | 'http', authorization: string, project: string, compression: 'gzip' | 'none', spans: number, seed: number): Promise<ExportRun> {
+async function exportWithSdk(
+  protocol: 'grpc' | 'http',
+  authorization: string,
+  project: string,
+  compression: 'gzip' | 'none',
+  spans: number,
+  seed: number,
+): Promise<ExportRun> {
   const endpoint = protocol === 'grpc' ? `127.0.0.1:${weft.grpcPort}` : `${weft.url}/otel/v1/traces`;
-  const r = await runPythonClient('otel_export.py', [protocol, endpoint, authorization, project, compression, String(spans), String(seed)], { timeoutMs: 240_000 });
+  const r = await runPythonClient(
+    'otel_export.py',
+    [protocol, endpoint, authorization, project, compression, String(spans), String(seed)],
+    { timeoutMs: 240_000 },
+  );
   if (r.code !== 0) throw new Error(`otel_export.py exited ${r.code}\n${r.stderr}`);
   return JSON.parse(r.stdout) as ExportRun;
 }
@@ -46,7 +57,10 @@ async function exportWithSdk(protocol: 'grpc' | 'http', authorization: string, p
 /** Every span of the run is a call of `project` with the span's ids, parent and times, exactly. */
 async function expectAllStored(run: ExportRun, project: string): Promise<void> {
   expect(run.flushed).toBe(true);
-  expect(run.results.every((r) => r.result === 'SUCCESS'), JSON.stringify(run.results)).toBe(true);
+  expect(
+    run.results.every((r) => r.result === 'SUCCESS'),
+    JSON.stringify(run.results),
+  ).toBe(true);
   expect(run.results.reduce((n, r) => n + r.spans, 0)).toBe(run.spans.length);
   // Acknowledged means stored: no waiting needed.
   const calls = await admin.jsonl('/calls/stream_query', { project_id: project });
@@ -93,7 +107,13 @@ describe('the OpenTelemetry Python SDK', () => {
 });
 
 const T = Buffer.from('0af7651916cd43dd8448eb211c80319c', 'hex');
-const pbSpan = (spanId: Buffer, name: string) => ({ traceId: T, spanId, name, startTimeUnixNano: '1714564800000001000', endTimeUnixNano: '1714564800000002000' });
+const pbSpan = (spanId: Buffer, name: string) => ({
+  traceId: T,
+  spanId,
+  name,
+  startTimeUnixNano: '1714564800000001000',
+  endTimeUnixNano: '1714564800000002000',
+});
 const exportBody = (spans: unknown[], resourceAttributes: unknown[] = []) =>
   encodeExportTraceServiceRequest({ resourceSpans: [{ resource: { attributes: resourceAttributes }, scopeSpans: [{ spans }] }] });
 
@@ -107,13 +127,19 @@ describe('the OTLP/gRPC receiver', () => {
   it('answers partial success for a bad span, stores the rest, logs and counts the rejection', async () => {
     const metric = 'weft_otlp_spans_rejected_total{reason="invalid_span_id",transport="grpc"}';
     const before = await metricLine(metric);
-    const r = await grpcExport(weft.grpcPort!, exportBody([pbSpan(Buffer.from('1100000000000001', 'hex'), 'good'), pbSpan(Buffer.alloc(8), 'zero-id')]), {
-      authorization: bearerAuth(member.key),
-      project_id: 'acme/grpc-errors',
-    });
+    const r = await grpcExport(
+      weft.grpcPort!,
+      exportBody([pbSpan(Buffer.from('1100000000000001', 'hex'), 'good'), pbSpan(Buffer.alloc(8), 'zero-id')]),
+      {
+        authorization: bearerAuth(member.key),
+        project_id: 'acme/grpc-errors',
+      },
+    );
     expect(r).toEqual({ ok: true, partial: { rejectedSpans: 1, errorMessage: expect.stringContaining("name='zero-id'") } });
     expect(await metricLine(metric)).toBe(before + 1);
-    expect(weft.logs.some((l: any) => l?.msg === 'OTLP span rejected' && l.transport === 'grpc' && l.spanName === 'zero-id' && l.level === 40)).toBe(true);
+    expect(
+      weft.logs.some((l: any) => l?.msg === 'OTLP span rejected' && l.transport === 'grpc' && l.spanName === 'zero-id' && l.level === 40),
+    ).toBe(true);
     const calls = await admin.jsonl('/calls/stream_query', { project_id: 'acme/grpc-errors' });
     expect(calls.map((c) => c.op_name)).toEqual(['good']);
   });
@@ -121,32 +147,51 @@ describe('the OTLP/gRPC receiver', () => {
   it('takes the project from resource attributes when no metadata names it', async () => {
     const r = await grpcExport(
       weft.grpcPort!,
-      exportBody([pbSpan(Buffer.from('1200000000000001', 'hex'), 'from-resource')], [
-        { key: 'wandb.entity', value: { stringValue: 'acme' } },
-        { key: 'wandb.project', value: { stringValue: 'grpc-resource' } },
-      ]),
+      exportBody(
+        [pbSpan(Buffer.from('1200000000000001', 'hex'), 'from-resource')],
+        [
+          { key: 'wandb.entity', value: { stringValue: 'acme' } },
+          { key: 'wandb.project', value: { stringValue: 'grpc-resource' } },
+        ],
+      ),
       { authorization: basicAuth(member.key) },
     );
     expect(r).toEqual({ ok: true, partial: null });
-    expect((await admin.jsonl('/calls/stream_query', { project_id: 'acme/grpc-resource' })).map((c) => c.op_name)).toEqual(['from-resource']);
+    expect((await admin.jsonl('/calls/stream_query', { project_id: 'acme/grpc-resource' })).map((c) => c.op_name)).toEqual([
+      'from-resource',
+    ]);
   });
 
   it('refuses with the gRPC codes exporters act on: unauthenticated, invalid, forbidden', async () => {
     const body = exportBody([pbSpan(Buffer.from('1300000000000001', 'hex'), 'x')]);
     expect(await grpcExport(weft.grpcPort!, body, { project_id: 'acme/grpc-errors' })).toMatchObject({ ok: false, code: 16 });
-    expect(await grpcExport(weft.grpcPort!, body, { authorization: bearerAuth('wrong-key'), project_id: 'acme/grpc-errors' })).toMatchObject({ ok: false, code: 16 });
+    expect(
+      await grpcExport(weft.grpcPort!, body, { authorization: bearerAuth('wrong-key'), project_id: 'acme/grpc-errors' }),
+    ).toMatchObject({ ok: false, code: 16 });
     expect(await grpcExport(weft.grpcPort!, body, { authorization: bearerAuth(member.key), project_id: 'no-slash' })).toEqual({
       ok: false,
       code: 3,
       details: 'project_id metadata: must be <entity>/<project>',
     });
-    expect(await grpcExport(weft.grpcPort!, Buffer.from([0xff, 0xff, 0xff]), { authorization: bearerAuth(member.key), project_id: 'acme/grpc-errors' })).toMatchObject({
+    expect(
+      await grpcExport(weft.grpcPort!, Buffer.from([0xff, 0xff, 0xff]), {
+        authorization: bearerAuth(member.key),
+        project_id: 'acme/grpc-errors',
+      }),
+    ).toMatchObject({
       ok: false,
       code: 3,
       details: expect.stringContaining('invalid protobuf ExportTraceServiceRequest'),
     });
-    expect(await grpcExport(weft.grpcPort!, body, { authorization: bearerAuth(member.key) })).toMatchObject({ ok: false, code: 3, details: expect.stringContaining('no project') });
-    expect(await grpcExport(weft.grpcPort!, body, { authorization: bearerAuth(member.key), project_id: 'other/p' })).toMatchObject({ ok: false, code: 7 });
+    expect(await grpcExport(weft.grpcPort!, body, { authorization: bearerAuth(member.key) })).toMatchObject({
+      ok: false,
+      code: 3,
+      details: expect.stringContaining('no project'),
+    });
+    expect(await grpcExport(weft.grpcPort!, body, { authorization: bearerAuth(member.key), project_id: 'other/p' })).toMatchObject({
+      ok: false,
+      code: 7,
+    });
     expect(await admin.jsonl('/calls/stream_query', { project_id: 'other/p' })).toEqual([]);
   });
 });

@@ -28,7 +28,8 @@ afterAll(async () => {
 async function rejectedMetric(): Promise<Record<string, number>> {
   const text = await (await fetch(`${weft.url}/metrics`)).text();
   const out: Record<string, number> = {};
-  for (const m of text.matchAll(/^weft_otlp_spans_rejected_total\{reason="([^"]+)",transport="([^"]+)"\} (\d+)$/gm)) out[`${m[1]}/${m[2]}`] = Number(m[3]);
+  for (const m of text.matchAll(/^weft_otlp_spans_rejected_total\{reason="([^"]+)",transport="([^"]+)"\} (\d+)$/gm))
+    out[`${m[1]}/${m[2]}`] = Number(m[3]);
   return out;
 }
 
@@ -101,7 +102,11 @@ const exporterOptions = (headers: Record<string, string> = {}) => ({
 });
 
 async function readTrace(traceId: string) {
-  const rows = await api.jsonl('/calls/stream_query', { project_id: P, filter: { trace_ids: [traceId] }, sort_by: [{ field: 'started_at', direction: 'asc' }] });
+  const rows = await api.jsonl('/calls/stream_query', {
+    project_id: P,
+    filter: { trace_ids: [traceId] },
+    sort_by: [{ field: 'started_at', direction: 'asc' }],
+  });
   return Object.fromEntries(rows.map((c) => [c.op_name, c]));
 }
 
@@ -182,8 +187,22 @@ describe('real OpenTelemetry SDK → weft', () => {
     type Config = NonNullable<ConstructorParameters<typeof ProtoExporter>[0]>;
     const gzip = 'gzip' as Config['compression'];
     for (const [label, exporter] of [
-      ['gz-pb', new ProtoExporter({ url: `${weft.url}/otel/v1/traces`, headers: { project_id: P, Authorization: basicAuth('test-key') }, compression: gzip })],
-      ['gz-json', new JsonExporter({ url: `${weft.url}/otel/v1/traces`, headers: { project_id: P, Authorization: basicAuth('test-key') }, compression: gzip })],
+      [
+        'gz-pb',
+        new ProtoExporter({
+          url: `${weft.url}/otel/v1/traces`,
+          headers: { project_id: P, Authorization: basicAuth('test-key') },
+          compression: gzip,
+        }),
+      ],
+      [
+        'gz-json',
+        new JsonExporter({
+          url: `${weft.url}/otel/v1/traces`,
+          headers: { project_id: P, Authorization: basicAuth('test-key') },
+          compression: gzip,
+        }),
+      ],
     ] as const) {
       const results: number[] = [];
       const { traceId, ids } = await exportAgentTrace(recording(exporter, results), label);
@@ -196,7 +215,10 @@ describe('real OpenTelemetry SDK → weft', () => {
   it('accepts Bearer auth from a stock exporter', async () => {
     const results: number[] = [];
     const { traceId } = await exportAgentTrace(
-      recording(new ProtoExporter({ url: `${weft.url}/otel/v1/traces`, headers: { project_id: P, Authorization: bearerAuth('test-key') } }), results),
+      recording(
+        new ProtoExporter({ url: `${weft.url}/otel/v1/traces`, headers: { project_id: P, Authorization: bearerAuth('test-key') } }),
+        results,
+      ),
       'bearer',
     );
     expect(results).toEqual([0, 0, 0]);
@@ -225,7 +247,14 @@ describe('rejections and partial success', () => {
   const mixed = [
     span({ spanId: '1000000000000001', name: 'good' }),
     span({ spanId: 'not-hex', name: 'bad-id' }),
-    span({ spanId: '1000000000000003', name: 'conflict', attributes: [{ key: 'a', value: { intValue: 1 } }, { key: 'a.b', value: { intValue: 2 } }] }),
+    span({
+      spanId: '1000000000000003',
+      name: 'conflict',
+      attributes: [
+        { key: 'a', value: { intValue: 1 } },
+        { key: 'a.b', value: { intValue: 2 } },
+      ],
+    }),
     span({ spanId: '1000000000000004', name: 'bad-time', startTimeUnixNano: 'yesterday' }),
   ];
 
@@ -239,9 +268,17 @@ describe('rejections and partial success', () => {
     expect(msg).toContain("Rejected span (name='bad-time'");
     expect(msg).toContain('invalid start_time_unix_nano');
     expect(msg).not.toContain("name='conflict'");
-    const rows = await api.jsonl('/calls/stream_query', { project_id: P, filter: { trace_ids: [T] }, sort_by: [{ field: 'op_name', direction: 'asc' }] });
+    const rows = await api.jsonl('/calls/stream_query', {
+      project_id: P,
+      filter: { trace_ids: [T] },
+      sort_by: [{ field: 'op_name', direction: 'asc' }],
+    });
     expect(rows.map((c) => c.op_name)).toEqual(['conflict', 'good']);
-    expect(rows[1]).toMatchObject({ id: '1000000000000001', started_at: '2024-05-01T12:00:00.000001Z', ended_at: '2024-05-01T12:00:00.500002Z' });
+    expect(rows[1]).toMatchObject({
+      id: '1000000000000001',
+      started_at: '2024-05-01T12:00:00.000001Z',
+      ended_at: '2024-05-01T12:00:00.500002Z',
+    });
     // A key that is both a value and a prefix keeps both values.
     expect(rows[0].attributes).toMatchObject({ a: 1, 'a.b': 2 });
     // Each rejection: a warn line with project, trace and span id and reason, and a counter by reason.
@@ -263,11 +300,18 @@ describe('rejections and partial success', () => {
       { key: 'gen_ai.system', value: { stringValue: 'openai' } },
       { key: 'gen_ai.system.name', value: { stringValue: 'openai' } },
     ];
-    const r = await api.raw('/otel/v1/traces', JSON.stringify(request([span({ traceId: t, spanId: '8b00000000000001', name: 'mixed-semconv', attributes: attrs })])), otlpHeaders);
+    const r = await api.raw(
+      '/otel/v1/traces',
+      JSON.stringify(request([span({ traceId: t, spanId: '8b00000000000001', name: 'mixed-semconv', attributes: attrs })])),
+      otlpHeaders,
+    );
     expect(r.body).toEqual({});
     const [c] = await api.jsonl('/calls/stream_query', { project_id: P, filter: { trace_ids: [t] } });
     expect(c.op_name).toBe('mixed-semconv');
-    expect(c.attributes.otel_span.attributes).toEqual({ db: { system: 'postgresql', 'system.name': 'postgresql' }, gen_ai: { system: 'openai', 'system.name': 'openai' } });
+    expect(c.attributes.otel_span.attributes).toEqual({
+      db: { system: 'postgresql', 'system.name': 'postgresql' },
+      gen_ai: { system: 'openai', 'system.name': 'openai' },
+    });
   });
 
   it('reports partial_success on /otel/v1/trace (the interface body) too', async () => {
@@ -284,7 +328,10 @@ describe('rejections and partial success', () => {
   });
 
   it('answers partial_success null when all spans are accepted, 400 naming the field for a malformed request', async () => {
-    const ok = await api.post('/otel/v1/trace', { project_id: P, traces: request([span({ traceId: '2af7651916cd43dd8448eb211c80319c' })]) });
+    const ok = await api.post('/otel/v1/trace', {
+      project_id: P,
+      traces: request([span({ traceId: '2af7651916cd43dd8448eb211c80319c' })]),
+    });
     expect(ok.status).toBe(200);
     expect(ok.body).toEqual({ partial_success: null });
     const bad = await api.post('/otel/v1/trace', { project_id: P, traces: { resourceSpans: 'nope' } });
@@ -305,10 +352,14 @@ describe('rejections and partial success', () => {
 describe('OTLP/HTTP transport', () => {
   it('takes gzip JSON and gzip protobuf bodies; the protobuf answer is an ExportTraceServiceResponse', async () => {
     const t = '3af7651916cd43dd8448eb211c80319c';
-    const json = await api.raw('/otel/v1/traces', gzipSync(JSON.stringify(request([span({ traceId: t, spanId: '3000000000000001', name: 'gz-json' })]))), {
-      ...otlpHeaders,
-      'content-encoding': 'gzip',
-    });
+    const json = await api.raw(
+      '/otel/v1/traces',
+      gzipSync(JSON.stringify(request([span({ traceId: t, spanId: '3000000000000001', name: 'gz-json' })]))),
+      {
+        ...otlpHeaders,
+        'content-encoding': 'gzip',
+      },
+    );
     expect(json.status).toBe(200);
     expect(json.body).toEqual({});
 
@@ -318,8 +369,20 @@ describe('OTLP/HTTP transport', () => {
           scopeSpans: [
             {
               spans: [
-                { traceId: Buffer.from(t, 'hex'), spanId: Buffer.from('3000000000000002', 'hex'), name: 'gz-pb', startTimeUnixNano: '1714564800000001000', endTimeUnixNano: '1714564800000002000' },
-                { traceId: Buffer.from(t, 'hex'), spanId: Buffer.alloc(3, 1), name: 'short-id', startTimeUnixNano: '1714564800000001000', endTimeUnixNano: '1714564800000002000' },
+                {
+                  traceId: Buffer.from(t, 'hex'),
+                  spanId: Buffer.from('3000000000000002', 'hex'),
+                  name: 'gz-pb',
+                  startTimeUnixNano: '1714564800000001000',
+                  endTimeUnixNano: '1714564800000002000',
+                },
+                {
+                  traceId: Buffer.from(t, 'hex'),
+                  spanId: Buffer.alloc(3, 1),
+                  name: 'short-id',
+                  startTimeUnixNano: '1714564800000001000',
+                  endTimeUnixNano: '1714564800000002000',
+                },
               ],
             },
           ],
@@ -328,7 +391,12 @@ describe('OTLP/HTTP transport', () => {
     });
     const res = await fetch(`${weft.url}/otel/v1/traces`, {
       method: 'POST',
-      headers: { project_id: P, authorization: basicAuth('test-key'), 'content-type': 'application/x-protobuf', 'content-encoding': 'gzip' },
+      headers: {
+        project_id: P,
+        authorization: basicAuth('test-key'),
+        'content-type': 'application/x-protobuf',
+        'content-encoding': 'gzip',
+      },
       body: gzipSync(pb),
     });
     expect(res.status).toBe(200);
@@ -337,7 +405,11 @@ describe('OTLP/HTTP transport', () => {
     expect(decoded?.rejectedSpans).toBe(1);
     expect(decoded?.errorMessage).toContain("name='short-id'");
 
-    const rows = await api.jsonl('/calls/stream_query', { project_id: P, filter: { trace_ids: [t] }, sort_by: [{ field: 'op_name', direction: 'asc' }] });
+    const rows = await api.jsonl('/calls/stream_query', {
+      project_id: P,
+      filter: { trace_ids: [t] },
+      sort_by: [{ field: 'op_name', direction: 'asc' }],
+    });
     expect(rows.map((c) => c.op_name)).toEqual(['gz-json', 'gz-pb']);
   });
 
@@ -354,10 +426,13 @@ describe('OTLP/HTTP transport', () => {
 
   it('takes the project from wandb.entity/wandb.project resource attributes when no header names it', async () => {
     const t = '4af7651916cd43dd8448eb211c80319c';
-    const body = request([span({ traceId: t })], [
-      { key: 'wandb.entity', value: { stringValue: 'acme' } },
-      { key: 'wandb.project', value: { stringValue: 'from-resource' } },
-    ]);
+    const body = request(
+      [span({ traceId: t })],
+      [
+        { key: 'wandb.entity', value: { stringValue: 'acme' } },
+        { key: 'wandb.project', value: { stringValue: 'from-resource' } },
+      ],
+    );
     const r = await api.raw('/otel/v1/traces', JSON.stringify(body), { 'content-type': 'application/json' });
     expect(r.status).toBe(200);
     expect(await api.jsonl('/calls/stream_query', { project_id: 'acme/from-resource', filter: { trace_ids: [t] } })).toHaveLength(1);
@@ -388,24 +463,35 @@ describe('OTLP/HTTP transport', () => {
     expect(pb.status).toBe(415);
     const pbTrace = await api.raw('/otel/v1/trace', Buffer.from([1, 2, 3]), { 'content-type': 'application/x-protobuf' });
     expect(pbTrace.status).toBe(415);
-    const badPb = await api.raw('/otel/v1/traces', Buffer.from([0xff, 0xff, 0xff]), { ...otlpHeaders, 'content-type': 'application/x-protobuf' });
+    const badPb = await api.raw('/otel/v1/traces', Buffer.from([0xff, 0xff, 0xff]), {
+      ...otlpHeaders,
+      'content-type': 'application/x-protobuf',
+    });
     expect(badPb.status).toBe(400);
     const badJson = await api.raw('/otel/v1/traces', '{"resourceSpans": [', otlpHeaders);
     expect(badJson.status).toBe(400);
     const text = await api.raw('/otel/v1/traces', 'hello', { ...otlpHeaders, 'content-type': 'text/plain' });
     expect(text.status).toBe(415);
     expect(text.body.reason).toBe("unsupported Content-Type 'text/plain': OTLP/HTTP takes application/x-protobuf or application/json");
-    const charset = await api.raw('/otel/v1/traces', JSON.stringify(request([span({ traceId: '6af7651916cd43dd8448eb211c80319c', spanId: '6000000000000001' })])), {
-      ...otlpHeaders,
-      'content-type': 'application/json; charset=utf-8',
-    });
+    const charset = await api.raw(
+      '/otel/v1/traces',
+      JSON.stringify(request([span({ traceId: '6af7651916cd43dd8448eb211c80319c', spanId: '6000000000000001' })])),
+      {
+        ...otlpHeaders,
+        'content-type': 'application/json; charset=utf-8',
+      },
+    );
     expect(charset.status).toBe(200);
   });
 });
 
 describe('OTLP/HTTP error bodies', () => {
   const post = (body: Uint8Array | string, headers: Record<string, string>) =>
-    fetch(`${weft.url}/otel/v1/traces`, { method: 'POST', headers: { project_id: P, authorization: basicAuth('test-key'), ...headers }, body });
+    fetch(`${weft.url}/otel/v1/traces`, {
+      method: 'POST',
+      headers: { project_id: P, authorization: basicAuth('test-key'), ...headers },
+      body,
+    });
 
   it('answers protobuf requests with a protobuf google.rpc.Status, JSON requests with JSON', async () => {
     const bad = await post(Buffer.from([0xff, 0xff, 0xff]), { 'content-type': 'application/x-protobuf' });
@@ -415,14 +501,30 @@ describe('OTLP/HTTP error bodies', () => {
     expect(status.code).toBe(3); // INVALID_ARGUMENT
     expect(status.message).toContain('invalid protobuf ExportTraceServiceRequest');
 
-    const anon = await fetch(`${weft.url}/otel/v1/traces`, { method: 'POST', headers: { 'content-type': 'application/x-protobuf' }, body: Buffer.alloc(0) });
+    const anon = await fetch(`${weft.url}/otel/v1/traces`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-protobuf' },
+      body: Buffer.alloc(0),
+    });
     expect(anon.status).toBe(401);
     expect(decodeRpcStatus(new Uint8Array(await anon.arrayBuffer())).code).toBe(16); // UNAUTHENTICATED
 
     const noProject = await fetch(`${weft.url}/otel/v1/traces`, {
       method: 'POST',
       headers: { authorization: basicAuth('test-key'), 'content-type': 'application/x-protobuf' },
-      body: encodeExportTraceServiceRequest({ resourceSpans: [{ scopeSpans: [{ spans: [{ traceId: Buffer.alloc(16, 1), spanId: Buffer.alloc(8, 1), name: 'x', startTimeUnixNano: '1', endTimeUnixNano: '2' }] }] }] }),
+      body: encodeExportTraceServiceRequest({
+        resourceSpans: [
+          {
+            scopeSpans: [
+              {
+                spans: [
+                  { traceId: Buffer.alloc(16, 1), spanId: Buffer.alloc(8, 1), name: 'x', startTimeUnixNano: '1', endTimeUnixNano: '2' },
+                ],
+              },
+            ],
+          },
+        ],
+      }),
     });
     expect(noProject.status).toBe(400);
     expect(decodeRpcStatus(new Uint8Array(await noProject.arrayBuffer())).message).toMatch(/^project_id: no project/);

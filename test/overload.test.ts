@@ -39,10 +39,14 @@ async function overloadRun(writeUrl: string, readUrl: string, project: string): 
 
   const acked = [...polite.ackedIds, ...aggressive.ackedIds];
   let stored = new Set<string>();
-  await eventually(async () => {
-    stored = new Set(await queriedIds(readUrl, project));
-    return acked.every((id) => stored.has(id));
-  }, 120_000, 'every acknowledged call queryable');
+  await eventually(
+    async () => {
+      stored = new Set(await queriedIds(readUrl, project));
+      return acked.every((id) => stored.has(id));
+    },
+    120_000,
+    'every acknowledged call queryable',
+  );
   const refusedButStored = [...polite.refusedIds, ...aggressive.refusedIds].filter((id) => stored.has(id));
   expect(refusedButStored.length, report).toBe(0);
   expect(stored.size).toBe(acked.length);
@@ -70,7 +74,16 @@ describe('memory under 200 clients × 1 MB bodies', () => {
   it('all-in-one with the default limits keeps its peak RSS under the documented bound', async () => {
     const weft = await startWeft({});
     running.push(weft);
-    const r = await runLoad({ url: weft.url, project: 'acme/overload-rss', seconds: 12, clients: 200, callsPerRequest: 400, callBytes: 2500, behaviour: 'aggressive', retryDelayMs: 50 });
+    const r = await runLoad({
+      url: weft.url,
+      project: 'acme/overload-rss',
+      seconds: 12,
+      clients: 200,
+      callsPerRequest: 400,
+      callBytes: 2500,
+      behaviour: 'aggressive',
+      retryDelayMs: 50,
+    });
     const mem = memoryOf(weft.proc.pid!);
     const report = `${describeRun('200 × 1 MB', r)}; body ${Math.round(r.bodyBytes / 1024)} KB; peak RSS ${Math.round(mem.peakRssMiB)} MiB`;
     console.log(report);

@@ -38,19 +38,65 @@ interface Spec {
 const op = (name: string, v = 'v1') => `weave:///qa/calls/op/${name}:${v}`;
 const specs: Spec[] = [
   {
-    id: 'c1', op: op('alpha'), start: 1, end: 2.5, thread: 'th1', turn: 'c1', run: 'run1', display: 'First',
+    id: 'c1',
+    op: op('alpha'),
+    start: 1,
+    end: 2.5,
+    thread: 'th1',
+    turn: 'c1',
+    run: 'run1',
+    display: 'First',
     inputs: { n: 1, s: 'Apple pie', nested: { x: [10, 20] }, 'a.b': 'dotted', flag: false },
-    output: { score: 0.9 }, attributes: { env: 'prod' },
-    summary: { usage: { 'gpt-4o': { prompt_tokens: 1000, completion_tokens: 500, requests: 1 }, 'my-model': { input_tokens: 100, output_tokens: 10 }, 'no-such-model': { prompt_tokens: 5 } } },
+    output: { score: 0.9 },
+    attributes: { env: 'prod' },
+    summary: {
+      usage: {
+        'gpt-4o': { prompt_tokens: 1000, completion_tokens: 500, requests: 1 },
+        'my-model': { input_tokens: 100, output_tokens: 10 },
+        'no-such-model': { prompt_tokens: 5 },
+      },
+    },
   },
-  { id: 'c2', op: op('beta'), start: 2, end: 2.25, parent: 'c1', trace: 'tr-c1', thread: 'th1', turn: 'c1', inputs: { n: 2, s: 'banana split' }, output: { score: 0.5 }, exception: 'boom' },
+  {
+    id: 'c2',
+    op: op('beta'),
+    start: 2,
+    end: 2.25,
+    parent: 'c1',
+    trace: 'tr-c1',
+    thread: 'th1',
+    turn: 'c1',
+    inputs: { n: 2, s: 'banana split' },
+    output: { score: 0.5 },
+    exception: 'boom',
+  },
   { id: 'c3', op: op('alpha', 'v2'), start: 3, thread: 'th1', turn: 'c3', inputs: { n: '10', s: 'Cherry' } },
   {
-    id: 'c4', op: 'plain_op', start: 4, end: 7, thread: 'th2', turn: 'c4', run: 'run2',
-    inputs: { n: 3.5, flag: true, ds: 'weave:///qa/calls/object/ds:abc' }, output: 'text output',
-    summary: { status_counts: { success: 1, error: 1 }, usage: { 'my-model': { prompt_tokens: 100, completion_tokens: 10, cache_read_input_tokens: 40 } } },
+    id: 'c4',
+    op: 'plain_op',
+    start: 4,
+    end: 7,
+    thread: 'th2',
+    turn: 'c4',
+    run: 'run2',
+    inputs: { n: 3.5, flag: true, ds: 'weave:///qa/calls/object/ds:abc' },
+    output: 'text output',
+    summary: {
+      status_counts: { success: 1, error: 1 },
+      usage: { 'my-model': { prompt_tokens: 100, completion_tokens: 10, cache_read_input_tokens: 40 } },
+    },
   },
-  { id: 'c5', op: 'plain_op', start: 5, end: 6, thread: 'th2', turn: 'c5', inputs: {}, output: { model: 'weave:///qa/calls/object/model:def' }, summary: { usage: { 'claude-3-haiku-20240307': { input_tokens: 2000, output_tokens: 400 } } } },
+  {
+    id: 'c5',
+    op: 'plain_op',
+    start: 5,
+    end: 6,
+    thread: 'th2',
+    turn: 'c5',
+    inputs: {},
+    output: { model: 'weave:///qa/calls/object/model:def' },
+    summary: { usage: { 'claude-3-haiku-20240307': { input_tokens: 2000, output_tokens: 400 } } },
+  },
   { id: 'c8', op: 'turn', start: 10, end: 10.1, thread: 'th3', turn: 'c8' },
   { id: 'c9', op: 'turn', start: 11, end: 12, thread: 'th3', turn: 'c9' },
   { id: 'c10', op: 'turn', start: 12, end: 12.2, thread: 'th3', turn: 'c10' },
@@ -64,13 +110,25 @@ async function write(s: Spec): Promise<void> {
   const project_id = s.project ?? P;
   const start = await c.post('/call/start', {
     start: {
-      project_id, id: s.id, op_name: s.op, started_at: T(s.start), trace_id: s.trace ?? `tr-${s.id}`, parent_id: s.parent,
-      thread_id: s.thread, turn_id: s.turn, inputs: s.inputs ?? {}, attributes: s.attributes ?? {}, display_name: s.display, svc_run_id: s.run,
+      project_id,
+      id: s.id,
+      op_name: s.op,
+      started_at: T(s.start),
+      trace_id: s.trace ?? `tr-${s.id}`,
+      parent_id: s.parent,
+      thread_id: s.thread,
+      turn_id: s.turn,
+      inputs: s.inputs ?? {},
+      attributes: s.attributes ?? {},
+      display_name: s.display,
+      svc_run_id: s.run,
     },
   });
   expect(start.status).toBe(200);
   if (s.end !== undefined) {
-    const end = await c.post('/call/end', { end: { project_id, id: s.id, ended_at: T(s.end), output: s.output, summary: s.summary ?? {}, exception: s.exception } });
+    const end = await c.post('/call/end', {
+      end: { project_id, id: s.id, ended_at: T(s.end), output: s.output, summary: s.summary ?? {}, exception: s.exception },
+    });
     expect(end.status).toBe(200);
   }
 }
@@ -92,11 +150,24 @@ beforeAll(async () => {
   // Project-level prices: one in force since 2023, one from the 4th second of 2024 (after c1 started).
   const created = await api.post('/cost/create', {
     project_id: P,
-    costs: { 'gpt-4o': { prompt_token_cost: 0.000001, completion_token_cost: 0.000002, effective_date: '2023-01-01T00:00:00Z', provider_id: 'openai' } },
+    costs: {
+      'gpt-4o': {
+        prompt_token_cost: 0.000001,
+        completion_token_cost: 0.000002,
+        effective_date: '2023-01-01T00:00:00Z',
+        provider_id: 'openai',
+      },
+    },
   });
   expect(created.status).toBe(200);
-  for (const [date, cost] of [['2023-01-01T00:00:00Z', 0.01], [T(3.5), 0.02]] as const) {
-    const r = await api.post('/cost/create', { project_id: P, costs: { 'my-model': { prompt_token_cost: cost, completion_token_cost: cost * 10, effective_date: date } } });
+  for (const [date, cost] of [
+    ['2023-01-01T00:00:00Z', 0.01],
+    [T(3.5), 0.02],
+  ] as const) {
+    const r = await api.post('/cost/create', {
+      project_id: P,
+      costs: { 'my-model': { prompt_token_cost: cost, completion_token_cost: cost * 10, effective_date: date } },
+    });
     expect(r.status).toBe(200);
   }
   await api.post('/cost/create', { project_id: 'qa/other', costs: { 'gpt-4o': { prompt_token_cost: 5, completion_token_cost: 5 } } });
@@ -216,9 +287,20 @@ describe('calls filter', () => {
 
   it('query_stats counts under the same filter and query; limit caps the count', async () => {
     expect((await api.post('/calls/query_stats', { project_id: P })).body).toEqual({ count: ALL_P.length });
-    expect((await api.post('/calls/query_stats', { project_id: P, filter: { thread_ids: ['th3'] }, query: { $expr: { $eq: [F('op_name'), L('turn')] } } })).body.count).toBe(3);
+    expect(
+      (
+        await api.post('/calls/query_stats', {
+          project_id: P,
+          filter: { thread_ids: ['th3'] },
+          query: { $expr: { $eq: [F('op_name'), L('turn')] } },
+        })
+      ).body.count,
+    ).toBe(3);
     expect((await api.post('/calls/query_stats', { project_id: P, limit: 4 })).body.count).toBe(4);
-    const big = await api.post('/calls/query_stats', { project_id: P, filter: { call_ids: Array.from({ length: 1001 }, (_, i) => `id${i}`) } });
+    const big = await api.post('/calls/query_stats', {
+      project_id: P,
+      filter: { call_ids: Array.from({ length: 1001 }, (_, i) => `id${i}`) },
+    });
     expect(big.status).toBe(400);
     expect(big.body.field).toBe('filter.call_ids');
   });
@@ -240,7 +322,17 @@ describe('sorting, paging, projection', () => {
     expect(all).toEqual(['c1', 'c2', 'c3', 'c4', 'c5', 'c8', 'c9', 'c10', 'c11']);
     expect(ids(await stream({ offset: 2, limit: 5 }))).toEqual(all.slice(2, 7));
     expect(ids(await stream({ offset: 7 }))).toEqual(all.slice(7));
-    expect(ids(await stream({ sort_by: [{ field: 'op_name', direction: 'desc' }, { field: 'started_at', direction: 'desc' }], limit: 4 }))).toEqual(['c2', 'c3', 'c1', 'c10']); // 'weave:///…' sorts after 'turn'
+    expect(
+      ids(
+        await stream({
+          sort_by: [
+            { field: 'op_name', direction: 'desc' },
+            { field: 'started_at', direction: 'desc' },
+          ],
+          limit: 4,
+        }),
+      ),
+    ).toEqual(['c2', 'c3', 'c1', 'c10']); // 'weave:///…' sorts after 'turn'
   });
 
   it('columns: only the asked fields (plus required ones) come back', async () => {
@@ -264,7 +356,14 @@ describe('costs', () => {
     const byId = Object.fromEntries(rows.map((r: any) => [r.id, r]));
     const c1 = byId.c1.summary.weave.costs;
     // gpt-4o: the project price (in force since 2023) beats the default (effective 2025-08-01).
-    expect(c1['gpt-4o']).toMatchObject({ prompt_tokens: 1000, completion_tokens: 500, requests: 1, pricing_level: 'project', pricing_level_id: P, provider_id: 'openai' });
+    expect(c1['gpt-4o']).toMatchObject({
+      prompt_tokens: 1000,
+      completion_tokens: 500,
+      requests: 1,
+      pricing_level: 'project',
+      pricing_level_id: P,
+      provider_id: 'openai',
+    });
     expect(c1['gpt-4o'].prompt_tokens_total_cost).toBeCloseTo(1000 * 0.000001, 12);
     expect(c1['gpt-4o'].completion_tokens_total_cost).toBeCloseTo(500 * 0.000002, 12);
     // my-model: c1 started before the 0.02 price took effect; input/output_tokens count as prompt/completion.
@@ -288,27 +387,49 @@ describe('costs', () => {
     expect(mine.status).toBe(200);
     expect(mine.body.results.map((r: any) => r.llm_id).sort()).toEqual(['gpt-4o', 'my-model', 'my-model']);
     expect(Object.keys(mine.body.results[0]).sort()).toEqual(
-      ['completion_token_cost', 'completion_token_cost_unit', 'effective_date', 'id', 'llm_id', 'prompt_token_cost', 'prompt_token_cost_unit', 'provider_id'].sort(),
+      [
+        'completion_token_cost',
+        'completion_token_cost_unit',
+        'effective_date',
+        'id',
+        'llm_id',
+        'prompt_token_cost',
+        'prompt_token_cost_unit',
+        'provider_id',
+      ].sort(),
     );
     const sortedQ = await api.post('/cost/query', {
-      project_id: P, fields: ['llm_id', 'prompt_token_cost', 'effective_date'],
-      query: { $expr: { $eq: [F('llm_id'), L('my-model')] } }, sort_by: [{ field: 'effective_date', direction: 'desc' }],
+      project_id: P,
+      fields: ['llm_id', 'prompt_token_cost', 'effective_date'],
+      query: { $expr: { $eq: [F('llm_id'), L('my-model')] } },
+      sort_by: [{ field: 'effective_date', direction: 'desc' }],
     });
     expect(sortedQ.body.results).toEqual([
       { llm_id: 'my-model', prompt_token_cost: 0.02, effective_date: T(3.5) },
       { llm_id: 'my-model', prompt_token_cost: 0.01, effective_date: '2023-01-01T00:00:00Z' },
     ]);
     const defaults = await api.post('/cost/query', {
-      project_id: P, fields: ['llm_id', 'provider_id'],
+      project_id: P,
+      fields: ['llm_id', 'provider_id'],
       query: { $expr: { $and: [{ $eq: [F('pricing_level'), L('default')] }, { $eq: [F('provider_id'), L('anthropic')] }] } },
-      sort_by: [{ field: 'llm_id', direction: 'asc' }], limit: 2, offset: 1,
+      sort_by: [{ field: 'llm_id', direction: 'asc' }],
+      limit: 2,
+      offset: 1,
     });
     expect(defaults.body.results).toHaveLength(2);
     expect(defaults.body.results.every((r: any) => r.provider_id === 'anthropic')).toBe(true);
-    const allDefaults = await api.post('/cost/query', { project_id: P, fields: ['llm_id'], query: { $expr: { $eq: [F('pricing_level'), L('default')] } } });
+    const allDefaults = await api.post('/cost/query', {
+      project_id: P,
+      fields: ['llm_id'],
+      query: { $expr: { $eq: [F('pricing_level'), L('default')] } },
+    });
     expect(allDefaults.body.results.length).toBeGreaterThanOrEqual(30);
     // Another project's prices never show, whatever the query says.
-    const leak = await api.post('/cost/query', { project_id: P, fields: ['pricing_level_id'], query: { $expr: { $eq: [F('pricing_level_id'), L('qa/other')] } } });
+    const leak = await api.post('/cost/query', {
+      project_id: P,
+      fields: ['pricing_level_id'],
+      query: { $expr: { $eq: [F('pricing_level_id'), L('qa/other')] } },
+    });
     expect(leak.body.results).toEqual([]);
     const badField = await api.post('/cost/query', { project_id: P, fields: ['llm_id', 'password'] });
     expect(badField.status).toBe(400);
@@ -327,7 +448,11 @@ describe('storage sizes', () => {
     expect(byId.c11.storage_size_bytes).toBe(expected(c11));
     expect(byId.c10.total_storage_size_bytes).toBe(expected(c10) + expected(c11));
     expect(byId.c11.total_storage_size_bytes).toBeNull();
-    const stats = await api.post('/calls/query_stats', { project_id: P, filter: { trace_ids: ['tr-c10'] }, include_total_storage_size: true });
+    const stats = await api.post('/calls/query_stats', {
+      project_id: P,
+      filter: { trace_ids: ['tr-c10'] },
+      include_total_storage_size: true,
+    });
     expect(stats.body).toEqual({ count: 2, total_storage_size_bytes: expected(c10) + expected(c11) });
   });
 });
@@ -338,29 +463,63 @@ describe('threads', () => {
     expect(rows.map((r) => r.thread_id)).toEqual(['th3', 'th2', 'th1']); // last_updated desc
     const by = Object.fromEntries(rows.map((r) => [r.thread_id, r]));
     // th1: turns c1 (1500 ms) and c3 (running); c2 is nested, not a turn.
-    expect(by.th1).toEqual({ thread_id: 'th1', turn_count: 2, start_time: T(1), last_updated: T(2.5), first_turn_id: 'c1', last_turn_id: 'c1', p50_turn_duration_ms: 1500, p99_turn_duration_ms: 1500 });
+    expect(by.th1).toEqual({
+      thread_id: 'th1',
+      turn_count: 2,
+      start_time: T(1),
+      last_updated: T(2.5),
+      first_turn_id: 'c1',
+      last_turn_id: 'c1',
+      p50_turn_duration_ms: 1500,
+      p99_turn_duration_ms: 1500,
+    });
     // th2: 3000 and 1000 ms → p50 2000, p99 1000 + 0.99·2000.
-    expect(by.th2).toMatchObject({ turn_count: 2, start_time: T(4), last_updated: T(7), first_turn_id: 'c4', last_turn_id: 'c4', p50_turn_duration_ms: 2000 });
+    expect(by.th2).toMatchObject({
+      turn_count: 2,
+      start_time: T(4),
+      last_updated: T(7),
+      first_turn_id: 'c4',
+      last_turn_id: 'c4',
+      p50_turn_duration_ms: 2000,
+    });
     expect(by.th2.p99_turn_duration_ms).toBeCloseTo(2980, 6);
     // th3: 100, 1000, 200 ms (c11 is nested) → p50 200, p99 at k=1.98: 200 + 0.98·800.
-    expect(by.th3).toMatchObject({ turn_count: 3, start_time: T(10), last_updated: T(12.2), first_turn_id: 'c8', last_turn_id: 'c10', p50_turn_duration_ms: 200 });
+    expect(by.th3).toMatchObject({
+      turn_count: 3,
+      start_time: T(10),
+      last_updated: T(12.2),
+      first_turn_id: 'c8',
+      last_turn_id: 'c10',
+      p50_turn_duration_ms: 200,
+    });
     expect(by.th3.p99_turn_duration_ms).toBeCloseTo(984, 6);
   });
 
   it('filters (after, before, thread_ids), sorts on every field, pages', async () => {
-    const q = async (body: Record<string, unknown>) => (await api.jsonl<any>('/threads/stream_query', { project_id: P, ...body })).map((r) => r.thread_id);
+    const q = async (body: Record<string, unknown>) =>
+      (await api.jsonl<any>('/threads/stream_query', { project_id: P, ...body })).map((r) => r.thread_id);
     expect(await q({ filter: { thread_ids: ['th1', 'th3'] } })).toEqual(['th3', 'th1']);
     expect(await q({ filter: { after_datetime: T(3.5) } })).toEqual(['th3', 'th2']);
     expect(await q({ filter: { before_datetime: T(3.5) } })).toEqual(['th1']);
     const th1Late = await api.jsonl<any>('/threads/stream_query', { project_id: P, filter: { after_datetime: T(2), thread_ids: ['th1'] } });
     expect(th1Late).toEqual([]); // only c3 (running) remains: no last_updated, skipped
-    expect(await q({ sort_by: [{ field: 'turn_count', direction: 'desc' }, { field: 'thread_id', direction: 'desc' }] })).toEqual(['th3', 'th2', 'th1']);
+    expect(
+      await q({
+        sort_by: [
+          { field: 'turn_count', direction: 'desc' },
+          { field: 'thread_id', direction: 'desc' },
+        ],
+      }),
+    ).toEqual(['th3', 'th2', 'th1']);
     expect(await q({ sort_by: [{ field: 'start_time', direction: 'asc' }] })).toEqual(['th1', 'th2', 'th3']);
     expect(await q({ sort_by: [{ field: 'p50_turn_duration_ms', direction: 'asc' }] })).toEqual(['th3', 'th1', 'th2']);
     expect(await q({ sort_by: [{ field: 'p99_turn_duration_ms', direction: 'desc' }] })).toEqual(['th2', 'th1', 'th3']);
     expect(await q({ sort_by: [{ field: 'last_updated', direction: 'asc' }] })).toEqual(['th1', 'th2', 'th3']);
     expect(await q({ sort_by: [{ field: 'thread_id', direction: 'asc' }], limit: 1, offset: 1 })).toEqual(['th2']);
-    const bad = await api.post('/threads/stream_query', { project_id: P, sort_by: [{ field: 'turn_count; DROP TABLE calls_merged', direction: 'asc' }] });
+    const bad = await api.post('/threads/stream_query', {
+      project_id: P,
+      sort_by: [{ field: 'turn_count; DROP TABLE calls_merged', direction: 'asc' }],
+    });
     expect(bad.status).toBe(400);
     expect(bad.body.reason).toContain('turn_count; DROP TABLE calls_merged');
   });
@@ -402,7 +561,15 @@ describe('streaming', () => {
     const Q = 'qa/stream';
     const batch = Array.from({ length: 60 }, (_, i) => ({
       mode: 'start',
-      req: { start: { project_id: Q, id: `s${String(i).padStart(3, '0')}`, op_name: 'bulk', started_at: T(i % 7), inputs: { k: (i * 37) % 101, pad: 'x'.repeat(2000) } } },
+      req: {
+        start: {
+          project_id: Q,
+          id: `s${String(i).padStart(3, '0')}`,
+          op_name: 'bulk',
+          started_at: T(i % 7),
+          inputs: { k: (i * 37) % 101, pad: 'x'.repeat(2000) },
+        },
+      },
     }));
     expect((await api.post('/call/upsert_batch', { batch })).status).toBe(200);
     const rows = await api.jsonl<any>('/calls/stream_query', { project_id: Q, sort_by: [{ field: 'inputs.k', direction: 'desc' }] });
@@ -413,12 +580,16 @@ describe('streaming', () => {
 
     // A client that reads the first bytes and hangs up (node:http, so no pooled socket lingers).
     const firstBytes = await new Promise<number>((resolve, reject) => {
-      const req = request(`${weft.url}/calls/stream_query`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: api.authorization! } }, (res) => {
-        res.once('data', (chunk: Buffer) => {
-          req.destroy();
-          resolve(chunk.length);
-        });
-      });
+      const req = request(
+        `${weft.url}/calls/stream_query`,
+        { method: 'POST', headers: { 'content-type': 'application/json', authorization: api.authorization! } },
+        (res) => {
+          res.once('data', (chunk: Buffer) => {
+            req.destroy();
+            resolve(chunk.length);
+          });
+        },
+      );
       req.on('error', (e) => (e.message.includes('socket hang up') ? undefined : reject(e)));
       req.end(JSON.stringify({ project_id: Q }));
     });

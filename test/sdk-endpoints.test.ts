@@ -53,12 +53,25 @@ describe('weave.init: GraphQL and /traces', () => {
   it('answers the viewer, project lookup and upsert for the key, and nothing else', async () => {
     const viewer = await gql('query DefaultEntity { viewer { username defaultEntity { name } } }');
     expect(viewer.body).toEqual({ data: { viewer: { username: member.user_id, defaultEntity: { name: 'sdkx' } } } });
-    expect((await gql('query Project($name: String!, $entityName: String!) { project(name: $name, entityName: $entityName) { name } }', { name: 'p', entityName: 'sdkx' })).body).toEqual({
+    expect(
+      (
+        await gql('query Project($name: String!, $entityName: String!) { project(name: $name, entityName: $entityName) { name } }', {
+          name: 'p',
+          entityName: 'sdkx',
+        })
+      ).body,
+    ).toEqual({
       data: { project: { name: 'p' } },
     });
-    const upsert = await gql('mutation UpsertModel($name: String!, $entity: String!) { upsertModel(input: {name: $name, entityName: $entity}) { model { name } } }', { name: 'q', entity: 'sdkx' });
+    const upsert = await gql(
+      'mutation UpsertModel($name: String!, $entity: String!) { upsertModel(input: {name: $name, entityName: $entity}) { model { name } } }',
+      { name: 'q', entity: 'sdkx' },
+    );
     expect(upsert.body.data.upsertModel.model.name).toBe('q');
-    const denied = await gql('query Project($name: String!, $entityName: String!) { project(name: $name, entityName: $entityName) { name } }', { name: 'p', entityName: 'other' });
+    const denied = await gql(
+      'query Project($name: String!, $entityName: String!) { project(name: $name, entityName: $entityName) { name } }',
+      { name: 'p', entityName: 'other' },
+    );
     expect(denied.body.errors[0].extensions.code).toBe('PERMISSION_ERROR');
     expect(denied.body.data).toBeNull();
     const unknown = await gql('query Runs { runs { id } }');
@@ -74,12 +87,21 @@ describe('weave.init: GraphQL and /traces', () => {
 
 describe('v2 calls', () => {
   it('calls/complete stores each call whole (start and end), with wb_ names read as svc_', async () => {
-    const r = await memberApi.post(`/v2/sdkx/p/calls/complete`, { batch: [completed('c1'), completed('c2', { exception: 'boom', output: null })] });
+    const r = await memberApi.post(`/v2/sdkx/p/calls/complete`, {
+      batch: [completed('c1'), completed('c2', { exception: 'boom', output: null })],
+    });
     expect(r.status, r.text).toBe(200);
     expect(r.body).toEqual({});
     const got = await calls({ filter: { call_ids: ['c1', 'c2'] } });
     expect(got.map((c) => c.id)).toEqual(['c1', 'c2']);
-    expect(got[0]).toMatchObject({ output: { y: 2 }, inputs: { x: 1, none: null }, svc_run_id: 'run-1', wb_run_id: 'run-1', svc_user_id: member.user_id, wb_user_id: member.user_id });
+    expect(got[0]).toMatchObject({
+      output: { y: 2 },
+      inputs: { x: 1, none: null },
+      svc_run_id: 'run-1',
+      wb_run_id: 'run-1',
+      svc_user_id: member.user_id,
+      wb_user_id: member.user_id,
+    });
     expect(got[0].summary.weave).toMatchObject({ status: 'success', latency_ms: 1500 });
     expect(got[1].summary.weave.status).toBe('error');
   });
@@ -96,38 +118,55 @@ describe('v2 calls', () => {
     expect(mismatch.body.field).toBe('batch[0].project_id');
   });
   it('call/start and call/end under /v2 as the v1 routes', async () => {
-    const s = await memberApi.post('/v2/sdkx/p/call/start', { start: { project_id: P, id: 'c6', trace_id: 't6', op_name: 'f', started_at: T0, attributes: {}, inputs: {} } });
+    const s = await memberApi.post('/v2/sdkx/p/call/start', {
+      start: { project_id: P, id: 'c6', trace_id: 't6', op_name: 'f', started_at: T0, attributes: {}, inputs: {} },
+    });
     expect(s.body).toEqual({ id: 'c6', trace_id: 't6' });
-    expect((await memberApi.post('/v2/sdkx/p/call/end', { end: { project_id: P, id: 'c6', ended_at: T0, summary: {}, output: 'ok' } })).status).toBe(200);
+    expect(
+      (await memberApi.post('/v2/sdkx/p/call/end', { end: { project_id: P, id: 'c6', ended_at: T0, summary: {}, output: 'ok' } })).status,
+    ).toBe(200);
     expect((await calls({ filter: { call_ids: ['c6'] } }))[0].output).toBe('ok');
   });
 });
 
 describe('call read, update, delete', () => {
   it('reads one call, or null', async () => {
-    expect((await memberApi.post('/call/read', { project_id: P, id: 'c1', include_costs: null })).body.call).toMatchObject({ id: 'c1', wb_user_id: member.user_id });
+    expect((await memberApi.post('/call/read', { project_id: P, id: 'c1', include_costs: null })).body.call).toMatchObject({
+      id: 'c1',
+      wb_user_id: member.user_id,
+    });
     expect((await memberApi.post('/call/read', { project_id: P, id: 'nope' })).body).toEqual({ call: null });
   });
   it('renames (the newest name wins) and needs a name', async () => {
-    expect((await memberApi.post('/call/update', { project_id: P, call_id: 'c1', display_name: 'first', wb_user_id: null })).status).toBe(200);
+    expect((await memberApi.post('/call/update', { project_id: P, call_id: 'c1', display_name: 'first', wb_user_id: null })).status).toBe(
+      200,
+    );
     expect((await memberApi.post('/call/update', { project_id: P, call_id: 'c1', display_name: 'second' })).status).toBe(200);
     expect((await calls({ filter: { call_ids: ['c1'] } }))[0].display_name).toBe('second');
     expect((await memberApi.post('/call/update', { project_id: P, call_id: 'c1' })).status).toBe(400);
   });
   it('deletes calls with all their descendants', async () => {
-    const tree = [completed('r'), completed('k1', { parent_id: 'r', trace_id: 't-r' }), completed('k2', { parent_id: 'k1', trace_id: 't-r' }), completed('s', { trace_id: 't-r' })];
+    const tree = [
+      completed('r'),
+      completed('k1', { parent_id: 'r', trace_id: 't-r' }),
+      completed('k2', { parent_id: 'k1', trace_id: 't-r' }),
+      completed('s', { trace_id: 't-r' }),
+    ];
     await memberApi.post('/v2/sdkx/p/calls/complete', { batch: tree });
     const r = await memberApi.post('/calls/delete', { project_id: P, call_ids: ['r'], wb_user_id: 'x' });
     expect(r.body).toEqual({ num_deleted: 3 });
     expect((await calls({ filter: { trace_ids: ['t-r'] } })).map((c) => c.id)).toEqual(['s']);
     expect((await memberApi.post('/calls/delete', { project_id: 'other/p', call_ids: ['s'] })).status).toBe(403);
-    expect((await memberApi.post('/calls/delete', { project_id: P, call_ids: Array.from({ length: 1001 }, (_, i) => `x${i}`) })).status).toBe(422);
+    expect(
+      (await memberApi.post('/calls/delete', { project_id: P, call_ids: Array.from({ length: 1001 }, (_, i) => `x${i}`) })).status,
+    ).toBe(422);
   });
 });
 
 describe('objects, tables, files', () => {
   it('deletes object versions by digest, latest or vN; an unknown one is 404 and deletes nothing', async () => {
-    const mk = async (v: number) => (await memberApi.post('/obj/create', { obj: { project_id: P, object_id: 'o', val: { v } } })).body.digest as string;
+    const mk = async (v: number) =>
+      (await memberApi.post('/obj/create', { obj: { project_id: P, object_id: 'o', val: { v } } })).body.digest as string;
     const [d0, d1, d2] = [await mk(0), await mk(1), await mk(2)];
     expect((await memberApi.post('/obj/delete', { project_id: P, object_id: 'o', digests: [d0, 'nope'] })).status).toBe(404);
     expect((await memberApi.post('/obj/read', { project_id: P, object_id: 'o', digest: d0 })).status).toBe(200);
@@ -142,7 +181,11 @@ describe('objects, tables, files', () => {
     const t = await memberApi.post('/table/create', { table: { project_id: P, rows: [{ a: 1 }, { a: 2 }, { a: 1 }] } });
     expect((await memberApi.post('/table/query_stats', { project_id: P, digest: t.body.digest })).body).toEqual({ count: 3 });
     expect((await memberApi.post('/table/query_stats', { project_id: P, digest: 'f'.repeat(64) })).body).toEqual({ count: 0 });
-    const batch = await memberApi.post('/table/query_stats_batch', { project_id: P, digests: [t.body.digest, 'f'.repeat(64)], include_storage_size: true });
+    const batch = await memberApi.post('/table/query_stats_batch', {
+      project_id: P,
+      digests: [t.body.digest, 'f'.repeat(64)],
+      include_storage_size: true,
+    });
     expect(batch.body.tables).toEqual([{ digest: t.body.digest, count: 3, storage_size_bytes: expect.any(Number) }]);
     expect(batch.body.tables[0].storage_size_bytes).toBeGreaterThan(0);
   });
@@ -156,7 +199,11 @@ describe('objects, tables, files', () => {
     const { digest } = (await up.json()) as { digest: string };
     expect(digest).toBe(bytesDigest(content));
     for (const path of ['/file/content', '/traces/files/content']) {
-      const down = await fetch(`${weft.url}${path}`, { method: 'POST', headers: { authorization: memberApi.authorization!, 'content-type': 'application/json' }, body: JSON.stringify({ project_id: P, digest }) });
+      const down = await fetch(`${weft.url}${path}`, {
+        method: 'POST',
+        headers: { authorization: memberApi.authorization!, 'content-type': 'application/json' },
+        body: JSON.stringify({ project_id: P, digest }),
+      });
       expect(down.status).toBe(200);
       expect(Buffer.from(await down.arrayBuffer()).equals(content)).toBe(true);
     }
@@ -164,12 +211,18 @@ describe('objects, tables, files', () => {
     const other = new FormData();
     other.set('project_id', 'other/p');
     other.set('file', new Blob([content]), 'obj.bin');
-    expect((await fetch(`${weft.url}/file/create`, { method: 'POST', headers: { authorization: memberApi.authorization! }, body: other })).status).toBe(403);
+    expect(
+      (await fetch(`${weft.url}/file/create`, { method: 'POST', headers: { authorization: memberApi.authorization! }, body: other }))
+        .status,
+    ).toBe(403);
     const wrong = new FormData();
     wrong.set('project_id', P);
     wrong.set('expected_digest', 'abc');
     wrong.set('file', new Blob([content]), 'obj.bin');
-    expect((await fetch(`${weft.url}/file/create`, { method: 'POST', headers: { authorization: memberApi.authorization! }, body: wrong })).status).toBe(409);
+    expect(
+      (await fetch(`${weft.url}/file/create`, { method: 'POST', headers: { authorization: memberApi.authorization! }, body: wrong }))
+        .status,
+    ).toBe(409);
     expect((await fetch(`${weft.url}/file/create`, { method: 'POST', body: form })).status).toBe(401);
   });
 });
@@ -178,7 +231,15 @@ describe('feedback create, batch, purge', () => {
   const ref = `weave:///${P}/call/c1`;
   it('creates with the client id, answers both spellings, batches all or nothing, purges by id only', async () => {
     const id = '0190f0e0-0000-7000-8000-0000000000b1';
-    const one = await memberApi.post('/feedback/create', { id, project_id: P, weave_ref: ref, feedback_type: 'wandb.note.1', payload: { note: 'hi' }, creator: null, wb_user_id: 'spoofed' });
+    const one = await memberApi.post('/feedback/create', {
+      id,
+      project_id: P,
+      weave_ref: ref,
+      feedback_type: 'wandb.note.1',
+      payload: { note: 'hi' },
+      creator: null,
+      wb_user_id: 'spoofed',
+    });
     expect(one.status, one.text).toBe(200);
     expect(one.body).toMatchObject({ id, svc_user_id: member.user_id, wb_user_id: member.user_id, payload: { note: 'hi' } });
     const bad = await memberApi.post('/feedback/batch/create', {
@@ -188,18 +249,44 @@ describe('feedback create, batch, purge', () => {
       ],
     });
     expect(bad.status).toBe(400);
-    const rows = async () => (await memberApi.post('/feedback/query', { project_id: P, query: { $expr: { $eq: [{ $getField: 'weave_ref' }, { $literal: ref }] } }, fields: null, limit: null })).body.result;
+    const rows = async () =>
+      (
+        await memberApi.post('/feedback/query', {
+          project_id: P,
+          query: { $expr: { $eq: [{ $getField: 'weave_ref' }, { $literal: ref }] } },
+          fields: null,
+          limit: null,
+        })
+      ).body.result;
     expect((await rows()).map((r: any) => r.id)).toEqual([id]);
-    const ok = await memberApi.post('/feedback/batch/create', { batch: [{ project_id: P, weave_ref: ref, feedback_type: 'wandb.reaction.1', payload: { emoji: '👍' } }] });
+    const ok = await memberApi.post('/feedback/batch/create', {
+      batch: [{ project_id: P, weave_ref: ref, feedback_type: 'wandb.reaction.1', payload: { emoji: '👍' } }],
+    });
     expect(ok.body.res).toHaveLength(1);
     const all = await rows();
     expect(all).toHaveLength(2);
     expect(all[1]).toMatchObject({ weave_ref: ref, svc_ref: ref, wb_user_id: member.user_id });
     const byId = (fid: string) => ({ $eq: [{ $getField: 'id' }, { $literal: fid }] });
-    expect((await memberApi.post('/feedback/purge', { project_id: P, query: { $expr: { $eq: [{ $getField: 'feedback_type' }, { $literal: 'x' }] } } })).status).toBe(400);
+    expect(
+      (
+        await memberApi.post('/feedback/purge', {
+          project_id: P,
+          query: { $expr: { $eq: [{ $getField: 'feedback_type' }, { $literal: 'x' }] } },
+        })
+      ).status,
+    ).toBe(400);
     expect((await memberApi.post('/feedback/purge', { project_id: P, query: { $expr: { $or: [byId(id)] } } })).status).toBe(200);
     expect((await rows()).map((r: any) => r.id)).toEqual([ok.body.res[0].id]);
-    expect((await memberApi.post('/feedback/create', { project_id: 'other/p', weave_ref: 'weave:///other/p/call/c1', feedback_type: 'x', payload: {} })).status).toBe(403);
+    expect(
+      (
+        await memberApi.post('/feedback/create', {
+          project_id: 'other/p',
+          weave_ref: 'weave:///other/p/call/c1',
+          feedback_type: 'x',
+          payload: {},
+        })
+      ).status,
+    ).toBe(403);
   });
 });
 

@@ -134,7 +134,7 @@ describe('tenancy', () => {
     expect(named.length).toBe(Object.keys(endpoints).length - 1);
   });
 
-  it.each(named)('%s refuses another entity with 403 and serves the caller\'s own', async (name) => {
+  it.each(named)("%s refuses another entity with 403 and serves the caller's own", async (name) => {
     const spec = endpoints[name];
     const auth = spec.auth === 'bearer' ? bearerAuth(alice.key) : basicAuth(alice.key);
     const c = admin.withAuth(auth);
@@ -165,18 +165,25 @@ describe('tenancy', () => {
   it('refuses refs into another entity anywhere in a body, and ref members outside the project', async () => {
     const a = clientFor(admin, alice);
     const foreign = 'weave:///globex/p/object/secret:abc';
-    const inInputs = await a.post('/call/start', { start: { project_id: 'acme/p', op_name: 'o', started_at: TS, inputs: { x: [foreign] } } });
+    const inInputs = await a.post('/call/start', {
+      start: { project_id: 'acme/p', op_name: 'o', started_at: TS, inputs: { x: [foreign] } },
+    });
     expect(inInputs.status).toBe(403);
     expect(inInputs.body.field).toBe('start.inputs.x[0]');
     const inFilter = await a.post('/calls/query_stats', { project_id: 'acme/p', filter: { input_refs: [foreign] } });
     expect(inFilter.status).toBe(403);
     const opName = await a.post('/call/start', { start: { project_id: 'acme/p', op_name: 'weave:///globex/p/op/f:1', started_at: TS } });
     expect(opName.status).toBe(403);
-    const otherProject = await a.post('/calls/query_stats', { project_id: 'acme/p', filter: { input_refs: ['weave:///acme/q/object/o:1'] } });
+    const otherProject = await a.post('/calls/query_stats', {
+      project_id: 'acme/p',
+      filter: { input_refs: ['weave:///acme/q/object/o:1'] },
+    });
     expect(otherProject.status).toBe(400);
     expect(otherProject.body.field).toBe('filter.input_refs[0]');
     // A project_id inside the caller's own payload is data, not an address.
-    const data = await a.post('/call/start', { start: { project_id: 'acme/p', op_name: 'o', started_at: TS, inputs: { project_id: 'globex/p' } } });
+    const data = await a.post('/call/start', {
+      start: { project_id: 'acme/p', op_name: 'o', started_at: TS, inputs: { project_id: 'globex/p' } },
+    });
     expect(data.status).toBe(200);
   });
 
@@ -189,7 +196,7 @@ describe('tenancy', () => {
     expect((await a.post('/cost/create', { project_id: 'acme/p', costs })).status).toBe(200);
   });
 
-  it('never shows one entity\'s calls to another', async () => {
+  it("never shows one entity's calls to another", async () => {
     const b = clientFor(admin, bob);
     const s = await b.post('/call/start', { start: { project_id: 'globex/secret', op_name: 'o', started_at: TS } });
     expect(s.status).toBe(200);

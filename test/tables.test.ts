@@ -28,7 +28,11 @@ describe('table digests and updates', () => {
     expect(r.status, r.text).toBe(200);
     expect(r.body).toEqual({
       digest: '36dd9a53c1d2b87c2b58ca988f076ee2c76d66f7b969521a6ecfe07ba02694f4',
-      row_digests: ['XdhgKMbg1k4iUYb5astpM4ssWXZN95FiEH9cS7NNExA', 'TplYJadXpFBVqzZrDviDdcmQOCZhCA4YkK9qbkarPCw', 'XdhgKMbg1k4iUYb5astpM4ssWXZN95FiEH9cS7NNExA'],
+      row_digests: [
+        'XdhgKMbg1k4iUYb5astpM4ssWXZN95FiEH9cS7NNExA',
+        'TplYJadXpFBVqzZrDviDdcmQOCZhCA4YkK9qbkarPCw',
+        'XdhgKMbg1k4iUYb5astpM4ssWXZN95FiEH9cS7NNExA',
+      ],
     });
     // Duplicated rows each keep their own position.
     const rows = await query({ digest: r.body.digest });
@@ -46,8 +50,11 @@ describe('table digests and updates', () => {
   });
 
   it('appends to the empty table and gets the same digest as creating the rows at once', async () => {
-    const up = await api.raw('/table/update', `{"project_id": "${P}", "base_digest": "${EMPTY}", "updates": [
-      {"append": {"row": {"a": 1}}}, {"append": {"row": {"b": [1.5, "x"]}}}, {"append": {"row": {"a": 1}}}]}`);
+    const up = await api.raw(
+      '/table/update',
+      `{"project_id": "${P}", "base_digest": "${EMPTY}", "updates": [
+      {"append": {"row": {"a": 1}}}, {"append": {"row": {"b": [1.5, "x"]}}}, {"append": {"row": {"a": 1}}}]}`,
+    );
     expect(up.status, up.text).toBe(200);
     expect(up.body.digest).toBe('36dd9a53c1d2b87c2b58ca988f076ee2c76d66f7b969521a6ecfe07ba02694f4');
     expect(up.body.updated_row_digests).toHaveLength(3);
@@ -58,7 +65,13 @@ describe('table digests and updates', () => {
     const up = await api.post('/table/update', {
       project_id: P,
       base_digest: base.body.digest,
-      updates: [{ insert: { index: 0, row: { i: 'first' } } }, { pop: { index: 3 } }, { append: { row: { i: 5 } } }, { insert: { index: 2, row: { i: 'mid' } } }, { pop: { index: 6 } }],
+      updates: [
+        { insert: { index: 0, row: { i: 'first' } } },
+        { pop: { index: 3 } },
+        { append: { row: { i: 5 } } },
+        { insert: { index: 2, row: { i: 'mid' } } },
+        { pop: { index: 6 } },
+      ],
     });
     expect(up.status, up.text).toBe(200);
     const rows = await query({ digest: up.body.digest });
@@ -82,9 +95,17 @@ describe('table digests and updates', () => {
     expect(pop.status).toBe(400);
     expect(pop.body.reason).toContain('Index out of range');
     expect(pop.body.field).toBe('updates[0].pop.index');
-    const ins = await api.post('/table/update', { project_id: P, base_digest: base.body.digest, updates: [{ append: { row: { i: 1 } } }, { insert: { index: 3, row: { i: 9 } } }] });
+    const ins = await api.post('/table/update', {
+      project_id: P,
+      base_digest: base.body.digest,
+      updates: [{ append: { row: { i: 1 } } }, { insert: { index: 3, row: { i: 9 } } }],
+    });
     expect(ins.status).toBe(400);
-    const missing = await api.post('/table/update', { project_id: P, base_digest: 'f'.repeat(64), updates: [{ append: { row: { i: 1 } } }] });
+    const missing = await api.post('/table/update', {
+      project_id: P,
+      base_digest: 'f'.repeat(64),
+      updates: [{ append: { row: { i: 1 } } }],
+    });
     expect(missing.status).toBe(404);
     const notDict = await api.post('/table/create', { table: { project_id: P, rows: [[1, 2]] } });
     expect(notDict.status).toBe(422);
@@ -96,7 +117,11 @@ describe('table queries', () => {
   let digest = '';
   const N = 40;
   it('pages in insertion order with absolute original_index', async () => {
-    const rows = Array.from({ length: N }, (_, i) => ({ id: i, meta: { score: (i * 37) % N, label: `row-${String(i).padStart(2, '0')}` }, ...(i % 10 === 0 ? {} : { opt: i }) }));
+    const rows = Array.from({ length: N }, (_, i) => ({
+      id: i,
+      meta: { score: (i * 37) % N, label: `row-${String(i).padStart(2, '0')}` },
+      ...(i % 10 === 0 ? {} : { opt: i }),
+    }));
     const r = await api.post('/table/create', { table: { project_id: P, rows } });
     digest = r.body.digest;
     const page = await query({ digest, offset: 10, limit: 5 });
@@ -122,7 +147,12 @@ describe('table queries', () => {
   });
 
   it('streams the same rows as JSONL', async () => {
-    const lines = await api.jsonl('/table/query_stream', { project_id: P, digest, sort_by: [{ field: 'meta.score', order: 'asc' }], limit: 3 });
+    const lines = await api.jsonl('/table/query_stream', {
+      project_id: P,
+      digest,
+      sort_by: [{ field: 'meta.score', order: 'asc' }],
+      limit: 3,
+    });
     expect(lines.map((x) => x.val.meta.score)).toEqual([0, 1, 2]);
     expect(Object.keys(lines[0]).sort()).toEqual(['digest', 'original_index', 'val']);
   });
@@ -139,7 +169,11 @@ describe('a large table', () => {
       digest = r.body.digest;
     }
     const page = await query({ digest, offset: 10_500, limit: 3 });
-    expect(page.map((x) => [x.original_index, x.val.n])).toEqual([[10_500, 10_500], [10_501, 10_501], [10_502, 10_502]]);
+    expect(page.map((x) => [x.original_index, x.val.n])).toEqual([
+      [10_500, 10_500],
+      [10_501, 10_501],
+      [10_502, 10_502],
+    ]);
     const last = await query({ digest, sort_by: [{ field: 'n', order: 'desc' }], limit: 1 });
     expect(last[0]!.original_index).toBe(11_999);
     // Streams cross the server's internal page boundaries (10,000 rows) without gaps or repeats.

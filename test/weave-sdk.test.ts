@@ -36,7 +36,10 @@ afterAll(async () => {
   await weft?.stop();
 });
 
-function runScenario(version: string, project: string): Promise<{ code: number | null; output: string; last: Record<string, unknown> | null }> {
+function runScenario(
+  version: string,
+  project: string,
+): Promise<{ code: number | null; output: string; last: Record<string, unknown> | null }> {
   const scratch = mkdtempSync(join(TEST_ROOT, `weave-sdk-${version}-`));
   // Only what a new user sets, plus switches that keep the SDK off the internet and its
   // on-disk response cache per run (the SDK shares one across processes otherwise).
@@ -70,20 +73,25 @@ function runScenario(version: string, project: string): Promise<{ code: number |
 
 describe('the Weave Python SDK, unmodified, against weft', () => {
   for (const sdk of WEAVE_SDKS) {
-    it(`weave ${sdk.version}: every flow works end to end, nothing dropped`, async () => {
-      const project = `sdkteam/e2e-${sdk.version.replace(/\./g, '-')}`;
-      const { code, output, last } = await runScenario(sdk.version, project);
-      expect(last, output.slice(-6000)).toMatchObject({ ok: true, weave: sdk.version });
-      expect(code, output.slice(-6000)).toBe(0);
-      expect(Number(last!.checks)).toBeGreaterThanOrEqual(45);
+    it(
+      `weave ${sdk.version}: every flow works end to end, nothing dropped`,
+      async () => {
+        const project = `sdkteam/e2e-${sdk.version.replace(/\./g, '-')}`;
+        const { code, output, last } = await runScenario(sdk.version, project);
+        expect(last, output.slice(-6000)).toMatchObject({ ok: true, weave: sdk.version });
+        expect(code, output.slice(-6000)).toBe(0);
+        expect(Number(last!.checks)).toBeGreaterThanOrEqual(45);
 
-      // What the SDK wrote is there through the interface's own endpoints too.
-      const api = new Client(weft.url).withAuth(`Basic ${Buffer.from(`api:${key.key}`).toString('base64')}`);
-      const calls = await api.jsonl('/calls/stream_query', { project_id: project });
-      const ops = new Set(calls.map((c: any) => /\/op\/([^:]+):/.exec(c.op_name)?.[1]));
-      for (const op of ['count_words', 'tokenize', 'explode', 'shout', 'Evaluation.evaluate', 'Echo.predict', 'exact']) expect(ops, op).toContain(op);
-      expect(calls.every((c: any) => c.svc_user_id === key.user_id && c.ended_at !== null)).toBe(true);
-    }, SCENARIO_TIMEOUT_MS + 60_000);
+        // What the SDK wrote is there through the interface's own endpoints too.
+        const api = new Client(weft.url).withAuth(`Basic ${Buffer.from(`api:${key.key}`).toString('base64')}`);
+        const calls = await api.jsonl('/calls/stream_query', { project_id: project });
+        const ops = new Set(calls.map((c: any) => /\/op\/([^:]+):/.exec(c.op_name)?.[1]));
+        for (const op of ['count_words', 'tokenize', 'explode', 'shout', 'Evaluation.evaluate', 'Echo.predict', 'exact'])
+          expect(ops, op).toContain(op);
+        expect(calls.every((c: any) => c.svc_user_id === key.user_id && c.ended_at !== null)).toBe(true);
+      },
+      SCENARIO_TIMEOUT_MS + 60_000,
+    );
   }
 
   it('answered every SDK request without a server error, and refused nothing but the deleted object read', () => {

@@ -2,7 +2,8 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Kafka, logLevel, type Admin } from 'kafkajs';
 import { afterAll, describe, expect, it } from 'vitest';
-import { callPartCodec, TOPICS } from '@weft/bus';
+import { TOPICS } from '@weft/bus';
+import { callPartCodec } from '@weft/ingest';
 import { Client } from '../helpers/client';
 import { startKafkaCluster, type KafkaCluster } from '../helpers/kafka-cluster';
 import { eventually, pipeline, upsertBatch, type Pipeline } from '../helpers/pipeline';
@@ -146,14 +147,18 @@ describe('acknowledged means durable on a three-broker cluster (replication 3, m
     const lost = traffic.acked.filter((id) => !starts.has(id) || !ends.has(id));
     expect(lost.length, `acknowledged calls missing from the topic: ${lost.slice(0, 10).join(', ')}`).toBe(0);
     // ...and each is queryable once, complete.
-    await eventually(async () => {
-      const rows = await new Client(writer.url).jsonl<{ id: string; ended_at: string | null }>('/calls/stream_query', {
-        project_id: 'acme/fault',
-        columns: ['id', 'ended_at'],
-      });
-      const complete = new Set(rows.filter((r) => r.ended_at).map((r) => r.id));
-      return traffic.acked.every((id) => complete.has(id));
-    }, 240_000, 'every acknowledged call queryable and complete');
+    await eventually(
+      async () => {
+        const rows = await new Client(writer.url).jsonl<{ id: string; ended_at: string | null }>('/calls/stream_query', {
+          project_id: 'acme/fault',
+          columns: ['id', 'ended_at'],
+        });
+        const complete = new Set(rows.filter((r) => r.ended_at).map((r) => r.id));
+        return traffic.acked.every((id) => complete.has(id));
+      },
+      240_000,
+      'every acknowledged call queryable and complete',
+    );
     const rows = await new Client(writer.url).jsonl<{ id: string }>('/calls/stream_query', { project_id: 'acme/fault', columns: ['id'] });
     expect(rows.length).toBe(new Set(rows.map((r) => r.id)).size);
   }, 900_000); // ~3 min on a quiet 2-core machine; bounded generously for a loaded one
@@ -174,23 +179,37 @@ describe('acknowledged means durable on a three-broker cluster (replication 3, m
       refused.push(r.status);
     }
     expect(refused.length).toBeGreaterThanOrEqual(2);
-    expect(refused.every((s) => s === 503), `statuses while two brokers are down: ${refused.join(',')}`).toBe(true);
+    expect(
+      refused.every((s) => s === 503),
+      `statuses while two brokers are down: ${refused.join(',')}`,
+    ).toBe(true);
 
     await cluster!.restart(a);
     const acked: string[] = [];
-    await eventually(async () => {
-      const ids = [`back-${k++}`];
-      const r = await api.post('/call/upsert_batch', upsertBatch('acme/fault', ids));
-      if (r.status === 200) acked.push(...ids);
-      return r.status === 200;
-    }, 240_000, 'writes accepted again with two of three nodes');
+    await eventually(
+      async () => {
+        const ids = [`back-${k++}`];
+        const r = await api.post('/call/upsert_batch', upsertBatch('acme/fault', ids));
+        if (r.status === 200) acked.push(...ids);
+        return r.status === 200;
+      },
+      240_000,
+      'writes accepted again with two of three nodes',
+    );
     await cluster!.restart(b);
     allAcked.push(...acked);
-    await eventually(async () => {
-      const rows = await new Client(writer.url).jsonl<{ id: string }>('/calls/stream_query', { project_id: 'acme/fault', columns: ['id'] });
-      const ids = new Set(rows.map((r) => r.id));
-      return allAcked.every((id) => ids.has(id));
-    }, 240_000, 'everything acknowledged, before and after the outage, queryable');
+    await eventually(
+      async () => {
+        const rows = await new Client(writer.url).jsonl<{ id: string }>('/calls/stream_query', {
+          project_id: 'acme/fault',
+          columns: ['id'],
+        });
+        const ids = new Set(rows.map((r) => r.id));
+        return allAcked.every((id) => ids.has(id));
+      },
+      240_000,
+      'everything acknowledged, before and after the outage, queryable',
+    );
   }, 480_000);
 
   it('starts while the cluster has no quorum: waits, logging what for, and serves once it is back; exits only at its deadline', async () => {
@@ -208,7 +227,11 @@ describe('acknowledged means durable on a three-broker cluster (replication 3, m
       (w) => ((listening = true), running.push(w)),
       () => undefined,
     );
-    const gone = startWeft({ entry: 'services/gateway/src/main.ts', dataDir: newDataDir('startup-deadline'), env: { ...fresh.env, KAFKA_STARTUP_TIMEOUT_MS: '4000' } });
+    const gone = startWeft({
+      entry: 'services/gateway/src/main.ts',
+      dataDir: newDataDir('startup-deadline'),
+      env: { ...fresh.env, KAFKA_STARTUP_TIMEOUT_MS: '4000' },
+    });
     await expect(gone).rejects.toThrow(/kafka not ready after \d+ s \(KAFKA_STARTUP_TIMEOUT_MS=4000\) while creating topics/);
     await sleep(3_000);
     expect(listening, 'the gateway must not serve before its topics exist').toBe(false);
@@ -216,6 +239,10 @@ describe('acknowledged means durable on a three-broker cluster (replication 3, m
     await Promise.all([cluster!.restart(a), cluster!.restart(b)]);
     const gw = await waiting;
     expect(gw.logs.some((l) => (l as { msg?: string }).msg?.startsWith('waiting for kafka: creating topics'))).toBe(true);
-    await eventually(async () => (await new Client(gw.url).post('/call/upsert_batch', upsertBatch('acme/startup', ['s-1']))).status === 200, 120_000, 'the late gateway accepting writes');
+    await eventually(
+      async () => (await new Client(gw.url).post('/call/upsert_batch', upsertBatch('acme/startup', ['s-1']))).status === 200,
+      120_000,
+      'the late gateway accepting writes',
+    );
   }, 420_000);
 });

@@ -1,4 +1,4 @@
-import { basicAuth, Client } from './client';
+import { basicAuth, type Client } from './client';
 
 export interface TestKey {
   key: string;

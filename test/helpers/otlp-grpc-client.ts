@@ -3,8 +3,7 @@ import { decodeExportTraceServiceResponse } from '@weft/otlp';
 
 /** What one TraceService/Export call came back with: OK and its partial success, or the gRPC error. */
 export type ExportOutcome =
-  | { ok: true; partial: { rejectedSpans: number; errorMessage: string } | null }
-  | { ok: false; code: number; details: string };
+  { ok: true; partial: { rejectedSpans: number; errorMessage: string } | null } | { ok: false; code: number; details: string };
 
 /** A bare gRPC client for `TraceService/Export` (raw protobuf bytes in), for the error paths stock SDKs cannot produce. */
 export async function grpcExport(port: number, body: Uint8Array, metadata: Record<string, string>): Promise<ExportOutcome> {
@@ -21,7 +20,11 @@ export async function grpcExport(port: number, body: Uint8Array, metadata: Recor
         md,
         { deadline: Date.now() + 30_000 },
         (err: ServiceError | null, res?: Buffer) =>
-          resolve(err ? { ok: false, code: err.code, details: err.details } : { ok: true, partial: decodeExportTraceServiceResponse(new Uint8Array(res!)) }),
+          resolve(
+            err
+              ? { ok: false, code: err.code, details: err.details }
+              : { ok: true, partial: decodeExportTraceServiceResponse(new Uint8Array(res!)) },
+          ),
       );
     });
   } finally {

@@ -32,7 +32,8 @@ export function pipeline(brokers: string, label: string, extra: Record<string, s
   return {
     env,
     prefix,
-    startGateway: (more = {}) => startWeft({ entry: 'services/gateway/src/main.ts', dataDir: newDataDir(`${label}-gw`), env: { ...env, ...more } }),
+    startGateway: (more = {}) =>
+      startWeft({ entry: 'services/gateway/src/main.ts', dataDir: newDataDir(`${label}-gw`), env: { ...env, ...more } }),
     startWriter: (opts = {}) =>
       startWeft({ dataDir: opts.dataDir ?? newDataDir(`${label}-writer`), env: { ...env, WEFT_ROLES: 'writer,query', ...opts.env } }),
   };
@@ -42,7 +43,20 @@ export function pipeline(brokers: string, label: string, extra: Record<string, s
 export function upsertBatch(project: string, ids: string[]): unknown {
   return {
     batch: ids.flatMap((id) => [
-      { mode: 'start', req: { start: { project_id: project, id, trace_id: id, op_name: 'pipeline.op', started_at: '2026-01-01T00:00:00Z', inputs: { id }, attributes: {} } } },
+      {
+        mode: 'start',
+        req: {
+          start: {
+            project_id: project,
+            id,
+            trace_id: id,
+            op_name: 'pipeline.op',
+            started_at: '2026-01-01T00:00:00Z',
+            inputs: { id },
+            attributes: {},
+          },
+        },
+      },
       { mode: 'end', req: { end: { project_id: project, id, ended_at: '2026-01-01T00:00:01Z', output: { ok: id }, summary: {} } } },
     ]),
   };

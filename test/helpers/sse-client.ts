@@ -38,7 +38,11 @@ export async function postSse(
       while ((cut = buf.indexOf('\n\n')) >= 0) {
         const block = buf.slice(0, cut);
         buf = buf.slice(cut + 2);
-        const data = block.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n');
+        const data = block
+          .split('\n')
+          .filter((l) => l.startsWith('data: '))
+          .map((l) => l.slice(6))
+          .join('\n');
         const ev = { data, at: Date.now() - t0 };
         events.push(ev);
         opts.onEvent?.(ev, events);

@@ -7,7 +7,7 @@ import { callFilter, limit, projectId, query } from './common';
  */
 
 export const projectsListReq = z.object({
-  entity: z.string().min(1).optional().describe('only this entity\'s projects (default: every entity the key may use)'),
+  entity: z.string().min(1).optional().describe("only this entity's projects (default: every entity the key may use)"),
   limit: limit.max(10_000).optional().describe('most projects returned, most recently active first (absent or 0: 1000)'),
 });
 export type ProjectsListReq = z.infer<typeof projectsListReq>;
@@ -25,7 +25,13 @@ export const callsAggregateReq = z.object({
   project_id: projectId,
   filter: callFilter.optional(),
   query: query.optional(),
-  bucket_seconds: z.number().int().min(1).max(366 * 86_400).optional().describe('width of a time bucket (default: chosen for ≤ 120 buckets over the calls matched)'),
+  bucket_seconds: z
+    .number()
+    .int()
+    .min(1)
+    .max(366 * 86_400)
+    .optional()
+    .describe('width of a time bucket (default: chosen for ≤ 120 buckets over the calls matched)'),
 });
 export type CallsAggregateReq = z.infer<typeof callsAggregateReq>;
 
@@ -34,7 +40,7 @@ const usage = {
   prompt_tokens: z.number().int(),
   completion_tokens: z.number().int(),
   total_tokens: z.number().int(),
-  cost: z.number().describe('USD, from summary.usage and the price in force at each call\'s start (as include_costs)'),
+  cost: z.number().describe("USD, from summary.usage and the price in force at each call's start (as include_costs)"),
 };
 export const callsAggregateRes = z.object({
   bucket_seconds: z.number().int(),

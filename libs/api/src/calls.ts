@@ -26,10 +26,7 @@ export const callEndBody = z.object({
   project_id: projectId,
   id: z.string().min(1),
   ended_at: timestamp,
-  summary: z
-    .object({ usage: jsonObject.optional(), status_counts: jsonObject.optional() })
-    .catchall(z.unknown())
-    .default({}),
+  summary: z.object({ usage: jsonObject.optional(), status_counts: jsonObject.optional() }).catchall(z.unknown()).default({}),
   exception: optStr,
   output: anyJson.optional(),
   svc_run_step_end: z.number().int().min(0).nullish(),
@@ -140,7 +137,5 @@ export const otelExportReq = z.object({
   svc_user_id: z.string().nullish().describe('ignored: the server sets it from the caller'),
 });
 export const otelExportRes = z.object({
-  partial_success: z
-    .object({ rejected_spans: z.number().int(), error_message: z.string() })
-    .nullish(),
+  partial_success: z.object({ rejected_spans: z.number().int(), error_message: z.string() }).nullish(),
 });

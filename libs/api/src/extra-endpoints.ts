@@ -1,27 +1,22 @@
 import { z } from 'zod';
-import type { AuthScheme } from '@weft/core';
 import { callEndBody, callStartBody } from './calls';
 import { jsonObject, projectId, query, timestamp } from './common';
-import { feedbackReplaceReq } from './objects';
+import { costCreateReq, costCreateRes, feedbackReplaceReq, tableCreateRes } from './objects';
 import { embeddingReq, textCompletionReq } from './inference';
-import type { ServiceName } from './endpoints';
+import type { EndpointSpec } from './endpoints';
 import { callsAggregateReq, callsAggregateRes, projectsListReq, projectsListRes } from './analytics';
 
 /**
  * Endpoints the reference's clients need beyond the interface's 20 (see README, "Extra
- * endpoints"). Kept out of `endpoints` so the published contract stays exactly the interface.
+ * endpoints"). Kept out of `endpoints` so the published contract stays exactly the interface;
+ * registered the same way (addRoute) and routed the same way (the front proxy, by `service`).
  */
-export interface ExtraEndpointSpec {
-  path: string;
-  summary: string;
-  auth: AuthScheme;
-  service: ServiceName;
-  request: z.ZodType;
-  /** Published in /openapi.json (as an extra) with this response; absent: kept out of the document. */
+export type ExtraEndpointSpec = Omit<EndpointSpec, 'response'> & {
+  /** The response body's schema (handlers are typed by it); absent: not yet written down. */
   response?: z.ZodType;
-  /** Other paths answering the same (the reference router's alternative spellings). */
-  aliases?: readonly string[];
-}
+  /** Listed in /openapi.json (tagged `extra`); needs `response`. */
+  published?: boolean;
+};
 
 export const tableCreateExtraReq = z.object({
   table: z.object({
@@ -34,6 +29,7 @@ export const tableCreateExtraReq = z.object({
 export const refsReadBatchReq = z.object({
   refs: z.array(z.string()).max(1000, 'Too many refs (at most 1000)'),
 });
+export const refsReadBatchRes = z.object({ vals: z.array(z.unknown()) });
 
 /** A call finished before it is sent: its start and end together (the reference's CompletedCallSchemaForInsert). */
 export const completedCall = callStartBody.extend({
@@ -94,26 +90,137 @@ export const feedbackPurgeReq = z.object({ project_id: projectId, query });
 export const fileContentReq = z.object({ project_id: projectId, digest: z.string().min(1) });
 
 export const extraEndpoints = {
-  tableCreate: { path: '/table/create', summary: 'Create a table from rows', auth: 'basic', service: 'gateway', request: tableCreateExtraReq },
-  refsReadBatch: { path: '/refs/read_batch', summary: 'Read the values of object refs', auth: 'basic', service: 'query', request: refsReadBatchReq },
-  callsComplete: { path: '/v2/:entity/:project/calls/complete', summary: 'Write finished calls (start and end together)', auth: 'basic', service: 'gateway', request: callsCompleteReq },
-  callStartV2: { path: '/v2/:entity/:project/call/start', summary: 'Start a call (v2 path)', auth: 'basic', service: 'gateway', request: z.object({ start: callStartBody }) },
-  callEndV2: { path: '/v2/:entity/:project/call/end', summary: 'End a call (v2 path)', auth: 'basic', service: 'gateway', request: z.object({ end: callEndBody }) },
+  tableCreate: {
+    path: '/table/create',
+    summary: 'Create a table from rows',
+    auth: 'basic',
+    service: 'gateway',
+    request: tableCreateExtraReq,
+    response: tableCreateRes,
+  },
+  refsReadBatch: {
+    path: '/refs/read_batch',
+    summary: 'Read the values of object refs',
+    auth: 'basic',
+    service: 'query',
+    request: refsReadBatchReq,
+    response: refsReadBatchRes,
+  },
+  costCreate: {
+    path: '/cost/create',
+    summary: 'Add project-level prices',
+    auth: 'basic',
+    service: 'query',
+    request: costCreateReq,
+    response: costCreateRes,
+  },
+  callsComplete: {
+    path: '/v2/:entity/:project/calls/complete',
+    summary: 'Write finished calls (start and end together)',
+    auth: 'basic',
+    service: 'gateway',
+    request: callsCompleteReq,
+  },
+  callStartV2: {
+    path: '/v2/:entity/:project/call/start',
+    summary: 'Start a call (v2 path)',
+    auth: 'basic',
+    service: 'gateway',
+    request: z.object({ start: callStartBody }),
+  },
+  callEndV2: {
+    path: '/v2/:entity/:project/call/end',
+    summary: 'End a call (v2 path)',
+    auth: 'basic',
+    service: 'gateway',
+    request: z.object({ end: callEndBody }),
+  },
   callUpdate: { path: '/call/update', summary: 'Rename a call', auth: 'basic', service: 'gateway', request: callUpdateReq },
-  callsDelete: { path: '/calls/delete', summary: 'Delete calls and their descendants', auth: 'basic', service: 'gateway', request: callsDeleteReq },
+  callsDelete: {
+    path: '/calls/delete',
+    summary: 'Delete calls and their descendants',
+    auth: 'basic',
+    service: 'gateway',
+    request: callsDeleteReq,
+  },
   callRead: { path: '/call/read', summary: 'Read one call', auth: 'basic', service: 'query', request: callReadReq },
   objDelete: { path: '/obj/delete', summary: 'Delete object versions', auth: 'basic', service: 'gateway', request: objDeleteReq },
-  tableQueryStats: { path: '/table/query_stats', summary: 'Count the rows of a table', auth: 'basic', service: 'query', request: tableQueryStatsReq },
-  tableQueryStatsBatch: { path: '/table/query_stats_batch', summary: 'Count the rows of tables', auth: 'basic', service: 'query', request: tableQueryStatsBatchReq },
-  feedbackCreate: { path: '/feedback/create', summary: 'Create a feedback record', auth: 'basic', service: 'gateway', request: feedbackCreateReq },
-  feedbackBatchCreate: { path: '/feedback/batch/create', summary: 'Create feedback records', auth: 'basic', service: 'gateway', request: feedbackBatchCreateReq },
-  feedbackPurge: { path: '/feedback/purge', summary: 'Delete feedback records by id', auth: 'basic', service: 'gateway', request: feedbackPurgeReq },
-  fileContent: { path: '/file/content', summary: 'Read a file', auth: 'basic', service: 'query', request: fileContentReq, aliases: ['/files/content'] },
-  textCompletions: { path: '/v1/completions', summary: 'Create a (legacy, prompt) completion (OpenAI-compatible)', auth: 'bearer', service: 'inference', request: textCompletionReq },
-  embeddings: { path: '/v1/embeddings', summary: 'Create embeddings (OpenAI-compatible, passed through)', auth: 'bearer', service: 'inference', request: embeddingReq },
+  tableQueryStats: {
+    path: '/table/query_stats',
+    summary: 'Count the rows of a table',
+    auth: 'basic',
+    service: 'query',
+    request: tableQueryStatsReq,
+  },
+  tableQueryStatsBatch: {
+    path: '/table/query_stats_batch',
+    summary: 'Count the rows of tables',
+    auth: 'basic',
+    service: 'query',
+    request: tableQueryStatsBatchReq,
+  },
+  feedbackCreate: {
+    path: '/feedback/create',
+    summary: 'Create a feedback record',
+    auth: 'basic',
+    service: 'gateway',
+    request: feedbackCreateReq,
+  },
+  feedbackBatchCreate: {
+    path: '/feedback/batch/create',
+    summary: 'Create feedback records',
+    auth: 'basic',
+    service: 'gateway',
+    request: feedbackBatchCreateReq,
+  },
+  feedbackPurge: {
+    path: '/feedback/purge',
+    summary: 'Delete feedback records by id',
+    auth: 'basic',
+    service: 'gateway',
+    request: feedbackPurgeReq,
+  },
+  fileContent: {
+    path: '/file/content',
+    summary: 'Read a file',
+    auth: 'basic',
+    service: 'query',
+    request: fileContentReq,
+    aliases: ['/files/content'],
+  },
+  textCompletions: {
+    path: '/v1/completions',
+    summary: 'Create a (legacy, prompt) completion (OpenAI-compatible)',
+    auth: 'bearer',
+    service: 'inference',
+    request: textCompletionReq,
+  },
+  embeddings: {
+    path: '/v1/embeddings',
+    summary: 'Create embeddings (OpenAI-compatible, passed through)',
+    auth: 'bearer',
+    service: 'inference',
+    request: embeddingReq,
+  },
   // For the web UI (services/ui); published in /openapi.json.
-  projectsList: { path: '/projects/list', summary: 'Projects the key can see, with call counts and last activity', auth: 'basic', service: 'query', request: projectsListReq, response: projectsListRes },
-  callsAggregate: { path: '/calls/aggregate', summary: 'Calls, errors, latency, tokens and cost over time, per op and per model', auth: 'basic', service: 'query', request: callsAggregateReq, response: callsAggregateRes },
+  projectsList: {
+    path: '/projects/list',
+    summary: 'Projects the key can see, with call counts and last activity',
+    auth: 'basic',
+    service: 'query',
+    request: projectsListReq,
+    response: projectsListRes,
+    published: true,
+  },
+  callsAggregate: {
+    path: '/calls/aggregate',
+    summary: 'Calls, errors, latency, tokens and cost over time, per op and per model',
+    auth: 'basic',
+    service: 'query',
+    request: callsAggregateReq,
+    response: callsAggregateRes,
+    published: true,
+  },
 } as const satisfies Record<string, ExtraEndpointSpec>;
 
 /** /file/create (multipart/form-data: `project_id`, a `file` part) has no JSON body; its path is here for routing. */

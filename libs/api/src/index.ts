@@ -6,5 +6,6 @@ export * from './endpoints';
 export * from './validate';
 export * from './openapi';
 export * from './extra-endpoints';
+export * from './routes';
 export * from './analytics';
 export * from './reference-requests';

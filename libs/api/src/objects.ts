@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { anyJson, jsonObject, limit, offset, projectId, query, sortBy, sortDirection, tableSortBy } from './common';
+import { anyJson, jsonObject, limit, offset, projectId, query, sortBy, sortDirection, tableSortBy, timestamp } from './common';
 
 export const objCreateReq = z.object({
   obj: z.object({
@@ -137,3 +137,24 @@ export const costQueryReq = z.object({
   offset: offset.optional(),
 });
 export const costQueryRes = z.object({ results: z.array(costRecord) });
+
+/** POST /cost/create (the reference's SDK endpoint, outside the 20): project-level prices. */
+export const costCreateReq = z.object({
+  project_id: projectId,
+  costs: z.record(
+    z.string().min(1),
+    z.object({
+      prompt_token_cost: z.number().min(0),
+      completion_token_cost: z.number().min(0),
+      prompt_token_cost_unit: z.string().min(1).default('USD'),
+      completion_token_cost_unit: z.string().min(1).default('USD'),
+      cache_read_input_token_cost: z.number().min(0).default(0),
+      cache_creation_input_token_cost: z.number().min(0).default(0),
+      effective_date: timestamp.nullish(),
+      provider_id: z.string().min(1).nullish(),
+    }),
+  ),
+  svc_user_id: z.string().nullish().describe('ignored: the server sets it from the caller'),
+});
+export type CostCreateReq = z.infer<typeof costCreateReq>;
+export const costCreateRes = z.object({ ids: z.array(z.tuple([z.string(), z.string()])) });

@@ -21,10 +21,14 @@ function schemaOf(s: z.ZodType, io: 'input' | 'output'): Record<string, unknown>
 /** OpenAPI 3.1 document generated from the zod contract. */
 export function buildOpenApiDocument(opts: { version: string; serverUrl?: string }): Record<string, unknown> {
   const paths: Record<string, unknown> = {};
-  // The 20 endpoints of the interface, then the extras that declare a response (tagged `extra`).
-  const published: [string, EndpointSpec, string[]][] = (Object.entries(endpoints) as [string, EndpointSpec][]).map(([n, s]) => [n, s, [s.service]]);
+  // The 20 endpoints of the interface, then the extras marked `published` (tagged `extra`).
+  const published: [string, EndpointSpec, string[]][] = (Object.entries(endpoints) as [string, EndpointSpec][]).map(([n, s]) => [
+    n,
+    s,
+    [s.service],
+  ]);
   for (const [name, spec] of Object.entries(extraEndpoints) as [string, ExtraEndpointSpec][]) {
-    if (spec.response) published.push([name, { ...spec, response: spec.response }, [spec.service, 'extra']]);
+    if (spec.published && spec.response) published.push([name, { ...spec, response: spec.response }, [spec.service, 'extra']]);
   }
   for (const [name, spec, tags] of published) {
     const okContent: Record<string, unknown> =
@@ -33,7 +37,9 @@ export function buildOpenApiDocument(opts: { version: string; serverUrl?: string
         : spec.stream === 'sse'
           ? {
               'application/json': { schema: schemaOf(spec.response, 'output') },
-              'text/event-stream': { schema: { type: 'string', description: 'Server-Sent Events of chat.completion.chunk objects, ending with `data: [DONE]`' } },
+              'text/event-stream': {
+                schema: { type: 'string', description: 'Server-Sent Events of chat.completion.chunk objects, ending with `data: [DONE]`' },
+              },
             }
           : { 'application/json': { schema: schemaOf(spec.response, 'output') } };
     const err = (d: string) => ({ description: d, content: { 'application/json': { schema: errorBody } } });
@@ -48,12 +54,11 @@ export function buildOpenApiDocument(opts: { version: string; serverUrl?: string
           '200': { description: 'OK', content: okContent },
           '400': err('invalid request: the reason names the field'),
           '401': err('missing, malformed, unknown or revoked API key'),
-          '403': err('the key\'s user is not a member of the entity named by a project_id, entity or ref'),
+          '403': err("the key's user is not a member of the entity named by a project_id, entity or ref"),
           '404': err('not found'),
           '413': err('request body, a string, an array, a query or a payload too large'),
           '415': err('the body is not application/json'),
           '429': err('rate limit of the API key exceeded; retry after the Retry-After header'),
-          '501': err('not implemented yet'),
           '503': err('temporarily unable to store the data; retry after the Retry-After header'),
         },
       },

@@ -28,7 +28,15 @@ function core(schema: z.ZodType): z.ZodType {
   let s = schema;
   for (let i = 0; i < 16; i++) {
     const d = defOf(s);
-    if (d.type === 'optional' || d.type === 'nullable' || d.type === 'default' || d.type === 'prefault' || d.type === 'readonly' || d.type === 'catch' || d.type === 'nonoptional') {
+    if (
+      d.type === 'optional' ||
+      d.type === 'nullable' ||
+      d.type === 'default' ||
+      d.type === 'prefault' ||
+      d.type === 'readonly' ||
+      d.type === 'catch' ||
+      d.type === 'nonoptional'
+    ) {
       s = d.innerType as z.ZodType;
     } else if (d.type === 'pipe') {
       s = d.in as z.ZodType;
@@ -102,7 +110,10 @@ function walkUnion(d: Def, value: unknown): unknown {
     const tag = value[discriminator];
     for (const option of options) {
       const field = defOf(core(option)).shape as Record<string, z.ZodType> | undefined;
-      const values = field && Object.hasOwn(field, discriminator) ? (defOf(core(field[discriminator])).values as unknown[] | undefined) : undefined;
+      const values =
+        field && Object.hasOwn(field, discriminator)
+          ? (defOf(core(field[discriminator] as z.ZodType)).values as unknown[] | undefined)
+          : undefined;
       if (values?.includes(tag)) return walk(option, value);
     }
     return value;

@@ -72,7 +72,11 @@ export function answerGraphql(caller: Caller, operation: string | null, variable
     default:
       return {
         data: null,
-        errors: [{ message: `weft answers only the GraphQL operations ${GRAPHQL_OPERATIONS.join(', ')} (got ${operation ?? 'an unnamed operation'})` }],
+        errors: [
+          {
+            message: `weft answers only the GraphQL operations ${GRAPHQL_OPERATIONS.join(', ')} (got ${operation ?? 'an unnamed operation'})`,
+          },
+        ],
       };
   }
 }

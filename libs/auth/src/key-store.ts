@@ -49,7 +49,8 @@ export interface CreateKeyOptions {
 const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
 
 function checkName(kind: string, name: string, field: string): void {
-  if (!NAME_RE.test(name)) throw badRequest(`${field}: ${kind} names are 1-128 letters, digits, '_', '-', '.' (not starting with a symbol)`, field);
+  if (!NAME_RE.test(name))
+    throw badRequest(`${field}: ${kind} names are 1-128 letters, digits, '_', '-', '.' (not starting with a symbol)`, field);
 }
 
 /** ClickHouse's `YYYY-MM-DD hh:mm:ss.fff` (UTC) as ISO 8601. */
@@ -105,7 +106,11 @@ export class KeyStore {
        INNER JOIN (SELECT user_id, name FROM weft_users FINAL) AS u ON u.user_id = m.user_id
        ORDER BY name`,
     );
-    return entities.map((e) => ({ name: e.name, created_at: toIso(e.created_at)!, members: members.filter((m) => m.entity === e.name).map((m) => m.name) }));
+    return entities.map((e) => ({
+      name: e.name,
+      created_at: toIso(e.created_at)!,
+      members: members.filter((m) => m.entity === e.name).map((m) => m.name),
+    }));
   }
 
   // --- users ----------------------------------------------------------------------------
@@ -116,7 +121,12 @@ export class KeyStore {
       { name },
     );
     if (!r[0]) return null;
-    return { user_id: r[0].user_id, name: r[0].name, is_admin: Number(r[0].is_admin) === 1, entities: await this.membershipsOf(r[0].user_id) };
+    return {
+      user_id: r[0].user_id,
+      name: r[0].name,
+      is_admin: Number(r[0].is_admin) === 1,
+      entities: await this.membershipsOf(r[0].user_id),
+    };
   }
 
   private async membershipsOf(userId: string): Promise<string[]> {
@@ -197,8 +207,14 @@ export class KeyStore {
 
   async listKeys(userName?: string): Promise<KeyInfo[]> {
     const rows = await this.rows<{
-      key_id: string; prefix: string; name: string; user_id: string; user: string; is_admin: number;
-      created_at: string; revoked_at: string | null;
+      key_id: string;
+      prefix: string;
+      name: string;
+      user_id: string;
+      user: string;
+      is_admin: number;
+      created_at: string;
+      revoked_at: string | null;
     }>(
       `SELECT k.key_id AS key_id, k.prefix AS prefix, k.name AS name, k.user_id AS user_id, u.name AS user,
               u.is_admin AS is_admin, toString(k.created_at) AS created_at, toString(k.revoked_at) AS revoked_at
@@ -224,7 +240,15 @@ export class KeyStore {
   }
 
   async revokeKey(keyId: string): Promise<{ key_id: string; revoked_at: string }> {
-    const r = await this.rows<{ key_hash: string; key_id: string; user_id: string; name: string; prefix: string; created_at: string; revoked_at: string | null }>(
+    const r = await this.rows<{
+      key_hash: string;
+      key_id: string;
+      user_id: string;
+      name: string;
+      prefix: string;
+      created_at: string;
+      revoked_at: string | null;
+    }>(
       `SELECT key_hash, key_id, user_id, name, prefix, toString(created_at) AS created_at, toString(revoked_at) AS revoked_at
        FROM weft_api_keys FINAL WHERE key_id = {keyId:String}`,
       { keyId },
@@ -233,7 +257,9 @@ export class KeyStore {
     if (!row) throw notFound(`key_id: no key "${keyId}"`);
     if (row.revoked_at) return { key_id: keyId, revoked_at: toIso(row.revoked_at)! };
     const now = new Date();
-    await this.insert('weft_api_keys', [{ ...row, revoked_at: now.toISOString().replace('T', ' ').replace('Z', ''), version: nextVersion() }]);
+    await this.insert('weft_api_keys', [
+      { ...row, revoked_at: now.toISOString().replace('T', ' ').replace('Z', ''), version: nextVersion() },
+    ]);
     return { key_id: keyId, revoked_at: now.toISOString() };
   }
 
@@ -291,4 +317,3 @@ export class KeyStore {
     return this.createKey({ user: 'admin', admin: true, name: 'first admin key' });
   }
 }
-

@@ -22,7 +22,11 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-const status = async (p: Promise<unknown>) => p.then(() => 200, (e) => (e instanceof ApiError ? e.status : 500));
+const status = async (p: Promise<unknown>) =>
+  p.then(
+    () => 200,
+    (e) => (e instanceof ApiError ? e.status : 500),
+  );
 
 describe('key store', () => {
   it('stores only the hash of a key', async () => {

@@ -1,3 +1,4 @@
+import { RetryableError } from '@weft/core';
 import type { BusMessage } from './messages';
 
 /** A batch handler: resolves once the batch is durably stored (e.g. inserted into ClickHouse). */
@@ -32,12 +33,9 @@ export interface BusPressure {
 }
 
 /** The bus could not take the messages (overloaded, down, timed out); nothing was acknowledged. */
-export class BusUnavailableError extends Error {
-  constructor(
-    message: string,
-    readonly retryAfterSeconds = 1,
-  ) {
-    super(message);
+export class BusUnavailableError extends RetryableError {
+  constructor(message: string, retryAfterSeconds = 1) {
+    super(message, retryAfterSeconds);
     this.name = 'BusUnavailableError';
   }
 }

@@ -1,5 +1,4 @@
 import type { z } from 'zod';
-import { callPartEnvelopeSchema, type CallPartEnvelope } from './messages';
 
 /** A message value that cannot become an envelope; the consumer dead-letters it with `reason`. */
 export class UndecodableMessageError extends Error {
@@ -14,10 +13,16 @@ export interface EnvelopeCodec<T> {
   encode(value: T): Buffer;
   /** Throws UndecodableMessageError naming what is wrong. */
   decode(bytes: Buffer | null): T;
+  /**
+   * About the bytes a value takes on the wire, without encoding it: what the in-process bus
+   * counts against WEFT_BUS_MAX_PENDING_BYTES. Absent: only the message count is bounded.
+   */
+  sizeOf?(value: T): number;
 }
 
-export function jsonEnvelopeCodec<T>(schema: z.ZodType<T>): EnvelopeCodec<T> {
+export function jsonEnvelopeCodec<T>(schema: z.ZodType<T>, sizeOf?: (value: T) => number): EnvelopeCodec<T> {
   return {
+    ...(sizeOf ? { sizeOf } : {}),
     encode: (value) => Buffer.from(JSON.stringify(value), 'utf8'),
     decode(bytes) {
       if (!bytes || bytes.length === 0) throw new UndecodableMessageError('empty message value');
@@ -37,8 +42,3 @@ export function jsonEnvelopeCodec<T>(schema: z.ZodType<T>): EnvelopeCodec<T> {
     },
   };
 }
-
-/** The call-parts topic's codec (envelope version 1). */
-export const callPartCodec: EnvelopeCodec<CallPartEnvelope> = jsonEnvelopeCodec(
-  callPartEnvelopeSchema as unknown as z.ZodType<CallPartEnvelope>,
-);

@@ -1,38 +1,40 @@
-import type { Config, Logger } from '@weft/core';
-import { isRowRejection } from '@weft/store';
+import { isPermanent, type Config, type Logger } from '@weft/core';
 import type { Bus } from './bus';
-import { callPartCodec } from './codec';
+import type { EnvelopeCodec } from './codec';
 import { InProcessBus } from './in-process';
 import { KafkaBus } from './kafka';
-import { TOPICS, type CallPartEnvelope } from './messages';
+import { TOPICS } from './messages';
 
 /** A bus as a service sees it: the contract plus start-up and a health probe. */
-export interface ServiceBus extends Bus<CallPartEnvelope> {
+export interface ServiceBus<T> extends Bus<T> {
   kind: 'inprocess' | 'kafka';
   start(): Promise<void>;
   health(): Promise<Record<string, unknown>>;
 }
 
 /**
- * The call-parts bus chosen by WEFT_BUS. The rest of the code sees only `Bus`: this is the one
+ * The bus chosen by WEFT_BUS, carrying values of one kind (`codec`: how they travel on Kafka). The rest of the code sees only `Bus`: this is the one
  * place where the all-in-one and the distributed modes differ.
  */
-export function createBus(config: Config, log: Logger): ServiceBus {
+export function createBus<T>(config: Config, log: Logger, codec: EnvelopeCodec<T>): ServiceBus<T> {
   if (config.WEFT_BUS === 'kafka') {
     const topic = (name: string) => ({
       topic: name,
       partitions: config.KAFKA_TOPIC_PARTITIONS,
       replicationFactor: config.KAFKA_REPLICATION_FACTOR,
     });
-    const bus = new KafkaBus<CallPartEnvelope>({
-      brokers: config.KAFKA_BROKERS!.split(',').map((b) => b.trim()).filter(Boolean),
+    const bus = new KafkaBus<T>({
+      brokers: config
+        .KAFKA_BROKERS!.split(',')
+        .map((b) => b.trim())
+        .filter(Boolean),
       clientId: config.KAFKA_CLIENT_ID,
       topicPrefix: config.KAFKA_TOPIC_PREFIX,
       groupId: config.KAFKA_GROUP_ID,
       topics: [topic(TOPICS.callParts), topic(TOPICS.deadLetter)],
       deadLetterTopic: TOPICS.deadLetter,
       compression: config.KAFKA_COMPRESSION,
-      codec: callPartCodec,
+      codec,
       publishTimeoutMs: config.WEFT_PUBLISH_TIMEOUT_MS,
       maxPendingMessages: config.WEFT_BUS_MAX_PENDING,
       maxPendingBytes: config.WEFT_BUS_MAX_PENDING_BYTES,
@@ -42,18 +44,18 @@ export function createBus(config: Config, log: Logger): ServiceBus {
       fetchMaxWaitMs: config.KAFKA_FETCH_MAX_WAIT_MS,
       sessionTimeoutMs: config.KAFKA_SESSION_TIMEOUT_MS,
       consumers: config.WEFT_WRITER_CONSUMERS,
-      isPermanentError: isRowRejection,
+      isPermanentError: isPermanent,
       startupTimeoutMs: config.KAFKA_STARTUP_TIMEOUT_MS,
       log,
     });
     return Object.assign(bus, { kind: 'kafka' as const });
   }
-  const bus = new InProcessBus<CallPartEnvelope>({
+  const bus = new InProcessBus<T>({
     maxBatch: config.WEFT_WRITER_BATCH_ROWS,
     lingerMs: config.WEFT_WRITER_FLUSH_MS,
     maxPending: config.WEFT_BUS_MAX_PENDING,
     maxPendingBytes: config.WEFT_BUS_MAX_PENDING_BYTES,
-    sizeOf: envelopeBytes,
+    ...(codec.sizeOf ? { sizeOf: (v: T) => codec.sizeOf!(v) } : {}),
     publishTimeoutMs: config.WEFT_PUBLISH_TIMEOUT_MS,
   });
   return Object.assign(bus, {
@@ -61,20 +63,4 @@ export function createBus(config: Config, log: Logger): ServiceBus {
     start: async () => undefined,
     health: async () => ({ bus: 'inprocess' }),
   });
-}
-
-/**
- * About the bytes a call part takes on the wire (UTF-16 units of its text members plus a little
- * per field), without encoding it: what the in-process bus counts against WEFT_BUS_MAX_PENDING_BYTES.
- */
-export function envelopeBytes(envelope: CallPartEnvelope): number {
-  let n = 64;
-  const row = envelope.row as unknown as Record<string, unknown>;
-  for (const k in row) {
-    const v = row[k];
-    if (typeof v === 'string') n += v.length + 8;
-    else if (Array.isArray(v)) for (const x of v) n += String(x).length + 4;
-    else n += 8;
-  }
-  return n;
 }

@@ -27,11 +27,17 @@ export function publishWithDeadline<F extends object>(
     timer.unref();
     p.resolve = () => {
       clearTimeout(timer);
-      if (!p.settled) (p.settled = true), resolve();
+      if (!p.settled) {
+        p.settled = true;
+        resolve();
+      }
     };
     p.reject = (e) => {
       clearTimeout(timer);
-      if (!p.settled) (p.settled = true), reject(e);
+      if (!p.settled) {
+        p.settled = true;
+        reject(e);
+      }
     };
     enqueue(p);
   });

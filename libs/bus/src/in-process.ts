@@ -80,7 +80,11 @@ export class InProcessBus<T> implements Bus<T> {
   }
 
   pressure(): BusPressure {
-    return { pendingBytes: this.pendingBytes, maxPendingBytes: this.opts.maxPendingBytes ?? Infinity, down: this.closed ? 'bus is shutting down' : null };
+    return {
+      pendingBytes: this.pendingBytes,
+      maxPendingBytes: this.opts.maxPendingBytes ?? Infinity,
+      down: this.closed ? 'bus is shutting down' : null,
+    };
   }
 
   async subscribe(topic: string, handler: BatchHandler<T>): Promise<Subscription> {
@@ -102,7 +106,10 @@ export class InProcessBus<T> implements Bus<T> {
   private kick(topic: string): void {
     if (this.draining.has(topic)) return;
     this.draining.add(topic);
-    this.idle.set(topic, this.drain(topic).finally(() => this.draining.delete(topic)));
+    this.idle.set(
+      topic,
+      this.drain(topic).finally(() => this.draining.delete(topic)),
+    );
   }
 
   private async drain(topic: string): Promise<void> {

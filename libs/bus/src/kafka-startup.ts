@@ -27,7 +27,10 @@ export async function untilKafkaReady<R>(what: string, step: () => Promise<R>, o
     } catch (e) {
       const waited = Date.now() - started;
       if (waited + delay > opts.deadlineMs) {
-        throw new Error(`kafka not ready after ${Math.round(waited / 1000)} s (KAFKA_STARTUP_TIMEOUT_MS=${opts.deadlineMs}) while ${what}: ${(e as Error).message}`, { cause: e });
+        throw new Error(
+          `kafka not ready after ${Math.round(waited / 1000)} s (KAFKA_STARTUP_TIMEOUT_MS=${opts.deadlineMs}) while ${what}: ${(e as Error).message}`,
+          { cause: e },
+        );
       }
       opts.log.warn(
         { what, attempt, err: (e as Error).message, retryInMs: delay, giveUpInMs: opts.deadlineMs - waited },

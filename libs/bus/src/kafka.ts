@@ -52,7 +52,8 @@ export interface KafkaBusOptions<T> {
   /** Group members this process runs per subscription. */
   consumers: number;
   /**
-   * True for a handler error that retrying cannot fix (the store rejected the data itself):
+   * True for a handler error that retrying cannot fix (the store rejected the data itself,
+   * marked permanent by the handler: @weft/core markPermanent):
    * the batch is split to find the rejected messages, which are dead-lettered. Any other
    * error is retried without committing, so nothing is skipped while the store is down.
    */
@@ -175,7 +176,11 @@ export class KafkaBus<T> implements Bus<T> {
   async start(): Promise<void> {
     const wait = { deadlineMs: this.opts.startupTimeoutMs, log: this.opts.log };
     const names = this.opts.topics.map((t) => this.physical(t.topic));
-    await untilKafkaReady(`creating topics ${names.join(', ')} and waiting for their partition leaders on ${this.opts.brokers.join(',')}`, () => this.ensureTopics(), wait);
+    await untilKafkaReady(
+      `creating topics ${names.join(', ')} and waiting for their partition leaders on ${this.opts.brokers.join(',')}`,
+      () => this.ensureTopics(),
+      wait,
+    );
     await untilKafkaReady('connecting the producer', () => this.connectProducer(), wait);
     const every = this.opts.probeIntervalMs ?? 1_000;
     if (every > 0) {
@@ -193,7 +198,11 @@ export class KafkaBus<T> implements Bus<T> {
       if (missing.length > 0) {
         // Another process may create them at the same moment; createTopics then returns false.
         await admin.createTopics({
-          topics: missing.map((t) => ({ topic: this.physical(t.topic), numPartitions: t.partitions, replicationFactor: t.replicationFactor })),
+          topics: missing.map((t) => ({
+            topic: this.physical(t.topic),
+            numPartitions: t.partitions,
+            replicationFactor: t.replicationFactor,
+          })),
         });
         this.opts.log.info({ topics: missing.map((t) => this.physical(t.topic)) }, 'kafka topics created');
       }
@@ -293,7 +302,11 @@ export class KafkaBus<T> implements Bus<T> {
   }
 
   pressure(): BusPressure {
-    return { pendingBytes: this.pendingBytes, maxPendingBytes: this.opts.maxPendingBytes, down: this.closed ? 'bus is shutting down' : this.down };
+    return {
+      pendingBytes: this.pendingBytes,
+      maxPendingBytes: this.opts.maxPendingBytes,
+      down: this.closed ? 'bus is shutting down' : this.down,
+    };
   }
 
   async publish(topic: string, messages: BusMessage<T>[]): Promise<void> {
@@ -317,9 +330,15 @@ export class KafkaBus<T> implements Bus<T> {
       list.push({ key: m.key, value, partition });
     }
     const busy = this.pendingMessages > 0;
-    if (busy && (this.pendingMessages + messages.length > this.opts.maxPendingMessages || this.pendingBytes + bytes > this.opts.maxPendingBytes)) {
+    if (
+      busy &&
+      (this.pendingMessages + messages.length > this.opts.maxPendingMessages || this.pendingBytes + bytes > this.opts.maxPendingBytes)
+    ) {
       metrics.busRejected.inc({ reason: 'overload' });
-      throw new BusUnavailableError(`ingest queue full (${this.pendingMessages} messages, ${this.pendingBytes} bytes in flight); not stored`, 1);
+      throw new BusUnavailableError(
+        `ingest queue full (${this.pendingMessages} messages, ${this.pendingBytes} bytes in flight); not stored`,
+        1,
+      );
     }
     const started = performance.now();
     this.pendingMessages += messages.length;
@@ -434,7 +453,10 @@ export class KafkaBus<T> implements Bus<T> {
       } catch (e) {
         this.opts.log.warn({ err: e, topic: lane.topic, partition: lane.partition }, 'kafka send failed');
         metrics.busRejected.inc({ reason: 'error' });
-        for (const c of chunks) c.publish.reject(new BusUnavailableError(`kafka unavailable: ${(e as Error).message} (the parts were sent and may still be stored)`, 5));
+        for (const c of chunks)
+          c.publish.reject(
+            new BusUnavailableError(`kafka unavailable: ${(e as Error).message} (the parts were sent and may still be stored)`, 5),
+          );
         this.reconnectProducer(generation);
       }
     }
@@ -444,6 +466,7 @@ export class KafkaBus<T> implements Bus<T> {
     const members: Consumer[] = [];
     const gate = new GroupCommit<T>({ maxItems: this.opts.batchRows, lingerMs: this.opts.flushMs, handle: handler });
     const partitions = this.opts.topics.find((t) => t.topic === topic)?.partitions ?? 1;
+    const lag = new LagSeries();
     for (let i = 0; i < this.opts.consumers; i++) {
       const consumer = this.kafka.consumer({
         groupId: this.opts.groupId,
@@ -456,6 +479,7 @@ export class KafkaBus<T> implements Bus<T> {
       consumer.on(consumer.events.GROUP_JOIN, (e) => {
         const assigned = Object.values(e.payload.memberAssignment).reduce((n, ps) => n + ps.length, 0);
         this.opts.log.info({ member: i, partitions: assigned, assignment: e.payload.memberAssignment }, 'writer joined the consumer group');
+        lag.assign(i, e.payload.memberAssignment);
       });
       await untilKafkaReady(
         `joining consumer group ${this.opts.groupId} on ${this.physical(topic)}`,
@@ -469,13 +493,14 @@ export class KafkaBus<T> implements Bus<T> {
         eachBatchAutoResolve: false,
         autoCommit: true,
         partitionsConsumedConcurrently: Math.max(1, Math.ceil(partitions / this.opts.consumers)),
-        eachBatch: (payload) => this.consumeBatch(payload, gate, handler),
+        eachBatch: (payload) => this.consumeBatch(payload, gate, handler, lag),
       });
       members.push(consumer);
     }
     const subscription: Subscription = {
       stop: async () => {
         this.subscriptions.delete(subscription);
+        lag.clear();
         // disconnect() lets the batch in flight finish and commits the offsets it resolved.
         gate.flushNow();
         await Promise.all(members.map((c) => c.disconnect()));
@@ -489,10 +514,12 @@ export class KafkaBus<T> implements Bus<T> {
    * One fetched batch of one partition: decode, dead-letter what does not decode, hand the rest
    * to the handler, and only then resolve and commit the batch's offsets.
    */
-  private async consumeBatch(payload: EachBatchPayload, gate: GroupCommit<T>, handler: BatchHandler<T>): Promise<void> {
+  private async consumeBatch(payload: EachBatchPayload, gate: GroupCommit<T>, handler: BatchHandler<T>, lag: LagSeries): Promise<void> {
     const { batch, resolveOffset, heartbeat, commitOffsetsIfNecessary, isRunning, isStale } = payload;
     if (batch.messages.length === 0) return;
-    metrics.consumerLag.set({ topic: batch.topic, partition: String(batch.partition) }, Number(batch.offsetLag()));
+    // Behind = not yet written: from this batch's first message to the high watermark while
+    // the batch is being inserted, then what is left after it.
+    lag.set(batch.topic, batch.partition, Number(batch.offsetLagLow()));
     const decoded: { value: T; message: KafkaMessage }[] = [];
     for (const message of batch.messages) {
       try {
@@ -516,6 +543,7 @@ export class KafkaBus<T> implements Bus<T> {
       }
     }
     resolveOffset(batch.lastOffset());
+    lag.set(batch.topic, batch.partition, Number(batch.offsetLag()));
     await heartbeat();
     await commitOffsetsIfNecessary();
   }
@@ -575,3 +603,36 @@ export class KafkaBus<T> implements Bus<T> {
 }
 
 const laneKey = (topic: string, partition: number) => `${topic}\u0000${partition}`;
+
+/**
+ * weft_consumer_lag_messages of one subscription: a series per partition this process holds,
+ * and only those. A partition that moved to another writer in a rebalance (one died, one was
+ * added) leaves this process's /metrics, so that the group's lag per partition is the sum over
+ * its writers' series, with no stale value of a partition this process no longer reads.
+ */
+class LagSeries {
+  private readonly held = new Map<number, Set<string>>();
+  private readonly reported = new Set<string>();
+
+  assign(member: number, assignment: Record<string, number[]>): void {
+    this.held.set(member, new Set(Object.entries(assignment).flatMap(([topic, ps]) => ps.map((p) => `${topic}\t${p}`))));
+    const holds = (key: string) => [...this.held.values()].some((s) => s.has(key));
+    for (const key of [...this.reported]) if (!holds(key)) this.drop(key);
+  }
+
+  set(topic: string, partition: number, value: number): void {
+    const key = `${topic}\t${partition}`;
+    this.reported.add(key);
+    metrics.consumerLag.set({ topic, partition: String(partition) }, value);
+  }
+
+  clear(): void {
+    for (const key of [...this.reported]) this.drop(key);
+  }
+
+  private drop(key: string): void {
+    const [topic, partition] = key.split('\t') as [string, string];
+    metrics.consumerLag.remove({ topic, partition });
+    this.reported.delete(key);
+  }
+}

@@ -17,13 +17,26 @@ export const configSchema = z.object({
   CLICKHOUSE_URL: z.preprocess(emptyAsUndefined, z.url().optional()),
   CLICKHOUSE_USER: z.string().default('default'),
   CLICKHOUSE_PASSWORD: z.string().default(''),
-  CLICKHOUSE_DATABASE: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).default('default'),
+  CLICKHOUSE_DATABASE: z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/)
+    .default('default'),
   /**
    * Set: the migrations create replicated tables ON CLUSTER this cluster (a name in the servers'
    * remote_servers) behind Distributed tables (libs/store/SCHEMA.md "Cluster mode"). Needs CLICKHOUSE_URL.
    */
-  CLICKHOUSE_CLUSTER: z.preprocess(emptyAsUndefined, z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'a cluster name: letters, digits, _').optional()),
+  CLICKHOUSE_CLUSTER: z.preprocess(
+    emptyAsUndefined,
+    z
+      .string()
+      .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'a cluster name: letters, digits, _')
+      .optional(),
+  ),
   WEFT_DATA_DIR: z.string().default('./data'),
+  /** `auto`: apply pending migrations at start. `wait`: wait for `weft migrate` to have applied them (several processes on one server). */
+  WEFT_MIGRATE: z.enum(['auto', 'wait']).default('auto'),
+  /** WEFT_MIGRATE=wait: how long to wait for the schema before failing the start (ms). */
+  WEFT_MIGRATE_WAIT_MS: int(120_000, 0),
 
   /** `inprocess` (all-in-one) or `kafka` (distributed). */
   WEFT_BUS: z.enum(['inprocess', 'kafka']).default('inprocess'),
@@ -85,7 +98,10 @@ export const configSchema = z.object({
   /** Kafka client id (broker logs, quotas). */
   KAFKA_CLIENT_ID: z.string().min(1).default('weft'),
   /** Prepended to weft's topic names (several deployments on one cluster). */
-  KAFKA_TOPIC_PREFIX: z.string().regex(/^[A-Za-z0-9._-]*$/).default(''),
+  KAFKA_TOPIC_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9._-]*$/)
+    .default(''),
   /** Writer consumer group; writers sharing it share the partitions. */
   KAFKA_GROUP_ID: z.string().min(1).default('weft-writer'),
   /** Partitions and replication of the topics weft creates at start (if missing). */
@@ -107,13 +123,16 @@ export const configSchema = z.object({
   WEFT_ROLES: z
     .string()
     .default('gateway,writer,query,inference')
-    .transform((s) => s.split(',').map((r) => r.trim()).filter(Boolean))
+    .transform((s) =>
+      s
+        .split(',')
+        .map((r) => r.trim())
+        .filter(Boolean),
+    )
     .pipe(z.array(z.enum(['gateway', 'writer', 'query', 'inference'])).min(1)),
 
   /** Gateway: the OTLP/gRPC receiver's port (standard 4317); `0` = any free port, `off` = no gRPC receiver. */
-  WEFT_OTLP_GRPC_PORT: z
-    .union([z.literal('off'), z.coerce.number().int().min(0).max(65535)])
-    .default(4317),
+  WEFT_OTLP_GRPC_PORT: z.union([z.literal('off'), z.coerce.number().int().min(0).max(65535)]).default(4317),
 
   /** Inference: JSON file listing the model servers (upstreams); unset = no models served. */
   WEFT_UPSTREAMS_FILE: z.preprocess(emptyAsUndefined, z.string().optional()),

@@ -55,8 +55,7 @@ export class ApiError extends Error {
 }
 
 export const badRequest = (reason: string, field?: string) => new ApiError(400, reason, { field });
-export const unauthorized = (reason: string) =>
-  new ApiError(401, reason, { headers: { 'WWW-Authenticate': 'Basic realm="weft"' } });
+export const unauthorized = (reason: string) => new ApiError(401, reason, { headers: { 'WWW-Authenticate': 'Basic realm="weft"' } });
 export const forbidden = (reason: string) => new ApiError(403, reason);
 export const notFound = (reason: string) => new ApiError(404, reason);
 export const conflict = (reason: string) => new ApiError(409, reason);

@@ -6,3 +6,6 @@ export * from './config';
 export * from './auth';
 export * from './refs';
 export * from './metrics';
+export * from './health';
+export * from './version';
+export * from './failure';

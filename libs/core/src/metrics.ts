@@ -83,7 +83,7 @@ export const metrics = {
   }),
   consumerLag: new Gauge({
     name: 'weft_consumer_lag_messages',
-    help: 'Messages behind the high watermark, per topic and partition, as of the last fetched batch',
+    help: 'Messages not yet written to the store (the high watermark as of the last fetch, minus the next offset to write), per topic and partition this process holds',
     labelNames: ['topic', 'partition'] as const,
     registers,
   }),

@@ -5,8 +5,7 @@
  * precision limit.
  */
 
-const ISO_RE =
-  /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?)?\s*(Z|z|[+-]\d{2}(?::?\d{2})?)?$/;
+const ISO_RE = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?)?\s*(Z|z|[+-]\d{2}(?::?\d{2})?)?$/;
 
 /** Parses ISO 8601 (with `Z`, an offset, or naive = UTC) into epoch microseconds; null if invalid. */
 export function parseTimestampMicros(s: string): number | null {
@@ -41,11 +40,23 @@ function two(s: string, i: number): number {
  */
 function parseCommonTimestamp(s: string): number | null | undefined {
   const n = s.length;
-  if (n < 20 || s.charCodeAt(4) !== 45 || s.charCodeAt(7) !== 45 || s.charCodeAt(10) !== 84 || s.charCodeAt(13) !== 58 || s.charCodeAt(16) !== 58) {
+  if (
+    n < 20 ||
+    s.charCodeAt(4) !== 45 ||
+    s.charCodeAt(7) !== 45 ||
+    s.charCodeAt(10) !== 84 ||
+    s.charCodeAt(13) !== 58 ||
+    s.charCodeAt(16) !== 58
+  ) {
     return undefined;
   }
-  const century = two(s, 0), yy = two(s, 2), month = two(s, 5), day = two(s, 8);
-  const hour = two(s, 11), minute = two(s, 14), second = two(s, 17);
+  const century = two(s, 0),
+    yy = two(s, 2),
+    month = two(s, 5),
+    day = two(s, 8);
+  const hour = two(s, 11),
+    minute = two(s, 14),
+    second = two(s, 17);
   if (century < 0 || yy < 0 || month < 0 || day < 0 || hour < 0 || minute < 0 || second < 0) return undefined;
   let i = 19;
   let micros = 0;
@@ -60,7 +71,7 @@ function parseCommonTimestamp(s: string): number | null | undefined {
     if (i === start) return undefined;
   }
   const rest = n - i;
-  if (!((rest === 1 && s.charCodeAt(i) === 90 /* Z */) || (rest === 6 && s.endsWith('+00:00')))) return undefined;
+  if (!((rest === 1 && s.charCodeAt(i) === 90) /* Z */ || (rest === 6 && s.endsWith('+00:00')))) return undefined;
   if (second > 59) return undefined; // a leap second: the general parser's rule applies
   const year = century * 100 + yy;
   if (year < 100) return undefined; // Date.UTC's two-digit years: the general parser's rule applies
@@ -73,8 +84,14 @@ function parseCommonTimestamp(s: string): number | null | undefined {
 export function parseTimestampGeneral(s: string): number | null {
   const m = ISO_RE.exec(s.trim());
   if (!m) return null;
-  const [, y, mo, d, h = '0', mi = '0', sec = '0', frac = '', tz] = m;
-  const year = +y, month = +mo, day = +d, hour = +h, minute = +mi, second = +sec;
+  // The regex makes the date groups mandatory; the time groups default to zero.
+  const [, y = '', mo = '', d = '', h = '0', mi = '0', sec = '0', frac = '', tz] = m;
+  const year = +y,
+    month = +mo,
+    day = +d,
+    hour = +h,
+    minute = +mi,
+    second = +sec;
   if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60) return null;
   const ms = Date.UTC(year, month - 1, day, hour, minute, Math.min(second, 59));
   if (Number.isNaN(ms)) return null;
@@ -135,8 +152,8 @@ export function microsToIso(micros: number): string {
 /** Converts ClickHouse's `YYYY-MM-DD HH:MM:SS[.fff...]` text (UTC) to ISO 8601 with `Z`. */
 export function clickHouseToIso(s: string): string {
   const [datePart, timePart = '00:00:00'] = s.split(' ');
-  let [hms, frac = ''] = timePart.split('.');
-  frac = frac.replace(/0+$/, '');
+  const [hms, rawFrac = ''] = timePart.split('.');
+  const frac = rawFrac.replace(/0+$/, '');
   return `${datePart}T${hms}${frac ? '.' + frac.padEnd(frac.length <= 3 ? 3 : 6, '0') : ''}Z`;
 }
 

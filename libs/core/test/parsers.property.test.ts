@@ -16,21 +16,29 @@ function onlyApiError<T>(f: () => T, status: number): T | undefined {
 describe('Authorization header parsing (property)', () => {
   it('never throws anything but a 401, for any header and scheme', () => {
     fc.assert(
-      fc.property(fc.option(fc.string({ unit: 'binary' }), { nil: undefined }), fc.constantFrom('basic' as const, 'bearer' as const), (h, scheme) => {
-        const c = onlyApiError(() => parseAuthorization(h, scheme), 401);
-        if (c) expect(c.key.length).toBeGreaterThan(0);
-      }),
+      fc.property(
+        fc.option(fc.string({ unit: 'binary' }), { nil: undefined }),
+        fc.constantFrom('basic' as const, 'bearer' as const),
+        (h, scheme) => {
+          const c = onlyApiError(() => parseAuthorization(h, scheme), 401);
+          if (c) expect(c.key.length).toBeGreaterThan(0);
+        },
+      ),
       { numRuns: 600 },
     );
   });
 
   it('recovers the key of Basic <user>:<key> whatever the user name, and of Bearer <key>', () => {
     fc.assert(
-      fc.property(fc.string({ unit: 'grapheme' }).filter((u) => !u.includes(':')), fc.string({ unit: 'grapheme', minLength: 1 }), (user, key) => {
-        const basic = `Basic ${Buffer.from(`${user}:${key}`, 'utf8').toString('base64')}`;
-        expect(parseAuthorization(basic, 'basic').key).toBe(key);
-        if (key.trim()) expect(parseAuthorization(`Bearer ${key}`, 'bearer').key).toBe(key.trim());
-      }),
+      fc.property(
+        fc.string({ unit: 'grapheme' }).filter((u) => !u.includes(':')),
+        fc.string({ unit: 'grapheme', minLength: 1 }),
+        (user, key) => {
+          const basic = `Basic ${Buffer.from(`${user}:${key}`, 'utf8').toString('base64')}`;
+          expect(parseAuthorization(basic, 'basic').key).toBe(key);
+          if (key.trim()) expect(parseAuthorization(`Bearer ${key}`, 'bearer').key).toBe(key.trim());
+        },
+      ),
       { numRuns: 500 },
     );
   });
@@ -81,7 +89,17 @@ describe('project ids (property)', () => {
 });
 
 describe('configuration (property)', () => {
-  const names = ['PORT', 'LOG_LEVEL', 'WEFT_BUS', 'WEFT_MAX_JSON_DEPTH', 'WEFT_RATE_LIMIT_MAX', 'WEFT_BODY_LIMIT_BYTES', 'CLICKHOUSE_URL', 'WEFT_AUTH_CACHE_TTL_MS', 'WEFT_BOOTSTRAP_API_KEY'];
+  const names = [
+    'PORT',
+    'LOG_LEVEL',
+    'WEFT_BUS',
+    'WEFT_MAX_JSON_DEPTH',
+    'WEFT_RATE_LIMIT_MAX',
+    'WEFT_BODY_LIMIT_BYTES',
+    'CLICKHOUSE_URL',
+    'WEFT_AUTH_CACHE_TTL_MS',
+    'WEFT_BOOTSTRAP_API_KEY',
+  ];
   it('either loads or throws a ConfigError naming a variable, for any environment', () => {
     fc.assert(
       fc.property(fc.dictionary(fc.constantFrom(...names), fc.oneof(fc.string(), fc.integer().map(String), fc.constant(''))), (env) => {

@@ -34,9 +34,14 @@ describe('timestamps: the fast paths agree with the general ones', () => {
   it('parses the common form exactly as the general parser does (valid or not)', () => {
     fc.assert(
       fc.property(
-        fc.integer({ min: 0, max: 9999 }), fc.integer({ min: 0, max: 13 }), fc.integer({ min: 0, max: 32 }),
-        fc.integer({ min: 0, max: 24 }), fc.integer({ min: 0, max: 60 }), fc.integer({ min: 0, max: 61 }),
-        fc.stringMatching(/^(\.\d{1,9})?$/), fc.constantFrom('Z', '+00:00', 'z', '+01:00', ' Z', ''),
+        fc.integer({ min: 0, max: 9999 }),
+        fc.integer({ min: 0, max: 13 }),
+        fc.integer({ min: 0, max: 32 }),
+        fc.integer({ min: 0, max: 24 }),
+        fc.integer({ min: 0, max: 60 }),
+        fc.integer({ min: 0, max: 61 }),
+        fc.stringMatching(/^(\.\d{1,9})?$/),
+        fc.constantFrom('Z', '+00:00', 'z', '+01:00', ' Z', ''),
         (y, mo, d, h, mi, s, frac, tz) => {
           const text = `${String(y).padStart(4, '0')}-${two(mo)}-${two(d)}T${two(h)}:${two(mi)}:${two(s)}${frac}${tz}`;
           expect(parseTimestampMicros(text), text).toBe(parseTimestampGeneral(text));

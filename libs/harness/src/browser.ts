@@ -22,9 +22,13 @@ export function ensureChromium(): string {
   const found = findChromium();
   if (found) return found;
   const root = process.getuid?.() === 0;
-  if (!root) throw new Error('chromium is missing: install Debian\'s `chromium` package (apt-get install -y chromium) or set WEFT_CHROMIUM');
+  if (!root) throw new Error("chromium is missing: install Debian's `chromium` package (apt-get install -y chromium) or set WEFT_CHROMIUM");
   execFileSync('apt-get', ['update'], { stdio: 'ignore', timeout: 300_000 });
-  const r = spawnSync('apt-get', ['install', '-y', '--no-install-recommends', 'chromium'], { stdio: 'pipe', timeout: 900_000, env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+  const r = spawnSync('apt-get', ['install', '-y', '--no-install-recommends', 'chromium'], {
+    stdio: 'pipe',
+    timeout: 900_000,
+    env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+  });
   if (r.status !== 0) throw new Error(`apt-get install chromium failed: ${r.stderr?.toString().slice(-2000)}`);
   const installed = findChromium();
   if (!installed) throw new Error('chromium was installed but not found');

@@ -61,7 +61,13 @@ export async function postOversized(baseUrl: string, path: string, bytes: number
   return new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => (req.destroy(), reject(new Error('no answer to an oversized body'))), 30_000);
     const req = request(
-      { host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { 'content-type': 'application/json', 'content-length': String(bytes), authorization } },
+      {
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname,
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'content-length': String(bytes), authorization },
+      },
       (res) => {
         clearTimeout(timer);
         res.resume();
@@ -70,7 +76,10 @@ export async function postOversized(baseUrl: string, path: string, bytes: number
       },
     );
     req.on('error', (e: NodeJS.ErrnoException) => {
-      if (e.code !== 'EPIPE' && e.code !== 'ECONNRESET') (clearTimeout(timer), reject(e));
+      if (e.code !== 'EPIPE' && e.code !== 'ECONNRESET') {
+        clearTimeout(timer);
+        reject(e);
+      }
     });
     req.write('{"start": "' + ' '.repeat(1024));
   });

@@ -9,3 +9,5 @@ export * from './model-server';
 export * from './load';
 export * from './browser';
 export * from './kafka-cluster';
+export * from './front-proxy';
+export * from './clickhouse-http';

@@ -100,7 +100,9 @@ export async function startKafkaCluster(n: number, baseDir: string, opts: KafkaC
         ].join('\n'),
       );
       await new Promise<void>((resolve, reject) => {
-        const p = spawn('java', java(classpath, 'kafka.tools.StorageTool', ['format', '-t', clusterId, '-c', propsOf(nd)]), { stdio: ['ignore', 'pipe', 'pipe'] });
+        const p = spawn('java', java(classpath, 'kafka.tools.StorageTool', ['format', '-t', clusterId, '-c', propsOf(nd)]), {
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
         let out = '';
         p.stdout.on('data', (d) => (out += d));
         p.stderr.on('data', (d) => (out += d));
@@ -180,7 +182,9 @@ export async function startKafkaCluster(n: number, baseDir: string, opts: KafkaC
       for (const nd of nodes) {
         const file = join(nd.dataDir, 'broker.log');
         if (!existsSync(file)) continue;
-        for (const m of readFileSync(file, 'utf8').matchAll(/\[QuorumController id=(\d+)\] Becoming the active controller at epoch (\d+)/g)) {
+        for (const m of readFileSync(file, 'utf8').matchAll(
+          /\[QuorumController id=(\d+)\] Becoming the active controller at epoch (\d+)/g,
+        )) {
           const epoch = Number(m[2]);
           if (!best || epoch > best.epoch) best = { id: Number(m[1]), epoch };
         }

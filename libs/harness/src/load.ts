@@ -52,7 +52,20 @@ function template(o: LoadOptions, label: string): { buf: Buffer; offsets: number
   for (let j = 0; j < o.callsPerRequest; j++) {
     const id = idOf(TAG, j);
     batch.push(
-      { mode: 'start', req: { start: { project_id: o.project, id, trace_id: id, op_name: 'overload.op', started_at: '2026-01-01T00:00:00Z', inputs: { prompt: pad }, attributes: {} } } },
+      {
+        mode: 'start',
+        req: {
+          start: {
+            project_id: o.project,
+            id,
+            trace_id: id,
+            op_name: 'overload.op',
+            started_at: '2026-01-01T00:00:00Z',
+            inputs: { prompt: pad },
+            attributes: {},
+          },
+        },
+      },
       { mode: 'end', req: { end: { project_id: o.project, id, ended_at: '2026-01-01T00:00:01Z', output: { text: pad }, summary: {} } } },
     );
   }

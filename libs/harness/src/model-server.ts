@@ -46,10 +46,34 @@ export interface ModelServer {
 
 /** OpenAI's own fields: the `openai` dialect rejects anything else, as api.openai.com does. */
 const OPENAI_ONLY = new Set([
-  'messages', 'model', 'frequency_penalty', 'logit_bias', 'logprobs', 'top_logprobs', 'max_tokens',
-  'max_completion_tokens', 'n', 'presence_penalty', 'response_format', 'seed', 'stop', 'stream',
-  'stream_options', 'temperature', 'top_p', 'tools', 'tool_choice', 'parallel_tool_calls', 'user',
-  'reasoning_effort', 'service_tier', 'metadata', 'store', 'modalities', 'audio', 'prediction',
+  'messages',
+  'model',
+  'frequency_penalty',
+  'logit_bias',
+  'logprobs',
+  'top_logprobs',
+  'max_tokens',
+  'max_completion_tokens',
+  'n',
+  'presence_penalty',
+  'response_format',
+  'seed',
+  'stop',
+  'stream',
+  'stream_options',
+  'temperature',
+  'top_p',
+  'tools',
+  'tool_choice',
+  'parallel_tool_calls',
+  'user',
+  'reasoning_effort',
+  'service_tier',
+  'metadata',
+  'store',
+  'modalities',
+  'audio',
+  'prediction',
 ]);
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -66,7 +90,14 @@ export async function startModelServer(opts: { vllmKey?: string } = {}): Promise
         res.writeHead(404, { 'content-type': 'application/json' }).end('{"detail":"Not Found"}');
         return;
       }
-      const rec: RecordedRequest = { dialect: m[1] as FakeDialect, path: req.url!, headers: req.headers, body: JSON.parse(raw || '{}'), aborted: false, finished: false };
+      const rec: RecordedRequest = {
+        dialect: m[1] as FakeDialect,
+        path: req.url!,
+        headers: req.headers,
+        body: JSON.parse(raw || '{}'),
+        aborted: false,
+        finished: false,
+      };
       if (m[2] !== 'chat/completions' && m[2] !== 'chat/completions/') {
         requests.push(rec);
         const other = m[2] === 'models' ? answerModels : m[2] === 'embeddings' ? answerEmbeddings : answerText;
@@ -155,7 +186,13 @@ async function answer(rec: RecordedRequest, res: ServerResponse, opts: { vllmKey
     let finish = 'stop';
     if (text === 'tools') {
       message.content = null;
-      message.tool_calls = [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: d === 'ollama' ? { city: 'Paris' } : '{"city": "Paris"}' } }];
+      message.tool_calls = [
+        {
+          id: 'call_1',
+          type: 'function',
+          function: { name: 'get_weather', arguments: d === 'ollama' ? { city: 'Paris' } : '{"city": "Paris"}' },
+        },
+      ];
       finish = 'tool_calls';
     }
     if (text === 'reasoning') message[d === 'ollama' ? 'reasoning' : 'reasoning_content'] = 'thinking hard';
@@ -174,7 +211,7 @@ async function answer(rec: RecordedRequest, res: ServerResponse, opts: { vllmKey
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
   const send = (obj: unknown) => res.write(`data: ${typeof obj === 'string' ? obj : JSON.stringify(obj)}${nl}${nl}`);
   const includeUsage = body.stream_options
-    ? (body.stream_options.include_usage ?? (d === 'vllm')) // vLLM defaults it on, SGLang/OpenAI off
+    ? (body.stream_options.include_usage ?? d === 'vllm') // vLLM defaults it on, SGLang/OpenAI off
     : false;
   const base = (choices: unknown[], extra: Record<string, unknown> = {}) => {
     const c: Record<string, unknown> = { id, object: 'chat.completion.chunk', created, model, choices, ...extra };
@@ -187,15 +224,28 @@ async function answer(rec: RecordedRequest, res: ServerResponse, opts: { vllmKey
   if (d === 'llamacpp') res.write(`: ping${nl}${nl}`);
   send(base([{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }]));
   if (text === 'reasoning') {
-    send(base([{ index: 0, delta: { [d === 'ollama' ? 'reasoning' : 'reasoning_content']: 'thinking hard' }, logprobs: null, finish_reason: null }]));
+    send(
+      base([
+        { index: 0, delta: { [d === 'ollama' ? 'reasoning' : 'reasoning_content']: 'thinking hard' }, logprobs: null, finish_reason: null },
+      ]),
+    );
   }
   if (text === 'tools') {
     const call = { index: 0, id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '' } };
     if (d === 'ollama') {
-      send(base([{ index: 0, delta: { tool_calls: [{ ...call, function: { name: 'get_weather', arguments: '{"city": "Paris"}' } }] }, finish_reason: null }]));
+      send(
+        base([
+          {
+            index: 0,
+            delta: { tool_calls: [{ ...call, function: { name: 'get_weather', arguments: '{"city": "Paris"}' } }] },
+            finish_reason: null,
+          },
+        ]),
+      );
     } else {
       send(base([{ index: 0, delta: { tool_calls: [call] }, finish_reason: null }]));
-      for (const frag of ['{"city', '": "Par', 'is"}']) send(base([{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: frag } }] }, finish_reason: null }]));
+      for (const frag of ['{"city', '": "Par', 'is"}'])
+        send(base([{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: frag } }] }, finish_reason: null }]));
     }
     send(base([{ index: 0, delta: {}, finish_reason: 'tool_calls' }]));
   } else {
@@ -229,7 +279,12 @@ async function answer(rec: RecordedRequest, res: ServerResponse, opts: { vllmKey
 /** `GET /v1/models` as vLLM (with max_model_len) and OpenAI (without) answer it. */
 async function answerModels(rec: RecordedRequest, res: ServerResponse): Promise<void> {
   const d = rec.dialect;
-  const card: Record<string, unknown> = { id: `m-${d}`, object: 'model', created: 1_700_000_000, owned_by: d === 'vllm' ? 'vllm' : 'system' };
+  const card: Record<string, unknown> = {
+    id: `m-${d}`,
+    object: 'model',
+    created: 1_700_000_000,
+    owned_by: d === 'vllm' ? 'vllm' : 'system',
+  };
   if (d === 'vllm') Object.assign(card, { root: '/models/base-7b', parent: null, max_model_len: 4096, permission: [] });
   json(res, 200, { object: 'list', data: [card] });
 }
@@ -245,7 +300,14 @@ async function answerEmbeddings(rec: RecordedRequest, res: ServerResponse): Prom
     return { object: 'embedding', index, embedding };
   });
   const tokens = inputs.length * 2;
-  json(res, 200, { id: `embd-${d}`, object: 'list', created: 1_730_000_000, model: String(body.model), data, usage: { prompt_tokens: tokens, total_tokens: tokens, completion_tokens: 0, prompt_tokens_details: null } });
+  json(res, 200, {
+    id: `embd-${d}`,
+    object: 'list',
+    created: 1_730_000_000,
+    model: String(body.model),
+    data,
+    usage: { prompt_tokens: tokens, total_tokens: tokens, completion_tokens: 0, prompt_tokens_details: null },
+  });
 }
 
 /** `POST /v1/completions` (legacy): the prompt picks the answer, as the last user message does for chat. */
@@ -260,7 +322,12 @@ async function answerText(rec: RecordedRequest, res: ServerResponse): Promise<vo
   const id = d === 'vllm' ? `cmpl-${body.request_id}` : `upstream-${d}-id`;
   const model = String(body.model);
   if (!body.stream) {
-    const choice: Record<string, unknown> = { index: 0, text: (body.echo ? prompt : '') + tokens.join(''), logprobs: null, finish_reason: 'length' };
+    const choice: Record<string, unknown> = {
+      index: 0,
+      text: (body.echo ? prompt : '') + tokens.join(''),
+      logprobs: null,
+      finish_reason: 'length',
+    };
     if (d === 'vllm') Object.assign(choice, { stop_reason: null, prompt_logprobs: null });
     if (d === 'sglang') choice.matched_stop = null;
     return void json(res, 200, { id, object: 'text_completion', created, model, choices: [choice], usage });
@@ -268,7 +335,13 @@ async function answerText(rec: RecordedRequest, res: ServerResponse): Promise<vo
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
   const send = (obj: unknown) => res.write(`data: ${typeof obj === 'string' ? obj : JSON.stringify(obj)}\n\n`);
   for (const [i, t] of tokens.entries()) {
-    send({ id, object: 'text_completion', created, model, choices: [{ index: 0, text: t, logprobs: null, finish_reason: i === tokens.length - 1 ? 'length' : null }] });
+    send({
+      id,
+      object: 'text_completion',
+      created,
+      model,
+      choices: [{ index: 0, text: t, logprobs: null, finish_reason: i === tokens.length - 1 ? 'length' : null }],
+    });
   }
   if (body.stream_options?.include_usage) send({ id, object: 'text_completion', created, model, choices: [], usage });
   send('[DONE]');

@@ -44,7 +44,16 @@ export async function startWeft(
   const proc = spawn(process.execPath, args, {
     cwd: REPO_ROOT,
     // WEFT_OTLP_GRPC_PORT=0: any free port, never the standard 4317, so servers can run side by side.
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', WEFT_DATA_DIR: dataDir, LOG_LEVEL: 'info', WEFT_BOOTSTRAP_API_KEY: HARNESS_API_KEY, WEFT_OTLP_GRPC_PORT: '0', ...opts.env },
+    env: {
+      ...process.env,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      WEFT_DATA_DIR: dataDir,
+      LOG_LEVEL: 'info',
+      WEFT_BOOTSTRAP_API_KEY: HARNESS_API_KEY,
+      WEFT_OTLP_GRPC_PORT: '0',
+      ...opts.env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const logs: unknown[] = [];

@@ -1,11 +1,10 @@
 import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
-import { ApiError, isApiError, type Logger } from '@weft/core';
-import { BusUnavailableError } from '@weft/bus';
+import { ApiError, isApiError, isRetryable, type Logger } from '@weft/core';
 
 /** Maps anything thrown by a route to an ApiError: the one place errors become responses. */
 export function toApiError(err: unknown): ApiError {
   if (isApiError(err)) return err;
-  if (err instanceof BusUnavailableError) {
+  if (isRetryable(err)) {
     return new ApiError(503, err.message, { headers: { 'Retry-After': String(err.retryAfterSeconds) } });
   }
   const fe = err as Partial<FastifyError> & { statusCode?: number };

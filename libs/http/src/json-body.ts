@@ -1,4 +1,4 @@
-import { ApiError, badRequest, payloadTooLarge } from '@weft/core';
+import { type ApiError, badRequest, payloadTooLarge } from '@weft/core';
 import type { RequestLimits } from './limits';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -140,10 +140,17 @@ function failAt(path: Path, make: (field: string) => ApiError): never {
 }
 
 // Recursion depth is bounded by maxJsonDepth (checked before descending).
-function walkLimits(v: unknown, depth: number, limits: Pick<RequestLimits, 'maxJsonDepth' | 'maxStringChars' | 'maxArrayItems'>, path: Path): void {
+function walkLimits(
+  v: unknown,
+  depth: number,
+  limits: Pick<RequestLimits, 'maxJsonDepth' | 'maxStringChars' | 'maxArrayItems'>,
+  path: Path,
+): void {
   if (typeof v === 'string') {
     if (v.length > limits.maxStringChars) {
-      failAt(path, (f) => payloadTooLarge(`${f || 'request body'}: string longer than ${limits.maxStringChars} characters`, f || undefined));
+      failAt(path, (f) =>
+        payloadTooLarge(`${f || 'request body'}: string longer than ${limits.maxStringChars} characters`, f || undefined),
+      );
     }
     return;
   }

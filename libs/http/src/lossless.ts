@@ -1,9 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '@weft/core';
-import { parseLosslessJson, toJsonText } from '@weft/digest';
+import { parseLosslessJson, toJsonText, type RawJson } from '@weft/digest';
 import { checkedJsonText } from './json-body';
 import { defaultRequestLimits } from './limits';
 import { mayHoldRefs } from './tenancy';
+import type { Serialized } from './route';
 import { whenHeavyBodyTurn } from './turns';
 
 /**
@@ -33,8 +34,21 @@ export function useLosslessJsonBodies(app: FastifyInstance): void {
   };
 }
 
+/**
+ * The JSON a value stands for once sent: a RawJson part is stored JSON text sent as is, so it
+ * stands for whatever JSON the response schema puts there.
+ */
+export type AsSent<T> = T extends RawJson
+  ? // eslint-disable-next-line @typescript-eslint/no-explicit-any -- stored JSON text is any JSON value
+    any
+  : T extends readonly (infer E)[]
+    ? AsSent<E>[]
+    : T extends object
+      ? { [K in keyof T]: AsSent<T[K]> }
+      : T;
+
 /** Sends a value whose parts may be stored JSON text (RawJson) or lossless numbers, verbatim. */
-export function sendJsonText(reply: FastifyReply, value: unknown): string {
+export function sendJsonText<T>(reply: FastifyReply, value: T): Serialized<AsSent<T>> {
   reply.type('application/json; charset=utf-8');
-  return toJsonText(value);
+  return toJsonText(value) as Serialized<AsSent<T>>;
 }

@@ -32,10 +32,14 @@ export class KeyRateLimiter {
     const r = await this.limit({ weftCaller: caller, routeOptions: { config: {} } } as unknown as FastifyRequest);
     if (!r.isExceeded) return;
     const retry = Math.max(1, Math.ceil(r.ttl / 1000));
-    throw new ApiError(429, `rate limit exceeded: at most ${this.max} requests per ${describeWindow(this.windowMs)} per API key; retry in ${retry}s`, {
-      headers: { 'Retry-After': String(retry) },
-      extra: { retry_after: retry },
-    });
+    throw new ApiError(
+      429,
+      `rate limit exceeded: at most ${this.max} requests per ${describeWindow(this.windowMs)} per API key; retry in ${retry}s`,
+      {
+        headers: { 'Retry-After': String(retry) },
+        extra: { retry_after: retry },
+      },
+    );
   }
 }
 

@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
+import type { HealthProbe } from '@weft/core';
 
-/** A dependency's check: resolves (optionally with details) when it is usable, throws why not. */
-export type ReadinessCheck = () => Promise<Record<string, unknown> | void>;
-export type ReadinessChecks = Record<string, ReadinessCheck>;
+/** Each dependency's probe (a component's `health`), by the name /ready reports it under. */
+export type ReadinessChecks = Record<string, HealthProbe>;
 
 export interface DependencyState {
   ok: boolean;
@@ -12,25 +12,32 @@ export interface DependencyState {
   [detail: string]: unknown;
 }
 
-/** Runs one check under a deadline: a check that does not answer in time counts as down. */
-async function runCheck(check: ReadinessCheck, timeoutMs: number): Promise<DependencyState> {
+/** Runs one probe under a deadline: one that does not answer in time counts as down (and is aborted). */
+async function runCheck(check: HealthProbe, timeoutMs: number): Promise<DependencyState> {
   const started = performance.now();
+  const abort = new AbortController();
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+    timer = setTimeout(() => {
+      abort.abort();
+      reject(new Error(`no answer within ${timeoutMs} ms`));
+    }, timeoutMs);
   });
   try {
-    const details = await Promise.race([check(), deadline]);
+    const details = await Promise.race([check(abort.signal), deadline]);
     return { ok: true, ms: Math.round(performance.now() - started), ...(details ?? {}) };
   } catch (e) {
-    return { ok: false, ms: Math.round(performance.now() - started), reason: (e as Error).message };
+    return { ok: false, ms: Math.round(performance.now() - started), reason: (e as Error).message || String(e) };
   } finally {
     clearTimeout(timer);
   }
 }
 
 /** Every dependency checked concurrently, each within `timeoutMs`: the whole answer takes at most about that long. */
-export async function checkReadiness(checks: ReadinessChecks, timeoutMs: number): Promise<{ ready: boolean; dependencies: Record<string, DependencyState> }> {
+export async function checkReadiness(
+  checks: ReadinessChecks,
+  timeoutMs: number,
+): Promise<{ ready: boolean; dependencies: Record<string, DependencyState> }> {
   const names = Object.keys(checks);
   const states = await Promise.all(names.map((n) => runCheck(checks[n]!, timeoutMs)));
   const dependencies = Object.fromEntries(names.map((n, i) => [n, states[i]!]));

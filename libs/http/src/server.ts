@@ -3,7 +3,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import rateLimit from '@fastify/rate-limit';
 import { buildOpenApiDocument } from '@weft/api';
-import { metrics, metricsRegistry, type Logger } from '@weft/core';
+import { metrics, metricsRegistry, VERSION, type Logger } from '@weft/core';
 import { installErrorHandler } from './errors';
 import { parseJsonBody } from './json-body';
 import { mayHoldRefs } from './tenancy';
@@ -24,7 +24,10 @@ declare module 'fastify' {
 export interface HttpServerOptions {
   log: Logger;
   bodyLimitBytes: number;
-  version: string;
+  /** Reported by /health, /server_info and the OpenAPI document; weft's VERSION when absent. */
+  version?: string;
+  /** Facts /health adds to its answer (roles, store mode, bus kind): known at start, no I/O. */
+  describe?: Record<string, unknown>;
   /** The dependencies /ready checks, by name (e.g. `store`, `bus`), each under WEFT_READY_TIMEOUT_MS. */
   readiness?: ReadinessChecks;
   /** Body, batch, string, depth, `limit`, query and rate limits; the configuration's defaults when absent. */
@@ -66,7 +69,10 @@ export async function createHttpServer(opts: HttpServerOptions): Promise<Fastify
   // before 0.52 send none); a Content-Type other than JSON is still 415.
   app.addHook('onRequest', async (request) => {
     const h = request.headers;
-    if (h['content-type'] === undefined && ((h['content-length'] !== undefined && h['content-length'] !== '0') || h['transfer-encoding'] !== undefined)) {
+    if (
+      h['content-type'] === undefined &&
+      ((h['content-length'] !== undefined && h['content-length'] !== '0') || h['transfer-encoding'] !== undefined)
+    ) {
       h['content-type'] = 'application/json';
     }
   });
@@ -89,16 +95,18 @@ export async function createHttpServer(opts: HttpServerOptions): Promise<Fastify
   await app.register(rateLimit, { global: false });
   app.decorate('weftRateLimit', new KeyRateLimiter(app, limits.rateLimitMax, limits.rateLimitWindowMs));
 
-  const document = buildOpenApiDocument({ version: opts.version });
+  const version = opts.version ?? VERSION;
+  const document = buildOpenApiDocument({ version });
   await app.register(swagger, { mode: 'static', specification: { document: document as never } });
   await app.register(swaggerUi, { routePrefix: '/docs' });
   app.get('/openapi.json', async () => document);
 
-  // Liveness: the process serves HTTP. Answers at once, whatever the dependencies do.
-  app.get('/health', { config: { probe: true } }, async () => ({ status: 'ok' }));
+  // Liveness: the process serves HTTP. Answers at once, whatever the dependencies do (a restart
+  // would not fix one): its version and what it runs (roles, store mode, bus kind).
+  app.get('/health', { config: { probe: true } }, async () => ({ status: 'ok', version, ...opts.describe }));
   readinessRoute(app, opts.readiness ?? {}, limits.readyTimeoutMs);
   // The reference's SDK asks this at init.
-  app.get('/server_info', async () => ({ min_required_weave_python_version: '0.0.1', trace_server_version: opts.version }));
+  app.get('/server_info', async () => ({ min_required_weave_python_version: '0.0.1', trace_server_version: version }));
 
   // Prometheus text format: every service exposes its own process's metrics.
   app.get('/metrics', { config: { probe: true } }, async (_req, reply) => {
@@ -113,10 +121,7 @@ export async function createHttpServer(opts: HttpServerOptions): Promise<Fastify
     if (inBytes > 0) metrics.httpRequestBytes.inc({ route }, inBytes);
     const outBytes = Number(reply.getHeader('content-length') ?? 0);
     if (outBytes > 0) metrics.httpResponseBytes.inc({ route }, outBytes);
-    opts.log.info(
-      { method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
-      'request',
-    );
+    opts.log.info({ method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
   });
   return app;
 }

@@ -7,10 +7,30 @@ import { formatPath, RETRY_WITH_PATH } from './json-body';
  * refs inside them are still checked (a call must not point into another entity).
  */
 const FREE_FORM = new Set([
-  'inputs', 'output', 'attributes', 'summary', 'otel_dump', 'val', 'payload', 'row', 'traces',
-  'query', 'messages', 'tools', 'tool_choice', 'response_format', 'logit_bias', 'extra_headers',
-  'chat_template_kwargs', 'mm_processor_kwargs', 'kv_transfer_params', 'svc_xargs', 'documents',
-  'structured_outputs', 'functions', 'exception',
+  'inputs',
+  'output',
+  'attributes',
+  'summary',
+  'otel_dump',
+  'val',
+  'payload',
+  'row',
+  'traces',
+  'query',
+  'messages',
+  'tools',
+  'tool_choice',
+  'response_format',
+  'logit_bias',
+  'extra_headers',
+  'chat_template_kwargs',
+  'mm_processor_kwargs',
+  'kv_transfer_params',
+  'svc_xargs',
+  'documents',
+  'structured_outputs',
+  'functions',
+  'exception',
 ]);
 
 /** Ref schemes whose first path segment is an entity. */

@@ -37,13 +37,19 @@ export function installRequestTimeouts(app: FastifyInstance, limits: RequestLimi
     const config = request.routeOptions.config;
     if (config?.probe) return;
     const socket = request.raw.socket;
-    const hasBody = request.headers['content-length'] !== undefined ? Number(request.headers['content-length']) > 0 : request.headers['transfer-encoding'] !== undefined;
+    const hasBody =
+      request.headers['content-length'] !== undefined
+        ? Number(request.headers['content-length']) > 0
+        : request.headers['transfer-encoding'] !== undefined;
     if (hasBody && !request.raw.complete) {
       // Node emits 'timeout' on the request while its body is incomplete; a listener there
       // keeps Node from destroying the socket silently, so the client can be told why.
       const onIdle = () => {
         metrics.requestTimeouts.inc({ phase: 'body' });
-        log.warn({ method: request.method, url: request.url, reqId: request.id, idleMs: limits.bodyIdleTimeoutMs }, 'request body stalled; connection closed');
+        log.warn(
+          { method: request.method, url: request.url, reqId: request.id, idleMs: limits.bodyIdleTimeoutMs },
+          'request body stalled; connection closed',
+        );
         if (!socket.destroyed) {
           socket.write(BODY_TIMEOUT_RESPONSE(limits.bodyIdleTimeoutMs));
           socket.destroySoon();
@@ -60,8 +66,13 @@ export function installRequestTimeouts(app: FastifyInstance, limits: RequestLimi
       const timer = setTimeout(() => {
         if (reply.sent || reply.raw.headersSent) return;
         metrics.requestTimeouts.inc({ phase: 'request' });
-        log.warn({ method: request.method, url: request.url, reqId: request.id, ms: limits.requestTimeoutMs }, 'request not answered in time');
-        reply.send(new ApiError(503, `request not answered within ${limits.requestTimeoutMs} ms; retry later`, { headers: { 'Retry-After': '5' } }));
+        log.warn(
+          { method: request.method, url: request.url, reqId: request.id, ms: limits.requestTimeoutMs },
+          'request not answered in time',
+        );
+        reply.send(
+          new ApiError(503, `request not answered within ${limits.requestTimeoutMs} ms; retry later`, { headers: { 'Retry-After': '5' } }),
+        );
       }, limits.requestTimeoutMs);
       timer.unref();
       reply.raw.once('close', () => clearTimeout(timer));

@@ -81,15 +81,20 @@ describe('tenancy walker (property)', () => {
 
   it('finds a foreign ref wherever it is hidden in a payload', () => {
     fc.assert(
-      fc.property(fc.jsonValue({ maxDepth: 4 }), ident.filter((e) => e !== 'acme'), fc.array(fc.oneof(ident, fc.nat(3)), { maxLength: 4 }), (v, entity, path) => {
-        // Hide the ref at a random path below `inputs`.
-        let hidden: unknown = `weave:///${entity}/p/object/o:1`;
-        for (const step of [...path].reverse()) hidden = typeof step === 'number' ? [...Array(step).fill(v), hidden] : { [step]: hidden };
-        const body = { start: { project_id: 'acme/p', op_name: 'o', inputs: { v, x: hidden } } };
-        const e = thrown(() => enforceTenancy(alice, body)) as ApiError;
-        expect(e).toBeInstanceOf(ApiError);
-        expect(e.status).toBe(403);
-      }),
+      fc.property(
+        fc.jsonValue({ maxDepth: 4 }),
+        ident.filter((e) => e !== 'acme'),
+        fc.array(fc.oneof(ident, fc.nat(3)), { maxLength: 4 }),
+        (v, entity, path) => {
+          // Hide the ref at a random path below `inputs`.
+          let hidden: unknown = `weave:///${entity}/p/object/o:1`;
+          for (const step of [...path].reverse()) hidden = typeof step === 'number' ? [...Array(step).fill(v), hidden] : { [step]: hidden };
+          const body = { start: { project_id: 'acme/p', op_name: 'o', inputs: { v, x: hidden } } };
+          const e = thrown(() => enforceTenancy(alice, body)) as ApiError;
+          expect(e).toBeInstanceOf(ApiError);
+          expect(e.status).toBe(403);
+        },
+      ),
       { numRuns: 1000 },
     );
   });

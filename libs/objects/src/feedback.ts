@@ -29,12 +29,16 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export function validateFeedback(req: FeedbackReplaceInput): string {
   const payloadJson = pythonJsonDumps(req.payload, { sortKeys: false, nonFinite: 'storage' });
   if (payloadJson.length > MAX_FEEDBACK_PAYLOAD_CHARS) {
-    throw badRequest(`payload: Feedback payload too large (${payloadJson.length} characters of JSON; the limit is ${MAX_FEEDBACK_PAYLOAD_CHARS})`, 'payload');
+    throw badRequest(
+      `payload: Feedback payload too large (${payloadJson.length} characters of JSON; the limit is ${MAX_FEEDBACK_PAYLOAD_CHARS})`,
+      'payload',
+    );
   }
   if (req.id && !UUID.test(req.id)) throw badRequest('id: must be a UUID (a time-ordered UUIDv7 is expected)', 'id');
   const ref = parseRef(req.svc_ref);
   if (!ref) throw badRequest(`svc_ref: not a valid ref: '${req.svc_ref}'`, 'svc_ref');
-  if (ref.projectId !== req.project_id) throw badRequest(`svc_ref: ref project '${ref.projectId}' does not match project_id '${req.project_id}'`, 'svc_ref');
+  if (ref.projectId !== req.project_id)
+    throw badRequest(`svc_ref: ref project '${ref.projectId}' does not match project_id '${req.project_id}'`, 'svc_ref');
   for (const f of ['annotation_ref', 'runnable_ref', 'call_ref', 'trigger_ref'] as const) {
     const v = req[f];
     if (v && !parseRef(v)) throw badRequest(`${f}: not a valid ref: '${v}'`, f);
@@ -54,7 +58,10 @@ export function validateFeedback(req: FeedbackReplaceInput): string {
     forbid(req, ['annotation_ref', 'runnable_ref', 'call_ref', 'trigger_ref'], type);
     if (type === 'wandb.reaction.1') {
       const emoji = req.payload.emoji;
-      if (typeof emoji !== 'string' || !/^\p{Extended_Pictographic}(\p{Emoji_Modifier}|\uFE0F|\u200D\p{Extended_Pictographic})*$/u.test(emoji)) {
+      if (
+        typeof emoji !== 'string' ||
+        !/^\p{Extended_Pictographic}(\p{Emoji_Modifier}|\uFE0F|\u200D\p{Extended_Pictographic})*$/u.test(emoji)
+      ) {
         throw badRequest('payload.emoji: a reaction is exactly one emoji', 'payload.emoji');
       }
     } else if (type === 'wandb.note.1') {
@@ -102,7 +109,13 @@ function feedbackRecord(req: FeedbackCreateInput, payloadJson: string, userId: s
     created_at: microsToClickHouse(createdMicros),
   };
   // Both spellings of the user id: the interface's and the one the reference's SDK reads.
-  const answer = { id, created_at: clickHouseToIso(row.created_at), svc_user_id: userId, wb_user_id: userId, payload: new RawJson(toJsonText(req.payload)) };
+  const answer = {
+    id,
+    created_at: clickHouseToIso(row.created_at),
+    svc_user_id: userId,
+    wb_user_id: userId,
+    payload: new RawJson(toJsonText(req.payload)),
+  };
   return { row, answer };
 }
 
@@ -130,7 +143,11 @@ export async function replaceFeedback(store: Store, req: FeedbackReplaceInput, u
   const p = new Params();
   const where = `project_id = ${p.str(req.project_id)} AND id = ${p.str(req.feedback_id)}`;
   // A DELETE is a mutation (costly): only issue it when there is something to delete.
-  const rs = await store.client.query({ query: `SELECT count() AS n FROM feedback WHERE ${where}`, query_params: p.values, format: 'JSONEachRow' });
+  const rs = await store.client.query({
+    query: `SELECT count() AS n FROM feedback WHERE ${where}`,
+    query_params: p.values,
+    format: 'JSONEachRow',
+  });
   const [{ n } = { n: 0 }] = await rs.json<{ n: number }>();
   if (Number(n) > 0) await store.client.command({ query: deleteStatement('feedback', where, store.cluster), query_params: p.values });
   const { row, answer } = feedbackRecord(req, payloadJson, userId, nowMillisAsMicros());
@@ -157,7 +174,11 @@ export async function purgeFeedback(store: Store, projectId: string, expr: Recor
   if (ids.length === 0) return {};
   const p = new Params();
   const where = `project_id = ${p.str(projectId)} AND id IN ${p.strArray(ids)}`;
-  const rs = await store.client.query({ query: `SELECT count() AS n FROM feedback WHERE ${where}`, query_params: p.values, format: 'JSONEachRow' });
+  const rs = await store.client.query({
+    query: `SELECT count() AS n FROM feedback WHERE ${where}`,
+    query_params: p.values,
+    format: 'JSONEachRow',
+  });
   const [{ n } = { n: 0 }] = await rs.json<{ n: number }>();
   if (Number(n) > 0) await store.client.command({ query: deleteStatement('feedback', where, store.cluster), query_params: p.values });
   return {};
@@ -216,7 +237,11 @@ export async function queryFeedback(store: Store, req: FeedbackQueryInput): Prom
 
   const fields = req.fields && req.fields.length > 0 ? req.fields : FEEDBACK_FIELDS;
   if (fields.length === 1 && fields[0] === 'count(*)') {
-    const rs = await store.client.query({ query: `SELECT count() AS n FROM feedback WHERE ${conds.join(' AND ')}`, query_params: p.values, format: 'JSONEachRow' });
+    const rs = await store.client.query({
+      query: `SELECT count() AS n FROM feedback WHERE ${conds.join(' AND ')}`,
+      query_params: p.values,
+      format: 'JSONEachRow',
+    });
     const [r] = await rs.json<{ n: number }>();
     return [{ 'count(*)': Number(r?.n ?? 0) }];
   }
@@ -262,7 +287,18 @@ export async function feedbackForRefs(store: Store, projectId: string, refs: str
   const out = new Map<string, Record<string, unknown>[]>();
   if (refs.length === 0) return out;
   const p = new Params();
-  const cols = ['id', 'feedback_type', 'svc_ref', 'creator', 'created_at', 'svc_user_id', 'runnable_ref', 'call_ref', 'trigger_ref', 'annotation_ref'];
+  const cols = [
+    'id',
+    'feedback_type',
+    'svc_ref',
+    'creator',
+    'created_at',
+    'svc_user_id',
+    'runnable_ref',
+    'call_ref',
+    'trigger_ref',
+    'annotation_ref',
+  ];
   const rs = await store.client.query({
     query: `SELECT ${cols.join(', ')}, payload_dump FROM feedback
       WHERE project_id = ${p.str(projectId)} AND svc_ref IN ${p.strArray(refs)} ORDER BY created_at, id`,

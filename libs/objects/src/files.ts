@@ -11,14 +11,29 @@ export const FILE_CHUNK_BYTES = 100_000;
  * `files: {"obj.py": <digest>}` matches what the SDK computed); storing the same content again
  * is a no-op. All chunks go in one insert: a file is either whole or absent.
  */
-export async function createFile(store: Store, projectId: string, name: string, content: Buffer, expectedDigest?: string | null): Promise<{ digest: string }> {
+export async function createFile(
+  store: Store,
+  projectId: string,
+  name: string,
+  content: Buffer,
+  expectedDigest?: string | null,
+): Promise<{ digest: string }> {
   const digest = bytesDigest(content);
-  if (expectedDigest && expectedDigest !== digest) throw conflict(`Client file '${name}' digest ${expectedDigest} != server digest ${digest}`);
+  if (expectedDigest && expectedDigest !== digest)
+    throw conflict(`Client file '${name}' digest ${expectedDigest} != server digest ${digest}`);
   const n = Math.max(1, Math.ceil(content.length / FILE_CHUNK_BYTES));
   const rows = [];
   for (let i = 0; i < n; i++) {
     const chunk = content.subarray(i * FILE_CHUNK_BYTES, (i + 1) * FILE_CHUNK_BYTES);
-    rows.push({ project_id: projectId, digest, chunk_index: i, n_chunks: n, name, val_base64: chunk.toString('base64'), size_bytes: content.length });
+    rows.push({
+      project_id: projectId,
+      digest,
+      chunk_index: i,
+      n_chunks: n,
+      name,
+      val_base64: chunk.toString('base64'),
+      size_bytes: content.length,
+    });
   }
   await store.client.insert({ table: 'files', format: 'JSONEachRow', values: rows });
   return { digest };

@@ -21,9 +21,19 @@ export function objectClassesOf(val: unknown): { base: string | null; leaf: stri
  * names and hierarchy, not their field schemas: see README (builtin classes).
  */
 export const BUILTIN_OBJECT_CLASSES = new Set([
-  'TestOnlyExample', 'TestOnlyNestedBaseObject', 'Leaderboard', 'ActionSpec', 'AnnotationSpec',
-  'Provider', 'ProviderModel', 'LLMStructuredCompletionModel', 'SavedView', 'Prompt',
-  'StringPrompt', 'MessagesPrompt', 'EvaluationResult',
+  'TestOnlyExample',
+  'TestOnlyNestedBaseObject',
+  'Leaderboard',
+  'ActionSpec',
+  'AnnotationSpec',
+  'Provider',
+  'ProviderModel',
+  'LLMStructuredCompletionModel',
+  'SavedView',
+  'Prompt',
+  'StringPrompt',
+  'MessagesPrompt',
+  'EvaluationResult',
 ]);
 
 export interface ProcessedObject {

@@ -114,7 +114,10 @@ function versionsSql(p: Params, s: VersionsSelect): string {
   const where = [`project_id = ${p.str(s.projectId)}`];
   if (s.objectIds) where.push(`object_id IN ${p.strArray(s.objectIds)}`);
   if (s.kind) where.push(`kind = ${p.str(s.kind)}`);
-  const extra = [s.withVal ? 'any(val_dump) AS val_dump' : null, s.withSize ? 'any(length(object_versions.val_dump)) AS size_bytes' : null].filter(Boolean);
+  const extra = [
+    s.withVal ? 'any(val_dump) AS val_dump' : null,
+    s.withSize ? 'any(length(object_versions.val_dump)) AS size_bytes' : null,
+  ].filter(Boolean);
   return `SELECT *,
     toInt64(row_number() OVER (PARTITION BY kind, object_id ORDER BY created_at ASC, digest ASC) - 1) AS version_index,
     toUInt8(deleted_at IS NULL AND row_number() OVER (PARTITION BY object_id
@@ -198,16 +201,27 @@ export async function readObject(
  * numbering of versions stays) and its value; `latest` moves to the newest surviving version.
  * A name that matches no live version is a 404, and then nothing is deleted.
  */
-export async function deleteObjectVersions(store: Store, projectId: string, objectId: string, digests?: string[]): Promise<{ num_deleted: number }> {
+export async function deleteObjectVersions(
+  store: Store,
+  projectId: string,
+  objectId: string,
+  digests?: string[],
+): Promise<{ num_deleted: number }> {
   const p = new Params();
   const inner = versionsSql(p, { projectId, objectIds: [objectId], withVal: false, withSize: false });
-  const rs = await store.client.query({ query: `SELECT kind, digest, version_index, is_latest FROM (${inner}) WHERE deleted_at IS NULL`, query_params: p.values, format: 'JSONEachRow' });
+  const rs = await store.client.query({
+    query: `SELECT kind, digest, version_index, is_latest FROM (${inner}) WHERE deleted_at IS NULL`,
+    query_params: p.values,
+    format: 'JSONEachRow',
+  });
   const live = await rs.json<{ kind: string; digest: string; version_index: number; is_latest: number }>();
   let chosen = live;
   if (digests && digests.length > 0) {
     chosen = [];
     for (const d of new Set(digests)) {
-      const match = live.filter((v) => (d === 'latest' ? Number(v.is_latest) === 1 : /^v\d+$/.test(d) ? Number(v.version_index) === Number(d.slice(1)) : v.digest === d));
+      const match = live.filter((v) =>
+        d === 'latest' ? Number(v.is_latest) === 1 : /^v\d+$/.test(d) ? Number(v.version_index) === Number(d.slice(1)) : v.digest === d,
+      );
       if (match.length === 0) throw notFound(`Object ${objectId}:${d} not found`);
       chosen.push(...match);
     }

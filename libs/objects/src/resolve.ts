@@ -8,10 +8,7 @@ import { readTableRowVals } from './tables';
 export type JsonParser = (text: string) => unknown;
 
 export type Resolved =
-  | { status: 'ok'; value: unknown }
-  | { status: 'deleted' }
-  | { status: 'missing'; digest: string }
-  | { status: 'invalid'; reason: string };
+  { status: 'ok'; value: unknown } | { status: 'deleted' } | { status: 'missing'; digest: string } | { status: 'invalid'; reason: string };
 
 type ObjectRef = Extract<ParsedRef, { kind: 'object' | 'op' }>;
 
@@ -64,7 +61,15 @@ async function follow(
     if (typeof val === 'string' && edge !== 'id') {
       const nested = parseRef(val);
       if (nested && (nested.kind === 'object' || nested.kind === 'op') && hops < MAX_REF_HOPS) {
-        const inner = await follow(store, nested, (await readObjectVals(store, nested.projectId, [{ name: nested.name, digest: nested.version }])).get(`${nested.name}:${nested.version}`), parse, hops + 1);
+        const inner = await follow(
+          store,
+          nested,
+          (await readObjectVals(store, nested.projectId, [{ name: nested.name, digest: nested.version }])).get(
+            `${nested.name}:${nested.version}`,
+          ),
+          parse,
+          hops + 1,
+        );
         if (inner.status !== 'ok') return inner;
         val = inner.value;
       }
@@ -74,11 +79,13 @@ async function follow(
       val = val[arg];
     } else if (edge === 'index') {
       const n = Number(arg);
-      if (!Array.isArray(val) || !Number.isInteger(n) || n < 0 || n >= val.length) return { status: 'invalid', reason: `ref path: no index ${arg}` };
+      if (!Array.isArray(val) || !Number.isInteger(n) || n < 0 || n >= val.length)
+        return { status: 'invalid', reason: `ref path: no index ${arg}` };
       val = val[n];
     } else if (edge === 'id') {
       const table = typeof val === 'string' ? parseRef(val) : null;
-      if (!table || table.kind !== 'table') return { status: 'invalid', reason: 'invalid data layout encountered, expected TableRef when resolving id' };
+      if (!table || table.kind !== 'table')
+        return { status: 'invalid', reason: 'invalid data layout encountered, expected TableRef when resolving id' };
       const rows = await readTableRowVals(store, table.projectId, [arg]);
       const row = rows.get(arg);
       if (row === undefined) return { status: 'missing', digest: arg };

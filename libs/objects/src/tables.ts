@@ -9,9 +9,7 @@ import { jsonPathOf } from './json-path';
 const INSERT_CHUNK = 50_000;
 
 export type TableUpdate =
-  | { append: { row: Record<string, unknown> } }
-  | { pop: { index: number } }
-  | { insert: { index: number; row: Record<string, unknown> } };
+  { append: { row: Record<string, unknown> } } | { pop: { index: number } } | { insert: { index: number; row: Record<string, unknown> } };
 
 export interface TableRowOut {
   digest: string;
@@ -49,7 +47,9 @@ async function insertIndex(store: Store, projectId: string, table: string, start
     await store.client.insert({
       table: 'table_rows_index',
       format: 'JSONEachRow',
-      values: digests.slice(i, i + INSERT_CHUNK).map((d, j) => ({ project_id: projectId, table_digest: table, position: start + i + j, row_digest: d })),
+      values: digests
+        .slice(i, i + INSERT_CHUNK)
+        .map((d, j) => ({ project_id: projectId, table_digest: table, position: start + i + j, row_digest: d })),
     });
   }
 }
@@ -99,7 +99,9 @@ export async function tableStats(
   }
   return digests
     .filter((d, i) => counts.has(d) && digests.indexOf(d) === i)
-    .map((d) => (withSize ? { digest: d, count: counts.get(d)!, storage_size_bytes: sizes.get(d) ?? 0 } : { digest: d, count: counts.get(d)! }));
+    .map((d) =>
+      withSize ? { digest: d, count: counts.get(d)!, storage_size_bytes: sizes.get(d) ?? 0 } : { digest: d, count: counts.get(d)! },
+    );
 }
 
 async function markTable(store: Store, projectId: string, digest: string, rowCount: number): Promise<void> {
@@ -142,8 +144,14 @@ function splitAt(pieces: Piece[], at: number): number {
     if (at < pos + len) {
       const k = at - pos;
       const [a, b]: [Piece, Piece] = piece.base
-        ? [{ base: true, from: piece.from, to: piece.from + k }, { base: true, from: piece.from + k, to: piece.to }]
-        : [{ base: false, digests: piece.digests.slice(0, k) }, { base: false, digests: piece.digests.slice(k) }];
+        ? [
+            { base: true, from: piece.from, to: piece.from + k },
+            { base: true, from: piece.from + k, to: piece.to },
+          ]
+        : [
+            { base: false, digests: piece.digests.slice(0, k) },
+            { base: false, digests: piece.digests.slice(k) },
+          ];
       pieces.splice(i, 1, a, b);
       return i + 1;
     }
@@ -263,7 +271,15 @@ async function piecesDigest(store: Store, projectId: string, base: string, piece
   return r!.digest;
 }
 
-async function copyBaseSlice(store: Store, projectId: string, base: string, target: string, from: number, to: number, at: number): Promise<void> {
+async function copyBaseSlice(
+  store: Store,
+  projectId: string,
+  base: string,
+  target: string,
+  from: number,
+  to: number,
+  at: number,
+): Promise<void> {
   const p = new Params();
   await store.client.command({
     query: `INSERT INTO table_rows_index (project_id, table_digest, position, row_digest)
@@ -334,7 +350,13 @@ export async function* queryTableRows(store: Store, req: TableQueryInput, signal
  * Positions [from, to) in order: a primary-key range of the index joined with the rows it names
  * (point lookups in small granules; LIMIT 1 BY drops not-yet-merged duplicate rows).
  */
-async function* tableRowsRange(store: Store, req: TableQueryInput, from: number, to: number, signal?: AbortSignal): AsyncGenerator<TableRowOut> {
+async function* tableRowsRange(
+  store: Store,
+  req: TableQueryInput,
+  from: number,
+  to: number,
+  signal?: AbortSignal,
+): AsyncGenerator<TableRowOut> {
   const p = new Params();
   const index = `SELECT position, row_digest FROM table_rows_index FINAL
     WHERE project_id = ${p.str(req.project_id)} AND table_digest = ${p.str(req.digest)}
@@ -378,7 +400,11 @@ async function* tableRowsPage(
     const path = p.str(jsonPathOf(s.field, `sort_by[${i}].field`));
     const dir = s.order === 'desc' ? 'DESC' : 'ASC';
     // The reference's three terms: rows having the field first, then numeric, then string order.
-    order.push(`JSON_EXISTS(r.val_dump, ${path}) DESC`, `toFloat64OrNull(JSON_VALUE(r.val_dump, ${path})) ${dir}`, `JSON_VALUE(r.val_dump, ${path}) ${dir}`);
+    order.push(
+      `JSON_EXISTS(r.val_dump, ${path}) DESC`,
+      `toFloat64OrNull(JSON_VALUE(r.val_dump, ${path})) ${dir}`,
+      `JSON_VALUE(r.val_dump, ${path}) ${dir}`,
+    );
   });
   order.push('i.position ASC');
 

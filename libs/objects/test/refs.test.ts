@@ -3,8 +3,20 @@ import { jsonPathOf, parseRef } from '../src/index';
 
 describe('refs', () => {
   it('parses the reference scheme for objects, ops, tables and calls', () => {
-    expect(parseRef('weave:///e/p/object/my-model:abc')).toEqual({ kind: 'object', projectId: 'e/p', name: 'my-model', version: 'abc', extra: [] });
-    expect(parseRef('weave:///e/p/op/predict:XyZ/attr/rows/id/r1')).toEqual({ kind: 'op', projectId: 'e/p', name: 'predict', version: 'XyZ', extra: ['attr', 'rows', 'id', 'r1'] });
+    expect(parseRef('weave:///e/p/object/my-model:abc')).toEqual({
+      kind: 'object',
+      projectId: 'e/p',
+      name: 'my-model',
+      version: 'abc',
+      extra: [],
+    });
+    expect(parseRef('weave:///e/p/op/predict:XyZ/attr/rows/id/r1')).toEqual({
+      kind: 'op',
+      projectId: 'e/p',
+      name: 'predict',
+      version: 'XyZ',
+      extra: ['attr', 'rows', 'id', 'r1'],
+    });
     expect(parseRef('weave:///e/p/object/o:d/key/a%2Fb')).toMatchObject({ extra: ['key', 'a/b'] });
     expect(parseRef('weave:///e/p/table/' + 'a'.repeat(64))).toEqual({ kind: 'table', projectId: 'e/p', digest: 'a'.repeat(64) });
     expect(parseRef('weave:///e/p/call/0190')).toEqual({ kind: 'call', projectId: 'e/p', callId: '0190' });

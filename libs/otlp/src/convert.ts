@@ -4,14 +4,7 @@ import { microsToIso, parseProjectId, parseTimestampMicros } from '@weft/core';
 import { expandAttributes, getPath } from './attributes';
 import { OtlpRequestError, SpanConversionError } from './errors';
 import { idForMessage, parentIdHex, spanIdHex, traceIdHex } from './ids';
-import {
-  extractAttributes,
-  extractInputs,
-  extractOutput,
-  extractUsage,
-  extractWandbKeys,
-  modelName,
-} from './semconv';
+import { extractAttributes, extractInputs, extractOutput, extractUsage, extractWandbKeys, modelName } from './semconv';
 import { toBigInt, unixNanosToMicros } from './time';
 import { getOwn, isObject, keyValuesToRecord, member, setOwn, type Loose } from './values';
 
@@ -84,7 +77,8 @@ export function convertExportRequest(req: unknown, opts: ConvertOptions): Export
     const resourceAttributes = keyValuesToRecord(resource.attributes);
     const project = opts.projectId ?? projectFromResource(resourceAttributes);
     const resourceDump = { attributes: resourceAttributes, schema_url: strOr(member(rs, 'schemaUrl', 'schema_url'), '') };
-    const scopeSpans = member(rs, 'scopeSpans', 'scope_spans') ?? member(rs, 'instrumentationLibrarySpans', 'instrumentation_library_spans') ?? [];
+    const scopeSpans =
+      member(rs, 'scopeSpans', 'scope_spans') ?? member(rs, 'instrumentationLibrarySpans', 'instrumentation_library_spans') ?? [];
     if (!Array.isArray(scopeSpans)) throw new OtlpRequestError('scopeSpans must be a list', `resourceSpans.${i}.scopeSpans`);
     scopeSpans.forEach((ss, j) => {
       if (!isObject(ss)) throw new OtlpRequestError('each scopeSpans entry must be an object', `resourceSpans.${i}.scopeSpans.${j}`);
@@ -99,7 +93,14 @@ export function convertExportRequest(req: unknown, opts: ConvertOptions): Export
       for (const span of spans) {
         if (project === null) {
           projectless++;
-          reject(span, new SpanConversionError('no project: send the project_id header or the resource attributes wandb.entity and wandb.project', 'no_project'), null);
+          reject(
+            span,
+            new SpanConversionError(
+              'no project: send the project_id header or the resource attributes wandb.entity and wandb.project',
+              'no_project',
+            ),
+            null,
+          );
           continue;
         }
         try {
@@ -144,7 +145,14 @@ interface SpanContext {
   runId: string | null;
 }
 
-const SPAN_KINDS = ['SPAN_KIND_UNSPECIFIED', 'SPAN_KIND_INTERNAL', 'SPAN_KIND_SERVER', 'SPAN_KIND_CLIENT', 'SPAN_KIND_PRODUCER', 'SPAN_KIND_CONSUMER'];
+const SPAN_KINDS = [
+  'SPAN_KIND_UNSPECIFIED',
+  'SPAN_KIND_INTERNAL',
+  'SPAN_KIND_SERVER',
+  'SPAN_KIND_CLIENT',
+  'SPAN_KIND_PRODUCER',
+  'SPAN_KIND_CONSUMER',
+];
 const STATUS_CODES = ['STATUS_CODE_UNSET', 'STATUS_CODE_OK', 'STATUS_CODE_ERROR'];
 
 function enumName(v: unknown, names: string[]): string {
@@ -202,11 +210,13 @@ export function convertSpan(span: unknown, ctx: SpanContext): OtelCall {
   ended = overrideMicros(getPath(tree, 'langfuse.endTime')) ?? ended;
   if (ended < started) throw new SpanConversionError('invalid end_time_unix_nano: before start_time_unix_nano');
 
-  const events = listOf(span, 'events', 'events', 'events').filter(isObject).map((e) => ({
-    name: strOr(e.name, ''),
-    timestamp: nanosToIsoOrNull(member(e, 'timeUnixNano', 'time_unix_nano')),
-    attributes: keyValuesToRecord(e.attributes),
-  }));
+  const events = listOf(span, 'events', 'events', 'events')
+    .filter(isObject)
+    .map((e) => ({
+      name: strOr(e.name, ''),
+      timestamp: nanosToIsoOrNull(member(e, 'timeUnixNano', 'time_unix_nano')),
+      attributes: keyValuesToRecord(e.attributes),
+    }));
   // Some agents (Bedrock/Strands) put messages in span events: visible to the input/output keys as `events.<name>`.
   const withEvents = events.length > 0 ? withEventTree(tree, events) : tree;
   const inputs = extractInputs(withEvents);
@@ -219,14 +229,16 @@ export function convertSpan(span: unknown, ctx: SpanContext): OtelCall {
   const status = isObject(span.status) ? span.status : {};
   const statusCode = enumName(status.code, STATUS_CODES);
   const statusMessage = strOr(status.message, '');
-  const links = listOf(span, 'links', 'links', 'links').filter(isObject).map((l) => ({
-    context: {
-      trace_id: idForMessage(member(l, 'traceId', 'trace_id')),
-      span_id: idForMessage(member(l, 'spanId', 'span_id')),
-      trace_state: strOr(member(l, 'traceState', 'trace_state'), ''),
-    },
-    attributes: keyValuesToRecord(l.attributes),
-  }));
+  const links = listOf(span, 'links', 'links', 'links')
+    .filter(isObject)
+    .map((l) => ({
+      context: {
+        trace_id: idForMessage(member(l, 'traceId', 'trace_id')),
+        span_id: idForMessage(member(l, 'spanId', 'span_id')),
+        trace_state: strOr(member(l, 'traceState', 'trace_state'), ''),
+      },
+      attributes: keyValuesToRecord(l.attributes),
+    }));
 
   let exception: string | null = null;
   if (statusCode === 'STATUS_CODE_ERROR') exception = statusMessage || exceptionFromEvents(events) || 'error';
@@ -286,7 +298,10 @@ export function convertSpan(span: unknown, ctx: SpanContext): OtelCall {
 }
 
 /** `tree` plus `events.<event name>` = the list of those events' attributes (the reference's event tree). */
-function withEventTree(tree: Record<string, unknown>, events: { name: string; attributes: Record<string, unknown> }[]): Record<string, unknown> {
+function withEventTree(
+  tree: Record<string, unknown>,
+  events: { name: string; attributes: Record<string, unknown> }[],
+): Record<string, unknown> {
   if (getOwn(tree, 'events') !== undefined) return tree;
   const root: Record<string, unknown> = {};
   for (const e of events) {

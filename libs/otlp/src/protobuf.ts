@@ -51,7 +51,9 @@ export function encodeExportTraceServiceRequest(obj: Loose): Uint8Array {
 
 /** For tests: reads an ExportTraceServiceResponse as a client would. */
 export function decodeExportTraceServiceResponse(body: Uint8Array): { rejectedSpans: number; errorMessage: string } | null {
-  const msg = traceV1.ExportTraceServiceResponse.decode(body) as { partialSuccess?: { rejectedSpans?: unknown; errorMessage?: string } | null };
+  const msg = traceV1.ExportTraceServiceResponse.decode(body) as {
+    partialSuccess?: { rejectedSpans?: unknown; errorMessage?: string } | null;
+  };
   const p = msg.partialSuccess;
   if (!p) return null;
   return { rejectedSpans: Number(String(p.rejectedSpans ?? 0)), errorMessage: p.errorMessage ?? '' };

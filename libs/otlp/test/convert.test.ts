@@ -32,7 +32,9 @@ const span = (over: Record<string, unknown> = {}) => ({
   endTimeUnixNano: '1714564801987654321',
   ...over,
 });
-const req = (spans: unknown[], resource: unknown[] = []) => ({ resourceSpans: [{ resource: { attributes: resource }, scopeSpans: [{ spans }] }] });
+const req = (spans: unknown[], resource: unknown[] = []) => ({
+  resourceSpans: [{ resource: { attributes: resource }, scopeSpans: [{ spans }] }],
+});
 const one = (s: Record<string, unknown>, projectId: string | null = 'e/p') => {
   const r = convertExportRequest(req([s]), { projectId });
   if (r.errors.length) throw new Error(r.errors.join('\n'));
@@ -61,7 +63,9 @@ describe('ids and times', () => {
       expect(one(span({ startTimeUnixNano: start })).start.started_at).toBe('2024-05-01T12:00:00.123456Z');
     }
     // A safe JSON number is exact too.
-    expect(one(span({ startTimeUnixNano: 1714564800123000, endTimeUnixNano: 1714564800124000 })).start.started_at).toBe('1970-01-20T20:16:04.800123Z');
+    expect(one(span({ startTimeUnixNano: 1714564800123000, endTimeUnixNano: 1714564800124000 })).start.started_at).toBe(
+      '1970-01-20T20:16:04.800123Z',
+    );
     expect(one(span()).end.ended_at).toBe('2024-05-01T12:00:01.987654Z');
   });
 
@@ -80,7 +84,9 @@ describe('ids and times', () => {
     );
     expect(r.calls.map((c) => c.start.op_name)).toEqual(['ok']);
     expect(r.rejectedSpans).toBe(6);
-    expect(r.errors[0]).toBe(`Rejected span (name='a' trace_id='${T}' span_id='xyz'): invalid span_id: expected 8 bytes as 16 hex characters (or base64)`);
+    expect(r.errors[0]).toBe(
+      `Rejected span (name='a' trace_id='${T}' span_id='xyz'): invalid span_id: expected 8 bytes as 16 hex characters (or base64)`,
+    );
     expect(r.errors[1]).toContain('invalid trace_id: missing or all zeros');
     expect(r.errors[2]).toContain('invalid start_time_unix_nano: missing or zero');
     expect(r.errors[3]).toContain('invalid end_time_unix_nano: before start_time_unix_nano');
@@ -110,9 +116,9 @@ describe('names and attributes', () => {
   });
 
   it('nests dotted keys, parses JSON-looking strings, turns 0..n-1 keys into lists', () => {
-    expect(
-      expandAttributes({ 'a.b': 1, 'a.c': '{"x": [1]}', 'l.0.v': 'p', 'l.1.v': 'q', 'gap.0': 1, 'gap.2': 2, s: '[not json' }),
-    ).toEqual({ a: { b: 1, c: { x: [1] } }, l: [{ v: 'p' }, { v: 'q' }], gap: { '0': 1, '2': 2 }, s: '[not json' });
+    expect(expandAttributes({ 'a.b': 1, 'a.c': '{"x": [1]}', 'l.0.v': 'p', 'l.1.v': 'q', 'gap.0': 1, 'gap.2': 2, s: '[not json' })).toEqual(
+      { a: { b: 1, c: { x: [1] } }, l: [{ v: 'p' }, { v: 'q' }], gap: { '0': 1, '2': 2 }, s: '[not json' },
+    );
     // Found by the property test: the top level stays a dict even when its keys are indexes.
     expect(expandAttributes({ '0.a': 1 })).toEqual({ '0': { a: 1 } });
     // A JSON value sent in one attribute is kept as sent.
@@ -127,7 +133,8 @@ describe('names and attributes', () => {
     const backward = expandAttributes({ 'db.system.x.y': 3, 'db.system.name': 'postgresql', 'db.system': 'postgresql' });
     expect(forward).toEqual({ db: { system: 'postgresql', 'system.name': 'postgresql', 'system.x.y': 3 } });
     expect(backward).toEqual(forward);
-    for (const k of ['db.system', 'db.system.name', 'db.system.x.y']) expect(getPath(forward, k)).toBe(k === 'db.system.x.y' ? 3 : 'postgresql');
+    for (const k of ['db.system', 'db.system.name', 'db.system.x.y'])
+      expect(getPath(forward, k)).toBe(k === 'db.system.x.y' ? 3 : 'postgresql');
   });
 
   it('keeps a __proto__ key as data', () => {
@@ -154,11 +161,17 @@ describe('conventions', () => {
         ],
       }),
     );
-    const cached = one(span({ attributes: [kv('gen_ai.usage.input_tokens', 10), kv('gen_ai.usage.cache_read.input_tokens', 4), kv('gen_ai.request.model', 'm')] }));
+    const cached = one(
+      span({
+        attributes: [kv('gen_ai.usage.input_tokens', 10), kv('gen_ai.usage.cache_read.input_tokens', 4), kv('gen_ai.request.model', 'm')],
+      }),
+    );
     expect(cached.end.summary.usage).toEqual({ m: { input_tokens: 10, cache_read_input_tokens: 4, requests: 1 } });
     expect(c.start.inputs).toEqual({ 'gen_ai.input.messages': [{ role: 'user', parts: [{ type: 'text', content: 'hi' }] }] });
     expect(c.end.output).toEqual({ 'gen_ai.output.messages': [{ role: 'assistant', parts: [] }] });
-    expect(c.end.summary).toEqual({ usage: { 'gpt-4o-2024-08-06': { input_tokens: 10, output_tokens: 5, total_tokens: 15, requests: 1 } } });
+    expect(c.end.summary).toEqual({
+      usage: { 'gpt-4o-2024-08-06': { input_tokens: 10, output_tokens: 5, total_tokens: 15, requests: 1 } },
+    });
     expect(c.start.attributes).toEqual({ model: 'gpt-4o-2024-08-06', model_parameters: { model: 'gpt-4o', max_tokens: 100 } });
     expect(c.start).toMatchObject({ thread_id: 'conv-1', turn_id: S });
   });
@@ -178,7 +191,12 @@ describe('conventions', () => {
         ],
       }),
     );
-    expect(c.start.inputs).toEqual({ 'gen_ai.prompt': [{ role: 'system', content: 'be brief' }, { role: 'user', content: 'hi' }] });
+    expect(c.start.inputs).toEqual({
+      'gen_ai.prompt': [
+        { role: 'system', content: 'be brief' },
+        { role: 'user', content: 'hi' },
+      ],
+    });
     expect(c.end.output).toEqual({ 'gen_ai.completion': [{ content: 'hello' }] });
     expect(c.end.summary.usage).toEqual({ usage: { prompt_tokens: 7, completion_tokens: 2, total_tokens: 9, requests: 1 } });
   });
@@ -238,7 +256,14 @@ describe('conventions', () => {
         parentSpanId: '1111111111111111',
       }),
     );
-    expect(c.start).toMatchObject({ display_name: 'My call', thread_id: 't-9', turn_id: S, svc_run_id: 'run-1', svc_run_step: 3, inputs: { a: 1 } });
+    expect(c.start).toMatchObject({
+      display_name: 'My call',
+      thread_id: 't-9',
+      turn_id: S,
+      svc_run_id: 'run-1',
+      svc_run_step: 3,
+      inputs: { a: 1 },
+    });
     expect(c.start.attributes).toEqual({ team: 'x' });
     expect(c.end).toMatchObject({ svc_run_step_end: 4, output: '"done"' });
   });
@@ -248,7 +273,13 @@ describe('conventions', () => {
       span({
         attributes: [kv('http.method', 'GET'), kv('http.status_code', 500)],
         status: { code: 'STATUS_CODE_ERROR', message: '' },
-        events: [{ name: 'exception', timeUnixNano: '1714564800500000000', attributes: [kv('exception.type', 'ValueError'), kv('exception.message', 'bad')] }],
+        events: [
+          {
+            name: 'exception',
+            timeUnixNano: '1714564800500000000',
+            attributes: [kv('exception.type', 'ValueError'), kv('exception.message', 'bad')],
+          },
+        ],
       }),
     );
     expect(c.start.attributes).toEqual({ http: { method: 'GET', status_code: 500 } });
@@ -261,7 +292,9 @@ describe('conventions', () => {
   });
 
   it('Langfuse start/end overrides win over the span times', () => {
-    const c = one(span({ attributes: [kv('langfuse.startTime', '2024-05-01T11:00:00.5Z'), kv('langfuse.endTime', '2024-05-01T11:00:01Z')] }));
+    const c = one(
+      span({ attributes: [kv('langfuse.startTime', '2024-05-01T11:00:00.5Z'), kv('langfuse.endTime', '2024-05-01T11:00:01Z')] }),
+    );
     expect(c.start.started_at).toBe('2024-05-01T11:00:00.500Z');
     expect(c.end.ended_at).toBe('2024-05-01T11:00:01Z');
   });
@@ -288,14 +321,49 @@ describe('projects and request shape', () => {
   });
 
   it('reads snake_case OTLP/JSON member names and an empty request', () => {
-    const snake = { resource_spans: [{ scope_spans: [{ spans: [{ trace_id: T, span_id: S, name: 'x', start_time_unix_nano: 1714564800000000000n.toString(), end_time_unix_nano: '1714564800000001000' }] }] }] };
+    const snake = {
+      resource_spans: [
+        {
+          scope_spans: [
+            {
+              spans: [
+                {
+                  trace_id: T,
+                  span_id: S,
+                  name: 'x',
+                  start_time_unix_nano: 1714564800000000000n.toString(),
+                  end_time_unix_nano: '1714564800000001000',
+                },
+              ],
+            },
+          ],
+        },
+      ],
+    };
     expect(convertExportRequest(snake, { projectId: 'e/p' }).calls).toHaveLength(1);
     expect(convertExportRequest({}, { projectId: 'e/p' })).toEqual({ calls: [], rejectedSpans: 0, errors: [], rejections: [] });
   });
 
   it('round-trips through the generated protobuf code, Long times included', () => {
     const buf = encodeExportTraceServiceRequest({
-      resourceSpans: [{ scopeSpans: [{ spans: [{ traceId: Buffer.from(T, 'hex'), spanId: Buffer.from(S, 'hex'), name: 'pb', startTimeUnixNano: '1714564800123456789', endTimeUnixNano: '1714564800123457999', attributes: [{ key: 'big', value: { intValue: '9007199254740993' } }] }] }] }],
+      resourceSpans: [
+        {
+          scopeSpans: [
+            {
+              spans: [
+                {
+                  traceId: Buffer.from(T, 'hex'),
+                  spanId: Buffer.from(S, 'hex'),
+                  name: 'pb',
+                  startTimeUnixNano: '1714564800123456789',
+                  endTimeUnixNano: '1714564800123457999',
+                  attributes: [{ key: 'big', value: { intValue: '9007199254740993' } }],
+                },
+              ],
+            },
+          ],
+        },
+      ],
     });
     const c = convertExportRequest(decodeExportTraceServiceRequest(buf), { projectId: 'e/p' }).calls[0]!;
     expect(c.start).toMatchObject({ id: S, trace_id: T, started_at: '2024-05-01T12:00:00.123456Z' });
@@ -312,7 +380,11 @@ describe('span events', () => {
       span({
         events: [
           { name: 'gen_ai.user.message', timeUnixNano: '1714564800200000000', attributes: [kv('content', '[{"text": "hi"}]')] },
-          { name: 'gen_ai.choice', timeUnixNano: '1714564800900000000', attributes: [kv('message', 'hello'), kv('finish_reason', 'end_turn')] },
+          {
+            name: 'gen_ai.choice',
+            timeUnixNano: '1714564800900000000',
+            attributes: [kv('message', 'hello'), kv('finish_reason', 'end_turn')],
+          },
         ],
       }),
     );

@@ -22,8 +22,7 @@ function onlyThrows(f: () => unknown, ...allowed: (new (...a: never[]) => Error)
 
 const hex = (n: number) => fc.string({ unit: fc.constantFrom(...'0123456789abcdef'), minLength: n, maxLength: n });
 // Mostly well-formed (so some spans convert), sometimes absent, null or any JSON at all.
-const maybe = <T>(a: fc.Arbitrary<T>) =>
-  fc.oneof({ arbitrary: a, weight: 12 }, fc.constant(undefined), fc.constant(null), fc.jsonValue());
+const maybe = <T>(a: fc.Arbitrary<T>) => fc.oneof({ arbitrary: a, weight: 12 }, fc.constant(undefined), fc.constant(null), fc.jsonValue());
 const nanos = fc.bigInt({ min: 1_600_000_000_000_000_000n, max: 1_800_000_000_000_000_000n });
 const anyValue: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
   v: fc.oneof(
@@ -39,7 +38,9 @@ const anyValue: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
     fc.jsonValue(),
   ),
 })).v;
-const key = fc.array(fc.constantFrom('a', 'b', 'gen_ai', 'input', 'value', 'usage', '0', '1', '__proto__', ''), { minLength: 1, maxLength: 4 }).map((p) => p.join('.'));
+const key = fc
+  .array(fc.constantFrom('a', 'b', 'gen_ai', 'input', 'value', 'usage', '0', '1', '__proto__', ''), { minLength: 1, maxLength: 4 })
+  .map((p) => p.join('.'));
 const span = fc.record(
   {
     traceId: maybe(fc.oneof({ arbitrary: hex(32), weight: 4 }, fc.string(), fc.uint8Array({ minLength: 16, maxLength: 16 }))),
@@ -47,11 +48,30 @@ const span = fc.record(
     parentSpanId: maybe(fc.oneof(hex(16), fc.constant(''), fc.string())),
     name: maybe(fc.string({ minLength: 1, maxLength: 200 })),
     kind: maybe(fc.oneof(fc.integer({ min: -1, max: 7 }), fc.string())),
-    startTimeUnixNano: maybe(fc.oneof({ arbitrary: nanos.map(String), weight: 6 }, fc.bigInt({ min: 0n, max: 1n << 64n }).map(String), fc.integer(), fc.double(), fc.bigInt())),
-    endTimeUnixNano: maybe(fc.oneof({ arbitrary: nanos.map(String), weight: 6 }, fc.bigInt({ min: 0n, max: 1n << 64n }).map(String), fc.integer())),
+    startTimeUnixNano: maybe(
+      fc.oneof(
+        { arbitrary: nanos.map(String), weight: 6 },
+        fc.bigInt({ min: 0n, max: 1n << 64n }).map(String),
+        fc.integer(),
+        fc.double(),
+        fc.bigInt(),
+      ),
+    ),
+    endTimeUnixNano: maybe(
+      fc.oneof({ arbitrary: nanos.map(String), weight: 6 }, fc.bigInt({ min: 0n, max: 1n << 64n }).map(String), fc.integer()),
+    ),
     attributes: maybe(fc.array(fc.record({ key, value: anyValue }), { maxLength: 4 })),
     status: maybe(fc.record({ code: maybe(fc.oneof(fc.integer({ min: 0, max: 3 }), fc.string())), message: maybe(fc.string()) })),
-    events: maybe(fc.array(fc.record({ name: maybe(fc.string()), timeUnixNano: maybe(fc.string()), attributes: maybe(fc.array(fc.record({ key: fc.string(), value: anyValue }))) }), { maxLength: 2 })),
+    events: maybe(
+      fc.array(
+        fc.record({
+          name: maybe(fc.string()),
+          timeUnixNano: maybe(fc.string()),
+          attributes: maybe(fc.array(fc.record({ key: fc.string(), value: anyValue }))),
+        }),
+        { maxLength: 2 },
+      ),
+    ),
     links: maybe(fc.array(fc.record({ traceId: maybe(fc.string()), spanId: maybe(fc.string()) }), { maxLength: 2 })),
   },
   { requiredKeys: [] },
@@ -59,8 +79,16 @@ const span = fc.record(
 const request = fc.record({
   resourceSpans: fc.array(
     fc.record({
-      resource: maybe(fc.record({ attributes: maybe(fc.array(fc.record({ key: fc.constantFrom('wandb.entity', 'wandb.project', 'service.name'), value: anyValue }))) })),
-      scopeSpans: fc.array(fc.record({ scope: maybe(fc.record({ name: maybe(fc.string()) })), spans: fc.array(span, { maxLength: 5 }) }), { maxLength: 3 }),
+      resource: maybe(
+        fc.record({
+          attributes: maybe(
+            fc.array(fc.record({ key: fc.constantFrom('wandb.entity', 'wandb.project', 'service.name'), value: anyValue })),
+          ),
+        }),
+      ),
+      scopeSpans: fc.array(fc.record({ scope: maybe(fc.record({ name: maybe(fc.string()) })), spans: fc.array(span, { maxLength: 5 }) }), {
+        maxLength: 3,
+      }),
     }),
     { maxLength: 3 },
   ),
@@ -82,7 +110,8 @@ describe('the converter throws nothing but its typed errors', () => {
     fc.assert(
       fc.property(request, (req) => {
         const total = req.resourceSpans.reduce((n, rs) => n + rs.scopeSpans.reduce((m, ss) => m + ss.spans.length, 0), 0);
-        const out = onlyThrows(() => convertExportRequest(req, { projectId: 'e/p' }), OtlpRequestError) as ReturnType<typeof convertExportRequest> | undefined;
+        const out = onlyThrows(() => convertExportRequest(req, { projectId: 'e/p' }), OtlpRequestError) as
+          ReturnType<typeof convertExportRequest> | undefined;
         if (!out) return;
         expect(out.calls.length + out.rejectedSpans).toBe(total);
         expect(out.errors).toHaveLength(out.rejectedSpans);
@@ -117,7 +146,11 @@ describe('the converter throws nothing but its typed errors', () => {
 
   it('loses no attribute: every key’s value is found at its path, prefixes and values mixed', () => {
     const dotted = fc.array(fc.constantFrom('a', 'b', 'c', 'db', 'system', 'name'), { minLength: 1, maxLength: 4 }).map((p) => p.join('.'));
-    const scalar = fc.oneof(fc.integer(), fc.boolean(), fc.string().filter((s) => !s.startsWith('[') && !s.startsWith('{')));
+    const scalar = fc.oneof(
+      fc.integer(),
+      fc.boolean(),
+      fc.string().filter((s) => !s.startsWith('[') && !s.startsWith('{')),
+    );
     fc.assert(
       fc.property(fc.dictionary(dotted, scalar), (flat) => {
         const tree = expandAttributes(flat);

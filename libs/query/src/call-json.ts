@@ -91,9 +91,12 @@ export function callLineSelects(selected?: Set<string>): string[] {
     ['svc_run_step_end', num('svc_run_step_end')],
     ['deleted_at', time('deleted_at')],
   ];
-  const parts = fields.map(([name, sql], i) => `'${i ? ',' : '{'}${JSON.stringify(name)}:', ${want(name) ? sql : (EMPTY_WHEN_UNSELECTED[name] ?? "'null'")}`);
+  const parts = fields.map(
+    ([name, sql], i) => `'${i ? ',' : '{'}${JSON.stringify(name)}:', ${want(name) ? sql : (EMPTY_WHEN_UNSELECTED[name] ?? "'null'")}`,
+  );
   // The reference's names of the svc_ members, sent alongside (the Weave SDK reads `wb_user_id`, `wb_run_id`…).
-  for (const [ours, theirs] of REFERENCE_CALL_NAMES) parts.push(`',${JSON.stringify(theirs)}:', ${want(ours) ? fields.find(([n]) => n === ours)![1] : "'null'"}`);
+  for (const [ours, theirs] of REFERENCE_CALL_NAMES)
+    parts.push(`',${JSON.stringify(theirs)}:', ${want(ours) ? fields.find(([n]) => n === ours)![1] : "'null'"}`);
   const first = [`${want('attributes') ? object('attributes_dump') : "''"} AS _a`];
   const second: string[] = [];
   const third: string[] = [];
@@ -107,5 +110,8 @@ export function callLineSelects(selected?: Set<string>): string[] {
   }
   // Raw line breaks can only be JSON whitespace (inside strings they are escaped): a line stays one line.
   const line = `replaceAll(concat(${parts.join(', ')}, '}'), '\\n', ' ') AS line`;
-  return [first, second, third, fourth].filter((l) => l.length).map((l) => l.join(', ')).concat(line);
+  return [first, second, third, fourth]
+    .filter((l) => l.length)
+    .map((l) => l.join(', '))
+    .concat(line);
 }

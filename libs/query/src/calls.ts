@@ -47,8 +47,19 @@ const FILTER_LIMIT = 1000;
  * merged value, so conditions and sort keys over them can be evaluated without merging.
  */
 const START_COLUMNS = new Set([
-  'trace_id', 'parent_id', 'thread_id', 'turn_id', 'op_name', 'started_at', 'attributes_dump', 'inputs_dump',
-  'input_refs', 'otel_dump', 'svc_user_id', 'svc_run_id', 'svc_run_step',
+  'trace_id',
+  'parent_id',
+  'thread_id',
+  'turn_id',
+  'op_name',
+  'started_at',
+  'attributes_dump',
+  'inputs_dump',
+  'input_refs',
+  'otel_dump',
+  'svc_user_id',
+  'svc_run_id',
+  'svc_run_step',
 ]);
 const onlyStart = (cols: Iterable<string>) => [...cols].every((c) => START_COLUMNS.has(c));
 
@@ -81,7 +92,12 @@ function sortKeysOf(ref: FieldRef, desc: boolean): SortKey[] {
   switch (ref.kind) {
     case 'json': {
       const num = `if(isFinite(toFloat64OrNull(${x})), toFloat64OrNull(${x}), NULL)`;
-      return [isNull(x), isNull(num), { sql: `ifNull(${num}, 0)`, type: 'Float64', desc }, { sql: `ifNull(${x}, '')`, type: 'String', desc }];
+      return [
+        isNull(x),
+        isNull(num),
+        { sql: `ifNull(${num}, 0)`, type: 'Float64', desc },
+        { sql: `ifNull(${x}, '')`, type: 'String', desc },
+      ];
     }
     case 'number':
       return [isNull(x), { sql: `ifNull(toFloat64(${x}), 0)`, type: 'Float64', desc }];
@@ -114,7 +130,8 @@ function checkLength(key: string, values: readonly string[]): void {
   }
 }
 
-type CallsReq = Pick<CallsStreamQueryReq, 'project_id' | 'filter' | 'query'> & Partial<Pick<CallsStreamQueryReq, 'sort_by' | 'columns' | 'include_costs'>>;
+type CallsReq = Pick<CallsStreamQueryReq, 'project_id' | 'filter' | 'query'> &
+  Partial<Pick<CallsStreamQueryReq, 'sort_by' | 'columns' | 'include_costs'>>;
 
 /**
  * A calls query, compiled once and run page by page. Two phases per page:
@@ -175,7 +192,9 @@ export class CallsQueryPlan {
       !this.startOnly && [...this.resolver.used].every((c) => c === 'deleted_at' || START_COLUMNS.has(c) || END_COLUMNS.has(c));
     const wanted = this.projection();
     this.selected = wanted;
-    this.columns = new Set(wanted ? [...wanted].flatMap((f) => FIELD_COLUMNS[f] ?? (f in MERGED_CALL_COLUMNS ? [f] : [])) : Object.keys(MERGED_CALL_COLUMNS));
+    this.columns = new Set(
+      wanted ? [...wanted].flatMap((f) => FIELD_COLUMNS[f] ?? (f in MERGED_CALL_COLUMNS ? [f] : [])) : Object.keys(MERGED_CALL_COLUMNS),
+    );
     for (const c of this.resolver.used) this.columns.add(c);
   }
 
@@ -292,7 +311,10 @@ export class CallsQueryPlan {
   }
 
   private aggregates(columns: Iterable<string>): string {
-    return [...columns].filter((c) => MERGED_CALL_COLUMNS[c]).map((c) => `${MERGED_CALL_COLUMNS[c]} AS ${c}`).join(', ');
+    return [...columns]
+      .filter((c) => MERGED_CALL_COLUMNS[c])
+      .map((c) => `${MERGED_CALL_COLUMNS[c]} AS ${c}`)
+      .join(', ');
   }
 
   /** Phase 1: the ids of the matching calls, in order, optionally after a cursor, limited. */
@@ -326,7 +348,11 @@ export class CallsQueryPlan {
    */
   linesQuery(page: PageSpec): BuiltQuery {
     const p = this.base.clone();
-    const ids = this.fromStartParts ? this.candidatesSql(p, page) : this.fromStartsAndEnds ? this.joinedIdsSql(p, page) : this.idsSql(p, page);
+    const ids = this.fromStartParts
+      ? this.candidatesSql(p, page)
+      : this.fromStartsAndEnds
+        ? this.joinedIdsSql(p, page)
+        : this.idsSql(p, page);
     const keys = this.keys.map((k, i) => `${k.sql} AS _k${i}`).join(', ');
     const cursor = `concat('[', arrayStringConcat([${this.keys.map((_, i) => `toJSONString(_k${i})`).join(', ')}], ','), ']')`;
     let row = `SELECT project_id, id, ${this.aggregates(this.columns)}

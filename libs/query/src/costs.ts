@@ -23,8 +23,14 @@ export const COST_FIELDS: Record<string, FieldRef['kind']> = {
 
 /** The fields returned when `fields` is absent: the interface's Cost record. */
 export const DEFAULT_COST_FIELDS = [
-  'id', 'llm_id', 'prompt_token_cost', 'completion_token_cost', 'prompt_token_cost_unit',
-  'completion_token_cost_unit', 'effective_date', 'provider_id',
+  'id',
+  'llm_id',
+  'prompt_token_cost',
+  'completion_token_cost',
+  'prompt_token_cost_unit',
+  'completion_token_cost_unit',
+  'effective_date',
+  'provider_id',
 ];
 
 export class CostFieldResolver implements FieldResolver {
@@ -53,11 +59,15 @@ export function buildCostQuery(req: CostQueryReq): BuiltQuery & { fields: string
   fields.forEach((f, i) => {
     if (!COST_FIELDS[f]) throw new ApiError(400, `fields[${i}]: unknown cost field '${f}'`, { field: `fields[${i}]` });
   });
-  const conds = [`pricing_level_id IN (${p.str(req.project_id)}, 'default')`, `(pricing_level = 'default') = (pricing_level_id = 'default')`];
+  const conds = [
+    `pricing_level_id IN (${p.str(req.project_id)}, 'default')`,
+    `(pricing_level = 'default') = (pricing_level_id = 'default')`,
+  ];
   if (req.query) conds.push(compileQuery(req.query.$expr, resolver, p));
   if (!resolver.used.has('pricing_level') && !resolver.used.has('pricing_level_id')) conds.push(`pricing_level = 'project'`);
   const order = (req.sort_by ?? []).map((s, i) => {
-    if (!COST_FIELDS[s.field]) throw new ApiError(400, `sort_by[${i}].field: unknown cost field '${s.field}'`, { field: `sort_by[${i}].field` });
+    if (!COST_FIELDS[s.field])
+      throw new ApiError(400, `sort_by[${i}].field: unknown cost field '${s.field}'`, { field: `sort_by[${i}].field` });
     return `${s.field} ${s.direction === 'desc' ? 'DESC' : 'ASC'}`;
   });
   order.push('llm_id ASC', 'effective_date DESC', 'id ASC');

@@ -82,7 +82,8 @@ class Compiler {
       this.fail(where, 'expected an operation object such as {"$literal": ...} or {"$getField": "..."}');
     }
     const keys = Object.keys(node);
-    if (keys.length !== 1) this.fail(where, `an operation has exactly one operator key (got ${keys.length ? keys.map((k) => `'${k}'`).join(', ') : 'none'})`);
+    if (keys.length !== 1)
+      this.fail(where, `an operation has exactly one operator key (got ${keys.length ? keys.map((k) => `'${k}'`).join(', ') : 'none'})`);
     const op = keys[0]!;
     const arg = (node as Record<string, unknown>)[op];
     const at = `${where}.${op}`;
@@ -127,7 +128,12 @@ class Compiler {
   private list(arg: unknown, at: string, min: number, max = Infinity): unknown[] {
     if (!Array.isArray(arg)) this.fail(at, 'expected an array of operands');
     if (arg.length < min || arg.length > max) {
-      this.fail(at, max === min ? `expected exactly ${min} operand(s)` : `expected at least ${min} operand(s) (empty ${at.split('.').pop()} is not allowed)`);
+      this.fail(
+        at,
+        max === min
+          ? `expected exactly ${min} operand(s)`
+          : `expected at least ${min} operand(s) (empty ${at.split('.').pop()} is not allowed)`,
+      );
     }
     return arg;
   }
@@ -169,13 +175,36 @@ class Compiler {
     const text = x.kind === 'string' || x.kind === 'json';
     switch (to) {
       case 'double':
-        return { sql: x.kind === 'number' ? `toFloat64(${x.sql})` : x.kind === 'datetime' ? `(toUnixTimestamp64Micro(${x.sql}) / 1e6)` : x.kind === 'bool' ? `toFloat64(${x.sql})` : `toFloat64OrNull(toString(${x.sql}))`, kind: 'number' };
+        return {
+          sql:
+            x.kind === 'number'
+              ? `toFloat64(${x.sql})`
+              : x.kind === 'datetime'
+                ? `(toUnixTimestamp64Micro(${x.sql}) / 1e6)`
+                : x.kind === 'bool'
+                  ? `toFloat64(${x.sql})`
+                  : `toFloat64OrNull(toString(${x.sql}))`,
+          kind: 'number',
+        };
       case 'int':
-        return { sql: x.kind === 'number' ? `toInt64(${x.sql})` : x.kind === 'datetime' ? `toUnixTimestamp(${x.sql})` : x.kind === 'bool' ? `toInt64(${x.sql})` : `toInt64OrNull(toString(${x.sql}))`, kind: 'number' };
+        return {
+          sql:
+            x.kind === 'number'
+              ? `toInt64(${x.sql})`
+              : x.kind === 'datetime'
+                ? `toUnixTimestamp(${x.sql})`
+                : x.kind === 'bool'
+                  ? `toInt64(${x.sql})`
+                  : `toInt64OrNull(toString(${x.sql}))`,
+          kind: 'number',
+        };
       case 'string':
         return { sql: text ? x.sql : x.kind === 'array' ? `toJSONString(${x.sql})` : `toString(${x.sql})`, kind: 'string' };
       case 'bool':
-        return { sql: x.kind === 'bool' ? x.sql : x.kind === 'number' ? `(${x.sql} != 0)` : text ? boolOfText(x.sql) : `(${x.sql} IS NOT NULL)`, kind: 'bool' };
+        return {
+          sql: x.kind === 'bool' ? x.sql : x.kind === 'number' ? `(${x.sql} != 0)` : text ? boolOfText(x.sql) : `(${x.sql} IS NOT NULL)`,
+          kind: 'bool',
+        };
       case 'exists':
         // A dynamic field reads NULL when the path is missing or JSON null: the reference's "exists".
         return { sql: x.kind === 'array' ? `(notEmpty(${x.sql}))` : `(${x.sql} IS NOT NULL)`, kind: 'bool' };
@@ -191,7 +220,8 @@ class Compiler {
     if (a.kind === b.kind || (isText(a) && isText(b))) return [a.sql, b.sql];
     const pair = (k1: Kind, k2: Kind) => (a.kind === k1 && b.kind === k2) || (a.kind === k2 && b.kind === k1);
     const by = (f: (o: Operand) => string): [string, string] => [f(a), f(b)];
-    if (pair('number', 'string') || pair('number', 'json')) return by((o) => (o.kind === 'number' ? `toFloat64(${o.sql})` : `toFloat64OrNull(${o.sql})`));
+    if (pair('number', 'string') || pair('number', 'json'))
+      return by((o) => (o.kind === 'number' ? `toFloat64(${o.sql})` : `toFloat64OrNull(${o.sql})`));
     if (pair('bool', 'string') || pair('bool', 'json')) return by((o) => (o.kind === 'bool' ? o.sql : boolOfText(o.sql)));
     if (pair('bool', 'number')) return by((o) => `toFloat64(${o.sql})`);
     if (pair('datetime', 'number')) return by((o) => (o.kind === 'datetime' ? o.sql : `toDateTime64(${o.sql}, 6, 'UTC')`));
@@ -240,7 +270,8 @@ class Compiler {
   }
 
   private contains(op: string, arg: unknown, at: string, depth: number): Operand {
-    if (!arg || typeof arg !== 'object' || Array.isArray(arg)) this.fail(at, 'expected {"input": operand, "substr": operand, "case_insensitive"?: boolean}');
+    if (!arg || typeof arg !== 'object' || Array.isArray(arg))
+      this.fail(at, 'expected {"input": operand, "substr": operand, "case_insensitive"?: boolean}');
     const { input, substr, case_insensitive: ci = false, ...rest } = arg as Record<string, unknown>;
     const extra = Object.keys(rest);
     if (extra.length) this.fail(`${at}.${extra[0]}`, `unknown member '${extra[0]}'`);

@@ -15,10 +15,16 @@ export const THREAD_SORT_FIELDS = ['thread_id', 'turn_count', 'start_time', 'las
 export function buildThreadsQuery(req: ThreadsStreamQueryReq): BuiltQuery {
   const p = new Params();
   const pid = p.str(req.project_id);
-  const starts = [`project_id = ${pid}`, 'turn_id = id', `ifNull(thread_id, '') != ''`, `id NOT IN (SELECT id FROM calls_deleted WHERE project_id = ${pid})`];
+  const starts = [
+    `project_id = ${pid}`,
+    'turn_id = id',
+    `ifNull(thread_id, '') != ''`,
+    `id NOT IN (SELECT id FROM calls_deleted WHERE project_id = ${pid})`,
+  ];
   const f = req.filter;
   if (f?.thread_ids) {
-    if (f.thread_ids.length > 1000) throw new ApiError(400, `filter.thread_ids: at most 1000 entries (got ${f.thread_ids.length})`, { field: 'filter.thread_ids' });
+    if (f.thread_ids.length > 1000)
+      throw new ApiError(400, `filter.thread_ids: at most 1000 entries (got ${f.thread_ids.length})`, { field: 'filter.thread_ids' });
     starts.push(`thread_id IN ${p.strArray(f.thread_ids)}`);
   }
   // The turn calls' end times (calls_ends): by id when the threads are named, else the project's,
@@ -29,7 +35,8 @@ export function buildThreadsQuery(req: ThreadsStreamQueryReq): BuiltQuery {
     starts.push(`started_at > ${after}`);
     ends.push(`ended_at > ${after}`);
   }
-  if (f?.before_datetime) starts.push(`started_at < ${p.add(microsToClickHouse(parseTimestampMicros(f.before_datetime)!), "DateTime64(6, 'UTC')")}`);
+  if (f?.before_datetime)
+    starts.push(`started_at < ${p.add(microsToClickHouse(parseTimestampMicros(f.before_datetime)!), "DateTime64(6, 'UTC')")}`);
 
   const order = (req.sort_by ?? [{ field: 'last_updated', direction: 'desc' as const }]).map((s, i) => {
     if (!THREAD_SORT_FIELDS.includes(s.field)) {

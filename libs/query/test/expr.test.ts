@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '@weft/core';
+import { type ApiError } from '@weft/core';
 import { CallFieldResolver, compileQuery, jsonFieldRef, Params, sortTerms, splitFieldPath } from '../src/index';
 
 const compile = (expr: unknown) => {
@@ -34,17 +34,28 @@ describe('compileQuery', () => {
   });
 
   it('casts a dynamic field by the peer literal', () => {
-    expect(compile({ $gt: [{ $getField: 'output.score' }, { $literal: 0.5 }] }).sql).toMatch(/^\(toFloat64OrNull\(multiIf\(.*\) > toFloat64\(\{p\d:Float64\}\)\)$/);
-    expect(compile({ $eq: [{ $getField: 'inputs.flag' }, { $literal: true }] }).sql).toContain("multiIf(multiIf(");
-    expect(compile({ $gt: [{ $getField: 'started_at' }, { $literal: 1714000000 }] }).sql).toBe("(started_at > toDateTime64({p0:Int64}, 6, 'UTC'))");
-    expect(compile({ $gt: [{ $getField: 'started_at' }, { $literal: '2024-01-01' }] }).sql).toContain('parseDateTime64BestEffortOrNull({p0:String}');
+    expect(compile({ $gt: [{ $getField: 'output.score' }, { $literal: 0.5 }] }).sql).toMatch(
+      /^\(toFloat64OrNull\(multiIf\(.*\) > toFloat64\(\{p\d:Float64\}\)\)$/,
+    );
+    expect(compile({ $eq: [{ $getField: 'inputs.flag' }, { $literal: true }] }).sql).toContain('multiIf(multiIf(');
+    expect(compile({ $gt: [{ $getField: 'started_at' }, { $literal: 1714000000 }] }).sql).toBe(
+      "(started_at > toDateTime64({p0:Int64}, 6, 'UTC'))",
+    );
+    expect(compile({ $gt: [{ $getField: 'started_at' }, { $literal: '2024-01-01' }] }).sql).toContain(
+      'parseDateTime64BestEffortOrNull({p0:String}',
+    );
   });
 
   it('compiles the boolean operators with NULL-preserving semantics', () => {
     const { sql } = compile({
       $and: [
         { $not: [{ $eq: [{ $getField: 'exception' }, { $literal: null }] }] },
-        { $or: [{ $in: [{ $getField: 'op_name' }, [{ $literal: 'a' }, { $literal: 'b' }]] }, { $contains: { input: { $getField: 'display_name' }, substr: { $literal: 'X' }, case_insensitive: true } }] },
+        {
+          $or: [
+            { $in: [{ $getField: 'op_name' }, [{ $literal: 'a' }, { $literal: 'b' }]] },
+            { $contains: { input: { $getField: 'display_name' }, substr: { $literal: 'X' }, case_insensitive: true } },
+          ],
+        },
         { $gte: [{ $convert: { input: { $getField: 'inputs.n' }, to: 'int' } }, { $literal: 3 }] },
         { $lte: [{ $getField: 'summary.weave.latency_ms' }, { $literal: 1000 }] },
         { $lt: [{ $getField: 'svc_run_step' }, { $literal: 4 }] },

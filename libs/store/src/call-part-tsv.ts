@@ -1,17 +1,12 @@
-import type { CallPartRow } from './call-parts';
+import type { CallPartRow } from './call-part-row';
 
 /**
  * call_parts rows as ClickHouse `TabSeparated` text, the format the engine's native parser
  * reads fastest of the text formats it takes as raw bytes. Unlike JSONEachRow, a JSON dump
  * inside a row is not escaped a second time: only backslash, tab, newline and carriage return
- * are, and the common dump has no tab or newline and only a few backslashes.
+ * are, and the common dump has no tab or newline and only a few backslashes. Columns in
+ * CALL_PART_COLUMNS order (the row schema's, call-part-row.ts).
  */
-export const CALL_PART_COLUMNS = [
-  'project_id', 'id', 'trace_id', 'parent_id', 'thread_id', 'turn_id', 'op_name', 'display_name',
-  'started_at', 'ended_at', 'attributes_dump', 'inputs_dump', 'input_refs', 'output_dump', 'output_refs',
-  'summary_dump', 'exception', 'otel_dump', 'svc_user_id', 'svc_run_id', 'svc_run_step', 'svc_run_step_end',
-  'deleted_at', 'created_at',
-] as const satisfies readonly (keyof CallPartRow)[];
 
 const NEEDS_ESCAPE = /[\\\t\n\r]/;
 const ESCAPES = /[\\\t\n\r]/g;
@@ -43,30 +38,54 @@ function stringArray(xs: readonly string[]): string {
 /** One row as a TabSeparated line (with its newline), columns in CALL_PART_COLUMNS order. */
 export function callPartTsvLine(r: CallPartRow): string {
   return (
-    field(r.project_id) + '\t' +
-    field(r.id) + '\t' +
-    nullable(r.trace_id) + '\t' +
-    nullable(r.parent_id) + '\t' +
-    nullable(r.thread_id) + '\t' +
-    nullable(r.turn_id) + '\t' +
-    nullable(r.op_name) + '\t' +
-    nullable(r.display_name) + '\t' +
-    nullable(r.started_at) + '\t' +
-    nullable(r.ended_at) + '\t' +
-    nullable(r.attributes_dump) + '\t' +
-    nullable(r.inputs_dump) + '\t' +
-    stringArray(r.input_refs) + '\t' +
-    nullable(r.output_dump) + '\t' +
-    stringArray(r.output_refs) + '\t' +
-    nullable(r.summary_dump) + '\t' +
-    nullable(r.exception) + '\t' +
-    nullable(r.otel_dump) + '\t' +
-    nullable(r.svc_user_id) + '\t' +
-    nullable(r.svc_run_id) + '\t' +
-    nullableNumber(r.svc_run_step) + '\t' +
-    nullableNumber(r.svc_run_step_end) + '\t' +
-    nullable(r.deleted_at) + '\t' +
-    field(r.created_at) + '\n'
+    field(r.project_id) +
+    '\t' +
+    field(r.id) +
+    '\t' +
+    nullable(r.trace_id) +
+    '\t' +
+    nullable(r.parent_id) +
+    '\t' +
+    nullable(r.thread_id) +
+    '\t' +
+    nullable(r.turn_id) +
+    '\t' +
+    nullable(r.op_name) +
+    '\t' +
+    nullable(r.display_name) +
+    '\t' +
+    nullable(r.started_at) +
+    '\t' +
+    nullable(r.ended_at) +
+    '\t' +
+    nullable(r.attributes_dump) +
+    '\t' +
+    nullable(r.inputs_dump) +
+    '\t' +
+    stringArray(r.input_refs) +
+    '\t' +
+    nullable(r.output_dump) +
+    '\t' +
+    stringArray(r.output_refs) +
+    '\t' +
+    nullable(r.summary_dump) +
+    '\t' +
+    nullable(r.exception) +
+    '\t' +
+    nullable(r.otel_dump) +
+    '\t' +
+    nullable(r.svc_user_id) +
+    '\t' +
+    nullable(r.svc_run_id) +
+    '\t' +
+    nullableNumber(r.svc_run_step) +
+    '\t' +
+    nullableNumber(r.svc_run_step_end) +
+    '\t' +
+    nullable(r.deleted_at) +
+    '\t' +
+    field(r.created_at) +
+    '\n'
   );
 }
 

@@ -1,40 +1,8 @@
 import type { CallEndBody, CallStartBody } from '@weft/api';
 import { extractRefs, microsToClickHouse, parseTimestampMicros, REF_PREFIX } from '@weft/core';
-import { CALL_PART_COLUMNS, encodeCallPartsTsv } from './call-part-tsv';
+import { CALL_PART_COLUMNS, type CallPartRow } from './call-part-row';
+import { encodeCallPartsTsv } from './call-part-tsv';
 import type { Store } from './connection';
-
-/**
- * One row of `call_parts`, as it travels on the bus and is inserted: the JSON values are
- * already serialised (`*_dump`), times are ClickHouse text. A start part and an end part of
- * the same call are merged by calls_merged.
- */
-export interface CallPartRow {
-  project_id: string;
-  id: string;
-  trace_id?: string | null;
-  parent_id?: string | null;
-  thread_id?: string | null;
-  turn_id?: string | null;
-  op_name?: string | null;
-  display_name?: string | null;
-  started_at?: string | null;
-  ended_at?: string | null;
-  attributes_dump?: string | null;
-  inputs_dump?: string | null;
-  input_refs: string[];
-  output_dump?: string | null;
-  output_refs: string[];
-  summary_dump?: string | null;
-  exception?: string | null;
-  otel_dump?: string | null;
-  svc_user_id?: string | null;
-  svc_run_id?: string | null;
-  svc_run_step?: number | null;
-  svc_run_step_end?: number | null;
-  deleted_at?: string | null;
-  /** When the part was accepted; orders display_name updates. */
-  created_at: string;
-}
 
 const orNull = <T>(v: T | null | undefined): T | null => (v === undefined ? null : v);
 const chTime = (iso: string) => microsToClickHouse(parseTimestampMicros(iso)!);
@@ -43,7 +11,10 @@ const chTime = (iso: string) => microsToClickHouse(parseTimestampMicros(iso)!);
 let acceptedMicros = NaN;
 let acceptedText = '';
 function acceptedAt(micros: number): string {
-  if (micros !== acceptedMicros) (acceptedText = microsToClickHouse(micros)), (acceptedMicros = micros);
+  if (micros !== acceptedMicros) {
+    acceptedText = microsToClickHouse(micros);
+    acceptedMicros = micros;
+  }
   return acceptedText;
 }
 
@@ -54,11 +25,7 @@ function acceptedAt(micros: number): string {
 const refsOf = (value: unknown, dump: string): string[] => (dump.includes(REF_PREFIX) ? extractRefs(value) : []);
 
 /** The start part of a call. `id` and `trace_id` are already decided; the user id comes from the caller. */
-export function startPart(
-  s: CallStartBody & { id: string; trace_id: string },
-  userId: string,
-  acceptedAtMicros: number,
-): CallPartRow {
+export function startPart(s: CallStartBody & { id: string; trace_id: string }, userId: string, acceptedAtMicros: number): CallPartRow {
   const inputs = JSON.stringify(s.inputs ?? {});
   return {
     project_id: s.project_id,

@@ -73,7 +73,8 @@ export function clusterStatements(statement: string, cluster: string, tables = n
   if (m) {
     const [, table, columns, engine, args, rest] = m as unknown as [string, string, string, string, string | undefined, string];
     const key = SHARDING_KEYS[table];
-    if (!key) throw new ClusterDdlError(`table ${table} has no sharding key: add it to SHARDING_KEYS in cluster-ddl.ts (SCHEMA.md "Cluster mode")`);
+    if (!key)
+      throw new ClusterDdlError(`table ${table} has no sharding key: add it to SHARDING_KEYS in cluster-ddl.ts (SCHEMA.md "Cluster mode")`);
     let localEngine: string;
     let tail = rest;
     if (engine === 'Null') localEngine = 'Null';

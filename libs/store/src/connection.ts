@@ -77,7 +77,12 @@ export function openStore(opts: StoreOptions): Store {
       mode: 'server',
       cluster: opts.cluster,
       insertRaw: async (table, columns, format, bytes) => {
-        await client.insert({ table, columns: [...columns] as [string, ...string[]], format, values: Readable.from([bytes]) });
+        await client.insert({
+          table,
+          columns: [...columns] as [string, ...string[]],
+          format,
+          values: Readable.from([bytes], { objectMode: false }),
+        });
       },
       close: () => client.close(),
     };
@@ -86,6 +91,7 @@ export function openStore(opts: StoreOptions): Store {
   mkdirSync(dir, { recursive: true });
   // chdb/connection is published as CommonJS only.
   const require = createRequire(import.meta.url);
+  // eslint-disable-next-line @typescript-eslint/consistent-type-imports -- a type of a CommonJS require
   const { createChdbConnection } = require('chdb/connection') as typeof import('chdb/connection');
   const connection = createChdbConnection({ path: dir });
   const client = createClient({
@@ -101,37 +107,4 @@ export function openStore(opts: StoreOptions): Store {
     },
     close: () => client.close(),
   };
-}
-
-/**
- * The store the configuration names (CLICKHOUSE_URL, or embedded under WEFT_DATA_DIR), migrated
- * (in cluster form when CLICKHOUSE_CLUSTER is set).
- */
-export async function openConfiguredStore(
-  config: {
-    CLICKHOUSE_URL?: string;
-    CLICKHOUSE_USER: string;
-    CLICKHOUSE_PASSWORD: string;
-    CLICKHOUSE_DATABASE: string;
-    CLICKHOUSE_CLUSTER?: string;
-    WEFT_DATA_DIR: string;
-  },
-  migrateWith: (client: ClickHouseClient, options: { cluster?: string }) => Promise<unknown>,
-): Promise<Store> {
-  const store = openStore({
-    url: config.CLICKHOUSE_URL,
-    username: config.CLICKHOUSE_USER,
-    password: config.CLICKHOUSE_PASSWORD,
-    database: config.CLICKHOUSE_DATABASE,
-    dataDir: config.WEFT_DATA_DIR,
-    cluster: config.CLICKHOUSE_CLUSTER,
-  });
-  await migrateWith(store.client, { cluster: config.CLICKHOUSE_CLUSTER });
-  return store;
-}
-
-/** For /ready: the store answers a trivial query (the caller bounds how long it may take). */
-export async function pingStore(store: Store): Promise<Record<string, unknown>> {
-  await store.client.query({ query: 'SELECT 1', format: 'JSONEachRow' }).then((r) => r.json());
-  return { mode: store.mode };
 }

@@ -2,7 +2,8 @@
  * ClickHouse error kinds that mean "these rows are wrong", not "the server is unwell": retrying
  * the same rows cannot succeed, so the writer dead-letters them instead of retrying forever.
  */
-const ROW_REJECTION = /CANNOT_PARSE|CANNOT_READ|INCORRECT_DATA|TYPE_MISMATCH|CANNOT_CONVERT|VALUE_IS_OUT_OF_RANGE|TOO_LARGE_STRING_SIZE|ILLEGAL_TYPE_OF_ARGUMENT|CANNOT_INSERT_NULL|ATTEMPT_TO_READ_AFTER_EOF|UNKNOWN_IDENTIFIER|NO_SUCH_COLUMN|DECIMAL_OVERFLOW/;
+const ROW_REJECTION =
+  /CANNOT_PARSE|CANNOT_READ|INCORRECT_DATA|TYPE_MISMATCH|CANNOT_CONVERT|VALUE_IS_OUT_OF_RANGE|TOO_LARGE_STRING_SIZE|ILLEGAL_TYPE_OF_ARGUMENT|CANNOT_INSERT_NULL|ATTEMPT_TO_READ_AFTER_EOF|UNKNOWN_IDENTIFIER|NO_SUCH_COLUMN|DECIMAL_OVERFLOW/;
 const ROW_REJECTION_TEXT = /Cannot parse|Cannot read|Type mismatch|Cannot convert|value is out of range/i;
 
 export function isRowRejection(e: unknown): boolean {

@@ -1,5 +1,6 @@
 export * from './connection';
 export * from './migrate';
+export * from './call-part-row';
 export * from './call-parts';
 export * from './errors';
 export * from './call-part-tsv';

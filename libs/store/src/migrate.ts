@@ -26,7 +26,10 @@ export function loadMigrations(dir = MIGRATIONS_DIR): Migration[] {
       return {
         version: Number(file.slice(0, 3)),
         name: file.replace(/\.sql$/, ''),
-        statements: text.split(/;\s*(?:\n|$)/).map((s) => s.trim()).filter(Boolean),
+        statements: text
+          .split(/;\s*(?:\n|$)/)
+          .map((s) => s.trim())
+          .filter(Boolean),
       };
     });
 }
@@ -74,9 +77,45 @@ export async function migrate(client: ClickHouseClient, log?: Logger, options: M
   for (const m of migrations) {
     if (done.has(m.version)) continue;
     for (const statement of m.statements) await client.command({ query: statement, clickhouse_settings });
-    await client.insert({ table: 'weft_migrations', values: [{ version: m.version, name: m.name }], format: 'JSONEachRow', clickhouse_settings });
+    await client.insert({
+      table: 'weft_migrations',
+      values: [{ version: m.version, name: m.name }],
+      format: 'JSONEachRow',
+      clickhouse_settings,
+    });
     log?.info({ migration: m.name }, 'migration applied');
     applied.push(m.version);
   }
   return applied;
+}
+
+/** The schema version this code needs: the newest migration it ships. */
+export function latestMigration(dir?: string): number {
+  return Math.max(0, ...loadMigrations(dir).map((m) => m.version));
+}
+
+/**
+ * For processes that do not migrate (WEFT_MIGRATE=wait): polls until `weft migrate` (or the one
+ * process that migrates) has applied every migration this code ships, or throws after `timeoutMs`.
+ */
+export async function waitForMigrations(client: ClickHouseClient, timeoutMs: number, log?: Logger, dir?: string): Promise<void> {
+  const needed = latestMigration(dir);
+  const deadline = Date.now() + timeoutMs;
+  for (let waited = false; ; waited = true) {
+    const version = await appliedVersion(client);
+    if (version >= needed) return;
+    if (Date.now() > deadline) {
+      throw new Error(`schema at migration ${version}, this code needs ${needed}: run \`weft migrate\` (waited ${timeoutMs} ms)`);
+    }
+    if (!waited) log?.info({ applied: version, needed }, 'waiting for migrations (weft migrate)');
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+/** The newest migration recorded as applied; 0 when none (or no migrations table yet). */
+async function appliedVersion(client: ClickHouseClient): Promise<number> {
+  const exists = await client.query({ query: 'EXISTS TABLE weft_migrations', format: 'JSONEachRow' });
+  if (!Number(Object.values((await exists.json<Record<string, number>>())[0] ?? {})[0] ?? 0)) return 0;
+  const rs = await client.query({ query: 'SELECT max(version) AS v FROM weft_migrations', format: 'JSONEachRow' });
+  return Number((await rs.json<{ v: number }>())[0]?.v ?? 0);
 }

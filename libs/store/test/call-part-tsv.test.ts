@@ -46,7 +46,10 @@ describe('call parts as TabSeparated', () => {
     started_at: fc.option(time, { nil: null }),
     ended_at: fc.option(time, { nil: null }),
     attributes_dump: nullableText,
-    inputs_dump: fc.option(fc.jsonValue().map((v) => JSON.stringify(v)), { nil: null }),
+    inputs_dump: fc.option(
+      fc.jsonValue().map((v) => JSON.stringify(v)),
+      { nil: null },
+    ),
     input_refs: fc.array(text, { maxLength: 3 }),
     output_dump: nullableText,
     output_refs: fc.array(text, { maxLength: 3 }),
@@ -66,7 +69,10 @@ describe('call parts as TabSeparated', () => {
       fc.asyncProperty(fc.uniqueArray(row, { minLength: 1, maxLength: 20, selector: (r) => r.id }), async (rows) => {
         await store.client.command({ query: 'TRUNCATE TABLE call_parts_echo' });
         await store.insertRaw('call_parts_echo', CALL_PART_COLUMNS, 'TabSeparated', encodeCallPartsTsv(rows));
-        const rs = await store.client.query({ query: `SELECT ${CALL_PART_COLUMNS.join(', ')} FROM call_parts_echo`, format: 'JSONEachRow' });
+        const rs = await store.client.query({
+          query: `SELECT ${CALL_PART_COLUMNS.join(', ')} FROM call_parts_echo`,
+          format: 'JSONEachRow',
+        });
         const got = await rs.json<CallPartRow>();
         const byId = new Map(got.map((r) => [r.id, r]));
         expect(got.length).toBe(rows.length);

@@ -3,7 +3,17 @@ import { createRequire } from 'node:module';
 import { join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '@weft/core';
-import { ClusterDdlError, MIGRATIONS_TABLE_DDL, SHARDING_KEYS, clusterStatements, deleteStatement, loadMigrations, localTable, migrationPlan, openStore } from '../src/index';
+import {
+  ClusterDdlError,
+  MIGRATIONS_TABLE_DDL,
+  SHARDING_KEYS,
+  clusterStatements,
+  deleteStatement,
+  loadMigrations,
+  localTable,
+  migrationPlan,
+  openStore,
+} from '../src/index';
 
 /**
  * The cluster form of the migrations (CLICKHOUSE_CLUSTER). chDB is one process and cannot run
@@ -50,7 +60,8 @@ describe('migrations with CLICKHOUSE_CLUSTER', () => {
   it('covers every migration on disk, statement by statement', () => {
     expect(cluster.migrations.map((m) => m.version)).toEqual(singleNode.map((m) => m.version));
     expect(singleNode.length).toBeGreaterThanOrEqual(11);
-    for (const [i, m] of cluster.migrations.entries()) expect(m.statements.length, m.name).toBeGreaterThanOrEqual(singleNode[i]!.statements.length);
+    for (const [i, m] of cluster.migrations.entries())
+      expect(m.statements.length, m.name).toBeGreaterThanOrEqual(singleNode[i]!.statements.length);
   });
 
   it("gives every generated statement to the engine's parser, and it reads them back ON CLUSTER", () => {
@@ -63,7 +74,9 @@ describe('migrations with CLICKHOUSE_CLUSTER', () => {
 
   it('the parse check fails on a statement the engine cannot read', () => {
     expect(() => parsed(`CREATE TABLE IF NOT EXISTS x_local ON CLUSTER ${CLUSTER} (a String ENGINE = Null`)).toThrow(/Syntax error/i);
-    expect(() => parsed(`CREATE TABLE x ON CLUSTER ${CLUSTER} AS x_local ENGINE = Distributed('c', currentDatabase(), x_local, cityHash64(a)`)).toThrow();
+    expect(() =>
+      parsed(`CREATE TABLE x ON CLUSTER ${CLUSTER} AS x_local ENGINE = Distributed('c', currentDatabase(), x_local, cityHash64(a)`),
+    ).toThrow();
   });
 
   it('makes every table a replicated local table (with {shard}/{replica}) under a Distributed table', () => {
@@ -106,7 +119,9 @@ describe('migrations with CLICKHOUSE_CLUSTER', () => {
       for (const source of sources) {
         expect(source, name).toMatch(/_local$/);
         // All parts of one call, and every fold of them, on one shard.
-        expect(SHARDING_KEYS[source.replace(/_local$/, '')], `${name}: ${source} → ${target}`).toBe(SHARDING_KEYS[target!.replace(/_local$/, '')]);
+        expect(SHARDING_KEYS[source.replace(/_local$/, '')], `${name}: ${source} → ${target}`).toBe(
+          SHARDING_KEYS[target!.replace(/_local$/, '')],
+        );
       }
       // No Distributed table is read inside a view (it would fire on the insert's node only).
       for (const t of tables.keys()) expect(v, name).not.toMatch(new RegExp(`\\b${t}\\b(?!_local)`));
@@ -136,9 +151,13 @@ describe('mutations with CLICKHOUSE_CLUSTER', () => {
     // formatQuery (EXPLAIN AST wants the parameters' values); it throws on a syntax error too.
     const formatted = (q: string) => chdb.query(`SELECT formatQuerySingleLine(${sqlString(q)})`, 'TSVRaw').trim();
     expect(() => formatted(`DELETE FROM feedback_local ON CLUSTER ${CLUSTER} WHERE (`)).toThrow(/Syntax error/i);
-    expect(formatted(deleteStatement('feedback', where, CLUSTER))).toBe(`DELETE FROM ${localTable('feedback')} ON CLUSTER ${CLUSTER} WHERE (project_id = {p0:String}) AND (id IN ({p1:Array(String)}))`);
+    expect(formatted(deleteStatement('feedback', where, CLUSTER))).toBe(
+      `DELETE FROM ${localTable('feedback')} ON CLUSTER ${CLUSTER} WHERE (project_id = {p0:String}) AND (id IN ({p1:Array(String)}))`,
+    );
     // Single node: the plain table, as before.
-    expect(formatted(deleteStatement('feedback', where, undefined))).toBe('DELETE FROM feedback WHERE (project_id = {p0:String}) AND (id IN ({p1:Array(String)}))');
+    expect(formatted(deleteStatement('feedback', where, undefined))).toBe(
+      'DELETE FROM feedback WHERE (project_id = {p0:String}) AND (id IN ({p1:Array(String)}))',
+    );
   });
 
   it('knows the cluster wherever a store is opened on one', async () => {
@@ -161,7 +180,9 @@ describe('mutations with CLICKHOUSE_CLUSTER', () => {
     for (const top of ['libs', 'services']) walk(join(root, top));
     expect(sources.length).toBeGreaterThan(50);
     const mutation = /\bDELETE\s+FROM\b|\bALTER\s+TABLE\b[^`]*\b(DELETE|UPDATE)\b|\bTRUNCATE\b/;
-    const offenders = sources.filter((f) => !f.endsWith('cluster-ddl.ts') && mutation.test(readFileSync(f, 'utf8'))).map((f) => relative(root, f));
+    const offenders = sources
+      .filter((f) => !f.endsWith('cluster-ddl.ts') && mutation.test(readFileSync(f, 'utf8')))
+      .map((f) => relative(root, f));
     expect(offenders).toEqual([]);
   });
 });

@@ -5,6 +5,9 @@ export class UsageError extends Error {}
 
 export const USAGE = `usage: weft <command> [options]
 
+  migrate                               apply the schema migrations not yet applied, then exit
+                                        (run once per deployment; services started with
+                                        WEFT_MIGRATE=wait wait for it)
   keys create --user <name> [--entity <entity>]... [--admin] [--name <label>]
                                         create a key (shown once); the user and entities are created when missing
   keys list [--user <name>]             list keys (never the keys themselves)
@@ -20,7 +23,13 @@ Where the store is:
   otherwise                             the store itself, as the server would open it
                                         (CLICKHOUSE_URL, or embedded under WEFT_DATA_DIR).`;
 
+/** `weft migrate`: on the store only (never through a server). */
+export interface MigrateCommand {
+  kind: 'migrate';
+}
+
 export interface Command {
+  kind: 'admin';
   path: AdminPath;
   body: Record<string, unknown>;
   url?: string;
@@ -28,7 +37,7 @@ export interface Command {
 }
 
 /** Turns command-line arguments into one admin operation (the same bodies as the HTTP endpoints). */
-export function parseCommand(argv: string[], env: Record<string, string | undefined> = process.env): Command {
+export function parseCommand(argv: string[], env: Record<string, string | undefined> = process.env): Command | MigrateCommand {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
@@ -44,11 +53,15 @@ export function parseCommand(argv: string[], env: Record<string, string | undefi
   });
   if (values.help) throw new UsageError(USAGE);
   const [group, action, ...rest] = positionals;
+  if (group === 'migrate') {
+    if (action !== undefined) throw new UsageError(`weft migrate takes no arguments\n\n${USAGE}`);
+    return { kind: 'migrate' };
+  }
   const common = { url: values.url ?? env.WEFT_URL ?? undefined, apiKey: values['api-key'] ?? env.WEFT_API_KEY ?? undefined };
   const need = (n: number, what: string) => {
     if (rest.length !== n) throw new UsageError(`weft ${group} ${action} takes ${what}\n\n${USAGE}`);
   };
-  const cmd = (path: AdminPath, body: Record<string, unknown>): Command => ({ path, body, ...common });
+  const cmd = (path: AdminPath, body: Record<string, unknown>): Command => ({ kind: 'admin', path, body, ...common });
   switch (`${group} ${action}`) {
     case 'keys create':
       need(0, 'options only');

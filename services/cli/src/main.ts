@@ -1,7 +1,7 @@
 import { runAdmin, KeyStore } from '@weft/auth';
 import { isApiError, loadConfig } from '@weft/core';
-import { migrate, openStore, type Store } from '@weft/store';
-import { parseCommand, UsageError, type Command } from './commands';
+import { latestMigration, migrate, openStore, type Store } from '@weft/store';
+import { parseCommand, UsageError, type Command, type MigrateCommand } from './commands';
 
 /** Through a running server's admin endpoints. */
 async function viaHttp(cmd: Command): Promise<unknown> {
@@ -17,7 +17,7 @@ async function viaHttp(cmd: Command): Promise<unknown> {
 }
 
 /** Straight on the store (no server running on an embedded data dir, or a ClickHouse server). */
-async function viaStore(cmd: Command): Promise<unknown> {
+async function viaStore(cmd: Command | MigrateCommand): Promise<unknown> {
   const config = loadConfig();
   let store: Store | undefined;
   try {
@@ -29,7 +29,8 @@ async function viaStore(cmd: Command): Promise<unknown> {
       dataDir: config.WEFT_DATA_DIR,
       cluster: config.CLICKHOUSE_CLUSTER,
     });
-    await migrate(store.client, undefined, { cluster: config.CLICKHOUSE_CLUSTER });
+    const applied = await migrate(store.client, undefined, { cluster: config.CLICKHOUSE_CLUSTER });
+    if (cmd.kind === 'migrate') return { applied, schema_version: latestMigration() };
     return await runAdmin(new KeyStore(store.client), cmd.path, cmd.body);
   } catch (e) {
     if (!isApiError(e) && !config.CLICKHOUSE_URL) {
@@ -45,7 +46,7 @@ async function viaStore(cmd: Command): Promise<unknown> {
 }
 
 async function main(): Promise<number> {
-  let cmd: Command;
+  let cmd: Command | MigrateCommand;
   try {
     cmd = parseCommand(process.argv.slice(2));
   } catch (e) {
@@ -53,9 +54,10 @@ async function main(): Promise<number> {
     return 2;
   }
   try {
-    const result = cmd.url ? await viaHttp(cmd) : await viaStore(cmd);
+    const result = cmd.kind === 'admin' && cmd.url ? await viaHttp(cmd) : await viaStore(cmd);
     process.stdout.write(JSON.stringify(result, null, 2) + '\n');
-    if (cmd.path === '/admin/keys/create') process.stderr.write('The key above is shown only this once; store it now.\n');
+    if (cmd.kind === 'admin' && cmd.path === '/admin/keys/create')
+      process.stderr.write('The key above is shown only this once; store it now.\n');
     return 0;
   } catch (e) {
     if (e instanceof UsageError) {

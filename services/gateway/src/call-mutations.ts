@@ -1,7 +1,7 @@
 import { badRequest, microsToClickHouse, nowMicros } from '@weft/core';
 import { Params } from '@weft/query';
 import type { CallPartRow, Store } from '@weft/store';
-import type { CallIngest } from './calls';
+import type { CallIngest } from '@weft/ingest';
 
 /**
  * Renames and deletions of calls, as the reference's SDK asks for them (/call/update,
@@ -16,7 +16,14 @@ export class CallMutations {
 
   async rename(projectId: string, callId: string, displayName: string | undefined): Promise<Record<string, never>> {
     if (displayName === undefined) throw badRequest('display_name: One of [display_name] is required for call update', 'display_name');
-    const row: CallPartRow = { project_id: projectId, id: callId, display_name: displayName, input_refs: [], output_refs: [], created_at: microsToClickHouse(nowMicros()) };
+    const row: CallPartRow = {
+      project_id: projectId,
+      id: callId,
+      display_name: displayName,
+      input_refs: [],
+      output_refs: [],
+      created_at: microsToClickHouse(nowMicros()),
+    };
     await this.ingest.publish([row]);
     return {};
   }
@@ -28,7 +35,9 @@ export class CallMutations {
     if (doomed.length === 0) return { num_deleted: 0 };
     const at = microsToClickHouse(nowMicros());
     const deletedAt = microsToClickHouse(Math.floor(nowMicros() / 1000) * 1000);
-    await this.ingest.publish(doomed.map((id) => ({ project_id: projectId, id, deleted_at: deletedAt, input_refs: [], output_refs: [], created_at: at })));
+    await this.ingest.publish(
+      doomed.map((id) => ({ project_id: projectId, id, deleted_at: deletedAt, input_refs: [], output_refs: [], created_at: at })),
+    );
     return { num_deleted: doomed.length };
   }
 

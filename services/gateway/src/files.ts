@@ -2,7 +2,7 @@ import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { FILE_CREATE_PATH, projectId as projectIdSchema } from '@weft/api';
 import { ApiError, badRequest, type Caller } from '@weft/core';
-import { enforceTenancy, type Authenticator } from '@weft/http';
+import { authenticateHook, enforceTenancy, type Authenticator } from '@weft/http';
 import { createFile } from '@weft/objects';
 import type { Store } from '@weft/store';
 
@@ -20,10 +20,7 @@ export interface FileWriteDeps {
 export async function fileWriteRoutes(app: FastifyInstance, deps: FileWriteDeps): Promise<void> {
   const bodyLimit = app.initialConfig.bodyLimit ?? 32 * 1024 * 1024;
   await app.register(multipart, { limits: { fileSize: bodyLimit, files: 1, fields: 8, fieldSize: 64 * 1024, parts: 9 } });
-  const authenticate = async (request: FastifyRequest) => {
-    request.caller = await deps.auth.authenticate(request.headers.authorization, 'basic');
-    await app.weftRateLimit.check(request.caller);
-  };
+  const authenticate = authenticateHook(app, deps.auth, 'basic');
   const handler = async (request: FastifyRequest) => {
     if (!request.isMultipart()) throw new ApiError(415, 'send multipart/form-data with a `project_id` field and a `file` part');
     const caller: Caller = request.caller!;
@@ -38,7 +35,8 @@ export async function fileWriteRoutes(app: FastifyInstance, deps: FileWriteDeps)
       }
     }
     const parsed = projectIdSchema.safeParse(fields.project_id);
-    if (!parsed.success) throw new ApiError(422, 'project_id: a form field `project_id` of the form <entity>/<project> is required', { field: 'project_id' });
+    if (!parsed.success)
+      throw new ApiError(422, 'project_id: a form field `project_id` of the form <entity>/<project> is required', { field: 'project_id' });
     enforceTenancy(caller, { project_id: parsed.data }, { refsPossible: false });
     if (!file) throw new ApiError(422, 'file: a `file` part is required', { field: 'file' });
     return createFile(deps.store, parsed.data, file.name, file.content, fields.expected_digest || null);

@@ -1,6 +1,6 @@
 export * from './routes';
-export * from './calls';
 export * from './otel';
 export * from './otlp-http';
 export * from './objects';
+export * from './role';
 export * from './otlp-grpc';

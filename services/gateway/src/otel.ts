@@ -1,7 +1,7 @@
 import { badRequest, forbidden, metrics, nowMicros, type Caller, type Logger } from '@weft/core';
 import { convertExportRequest, OtlpRequestError, partialSuccessOf, type PartialSuccess } from '@weft/otlp';
 import { endPart, startPart, type CallPartRow } from '@weft/store';
-import type { CallIngest } from './calls';
+import type { CallIngest } from '@weft/ingest';
 
 /** Which entrance a batch of spans came through (a metric label). */
 export type OtlpTransport = 'http' | 'grpc' | 'trace_endpoint';
@@ -48,7 +48,14 @@ export class OtelIngest {
       for (const project of new Set(conversion.calls.map((c) => c.start.project_id))) {
         const entity = project.slice(0, project.indexOf('/'));
         if (!caller.entities.includes(entity)) {
-          this.refused('forbidden', `no access to project ${project}`, transport, project, caller, conversion.calls.length + conversion.rejectedSpans);
+          this.refused(
+            'forbidden',
+            `no access to project ${project}`,
+            transport,
+            project,
+            caller,
+            conversion.calls.length + conversion.rejectedSpans,
+          );
           throw forbidden(`no access to project ${project}`);
         }
       }
@@ -61,12 +68,24 @@ export class OtelIngest {
     for (const r of conversion.rejections) metrics.otlpSpansRejected.inc({ reason: r.reason, transport });
     conversion.rejections.slice(0, MAX_LOGGED_REJECTIONS).forEach((r) => {
       this.log.warn(
-        { project: r.project, traceId: r.traceId, spanId: r.spanId, spanName: r.name, reason: r.reason, error: r.message, key: caller.keyId, transport },
+        {
+          project: r.project,
+          traceId: r.traceId,
+          spanId: r.spanId,
+          spanName: r.name,
+          reason: r.reason,
+          error: r.message,
+          key: caller.keyId,
+          transport,
+        },
         'OTLP span rejected',
       );
     });
     if (conversion.rejections.length > MAX_LOGGED_REJECTIONS) {
-      this.log.warn({ more: conversion.rejections.length - MAX_LOGGED_REJECTIONS, key: caller.keyId, transport }, 'OTLP spans rejected (more in this request)');
+      this.log.warn(
+        { more: conversion.rejections.length - MAX_LOGGED_REJECTIONS, key: caller.keyId, transport },
+        'OTLP spans rejected (more in this request)',
+      );
     }
     return partialSuccessOf(conversion);
   }

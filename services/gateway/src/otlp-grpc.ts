@@ -1,10 +1,17 @@
 import { Server, ServerCredentials, type Metadata, type ServerUnaryCall, type sendUnaryData, type ServiceError } from '@grpc/grpc-js';
 import { projectId as projectIdSchema } from '@weft/api';
-import type { Bus, CallPartEnvelope } from '@weft/bus';
-import { ApiError, badRequest, type Config, type Logger } from '@weft/core';
+import type { Bus } from '@weft/bus';
+import type { CallPartEnvelope } from '@weft/ingest';
+import { badRequest, type ApiError, type Config, type Logger } from '@weft/core';
 import { toApiError, type Authenticator, type KeyRateLimiter } from '@weft/http';
-import { decodeExportTraceServiceRequest, encodeExportTraceServiceResponse, grpcCodeForHttpStatus, OtlpRequestError, type PartialSuccess } from '@weft/otlp';
-import { CallIngest } from './calls';
+import {
+  decodeExportTraceServiceRequest,
+  encodeExportTraceServiceResponse,
+  grpcCodeForHttpStatus,
+  OtlpRequestError,
+  type PartialSuccess,
+} from '@weft/otlp';
+import { CallIngest } from '@weft/ingest';
 import { OtelIngest } from './otel';
 
 /**
@@ -63,8 +70,10 @@ export async function startOtlpGrpc(opts: OtlpGrpcOptions): Promise<OtlpGrpcRece
     },
   });
   const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync(`${opts.host.includes(':') ? `[${opts.host}]` : opts.host}:${opts.port}`, ServerCredentials.createInsecure(), (err, bound) =>
-      err ? reject(new Error(`OTLP/gRPC: cannot listen on ${opts.host}:${opts.port}: ${err.message}`)) : resolve(bound),
+    server.bindAsync(
+      `${opts.host.includes(':') ? `[${opts.host}]` : opts.host}:${opts.port}`,
+      ServerCredentials.createInsecure(),
+      (err, bound) => (err ? reject(new Error(`OTLP/gRPC: cannot listen on ${opts.host}:${opts.port}: ${err.message}`)) : resolve(bound)),
     ),
   );
   return {

@@ -39,13 +39,18 @@ export async function otlpHttpRoutes(app: FastifyInstance, deps: OtlpHttpDeps): 
   app.removeAllContentTypeParsers();
   // The body arrives raw (maybe compressed); the limit applies to the compressed bytes here
   // and to the decompressed bytes in `decompress`.
-  app.addContentTypeParser([...PROTOBUF_TYPES, 'application/json'], { parseAs: 'buffer', bodyLimit: deps.bodyLimitBytes }, (_req, body, done) =>
-    done(null, body),
+  app.addContentTypeParser(
+    [...PROTOBUF_TYPES, 'application/json'],
+    { parseAs: 'buffer', bodyLimit: deps.bodyLimitBytes },
+    (_req, body, done) => done(null, body),
   );
   // Anything else is refused before the body is read, saying what is taken.
   app.addContentTypeParser('*', (request, _payload, done) => {
     const type = request.headers['content-type'];
-    done(new ApiError(415, `unsupported Content-Type '${type ?? ''}': OTLP/HTTP takes application/x-protobuf or application/json`), undefined);
+    done(
+      new ApiError(415, `unsupported Content-Type '${type ?? ''}': OTLP/HTTP takes application/x-protobuf or application/json`),
+      undefined,
+    );
   });
 
   // Authenticated before the body is read: no credentials, no upload.
@@ -85,7 +90,8 @@ export async function otlpHttpRoutes(app: FastifyInstance, deps: OtlpHttpDeps): 
     // OTLP/JSON field names; an empty object means everything was accepted.
     return partial ? { partialSuccess: { rejectedSpans: partial.rejected_spans, errorMessage: partial.error_message } } : {};
   };
-  for (const path of [OTLP_TRACES_PATH, SDK_OTLP_TRACES_PATH]) app.post(path, { onRequest: authenticate, config: { mapError: otlpError, publishes: true } }, handler);
+  for (const path of [OTLP_TRACES_PATH, SDK_OTLP_TRACES_PATH])
+    app.post(path, { onRequest: authenticate, config: { mapError: otlpError, publishes: true } }, handler);
 }
 
 /**
@@ -97,7 +103,10 @@ function otlpError(e: ApiError, request: FastifyRequest): ApiError {
   const code = grpcCodeForHttpStatus(e.status);
   const message = e.field && !e.reason.startsWith(e.field) ? `${e.field}: ${e.reason}` : e.reason;
   if (PROTOBUF_TYPES.includes(mediaType(request))) {
-    return new ApiError(e.status, e.reason, { headers: e.headers, payload: { contentType: 'application/x-protobuf', data: encodeRpcStatus(code, message) } });
+    return new ApiError(e.status, e.reason, {
+      headers: e.headers,
+      payload: { contentType: 'application/x-protobuf', data: encodeRpcStatus(code, message) },
+    });
   }
   return new ApiError(e.status, e.reason, { field: e.field, headers: e.headers, extra: { ...e.extra, code, message } });
 }

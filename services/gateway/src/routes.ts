@@ -1,9 +1,10 @@
 import type { FastifyInstance } from 'fastify';
-import type { Bus, CallPartEnvelope } from '@weft/bus';
+import type { Bus } from '@weft/bus';
+import type { ResponseOf } from '@weft/api';
 import { badRequest, nowMicros, type Logger } from '@weft/core';
-import { addExtraRoute, addRoute, type Authenticator, type RouteContext } from '@weft/http';
+import { addRoute, type Authenticator, type RouteContext } from '@weft/http';
 import type { Store } from '@weft/store';
-import { CallIngest } from './calls';
+import { CallIngest, type CallPartEnvelope } from '@weft/ingest';
 import { CallMutations } from './call-mutations';
 import { fileWriteRoutes } from './files';
 import { OtelIngest } from './otel';
@@ -25,51 +26,71 @@ export async function gatewayRoutes(app: FastifyInstance, deps: GatewayDeps): Pr
   app.weftAdmission?.watchBus(deps.bus);
   const publishes = { publishes: true };
 
-  addRoute(app, deps.auth, 'callStart', async (body, { caller }) => ingest.start(body.start, caller), [], publishes);
-  addRoute(app, deps.auth, 'callEnd', async (body) => ingest.end(body.end), [], publishes);
-  addRoute(app, deps.auth, 'callUpsertBatch', async (body, { caller }) => {
-    // One publish for the whole batch: all or nothing is acknowledged.
-    const at = nowMicros();
-    const rows = [];
-    const res = [];
-    for (const item of body.batch) {
-      if (item.mode === 'start') {
-        const { row, id, trace_id } = ingest.prepareStart(item.req.start, caller, at);
-        rows.push(row);
-        res.push({ id, trace_id });
-      } else {
-        rows.push(ingest.prepareEnd(item.req.end, at));
-        res.push({});
+  addRoute(app, deps.auth, 'callStart', async (body, { caller }) => ingest.start(body.start, caller), publishes);
+  addRoute(app, deps.auth, 'callEnd', async (body) => ingest.end(body.end), publishes);
+  addRoute(
+    app,
+    deps.auth,
+    'callUpsertBatch',
+    async (body, { caller }) => {
+      // One publish for the whole batch: all or nothing is acknowledged.
+      const at = nowMicros();
+      const rows = [];
+      const res: ResponseOf<'callUpsertBatch'>['res'] = [];
+      for (const item of body.batch) {
+        if (item.mode === 'start') {
+          const { row, id, trace_id } = ingest.prepareStart(item.req.start, caller, at);
+          rows.push(row);
+          res.push({ id, trace_id });
+        } else {
+          rows.push(ingest.prepareEnd(item.req.end, at));
+          res.push({});
+        }
       }
-    }
-    await ingest.publish(rows);
-    return { res };
-  }, [], publishes);
+      await ingest.publish(rows);
+      return { res };
+    },
+    publishes,
+  );
 
   // The reference SDK's v2 call paths (its default write path since 0.52): the project is in the path too.
-  addExtraRoute(app, deps.auth, 'callsComplete', async (body, ctx) => {
+  addRoute(app, deps.auth, 'callsComplete', async (body, ctx) => {
     const project = v2Project(ctx);
     body.batch.forEach((c, i) => sameProject(project, c.project_id, `batch[${i}].project_id`));
     return ingest.complete(body.batch, ctx.caller);
   });
-  addExtraRoute(app, deps.auth, 'callStartV2', async (body, ctx) => {
+  addRoute(app, deps.auth, 'callStartV2', async (body, ctx) => {
     sameProject(v2Project(ctx), body.start.project_id, 'start.project_id');
     return ingest.start(body.start, ctx.caller);
   });
-  addExtraRoute(app, deps.auth, 'callEndV2', async (body, ctx) => {
+  addRoute(app, deps.auth, 'callEndV2', async (body, ctx) => {
     sameProject(v2Project(ctx), body.end.project_id, 'end.project_id');
     return ingest.end(body.end);
   });
   const mutations = new CallMutations(ingest, deps.store);
-  addExtraRoute(app, deps.auth, 'callUpdate', async (body) => mutations.rename(body.project_id, body.call_id, body.display_name));
-  addExtraRoute(app, deps.auth, 'callsDelete', async (body) => mutations.delete(body.project_id, body.call_ids));
+  addRoute(app, deps.auth, 'callUpdate', async (body) => mutations.rename(body.project_id, body.call_id, body.display_name));
+  addRoute(app, deps.auth, 'callsDelete', async (body) => mutations.delete(body.project_id, body.call_ids));
 
   const otel = new OtelIngest(ingest, app.log as Logger);
-  addRoute(app, deps.auth, 'otelTrace', async (body, { caller }) => ({
-    partial_success: await otel.ingest(body.traces, { projectId: body.project_id, runId: body.svc_run_id, fieldPrefix: 'traces.', transport: 'trace_endpoint' }, caller),
-  }), [], publishes);
+  addRoute(
+    app,
+    deps.auth,
+    'otelTrace',
+    async (body, { caller }) => ({
+      partial_success: await otel.ingest(
+        body.traces,
+        { projectId: body.project_id, runId: body.svc_run_id, fieldPrefix: 'traces.', transport: 'trace_endpoint' },
+        caller,
+      ),
+    }),
+    publishes,
+  );
   // Standard OTLP/HTTP (protobuf or JSON, gzip) for stock exporters, in its own encapsulated scope.
-  await app.register(otlpHttpRoutes, { ingest: otel, auth: deps.auth, bodyLimitBytes: deps.bodyLimitBytes ?? app.initialConfig.bodyLimit ?? 32 * 1024 * 1024 });
+  await app.register(otlpHttpRoutes, {
+    ingest: otel,
+    auth: deps.auth,
+    bodyLimitBytes: deps.bodyLimitBytes ?? app.initialConfig.bodyLimit ?? 32 * 1024 * 1024,
+  });
   await app.register(objectWriteRoutes, { store: deps.store, auth: deps.auth });
   await app.register(fileWriteRoutes, { store: deps.store, auth: deps.auth });
 }
@@ -81,5 +102,6 @@ function v2Project(ctx: RouteContext): string {
 }
 
 function sameProject(pathProject: string, bodyProject: string, field: string): void {
-  if (bodyProject !== pathProject) throw badRequest(`${field}: '${bodyProject}' differs from the project of the path, '${pathProject}'`, field);
+  if (bodyProject !== pathProject)
+    throw badRequest(`${field}: '${bodyProject}' differs from the project of the path, '${pathProject}'`, field);
 }

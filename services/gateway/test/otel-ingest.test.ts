@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { InProcessBus, TOPICS, type CallPartEnvelope } from '@weft/bus';
+import { InProcessBus, TOPICS } from '@weft/bus';
 import { ApiError, createLogger, type Caller } from '@weft/core';
 import type { CallPartRow } from '@weft/store';
-import { CallIngest } from '../src/calls';
+import { CallIngest, type CallPartEnvelope } from '@weft/ingest';
 import { OtelIngest } from '../src/otel';
 
 /** The real in-process bus with a subscriber that keeps what it is handed (in place of the ClickHouse writer). */
@@ -16,15 +16,30 @@ async function pipeline() {
 const caller = (over: Partial<Caller> = {}): Caller => ({ userId: 'u-1', keyId: 'k', isAdmin: false, entities: ['acme'], ...over });
 const span = (spanId: string, project?: [string, string]) => ({
   resource: project
-    ? { attributes: [{ key: 'wandb.entity', value: { stringValue: project[0] } }, { key: 'wandb.project', value: { stringValue: project[1] } }] }
+    ? {
+        attributes: [
+          { key: 'wandb.entity', value: { stringValue: project[0] } },
+          { key: 'wandb.project', value: { stringValue: project[1] } },
+        ],
+      }
     : {},
-  scopeSpans: [{ spans: [{ traceId: 'a'.repeat(32), spanId, name: 'op', startTimeUnixNano: '1714564800000000000', endTimeUnixNano: '1714564801000000000' }] }],
+  scopeSpans: [
+    {
+      spans: [
+        { traceId: 'a'.repeat(32), spanId, name: 'op', startTimeUnixNano: '1714564800000000000', endTimeUnixNano: '1714564801000000000' },
+      ],
+    },
+  ],
 });
 
 describe('OtelIngest', () => {
   it('publishes a start and an end part per accepted span, as the caller, once stored', async () => {
     const { otel, stored } = await pipeline();
-    const partial = await otel.ingest({ resourceSpans: [span('b'.repeat(16)), span('xx')] }, { projectId: 'acme/p', runId: 'r1', transport: 'http' }, caller());
+    const partial = await otel.ingest(
+      { resourceSpans: [span('b'.repeat(16)), span('xx')] },
+      { projectId: 'acme/p', runId: 'r1', transport: 'http' },
+      caller(),
+    );
     expect(partial?.rejected_spans).toBe(1);
     expect(stored.map((r) => [r.id, r.started_at ?? null, r.ended_at ?? null])).toEqual([
       ['b'.repeat(16), '2024-05-01 12:00:00.000000', null],
@@ -47,7 +62,9 @@ describe('OtelIngest', () => {
 
   it('turns a malformed request into a 400 naming the field', async () => {
     const { otel } = await pipeline();
-    const err = await otel.ingest({ resourceSpans: [{ scopeSpans: 5 }] }, { projectId: 'acme/p', fieldPrefix: 'traces.', transport: 'http' }, caller()).catch((e) => e);
+    const err = await otel
+      .ingest({ resourceSpans: [{ scopeSpans: 5 }] }, { projectId: 'acme/p', fieldPrefix: 'traces.', transport: 'http' }, caller())
+      .catch((e) => e);
     expect(err).toMatchObject({ status: 400, field: 'traces.resourceSpans.0.scopeSpans' });
   });
 });

@@ -50,7 +50,10 @@ export class StreamAggregator {
       if (typeof delta.role === 'string') acc.role = delta.role;
       if (typeof delta.content === 'string') acc.content += delta.content;
       const reasoning = delta.reasoning_content ?? delta.reasoning;
-      if (typeof reasoning === 'string') (acc.reasoning += reasoning), (acc.hasReasoning = true);
+      if (typeof reasoning === 'string') {
+        acc.reasoning += reasoning;
+        acc.hasReasoning = true;
+      }
       for (const [i, t] of ((Array.isArray(delta.tool_calls) ? delta.tool_calls : []) as Json[]).entries()) {
         const ti = typeof t.index === 'number' ? t.index : i;
         let tc = acc.toolCalls.get(ti);

@@ -43,7 +43,8 @@ export function validateCompletionRequest(req: TextCompletionReq): TextCompletio
   checkStreamOptions(shared);
   const p = req.prompt_logprobs;
   if (p !== null && p !== undefined) {
-    if (req.stream && (p > 0 || p === -1)) throw validationError('`prompt_logprobs` are not available when `stream=True`.', 'prompt_logprobs');
+    if (req.stream && (p > 0 || p === -1))
+      throw validationError('`prompt_logprobs` are not available when `stream=True`.', 'prompt_logprobs');
     if (p < 0 && p !== -1) throw validationError('`prompt_logprobs` must be a positive value or -1.', 'prompt_logprobs');
   }
   if (typeof req.logprobs === 'number' && req.logprobs < 0 && req.logprobs !== -1) {
@@ -136,7 +137,10 @@ function checkToolUsage(r: ChatCompletionReq): void {
     }
     const name = (fn as Record<string, unknown>).name;
     if (typeof name !== 'string' || name.length === 0) {
-      throw validationError(`Invalid \`name\` in \`function\`: \`${pyStr(name)}\` in \`tool_choice\`! ${CORRECT_TOOL_CHOICE}`, 'tool_choice');
+      throw validationError(
+        `Invalid \`name\` in \`function\`: \`${pyStr(name)}\` in \`tool_choice\`! ${CORRECT_TOOL_CHOICE}`,
+        'tool_choice',
+      );
     }
     if (!r.tools.some((t) => t.function.name === name)) {
       throw validationError('The tool specified in `tool_choice` does not match any of the specified `tools`', 'tool_choice');
@@ -192,7 +196,10 @@ function checkSamplingParams(r: ChatCompletionReq): void {
   }
   const maxTokens = r.max_completion_tokens ?? r.max_tokens;
   if (typeof maxTokens === 'number' && maxTokens < 1) {
-    throw badRequestError(`max_tokens must be at least 1, got ${maxTokens}.`, r.max_completion_tokens != null ? 'max_completion_tokens' : 'max_tokens');
+    throw badRequestError(
+      `max_tokens must be at least 1, got ${maxTokens}.`,
+      r.max_completion_tokens != null ? 'max_completion_tokens' : 'max_tokens',
+    );
   }
   if (typeof r.min_tokens === 'number') {
     if (r.min_tokens < 0) throw badRequestError(`min_tokens must be greater than or equal to 0, got ${r.min_tokens}.`, 'min_tokens');
@@ -233,6 +240,9 @@ function pyStr(v: unknown): string {
 function pyRepr(v: unknown): string {
   if (typeof v === 'string') return `'${v.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
   if (Array.isArray(v)) return `[${v.map(pyRepr).join(', ')}]`;
-  if (v && typeof v === 'object') return `{${Object.entries(v).map(([k, x]) => `${pyRepr(k)}: ${pyRepr(x)}`).join(', ')}}`;
+  if (v && typeof v === 'object')
+    return `{${Object.entries(v)
+      .map(([k, x]) => `${pyRepr(k)}: ${pyRepr(x)}`)
+      .join(', ')}}`;
   return pyStr(v);
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ApiError, parseProjectId, type Caller, type Logger } from '@weft/core';
 import type { RouteContext } from '@weft/http';
-import type { CallIngest } from '@weft/svc-gateway';
+import type { CallIngest } from '@weft/ingest';
 import { priorityError } from './chat-validation';
 import { unsupported, upstreamRequest, type RequestKind } from './dialects';
 import { LlmCall, withoutNulls } from './llm-call';

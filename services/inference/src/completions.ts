@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import type { CompletionsCreateReq } from '@weft/api';
+import type { CompletionsCreateReq, ResponseOf } from '@weft/api';
 import { ApiError } from '@weft/core';
 import { sendJsonl, type RouteContext } from '@weft/http';
-import type { CallIngest } from '@weft/svc-gateway';
+import type { CallIngest } from '@weft/ingest';
 import { StreamAggregator } from './aggregate';
 import { unsupported, upstreamRequest } from './dialects';
 import { LlmCall, withoutNulls } from './llm-call';
@@ -20,7 +20,14 @@ const NOT_FORWARDED = ['prompt', 'template_vars', 'vertex_credentials', 'timeout
 const PROTECTED_HEADERS = new Set(['authorization', 'content-type', 'content-length', 'host', 'accept', 'connection', 'transfer-encoding']);
 
 type Inputs = CompletionsCreateReq['inputs'];
-type Setup = { upstream: Upstream; model: string; payload: Record<string, unknown>; ident: ResponseIdentity; timeoutMs?: number; headers: Record<string, string> };
+type Setup = {
+  upstream: Upstream;
+  model: string;
+  payload: Record<string, unknown>;
+  ident: ResponseIdentity;
+  timeoutMs?: number;
+  headers: Record<string, string>;
+};
 
 /**
  * `/completions/create` and `/completions/create_stream`, with the reference's semantics:
@@ -33,7 +40,7 @@ export class Completions {
     private readonly ingest: CallIngest,
   ) {}
 
-  async create(body: CompletionsCreateReq, ctx: RouteContext): Promise<unknown> {
+  async create(body: CompletionsCreateReq, ctx: RouteContext): Promise<ResponseOf<'completionsCreate'>> {
     assertProjectAccess(ctx.caller, body.project_id);
     const setup = this.setup(body.inputs, false);
     if (typeof setup === 'string') return { response: { error: setup }, svc_call_id: null };
@@ -44,7 +51,11 @@ export class Completions {
     });
     let response: Record<string, unknown>;
     try {
-      const raw = await postUpstream(setup.upstream, setup.payload, { signal: abort.signal, timeoutMs: setup.timeoutMs, headers: setup.headers });
+      const raw = await postUpstream(setup.upstream, setup.payload, {
+        signal: abort.signal,
+        timeoutMs: setup.timeoutMs,
+        headers: setup.headers,
+      });
       response = normalizeCompletion(raw, setup.ident);
     } catch (e) {
       if (e instanceof UpstreamFailure) response = { error: e.message };
@@ -77,7 +88,11 @@ export class Completions {
     }
     const aggregate = new StreamAggregator(setup.model);
     try {
-      const events = await openUpstreamStream(setup.upstream, setup.payload, { signal, timeoutMs: setup.timeoutMs, headers: setup.headers });
+      const events = await openUpstreamStream(setup.upstream, setup.payload, {
+        signal,
+        timeoutMs: setup.timeoutMs,
+        headers: setup.headers,
+      });
       for await (const ev of events) {
         if (isErrorEvent(ev)) {
           yield { error: parseUpstreamError(ev, 'upstream error').message };
@@ -127,6 +142,7 @@ export class Completions {
       throw new ApiError(400, `No API key ${upstream.apiKeyEnv} found for model ${model}`, { extra: { api_key: upstream.apiKeyEnv } });
     }
     const forwarded: Record<string, unknown> = { ...inputs };
+    // eslint-disable-next-line @typescript-eslint/no-dynamic-delete -- keys from a fixed list
     for (const k of NOT_FORWARDED) delete forwarded[k];
     const notSupported = unsupported(upstream.dialect, forwarded);
     if (notSupported) return `${notSupported[1]}`;

@@ -9,40 +9,135 @@ import type { Dialect } from './upstreams';
  */
 
 const OPENAI_FIELDS = [
-  'messages', 'model', 'frequency_penalty', 'logit_bias', 'logprobs', 'top_logprobs', 'max_tokens',
-  'max_completion_tokens', 'n', 'presence_penalty', 'response_format', 'seed', 'stop', 'stream',
-  'stream_options', 'temperature', 'top_p', 'tools', 'tool_choice', 'parallel_tool_calls', 'user',
-  'reasoning_effort', 'service_tier', 'metadata', 'store', 'modalities', 'audio', 'prediction',
+  'messages',
+  'model',
+  'frequency_penalty',
+  'logit_bias',
+  'logprobs',
+  'top_logprobs',
+  'max_tokens',
+  'max_completion_tokens',
+  'n',
+  'presence_penalty',
+  'response_format',
+  'seed',
+  'stop',
+  'stream',
+  'stream_options',
+  'temperature',
+  'top_p',
+  'tools',
+  'tool_choice',
+  'parallel_tool_calls',
+  'user',
+  'reasoning_effort',
+  'service_tier',
+  'metadata',
+  'store',
+  'modalities',
+  'audio',
+  'prediction',
 ];
 
 const VLLM_EXTRA = [
-  'include_reasoning', 'use_beam_search', 'top_k', 'min_p', 'repetition_penalty', 'length_penalty',
-  'stop_token_ids', 'include_stop_str_in_output', 'ignore_eos', 'min_tokens', 'skip_special_tokens',
-  'spaces_between_special_tokens', 'truncate_prompt_tokens', 'prompt_logprobs', 'allowed_token_ids',
-  'bad_words', 'echo', 'add_generation_prompt', 'continue_final_message', 'add_special_tokens', 'documents',
-  'chat_template', 'chat_template_kwargs', 'mm_processor_kwargs', 'structured_outputs', 'priority',
-  'request_id', 'logits_processors', 'return_tokens_as_token_ids', 'return_token_ids', 'cache_salt',
-  'kv_transfer_params', 'vllm_xargs',
+  'include_reasoning',
+  'use_beam_search',
+  'top_k',
+  'min_p',
+  'repetition_penalty',
+  'length_penalty',
+  'stop_token_ids',
+  'include_stop_str_in_output',
+  'ignore_eos',
+  'min_tokens',
+  'skip_special_tokens',
+  'spaces_between_special_tokens',
+  'truncate_prompt_tokens',
+  'prompt_logprobs',
+  'allowed_token_ids',
+  'bad_words',
+  'echo',
+  'add_generation_prompt',
+  'continue_final_message',
+  'add_special_tokens',
+  'documents',
+  'chat_template',
+  'chat_template_kwargs',
+  'mm_processor_kwargs',
+  'structured_outputs',
+  'priority',
+  'request_id',
+  'logits_processors',
+  'return_tokens_as_token_ids',
+  'return_token_ids',
+  'cache_salt',
+  'kv_transfer_params',
+  'vllm_xargs',
   // later vLLM releases (tolerated by newer upstreams)
-  'thinking_token_budget', 'logprob_token_ids', 'session_id', 'truncation_side', 'return_prompt_text',
-  'stream_interval', 'repetition_detection', 'ec_transfer_params', 'media_io_kwargs',
+  'thinking_token_budget',
+  'logprob_token_ids',
+  'session_id',
+  'truncation_side',
+  'return_prompt_text',
+  'stream_interval',
+  'repetition_detection',
+  'ec_transfer_params',
+  'media_io_kwargs',
 ];
 
 const SGLANG_EXTRA = [
-  'top_k', 'min_p', 'repetition_penalty', 'min_tokens', 'stop_token_ids', 'ignore_eos', 'skip_special_tokens',
-  'spaces_between_special_tokens', 'no_stop_trim', 'continue_final_message', 'chat_template_kwargs',
-  'separate_reasoning', 'stream_reasoning', 'regex', 'ebnf', 'json_schema', 'rid', 'priority', 'lora_path',
+  'top_k',
+  'min_p',
+  'repetition_penalty',
+  'min_tokens',
+  'stop_token_ids',
+  'ignore_eos',
+  'skip_special_tokens',
+  'spaces_between_special_tokens',
+  'no_stop_trim',
+  'continue_final_message',
+  'chat_template_kwargs',
+  'separate_reasoning',
+  'stream_reasoning',
+  'regex',
+  'ebnf',
+  'json_schema',
+  'rid',
+  'priority',
+  'lora_path',
 ];
 
 const LLAMACPP_EXTRA = [
-  'top_k', 'min_p', 'repeat_penalty', 'grammar', 'json_schema', 'ignore_eos', 'min_keep', 'typical_p',
-  'chat_template_kwargs', 'cache_prompt',
+  'top_k',
+  'min_p',
+  'repeat_penalty',
+  'grammar',
+  'json_schema',
+  'ignore_eos',
+  'min_keep',
+  'typical_p',
+  'chat_template_kwargs',
+  'cache_prompt',
 ];
 
 const OLLAMA_FIELDS = [
-  'model', 'messages', 'temperature', 'top_p', 'max_tokens', 'stop', 'seed', 'frequency_penalty',
-  'presence_penalty', 'response_format', 'tools', 'tool_choice', 'stream', 'stream_options',
-  'reasoning_effort', 'logprobs', 'top_logprobs',
+  'model',
+  'messages',
+  'temperature',
+  'top_p',
+  'max_tokens',
+  'stop',
+  'seed',
+  'frequency_penalty',
+  'presence_penalty',
+  'response_format',
+  'tools',
+  'tool_choice',
+  'stream',
+  'stream_options',
+  'reasoning_effort',
+  'logprobs',
+  'top_logprobs',
 ];
 
 const ACCEPTED: Record<Dialect, Set<string>> = {
@@ -55,17 +150,61 @@ const ACCEPTED: Record<Dialect, Set<string>> = {
 
 /** The legacy `/v1/completions` request: a prompt instead of messages, and its own few fields. */
 const OPENAI_COMPLETION_FIELDS = [
-  'model', 'prompt', 'best_of', 'echo', 'frequency_penalty', 'logit_bias', 'logprobs', 'max_tokens', 'n',
-  'presence_penalty', 'seed', 'stop', 'stream', 'stream_options', 'suffix', 'temperature', 'top_p', 'user',
+  'model',
+  'prompt',
+  'best_of',
+  'echo',
+  'frequency_penalty',
+  'logit_bias',
+  'logprobs',
+  'max_tokens',
+  'n',
+  'presence_penalty',
+  'seed',
+  'stop',
+  'stream',
+  'stream_options',
+  'suffix',
+  'temperature',
+  'top_p',
+  'user',
 ];
 const CHAT_ONLY = new Set([
-  'messages', 'max_completion_tokens', 'top_logprobs', 'tools', 'tool_choice', 'parallel_tool_calls', 'reasoning_effort',
-  'service_tier', 'metadata', 'store', 'modalities', 'audio', 'prediction', 'include_reasoning', 'add_generation_prompt',
-  'continue_final_message', 'documents', 'chat_template', 'chat_template_kwargs', 'mm_processor_kwargs',
+  'messages',
+  'max_completion_tokens',
+  'top_logprobs',
+  'tools',
+  'tool_choice',
+  'parallel_tool_calls',
+  'reasoning_effort',
+  'service_tier',
+  'metadata',
+  'store',
+  'modalities',
+  'audio',
+  'prediction',
+  'include_reasoning',
+  'add_generation_prompt',
+  'continue_final_message',
+  'documents',
+  'chat_template',
+  'chat_template_kwargs',
+  'mm_processor_kwargs',
 ]);
 const OLLAMA_COMPLETION_FIELDS = [
-  'model', 'prompt', 'temperature', 'top_p', 'max_tokens', 'stop', 'seed', 'frequency_penalty', 'presence_penalty',
-  'stream', 'stream_options', 'suffix', 'echo',
+  'model',
+  'prompt',
+  'temperature',
+  'top_p',
+  'max_tokens',
+  'stop',
+  'seed',
+  'frequency_penalty',
+  'presence_penalty',
+  'stream',
+  'stream_options',
+  'suffix',
+  'echo',
 ];
 
 /** Each dialect's completion fields: the OpenAI ones plus its own extras, minus what only chat has. */
@@ -103,8 +242,14 @@ export function unsupported(dialect: Dialect, req: Json): [string, string] | nul
       openai: ['json', 'json_object'],
     };
     for (const [k, v] of Object.entries(so)) {
-      if (['json', 'regex', 'choice', 'grammar', 'json_object', 'structural_tag'].includes(k) && v !== null && v !== undefined && v !== false) {
-        if (!supported[dialect].includes(k)) return [`structured_outputs.${k}`, `structured_outputs.${k} is not supported by this model's server (${dialect})`];
+      if (
+        ['json', 'regex', 'choice', 'grammar', 'json_object', 'structural_tag'].includes(k) &&
+        v !== null &&
+        v !== undefined &&
+        v !== false
+      ) {
+        if (!supported[dialect].includes(k))
+          return [`structured_outputs.${k}`, `structured_outputs.${k} is not supported by this model's server (${dialect})`];
       }
     }
   }
@@ -157,7 +302,10 @@ function translate(dialect: Dialect, r: Json, requestId: string): void {
       return;
     case 'llamacpp':
       if (r.repetition_penalty !== undefined && r.repetition_penalty !== null) r.repeat_penalty = r.repetition_penalty;
-      if (r.max_completion_tokens != null) r.max_tokens = r.max_completion_tokens, delete r.max_completion_tokens;
+      if (r.max_completion_tokens != null) {
+        r.max_tokens = r.max_completion_tokens;
+        delete r.max_completion_tokens;
+      }
       if (so) {
         if (typeof so.grammar === 'string') r.grammar = so.grammar;
         if (jsonConstraint !== null) r.json_schema = schemaObject(jsonConstraint);

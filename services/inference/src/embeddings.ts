@@ -1,7 +1,7 @@
 import type { EmbeddingReq } from '@weft/api';
 import type { RouteContext } from '@weft/http';
 import type { ApiError } from '@weft/core';
-import type { CallIngest } from '@weft/svc-gateway';
+import type { CallIngest } from '@weft/ingest';
 import { LlmCall, withoutNulls } from './llm-call';
 import { errorMessage, modelNotFound } from './openai-errors';
 import { CallerAborted, postUpstream } from './upstream-client';
@@ -28,7 +28,9 @@ export class Embeddings {
     const upstream = this.upstreams.find(model);
     if (!upstream) throw modelNotFound(model);
     const projectId = tracedProject(ctx.request.headers[PROJECT_HEADER], ctx.caller);
-    const call = projectId ? LlmCall.begin(this.ingest, { projectId, caller: ctx.caller, opName: EMBEDDINGS_OP_NAME, inputs: withoutNulls(body) }) : null;
+    const call = projectId
+      ? LlmCall.begin(this.ingest, { projectId, caller: ctx.caller, opName: EMBEDDINGS_OP_NAME, inputs: withoutNulls(body) })
+      : null;
     if (call) ctx.reply.header(CALL_ID_HEADER, call.id);
 
     const abort = new AbortController();

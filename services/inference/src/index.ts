@@ -5,3 +5,4 @@ export { CHAT_OP_NAME } from './chat-completions';
 export { TEXT_COMPLETION_OP_NAME } from './text-completions';
 export { EMBEDDINGS_OP_NAME } from './embeddings';
 export { COMPLETIONS_OP_NAME } from './completions';
+export * from './role';

@@ -1,4 +1,4 @@
-import type { CallIngest } from '@weft/svc-gateway';
+import type { CallIngest } from '@weft/ingest';
 import { microsToIso, nowMicros, type Caller } from '@weft/core';
 import type { CallPartRow } from '@weft/store';
 
@@ -20,7 +20,14 @@ export class LlmCall {
 
   static begin(
     ingest: CallIngest,
-    c: { projectId: string; caller: Caller; opName: string; inputs: Record<string, unknown>; traceId?: string | null; parentId?: string | null },
+    c: {
+      projectId: string;
+      caller: Caller;
+      opName: string;
+      inputs: Record<string, unknown>;
+      traceId?: string | null;
+      parentId?: string | null;
+    },
   ): LlmCall {
     const { row, id, trace_id } = ingest.prepareStart(
       {
@@ -51,7 +58,14 @@ export class LlmCall {
     // One request per recorded call, as the OTLP-derived usage counts it (costs read `requests`).
     if (r.usage && typeof r.usage === 'object') summary.usage = { [r.model]: { ...r.usage, requests: 1 } };
     const endRow = this.ingest.prepareEnd(
-      { project_id: this.projectId, id: this.id, ended_at: microsToIso(nowMicros()), output: r.output, summary, exception: r.exception ?? null },
+      {
+        project_id: this.projectId,
+        id: this.id,
+        ended_at: microsToIso(nowMicros()),
+        output: r.output,
+        summary,
+        exception: r.exception ?? null,
+      },
       nowMicros(),
     );
     await this.ingest.publish(this.startPublished ? [endRow] : [this.startRow, endRow]);

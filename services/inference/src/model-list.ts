@@ -63,7 +63,10 @@ export class ModelList {
         return out;
       },
       (e: Error) => {
-        this.log.warn({ upstream: upstream.name, error: e.message }, 'upstream model list unavailable; listing its models from the upstreams file');
+        this.log.warn(
+          { upstream: upstream.name, error: e.message },
+          'upstream model list unavailable; listing its models from the upstreams file',
+        );
         return new Map<string, Json>();
       },
     );

@@ -36,7 +36,9 @@ export class ModelRecords {
     const id = generateId();
     await this.client.insert({
       table: 'models',
-      values: [{ entity, project: body.project, name: body.name, id, base_model: body.base_model, run_id: null, created_by: caller.userId }],
+      values: [
+        { entity, project: body.project, name: body.name, id, base_model: body.base_model, run_id: null, created_by: caller.userId },
+      ],
       format: 'JSONEachRow',
       clickhouse_settings: { insert_deduplicate: 1, insert_deduplication_token: JSON.stringify([entity, body.project, body.name]) },
     });

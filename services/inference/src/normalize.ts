@@ -165,6 +165,7 @@ export function parseUpstreamError(body: unknown, fallback: string): UpstreamErr
   }
   if (typeof o.error === 'string') return { message: o.error, type: str(o.error_type), param: null };
   if (typeof o.message === 'string') return { message: o.message, type: str(o.type), param: str(o.param) };
-  if (o.detail !== undefined) return { message: typeof o.detail === 'string' ? o.detail : JSON.stringify(o.detail), type: null, param: null };
+  if (o.detail !== undefined)
+    return { message: typeof o.detail === 'string' ? o.detail : JSON.stringify(o.detail), type: null, param: null };
   return { message: fallback, type: null, param: null };
 }

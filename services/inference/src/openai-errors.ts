@@ -29,8 +29,7 @@ export const badRequestError = (message: string, param: string | null = null) =>
   openAiError(400, message, { type: 'BadRequestError', param });
 
 /** vLLM's request-validation errors (pydantic validators): HTTP-phrase type. */
-export const validationError = (message: string, param: string | null = null) =>
-  openAiError(400, message, { type: 'Bad Request', param });
+export const validationError = (message: string, param: string | null = null) => openAiError(400, message, { type: 'Bad Request', param });
 
 export const modelNotFound = (model: string) =>
   openAiError(404, `The model \`${model}\` does not exist.`, { type: 'NotFoundError', param: 'model' });

@@ -1,9 +1,10 @@
+import type { ResponseOf } from '@weft/api';
 import type { FastifyInstance } from 'fastify';
-import type { Bus, CallPartEnvelope } from '@weft/bus';
+import type { Bus } from '@weft/bus';
 import type { Logger } from '@weft/core';
-import { addExtraRoute, addGuardedGet, addRoute, type Authenticator } from '@weft/http';
+import { addGuardedGet, addRoute, type Authenticator } from '@weft/http';
 import type { Store } from '@weft/store';
-import { CallIngest } from '@weft/svc-gateway';
+import { CallIngest, type CallPartEnvelope } from '@weft/ingest';
 import { chatCompletionKind } from './chat-completions';
 import { CompletionFront } from './completion-front';
 import { Completions } from './completions';
@@ -50,14 +51,21 @@ export async function inferenceRoutes(app: FastifyInstance, deps: InferenceDeps)
 
   // The OpenAI-compatible /v1 routes answer errors in vLLM's `{"error": {...}}` shape.
   const openAiShape = { mapError: toOpenAiError };
-  addRoute(app, deps.auth, 'chatCompletions', (body, ctx) => chat.handle(body, ctx), ['/v1/chat/completions'], openAiShape);
-  addExtraRoute(app, deps.auth, 'textCompletions', (body, ctx) => text.handle(body, ctx), openAiShape);
-  addExtraRoute(app, deps.auth, 'embeddings', (body, ctx) => embeddings.handle(body, ctx), openAiShape);
+  // The completion front answers the response schema's chat.completion (or streams it).
+  addRoute(
+    app,
+    deps.auth,
+    'chatCompletions',
+    (body, ctx) => chat.handle(body, ctx) as Promise<ResponseOf<'chatCompletions'> | undefined>,
+    openAiShape,
+  );
+  addRoute(app, deps.auth, 'textCompletions', (body, ctx) => text.handle(body, ctx), openAiShape);
+  addRoute(app, deps.auth, 'embeddings', (body, ctx) => embeddings.handle(body, ctx), openAiShape);
   addGuardedGet(app, deps.auth, '/v1/models', 'bearer', () => modelList.list(), openAiShape);
   addGuardedGet(app, deps.auth, '/v1/models/*', 'bearer', (params) => modelList.retrieve(params['*'] ?? ''), openAiShape);
   addRoute(app, deps.auth, 'completionsCreate', (body, ctx) => completions.create(body, ctx));
   addRoute(app, deps.auth, 'completionsCreateStream', (body, ctx) => completions.createStream(body, ctx));
-  addRoute(app, deps.auth, 'modelCreate', (body, { caller }) => models.create(body, caller), [], openAiShape);
+  addRoute(app, deps.auth, 'modelCreate', (body, { caller }) => models.create(body, caller), openAiShape);
 
   // Anything else under /v1 answers in the same shape: 405 for a known path, 404 otherwise.
   await app.register(
@@ -70,9 +78,15 @@ export async function inferenceRoutes(app: FastifyInstance, deps: InferenceDeps)
         const allowed = V1_ROUTES.filter((r) => r.path.test(path)).map((r) => r.method);
         const err =
           allowed.length > 0
-            ? openAiError(405, `Method Not Allowed: ${request.method} ${path} (allowed: ${allowed.join(', ')})`, { headers: { Allow: allowed.join(', ') } })
+            ? openAiError(405, `Method Not Allowed: ${request.method} ${path} (allowed: ${allowed.join(', ')})`, {
+                headers: { Allow: allowed.join(', ') },
+              })
             : openAiError(404, `Not Found: ${request.method} ${path}`);
-        reply.code(err.status).headers(err.headers ?? {}).type('application/json').send(err.toBody());
+        reply
+          .code(err.status)
+          .headers(err.headers ?? {})
+          .type('application/json')
+          .send(err.toBody());
       });
     },
     { prefix: '/v1' },

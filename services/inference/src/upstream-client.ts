@@ -93,9 +93,17 @@ const urlOf = (upstream: Upstream, opts: UpstreamRequestOptions) => (opts.path ?
 
 function requestHeaders(upstream: Upstream, stream: boolean, extra: Record<string, string> = {}): Record<string, string> {
   if (upstream.apiKeyEnv && !upstream.apiKey) {
-    throw new UpstreamFailure('config', `upstream '${upstream.name}' has no API key: environment variable ${upstream.apiKeyEnv} is not set`, upstream.name);
+    throw new UpstreamFailure(
+      'config',
+      `upstream '${upstream.name}' has no API key: environment variable ${upstream.apiKeyEnv} is not set`,
+      upstream.name,
+    );
   }
-  const h: Record<string, string> = { ...extra, 'content-type': 'application/json', accept: stream ? 'text/event-stream' : 'application/json' };
+  const h: Record<string, string> = {
+    ...extra,
+    'content-type': 'application/json',
+    accept: stream ? 'text/event-stream' : 'application/json',
+  };
   if (upstream.apiKey) h.authorization = `Bearer ${upstream.apiKey}`;
   return h;
 }
@@ -104,7 +112,14 @@ async function failureFromStatus(upstream: Upstream, res: Response): Promise<Ups
   const text = await res.text().catch(() => '');
   const info = parseUpstreamError(text, `HTTP ${res.status}`);
   const retryAfter = res.headers.get('retry-after') ?? undefined;
-  return new UpstreamFailure('status', `upstream '${upstream.name}' answered ${res.status}: ${info.message}`, upstream.name, res.status, info, retryAfter);
+  return new UpstreamFailure(
+    'status',
+    `upstream '${upstream.name}' answered ${res.status}: ${info.message}`,
+    upstream.name,
+    res.status,
+    info,
+    retryAfter,
+  );
 }
 
 /** POST a non-streaming request (chat completion by default); resolves to the parsed JSON answer. */
@@ -112,7 +127,12 @@ export async function postUpstream(upstream: Upstream, payload: unknown, opts: U
   const headers = requestHeaders(upstream, false, opts.headers);
   const deadline = new Deadline(opts.timeoutMs ?? upstream.timeoutMs, opts.signal);
   try {
-    const res = await fetch(urlOf(upstream, opts), { method: 'POST', headers, body: JSON.stringify(payload), signal: deadline.controller.signal });
+    const res = await fetch(urlOf(upstream, opts), {
+      method: 'POST',
+      headers,
+      body: JSON.stringify(payload),
+      signal: deadline.controller.signal,
+    });
     if (!res.ok) throw await failureFromStatus(upstream, res);
     const text = await res.text();
     try {
@@ -137,7 +157,8 @@ export async function getJson(upstream: Upstream, path: string, opts: { timeoutM
     if (!res.ok) throw await failureFromStatus(upstream, res);
     return JSON.parse(await res.text());
   } catch (e) {
-    if (e instanceof SyntaxError) throw new UpstreamFailure('protocol', `upstream '${upstream.name}' answered with invalid JSON`, upstream.name);
+    if (e instanceof SyntaxError)
+      throw new UpstreamFailure('protocol', `upstream '${upstream.name}' answered with invalid JSON`, upstream.name);
     throw deadline.failure(e, upstream, `GET ${path}`);
   } finally {
     deadline.done();
@@ -162,7 +183,12 @@ export async function openUpstreamStream(
   const deadline = new Deadline(opts.timeoutMs ?? upstream.timeoutMs, opts.signal);
   let res: Response;
   try {
-    res = await fetch(urlOf(upstream, opts), { method: 'POST', headers, body: JSON.stringify(payload), signal: deadline.controller.signal });
+    res = await fetch(urlOf(upstream, opts), {
+      method: 'POST',
+      headers,
+      body: JSON.stringify(payload),
+      signal: deadline.controller.signal,
+    });
     if (!res.ok) throw await failureFromStatus(upstream, res);
     if (!res.body) throw new UpstreamFailure('protocol', `upstream '${upstream.name}' sent no body`, upstream.name);
   } catch (e) {

@@ -20,7 +20,11 @@ export function upstreamHttpError(f: UpstreamFailure): ApiError {
       const info = f.info;
       const retry = f.retryAfter ? { 'Retry-After': f.retryAfter } : undefined;
       if (status >= 400 && status < 500 && status !== 401 && status !== 403) {
-        return openAiError(status, info?.message ?? f.message, { type: info?.type ?? httpPhrase(status), param: info?.param ?? null, headers: retry });
+        return openAiError(status, info?.message ?? f.message, {
+          type: info?.type ?? httpPhrase(status),
+          param: info?.param ?? null,
+          headers: retry,
+        });
       }
       if (status === 503) return openAiError(503, f.message, { type: httpPhrase(503), headers: retry ?? { 'Retry-After': '1' } });
       if (status === 504) return openAiError(504, f.message, { type: httpPhrase(504) });

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiError, Caller } from '@weft/core';
 import { migrate, openStore, type Store } from '@weft/store';
 import { ModelRecords } from '../src/models';
-import { TEST_ROOT } from '../../../test/helpers/paths';
+import { TEST_ROOT } from '@weft/harness';
 
 // This file opens exactly one embedded-ClickHouse data dir (chDB allows one per process).
 let store: Store;
@@ -19,7 +19,11 @@ afterAll(async () => {
 });
 
 async function rowsNamed(name: string): Promise<number> {
-  const rs = await store.client.query({ query: 'SELECT count() AS n FROM models WHERE name = {name:String}', query_params: { name }, format: 'JSONEachRow' });
+  const rs = await store.client.query({
+    query: 'SELECT count() AS n FROM models WHERE name = {name:String}',
+    query_params: { name },
+    format: 'JSONEachRow',
+  });
   return Number((await rs.json<{ n: number }>())[0]!.n);
 }
 
@@ -37,7 +41,9 @@ describe('model records under racing creators', () => {
     for (const e of refused) expect(e.status).toBe(409);
     expect(await rowsNamed('raced')).toBe(1);
 
-    const again = await Promise.all(Array.from({ length: 16 }, (_, i) => (i % 2 ? a : b).create({ ...body, name: 'raced-2', return_existing: true }, caller)));
+    const again = await Promise.all(
+      Array.from({ length: 16 }, (_, i) => (i % 2 ? a : b).create({ ...body, name: 'raced-2', return_existing: true }, caller)),
+    );
     expect(new Set(again.map((r) => r.id)).size).toBe(1);
     expect(await rowsNamed('raced-2')).toBe(1);
   });

@@ -15,16 +15,28 @@ const entry = { name: 'local', base_url: 'http://127.0.0.1:8000/v1/', api_key_en
 
 describe('loadUpstreams', () => {
   it('maps models to upstreams with defaults, reading the key from the named variable once', () => {
-    const reg = loadUpstreams(file('ok.json', { upstreams: [entry, { name: 'o', base_url: 'http://h/v1', models: ['m3'], dialect: 'ollama', timeout_ms: 5 }] }), {
-      defaultTimeoutMs: 1000,
-      env: { LOCAL_KEY: 'k1' },
-    });
+    const reg = loadUpstreams(
+      file('ok.json', { upstreams: [entry, { name: 'o', base_url: 'http://h/v1', models: ['m3'], dialect: 'ollama', timeout_ms: 5 }] }),
+      {
+        defaultTimeoutMs: 1000,
+        env: { LOCAL_KEY: 'k1' },
+      },
+    );
     expect(reg.models).toEqual(['m1', 'm2', 'm3']);
-    expect(reg.find('m2')).toMatchObject({ name: 'local', chatUrl: 'http://127.0.0.1:8000/v1/chat/completions', dialect: 'vllm', priorityScheduling: false, timeoutMs: 1000, apiKey: 'k1' });
+    expect(reg.find('m2')).toMatchObject({
+      name: 'local',
+      chatUrl: 'http://127.0.0.1:8000/v1/chat/completions',
+      dialect: 'vllm',
+      priorityScheduling: false,
+      timeoutMs: 1000,
+      apiKey: 'k1',
+    });
     expect(reg.find('m3')).toMatchObject({ dialect: 'ollama', timeoutMs: 5, apiKey: undefined, apiKeyEnv: null });
     expect(reg.find('nope')).toBeUndefined();
     expect(reg.missingKeys()).toEqual([]);
-    expect(loadUpstreams(file('nokey.json', { upstreams: [entry] }), { defaultTimeoutMs: 1, env: {} }).missingKeys()).toEqual([{ upstream: 'local', env: 'LOCAL_KEY' }]);
+    expect(loadUpstreams(file('nokey.json', { upstreams: [entry] }), { defaultTimeoutMs: 1, env: {} }).missingKeys()).toEqual([
+      { upstream: 'local', env: 'LOCAL_KEY' },
+    ]);
   });
 
   it('serves nothing without a file', () => {

@@ -28,7 +28,12 @@ export async function listProjects(store: Store, caller: Caller, req: ProjectsLi
     FROM object_versions WHERE ${scope} GROUP BY project_id
   ) GROUP BY project_id ORDER BY last_us DESC, project_id LIMIT ${p.int(req.limit || DEFAULT_PROJECTS_LIMIT)}`;
   const rs = await store.client.query({ query: sql, query_params: p.values, format: 'JSONEachRow' });
-  const rows = await rs.json<{ project_id: string; call_count: string | number; object_count: string | number; last_us: string | number }>();
+  const rows = await rs.json<{
+    project_id: string;
+    call_count: string | number;
+    object_count: string | number;
+    last_us: string | number;
+  }>();
   return {
     projects: rows.map((r) => ({
       project_id: r.project_id,
@@ -62,14 +67,29 @@ export async function aggregateCalls(store: Store, req: CallsAggregateReq): Prom
   const bucket = req.bucket_seconds ?? chooseBucketSeconds(Number(range?.min_us ?? 0), Number(range?.max_us ?? 0));
   if (Number(range?.calls ?? 0) > 0 && req.bucket_seconds !== undefined) {
     const buckets = (Number(range!.max_us) - Number(range!.min_us)) / 1e6 / bucket;
-    if (buckets > 10_000) throw new ApiError(400, `bucket_seconds: ${bucket} s gives ${Math.ceil(buckets)} buckets over the calls matched (at most 10000)`, { field: 'bucket_seconds' });
+    if (buckets > 10_000)
+      throw new ApiError(400, `bucket_seconds: ${bucket} s gives ${Math.ceil(buckets)} buckets over the calls matched (at most 10000)`, {
+        field: 'bucket_seconds',
+      });
   }
   const series = await run<Figures & { t: string | number }>(plan.seriesQuery(bucket));
   const ops = await run<Figures & { op_name: string | null; is_total: number | boolean }>(plan.byOpQuery());
-  const usage = await run<{ op_name: string | null; model: string; calls: string; requests: string; prompt_tokens: string; completion_tokens: string; total_tokens: string; cost: number }>(plan.usageQuery());
+  const usage = await run<{
+    op_name: string | null;
+    model: string;
+    calls: string;
+    requests: string;
+    prompt_tokens: string;
+    completion_tokens: string;
+    total_tokens: string;
+    cost: number;
+  }>(plan.usageQuery());
 
   const totalRow = ops.find((o) => Boolean(o.is_total));
-  const totals = { ...(totalRow ? figures(totalRow) : { calls: 0, errors: 0, p50_latency_ms: null, p99_latency_ms: null }), ...usageTotals() };
+  const totals = {
+    ...(totalRow ? figures(totalRow) : { calls: 0, errors: 0, p50_latency_ms: null, p99_latency_ms: null }),
+    ...usageTotals(),
+  };
   const byOp = new Map<string, CallsAggregateRes['by_op'][number]>();
   for (const o of ops) if (!o.is_total) byOp.set(o.op_name ?? '', { op_name: o.op_name ?? '', ...figures(o), ...usageTotals() });
   const byModel = new Map<string, CallsAggregateRes['by_model'][number]>();

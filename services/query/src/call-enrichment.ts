@@ -11,7 +11,11 @@ const PAGE_SIZE = 100;
  * by the referenced values (reference §3.6), and `include_feedback` attaches the feedback on
  * each call as `summary.weave.feedback` (§3.8). Refs resolve through the same code as /refs/read_batch.
  */
-export async function* withExpandedRefsAndFeedback(store: Store, req: CallsStreamQueryReq, calls: AsyncIterable<Call>): AsyncGenerator<Call> {
+export async function* withExpandedRefsAndFeedback(
+  store: Store,
+  req: CallsStreamQueryReq,
+  calls: AsyncIterable<Call>,
+): AsyncGenerator<Call> {
   const expand = req.return_expanded_column_values === false ? [] : (req.expand_columns ?? []);
   if (expand.length === 0 && !req.include_feedback) {
     yield* calls;
@@ -84,7 +88,11 @@ function setPath(root: unknown, path: string[], value: unknown): void {
 }
 
 async function attachFeedback(store: Store, projectId: string, page: Call[]): Promise<void> {
-  const byRef = await feedbackForRefs(store, projectId, page.map((c) => callRef(projectId, c.id)));
+  const byRef = await feedbackForRefs(
+    store,
+    projectId,
+    page.map((c) => callRef(projectId, c.id)),
+  );
   for (const call of page) {
     const summary = (isDict(call.summary) ? call.summary : {}) as Record<string, unknown>;
     const weave = (isDict(summary.weave) ? summary.weave : {}) as Record<string, unknown>;

@@ -42,7 +42,12 @@ export function needsEnrichment(req: CallsStreamQueryReq): boolean {
  * this one is written), and `signal` aborts the query in flight when the client goes away.
  * A slow client holds at most two pages.
  */
-export async function* streamCallLines(store: Store, req: CallsStreamQueryReq, signal: AbortSignal, opts: StreamOptions): AsyncGenerator<Buffer> {
+export async function* streamCallLines(
+  store: Store,
+  req: CallsStreamQueryReq,
+  signal: AbortSignal,
+  opts: StreamOptions,
+): AsyncGenerator<Buffer> {
   const plan = new CallsQueryPlan(req);
   let remaining = req.limit && req.limit > 0 ? req.limit : Infinity;
   let size = opts.pageRows > 0 ? Math.min(opts.pageRows, FIRST_PAGE_ROWS) : Infinity;
@@ -69,7 +74,12 @@ export async function* streamCallLines(store: Store, req: CallsStreamQueryReq, s
 /** One page as (cursor, line) rows in RowBinary: the lines are copied out as JSONL, the last cursor kept. */
 async function fetchPage(store: Store, plan: CallsQueryPlan, spec: PageSpec, signal: AbortSignal): Promise<Page> {
   const { sql, params } = plan.linesQuery(spec);
-  const rs = await store.client.exec({ query: `${sql}\nFORMAT RowBinary`, query_params: params, abort_signal: signal, clickhouse_settings: LINE_SETTINGS });
+  const rs = await store.client.exec({
+    query: `${sql}\nFORMAT RowBinary`,
+    query_params: params,
+    abort_signal: signal,
+    clickhouse_settings: LINE_SETTINGS,
+  });
   const chunks: Buffer[] = [];
   for await (const chunk of rs.stream as AsyncIterable<Buffer>) chunks.push(chunk);
   const buf = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
@@ -114,7 +124,11 @@ export async function* streamCalls(store: Store, req: CallsStreamQueryReq, signa
     const text = rest + chunk.toString('utf8');
     const lines = text.split('\n');
     rest = lines.pop()!;
-    yield* await enrichCalls(store, req, lines.map((l) => JSON.parse(l) as Call));
+    yield* await enrichCalls(
+      store,
+      req,
+      lines.map((l) => JSON.parse(l) as Call),
+    );
   }
 }
 
@@ -125,7 +139,11 @@ export async function* streamCalls(store: Store, req: CallsStreamQueryReq, signa
  */
 async function enrichCalls(store: Store, req: CallsStreamQueryReq, calls: Call[]): Promise<Call[]> {
   if (req.include_costs) {
-    const costs = await callCosts(store, req.project_id, calls.map((c) => c.id));
+    const costs = await callCosts(
+      store,
+      req.project_id,
+      calls.map((c) => c.id),
+    );
     for (const c of calls) {
       const perModel = costs.get(c.id);
       if (!perModel) continue;
@@ -142,7 +160,8 @@ async function enrichCalls(store: Store, req: CallsStreamQueryReq, calls: Call[]
     for (const c of calls) {
       if (req.include_storage_size) c.storage_size_bytes = sizes.perCall.get(c.id) ?? null;
       // Only roots carry their trace's total (reference §3.9).
-      if (req.include_total_storage_size) c.total_storage_size_bytes = c.parent_id === null ? (sizes.perTrace.get(c.trace_id) ?? null) : null;
+      if (req.include_total_storage_size)
+        c.total_storage_size_bytes = c.parent_id === null ? (sizes.perTrace.get(c.trace_id) ?? null) : null;
     }
   }
   return calls;
@@ -167,11 +186,15 @@ export async function readCall(
   return { call: null };
 }
 
-export async function countCalls(store: Store, req: CallsQueryStatsReq): Promise<{ count: number; total_storage_size_bytes?: number | null }> {
+export async function countCalls(
+  store: Store,
+  req: CallsQueryStatsReq,
+): Promise<{ count: number; total_storage_size_bytes?: number | null }> {
   const { sql, params } = buildCallsStatsQuery(req);
   const rs = await store.client.query({ query: sql, query_params: params, format: 'JSONEachRow' });
   const [row] = await rs.json<{ count: number; total_storage_size_bytes?: number | null }>();
   const out: { count: number; total_storage_size_bytes?: number | null } = { count: Number(row?.count ?? 0) };
-  if (req.include_total_storage_size) out.total_storage_size_bytes = row?.total_storage_size_bytes == null ? null : Number(row.total_storage_size_bytes);
+  if (req.include_total_storage_size)
+    out.total_storage_size_bytes = row?.total_storage_size_bytes == null ? null : Number(row.total_storage_size_bytes);
   return out;
 }

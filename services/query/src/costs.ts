@@ -1,5 +1,4 @@
-import { z } from 'zod';
-import { projectId, timestamp } from '@weft/api';
+import type { CostCreateReq } from '@weft/api';
 import { clickHouseToIso, generateId, microsToClickHouse, nowMicros, parseTimestampMicros } from '@weft/core';
 import { buildCallCostsQuery, buildCostQuery, type CallUsagePriceRow, type CostQueryReq } from '@weft/query';
 import type { Store } from '@weft/store';
@@ -51,7 +50,8 @@ export async function queryCosts(store: Store, req: CostQueryReq): Promise<{ res
   const rs = await store.client.query({ query: sql, query_params: params, format: 'JSONEachRow' });
   const rows = await rs.json<Record<string, unknown>>();
   for (const r of rows) {
-    for (const f of ['effective_date', 'created_at']) if (fields.includes(f) && typeof r[f] === 'string') r[f] = clickHouseToIso(r[f] as string);
+    for (const f of ['effective_date', 'created_at'])
+      if (fields.includes(f) && typeof r[f] === 'string') r[f] = clickHouseToIso(r[f] as string);
   }
   return { results: rows };
 }
@@ -60,24 +60,6 @@ export async function queryCosts(store: Store, req: CostQueryReq): Promise<{ res
  * POST /cost/create (the reference's SDK endpoint, outside the 20 of the interface): adds
  * project-level prices. Response `{ids: [[cost_id, llm_id], ...]}` as the reference's CH server.
  */
-export const costCreateReq = z.object({
-  project_id: projectId,
-  costs: z.record(
-    z.string().min(1),
-    z.object({
-      prompt_token_cost: z.number().min(0),
-      completion_token_cost: z.number().min(0),
-      prompt_token_cost_unit: z.string().min(1).default('USD'),
-      completion_token_cost_unit: z.string().min(1).default('USD'),
-      cache_read_input_token_cost: z.number().min(0).default(0),
-      cache_creation_input_token_cost: z.number().min(0).default(0),
-      effective_date: timestamp.nullish(),
-      provider_id: z.string().min(1).nullish(),
-    }),
-  ),
-  svc_user_id: z.string().nullish().describe('ignored: the server sets it from the caller'),
-});
-export type CostCreateReq = z.infer<typeof costCreateReq>;
 
 export async function createCosts(store: Store, req: CostCreateReq, userId: string): Promise<{ ids: [string, string][] }> {
   const now = microsToClickHouse(nowMicros());

@@ -2,3 +2,4 @@ export * from './routes';
 export * from './calls';
 export * from './objects';
 export * from './call-enrichment';
+export * from './role';

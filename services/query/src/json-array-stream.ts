@@ -7,12 +7,21 @@ import { logAbortedStream } from '@weft/http';
  * million table rows never exists whole in memory. The first item is pulled before the status
  * is sent, so an early error is still a clean error response.
  */
-export async function sendJsonArrayObject(reply: FastifyReply, key: string, items: AsyncIterable<unknown>, onAbort: () => void): Promise<void> {
+export async function sendJsonArrayObject(
+  reply: FastifyReply,
+  key: string,
+  items: AsyncIterable<unknown>,
+  onAbort: () => void,
+): Promise<void> {
   const res = reply.raw;
   let closed = false;
   let n = 0;
   res.on('close', () => {
-    if (!res.writableFinished && !closed) (closed = true), logAbortedStream(reply, n, 'client_gone'), onAbort();
+    if (!res.writableFinished && !closed) {
+      closed = true;
+      logAbortedStream(reply, n, 'client_gone');
+      onAbort();
+    }
   });
   const it = items[Symbol.asyncIterator]();
   const first = await it.next();
@@ -33,7 +42,10 @@ export async function sendJsonArrayObject(reply: FastifyReply, key: string, item
     if (closed) await it.return?.();
     else res.end(']}');
   } catch (e) {
-    if (!closed) (closed = true), logAbortedStream(reply, n, 'error', e);
+    if (!closed) {
+      closed = true;
+      logAbortedStream(reply, n, 'error', e);
+    }
     res.destroy(e as Error);
   }
 }

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { ApiError, badRequest } from '@weft/core';
 import { parseLosslessJson } from '@weft/digest';
-import { addExtraRoute, addRoute, sendJsonText, sendJsonl, type Authenticator } from '@weft/http';
+import { addRoute, sendJsonText, sendJsonl, type Authenticator } from '@weft/http';
 import { queryFeedback, queryObjects, queryTableRows, readFile, readObject, resolveRefs, tableStats } from '@weft/objects';
 import type { Store } from '@weft/store';
 import { toJsonText } from '@weft/digest';
@@ -29,12 +29,14 @@ export async function objectReadRoutes(app: FastifyInstance, deps: ObjectReadDep
     return undefined;
   });
 
-  addExtraRoute(app, auth, 'tableQueryStats', async (body) => {
+  addRoute(app, auth, 'tableQueryStats', async (body) => {
     const [stats] = await tableStats(store, body.project_id, [body.digest], false);
     return { count: stats?.count ?? 0 };
   });
-  addExtraRoute(app, auth, 'tableQueryStatsBatch', async (body) => ({ tables: await tableStats(store, body.project_id, body.digests, body.include_storage_size) }));
-  addExtraRoute(app, auth, 'fileContent', async (body, { reply }) => {
+  addRoute(app, auth, 'tableQueryStatsBatch', async (body) => ({
+    tables: await tableStats(store, body.project_id, body.digests, body.include_storage_size),
+  }));
+  addRoute(app, auth, 'fileContent', async (body, { reply }) => {
     const bytes = await readFile(store, body.project_id, body.digest);
     reply.type('application/octet-stream');
     return bytes;
@@ -42,7 +44,7 @@ export async function objectReadRoutes(app: FastifyInstance, deps: ObjectReadDep
 
   addRoute(app, auth, 'feedbackQuery', async (body, { reply }) => sendJsonText(reply, { result: await queryFeedback(store, body) }));
 
-  addExtraRoute(app, auth, 'refsReadBatch', async (body, { reply }) => {
+  addRoute(app, auth, 'refsReadBatch', async (body, { reply }) => {
     const resolved = await resolveRefs(store, body.refs, parseLosslessJson);
     const missing: string[] = [];
     const vals = resolved.map((r, i) => {

@@ -1,12 +1,11 @@
 import type { FastifyInstance } from 'fastify';
-import { parseBody } from '@weft/api';
-import { addExtraRoute, addGuardedRoute, addRoute, sendJsonl, sendJsonlText, type Authenticator } from '@weft/http';
+import { addRoute, sendJsonl, sendJsonlText, type Authenticator } from '@weft/http';
 import { aggregateCalls, listProjects } from './analytics';
 import type { Store } from '@weft/store';
 import { countCalls, needsEnrichment, readCall, streamCallLines, streamCalls } from './calls';
 import { withExpandedRefsAndFeedback } from './call-enrichment';
 import { objectReadRoutes } from './objects';
-import { costCreateReq, createCosts, queryCosts } from './costs';
+import { createCosts, queryCosts } from './costs';
 import { streamThreads } from './threads';
 
 export interface QueryDeps {
@@ -37,7 +36,7 @@ export async function queryRoutes(app: FastifyInstance, deps: QueryDeps): Promis
     return undefined;
   });
   addRoute(app, deps.auth, 'callsQueryStats', async (body) => countCalls(deps.store, body));
-  addExtraRoute(app, deps.auth, 'callRead', async (body) => readCall(deps.store, body));
+  addRoute(app, deps.auth, 'callRead', async (body) => readCall(deps.store, body));
 
   addRoute(app, deps.auth, 'threadsStreamQuery', async (body, { reply }) => {
     const abort = new AbortController();
@@ -46,14 +45,11 @@ export async function queryRoutes(app: FastifyInstance, deps: QueryDeps): Promis
   });
   addRoute(app, deps.auth, 'costQuery', async (body) => queryCosts(deps.store, body));
   // Not one of the 20 endpoints of the interface: the reference SDK's way to add project prices.
-  addGuardedRoute(app, deps.auth, '/cost/create', 'basic', async (raw, { caller }) => {
-    const body = parseBody(costCreateReq, raw);
-    return createCosts(deps.store, body, caller.userId);
-  });
+  addRoute(app, deps.auth, 'costCreate', async (body, { caller }) => createCosts(deps.store, body, caller.userId));
 
   // For the web UI (extras, published in /openapi.json).
-  addExtraRoute(app, deps.auth, 'projectsList', async (body, { caller }) => listProjects(deps.store, caller, body));
-  addExtraRoute(app, deps.auth, 'callsAggregate', async (body) => aggregateCalls(deps.store, body));
+  addRoute(app, deps.auth, 'projectsList', async (body, { caller }) => listProjects(deps.store, caller, body));
+  addRoute(app, deps.auth, 'callsAggregate', async (body) => aggregateCalls(deps.store, body));
 
   await app.register(objectReadRoutes, { store: deps.store, auth: deps.auth });
 }

@@ -26,7 +26,11 @@ async function request(path: string, body: unknown, signal?: AbortSignal, key = 
   const res = await fetch(path, {
     method: 'POST',
     // x-requested-with: weft then answers a bad key without a Basic challenge (no browser prompt).
-    headers: { 'content-type': 'application/json', 'x-requested-with': 'XMLHttpRequest', ...(key ? { authorization: basicAuth(key) } : {}) },
+    headers: {
+      'content-type': 'application/json',
+      'x-requested-with': 'XMLHttpRequest',
+      ...(key ? { authorization: basicAuth(key) } : {}),
+    },
     body: JSON.stringify(body),
     signal,
   });

@@ -43,7 +43,11 @@ export class FilterError extends Error {}
 
 export function callsQueryBody(f: CallsFilter): { filter?: Record<string, unknown>; query?: { $expr: Record<string, unknown> } } {
   const filter: Record<string, unknown> = {};
-  if (f.op) filter.op_names = f.op.split(',').map((s) => s.trim()).filter(Boolean);
+  if (f.op)
+    filter.op_names = f.op
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
   if (f.trace) filter.trace_ids = [f.trace.trim()];
   if (f.thread) filter.thread_ids = [f.thread.trim()];
   if (f.roots === '1') filter.trace_roots_only = true;
@@ -55,7 +59,9 @@ export function callsQueryBody(f: CallsFilter): { filter?: Record<string, unknow
   if (f.q) {
     const text = lit(f.q);
     and.push({
-      $or: ['inputs', 'output', 'op_name', 'display_name'].map((name) => ({ $contains: { input: field(name), substr: text, case_insensitive: true } })),
+      $or: ['inputs', 'output', 'op_name', 'display_name'].map((name) => ({
+        $contains: { input: field(name), substr: text, case_insensitive: true },
+      })),
     });
   }
   if (f.expr) {
@@ -65,7 +71,8 @@ export function callsQueryBody(f: CallsFilter): { filter?: Record<string, unknow
     } catch (e) {
       throw new FilterError(`$expr is not JSON: ${(e as Error).message}`);
     }
-    if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new FilterError('$expr must be a JSON object such as {"$eq": [{"$getField": "inputs.a"}, {"$literal": 1}]}');
+    if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed))
+      throw new FilterError('$expr must be a JSON object such as {"$eq": [{"$getField": "inputs.a"}, {"$literal": 1}]}');
     const obj = parsed as Record<string, unknown>;
     and.push('$expr' in obj ? (obj.$expr as Record<string, unknown>) : obj);
   }

@@ -88,7 +88,10 @@ export function usageByModel(c: Pick<Call, 'summary'>): Record<string, ModelUsag
       total_tokens: num(u.total_tokens) || prompt + completion,
       requests: num(u.requests),
       cost: k
-        ? num(k.prompt_tokens_total_cost) + num(k.completion_tokens_total_cost) + num(k.cache_read_input_tokens_total_cost) + num(k.cache_creation_input_tokens_total_cost)
+        ? num(k.prompt_tokens_total_cost) +
+          num(k.completion_tokens_total_cost) +
+          num(k.cache_read_input_tokens_total_cost) +
+          num(k.cache_creation_input_tokens_total_cost)
         : null,
     };
   }
@@ -101,7 +104,9 @@ export function callTokens(c: Pick<Call, 'summary'>): number | null {
 }
 
 export function callCost(c: Pick<Call, 'summary'>): number | null {
-  const costs = Object.values(usageByModel(c)).map((u) => u.cost).filter((x): x is number => x !== null);
+  const costs = Object.values(usageByModel(c))
+    .map((u) => u.cost)
+    .filter((x): x is number => x !== null);
   return costs.length ? costs.reduce((s, x) => s + x, 0) : null;
 }
 

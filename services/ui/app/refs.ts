@@ -15,7 +15,13 @@ export function parseRef(uri: string): Ref | null {
   const [, entity, project, kind, rest] = m;
   if (kind === 'table' || kind === 'call') return { uri, projectId: `${entity}/${project}`, kind: kind!, name: rest!, digest: rest! };
   const colon = rest!.lastIndexOf(':');
-  return { uri, projectId: `${entity}/${project}`, kind: kind!, name: colon > 0 ? rest!.slice(0, colon) : rest!, digest: colon > 0 ? rest!.slice(colon + 1) : 'latest' };
+  return {
+    uri,
+    projectId: `${entity}/${project}`,
+    kind: kind!,
+    name: colon > 0 ? rest!.slice(0, colon) : rest!,
+    digest: colon > 0 ? rest!.slice(colon + 1) : 'latest',
+  };
 }
 
 /** Where a ref opens in the UI. */

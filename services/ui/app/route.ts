@@ -23,7 +23,10 @@ export function href(path: (string | undefined)[], params: Record<string, string
   const p = new URLSearchParams();
   for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null && v !== '') p.set(k, v);
   const qs = p.toString();
-  return `#/${path.filter((s): s is string => !!s).map(encodeURIComponent).join('/')}${qs ? `?${qs}` : ''}`;
+  return `#/${path
+    .filter((s): s is string => !!s)
+    .map(encodeURIComponent)
+    .join('/')}${qs ? `?${qs}` : ''}`;
 }
 
 export function projectHref(projectId: string, view: string[] = [], params: Record<string, string | undefined | null> = {}): string {

@@ -26,7 +26,8 @@ export async function uiRoutes(app: FastifyInstance): Promise<void> {
     const a = await get();
     const file = (req.params as { file: string }).file;
     const asset = a.files.get(file);
-    if (asset) return reply.header('content-type', asset.type).header('cache-control', 'public, max-age=31536000, immutable').send(asset.body);
+    if (asset)
+      return reply.header('content-type', asset.type).header('cache-control', 'public, max-age=31536000, immutable').send(asset.body);
     return reply.code(404).send({ status: 404, reason: `no such UI asset: ${file}` });
   });
 }

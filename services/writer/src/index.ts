@@ -1,1 +1,2 @@
 export * from './writer';
+export * from './role';

@@ -1,7 +1,8 @@
-import type { Bus, CallPartEnvelope, Subscription } from '@weft/bus';
+import type { Bus, Subscription } from '@weft/bus';
+import type { CallPartEnvelope } from '@weft/ingest';
 import { TOPICS } from '@weft/bus';
-import { metrics, type Logger } from '@weft/core';
-import { insertCallParts, type Store } from '@weft/store';
+import { markPermanent, metrics, type Logger } from '@weft/core';
+import { insertCallParts, isRowRejection, type Store } from '@weft/store';
 
 /**
  * The writer: turns batches of call parts from the bus into ClickHouse inserts. A batch
@@ -15,7 +16,15 @@ export class CallPartsWriter {
 
   async write(batch: CallPartEnvelope[]): Promise<void> {
     const started = performance.now();
-    await insertCallParts(this.store, batch.map((m) => m.row));
+    try {
+      await insertCallParts(
+        this.store,
+        batch.map((m) => m.row),
+      );
+    } catch (e) {
+      // The rows themselves are refused: retrying cannot help, the bus dead-letters them.
+      throw isRowRejection(e) ? markPermanent(e) : e;
+    }
     const seconds = (performance.now() - started) / 1000;
     metrics.writerBatchRows.observe(batch.length);
     metrics.insertLatency.observe(seconds);

@@ -25,19 +25,31 @@ export function CallDetail({ call, projectId }: { call: Call; projectId: string 
       </div>
       <dl class="facts">
         <dt>Op</dt>
-        <dd><code>{call.op_name}</code></dd>
+        <dd>
+          <code>{call.op_name}</code>
+        </dd>
         <dt>Started</dt>
         <dd>{fmtTime(call.started_at, true)}</dd>
         <dt>Latency</dt>
         <dd>{fmtMs(latencyMs(call))}</dd>
         <dt>Call id</dt>
-        <dd><code>{call.id}</code></dd>
+        <dd>
+          <code>{call.id}</code>
+        </dd>
         <dt>Trace</dt>
-        <dd><a href={projectHref(projectId, ['trace', call.trace_id], { call: call.id })}><code>{call.trace_id}</code></a></dd>
+        <dd>
+          <a href={projectHref(projectId, ['trace', call.trace_id], { call: call.id })}>
+            <code>{call.trace_id}</code>
+          </a>
+        </dd>
         {call.thread_id ? (
           <>
             <dt>Thread</dt>
-            <dd><a href={projectHref(projectId, ['threads', call.thread_id])}><code>{call.thread_id}</code></a></dd>
+            <dd>
+              <a href={projectHref(projectId, ['threads', call.thread_id])}>
+                <code>{call.thread_id}</code>
+              </a>
+            </dd>
           </>
         ) : null}
         {call.svc_user_id ? (
@@ -74,12 +86,16 @@ export function CallDetail({ call, projectId }: { call: Call; projectId: string 
             <tbody>
               {models.map(([m, u]) => (
                 <tr key={m}>
-                  <td><code>{m}</code></td>
+                  <td>
+                    <code>{m}</code>
+                  </td>
                   <td class="num">{fmtInt(u.requests)}</td>
                   <td class="num">{fmtInt(u.prompt_tokens)}</td>
                   <td class="num">{fmtInt(u.completion_tokens)}</td>
                   <td class="num">{fmtInt(u.total_tokens)}</td>
-                  <td class="num" title={u.cost === null ? 'no price known for this model' : undefined}>{u.cost === null ? 'no price' : fmtCost(u.cost)}</td>
+                  <td class="num" title={u.cost === null ? 'no price known for this model' : undefined}>
+                    {u.cost === null ? 'no price' : fmtCost(u.cost)}
+                  </td>
                 </tr>
               ))}
             </tbody>
@@ -93,7 +109,13 @@ export function CallDetail({ call, projectId }: { call: Call; projectId: string 
       ) : null}
       <Section title={`Feedback (${feedback.length})`} open={feedback.length > 0}>
         {feedback.length === 0 ? (
-          <p class="muted">No feedback. Add some with <code>POST /feedback/replace</code> and <code>svc_ref</code> <code>weave:///{projectId}/call/{call.id}</code>.</p>
+          <p class="muted">
+            No feedback. Add some with <code>POST /feedback/replace</code> and <code>svc_ref</code>{' '}
+            <code>
+              weave:///{projectId}/call/{call.id}
+            </code>
+            .
+          </p>
         ) : (
           <ul class="feedback">
             {feedback.map((f) => (
@@ -145,8 +167,12 @@ export function Payload({ value }: { value: unknown }) {
   return (
     <div>
       <div class="payload-switch">
-        <button type="button" class={raw ? 'link' : 'link active'} onClick={() => setRaw(false)}>Conversation</button>
-        <button type="button" class={raw ? 'link active' : 'link'} onClick={() => setRaw(true)}>JSON</button>
+        <button type="button" class={raw ? 'link' : 'link active'} onClick={() => setRaw(false)}>
+          Conversation
+        </button>
+        <button type="button" class={raw ? 'link active' : 'link'} onClick={() => setRaw(true)}>
+          JSON
+        </button>
       </div>
       {raw ? <JsonView value={value} /> : <Conversation messages={conversation} />}
     </div>

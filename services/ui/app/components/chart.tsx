@@ -1,13 +1,25 @@
 import { useEffect, useRef } from 'preact/hooks';
 import { PALETTE } from './palette';
-import { BarController, BarElement, CategoryScale, Chart, Filler, Legend, LinearScale, LineController, LineElement, PointElement, Tooltip, type ChartConfiguration } from 'chart.js';
+import {
+  BarController,
+  BarElement,
+  CategoryScale,
+  Chart,
+  Filler,
+  Legend,
+  LinearScale,
+  LineController,
+  LineElement,
+  PointElement,
+  Tooltip,
+  type ChartConfiguration,
+} from 'chart.js';
 
 // Only the parts used here are bundled (Chart.js is tree-shakable).
 Chart.register(BarController, BarElement, LineController, LineElement, PointElement, CategoryScale, LinearScale, Tooltip, Legend, Filler);
 Chart.defaults.font.family = getComputedStyle(document.documentElement).fontFamily;
 Chart.defaults.font.size = 11.5;
 Chart.defaults.color = '#6b7385';
-
 
 export interface Series {
   label: string;
@@ -20,7 +32,23 @@ export interface Series {
  * stacked, else the first), so a
  * reader (or a test) can check the chart against the numbers it came from.
  */
-export function ChartView({ title, type, labels, series, stacked = false, format, height = 220 }: { title: string; type: 'bar' | 'line'; labels: string[]; series: Series[]; stacked?: boolean; format?: (v: number) => string; height?: number }) {
+export function ChartView({
+  title,
+  type,
+  labels,
+  series,
+  stacked = false,
+  format,
+  height = 220,
+}: {
+  title: string;
+  type: 'bar' | 'line';
+  labels: string[];
+  series: Series[];
+  stacked?: boolean;
+  format?: (v: number) => string;
+  height?: number;
+}) {
   const canvas = useRef<HTMLCanvasElement>(null);
   const chart = useRef<Chart | null>(null);
   useEffect(() => {
@@ -30,7 +58,17 @@ export function ChartView({ title, type, labels, series, stacked = false, format
         labels,
         datasets: series.map((s, i) => {
           const color = s.color ?? PALETTE[i % PALETTE.length]!;
-          return { label: s.label, data: s.data, backgroundColor: type === 'bar' ? color : `${color}22`, borderColor: color, borderWidth: type === 'line' ? 2 : 0, pointRadius: labels.length > 40 ? 0 : 2, fill: false, spanGaps: true, tension: 0.2 };
+          return {
+            label: s.label,
+            data: s.data,
+            backgroundColor: type === 'bar' ? color : `${color}22`,
+            borderColor: color,
+            borderWidth: type === 'line' ? 2 : 0,
+            pointRadius: labels.length > 40 ? 0 : 2,
+            fill: false,
+            spanGaps: true,
+            tension: 0.2,
+          };
         }),
       },
       options: {

@@ -4,7 +4,15 @@ import { FILTER_KEYS, type CallsFilter } from '../calls-filter';
 const STATUSES = ['', 'success', 'error', 'running', 'descendant_error'];
 
 /** Filter inputs; applied on Enter or "Apply" (each applied filter is a new URL). */
-export function FilterBar({ value, onApply, fields = FILTER_KEYS }: { value: CallsFilter; onApply: (f: CallsFilter) => void; fields?: readonly string[] }) {
+export function FilterBar({
+  value,
+  onApply,
+  fields = FILTER_KEYS,
+}: {
+  value: CallsFilter;
+  onApply: (f: CallsFilter) => void;
+  fields?: readonly string[];
+}) {
   const [draft, setDraft] = useState<CallsFilter>(value);
   const [showExpr, setShowExpr] = useState(!!value.expr);
   useEffect(() => setDraft(value), [JSON.stringify(value)]);
@@ -24,9 +32,15 @@ export function FilterBar({ value, onApply, fields = FILTER_KEYS }: { value: Cal
       {has('status') ? (
         <label>
           Status
-          <select name="status" value={draft.status ?? ''} onChange={(e) => onApply({ ...draft, status: (e.target as HTMLSelectElement).value || undefined })}>
+          <select
+            name="status"
+            value={draft.status ?? ''}
+            onChange={(e) => onApply({ ...draft, status: (e.target as HTMLSelectElement).value || undefined })}
+          >
             {STATUSES.map((s) => (
-              <option key={s} value={s}>{s || 'any'}</option>
+              <option key={s} value={s}>
+                {s || 'any'}
+              </option>
             ))}
           </select>
         </label>
@@ -54,7 +68,13 @@ export function FilterBar({ value, onApply, fields = FILTER_KEYS }: { value: Cal
       ) : null}
       {has('roots') ? (
         <label class="check">
-          <input name="roots" type="checkbox" checked={draft.roots === '1'} onChange={(e) => onApply({ ...draft, roots: (e.target as HTMLInputElement).checked ? '1' : undefined })} /> roots only
+          <input
+            name="roots"
+            type="checkbox"
+            checked={draft.roots === '1'}
+            onChange={(e) => onApply({ ...draft, roots: (e.target as HTMLInputElement).checked ? '1' : undefined })}
+          />{' '}
+          roots only
         </label>
       ) : null}
       {has('expr') ? (
@@ -65,11 +85,17 @@ export function FilterBar({ value, onApply, fields = FILTER_KEYS }: { value: Cal
       {draft.ref ? (
         <span class="chip" title={draft.ref}>
           uses <code>{draft.ref.replace(/^weave:\/\/\/[^/]+\/[^/]+\//, '')}</code>
-          <button type="button" class="link" aria-label="Remove the ref filter" onClick={() => onApply({ ...draft, ref: undefined })}>✕</button>
+          <button type="button" class="link" aria-label="Remove the ref filter" onClick={() => onApply({ ...draft, ref: undefined })}>
+            ✕
+          </button>
         </span>
       ) : null}
-      <button type="submit" class="primary">Apply</button>
-      <button type="button" onClick={() => onApply({})}>Clear</button>
+      <button type="submit" class="primary">
+        Apply
+      </button>
+      <button type="button" onClick={() => onApply({})}>
+        Clear
+      </button>
       {showExpr && has('expr') ? (
         <label class="expr">
           Query <code>$expr</code>

@@ -6,15 +6,35 @@ export function JsonView({ value, depth = 0, name }: { value: unknown; depth?: n
   const entries = isObj ? (Array.isArray(value) ? value.map((v, i) => [String(i), v] as const) : Object.entries(value as object)) : [];
   const [open, setOpen] = useState(depth < 2 && entries.length <= 50);
   const label = name !== undefined ? <span class="json-key">{name}: </span> : null;
-  if (!isObj) return <div class="json-line">{label}<Scalar value={value} /></div>;
+  if (!isObj)
+    return (
+      <div class="json-line">
+        {label}
+        <Scalar value={value} />
+      </div>
+    );
   const [lb, rb] = Array.isArray(value) ? ['[', ']'] : ['{', '}'];
-  if (entries.length === 0) return <div class="json-line">{label}<span class="json-punct">{lb}{rb}</span></div>;
+  if (entries.length === 0)
+    return (
+      <div class="json-line">
+        {label}
+        <span class="json-punct">
+          {lb}
+          {rb}
+        </span>
+      </div>
+    );
   return (
     <div class="json-node">
       <button type="button" class="json-toggle" aria-expanded={open} onClick={() => setOpen(!open)}>
         {open ? '▾' : '▸'} {label}
         <span class="json-punct">{lb}</span>
-        {!open ? <span class="json-summary"> {entries.length} {Array.isArray(value) ? 'items' : 'keys'} {rb}</span> : null}
+        {!open ? (
+          <span class="json-summary">
+            {' '}
+            {entries.length} {Array.isArray(value) ? 'items' : 'keys'} {rb}
+          </span>
+        ) : null}
       </button>
       {open ? (
         <div class="json-children">

@@ -14,14 +14,23 @@ export function Layout({ projectId, tab, children }: { projectId?: string; tab?:
   return (
     <div class="frame">
       <header class="topbar">
-        <a class="brand" href={href([])}>weft</a>
+        <a class="brand" href={href([])}>
+          weft
+        </a>
         {projectId ? (
-          <a class="project-name" href={href([])} title="Pick another project">{projectId} ▾</a>
+          <a class="project-name" href={href([])} title="Pick another project">
+            {projectId} ▾
+          </a>
         ) : null}
         {projectId ? (
           <nav class="tabs" aria-label="Views">
             {TABS.map(([id, label]) => (
-              <a key={id} href={projectHref(projectId, [id])} class={tab === id ? 'tab active' : 'tab'} aria-current={tab === id ? 'page' : undefined}>
+              <a
+                key={id}
+                href={projectHref(projectId, [id])}
+                class={tab === id ? 'tab active' : 'tab'}
+                aria-current={tab === id ? 'page' : undefined}
+              >
                 {label}
               </a>
             ))}

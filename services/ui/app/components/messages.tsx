@@ -5,7 +5,11 @@ export interface ChatMessage {
   role: string;
   parts: MessagePart[];
 }
-export type MessagePart = { kind: 'text'; text: string } | { kind: 'tool_call'; name: string; args: unknown; id?: string } | { kind: 'tool_result'; value: unknown; id?: string } | { kind: 'other'; value: unknown };
+export type MessagePart =
+  | { kind: 'text'; text: string }
+  | { kind: 'tool_call'; name: string; args: unknown; id?: string }
+  | { kind: 'tool_result'; value: unknown; id?: string }
+  | { kind: 'other'; value: unknown };
 
 const isObj = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
 
@@ -18,7 +22,12 @@ function partsOf(m: Record<string, unknown>): MessagePart[] {
   if (Array.isArray(m.tool_calls)) {
     for (const t of m.tool_calls) {
       const fn = isObj(t) && isObj(t.function) ? t.function : {};
-      out.push({ kind: 'tool_call', name: String(fn.name ?? '?'), args: parseMaybe(fn.arguments), id: isObj(t) ? (t.id as string) : undefined });
+      out.push({
+        kind: 'tool_call',
+        name: String(fn.name ?? '?'),
+        args: parseMaybe(fn.arguments),
+        id: isObj(t) ? (t.id as string) : undefined,
+      });
     }
   }
   if (m.role === 'tool' && typeof m.tool_call_id === 'string' && out.length === 1 && out[0]!.kind === 'text') {
@@ -31,9 +40,12 @@ function partOf(c: unknown): MessagePart {
   if (typeof c === 'string') return { kind: 'text', text: c };
   if (!isObj(c)) return { kind: 'other', value: c };
   const type = c.type;
-  if ((type === 'text' || type === 'input_text' || type === 'output_text') && typeof (c.content ?? c.text) === 'string') return { kind: 'text', text: String(c.content ?? c.text) };
-  if (type === 'tool_call' || type === 'tool_use' || type === 'function_call') return { kind: 'tool_call', name: String(c.name ?? '?'), args: parseMaybe(c.arguments ?? c.input), id: c.id as string | undefined };
-  if (type === 'tool_call_response' || type === 'tool_result') return { kind: 'tool_result', value: c.response ?? c.result ?? c.content, id: (c.id ?? c.tool_use_id) as string | undefined };
+  if ((type === 'text' || type === 'input_text' || type === 'output_text') && typeof (c.content ?? c.text) === 'string')
+    return { kind: 'text', text: String(c.content ?? c.text) };
+  if (type === 'tool_call' || type === 'tool_use' || type === 'function_call')
+    return { kind: 'tool_call', name: String(c.name ?? '?'), args: parseMaybe(c.arguments ?? c.input), id: c.id as string | undefined };
+  if (type === 'tool_call_response' || type === 'tool_result')
+    return { kind: 'tool_result', value: c.response ?? c.result ?? c.content, id: (c.id ?? c.tool_use_id) as string | undefined };
   return { kind: 'other', value: c };
 }
 
@@ -62,7 +74,15 @@ export function findConversation(v: unknown): ChatMessage[] | null {
   const direct = asMessages(v);
   if (direct) return direct;
   if (!isObj(v)) return null;
-  for (const key of ['messages', 'gen_ai.input.messages', 'gen_ai.output.messages', 'gen_ai.prompt', 'gen_ai.completion', 'llm.input_messages', 'llm.output_messages']) {
+  for (const key of [
+    'messages',
+    'gen_ai.input.messages',
+    'gen_ai.output.messages',
+    'gen_ai.prompt',
+    'gen_ai.completion',
+    'llm.input_messages',
+    'llm.output_messages',
+  ]) {
     const m = asMessages(v[key]);
     if (m) return m;
   }
@@ -86,7 +106,11 @@ export function Conversation({ messages }: { messages: ChatMessage[] }) {
             {m.parts.map((p, j) => {
               switch (p.kind) {
                 case 'text':
-                  return <p key={j} class="message-text">{p.text}</p>;
+                  return (
+                    <p key={j} class="message-text">
+                      {p.text}
+                    </p>
+                  );
                 case 'tool_call':
                   return (
                     <div key={j} class="tool-call">

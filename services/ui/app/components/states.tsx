@@ -25,7 +25,12 @@ export function ErrorBox({ error }: { error: unknown }) {
   return (
     <div class="state error" role="alert">
       <strong>{e ? `Error ${e.status}` : 'Error'}</strong>: {e ? e.reason : String((error as Error)?.message ?? error)}
-      {e?.field ? <span class="field"> (field <code>{e.field}</code>)</span> : null}
+      {e?.field ? (
+        <span class="field">
+          {' '}
+          (field <code>{e.field}</code>)
+        </span>
+      ) : null}
     </div>
   );
 }

@@ -7,8 +7,9 @@ import { Empty, ErrorBox, Loading } from '../components/states';
 import { fmtCost, fmtInt, fmtMs, opLabel } from '../format';
 import { navigate, projectHref, type Route } from '../route';
 import type { Aggregate } from '../types';
+import type * as ChartViewModule from '../components/chart';
 
-type ChartViewType = typeof import('../components/chart').ChartView;
+type ChartViewType = typeof ChartViewModule.ChartView;
 import { useAsync } from '../use-async';
 
 /** A bucket start as an axis label: time of day when all buckets are within one day, else the date too. */
@@ -44,7 +45,9 @@ export function AnalyticsView({ projectId, route }: { projectId: string; route: 
       {error ? <ErrorBox error={error} /> : null}
       {data && data.totals.calls === 0 ? (
         <Empty title="No calls in this range">
-          <p>Widen the time range or the filter, or send calls (<code>POST /call/start</code>, <code>/call/upsert_batch</code>, OTLP).</p>
+          <p>
+            Widen the time range or the filter, or send calls (<code>POST /call/start</code>, <code>/call/upsert_batch</code>, OTLP).
+          </p>
         </Empty>
       ) : null}
       {data && data.totals.calls > 0 ? <Charts data={data} /> : null}
@@ -58,7 +61,10 @@ const loadCharts = () => import('../components/chart');
 function Charts({ data }: { data: Aggregate }) {
   const charts = useAsync(() => loadCharts(), []);
   const t = data.totals;
-  const labels = bucketLabels(data.series.map((s) => s.start), data.bucket_seconds);
+  const labels = bucketLabels(
+    data.series.map((s) => s.start),
+    data.bucket_seconds,
+  );
   return (
     <div class="analytics">
       <div class="totals" aria-label="Totals">
@@ -87,7 +93,9 @@ function Charts({ data }: { data: Aggregate }) {
         <tbody>
           {data.by_op.map((o) => (
             <tr key={o.op_name}>
-              <td><code>{o.op_name}</code></td>
+              <td>
+                <code>{o.op_name}</code>
+              </td>
               <td class="num">{fmtInt(o.calls)}</td>
               <td class="num">{fmtInt(o.errors)}</td>
               <td class="num">{fmtMs(o.p50_latency_ms)}</td>
@@ -117,14 +125,64 @@ function ChartGrid({ ChartView, data, labels }: { ChartView: ChartViewType; data
   const models = data.by_model;
   return (
     <div class="chart-grid">
-      <ChartView title="Calls and errors" type="bar" labels={labels} series={[{ label: 'calls', data: data.series.map((s) => s.calls - s.errors), color: PALETTE[0] }, { label: 'errors', data: data.series.map((s) => s.errors), color: PALETTE[1] }]} stacked />
-      <ChartView title="Latency p50 / p99" type="line" labels={labels} series={[{ label: 'p50', data: data.series.map((s) => s.p50_latency_ms) }, { label: 'p99', data: data.series.map((s) => s.p99_latency_ms), color: PALETTE[3] }]} format={(v) => fmtMs(v)} />
+      <ChartView
+        title="Calls and errors"
+        type="bar"
+        labels={labels}
+        series={[
+          { label: 'calls', data: data.series.map((s) => s.calls - s.errors), color: PALETTE[0] },
+          { label: 'errors', data: data.series.map((s) => s.errors), color: PALETTE[1] },
+        ]}
+        stacked
+      />
+      <ChartView
+        title="Latency p50 / p99"
+        type="line"
+        labels={labels}
+        series={[
+          { label: 'p50', data: data.series.map((s) => s.p50_latency_ms) },
+          { label: 'p99', data: data.series.map((s) => s.p99_latency_ms), color: PALETTE[3] },
+        ]}
+        format={(v) => fmtMs(v)}
+      />
       {models.length ? (
-        <ChartView title="Tokens per model" type="bar" labels={models.map((m) => m.model)} series={[{ label: 'prompt', data: models.map((m) => m.prompt_tokens) }, { label: 'completion', data: models.map((m) => m.completion_tokens), color: PALETTE[2] }]} stacked />
+        <ChartView
+          title="Tokens per model"
+          type="bar"
+          labels={models.map((m) => m.model)}
+          series={[
+            { label: 'prompt', data: models.map((m) => m.prompt_tokens) },
+            { label: 'completion', data: models.map((m) => m.completion_tokens), color: PALETTE[2] },
+          ]}
+          stacked
+        />
       ) : null}
-      {models.length ? <ChartView title="Cost per model" type="bar" labels={models.map((m) => m.model)} series={[{ label: 'cost (USD)', data: models.map((m) => m.cost), color: PALETTE[4] }]} format={fmtCost} /> : null}
-      <ChartView title="Calls per op" type="bar" labels={ops.map((o) => opLabel(o.op_name))} series={[{ label: 'calls', data: ops.map((o) => o.calls - o.errors) }, { label: 'errors', data: ops.map((o) => o.errors), color: PALETTE[1] }]} stacked />
-      <ChartView title="Cost per op" type="bar" labels={ops.map((o) => opLabel(o.op_name))} series={[{ label: 'cost (USD)', data: ops.map((o) => o.cost), color: PALETTE[5] }]} format={fmtCost} />
+      {models.length ? (
+        <ChartView
+          title="Cost per model"
+          type="bar"
+          labels={models.map((m) => m.model)}
+          series={[{ label: 'cost (USD)', data: models.map((m) => m.cost), color: PALETTE[4] }]}
+          format={fmtCost}
+        />
+      ) : null}
+      <ChartView
+        title="Calls per op"
+        type="bar"
+        labels={ops.map((o) => opLabel(o.op_name))}
+        series={[
+          { label: 'calls', data: ops.map((o) => o.calls - o.errors) },
+          { label: 'errors', data: ops.map((o) => o.errors), color: PALETTE[1] },
+        ]}
+        stacked
+      />
+      <ChartView
+        title="Cost per op"
+        type="bar"
+        labels={ops.map((o) => opLabel(o.op_name))}
+        series={[{ label: 'cost (USD)', data: ops.map((o) => o.cost), color: PALETTE[5] }]}
+        format={fmtCost}
+      />
     </div>
   );
 }

@@ -53,7 +53,8 @@ function parseSort(s: string | null): { field: string; direction: 'asc' | 'desc'
 export function CallsView({ projectId, route }: { projectId: string; route: Route }) {
   const filter = filterFromParams(route.params);
   const sort = parseSort(route.params.get('sort'));
-  const apply = (f: CallsFilter, s = sort) => navigate(projectHref(projectId, ['calls'], { ...f, sort: `${s.field}:${s.direction}` }), { replace: false });
+  const apply = (f: CallsFilter, s = sort) =>
+    navigate(projectHref(projectId, ['calls'], { ...f, sort: `${s.field}:${s.direction}` }), { replace: false });
   return (
     <Layout projectId={projectId} tab="calls">
       <FilterBar value={filter} onApply={(f) => apply(f)} />
@@ -72,7 +73,17 @@ export function CallsView({ projectId, route }: { projectId: string; route: Rout
  * Server-side paged, windowed table: the DOM holds only the rows in view (plus a margin), and
  * pages of PAGE_ROWS are fetched as they scroll into view; the total comes from /calls/query_stats.
  */
-function CallsTable({ projectId, filter, sort, onSort }: { projectId: string; filter: CallsFilter; sort: { field: string; direction: 'asc' | 'desc' }; onSort: (field: string) => void }) {
+function CallsTable({
+  projectId,
+  filter,
+  sort,
+  onSort,
+}: {
+  projectId: string;
+  filter: CallsFilter;
+  sort: { field: string; direction: 'asc' | 'desc' };
+  onSort: (field: string) => void;
+}) {
   const body = useMemo(() => {
     try {
       return { ...callsQueryBody(filter), project_id: projectId };
@@ -97,7 +108,10 @@ function CallsTable({ projectId, filter, sort, onSort }: { projectId: string; fi
   const askCount = () => {
     if (countAsked.current || body instanceof FilterError) return;
     countAsked.current = true;
-    post<{ count: number }>('/calls/query_stats', body, abort.current.signal).then((r) => setCount(r.count), (e) => e.name !== 'AbortError' && setError(e));
+    post<{ count: number }>('/calls/query_stats', body, abort.current.signal).then(
+      (r) => setCount(r.count),
+      (e) => e.name !== 'AbortError' && setError(e),
+    );
   };
 
   /**
@@ -215,12 +229,20 @@ function CallsTable({ projectId, filter, sort, onSort }: { projectId: string; fi
     <div class="calls">
       <div class="table-meta" aria-live="polite">
         {count === null ? 'Counting calls…' : `${fmtInt(count)} call${count === 1 ? '' : 's'}`}
-        <span class="muted"> · sorted by {sort.field} {sort.direction} · ↑↓ to move, Enter to open</span>
+        <span class="muted">
+          {' '}
+          · sorted by {sort.field} {sort.direction} · ↑↓ to move, Enter to open
+        </span>
       </div>
       <div class="vt" role="grid" aria-rowcount={total} aria-label="Calls">
         <div class="vt-head vt-row" role="row">
           {COLUMNS.map((col) => (
-            <div key={col.id} role="columnheader" class={`vt-cell col-${col.id}${col.num ? ' num' : ''}`} aria-sort={sort.field === col.sort ? (sort.direction === 'asc' ? 'ascending' : 'descending') : undefined}>
+            <div
+              key={col.id}
+              role="columnheader"
+              class={`vt-cell col-${col.id}${col.num ? ' num' : ''}`}
+              aria-sort={sort.field === col.sort ? (sort.direction === 'asc' ? 'ascending' : 'descending') : undefined}
+            >
               {col.sort ? (
                 <button type="button" class="sort" onClick={() => onSort(col.sort!)} title={`Sort by ${col.label}`}>
                   {col.label} {sort.field === col.sort ? (sort.direction === 'asc' ? '▲' : '▼') : ''}
@@ -235,8 +257,8 @@ function CallsTable({ projectId, filter, sort, onSort }: { projectId: string; fi
         {empty ? (
           <Empty title="No calls match">
             <p>
-              Send calls with <code>POST /call/start</code> and <code>/call/end</code> (or <code>/call/upsert_batch</code>, an OTLP exporter at{' '}
-              <code>/otel/v1/traces</code>), or loosen the filter.
+              Send calls with <code>POST /call/start</code> and <code>/call/end</code> (or <code>/call/upsert_batch</code>, an OTLP exporter
+              at <code>/otel/v1/traces</code>), or loosen the filter.
             </p>
           </Empty>
         ) : (

@@ -12,11 +12,25 @@ import { TableRows } from './table';
 /** One object: its versions, the chosen version's value, a dataset's rows, and the calls that used it. */
 export function ObjectView({ projectId, objectId, route }: { projectId: string; objectId: string; route: Route }) {
   const versions = useAsync(
-    (signal) => post<{ objs: ObjectVersion[] }>('/objs/query', { project_id: projectId, filter: { object_ids: [objectId] }, metadata_only: true, sort_by: [{ field: 'created_at', direction: 'desc' }], limit: 500 }, signal),
+    (signal) =>
+      post<{ objs: ObjectVersion[] }>(
+        '/objs/query',
+        {
+          project_id: projectId,
+          filter: { object_ids: [objectId] },
+          metadata_only: true,
+          sort_by: [{ field: 'created_at', direction: 'desc' }],
+          limit: 500,
+        },
+        signal,
+      ),
     [projectId, objectId],
   );
   const wanted = route.params.get('v') ?? 'latest';
-  const version = useAsync((signal) => post<{ obj: ObjectVersion }>('/obj/read', { project_id: projectId, object_id: objectId, digest: wanted }, signal), [projectId, objectId, wanted]);
+  const version = useAsync(
+    (signal) => post<{ obj: ObjectVersion }>('/obj/read', { project_id: projectId, object_id: objectId, digest: wanted }, signal),
+    [projectId, objectId, wanted],
+  );
   const obj = version.data?.obj;
   const ref = obj ? `weave:///${projectId}/${obj.kind === 'op' ? 'op' : 'object'}/${objectId}:${obj.digest}` : null;
   const val = obj?.val as Record<string, unknown> | undefined;
@@ -35,9 +49,15 @@ export function ObjectView({ projectId, objectId, route }: { projectId: string; 
           <ol class="version-list">
             {versions.data?.objs.map((v) => (
               <li key={v.digest}>
-                <a href={projectHref(projectId, ['objects', objectId], { v: v.digest })} class={obj?.digest === v.digest ? 'active' : ''} aria-current={obj?.digest === v.digest ? 'true' : undefined}>
+                <a
+                  href={projectHref(projectId, ['objects', objectId], { v: v.digest })}
+                  class={obj?.digest === v.digest ? 'active' : ''}
+                  aria-current={obj?.digest === v.digest ? 'true' : undefined}
+                >
                   <strong>v{v.version_index}</strong> {v.is_latest ? <span class="badge status-success">latest</span> : null}
-                  <div class="muted">{fmtTime(v.created_at)} · <code>{v.digest.slice(0, 10)}</code></div>
+                  <div class="muted">
+                    {fmtTime(v.created_at)} · <code>{v.digest.slice(0, 10)}</code>
+                  </div>
                 </a>
               </li>
             ))}
@@ -54,11 +74,15 @@ export function ObjectView({ projectId, objectId, route }: { projectId: string; 
                 </h2>
                 <span class="muted">{obj.base_object_class ?? obj.kind}</span>
                 <span class="spacer" />
-                <a href={projectHref(projectId, ['calls'], { ref: ref! })} class="button-link">Calls using this version →</a>
+                <a href={projectHref(projectId, ['calls'], { ref: ref! })} class="button-link">
+                  Calls using this version →
+                </a>
               </div>
               <dl class="facts">
                 <dt>Ref</dt>
-                <dd><code>{ref}</code></dd>
+                <dd>
+                  <code>{ref}</code>
+                </dd>
                 <dt>Created</dt>
                 <dd>{fmtTime(obj.created_at)}</dd>
               </dl>
@@ -77,14 +101,24 @@ export function ObjectView({ projectId, objectId, route }: { projectId: string; 
                   <h3>References</h3>
                   <ul class="refs">
                     {otherRefs.map((r) => (
-                      <li key={r}><a href={refHref(parseRef(r)!)}><code>{r}</code></a></li>
+                      <li key={r}>
+                        <a href={refHref(parseRef(r)!)}>
+                          <code>{r}</code>
+                        </a>
+                      </li>
                     ))}
                   </ul>
                 </>
               ) : null}
             </>
           ) : null}
-          {versions.data && versions.data.objs.length === 0 && !obj ? <Empty title="No such object"><p>Nothing named <code>{objectId}</code> in {projectId}.</p></Empty> : null}
+          {versions.data && versions.data.objs.length === 0 && !obj ? (
+            <Empty title="No such object">
+              <p>
+                Nothing named <code>{objectId}</code> in {projectId}.
+              </p>
+            </Empty>
+          ) : null}
         </section>
       </div>
     </Layout>

@@ -11,7 +11,18 @@ const OBJECTS_LIMIT = 1000;
 /** The latest version of every object and op of a project, newest first (/objs/query). */
 export function ObjectsView({ projectId }: { projectId: string }) {
   const { data, error, loading } = useAsync(
-    (signal) => post<{ objs: ObjectVersion[] }>('/objs/query', { project_id: projectId, filter: { latest_only: true }, metadata_only: true, sort_by: [{ field: 'created_at', direction: 'desc' }], limit: OBJECTS_LIMIT }, signal),
+    (signal) =>
+      post<{ objs: ObjectVersion[] }>(
+        '/objs/query',
+        {
+          project_id: projectId,
+          filter: { latest_only: true },
+          metadata_only: true,
+          sort_by: [{ field: 'created_at', direction: 'desc' }],
+          limit: OBJECTS_LIMIT,
+        },
+        signal,
+      ),
     [projectId],
   );
   const objs = data?.objs;
@@ -23,8 +34,10 @@ export function ObjectsView({ projectId }: { projectId: string }) {
       {objs && objs.length === 0 ? (
         <Empty title="No objects yet">
           <p>
-            Publish one with <code>POST /obj/create</code> <code>{'{"obj": {"project_id": …, "object_id": "my-dataset", "val": {…}}}'}</code>; a dataset is an object whose{' '}
-            <code>rows</code> is a table ref made with <code>/table/create</code> (the Weave SDK's <code>weave.publish(Dataset(…))</code> does both).
+            Publish one with <code>POST /obj/create</code>{' '}
+            <code>{'{"obj": {"project_id": …, "object_id": "my-dataset", "val": {…}}}'}</code>; a dataset is an object whose{' '}
+            <code>rows</code> is a table ref made with <code>/table/create</code> (the Weave SDK's <code>weave.publish(Dataset(…))</code>{' '}
+            does both).
           </p>
         </Empty>
       ) : null}
@@ -43,8 +56,18 @@ export function ObjectsView({ projectId }: { projectId: string }) {
             {objs.map((o) => {
               const to = projectHref(projectId, ['objects', o.object_id]);
               return (
-                <tr key={`${o.kind}/${o.object_id}`} class="clickable" tabIndex={0} onClick={() => navigate(to)} onKeyDown={(e) => e.key === 'Enter' && navigate(to)}>
-                  <td><a href={to}><code>{o.object_id}</code></a></td>
+                <tr
+                  key={`${o.kind}/${o.object_id}`}
+                  class="clickable"
+                  tabIndex={0}
+                  onClick={() => navigate(to)}
+                  onKeyDown={(e) => e.key === 'Enter' && navigate(to)}
+                >
+                  <td>
+                    <a href={to}>
+                      <code>{o.object_id}</code>
+                    </a>
+                  </td>
                   <td>{o.kind}</td>
                   <td>{o.base_object_class ?? <span class="muted">—</span>}</td>
                   <td class="num">{o.version_index + 1}</td>

@@ -18,8 +18,10 @@ export function Projects() {
         <Empty title="No projects yet">
           <p>
             A project appears once something is written to it. Send a call with your key, e.g. <code>POST /call/start</code> with{' '}
-            <code>{'{"start": {"project_id": "<entity>/<project>", "op_name": "hello", "started_at": "…", "inputs": {}, "attributes": {}}}'}</code>, or point
-            an OpenTelemetry exporter at <code>/otel/v1/traces</code>.
+            <code>
+              {'{"start": {"project_id": "<entity>/<project>", "op_name": "hello", "started_at": "…", "inputs": {}, "attributes": {}}}'}
+            </code>
+            , or point an OpenTelemetry exporter at <code>/otel/v1/traces</code>.
           </p>
         </Empty>
       ) : null}
@@ -37,7 +39,9 @@ export function Projects() {
             {data.projects.map((p) => (
               <tr key={p.project_id}>
                 <td>
-                  <a class="project-link" href={projectHref(p.project_id, ['calls'])}>{p.project_id}</a>
+                  <a class="project-link" href={projectHref(p.project_id, ['calls'])}>
+                    {p.project_id}
+                  </a>
                 </td>
                 <td class="num">{fmtInt(p.call_count)}</td>
                 <td class="num">{fmtInt(p.object_count)}</td>

@@ -29,11 +29,24 @@ export function SignIn({ notice }: { notice?: string }) {
         <p class="muted">Traces, threads, costs and datasets of your LLM apps.</p>
         {notice ? <p class="notice">{notice}</p> : null}
         <label for="api-key">API key</label>
-        <input id="api-key" name="api-key" type="password" autocomplete="off" autofocus placeholder="weft_…" value={key} onInput={(e) => setKeyInput((e.target as HTMLInputElement).value)} />
+        <input
+          id="api-key"
+          name="api-key"
+          type="password"
+          autocomplete="off"
+          autofocus
+          placeholder="weft_…"
+          value={key}
+          onInput={(e) => setKeyInput((e.target as HTMLInputElement).value)}
+        />
         <button type="submit" class="primary" disabled={busy || key.trim() === ''}>
           {busy ? 'Checking…' : 'Sign in'}
         </button>
-        {error ? <p class="error-text" role="alert">{error}</p> : null}
+        {error ? (
+          <p class="error-text" role="alert">
+            {error}
+          </p>
+        ) : null}
         <p class="hint">
           The key is sent as HTTP Basic <code>api:&lt;key&gt;</code> and kept in this tab's session storage only. Create one with{' '}
           <code>npm run weft -- keys create --user you --entity team</code>.

@@ -14,7 +14,12 @@ export function TableRows({ projectId, digest, route }: { projectId: string; dig
   const page = Math.max(0, Number(route.params.get('page') ?? 0) || 0);
   const { data, error, loading } = useAsync(
     // One row more than the page tells whether a next page exists.
-    (signal) => post<{ rows: TableRow[] }>('/table/query', { project_id: projectId, digest, limit: TABLE_PAGE_ROWS + 1, offset: page * TABLE_PAGE_ROWS }, signal),
+    (signal) =>
+      post<{ rows: TableRow[] }>(
+        '/table/query',
+        { project_id: projectId, digest, limit: TABLE_PAGE_ROWS + 1, offset: page * TABLE_PAGE_ROWS },
+        signal,
+      ),
     [projectId, digest, page],
   );
   const rows = data?.rows.slice(0, TABLE_PAGE_ROWS) ?? [];
@@ -25,7 +30,9 @@ export function TableRows({ projectId, digest, route }: { projectId: string; dig
   };
   // Columns: the keys of the rows' objects, in first-seen order.
   const columns: string[] = [];
-  for (const r of rows) if (r.val && typeof r.val === 'object' && !Array.isArray(r.val)) for (const k of Object.keys(r.val)) if (!columns.includes(k)) columns.push(k);
+  for (const r of rows)
+    if (r.val && typeof r.val === 'object' && !Array.isArray(r.val))
+      for (const k of Object.keys(r.val)) if (!columns.includes(k)) columns.push(k);
   return (
     <div class="table-rows">
       {loading ? <Loading what="rows" /> : null}
@@ -49,7 +56,9 @@ export function TableRows({ projectId, digest, route }: { projectId: string; dig
                     return <td key={c}>{v !== null && typeof v === 'object' ? <JsonView value={v} /> : String(v ?? '')}</td>;
                   })
                 ) : (
-                  <td><JsonView value={r.val} /></td>
+                  <td>
+                    <JsonView value={r.val} />
+                  </td>
                 )}
               </tr>
             ))}
@@ -57,11 +66,16 @@ export function TableRows({ projectId, digest, route }: { projectId: string; dig
         </table>
       ) : null}
       <div class="pager">
-        <button type="button" disabled={page === 0} onClick={() => go(page - 1)}>← Previous</button>
+        <button type="button" disabled={page === 0} onClick={() => go(page - 1)}>
+          ← Previous
+        </button>
         <span class="muted">
-          page {fmtInt(page + 1)} · rows {fmtInt(page * TABLE_PAGE_ROWS + (rows.length ? 1 : 0))}–{fmtInt(page * TABLE_PAGE_ROWS + rows.length)}
+          page {fmtInt(page + 1)} · rows {fmtInt(page * TABLE_PAGE_ROWS + (rows.length ? 1 : 0))}–
+          {fmtInt(page * TABLE_PAGE_ROWS + rows.length)}
         </span>
-        <button type="button" disabled={!hasNext} onClick={() => go(page + 1)}>Next →</button>
+        <button type="button" disabled={!hasNext} onClick={() => go(page + 1)}>
+          Next →
+        </button>
       </div>
     </div>
   );

@@ -17,7 +17,13 @@ export function ThreadView({ projectId, threadId }: { projectId: string; threadI
       // Turns are the thread's calls whose turn_id is their own id.
       const calls = await postJsonl<Call>(
         '/calls/stream_query',
-        { project_id: projectId, filter: { thread_ids: [threadId] }, query: { $expr: { $eq: [{ $getField: 'turn_id' }, { $getField: 'id' }] } }, sort_by: [{ field: 'started_at', direction: 'asc' }], limit: MAX_TURNS },
+        {
+          project_id: projectId,
+          filter: { thread_ids: [threadId] },
+          query: { $expr: { $eq: [{ $getField: 'turn_id' }, { $getField: 'id' }] } },
+          sort_by: [{ field: 'started_at', direction: 'asc' }],
+          limit: MAX_TURNS,
+        },
         signal,
       );
       return calls;
@@ -33,7 +39,9 @@ export function ThreadView({ projectId, threadId }: { projectId: string; threadI
       {error ? <ErrorBox error={error} /> : null}
       {data && data.length === 0 ? (
         <Empty title="No turns in this thread">
-          <p>Calls of a thread count as turns when their <code>turn_id</code> is their own id.</p>
+          <p>
+            Calls of a thread count as turns when their <code>turn_id</code> is their own id.
+          </p>
         </Empty>
       ) : null}
       {data && data.length > 0 ? (
@@ -44,9 +52,13 @@ export function ThreadView({ projectId, threadId }: { projectId: string; threadI
                 <span class="turn-no">Turn {i + 1}</span>
                 <span class="turn-op">{callLabel(t)}</span>
                 <StatusBadge status={callStatus(t)} />
-                <span class="muted">{fmtTime(t.started_at)} · {fmtMs(latencyMs(t))}</span>
+                <span class="muted">
+                  {fmtTime(t.started_at)} · {fmtMs(latencyMs(t))}
+                </span>
                 <span class="spacer" />
-                <a class="turn-trace" href={projectHref(projectId, ['trace', t.trace_id], { call: t.id })}>Open trace →</a>
+                <a class="turn-trace" href={projectHref(projectId, ['trace', t.trace_id], { call: t.id })}>
+                  Open trace →
+                </a>
               </div>
               <div class="turn-body">
                 <div class="turn-in">

@@ -11,7 +11,12 @@ const THREADS_LIMIT = 500;
 /** Threads of a project, most recently active first (/threads/stream_query). */
 export function ThreadsView({ projectId }: { projectId: string; route: Route }) {
   const { data, error, loading } = useAsync(
-    (signal) => postJsonl<Thread>('/threads/stream_query', { project_id: projectId, sort_by: [{ field: 'last_updated', direction: 'desc' }], limit: THREADS_LIMIT }, signal),
+    (signal) =>
+      postJsonl<Thread>(
+        '/threads/stream_query',
+        { project_id: projectId, sort_by: [{ field: 'last_updated', direction: 'desc' }], limit: THREADS_LIMIT },
+        signal,
+      ),
     [projectId],
   );
   return (
@@ -22,8 +27,9 @@ export function ThreadsView({ projectId }: { projectId: string; route: Route }) 
       {data && data.length === 0 ? (
         <Empty title="No threads yet">
           <p>
-            A thread groups the turns of a conversation: send calls with a <code>thread_id</code> and, on each turn's root call, <code>turn_id</code> equal to
-            its id (the Weave SDK's <code>weave.thread()</code>; with OpenTelemetry, <code>gen_ai.conversation.id</code> or <code>session.id</code>).
+            A thread groups the turns of a conversation: send calls with a <code>thread_id</code> and, on each turn's root call,{' '}
+            <code>turn_id</code> equal to its id (the Weave SDK's <code>weave.thread()</code>; with OpenTelemetry,{' '}
+            <code>gen_ai.conversation.id</code> or <code>session.id</code>).
           </p>
         </Empty>
       ) : null}
@@ -43,8 +49,18 @@ export function ThreadsView({ projectId }: { projectId: string; route: Route }) 
             {data.map((t) => {
               const to = projectHref(projectId, ['threads', t.thread_id]);
               return (
-                <tr key={t.thread_id} class="clickable" tabIndex={0} onClick={() => navigate(to)} onKeyDown={(e) => e.key === 'Enter' && navigate(to)}>
-                  <td><a href={to}><code>{t.thread_id}</code></a></td>
+                <tr
+                  key={t.thread_id}
+                  class="clickable"
+                  tabIndex={0}
+                  onClick={() => navigate(to)}
+                  onKeyDown={(e) => e.key === 'Enter' && navigate(to)}
+                >
+                  <td>
+                    <a href={to}>
+                      <code>{t.thread_id}</code>
+                    </a>
+                  </td>
                   <td class="num">{fmtInt(t.turn_count)}</td>
                   <td class="num">{fmtMs(t.p50_turn_duration_ms)}</td>
                   <td class="num">{fmtMs(t.p99_turn_duration_ms)}</td>

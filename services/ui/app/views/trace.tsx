@@ -22,7 +22,8 @@ interface Node {
 /** Parent/child tree of a trace's calls, children in start order; orphans (parent not in the trace) are roots. */
 function buildTree(calls: Call[]): Node[] {
   const nodes = new Map<string, Node>();
-  for (const c of calls) nodes.set(c.id, { call: c, depth: 0, children: [], start: micros(c.started_at), end: c.ended_at ? micros(c.ended_at) : null });
+  for (const c of calls)
+    nodes.set(c.id, { call: c, depth: 0, children: [], start: micros(c.started_at), end: c.ended_at ? micros(c.ended_at) : null });
   const roots: Node[] = [];
   for (const n of nodes.values()) {
     const parent = n.call.parent_id ? nodes.get(n.call.parent_id) : undefined;
@@ -56,7 +57,14 @@ export function TraceView({ projectId, traceId, route }: { projectId: string; tr
     (signal) =>
       postJsonl<Call>(
         '/calls/stream_query',
-        { project_id: projectId, filter: { trace_ids: [traceId] }, sort_by: [{ field: 'started_at', direction: 'asc' }], limit: MAX_TRACE_CALLS, include_costs: true, include_feedback: true },
+        {
+          project_id: projectId,
+          filter: { trace_ids: [traceId] },
+          sort_by: [{ field: 'started_at', direction: 'asc' }],
+          limit: MAX_TRACE_CALLS,
+          include_costs: true,
+          include_feedback: true,
+        },
         signal,
       ),
     [projectId, traceId],
@@ -70,15 +78,29 @@ export function TraceView({ projectId, traceId, route }: { projectId: string; tr
       {error ? <ErrorBox error={error} /> : null}
       {data && data.length === 0 ? (
         <Empty title="No calls in this trace">
-          <p>Nothing with trace id <code>{traceId}</code> in {projectId}.</p>
+          <p>
+            Nothing with trace id <code>{traceId}</code> in {projectId}.
+          </p>
         </Empty>
       ) : null}
-      {data && data.length > 0 ? <Trace calls={data} projectId={projectId} traceId={traceId} selectedId={route.params.get('call')} /> : null}
+      {data && data.length > 0 ? (
+        <Trace calls={data} projectId={projectId} traceId={traceId} selectedId={route.params.get('call')} />
+      ) : null}
     </Layout>
   );
 }
 
-function Trace({ calls, projectId, traceId, selectedId }: { calls: Call[]; projectId: string; traceId: string; selectedId: string | null }) {
+function Trace({
+  calls,
+  projectId,
+  traceId,
+  selectedId,
+}: {
+  calls: Call[];
+  projectId: string;
+  traceId: string;
+  selectedId: string | null;
+}) {
   const roots = useMemo(() => buildTree(calls), [calls]);
   const [collapsed, setCollapsed] = useState(new Set<string>());
   const rows = flatten(roots, collapsed);
@@ -117,15 +139,22 @@ function Trace({ calls, projectId, traceId, selectedId }: { calls: Call[]; proje
     <div class="trace">
       <div class="trace-main">
         <div class="trace-summary">
-          <strong>{callLabel(roots[0]!.call)}</strong> · {calls.length} call{calls.length === 1 ? '' : 's'} · {fmtMs(span / 1000)} · started {fmtTime(roots[0]!.call.started_at)}
-          {errors ? <span class="badge status-error">{errors} error{errors === 1 ? '' : 's'}</span> : null}
+          <strong>{callLabel(roots[0]!.call)}</strong> · {calls.length} call{calls.length === 1 ? '' : 's'} · {fmtMs(span / 1000)} · started{' '}
+          {fmtTime(roots[0]!.call.started_at)}
+          {errors ? (
+            <span class="badge status-error">
+              {errors} error{errors === 1 ? '' : 's'}
+            </span>
+          ) : null}
           {calls.length >= MAX_TRACE_CALLS ? <span class="muted"> (first {MAX_TRACE_CALLS} calls shown)</span> : null}
         </div>
         <div class="waterfall-head">
           <div class="tree-col">Call</div>
           <div class="bar-col axis">
             {ticks.map((t) => (
-              <span key={t} style={{ left: `${t * 100}%` }}>{fmtMs((t * span) / 1000)}</span>
+              <span key={t} style={{ left: `${t * 100}%` }}>
+                {fmtMs((t * span) / 1000)}
+              </span>
             ))}
           </div>
         </div>
@@ -164,8 +193,14 @@ function Trace({ calls, projectId, traceId, selectedId }: { calls: Call[]; proje
                     <span class="twisty-space" />
                   )}
                   <span class={`dot status-${status}`} aria-hidden="true" />
-                  <span class="tree-label" title={n.call.op_name}>{callLabel(n.call)}</span>
-                  {n.call.exception ? <span class="error-mark" title={n.call.exception}>!</span> : null}
+                  <span class="tree-label" title={n.call.op_name}>
+                    {callLabel(n.call)}
+                  </span>
+                  {n.call.exception ? (
+                    <span class="error-mark" title={n.call.exception}>
+                      !
+                    </span>
+                  ) : null}
                 </div>
                 <div class="bar-col">
                   <div
@@ -174,7 +209,9 @@ function Trace({ calls, projectId, traceId, selectedId }: { calls: Call[]; proje
                     data-start-us={n.start - t0}
                     title={`${fmtMs(((n.end ?? t1) - n.start) / 1000)} from +${fmtMs((n.start - t0) / 1000)}`}
                   />
-                  <span class="bar-label" style={{ left: `${Math.min(left + width, 100)}%` }}>{fmtMs(n.end === null ? null : (n.end - n.start) / 1000)}</span>
+                  <span class="bar-label" style={{ left: `${Math.min(left + width, 100)}%` }}>
+                    {fmtMs(n.end === null ? null : (n.end - n.start) / 1000)}
+                  </span>
                 </div>
               </div>
             );
@@ -191,7 +228,12 @@ function Trace({ calls, projectId, traceId, selectedId }: { calls: Call[]; proje
 /** `#/p/…/call/<id>`: finds the call's trace and opens it there. */
 export function CallRedirect({ projectId, callId }: { projectId: string; callId: string }) {
   const { data, error, loading } = useAsync(
-    (signal) => postJsonl<Call>('/calls/stream_query', { project_id: projectId, filter: { call_ids: [callId] }, columns: ['trace_id'], limit: 1 }, signal),
+    (signal) =>
+      postJsonl<Call>(
+        '/calls/stream_query',
+        { project_id: projectId, filter: { call_ids: [callId] }, columns: ['trace_id'], limit: 1 },
+        signal,
+      ),
     [projectId, callId],
   );
   useEffect(() => {
@@ -201,7 +243,13 @@ export function CallRedirect({ projectId, callId }: { projectId: string; callId:
     <Layout projectId={projectId} tab="calls">
       {loading ? <Loading what="call" /> : null}
       {error ? <ErrorBox error={error} /> : null}
-      {data && data.length === 0 ? <Empty title="No such call"><p>No call <code>{callId}</code> in {projectId}.</p></Empty> : null}
+      {data && data.length === 0 ? (
+        <Empty title="No such call">
+          <p>
+            No call <code>{callId}</code> in {projectId}.
+          </p>
+        </Empty>
+      ) : null}
     </Layout>
   );
 }

@@ -1,8 +1,8 @@
-import { mkdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { startKafkaBroker, type KafkaBroker } from './kafka-broker';
-import { TEST_ROOT } from './paths';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -12,24 +12,23 @@ declare module 'vitest' {
 }
 
 /**
- * A fresh scratch directory for every run; each server gets a data dir beneath it. Unless
- * KAFKA_BROKERS names a broker, one Apache Kafka (KRaft, single node) is started for the
- * whole run from jars resolved with Maven, and stopped at the end.
+ * The `kafka` project's broker: unless KAFKA_BROKERS names one, one Apache Kafka (KRaft,
+ * single node) is started for the whole run from jars resolved with Maven, and stopped at
+ * the end. Only the `kafka` project runs this, so unit and e2e runs need no JVM.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  rmSync(TEST_ROOT, { recursive: true, force: true });
-  mkdirSync(TEST_ROOT, { recursive: true });
   let broker: KafkaBroker | null = null;
+  let dir: string | null = null;
   if (process.env.KAFKA_BROKERS) {
     project.provide('kafkaBrokers', process.env.KAFKA_BROKERS);
   } else {
-    const dir = join(TEST_ROOT, 'kafka');
-    mkdirSync(dir, { recursive: true });
+    // Outside the scratch root, which other projects' setups empty after this one has run.
+    dir = mkdtempSync(join(tmpdir(), 'weft-kafka-'));
     broker = await startKafkaBroker(dir);
     project.provide('kafkaBrokers', broker.brokers);
   }
   return async () => {
     await broker?.stop();
-    if (!process.env.WEFT_KEEP_TEST_DATA) rmSync(TEST_ROOT, { recursive: true, force: true });
+    if (dir) rmSync(dir, { recursive: true, force: true });
   };
 }

@@ -1,7 +1,8 @@
 import type { CallEndBody, CallStartBody, CompletedCall } from '@weft/api';
-import { callPartMessage, TOPICS, type Bus, type CallPartEnvelope } from '@weft/bus';
+import { TOPICS, type Bus } from '@weft/bus';
 import { generateId, metrics, nowMicros, type Caller } from '@weft/core';
 import { endPart, startPart, type CallPartRow } from '@weft/store';
+import { callPartMessage, type CallPartEnvelope } from './envelope';
 
 /** Turns call starts and ends into call parts and publishes them; resolves once durable. */
 export class CallIngest {
@@ -34,7 +35,15 @@ export class CallIngest {
       rows.push(this.prepareStart(c, caller, at).row);
       rows.push(
         this.prepareEnd(
-          { project_id: c.project_id, id: c.id, ended_at: c.ended_at, summary: c.summary, exception: c.exception, output: c.output, svc_run_step_end: c.svc_run_step_end },
+          {
+            project_id: c.project_id,
+            id: c.id,
+            ended_at: c.ended_at,
+            summary: c.summary,
+            exception: c.exception,
+            output: c.output,
+            svc_run_step_end: c.svc_run_step_end,
+          },
           at,
         ),
       );

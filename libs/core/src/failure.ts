@@ -1,0 +1,32 @@
+/**
+ * Markers that say what retrying can do about a failure, so a stage decides without knowing
+ * who failed (the OpenTelemetry Collector's consumererror.NewPermanent, as a value here):
+ *   permanent  — the data itself is refused (retrying the same data cannot succeed): dead-letter it;
+ *   retryable  — something is unavailable for now (overloaded, down, timed out): 503 + Retry-After upstream.
+ */
+const PERMANENT = Symbol.for('weft.failure.permanent');
+
+/** Marks `e` permanent (the same object, so its type and message stay) and returns it. */
+export function markPermanent<E>(e: E): E {
+  if (typeof e === 'object' && e !== null) Object.defineProperty(e, PERMANENT, { value: true });
+  return e;
+}
+
+export function isPermanent(e: unknown): boolean {
+  return typeof e === 'object' && e !== null && (e as Record<symbol, unknown>)[PERMANENT] === true;
+}
+
+/** Unavailable for now; nothing was done. The HTTP edge answers 503 with `Retry-After`. */
+export class RetryableError extends Error {
+  constructor(
+    message: string,
+    readonly retryAfterSeconds = 1,
+  ) {
+    super(message);
+    this.name = 'RetryableError';
+  }
+}
+
+export function isRetryable(e: unknown): e is RetryableError {
+  return e instanceof RetryableError;
+}

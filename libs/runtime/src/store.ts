@@ -1,0 +1,71 @@
+import type { Component, Config, HealthProbe, Logger } from '@weft/core';
+import { migrate, openStore, waitForMigrations, type Store } from '@weft/store';
+
+/** The part of the configuration the store component reads. */
+export type StoreConfig = Pick<
+  Config,
+  | 'CLICKHOUSE_URL'
+  | 'CLICKHOUSE_USER'
+  | 'CLICKHOUSE_PASSWORD'
+  | 'CLICKHOUSE_DATABASE'
+  | 'CLICKHOUSE_CLUSTER'
+  | 'WEFT_DATA_DIR'
+  | 'WEFT_MIGRATE'
+  | 'WEFT_MIGRATE_WAIT_MS'
+>;
+
+/**
+ * ClickHouse (a server at CLICKHOUSE_URL, or embedded under WEFT_DATA_DIR; the cluster form of
+ * the schema when CLICKHOUSE_CLUSTER is set). Start opens it and brings the schema up to date: applies the migrations (WEFT_MIGRATE=auto) or waits until
+ * `weft migrate` has (WEFT_MIGRATE=wait, for several processes on one server).
+ */
+export class StoreComponent implements Component {
+  readonly name = 'store';
+  private opened: Store | null = null;
+
+  constructor(
+    private readonly config: StoreConfig,
+    private readonly log: Logger,
+  ) {}
+
+  /** The open store; only after start. */
+  get store(): Store {
+    if (!this.opened) throw new Error('store used before start');
+    return this.opened;
+  }
+
+  async start(): Promise<void> {
+    const store = openStore({
+      url: this.config.CLICKHOUSE_URL,
+      username: this.config.CLICKHOUSE_USER,
+      password: this.config.CLICKHOUSE_PASSWORD,
+      database: this.config.CLICKHOUSE_DATABASE,
+      dataDir: this.config.WEFT_DATA_DIR,
+      cluster: this.config.CLICKHOUSE_CLUSTER,
+    });
+    try {
+      if (this.config.WEFT_MIGRATE === 'wait') await waitForMigrations(store.client, this.config.WEFT_MIGRATE_WAIT_MS, this.log);
+      else await migrate(store.client, this.log, { cluster: this.config.CLICKHOUSE_CLUSTER });
+    } catch (e) {
+      await store.close();
+      throw e;
+    }
+    this.opened = store;
+  }
+
+  async stop(): Promise<void> {
+    await this.opened?.close();
+    this.opened = null;
+  }
+
+  health: HealthProbe = (signal) => storeProbe(this.store)(signal);
+}
+
+/** Readiness of a store: a `SELECT 1` answered (abandoned when the probe's deadline passes). */
+export function storeProbe(store: Store): HealthProbe {
+  return async (signal) => {
+    const rs = await store.client.query({ query: 'SELECT 1', format: 'JSONEachRow', abort_signal: signal });
+    await rs.json();
+    return { mode: store.mode };
+  };
+}

@@ -1,0 +1,22 @@
+import { adminRoutes, graphqlRoutes } from '@weft/auth';
+import { needs, type Role } from '@weft/runtime';
+import { otlpGrpcFromConfig } from './otlp-grpc';
+import { gatewayRoutes } from './routes';
+
+/** The write endpoints (call parts onto the bus; objects, tables, feedback to the store) and the admin endpoints. */
+export const gatewayRole: Role = (config, log) => ({
+  name: 'gateway',
+  usesBus: true,
+  // A first admin key is made only where the gateway runs (one place in a distributed setup).
+  createsFirstKey: true,
+  async routes(app, deps) {
+    const auth = needs(deps.auth, 'auth', 'gateway');
+    await app.register(gatewayRoutes, { bus: needs(deps.bus, 'the bus', 'gateway'), store: deps.store, auth });
+    await app.register(adminRoutes, { keys: needs(deps.keys, 'the key store', 'gateway'), auth });
+    // weave.init's W&B GraphQL operations, so WANDB_BASE_URL=<weft> is enough for the SDK.
+    await app.register(graphqlRoutes, { auth });
+    // OTLP/gRPC on its own port (WEFT_OTLP_GRPC_PORT), stopped with the HTTP server.
+    const grpc = await otlpGrpcFromConfig(config, { bus: needs(deps.bus, 'the bus', 'gateway'), auth, rateLimit: app.weftRateLimit, log });
+    if (grpc) app.addHook('onClose', () => grpc.close());
+  },
+});

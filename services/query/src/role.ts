@@ -1,0 +1,12 @@
+import { needs, type Role } from '@weft/runtime';
+import { uiRoutes } from '@weft/svc-ui';
+import { queryRoutes } from './routes';
+
+/** Every read endpoint, answered from ClickHouse, and the web UI that talks to them. */
+export const queryRole: Role = (config) => ({
+  name: 'query',
+  async routes(app, deps) {
+    await app.register(queryRoutes, { store: deps.store, auth: needs(deps.auth, 'auth', 'query'), pageRows: config.WEFT_QUERY_PAGE_ROWS });
+    await app.register(uiRoutes);
+  },
+});

@@ -1,0 +1,109 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { REPO_ROOT } from '@weft/harness';
+// The same table eslint.config.js enforces (no-restricted-imports); here it runs in `npm test`.
+import { rules } from '../../scripts/boundaries.js';
+
+/** Every TypeScript file under `dir` (relative to the repo), skipping node_modules. */
+function tsFiles(dir: string): string[] {
+  const out: string[] = [];
+  const walk = (d: string) => {
+    for (const name of readdirSync(join(REPO_ROOT, d))) {
+      if (name === 'node_modules') continue;
+      const rel = join(d, name);
+      if (statSync(join(REPO_ROOT, rel)).isDirectory()) walk(rel);
+      else if (rel.endsWith('.ts')) out.push(rel);
+    }
+  };
+  walk(dir);
+  return out;
+}
+
+/** The module specifiers a file imports or re-exports (static and dynamic). */
+function importsOf(file: string): string[] {
+  const text = readFileSync(join(REPO_ROOT, file), 'utf8');
+  return [...text.matchAll(/(?:from\s+|import\s*\(\s*|^import\s+)['"]([^'"]+)['"]/gm)].map((m) => m[1] as string);
+}
+
+/** A glob of the rules table (`@weft/svc-*`, `**\/services/**`) against a specifier seen from `file`. */
+function matches(pattern: string, specifier: string, file: string): boolean {
+  if (pattern.startsWith('**/')) {
+    if (!specifier.startsWith('.')) return false;
+    const target = relative(REPO_ROOT, resolve(REPO_ROOT, dirname(file), specifier));
+    // Within the file's own package (libs/<x>, services/<x>, bench) anything goes.
+    const own = file.startsWith('bench/') ? 'bench/' : `${file.split('/').slice(0, 2).join('/')}/`;
+    if (target.startsWith(own)) return false;
+    const folder = pattern.replace(/^\*\*\//, '').replace(/\/\*\*$/, '');
+    return target === folder || target.startsWith(`${folder}/`);
+  }
+  if (pattern.endsWith('*')) return specifier.startsWith(pattern.slice(0, -1));
+  return specifier === pattern || specifier.startsWith(`${pattern}/`);
+}
+
+/** As eslint reads a pattern list: forbidden when a pattern matches and no later `!pattern` allows it again. */
+function isForbidden(patterns: string[], specifier: string, file: string): boolean {
+  let forbidden = false;
+  for (const p of patterns) {
+    if (p.startsWith('!')) forbidden &&= !matches(p.slice(1), specifier, file);
+    else forbidden ||= matches(p, specifier, file);
+  }
+  return forbidden;
+}
+
+const inScope = (globs: string[], file: string) => globs.some((g) => file.startsWith(g.replace(/\*\*$/, '')));
+const packages = ['libs', 'services'].flatMap((root) => readdirSync(join(REPO_ROOT, root)).map((name) => `${root}/${name}`));
+const sources = [...packages.flatMap((p) => tsFiles(p)), ...tsFiles('bench')];
+
+describe('dependency rules', () => {
+  for (const rule of rules) {
+    it(rule.name, () => {
+      const broken = sources
+        .filter((file) => inScope(rule.files, file))
+        .flatMap((file) =>
+          importsOf(file)
+            .filter((s) => isForbidden(rule.forbidden, s, file))
+            .map((s) => `${file} imports ${s}`),
+        );
+      expect(broken, rule.why).toEqual([]);
+    });
+  }
+
+  it('catches a forbidden import (the matcher itself)', () => {
+    expect(matches('@weft/svc-*', '@weft/svc-gateway', 'libs/x/src/a.ts')).toBe(true);
+    expect(matches('@weft/store', '@weft/store', 'libs/bus/src/a.ts')).toBe(true);
+    expect(matches('**/test/**', '../test/helpers/client', 'bench/a.ts')).toBe(true);
+    expect(matches('**/services/**', '../../../services/query/src/x', 'libs/a/src/b.ts')).toBe(true);
+    expect(matches('**/services/**', './service-things', 'libs/a/src/b.ts')).toBe(false);
+    expect(matches('**/services/**', './routes', 'services/query/src/role.ts')).toBe(false);
+    expect(matches('**/services/**', '../../gateway/src/calls', 'services/inference/src/x.ts')).toBe(true);
+    expect(isForbidden(['@weft/svc-*', '!@weft/svc-ui'], '@weft/svc-ui', 'services/query/src/role.ts')).toBe(false);
+    expect(isForbidden(['@weft/svc-*', '!@weft/svc-ui'], '@weft/svc-gateway', 'services/query/src/role.ts')).toBe(true);
+  });
+
+  it('every package declares the workspace packages it imports, and no others', () => {
+    const names = new Map(
+      packages.map((p) => [p, (JSON.parse(readFileSync(join(REPO_ROOT, p, 'package.json'), 'utf8')) as { name: string }).name]),
+    );
+    const problems: string[] = [];
+    for (const pkg of packages) {
+      const manifest = JSON.parse(readFileSync(join(REPO_ROOT, pkg, 'package.json'), 'utf8')) as {
+        dependencies?: Record<string, string>;
+        devDependencies?: Record<string, string>;
+      };
+      const declared = new Set(
+        Object.keys({ ...manifest.dependencies, ...manifest.devDependencies }).filter((d) => d.startsWith('@weft/')),
+      );
+      const used = new Set(
+        tsFiles(pkg)
+          .flatMap(importsOf)
+          .filter((s) => s.startsWith('@weft/'))
+          .map((s) => s.split('/').slice(0, 2).join('/')),
+      );
+      used.delete(names.get(pkg) as string);
+      for (const u of used) if (!declared.has(u)) problems.push(`${pkg} imports ${u} without declaring it`);
+      for (const d of declared) if (!used.has(d)) problems.push(`${pkg} declares ${d} but does not import it`);
+    }
+    expect(problems).toEqual([]);
+  });
+});

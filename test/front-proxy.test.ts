@@ -58,7 +58,7 @@ function routesOfTree(tree: string): { method: string; url: string }[] {
  */
 async function registeredRoutes(): Promise<OwnedRoute[]> {
   const weft = await createWeft(
-    loadConfig({ WEFT_DATA_DIR: newDataDir('proxy-routes'), LOG_LEVEL: 'silent' }),
+    loadConfig({ WEFT_DATA_DIR: newDataDir('proxy-routes'), LOG_LEVEL: 'silent', WEFT_OTLP_GRPC_PORT: '0' }),
     createLogger('silent', { mode: 'test' }),
   );
   try {

@@ -37,6 +37,8 @@ const config = loadConfig({
   LOG_LEVEL: 'warn',
   PORT: '0',
   HOST: '127.0.0.1',
+  // Any free port for OTLP/gRPC, never the standard 4317 (another weft may hold it).
+  WEFT_OTLP_GRPC_PORT: '0',
   WEFT_BOOTSTRAP_API_KEY: HARNESS_API_KEY,
 });
 const weft = await createWeft(config, createLogger('warn', { mode: 'bench' }));
@@ -269,6 +271,28 @@ await timed('stream: 100 rows sorted on summary.weave.latency_ms, costs', () =>
     include_costs: true,
   }),
 );
+await timed('stream: 100 rows of one op sorted on latency, costs (end-part sort over a filter)', () =>
+  whole('/calls/stream_query', {
+    project_id: P,
+    filter: { op_names: ['op-7'] },
+    sort_by: [{ field: 'summary.weave.latency_ms', direction: 'desc' }],
+    limit: 100,
+    include_costs: true,
+  }),
+);
+/** What the web UI's calls table asks (services/ui/app/views/calls.tsx): newest first, its columns, costs. */
+const UI_PAGE = {
+  project_id: P,
+  sort_by: [{ field: 'started_at', direction: 'desc' }],
+  limit: 100,
+  include_costs: true,
+  columns: ['id', 'op_name', 'display_name', 'started_at', 'ended_at', 'exception', 'summary', 'svc_user_id', 'trace_id', 'parent_id'],
+};
+await timed('UI: first page (newest 100, columns, costs)', () => whole('/calls/stream_query', UI_PAGE));
+await timed(`UI: scrollbar jump to the middle (offset ${Math.floor(N / 2).toLocaleString('en-US')})`, () =>
+  whole('/calls/stream_query', { ...UI_PAGE, offset: Math.floor(N / 2) }),
+);
+await timed('UI: analytics, /calls/aggregate over the whole project', () => whole('/calls/aggregate', { project_id: P }));
 await timed('count: whole project', () => whole('/calls/query_stats', { project_id: P }));
 await timed('count: filtered (op_names + $expr on inputs.n + status)', () =>
   whole('/calls/query_stats', {

@@ -3,7 +3,7 @@
  * calls, default 1,000,000, loaded into a fresh or reused BENCH_DATA_DIR) in a real headless
  * Chromium. Measures, per run on a fresh page: time from navigation to the first page of rows on
  * screen, and what scrolling fetches: requests, rows received, and the time for rows to appear
- * after a jump to the middle of the table. The server runs in this process (all-in-one, embedded
+ * after a jump to the middle of the table, then the analytics view over the whole project. The server runs in this process (all-in-one, embedded
  * ClickHouse), as in bench:query.
  */
 import { mkdtempSync } from 'node:fs';
@@ -26,6 +26,8 @@ const config = loadConfig({
   LOG_LEVEL: 'warn',
   PORT: '0',
   HOST: '127.0.0.1',
+  // Any free port for OTLP/gRPC, never the standard 4317 (another weft may hold it).
+  WEFT_OTLP_GRPC_PORT: '0',
   WEFT_BOOTSTRAP_API_KEY: KEY,
 });
 const weft = await createWeft(config, createLogger('warn', { mode: 'bench' }));
@@ -55,6 +57,7 @@ const browser = await launchBrowser();
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const firstPage: number[] = [];
 const jump: number[] = [];
+const analytics: number[] = [];
 let maxRowsFetched = 0;
 let maxRequests = 0;
 try {
@@ -93,6 +96,12 @@ try {
       .catch(() => undefined);
     await page.locator('.vt-body .placeholder').first().waitFor({ state: 'detached', timeout: 120_000 });
     jump.push(performance.now() - t1);
+    // The analytics view over the whole project: totals and charts from /calls/aggregate.
+    const t2 = performance.now();
+    await page.goto(`${url}/#/p/${P}/analytics`);
+    await page.locator('.analytics .totals').waitFor({ timeout: 300_000 });
+    await page.locator('figure.chart canvas').first().waitFor({ timeout: 60_000 });
+    analytics.push(performance.now() - t2);
     const rows = pages.reduce((s, p) => s + (p.limit ?? 0), 0);
     maxRowsFetched = Math.max(maxRowsFetched, rows);
     maxRequests = Math.max(maxRequests, pages.length);
@@ -105,6 +114,13 @@ try {
 const fmt = (xs: number[]) => `median ${median(xs).toFixed(0)} ms (min ${Math.min(...xs).toFixed(0)}, max ${Math.max(...xs).toFixed(0)})`;
 console.log(`calls view, first page of rows on screen:          ${fmt(firstPage)}`);
 console.log(`jump to the middle (row ${N / 2}), rows on screen:  ${fmt(jump)}`);
+console.log(`analytics view over the whole project, totals and charts on screen: ${fmt(analytics)}`);
+console.log(
+  `load average after the runs: ${(await import('node:os'))
+    .loadavg()
+    .map((x) => x.toFixed(1))
+    .join(' ')}`,
+);
 console.log(
   `most rows fetched in one session (first page, 10 screens, the jump): ${maxRowsFetched} of ${N} (${maxRequests} requests of ≤ 100 rows)`,
 );

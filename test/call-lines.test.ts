@@ -6,7 +6,9 @@ import { startWeft, type RunningWeft } from './helpers/server';
 /**
  * The Call lines ClickHouse builds for /calls/stream_query (libs/query call-json.ts): the stored
  * dumps spliced in, times and derived summary fields as the interface writes them, projections,
- * pages of 2 rows; then the calls_starts/calls_deleted migration run again on an existing data dir.
+ * pages of 2 rows; latency/status over filters (calls_starts ⋈ calls_ends) against the merging path
+ * and under replays; then the calls_starts/calls_deleted/calls_ends migrations run again on an
+ * existing data dir.
  */
 let weft: RunningWeft;
 let api: Client;
@@ -61,6 +63,7 @@ const batch = [
   ...['e', 'f', 'g'].map((id, i) => start(id, `2024-01-01T00:00:0${5 + i}Z`, { op_name: 'bulk', inputs: { i } })),
 ];
 
+const sorted = (a: string[]) => [...a].sort();
 const stream = async (body: Record<string, unknown> = {}) => api.jsonl<any>('/calls/stream_query', { project_id: P, ...body });
 
 beforeAll(async () => {
@@ -161,13 +164,49 @@ describe('call lines', () => {
     expect((await api.post('/calls/query_stats', { project_id: P })).body.count).toBe(7);
   });
 
+  it('latency and status over a filter join calls_starts with calls_ends: same answers as merging, replays counted once', async () => {
+    const plain = { filter: { op_names: ['plain'] } };
+    const byLatency = { ...plain, sort_by: [{ field: 'summary.weave.latency_ms', direction: 'desc' }] };
+    const status = (s: string) => ({ query: { $expr: { $eq: [{ $getField: 'summary.weave.status' }, { $literal: s }] } } });
+    const count = async (body: Record<string, unknown>) => (await api.post('/calls/query_stats', { project_id: P, ...body })).body.count;
+    // c ended (999 ms), d runs: NULL latency last.
+    expect((await stream(byLatency)).map((r) => r.id)).toEqual(['c', 'd']);
+    expect(await count(status('error'))).toBe(1);
+    expect(await count(status('running'))).toBe(4);
+    expect(await count({ ...plain, ...status('descendant_error') })).toBe(1);
+    // The same matches through the merging path (a display_name sort cannot use the split tables).
+    const merged = await stream({ ...status('running'), sort_by: [{ field: 'display_name', direction: 'asc' }] });
+    expect(sorted(merged.map((r) => r.id))).toEqual(['d', 'e', 'f', 'g']);
+    expect(
+      (await stream({ ...status('running'), sort_by: [{ field: 'summary.weave.latency_ms', direction: 'asc' }] })).map((r) => r.id),
+    ).toEqual(['d', 'e', 'f', 'g']);
+    // A replayed start and end (at-least-once delivery) before any merge: still one call each.
+    expect((await api.post('/call/upsert_batch', { batch: [batch[4], batch[5], batch[0], batch[1]] })).status).toBe(200);
+    expect((await stream(byLatency)).map((r) => r.id)).toEqual(['c', 'd']);
+    expect(await count({ ...plain, ...status('descendant_error') })).toBe(1);
+    expect(await count(status('success'))).toBe(1);
+    expect((await stream({ sort_by: [{ field: 'summary.weave.latency_ms', direction: 'desc' }] })).map((r) => r.id)).toEqual([
+      'a',
+      'c',
+      'b',
+      'd',
+      'e',
+      'f',
+      'g',
+    ]);
+    const agg = (await api.post('/calls/aggregate', { project_id: P })).body;
+    expect(agg.totals).toMatchObject({ calls: 7, errors: 1 });
+  });
+
   it('a data dir written before calls_starts gets it back-filled, deletions included', async () => {
     expect(await weft.stop()).toBe(0);
     // Back to the schema before migration 070, plus a deletion the new tables never saw.
     const store = openStore({ dataDir: weft.dataDir });
-    for (const q of ['DROP VIEW calls_starts_view', 'DROP VIEW calls_deleted_view', 'DROP TABLE calls_starts', 'DROP TABLE calls_deleted'])
-      await store.client.command({ query: q });
-    await store.client.command({ query: 'ALTER TABLE weft_migrations DELETE WHERE version = 70 SETTINGS mutations_sync = 2' });
+    for (const t of ['calls_starts', 'calls_deleted', 'calls_ends']) {
+      await store.client.command({ query: `DROP VIEW ${t}_view` });
+      await store.client.command({ query: `DROP TABLE ${t}` });
+    }
+    await store.client.command({ query: 'ALTER TABLE weft_migrations DELETE WHERE version IN (70, 80) SETTINGS mutations_sync = 2' });
     await store.client.command({
       query: `INSERT INTO call_parts (project_id, id, deleted_at, input_refs, output_refs, created_at) VALUES ('${P}', 'e', now64(3), [], [], now64(6))`,
     });
@@ -179,5 +218,19 @@ describe('call lines', () => {
     expect(rows[0].inputs.s).toBe(tricky);
     expect((await api.post('/calls/query_stats', { project_id: P })).body.count).toBe(6);
     expect((await stream({ filter: { op_names: ['bulk'] } })).map((r) => r.id)).toEqual(['f', 'g']);
+    // calls_ends back-filled too: latency over a filter, status counts.
+    expect(
+      (await stream({ filter: { op_names: ['plain'] }, sort_by: [{ field: 'summary.weave.latency_ms', direction: 'desc' }] })).map(
+        (r) => r.id,
+      ),
+    ).toEqual(['c', 'd']);
+    expect(
+      (
+        await api.post('/calls/query_stats', {
+          project_id: P,
+          query: { $expr: { $eq: [{ $getField: 'summary.weave.status' }, { $literal: 'error' }] } },
+        })
+      ).body.count,
+    ).toBe(1);
   }, 180_000);
 });

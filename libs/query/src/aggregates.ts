@@ -15,19 +15,16 @@ export class CallsAggregatePlan {
     this.plan = new CallsQueryPlan({ ...req, sort_by: [] });
   }
 
-  /** The matched calls, merged, with the given columns re-aggregated. */
+  /** The matched calls, one row each with the given columns (calls_starts ⋈ calls_ends where possible). */
   private mergedSql(p: Params, columns: string[]): string {
-    const pid = this.plan.projectParam;
-    return `SELECT id, ${columns.map((c) => `any(${c}) AS ${c}`).join(', ')}
-    FROM calls_merged WHERE project_id = ${pid} AND id IN (${this.plan.matchingIdsSql(p)})
-    GROUP BY project_id, id`;
+    return this.plan.matchedCallsSql(p, columns);
   }
 
-  /** Earliest and latest start among the matched calls (start parts carry started_at: no merge). */
+  /** Earliest and latest start among the matched calls. */
   rangeQuery(): BuiltQuery {
     const p = this.plan.params;
     const sql = `SELECT toUnixTimestamp64Micro(min(started_at)) AS min_us, toUnixTimestamp64Micro(max(started_at)) AS max_us, count() AS calls
-    FROM calls_merged WHERE project_id = ${this.plan.projectParam} AND started_at IS NOT NULL AND id IN (${this.plan.matchingIdsSql(p)})`;
+    FROM (${this.mergedSql(p, ['started_at'])})`;
     return { sql, params: p.values };
   }
 

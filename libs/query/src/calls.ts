@@ -63,6 +63,13 @@ const START_COLUMNS = new Set([
 ]);
 const onlyStart = (cols: Iterable<string>) => [...cols].every((c) => START_COLUMNS.has(c));
 
+/**
+ * Merged columns that only an end part writes, copied to calls_ends (SCHEMA.md): a query over
+ * start and end columns (latency, status, costs) joins calls_starts with calls_ends instead of
+ * re-aggregating the project in calls_merged. The output is not among them (not copied).
+ */
+const END_COLUMNS = new Set(['ended_at', 'exception', 'summary_dump', 'output_refs', 'svc_run_step_end']);
+
 /** One term of the total order: a non-NULL expression, its ClickHouse type (to bind a cursor), a direction. */
 export interface SortKey {
   sql: string;
@@ -142,6 +149,8 @@ export class CallsQueryPlan {
   private readonly idConds: string[] = [];
   /** Conditions on merged rows. */
   private readonly conds: string[] = ['started_at IS NOT NULL', 'deleted_at IS NULL'];
+  /** The conditions of `conds` that read end-part columns (evaluated after joining calls_ends). */
+  private readonly endConds = new Set<string>();
   readonly keys: SortKey[];
   /** Merged columns the rows phase reads. */
   readonly columns: Set<string>;
@@ -153,7 +162,14 @@ export class CallsQueryPlan {
    * project), and only those candidates are merged and checked (deleted calls drop out there).
    */
   readonly fromStartParts: boolean;
+  /**
+   * True when every condition and sort key reads start-part or end-part columns (not the output,
+   * not display_name): the matching ids come from calls_starts joined with calls_ends, no merge.
+   */
+  readonly fromStartsAndEnds: boolean;
   private startOnly = true;
+  /** The filter names few calls (ids, traces, parents, threads, turns): calls_ends is read by those ids. */
+  private narrow = false;
 
   constructor(private readonly req: CallsReq) {
     const p = this.base;
@@ -161,18 +177,31 @@ export class CallsQueryPlan {
     this.resolver.used.add('started_at').add('deleted_at');
     this.addFilter(req.filter);
     if (req.query) {
-      const qr = new CallFieldResolver();
-      this.conds.push(compileQuery(req.query.$expr, qr, p));
-      this.track(qr.used);
+      // A top-level $and is kept as separate conditions, so that its terms on start columns
+      // filter calls_starts before any join (compiled whole first: limits and error paths).
+      const whole = compileQuery(req.query.$expr, new CallFieldResolver(), new Params());
+      const and = (req.query.$expr as { $and?: unknown }).$and;
+      for (const term of Array.isArray(and) && whole ? and : [req.query.$expr]) {
+        const qr = new CallFieldResolver();
+        this.addCond(compileQuery(term, qr, p), qr.used);
+      }
     }
     this.keys = this.orderKeys();
     this.fromStartParts = this.startOnly;
+    this.fromStartsAndEnds =
+      !this.startOnly && [...this.resolver.used].every((c) => c === 'deleted_at' || START_COLUMNS.has(c) || END_COLUMNS.has(c));
     const wanted = this.projection();
     this.selected = wanted;
     this.columns = new Set(
       wanted ? [...wanted].flatMap((f) => FIELD_COLUMNS[f] ?? (f in MERGED_CALL_COLUMNS ? [f] : [])) : Object.keys(MERGED_CALL_COLUMNS),
     );
     for (const c of this.resolver.used) this.columns.add(c);
+  }
+
+  private addCond(sql: string, cols: Iterable<string>): void {
+    this.conds.push(sql);
+    if (!onlyStart(cols)) this.endConds.add(sql);
+    this.track(cols);
   }
 
   private track(cols: Iterable<string>): void {
@@ -194,6 +223,7 @@ export class CallsQueryPlan {
     if (filter.call_ids?.length) {
       checkLength('call_ids', filter.call_ids);
       this.idConds.push(`id IN ${p.strArray(filter.call_ids)}`);
+      this.narrow = true;
     }
     for (const [key, column] of lists) {
       const values = filter[key] as string[] | undefined;
@@ -205,10 +235,10 @@ export class CallsQueryPlan {
       }
       checkLength(key, values);
       const cond = `${column} IN ${p.strArray(values)}`;
+      if (key !== 'svc_user_ids' && key !== 'svc_run_ids') this.narrow = true;
       // These columns come from the start part only, so a raw part matching them names a matching call.
       this.prefilter.push(cond);
-      this.conds.push(cond);
-      this.track([column]);
+      this.addCond(cond, [column]);
     }
     if (filter.op_names?.length) {
       checkLength('op_names', filter.op_names);
@@ -219,8 +249,7 @@ export class CallsQueryPlan {
       for (const pre of prefixes) ors.push(`startsWith(op_name, ${p.str(pre)})`);
       const cond = `(${ors.join(' OR ')})`;
       this.prefilter.push(cond);
-      this.conds.push(cond);
-      this.track(['op_name']);
+      this.addCond(cond, ['op_name']);
     }
     for (const key of ['input_refs', 'output_refs'] as const) {
       const values = filter[key];
@@ -232,12 +261,10 @@ export class CallsQueryPlan {
       for (const pre of values.filter((n) => n.endsWith(':*'))) {
         ors.push(`arrayExists(r -> startsWith(r, ${p.str(pre.slice(0, -1))}), ${key})`);
       }
-      this.conds.push(`(${ors.join(' OR ')})`);
-      this.track([key]);
+      this.addCond(`(${ors.join(' OR ')})`, [key]);
     }
     if (filter.trace_roots_only) {
-      this.conds.push('parent_id IS NULL');
-      this.track(['parent_id']);
+      this.addCond('parent_id IS NULL', ['parent_id']);
     }
   }
 
@@ -321,7 +348,11 @@ export class CallsQueryPlan {
    */
   linesQuery(page: PageSpec): BuiltQuery {
     const p = this.base.clone();
-    const ids = this.fromStartParts ? this.candidatesSql(p, page) : this.idsSql(p, page);
+    const ids = this.fromStartParts
+      ? this.candidatesSql(p, page)
+      : this.fromStartsAndEnds
+        ? this.joinedIdsSql(p, page)
+        : this.idsSql(p, page);
     const keys = this.keys.map((k, i) => `${k.sql} AS _k${i}`).join(', ');
     const cursor = `concat('[', arrayStringConcat([${this.keys.map((_, i) => `toJSONString(_k${i})`).join(', ')}], ','), ']')`;
     let row = `SELECT project_id, id, ${this.aggregates(this.columns)}
@@ -340,12 +371,15 @@ ORDER BY ${this.keys.map((_, i) => `_k${i} ${this.keys[i]!.desc ? 'DESC' : 'ASC'
     return { sql, params: p.values };
   }
 
-  /** Conditions a start part must meet (fromStartParts): every condition but deletion, which calls_deleted answers. */
+  /**
+   * Conditions a start part must meet: every condition on start columns but deletion, which
+   * calls_deleted answers (under fromStartParts, that is every condition).
+   */
   private startConds(): string[] {
     return [
       `project_id = ${this.projectSql}`,
       ...this.idConds,
-      ...this.conds.filter((c) => c !== 'deleted_at IS NULL' && c !== 'started_at IS NOT NULL'),
+      ...this.conds.filter((c) => c !== 'deleted_at IS NULL' && c !== 'started_at IS NOT NULL' && !this.endConds.has(c)),
       `id NOT IN (SELECT id FROM calls_deleted WHERE project_id = ${this.projectSql})`,
     ];
   }
@@ -369,8 +403,62 @@ ORDER BY ${this.keys.map((_, i) => `_k${i} ${this.keys[i]!.desc ? 'DESC' : 'ASC'
     return sql;
   }
 
+  /**
+   * calls_starts (the start conditions) joined with calls_ends: one row per visible call with the
+   * start and end `columns` under their merged names (end columns NULL while a call runs). The
+   * starts are the hashed side (the filtered, smaller one); calls_ends is read for the whole
+   * project unless the filter is narrow (then by those ids: a primary-key lookup). `final`: FINAL
+   * on both, so a replayed part not yet folded is one row (charts over the whole project); without
+   * it a replay may repeat a row, which the rows query folds and counts take DISTINCT (FINAL
+   * would evaluate the conditions after merging instead of in PREWHERE: ×2–3 on a filter).
+   */
+  private joinedSql(columns: Iterable<string>, final: boolean): string {
+    const cols = [...new Set(columns)];
+    const startCols = [...new Set(['started_at', ...cols.filter((c) => START_COLUMNS.has(c))])];
+    const endCols = cols.filter((c) => END_COLUMNS.has(c));
+    const fin = final ? ' FINAL' : '';
+    const startWhere = this.startConds().join(' AND ');
+    const starts = `SELECT id, ${startCols.join(', ')} FROM calls_starts${fin} WHERE ${startWhere}`;
+    if (endCols.length === 0) return starts;
+    const endWhere = [`project_id = ${this.projectSql}`];
+    if (this.narrow) endWhere.push(`id IN (SELECT id FROM calls_starts WHERE ${startWhere})`);
+    return `SELECT s.id AS id, ${[...startCols.map((c) => `s.${c} AS ${c}`), ...endCols.map((c) => `e.${c} AS ${c}`)].join(', ')}
+    FROM (SELECT id, ${endCols.join(', ')} FROM calls_ends${fin} WHERE ${endWhere.join(' AND ')}) AS e
+    RIGHT JOIN (${starts}) AS s ON e.id = s.id`;
+  }
+
+  /** Phase 1 under fromStartsAndEnds: the start conditions on calls_starts, the rest on the joined rows. */
+  private joinedIdsSql(p: Params, page: PageSpec, ordered = true): string {
+    const conds = [...this.endConds];
+    if (page.after) conds.push(afterCursor(this.keys, page.after, p));
+    let sql = `SELECT ${ordered ? '' : 'DISTINCT '}id FROM (
+    ${this.joinedSql(this.resolver.used, false)}
+  )${conds.length ? ` WHERE ${conds.join(' AND ')}` : ''}`;
+    if (ordered) sql += `\n  ORDER BY ${this.orderBy()}`;
+    if (page.limit !== undefined) sql += ` LIMIT ${p.int(page.limit)}`;
+    if (page.offset) sql += `${page.limit === undefined ? ' LIMIT 18446744073709551615' : ''} OFFSET ${p.int(page.offset)}`;
+    return sql;
+  }
+
+  /**
+   * One row per matching call with `columns` (merged column names), for aggregates over the
+   * matched set (the same set counts count): from calls_starts and calls_ends when the plan and
+   * the columns allow, else re-aggregated from calls_merged.
+   */
+  matchedCallsSql(p: Params, columns: string[]): string {
+    const joinable = columns.every((c) => START_COLUMNS.has(c) || END_COLUMNS.has(c));
+    if (joinable && (this.fromStartParts || this.fromStartsAndEnds)) {
+      const rows = this.joinedSql([...columns, ...this.resolver.used], true);
+      return `SELECT id, ${columns.join(', ')} FROM (${rows})${this.endConds.size ? ` WHERE ${[...this.endConds].join(' AND ')}` : ''}`;
+    }
+    return `SELECT id, ${columns.map((c) => `${MERGED_CALL_COLUMNS[c]} AS ${c}`).join(', ')}
+    FROM calls_merged WHERE project_id = ${this.projectSql} AND id IN (${this.matchingIdsSql(p)})
+    GROUP BY project_id, id`;
+  }
+
   /** The matching ids (no order), capped by `limit`: the body of counts and storage sums. */
   matchingIdsSql(p: Params, limit?: number): string {
+    if (this.fromStartsAndEnds) return this.joinedIdsSql(p, { limit }, false);
     if (!this.fromStartParts) return this.idsSql(p, { limit }, false);
     // Start parts carry every column the conditions read: no merge. FINAL folds a replayed start
     // part (an identical key) while reading, and only where parts overlap, which time-ordered
@@ -380,7 +468,7 @@ ORDER BY ${this.keys.map((_, i) => `_k${i} ${this.keys[i]!.desc ? 'DESC' : 'ASC'
 
   /** A page may hold fewer rows than its limit before the end (fromStartParts: replays folded by the rows query). */
   get mayBeShort(): boolean {
-    return this.fromStartParts;
+    return this.fromStartParts || this.fromStartsAndEnds;
   }
 
   get params(): Params {

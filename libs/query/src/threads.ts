@@ -7,8 +7,8 @@ export const THREAD_SORT_FIELDS = ['thread_id', 'turn_count', 'start_time', 'las
 /**
  * Thread statistics (reference §4) over turn calls only: a turn call is its own turn (id = turn_id)
  * and belongs to a thread. The turn calls are read from calls_starts (a time window is a key
- * range there; skip indexes on turn_id/thread_id), and only their end times are looked up in
- * calls_merged by primary key: no merge of whole calls.
+ * range there; skip indexes on turn_id/thread_id) and joined with their end times from
+ * calls_ends: no merge of whole calls.
  * Quantiles are exact (linear interpolation at level·(n−1), like the reference's in-memory server);
  * durations are whole milliseconds (dateDiff), turns not yet ended are left out of them.
  */
@@ -27,8 +27,14 @@ export function buildThreadsQuery(req: ThreadsStreamQueryReq): BuiltQuery {
       throw new ApiError(400, `filter.thread_ids: at most 1000 entries (got ${f.thread_ids.length})`, { field: 'filter.thread_ids' });
     starts.push(`thread_id IN ${p.strArray(f.thread_ids)}`);
   }
-  if (f?.after_datetime)
-    starts.push(`started_at > ${p.add(microsToClickHouse(parseTimestampMicros(f.after_datetime)!), "DateTime64(6, 'UTC')")}`);
+  // The turn calls' end times (calls_ends): by id when the threads are named, else the project's,
+  // narrowed to ends after the window's start (a call ends after it starts; a minmax index).
+  const ends = [`project_id = ${pid}`];
+  if (f?.after_datetime) {
+    const after = p.add(microsToClickHouse(parseTimestampMicros(f.after_datetime)!), "DateTime64(6, 'UTC')");
+    starts.push(`started_at > ${after}`);
+    ends.push(`ended_at > ${after}`);
+  }
   if (f?.before_datetime)
     starts.push(`started_at < ${p.add(microsToClickHouse(parseTimestampMicros(f.before_datetime)!), "DateTime64(6, 'UTC')")}`);
 
@@ -41,6 +47,8 @@ export function buildThreadsQuery(req: ThreadsStreamQueryReq): BuiltQuery {
     return `${s.field} ${s.direction === 'desc' ? 'DESC' : 'ASC'} NULLS LAST`;
   });
   order.push('thread_id ASC');
+
+  if (f?.thread_ids) ends.push(`id IN (SELECT id FROM calls_starts WHERE ${starts.join(' AND ')})`);
 
   let sql = `SELECT thread_id, turn_count, toString(start_time) AS start_time, toString(last_updated) AS last_updated,
   first_turn_id, last_turn_id, p50_turn_duration_ms, p99_turn_duration_ms
@@ -56,12 +64,8 @@ FROM (
   FROM (
     SELECT s.id AS id, s.thread_id AS thread_id, s.started_at AS call_start, e.call_end AS call_end,
       if(call_end IS NULL, NULL, dateDiff('millisecond', call_start, call_end)) AS duration
-    FROM (SELECT id, thread_id, started_at FROM calls_starts FINAL WHERE ${starts.join(' AND ')}) AS s
-    LEFT JOIN (
-      SELECT id, any(ended_at) AS call_end FROM calls_merged
-      WHERE project_id = ${pid} AND ended_at IS NOT NULL AND id IN (SELECT id FROM calls_starts WHERE ${starts.join(' AND ')})
-      GROUP BY project_id, id
-    ) AS e ON s.id = e.id
+    FROM (SELECT id, ended_at AS call_end FROM calls_ends FINAL WHERE ${ends.join(' AND ')}) AS e
+    RIGHT JOIN (SELECT id, thread_id, started_at FROM calls_starts FINAL WHERE ${starts.join(' AND ')}) AS s ON e.id = s.id
   )
   GROUP BY thread_id
   HAVING last_updated IS NOT NULL

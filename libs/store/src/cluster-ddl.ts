@@ -30,6 +30,7 @@ export const SHARDING_KEYS: Readonly<Record<string, string>> = {
   calls_merged_stats: 'cityHash64(project_id, id)',
   calls_starts: 'cityHash64(project_id, id)',
   calls_deleted: 'cityHash64(project_id, id)',
+  calls_ends: 'cityHash64(project_id, id)',
   // Every version of one object on one shard (version_index counts them).
   object_versions: 'cityHash64(project_id, kind, object_id)',
   table_rows: 'cityHash64(project_id, digest)',

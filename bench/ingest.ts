@@ -19,8 +19,9 @@ import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { Kafka, Partitioners, CompressionTypes, logLevel } from 'kafkajs';
 import { callPartCodec, callPartMessage } from '@weft/ingest';
-import { createLogger, nowMicros } from '@weft/core';
-import { endPart, insertCallParts, migrate, openStore, startPart, type CallPartRow } from '@weft/store';
+import { createLogger } from '@weft/core';
+import { insertCallParts, migrate, openStore, type CallPartRow } from '@weft/store';
+import { callItems, sampleRows } from './sample-calls';
 import { Client, type KafkaBroker, metricValue, REPO_ROOT, type RunningWeft, startKafkaBroker, startWeft } from '@weft/harness';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
@@ -33,47 +34,6 @@ const COMPRESSION = (process.env.KAFKA_COMPRESSION ?? 'gzip') as 'gzip' | 'none'
 /** Scratch space (wiped at start): BENCH_DIR, else .bench/ in the repository. */
 const ROOT = process.env.BENCH_DIR ?? join(REPO_ROOT, '.bench');
 const PROFILE_DIR = join(ROOT, 'profiles');
-
-const words = 'the model answered the question about invoices with a short summary and three follow up items'.split(' ');
-const text = (n: number, seed: number) => Array.from({ length: n }, (_, i) => words[(i * 7 + seed) % words.length]).join(' ');
-
-/** One realistic call: prompt-like inputs, a completion-like output, usage in the summary (~1 KB). */
-function callItems(project: string, id: string, seed: number): unknown[] {
-  return [
-    {
-      mode: 'start',
-      req: {
-        start: {
-          project_id: project,
-          id,
-          trace_id: id,
-          op_name: 'weave:///acme/bench/op/summarise:v3',
-          started_at: '2026-01-01T00:00:00.000001Z',
-          attributes: { env: 'bench', model: 'gpt-4o-mini', client: { sdk: 'python', version: '0.51.0' } },
-          inputs: {
-            messages: [
-              { role: 'system', content: text(20, seed) },
-              { role: 'user', content: text(45, seed + 1) },
-            ],
-            temperature: 0.2,
-          },
-        },
-      },
-    },
-    {
-      mode: 'end',
-      req: {
-        end: {
-          project_id: project,
-          id,
-          ended_at: '2026-01-01T00:00:01.5Z',
-          output: { choices: [{ message: { role: 'assistant', content: text(35, seed + 2) } }] },
-          summary: { usage: { 'gpt-4o-mini': { prompt_tokens: 182, completion_tokens: 64, requests: 1 } } },
-        },
-      },
-    },
-  ];
-}
 
 interface LoadResult {
   calls: number;
@@ -209,19 +169,6 @@ async function pipelineMetrics(writerUrl: string, gatewayUrl: string, seconds: n
     shareOfWallTimeInserting: +(insertSeconds / seconds).toFixed(2),
     publishAckMsMean: +((1000 * publishSeconds) / publishes).toFixed(1),
   };
-}
-
-/** The rows the modes write: the parts of BENCH calls, built with the same codecs as the gateway. */
-function sampleRows(n: number): CallPartRow[] {
-  const at = nowMicros();
-  const rows: CallPartRow[] = [];
-  for (let i = 0; i < n; i++) {
-    const [s, e] = callItems('acme/ceiling', `ceiling-${i}`, i) as [{ req: { start: never } }, { req: { end: never } }];
-    const start = s.req.start as { id: string; trace_id: string };
-    rows.push(startPart({ ...(s.req.start as object), id: start.id, trace_id: start.trace_id } as never, 'bench', at));
-    rows.push(endPart(e.req.end, at));
-  }
-  return rows;
 }
 
 /** Ceiling 1: direct inserts into (embedded) ClickHouse, in batches of `batch` rows, in this process. */

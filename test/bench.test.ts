@@ -57,6 +57,26 @@ describe('benchmarks run (tiny mode)', () => {
     expect(r.out).toContain('CPU profile, all-in-one');
   }, 300_000);
 
+  it('bench:ingest-engine measures the schema, each view on call_parts, parsing alone and the default merge base', async () => {
+    const r = await runBench('ingest-engine.ts', {
+      BENCH_DIR: newDataDir('bench-ingest-engine'),
+      BENCH_ENGINE_CALLS: '1000',
+      BENCH_BATCHES: '500',
+      BENCH_SETTLE_MS: '100',
+    });
+    ok(r);
+    const report = JSON.parse(r.out.slice(r.out.indexOf('{')));
+    const names = report.results.map((x: { variant: string }) => x.variant);
+    expect(names).toEqual(
+      expect.arrayContaining(['as migrated', 'without calls_merged_view', 'no views (parse only)', 'merge base 5 (default)']),
+    );
+    for (const x of report.results) expect(x.cpuMicrosPerCall).toBeGreaterThan(0);
+    // Parsing alone makes no part in any call table; the schema as migrated makes one in each.
+    const parts = (v: string) => report.results.find((x: { variant: string }) => x.variant === v).activePartsAtEnd;
+    expect(parts('no views (parse only)')).toEqual({});
+    expect(Object.keys(parts('as migrated'))).toEqual(expect.arrayContaining(['calls_merged', 'calls_starts']));
+  }, 300_000);
+
   it('bench:query loads calls and times every query', async () => {
     const r = await runBench('query.ts', { BENCH_CALLS: '2000', BENCH_RUNS: '1', BENCH_DATA_DIR: newDataDir('bench-query') });
     ok(r);

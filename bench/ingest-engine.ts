@@ -16,7 +16,7 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
-import { CALL_PART_COLUMNS, encodeCallPartsTsv, migrate, openStore, type Store } from '@weft/store';
+import { CALL_PART_COLUMNS, encodeCallPartsTsv, migrate, openStore, type InsertSettings, type Store } from '@weft/store';
 import { REPO_ROOT } from '@weft/harness';
 import { sampleRows } from './sample-calls';
 
@@ -31,6 +31,8 @@ interface Variant {
   name: string;
   /** Statements run on the freshly migrated store before the stream. */
   change: (store: Store) => Promise<string[]>;
+  /** Settings of every insert of the stream. */
+  settings?: InsertSettings;
 }
 
 const query = async <T>(store: Store, sql: string) => (await store.client.query({ query: sql, format: 'JSONEachRow' })).json<T>();
@@ -56,6 +58,7 @@ async function variants(): Promise<Variant[]> {
     { name: 'as migrated', change: async () => [] },
     ...names.map((v) => ({ name: `without ${v}`, change: async () => [`DROP VIEW ${v}`] })),
     { name: 'no views (parse only)', change: async () => names.map((v) => `DROP VIEW ${v}`) },
+    { name: 'optimize_on_insert = 0', change: async () => [], settings: { optimize_on_insert: 0 } },
     {
       name: 'merge base 5 (default)',
       change: async (store: Store) =>
@@ -83,7 +86,7 @@ async function run(variant: Variant, batchParts: number, payloads: Buffer[], ind
     const before = await engineEvents(store);
     const cpu = process.cpuUsage();
     const started = performance.now();
-    for (const p of payloads) await store.insertRaw('call_parts', CALL_PART_COLUMNS, 'TabSeparated', p);
+    for (const p of payloads) await store.insertRaw('call_parts', CALL_PART_COLUMNS, 'TabSeparated', p, variant.settings);
     const insertSeconds = (performance.now() - started) / 1000;
     await new Promise((r) => setTimeout(r, SETTLE_MS));
     const used = process.cpuUsage(cpu);

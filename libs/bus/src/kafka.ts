@@ -109,6 +109,7 @@ export class KafkaBus<T> implements Bus<T> {
   /** Partition count per physical topic, learnt at start; messages are placed by key hash. */
   private readonly partitionCounts = new Map<string, number>();
   private readonly partitioner = Partitioners.DefaultPartitioner();
+  private readonly partitionLists = new Map<number, PartitionMetadata[]>();
   private pendingMessages = 0;
   private pendingBytes = 0;
   private producerConnected: Promise<void> | null = null;
@@ -375,7 +376,12 @@ export class KafkaBus<T> implements Bus<T> {
 
   /** The partition of a key: Kafka's default (murmur2 of the key), as kafkajs and the Java client place it. */
   private partitionOf(topic: string, partitions: number, key: string): number {
-    const partitionMetadata = Array.from({ length: partitions }, (_, partitionId) => ({ partitionId, leader: 0 }) as PartitionMetadata);
+    // One metadata list per partition count, not one per message (it was 1–2 % of the gateway).
+    let partitionMetadata = this.partitionLists.get(partitions);
+    if (!partitionMetadata) {
+      partitionMetadata = Array.from({ length: partitions }, (_, partitionId) => ({ partitionId, leader: 0 }) as PartitionMetadata);
+      this.partitionLists.set(partitions, partitionMetadata);
+    }
     return this.partitioner({ topic, partitionMetadata, message: { key, value: null } });
   }
 

@@ -40,6 +40,9 @@ const clusterSettings: ClickHouseSettings = {
   distributed_product_mode: 'global',
 };
 
+/** Settings of one INSERT (names as ClickHouse's; numbers only, all we use). */
+export type InsertSettings = Record<string, number>;
+
 /** Row formats whose bytes the engine's own parser reads (no row objects on our side). */
 export type RawRowFormat = 'TabSeparated';
 
@@ -53,7 +56,7 @@ export interface Store {
    * chDB's parser (no SQL text around them, no copy into a JS string); on a server, as the
    * request body.
    */
-  insertRaw(table: string, columns: readonly string[], format: RawRowFormat, bytes: Buffer): Promise<void>;
+  insertRaw(table: string, columns: readonly string[], format: RawRowFormat, bytes: Buffer, settings?: InsertSettings): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -76,12 +79,13 @@ export function openStore(opts: StoreOptions): Store {
       client,
       mode: 'server',
       cluster: opts.cluster,
-      insertRaw: async (table, columns, format, bytes) => {
+      insertRaw: async (table, columns, format, bytes, insertSettings) => {
         await client.insert({
           table,
           columns: [...columns] as [string, ...string[]],
           format,
           values: Readable.from([bytes], { objectMode: false }),
+          ...(insertSettings ? { clickhouse_settings: insertSettings as ClickHouseSettings } : {}),
         });
       },
       close: () => client.close(),
@@ -101,9 +105,9 @@ export function openStore(opts: StoreOptions): Store {
   return {
     client,
     mode: 'embedded',
-    insertRaw: async (table, columns, format, bytes) => {
+    insertRaw: async (table, columns, format, bytes, insertSettings) => {
       if (bytes.length === 0) return;
-      await connection.chdb.rawInsert({ table, columns, format, values: bytes });
+      await connection.chdb.rawInsert({ table, columns, format, values: bytes, ...(insertSettings ? { settings: insertSettings } : {}) });
     },
     close: () => client.close(),
   };

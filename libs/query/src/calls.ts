@@ -390,14 +390,16 @@ ORDER BY ${this.keys.map((_, i) => `_k${i} ${this.keys[i]!.desc ? 'DESC' : 'ASC'
    * A start part replayed before the engine folded it may appear twice here (no `LIMIT 1 BY id`:
    * it stops the engine from ending the in-order read at the page size, ×10 at 10M calls); the
    * rows query merges by id, so the page holds it once and may be one row short, which is why
-   * `mayBeShort` tells the stream not to take a short page for the end.
+   * `mayBeShort` tells the stream not to take a short page for the end. A narrow filter (a trace,
+   * ids, a thread) matches few rows, where `LIMIT 1 BY id` costs nothing and spares the stream
+   * a query for an empty last page.
    */
   private candidatesSql(p: Params, page: PageSpec): string {
     const conds = this.startConds();
     if (page.after) conds.push(afterCursor(this.keys, page.after, p));
     let sql = `SELECT id FROM calls_starts
     WHERE ${conds.join(' AND ')}
-    ORDER BY ${this.orderBy()}`;
+    ORDER BY ${this.orderBy()}${this.narrow ? ' LIMIT 1 BY id' : ''}`;
     if (page.limit !== undefined) sql += ` LIMIT ${p.int(page.limit)}`;
     if (page.offset) sql += `${page.limit === undefined ? ' LIMIT 18446744073709551615' : ''} OFFSET ${p.int(page.offset)}`;
     return sql;
@@ -434,7 +436,7 @@ ORDER BY ${this.keys.map((_, i) => `_k${i} ${this.keys[i]!.desc ? 'DESC' : 'ASC'
     let sql = `SELECT ${ordered ? '' : 'DISTINCT '}id FROM (
     ${this.joinedSql(this.resolver.used, false)}
   )${conds.length ? ` WHERE ${conds.join(' AND ')}` : ''}`;
-    if (ordered) sql += `\n  ORDER BY ${this.orderBy()}`;
+    if (ordered) sql += `\n  ORDER BY ${this.orderBy()}${this.narrow ? ' LIMIT 1 BY id' : ''}`;
     if (page.limit !== undefined) sql += ` LIMIT ${p.int(page.limit)}`;
     if (page.offset) sql += `${page.limit === undefined ? ' LIMIT 18446744073709551615' : ''} OFFSET ${p.int(page.offset)}`;
     return sql;
@@ -468,7 +470,7 @@ ORDER BY ${this.keys.map((_, i) => `_k${i} ${this.keys[i]!.desc ? 'DESC' : 'ASC'
 
   /** A page may hold fewer rows than its limit before the end (fromStartParts: replays folded by the rows query). */
   get mayBeShort(): boolean {
-    return this.fromStartParts || this.fromStartsAndEnds;
+    return (this.fromStartParts || this.fromStartsAndEnds) && !this.narrow;
   }
 
   get params(): Params {

@@ -26,7 +26,7 @@ const config = loadConfig({
   LOG_LEVEL: 'warn',
   PORT: '0',
   HOST: '127.0.0.1',
-  // No fixed port: benchmarks (and other engineers' servers) may run side by side.
+  // Any free port for OTLP/gRPC, never the standard 4317 (another weft may hold it).
   WEFT_OTLP_GRPC_PORT: '0',
   WEFT_BOOTSTRAP_API_KEY: KEY,
 });

@@ -107,6 +107,24 @@ describe('benchmarks run (tiny mode)', () => {
     expect(r.out).toMatch(/stream all 3000 rows/);
   }, 300_000);
 
+  it('bench:writers drains a backlog into one shared store, every call stored', async () => {
+    const r = await runBench('writers.ts', {
+      KAFKA_BROKERS: inject('kafkaBrokers'),
+      BENCH_DIR: newDataDir('bench-writers'),
+      BENCH_CALLS: '2000',
+      BENCH_WRITERS: '1,2',
+    });
+    ok(r);
+    const report = JSON.parse(r.out.slice(r.out.indexOf('{')));
+    expect(report.runs.map((x: { writers: number }) => x.writers)).toEqual([1, 2]);
+    for (const run of report.runs) {
+      expect(run.storedCalls).toBe(2000);
+      expect(run.callsPerSec).toBeGreaterThan(0);
+      expect(run.cpuMicrosPerCall.writers).toBeGreaterThan(0);
+      expect(run.cpuMicrosPerCall.clickhouse).toBeGreaterThan(0);
+    }
+  }, 300_000);
+
   it('bench:ui renders the calls view in Chromium and fetches only the pages it shows', async () => {
     const r = await runBench('ui.ts', { BENCH_CALLS: '3000', BENCH_RUNS: '1', BENCH_DATA_DIR: newDataDir('bench-ui') });
     ok(r);

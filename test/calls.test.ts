@@ -1,18 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Client, postOversized } from './helpers/client';
-import { startWeft, type RunningWeft } from './helpers/server';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { postOversized } from './helpers/client';
+import { useWeft } from './helpers/fixture';
 
-let weft: RunningWeft;
-let api: Client;
 const P = 'acme/calls';
 
-beforeAll(async () => {
-  weft = await startWeft();
-  api = new Client(weft.url);
-});
-afterAll(async () => {
-  await weft?.stop();
-});
+const { weft, api } = useWeft();
 
 const start = (over: Record<string, unknown> = {}) => ({
   start: { project_id: P, op_name: 'op', started_at: '2024-05-01T12:00:00Z', attributes: {}, inputs: {}, ...over },

@@ -1,20 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Client, basicAuth } from './helpers/client';
+import { describe, expect, it } from 'vitest';
+import { basicAuth } from './helpers/client';
 import { createKey } from './helpers/keys';
-import { startWeft, type RunningWeft } from './helpers/server';
+import { useWeft } from './helpers/fixture';
 
-let weft: RunningWeft;
-let api: Client;
 const P = 'acme/feedback';
 const callRef = (id: string) => `weave:///${P}/call/${id}`;
 
-beforeAll(async () => {
-  weft = await startWeft();
-  api = new Client(weft.url);
-});
-afterAll(async () => {
-  await weft?.stop();
-});
+const { api } = useWeft();
 
 const replace = (over: Record<string, unknown>) =>
   api.post('/feedback/replace', {

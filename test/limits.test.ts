@@ -3,10 +3,9 @@ import { encodeExportTraceServiceRequest } from '@weft/otlp';
 import { bearerAuth, Client } from './helpers/client';
 import { grpcExport } from './helpers/otlp-grpc-client';
 import { createKey, clientFor } from './helpers/keys';
+import { useWeft } from './helpers/fixture';
 import { startWeft, type RunningWeft } from './helpers/server';
 
-let weft: RunningWeft;
-let api: Client;
 const P = 'acme/limits';
 const TS = '2024-06-01T00:00:00Z';
 const start = (over: Record<string, unknown> = {}) => ({ start: { project_id: P, op_name: 'o', started_at: TS, ...over } });
@@ -23,13 +22,7 @@ const LIMITS = {
   WEFT_MAX_QUERY_DEPTH: '6',
 };
 
-beforeAll(async () => {
-  weft = await startWeft({ env: LIMITS });
-  api = new Client(weft.url);
-});
-afterAll(async () => {
-  await weft?.stop();
-});
+const { weft, api } = useWeft({ env: LIMITS });
 
 /** Every error answer: JSON {status, reason, field?}, the status matching, no stack trace. */
 function expectError(r: { status: number; body: any; text: string }, status: number, field?: string) {

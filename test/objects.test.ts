@@ -1,18 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Client } from './helpers/client';
-import { startWeft, type RunningWeft } from './helpers/server';
+import { describe, expect, it } from 'vitest';
+import { useWeft } from './helpers/fixture';
 
-let weft: RunningWeft;
-let api: Client;
 const P = 'acme/objects';
 
-beforeAll(async () => {
-  weft = await startWeft();
-  api = new Client(weft.url);
-});
-afterAll(async () => {
-  await weft?.stop();
-});
+const { api } = useWeft();
 
 /** Posts a raw JSON text body, so floats like 1.0 reach the server as written. */
 const createRaw = (objectId: string, valText: string, extra = '') =>

@@ -1,28 +1,20 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { context, trace, SpanStatusCode, type Span } from '@opentelemetry/api';
 import { BasicTracerProvider, SimpleSpanProcessor, type ReadableSpan, type SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { OTLPTraceExporter as ProtoExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { decodeExportTraceServiceResponse, decodeRpcStatus, encodeExportTraceServiceRequest } from '@weft/otlp';
-import { basicAuth, bearerAuth, Client } from './helpers/client';
+import { basicAuth, bearerAuth } from './helpers/client';
 import { REPO_ROOT } from './helpers/paths';
-import { startWeft, type RunningWeft } from './helpers/server';
+import { useWeft } from './helpers/fixture';
 
-let weft: RunningWeft;
-let api: Client;
 const P = 'acme/otel';
 
-beforeAll(async () => {
-  weft = await startWeft();
-  api = new Client(weft.url);
-});
-afterAll(async () => {
-  await weft?.stop();
-});
+const { weft, api } = useWeft();
 
 /** `weft_otlp_spans_rejected_total` by `reason/transport`, as /metrics shows it now. */
 async function rejectedMetric(): Promise<Record<string, number>> {

@@ -1,19 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Client } from './helpers/client';
-import { startWeft, type RunningWeft } from './helpers/server';
+import { describe, expect, it } from 'vitest';
+import { useWeft } from './helpers/fixture';
 
 /**
  * WEFT_QUERY_PAGE_ROWS=0: each calls stream is one ClickHouse query (the server-mode default),
  * instead of keyset/candidate pages. Same answers as the paged paths (test/query.test.ts).
  */
-let weft: RunningWeft;
-let api: Client;
 const P = 'qa/unpaged';
 const T = (s: number) => new Date(Date.UTC(2024, 0, 1) + s * 1000).toISOString();
 
-beforeAll(async () => {
-  weft = await startWeft({ env: { WEFT_QUERY_PAGE_ROWS: '0' } });
-  api = new Client(weft.url);
+const { api } = useWeft({ env: { WEFT_QUERY_PAGE_ROWS: '0' } }, async (api) => {
   const batch = Array.from({ length: 30 }, (_, i) => [
     {
       mode: 'start',
@@ -33,9 +28,6 @@ beforeAll(async () => {
     },
   ]).flat();
   expect((await api.post('/call/upsert_batch', { batch })).status).toBe(200);
-}, 180_000);
-afterAll(async () => {
-  await weft?.stop();
 });
 
 describe('calls stream as one query', () => {

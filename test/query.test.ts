@@ -1,15 +1,13 @@
 import { request } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { basicAuth, Client } from './helpers/client';
 import { createKey } from './helpers/keys';
-import { startWeft, type RunningWeft } from './helpers/server';
+import { useWeft } from './helpers/fixture';
 
 /**
  * The query service over real HTTP and the embedded ClickHouse. Pages of 3 rows force the keyset
  * paging path on every multi-row stream.
  */
-let weft: RunningWeft;
-let api: Client;
 let other: Client;
 const P = 'qa/calls';
 /** ISO time `s` seconds into 2024, in the server's form (no fraction when it is zero). */
@@ -141,9 +139,7 @@ const F = (f: string) => ({ $getField: f });
 const L = (v: unknown) => ({ $literal: v });
 const sorted = (xs: string[]) => [...xs].sort();
 
-beforeAll(async () => {
-  weft = await startWeft({ env: { WEFT_QUERY_PAGE_ROWS: '3' } });
-  api = new Client(weft.url);
+const { weft, api } = useWeft({ env: { WEFT_QUERY_PAGE_ROWS: '3' } }, async (api) => {
   // A second user, member of the `qa` entity: its calls carry another svc_user_id.
   other = new Client(weft.url, basicAuth((await createKey(api, 'second-user', ['qa'])).key));
   specs.find((s) => s.id === 'c5')!.client = other;
@@ -172,9 +168,6 @@ beforeAll(async () => {
   }
   await api.post('/cost/create', { project_id: 'qa/other', costs: { 'gpt-4o': { prompt_token_cost: 5, completion_token_cost: 5 } } });
   for (const s of specs) await write(s);
-}, 180_000);
-afterAll(async () => {
-  await weft?.stop();
 });
 
 describe('query language ($expr)', () => {

@@ -12,7 +12,7 @@ import { newDataDir } from './helpers/server';
 // the routes are taken from the real composition (all four roles, in this process), not a list.
 let weft: Weft;
 beforeAll(async () => {
-  const config = loadConfig({ WEFT_DATA_DIR: newDataDir('routes'), LOG_LEVEL: 'silent' });
+  const config = loadConfig({ WEFT_DATA_DIR: newDataDir('routes'), LOG_LEVEL: 'silent', WEFT_OTLP_GRPC_PORT: '0' });
   weft = await createWeft(config, createLogger('silent', { mode: 'test' }));
 });
 afterAll(async () => {

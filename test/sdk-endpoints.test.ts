@@ -1,31 +1,24 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Client, basicAuth } from './helpers/client';
+import { describe, expect, it } from 'vitest';
+import { type Client, basicAuth } from './helpers/client';
 import { createKey, type TestKey } from './helpers/keys';
-import { startWeft, type RunningWeft } from './helpers/server';
+import { useWeft } from './helpers/fixture';
 
 /**
  * The endpoints weft serves for the Weave SDK beyond the 20 (README "Use the Weave SDK"),
  * over real HTTP: the edge's protections on each, and what the SDK relies on (422 for a body
  * that does not fit, digests, all-or-nothing batches, delete cascades).
  */
-let weft: RunningWeft;
-let api: Client;
 let member: TestKey;
 let memberApi: Client;
 const P = 'sdkx/p';
 const T0 = '2024-05-01T12:00:00Z';
 
-beforeAll(async () => {
-  weft = await startWeft();
-  api = new Client(weft.url);
+const { weft, api } = useWeft({}, async (api) => {
   await api.post('/admin/entities/create', { name: 'sdkx' });
   await api.post('/admin/entities/create', { name: 'other' });
   member = await createKey(api, 'sdk-member', ['sdkx']);
   memberApi = api.withAuth(basicAuth(member.key));
-});
-afterAll(async () => {
-  await weft?.stop();
 });
 
 const completed = (id: string, over: Record<string, unknown> = {}) => ({

@@ -1,19 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Client } from './helpers/client';
-import { startWeft, type RunningWeft } from './helpers/server';
+import { describe, expect, it } from 'vitest';
+import { useWeft } from './helpers/fixture';
 
-let weft: RunningWeft;
-let api: Client;
 const P = 'acme/tables';
 const EMPTY = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';
 
-beforeAll(async () => {
-  weft = await startWeft();
-  api = new Client(weft.url);
-});
-afterAll(async () => {
-  await weft?.stop();
-});
+const { api } = useWeft();
 
 const query = async (body: Record<string, unknown>) => {
   const r = await api.post('/table/query', { project_id: P, ...body });

@@ -228,3 +228,12 @@ export const FILE_CREATE_PATH = '/file/create';
 
 export type ExtraEndpointName = keyof typeof extraEndpoints;
 export type ExtraRequestOf<N extends ExtraEndpointName> = z.infer<(typeof extraEndpoints)[N]['request']>;
+
+/** The extra endpoints /openapi.json lists (tagged `extra`): those marked `published`, with their response. */
+export function publishedExtraEndpoints(): [ExtraEndpointName, ExtraEndpointSpec & { response: z.ZodType }][] {
+  return (Object.entries(extraEndpoints) as [ExtraEndpointName, ExtraEndpointSpec][]).flatMap(([name, spec]) =>
+    spec.published && spec.response
+      ? [[name, { ...spec, response: spec.response }] as [ExtraEndpointName, ExtraEndpointSpec & { response: z.ZodType }]]
+      : [],
+  );
+}

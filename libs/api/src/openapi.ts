@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { endpoints, type EndpointSpec } from './endpoints';
-import { extraEndpoints, type ExtraEndpointSpec } from './extra-endpoints';
+import { publishedExtraEndpoints } from './extra-endpoints';
 
 const errorBody = {
   type: 'object',
@@ -27,9 +27,7 @@ export function buildOpenApiDocument(opts: { version: string; serverUrl?: string
     s,
     [s.service],
   ]);
-  for (const [name, spec] of Object.entries(extraEndpoints) as [string, ExtraEndpointSpec][]) {
-    if (spec.published && spec.response) published.push([name, { ...spec, response: spec.response }, [spec.service, 'extra']]);
-  }
+  for (const [name, spec] of publishedExtraEndpoints()) published.push([name, spec, [spec.service, 'extra']]);
   for (const [name, spec, tags] of published) {
     const okContent: Record<string, unknown> =
       spec.stream === 'jsonl'

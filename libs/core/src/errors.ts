@@ -60,7 +60,6 @@ export const forbidden = (reason: string) => new ApiError(403, reason);
 export const notFound = (reason: string) => new ApiError(404, reason);
 export const conflict = (reason: string) => new ApiError(409, reason);
 export const payloadTooLarge = (reason: string, field?: string) => new ApiError(413, reason, { field });
-export const notImplemented = (reason: string) => new ApiError(501, reason);
 export const unavailable = (reason: string, retryAfterSeconds = 1) =>
   new ApiError(503, reason, { headers: { 'Retry-After': String(retryAfterSeconds) } });
 

@@ -44,7 +44,7 @@ export function installErrorHandler(app: FastifyInstance, log: Logger): void {
   app.setErrorHandler((err, request, reply) => {
     const mapError = request.routeOptions?.config?.mapError;
     const api = mapError ? mapError(toApiError(err), request) : toApiError(err);
-    if (api.status >= 500 && api.status !== 501 && api.status !== 503) {
+    if (api.status >= 500 && api.status !== 503) {
       log.error({ err, url: request.url, reqId: request.id }, 'request failed');
     }
     if (reply.raw.headersSent) {

@@ -3,6 +3,7 @@ export * from './errors';
 export * from './auth';
 export * from './route';
 export * from './jsonl';
+export * from './stream';
 export * from './limits';
 export * from './json-body';
 export * from './tenancy';

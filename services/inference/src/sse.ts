@@ -1,8 +1,9 @@
 import type { ServerResponse } from 'node:http';
+import { writeOrWait } from '@weft/http';
 
 /**
  * Server-Sent Events out to a client, written as produced (no buffering), waiting for the
- * socket to drain under back-pressure. `closed` turns true when the client goes away.
+ * socket to drain under back-pressure (writeOrWait, as every streamed response). `closed` turns true when the client goes away.
  */
 export class SseWriter {
   closed = false;
@@ -29,14 +30,7 @@ export class SseWriter {
   }
 
   private async write(text: string): Promise<void> {
-    if (this.closed) return;
-    if (!this.res.write(text)) {
-      await new Promise<void>((resolve) => {
-        const done = () => (this.res.off('drain', done), this.res.off('close', done), resolve());
-        this.res.on('drain', done);
-        this.res.on('close', done);
-      });
-    }
+    if (!this.closed) await writeOrWait(this.res, text);
   }
 
   end(): void {

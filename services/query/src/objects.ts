@@ -1,11 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import { ApiError, badRequest } from '@weft/core';
 import { parseLosslessJson } from '@weft/digest';
-import { addRoute, sendJsonText, sendJsonl, type Authenticator } from '@weft/http';
+import { addRoute, sendJsonArrayObject, sendJsonText, sendJsonl, type Authenticator } from '@weft/http';
 import { queryFeedback, queryObjects, queryTableRows, readFile, readObject, resolveRefs, tableStats } from '@weft/objects';
 import type { Store } from '@weft/store';
 import { toJsonText } from '@weft/digest';
-import { sendJsonArrayObject } from './json-array-stream';
 
 export interface ObjectReadDeps {
   store: Store;

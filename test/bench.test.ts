@@ -62,7 +62,9 @@ describe('benchmarks run (tiny mode)', () => {
     ok(r);
     expect(r.out).toMatch(/loaded 2000 \+ 400 calls/);
     expect(r.out).toMatch(/loaded 2000 calls of ~1 KB into bench\/stream/);
-    expect(r.out.match(/ median +\d+ ms +p95 +\d+ ms +CPU +\d+ ms +peak RSS \d+ MiB/g)?.length).toBe(13);
+    expect(r.out.match(/ median +\d+ ms +p95 +\d+ ms +CPU +\d+ ms +peak RSS \d+ MiB/g)?.length).toBe(17);
+    // A query that fails is reported as FAILED (and the others run): none may.
+    expect(r.out).not.toContain('FAILED');
     // The full streams read every row: 20,000 capped at the 100 op-1 calls, all 2,000, then 1 in 20.
     expect(r.out).toMatch(/to the end \(op_names filter\).* 100 rows,/);
     expect(r.out).toMatch(/\(2,000 calls, ~1 KB\) to the end.* 2,000 rows, \d+ MiB, \d{4} B\/row/);
@@ -129,6 +131,8 @@ describe('benchmarks run (tiny mode)', () => {
     const r = await runBench('ui.ts', { BENCH_CALLS: '3000', BENCH_RUNS: '1', BENCH_DATA_DIR: newDataDir('bench-ui') });
     ok(r);
     expect(r.out).toMatch(/first page of rows on screen: +median \d+ ms/);
+    expect(r.out).toMatch(/jump to the middle of the scrollbar, rows on screen: median \d+ ms/);
+    expect(r.out).toMatch(/analytics view over the whole project, totals and charts on screen: median \d+ ms/);
     const m = /most rows fetched in one session .*: (\d+) of 3000/.exec(r.out);
     expect(m, r.out).not.toBeNull();
     expect(Number(m![1])).toBeLessThan(3000);

@@ -170,6 +170,8 @@ export class CallsQueryPlan {
   private startOnly = true;
   /** The filter names few calls (ids, traces, parents, threads, turns): calls_ends is read by those ids. */
   private narrow = false;
+  /** A condition or sort reads deleted_at itself (not only the implicit "not deleted"). */
+  private readsDeletedAt = false;
 
   constructor(private readonly req: CallsReq) {
     const p = this.base;
@@ -189,7 +191,9 @@ export class CallsQueryPlan {
     this.keys = this.orderKeys();
     this.fromStartParts = this.startOnly;
     this.fromStartsAndEnds =
-      !this.startOnly && [...this.resolver.used].every((c) => c === 'deleted_at' || START_COLUMNS.has(c) || END_COLUMNS.has(c));
+      !this.startOnly &&
+      !this.readsDeletedAt &&
+      [...this.resolver.used].every((c) => c === 'deleted_at' || START_COLUMNS.has(c) || END_COLUMNS.has(c));
     const wanted = this.projection();
     this.selected = wanted;
     this.columns = new Set(
@@ -205,7 +209,11 @@ export class CallsQueryPlan {
   }
 
   private track(cols: Iterable<string>): void {
-    for (const c of cols) this.resolver.used.add(c);
+    for (const c of cols) {
+      this.resolver.used.add(c);
+      // deleted_at is in neither split table (calls_deleted answers "not deleted" only).
+      if (c === 'deleted_at') this.readsDeletedAt = true;
+    }
     if (!onlyStart(cols)) this.startOnly = false;
   }
 

@@ -9,7 +9,8 @@
  *
  * Env: BENCH_SECONDS (default 20), BENCH_CLIENTS (8), BENCH_CALLS_PER_REQUEST (100),
  * BENCH_CEILING_CALLS (calls whose parts make the direct-insert ceiling, 50,000),
- * KAFKA_COMPRESSION (gzip), KAFKA_BROKERS (else a broker is started from the Maven jars, as in the tests).
+ * KAFKA_COMPRESSION (gzip), KAFKA_BROKERS (else a broker is started from the Maven jars, as in the tests),
+ * BENCH_MODES (`aio,kafka`: which modes to run; without kafka no broker is started).
  * The ClickHouse side is embedded chDB in both modes (no ClickHouse server on our machines).
  */
 import { spawnSync } from 'node:child_process';
@@ -18,60 +19,21 @@ import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { Kafka, Partitioners, CompressionTypes, logLevel } from 'kafkajs';
 import { callPartCodec, callPartMessage } from '@weft/ingest';
-import { createLogger, nowMicros } from '@weft/core';
-import { endPart, insertCallParts, migrate, openStore, startPart, type CallPartRow } from '@weft/store';
+import { createLogger } from '@weft/core';
+import { insertCallParts, migrate, openStore, type CallPartRow } from '@weft/store';
+import { callItems, sampleRows } from './sample-calls';
 import { Client, type KafkaBroker, metricValue, REPO_ROOT, type RunningWeft, startKafkaBroker, startWeft } from '@weft/harness';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 8);
 const PER_REQUEST = Number(process.env.BENCH_CALLS_PER_REQUEST ?? 100);
 const CEILING_CALLS = Number(process.env.BENCH_CEILING_CALLS ?? 50_000);
+const MODES = new Set((process.env.BENCH_MODES ?? 'aio,kafka').split(',').map((m) => m.trim()));
 /** Producer compression for the Kafka mode and the kafkajs ceiling alike. */
 const COMPRESSION = (process.env.KAFKA_COMPRESSION ?? 'gzip') as 'gzip' | 'none';
 /** Scratch space (wiped at start): BENCH_DIR, else .bench/ in the repository. */
 const ROOT = process.env.BENCH_DIR ?? join(REPO_ROOT, '.bench');
 const PROFILE_DIR = join(ROOT, 'profiles');
-
-const words = 'the model answered the question about invoices with a short summary and three follow up items'.split(' ');
-const text = (n: number, seed: number) => Array.from({ length: n }, (_, i) => words[(i * 7 + seed) % words.length]).join(' ');
-
-/** One realistic call: prompt-like inputs, a completion-like output, usage in the summary (~1 KB). */
-function callItems(project: string, id: string, seed: number): unknown[] {
-  return [
-    {
-      mode: 'start',
-      req: {
-        start: {
-          project_id: project,
-          id,
-          trace_id: id,
-          op_name: 'weave:///acme/bench/op/summarise:v3',
-          started_at: '2026-01-01T00:00:00.000001Z',
-          attributes: { env: 'bench', model: 'gpt-4o-mini', client: { sdk: 'python', version: '0.51.0' } },
-          inputs: {
-            messages: [
-              { role: 'system', content: text(20, seed) },
-              { role: 'user', content: text(45, seed + 1) },
-            ],
-            temperature: 0.2,
-          },
-        },
-      },
-    },
-    {
-      mode: 'end',
-      req: {
-        end: {
-          project_id: project,
-          id,
-          ended_at: '2026-01-01T00:00:01.5Z',
-          output: { choices: [{ message: { role: 'assistant', content: text(35, seed + 2) } }] },
-          summary: { usage: { 'gpt-4o-mini': { prompt_tokens: 182, completion_tokens: 64, requests: 1 } } },
-        },
-      },
-    },
-  ];
-}
 
 interface LoadResult {
   calls: number;
@@ -209,19 +171,6 @@ async function pipelineMetrics(writerUrl: string, gatewayUrl: string, seconds: n
   };
 }
 
-/** The rows the modes write: the parts of BENCH calls, built with the same codecs as the gateway. */
-function sampleRows(n: number): CallPartRow[] {
-  const at = nowMicros();
-  const rows: CallPartRow[] = [];
-  for (let i = 0; i < n; i++) {
-    const [s, e] = callItems('acme/ceiling', `ceiling-${i}`, i) as [{ req: { start: never } }, { req: { end: never } }];
-    const start = s.req.start as { id: string; trace_id: string };
-    rows.push(startPart({ ...(s.req.start as object), id: start.id, trace_id: start.trace_id } as never, 'bench', at));
-    rows.push(endPart(e.req.end, at));
-  }
-  return rows;
-}
-
 /** Ceiling 1: direct inserts into (embedded) ClickHouse, in batches of `batch` rows, in this process. */
 async function clickHouseCeiling(
   rows: CallPartRow[],
@@ -316,7 +265,7 @@ async function main(): Promise<void> {
   mkdirSync(PROFILE_DIR, { recursive: true });
   const log = createLogger('warn');
   let broker: KafkaBroker | null = null;
-  const brokers = process.env.KAFKA_BROKERS ?? (broker = await startKafkaBroker(join(ROOT, 'kafka'))).brokers;
+  const brokers = !MODES.has('kafka') ? '' : (process.env.KAFKA_BROKERS ?? (broker = await startKafkaBroker(join(ROOT, 'kafka'))).brokers);
   // info: the helpers wait for the 'listening' line; one log line per request is part of the real cost.
   const quiet = { LOG_LEVEL: 'info' };
   const report: Record<string, unknown> = {
@@ -337,7 +286,7 @@ async function main(): Promise<void> {
     // The same at the batch size the services reach under this load (to show what batching buys).
     const chRowsSmall = await clickHouseCeiling(rows.slice(0, Math.round(CEILING_CALLS * 0.4)), 1_000);
     const chJson = await clickHouseCeiling(rows, 10_000, 'JSONEachRow');
-    const kafkaMsgs = await kafkaCeiling(brokers, rows);
+    const kafkaMsgs = MODES.has('kafka') ? await kafkaCeiling(brokers, rows) : NaN;
     report.ceilings = {
       clickhouseRowsPerSec: Math.round(chRows),
       clickhouseCpuMicrosPerCall: Math.round(2 * chBig.cpuMicrosPerRow),
@@ -350,43 +299,49 @@ async function main(): Promise<void> {
     log.warn(report, 'ceilings');
 
     const profiled = (name: string) => ['--cpu-prof', `--cpu-prof-dir=${join(PROFILE_DIR, name)}`];
-    const aio = await startWeft({ dataDir: join(ROOT, 'aio'), env: quiet, nodeArgs: profiled('all-in-one') });
-    running.push(aio);
-    const aioResult = await drive('aio', aio.url, aio.url, [aio.proc.pid!]);
-    const aioMetrics = await pipelineMetrics(aio.url, aio.url, aioResult.seconds);
-    await aio.stop();
+    let aioResult: LoadResult | null = null;
+    let aioMetrics: Record<string, number> = {};
+    if (MODES.has('aio')) {
+      const aio = await startWeft({ dataDir: join(ROOT, 'aio'), env: quiet, nodeArgs: profiled('all-in-one') });
+      running.push(aio);
+      aioResult = await drive('aio', aio.url, aio.url, [aio.proc.pid!]);
+      aioMetrics = await pipelineMetrics(aio.url, aio.url, aioResult.seconds);
+      await aio.stop();
+    }
 
-    const p = {
-      ...quiet,
-      WEFT_BUS: 'kafka',
-      KAFKA_BROKERS: brokers,
-      KAFKA_TOPIC_PREFIX: `bench-${Date.now()}.`,
-      KAFKA_TOPIC_PARTITIONS: '6',
-      KAFKA_COMPRESSION: COMPRESSION,
-      KAFKA_FETCH_MAX_WAIT_MS: '50',
-    };
-    const gateway = await startWeft({
-      entry: 'services/gateway/src/main.ts',
-      dataDir: join(ROOT, 'gw'),
-      env: p,
-      nodeArgs: profiled('gateway'),
-    });
-    const writer = await startWeft({
-      dataDir: join(ROOT, 'writer'),
-      env: { ...p, WEFT_ROLES: 'writer,query' },
-      nodeArgs: profiled('writer'),
-    });
-    running.push(gateway, writer);
-    const brokerPid = broker?.pid();
-    const kafkaResult = await drive('kafka', gateway.url, writer.url, [
-      gateway.proc.pid!,
-      writer.proc.pid!,
-      ...(brokerPid ? [brokerPid] : []),
-    ]);
-    const kafkaMetrics = await pipelineMetrics(writer.url, gateway.url, kafkaResult.seconds);
-    const writerPeakRssMiB = peakRssMiB(writer.proc.pid!);
-    await gateway.stop();
-    await writer.stop();
+    let kafkaResult: LoadResult | null = null;
+    let kafkaMetrics: Record<string, number> = {};
+    let writerPeakRssMiB = NaN;
+    let brokerPid: number | undefined;
+    if (MODES.has('kafka')) {
+      const p = {
+        ...quiet,
+        WEFT_BUS: 'kafka',
+        KAFKA_BROKERS: brokers,
+        KAFKA_TOPIC_PREFIX: `bench-${Date.now()}.`,
+        KAFKA_TOPIC_PARTITIONS: '6',
+        KAFKA_COMPRESSION: COMPRESSION,
+        KAFKA_FETCH_MAX_WAIT_MS: '50',
+      };
+      const gateway = await startWeft({
+        entry: 'services/gateway/src/main.ts',
+        dataDir: join(ROOT, 'gw'),
+        env: p,
+        nodeArgs: profiled('gateway'),
+      });
+      const writer = await startWeft({
+        dataDir: join(ROOT, 'writer'),
+        env: { ...p, WEFT_ROLES: 'writer,query' },
+        nodeArgs: profiled('writer'),
+      });
+      running.push(gateway, writer);
+      brokerPid = broker?.pid();
+      kafkaResult = await drive('kafka', gateway.url, writer.url, [gateway.proc.pid!, writer.proc.pid!, ...(brokerPid ? [brokerPid] : [])]);
+      kafkaMetrics = await pipelineMetrics(writer.url, gateway.url, kafkaResult.seconds);
+      writerPeakRssMiB = peakRssMiB(writer.proc.pid!);
+      await gateway.stop();
+      await writer.stop();
+    }
 
     // Each call is two rows (start and end part) and two Kafka messages.
     const fmt = (r: LoadResult) => ({
@@ -406,25 +361,27 @@ async function main(): Promise<void> {
       },
       driverCpuMicrosPerCall: Math.round(r.driverCpuMicros / r.calls),
     });
-    report.allInOne = {
-      ...fmt(aioResult),
-      ofDirectInsertCeiling: +((aioResult.callsPerSecond * 2) / chRows).toFixed(2),
-      timing: aioMetrics,
-    };
-    report.kafka = {
-      ...fmt(kafkaResult),
-      ofLowerCeiling: +((kafkaResult.callsPerSecond * 2) / Math.min(chRows, kafkaMsgs)).toFixed(2),
-      writerPeakRssMiB,
-      cpuMicrosPerCallByProcess: {
-        gateway: Math.round(kafkaResult.cpuMicros[0]! / kafkaResult.calls),
-        writer: Math.round(kafkaResult.cpuMicros[1]! / kafkaResult.calls),
-        broker: brokerPid ? Math.round(kafkaResult.cpuMicros[2]! / kafkaResult.calls) : 'not measured (KAFKA_BROKERS given)',
-      },
-      timing: kafkaMetrics,
-    };
+    if (aioResult)
+      report.allInOne = {
+        ...fmt(aioResult),
+        ofDirectInsertCeiling: +((aioResult.callsPerSecond * 2) / chRows).toFixed(2),
+        timing: aioMetrics,
+      };
+    if (kafkaResult)
+      report.kafka = {
+        ...fmt(kafkaResult),
+        ofLowerCeiling: +((kafkaResult.callsPerSecond * 2) / Math.min(chRows, kafkaMsgs)).toFixed(2),
+        writerPeakRssMiB,
+        cpuMicrosPerCallByProcess: {
+          gateway: Math.round(kafkaResult.cpuMicros[0]! / kafkaResult.calls),
+          writer: Math.round(kafkaResult.cpuMicros[1]! / kafkaResult.calls),
+          broker: brokerPid ? Math.round(kafkaResult.cpuMicros[2]! / kafkaResult.calls) : 'not measured (KAFKA_BROKERS given)',
+        },
+        timing: kafkaMetrics,
+      };
     report.loadAverageAtEnd = +loadavg()[0]!.toFixed(1);
     process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
-    for (const name of ['all-in-one', 'gateway', 'writer']) {
+    for (const name of [...(aioResult ? ['all-in-one'] : []), ...(kafkaResult ? ['gateway', 'writer'] : [])]) {
       process.stdout.write(`\nCPU profile, ${name} (self time, top functions):\n${profileSummary(join(PROFILE_DIR, name)).join('\n')}\n`);
     }
   } finally {

@@ -1,6 +1,7 @@
 import { Kafka, Partitioners, logLevel } from 'kafkajs';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { DEAD_LETTER_HEADERS, TOPICS } from '@weft/bus';
+import { callPartCodec, type CallPartEnvelope } from '@weft/ingest';
 import { Client } from './helpers/client';
 import { assignedPartitions, eventually, metricValue, pipeline, queriedIds, upsertBatch } from './helpers/pipeline';
 import type { RunningWeft } from './helpers/server';
@@ -108,6 +109,9 @@ describe('gateway → Kafka → writer → ClickHouse', () => {
         { key: 'acme/poison/x', value: 'this is not json' },
         { key: 'acme/poison/y', value: JSON.stringify({ v: 2, kind: 'call_part', row: {} }) },
         { key: 'acme/poison/bad-date', value: JSON.stringify(badRow) },
+        // Version 2 (the TabSeparated line): one of the wrong shape, one the engine refuses.
+        { key: 'acme/poison/z', value: Buffer.from('\u0002acme/poison\tz\n') },
+        { key: 'acme/poison/bad-date-2', value: callPartCodec.encode(badRow as unknown as CallPartEnvelope) },
       ],
     });
     await producer.disconnect();
@@ -126,9 +130,11 @@ describe('gateway → Kafka → writer → ClickHouse', () => {
         letters.push({ value: message.value!.toString(), headers });
       },
     });
-    await eventually(async () => letters.length >= 3, 20_000, 'dead letters');
+    await eventually(async () => letters.length >= 5, 20_000, 'dead letters');
     await consumer.disconnect();
-    expect(letters.map((l) => l.headers[DEAD_LETTER_HEADERS.offset])).toEqual(['0', '1', '2']);
+    // What does not decode is dead-lettered before the batch's insert, what the store refuses after it.
+    letters.sort((a, b) => Number(a.headers[DEAD_LETTER_HEADERS.offset]) - Number(b.headers[DEAD_LETTER_HEADERS.offset]));
+    expect(letters.map((l) => l.headers[DEAD_LETTER_HEADERS.offset])).toEqual(['0', '1', '2', '3', '4']);
     expect(letters.every((l) => l.headers[DEAD_LETTER_HEADERS.topic] === topic && l.headers[DEAD_LETTER_HEADERS.partition] === '0')).toBe(
       true,
     );
@@ -136,6 +142,9 @@ describe('gateway → Kafka → writer → ClickHouse', () => {
     expect(letters[0]!.headers[DEAD_LETTER_HEADERS.reason]).toMatch(/not JSON/);
     expect(letters[1]!.headers[DEAD_LETTER_HEADERS.reason]).toMatch(/invalid envelope at v/);
     expect(letters[2]!.headers[DEAD_LETTER_HEADERS.reason]).toMatch(/store rejected/);
+    expect(letters[3]!.headers[DEAD_LETTER_HEADERS.reason]).toMatch(/invalid envelope \(version 2\): 2 fields, not 24/);
+    expect(letters[4]!.value.charCodeAt(0)).toBe(2);
+    expect(letters[4]!.headers[DEAD_LETTER_HEADERS.reason]).toMatch(/store rejected/);
     expect(await metricValue(writer.url, 'weft_dead_lettered_total')).toBeGreaterThanOrEqual(1);
   });
 

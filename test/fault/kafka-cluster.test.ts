@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { Kafka, logLevel, type Admin } from 'kafkajs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { TOPICS } from '@weft/bus';
-import { callPartCodec } from '@weft/ingest';
+import { callPartCodec, callPartIdentity } from '@weft/ingest';
 import { Client } from '../helpers/client';
 import { startKafkaCluster, type KafkaCluster } from '../helpers/kafka-cluster';
 import { eventually, pipeline, upsertBatch, type Pipeline } from '../helpers/pipeline';
@@ -73,8 +73,8 @@ async function readTopic(brokers: string, topic: string): Promise<{ id: string; 
   await consumer.subscribe({ topic, fromBeginning: true });
   await consumer.run({
     eachMessage: async ({ partition, message }) => {
-      const env = callPartCodec.decode(message.value);
-      out.push({ id: env.row.id, part: env.row.started_at ? 'start' : 'end' });
+      const part = callPartIdentity(callPartCodec.decode(message.value));
+      out.push({ id: part.id, part: part.start ? 'start' : 'end' });
       reached.set(partition, Number(message.offset) + 1);
     },
   });

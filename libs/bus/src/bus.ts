@@ -1,8 +1,19 @@
 import { RetryableError } from '@weft/core';
 import type { BusMessage } from './messages';
 
-/** A batch handler: resolves once the batch is durably stored (e.g. inserted into ClickHouse). */
-export type BatchHandler<T> = (batch: T[]) => Promise<void>;
+/** The items of a batch a handler refused for good (by index in the batch), and why. */
+export interface BatchOutcome {
+  rejected: { index: number; reason: string }[];
+}
+
+/**
+ * A batch handler (a stage, e.g. the writer): resolves once the batch is durably stored, except
+ * the items it reports rejected — the store refused them and retrying cannot help; the bus
+ * dead-letters them (Kafka) or refuses their publishes (in-process). It throws to have the whole
+ * batch retried (nothing committed).
+ */
+// eslint-disable-next-line @typescript-eslint/no-invalid-void-type -- a handler that stored everything may return nothing
+export type BatchHandler<T> = (batch: T[]) => Promise<BatchOutcome | void>;
 
 export interface Subscription {
   /** Stops consuming after the batch in flight; resolves when it is handled. */
@@ -37,5 +48,22 @@ export class BusUnavailableError extends RetryableError {
   constructor(message: string, retryAfterSeconds = 1) {
     super(message, retryAfterSeconds);
     this.name = 'BusUnavailableError';
+  }
+}
+
+/**
+ * Some values of a publish were refused for good by the stage behind the bus (e.g. the store
+ * rejected the rows): retrying them cannot help. The other values of the publish are stored.
+ */
+export class RejectedByStoreError extends Error {
+  // Read by the HTTP edge (toApiError): a 4xx, the request is not worth retrying as is.
+  readonly statusCode = 422;
+  constructor(
+    readonly rejected: number,
+    readonly of: number,
+    readonly reason: string,
+  ) {
+    super(`the store refused ${rejected} of ${of} parts (${reason}); those are not stored, the others are`);
+    this.name = 'RejectedByStoreError';
   }
 }

@@ -1,4 +1,4 @@
-import { isPermanent, type Config, type Logger } from '@weft/core';
+import type { Config, Logger } from '@weft/core';
 import type { Bus } from './bus';
 import type { EnvelopeCodec } from './codec';
 import { InProcessBus } from './in-process';
@@ -44,7 +44,6 @@ export function createBus<T>(config: Config, log: Logger, codec: EnvelopeCodec<T
       fetchMaxWaitMs: config.KAFKA_FETCH_MAX_WAIT_MS,
       sessionTimeoutMs: config.KAFKA_SESSION_TIMEOUT_MS,
       consumers: config.WEFT_WRITER_CONSUMERS,
-      isPermanentError: isPermanent,
       startupTimeoutMs: config.KAFKA_STARTUP_TIMEOUT_MS,
       log,
     });

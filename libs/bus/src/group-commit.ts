@@ -1,21 +1,24 @@
+import type { BatchHandler, BatchOutcome } from './bus';
+
 export interface GroupCommitOptions<T> {
   /** Hand over at most this many items at once... */
   maxItems: number;
   /** ...and wait at most this long (ms) after the first item for others to join. */
   lingerMs: number;
-  handle: (items: T[]) => Promise<void>;
+  handle: BatchHandler<T>;
 }
 
 interface Waiter<T> {
   items: T[];
-  resolve: () => void;
+  resolve: (outcome: BatchOutcome) => void;
   reject: (e: unknown) => void;
 }
 
 /**
  * Joins concurrent `add` calls into one `handle` call, flushed by size or by time, one at a
- * time; each `add` resolves (or rejects) with the handle call that carried its items. The
- * Kafka writer uses it so the batches of several partitions become one ClickHouse insert.
+ * time; each `add` resolves (or rejects) with the handle call that carried its items, and
+ * learns which of its own items were rejected. The Kafka consumer uses it so the batches of
+ * several partitions become one handler call (one ClickHouse insert).
  */
 export class GroupCommit<T> {
   private waiting: Waiter<T>[] = [];
@@ -25,8 +28,8 @@ export class GroupCommit<T> {
 
   constructor(private readonly opts: GroupCommitOptions<T>) {}
 
-  add(items: T[]): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
+  add(items: T[]): Promise<BatchOutcome> {
+    return new Promise<BatchOutcome>((resolve, reject) => {
       this.waiting.push({ items, resolve, reject });
       this.waitingItems += items.length;
       if (this.waitingItems >= this.opts.maxItems) this.flushNow();
@@ -56,8 +59,15 @@ export class GroupCommit<T> {
         for (const it of w.items) items.push(it);
       }
       try {
-        await this.opts.handle(items);
-        for (const w of group) w.resolve();
+        const rejected = (await this.opts.handle(items))?.rejected ?? [];
+        // Each add learns its own rejected items, by its own indices.
+        let offset = 0;
+        for (const w of group) {
+          const end = offset + w.items.length;
+          const own = rejected.filter((r) => r.index >= offset && r.index < end).map((r) => ({ ...r, index: r.index - offset }));
+          w.resolve({ rejected: own });
+          offset = end;
+        }
       } catch (e) {
         for (const w of group) w.reject(e);
       }

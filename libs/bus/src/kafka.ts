@@ -12,7 +12,7 @@ import {
   type Producer,
 } from 'kafkajs';
 import { metrics, type Logger } from '@weft/core';
-import type { BatchHandler, Bus, BusPressure, Subscription } from './bus';
+import type { BatchHandler, BatchOutcome, Bus, BusPressure, Subscription } from './bus';
 import { BusUnavailableError } from './bus';
 import { UndecodableMessageError, type EnvelopeCodec } from './codec';
 import { publishWithDeadline, type Settleable } from './deadline';
@@ -51,13 +51,6 @@ export interface KafkaBusOptions<T> {
   sessionTimeoutMs: number;
   /** Group members this process runs per subscription. */
   consumers: number;
-  /**
-   * True for a handler error that retrying cannot fix (the store rejected the data itself,
-   * marked permanent by the handler: @weft/core markPermanent):
-   * the batch is split to find the rejected messages, which are dead-lettered. Any other
-   * error is retried without committing, so nothing is skipped while the store is down.
-   */
-  isPermanentError: (e: unknown) => boolean;
   /** How often the brokers are probed (a metadata request) to know whether Kafka is down; 0 = never. */
   probeIntervalMs?: number;
   /** A probe not answered within this many ms counts as a failure (health and readiness never hang). */
@@ -493,7 +486,7 @@ export class KafkaBus<T> implements Bus<T> {
         eachBatchAutoResolve: false,
         autoCommit: true,
         partitionsConsumedConcurrently: Math.max(1, Math.ceil(partitions / this.opts.consumers)),
-        eachBatch: (payload) => this.consumeBatch(payload, gate, handler, lag),
+        eachBatch: (payload) => this.consumeBatch(payload, gate, lag),
       });
       members.push(consumer);
     }
@@ -512,9 +505,11 @@ export class KafkaBus<T> implements Bus<T> {
 
   /**
    * One fetched batch of one partition: decode, dead-letter what does not decode, hand the rest
-   * to the handler, and only then resolve and commit the batch's offsets.
+   * to the handler (joined with other partitions' batches), dead-letter what the handler
+   * rejected, and only then resolve and commit the batch's offsets. A handler that throws gets
+   * the batch again (nothing committed).
    */
-  private async consumeBatch(payload: EachBatchPayload, gate: GroupCommit<T>, handler: BatchHandler<T>, lag: LagSeries): Promise<void> {
+  private async consumeBatch(payload: EachBatchPayload, gate: GroupCommit<T>, lag: LagSeries): Promise<void> {
     const { batch, resolveOffset, heartbeat, commitOffsetsIfNecessary, isRunning, isStale } = payload;
     if (batch.messages.length === 0) return;
     // Behind = not yet written: from this batch's first message to the high watermark while
@@ -531,46 +526,23 @@ export class KafkaBus<T> implements Bus<T> {
     }
     if (!isRunning() || isStale()) return;
     if (decoded.length > 0) {
+      let outcome: BatchOutcome;
       try {
-        await gate.add(decoded.map((d) => d.value));
+        outcome = await gate.add(decoded.map((d) => d.value));
       } catch (e) {
-        if (!this.opts.isPermanentError(e)) {
-          this.opts.log.warn({ err: e, topic: batch.topic, partition: batch.partition }, 'store write failed; batch will be retried');
-          await new Promise((r) => setTimeout(r, 1_000));
-          throw e;
-        }
-        await this.isolateRejected(batch.topic, batch.partition, decoded, handler, heartbeat);
+        this.opts.log.warn({ err: e, topic: batch.topic, partition: batch.partition }, 'store write failed; batch will be retried');
+        await new Promise((r) => setTimeout(r, 1_000));
+        throw e;
+      }
+      for (const r of outcome.rejected) {
+        const d = decoded[r.index];
+        if (d) await this.deadLetter(batch.topic, batch.partition, d.message, `store rejected: ${r.reason.slice(0, 500)}`, 'rejected');
       }
     }
     resolveOffset(batch.lastOffset());
     lag.set(batch.topic, batch.partition, Number(batch.offsetLag()));
     await heartbeat();
     await commitOffsetsIfNecessary();
-  }
-
-  /** Splits a batch the store rejected until the rejected messages are found; those are dead-lettered. */
-  private async isolateRejected(
-    topic: string,
-    partition: number,
-    items: { value: T; message: KafkaMessage }[],
-    handler: BatchHandler<T>,
-    heartbeat: () => Promise<void>,
-  ): Promise<void> {
-    if (items.length === 0) return;
-    try {
-      await handler(items.map((d) => d.value));
-      return;
-    } catch (e) {
-      if (!this.opts.isPermanentError(e)) throw e;
-      if (items.length === 1) {
-        await this.deadLetter(topic, partition, items[0]!.message, `store rejected: ${(e as Error).message.slice(0, 500)}`, 'rejected');
-        return;
-      }
-    }
-    await heartbeat();
-    const mid = Math.ceil(items.length / 2);
-    await this.isolateRejected(topic, partition, items.slice(0, mid), handler, heartbeat);
-    await this.isolateRejected(topic, partition, items.slice(mid), handler, heartbeat);
   }
 
   private async deadLetter(topic: string, partition: number, message: KafkaMessage, reason: string, kind: string): Promise<void> {

@@ -20,4 +20,22 @@ describe('GroupCommit', () => {
     expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
     expect(calls.at(-1)).toEqual([13, 14]);
   });
+
+  it('tells each add which of its own items the handler rejected', async () => {
+    const gate = new GroupCommit<string>({
+      maxItems: 10,
+      lingerMs: 20,
+      handle: async (items) => ({
+        rejected: items.flatMap((v, index) => (v.startsWith('bad') ? [{ index, reason: `refused ${v}` }] : [])),
+      }),
+    });
+    const [a, b] = await Promise.all([gate.add(['ok1', 'bad1']), gate.add(['bad2', 'ok2', 'bad3'])]);
+    expect(a).toEqual({ rejected: [{ index: 1, reason: 'refused bad1' }] });
+    expect(b).toEqual({
+      rejected: [
+        { index: 0, reason: 'refused bad2' },
+        { index: 2, reason: 'refused bad3' },
+      ],
+    });
+  });
 });

@@ -20,6 +20,24 @@ describe('in-process bus', () => {
     await bus.close();
   });
 
+  it('waits up to the window before each insert for more publishes, and not at all once a batch is full', async () => {
+    const bus = new InProcessBus<string>({ ...opts, maxBatch: 10, lingerMs: 200 });
+    const batches: string[][] = [];
+    await bus.subscribe('t', async (b) => void batches.push(b));
+    // Publishes spread over less than the window share one insert.
+    const spread = [bus.publish('t', msgs(2, 'a'))];
+    await new Promise((r) => setTimeout(r, 30));
+    spread.push(bus.publish('t', msgs(2, 'b')));
+    await Promise.all(spread);
+    expect(batches).toEqual([['a-0', 'a-1', 'b-0', 'b-1']]);
+    // A full batch goes at once: far sooner than the window.
+    const started = performance.now();
+    await bus.publish('t', msgs(10, 'c'));
+    expect(performance.now() - started).toBeLessThan(150);
+    expect(batches[1]).toHaveLength(10);
+    await bus.close();
+  });
+
   it('rejects publishes whose batch failed to store, and later ones still succeed', async () => {
     const bus = new InProcessBus<string>(opts);
     let fail = true;

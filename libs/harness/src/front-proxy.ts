@@ -1,38 +1,16 @@
-import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { freePort } from './kafka-broker';
+import { ensureDebianBinary } from './debian-package';
 import { REPO_ROOT } from './paths';
 
 /** The distributed mode's front proxy, as shipped (docker-compose.yml mounts the same file). */
 export const NGINX_CONF = join(REPO_ROOT, 'deploy', 'nginx', 'nginx.conf');
 
-const CANDIDATES = ['/usr/sbin/nginx', '/usr/bin/nginx'];
-
-function findNginx(): string | null {
-  if (process.env.WEFT_NGINX) return process.env.WEFT_NGINX;
-  return CANDIDATES.find((p) => existsSync(p)) ?? null;
-}
-
-/**
- * Debian's `nginx`, installed with apt-get when missing (CI machines start bare; the tests run
- * as root there). WEFT_NGINX names another binary.
- */
+/** Debian's `nginx`, installed with apt-get when missing; WEFT_NGINX names another binary. */
 export function ensureNginx(): string {
-  const found = findNginx();
-  if (found) return found;
-  if (process.getuid?.() !== 0)
-    throw new Error("nginx is missing: install Debian's `nginx` package (apt-get install -y nginx) or set WEFT_NGINX");
-  execFileSync('apt-get', ['update'], { stdio: 'ignore', timeout: 300_000 });
-  const r = spawnSync('apt-get', ['install', '-y', '--no-install-recommends', 'nginx'], {
-    stdio: 'pipe',
-    timeout: 600_000,
-    env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
-  });
-  if (r.status !== 0) throw new Error(`apt-get install nginx failed: ${r.stderr?.toString().slice(-2000)}`);
-  const installed = findNginx();
-  if (!installed) throw new Error('nginx was installed but not found');
-  return installed;
+  return ensureDebianBinary({ pkg: 'nginx', paths: ['/usr/sbin/nginx', '/usr/bin/nginx'], envVar: 'WEFT_NGINX' });
 }
 
 /** One proxied request, from the access log: which upstream (host:port) answered it, or `-` for nginx itself. */

@@ -1,7 +1,7 @@
 import type { CallEndBody, CallStartBody } from '@weft/api';
 import { extractRefs, microsToClickHouse, parseTimestampMicros, REF_PREFIX } from '@weft/core';
 import { CALL_PART_COLUMNS, type CallPartRow } from './call-part-row';
-import { encodeCallPartsTsv } from './call-part-tsv';
+import { callPartTsvLine, encodeCallPartsTsv } from './call-part-tsv';
 import type { Store } from './connection';
 
 const orNull = <T>(v: T | null | undefined): T | null => (v === undefined ? null : v);
@@ -68,10 +68,15 @@ export function endPart(e: CallEndBody, acceptedAtMicros: number): CallPartRow {
 }
 
 /**
- * Inserts call parts in one INSERT, as TabSeparated bytes (see call-part-tsv.ts). A replay of
- * the same parts leaves no visible duplicate.
+ * Inserts call parts in one INSERT, as TabSeparated bytes (see call-part-tsv.ts): rows are
+ * encoded, lines already encoded (as they arrive from Kafka) are passed as they are. A replay
+ * of the same parts leaves no visible duplicate.
  */
-export async function insertCallParts(store: Pick<Store, 'insertRaw'>, rows: readonly CallPartRow[]): Promise<void> {
-  if (rows.length === 0) return;
-  await store.insertRaw('call_parts', CALL_PART_COLUMNS, 'TabSeparated', encodeCallPartsTsv(rows));
+export async function insertCallParts(store: Pick<Store, 'insertRaw'>, parts: readonly (CallPartRow | Uint8Array)[]): Promise<void> {
+  if (parts.length === 0) return;
+  const lines = parts.some((p) => p instanceof Uint8Array);
+  const bytes = !lines
+    ? encodeCallPartsTsv(parts as readonly CallPartRow[])
+    : Buffer.concat(parts.map((p) => (p instanceof Uint8Array ? p : Buffer.from(callPartTsvLine(p), 'utf8'))));
+  await store.insertRaw('call_parts', CALL_PART_COLUMNS, 'TabSeparated', bytes);
 }

@@ -9,7 +9,7 @@ import { OtelIngest } from '../src/otel';
 async function pipeline() {
   const bus = new InProcessBus<CallPartEnvelope>({ maxBatch: 1000, lingerMs: 0, maxPending: 10_000, publishTimeoutMs: 5000 });
   const stored: CallPartRow[] = [];
-  await bus.subscribe(TOPICS.callParts, async (batch) => void stored.push(...batch.map((m) => m.row)));
+  await bus.subscribe(TOPICS.callParts, async (batch) => void stored.push(...batch.flatMap((m) => (m.v === 1 ? [m.row] : []))));
   return { otel: new OtelIngest(new CallIngest(bus), createLogger('silent')), stored };
 }
 

@@ -1,0 +1,136 @@
+/**
+ * Where an insert of call parts goes inside the engine (`npm run bench:ingest-engine`): the same
+ * ~1.3 KB calls as bench:ingest, inserted as TabSeparated (the services' path) into embedded
+ * ClickHouse in a sustained stream of inserts of BENCH_BATCHES parts, once with the schema as
+ * migrated and once per variant: without each materialized view on call_parts (what that view's
+ * table costs per call, its merges included), without any (parsing alone), and with the call
+ * tables' merges at ClickHouse's default base (what migration 085 saves).
+ *
+ * Reports per variant the process CPU per call (every thread: the insert, the views, the
+ * background merges while the stream runs and for BENCH_SETTLE_MS after) and, from the
+ * engine's own counters (system.events), the rows its merges rewrote per call.
+ *
+ * Env: BENCH_ENGINE_CALLS (40,000 per variant), BENCH_BATCHES (parts per insert, `800,1600`),
+ * BENCH_SETTLE_MS (3000), BENCH_DIR (scratch, wiped), BENCH_VARIANTS (a comma list to run only some).
+ */
+import { mkdirSync, rmSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { join } from 'node:path';
+import { CALL_PART_COLUMNS, encodeCallPartsTsv, migrate, openStore, type Store } from '@weft/store';
+import { REPO_ROOT } from '@weft/harness';
+import { sampleRows } from './sample-calls';
+
+const CALLS = Number(process.env.BENCH_ENGINE_CALLS ?? 40_000);
+const BATCHES = (process.env.BENCH_BATCHES ?? '800,1600').split(',').map(Number);
+const SETTLE_MS = Number(process.env.BENCH_SETTLE_MS ?? 3000);
+const ROOT = process.env.BENCH_DIR ?? join(REPO_ROOT, '.bench', 'engine');
+const ONLY = process.env.BENCH_VARIANTS?.split(',');
+const CALL_TABLES = ['calls_merged', 'calls_merged_stats', 'calls_starts', 'calls_ends', 'calls_deleted'];
+
+interface Variant {
+  name: string;
+  /** Statements run on the freshly migrated store before the stream. */
+  change: (store: Store) => Promise<string[]>;
+}
+
+const query = async <T>(store: Store, sql: string) => (await store.client.query({ query: sql, format: 'JSONEachRow' })).json<T>();
+const views = (store: Store) =>
+  query<{ name: string }>(
+    store,
+    `SELECT name FROM system.tables WHERE database = currentDatabase() AND engine = 'MaterializedView' AND position(create_table_query, 'call_parts') > 0 ORDER BY name`,
+  ).then((r) => r.map((v) => v.name));
+const existingCallTables = async (store: Store) =>
+  (await query<{ name: string }>(store, 'SELECT name FROM system.tables WHERE database = currentDatabase()'))
+    .map((t) => t.name)
+    .filter((t) => CALL_TABLES.includes(t));
+
+async function variants(): Promise<Variant[]> {
+  // The view names, from a migrated scratch store: a new view on call_parts is measured too.
+  const dir = join(ROOT, 'probe');
+  const store = openStore({ dataDir: dir });
+  await migrate(store.client);
+  const names = await views(store);
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+  return [
+    { name: 'as migrated', change: async () => [] },
+    ...names.map((v) => ({ name: `without ${v}`, change: async () => [`DROP VIEW ${v}`] })),
+    { name: 'no views (parse only)', change: async () => names.map((v) => `DROP VIEW ${v}`) },
+    {
+      name: 'merge base 5 (default)',
+      change: async (store: Store) =>
+        (await existingCallTables(store)).map((t) => `ALTER TABLE ${t} MODIFY SETTING merge_selector_base = 5`),
+    },
+  ].filter((v) => !ONLY || ONLY.some((o) => v.name.includes(o)));
+}
+
+async function engineEvents(store: Store): Promise<Record<string, number>> {
+  const rows = await query<{ event: string; value: string }>(
+    store,
+    "SELECT event, value FROM system.events WHERE event IN ('MergedRows', 'Merge', 'InsertedRows')",
+  );
+  return Object.fromEntries(rows.map((r) => [r.event, Number(r.value)]));
+}
+
+async function run(variant: Variant, batchParts: number, payloads: Buffer[], index: number) {
+  const dir = join(ROOT, `v${index}-${batchParts}`);
+  rmSync(dir, { recursive: true, force: true });
+  const store = openStore({ dataDir: dir });
+  try {
+    await migrate(store.client);
+    for (const sql of await variant.change(store)) await store.client.command({ query: sql });
+    // The engine's counters are per process: take the difference over this run.
+    const before = await engineEvents(store);
+    const cpu = process.cpuUsage();
+    const started = performance.now();
+    for (const p of payloads) await store.insertRaw('call_parts', CALL_PART_COLUMNS, 'TabSeparated', p);
+    const insertSeconds = (performance.now() - started) / 1000;
+    await new Promise((r) => setTimeout(r, SETTLE_MS));
+    const used = process.cpuUsage(cpu);
+    const after = await engineEvents(store);
+    const d = (k: string) => (after[k] ?? 0) - (before[k] ?? 0);
+    const partsNow = await query<{ table: string; n: string }>(
+      store,
+      `SELECT table, count() AS n FROM system.parts WHERE active AND database = currentDatabase() AND table IN (${CALL_TABLES.map((t) => `'${t}'`).join(',')}) GROUP BY table`,
+    );
+    return {
+      variant: variant.name,
+      partsPerInsert: batchParts,
+      cpuMicrosPerCall: Math.round((used.user + used.system) / CALLS),
+      callsPerSecWhileInserting: Math.round(CALLS / insertSeconds),
+      mergesRun: d('Merge'),
+      mergedRowsPerCall: +(d('MergedRows') / CALLS).toFixed(2),
+      activePartsAtEnd: Object.fromEntries(partsNow.map((p) => [p.table, Number(p.n)])),
+    };
+  } finally {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function main(): Promise<void> {
+  rmSync(ROOT, { recursive: true, force: true });
+  mkdirSync(ROOT, { recursive: true });
+  const rows = sampleRows(CALLS);
+  const report: Record<string, unknown> = { calls: CALLS, settleMs: SETTLE_MS, loadAverageAtStart: +loadavg()[0]!.toFixed(1) };
+  const all = await variants();
+  const results = [];
+  for (const batch of BATCHES) {
+    // Encoded once, outside the measured loop: the engine's share alone.
+    const payloads: Buffer[] = [];
+    for (let i = 0; i < rows.length; i += batch) payloads.push(encodeCallPartsTsv(rows.slice(i, i + batch)));
+    for (const [i, v] of all.entries()) {
+      const r = await run(v, batch, payloads, i);
+      process.stderr.write(`${JSON.stringify(r)}\n`);
+      results.push(r);
+    }
+  }
+  report.results = results;
+  report.loadAverageAtEnd = +loadavg()[0]!.toFixed(1);
+  process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+}
+
+main().catch((e) => {
+  process.stderr.write(`${(e as Error).stack ?? e}\n`);
+  process.exit(1);
+});

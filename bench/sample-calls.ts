@@ -1,0 +1,57 @@
+/** The calls bench:ingest and bench:ingest-engine send: ~1.3 KB each, a start and an end part. */
+import { nowMicros } from '@weft/core';
+import { endPart, startPart, type CallPartRow } from '@weft/store';
+
+const words = 'the model answered the question about invoices with a short summary and three follow up items'.split(' ');
+const text = (n: number, seed: number) => Array.from({ length: n }, (_, i) => words[(i * 7 + seed) % words.length]).join(' ');
+
+/** One realistic call: prompt-like inputs, a completion-like output, usage in the summary (~1 KB). */
+export function callItems(project: string, id: string, seed: number): unknown[] {
+  return [
+    {
+      mode: 'start',
+      req: {
+        start: {
+          project_id: project,
+          id,
+          trace_id: id,
+          op_name: 'weave:///acme/bench/op/summarise:v3',
+          started_at: '2026-01-01T00:00:00.000001Z',
+          attributes: { env: 'bench', model: 'gpt-4o-mini', client: { sdk: 'python', version: '0.51.0' } },
+          inputs: {
+            messages: [
+              { role: 'system', content: text(20, seed) },
+              { role: 'user', content: text(45, seed + 1) },
+            ],
+            temperature: 0.2,
+          },
+        },
+      },
+    },
+    {
+      mode: 'end',
+      req: {
+        end: {
+          project_id: project,
+          id,
+          ended_at: '2026-01-01T00:00:01.5Z',
+          output: { choices: [{ message: { role: 'assistant', content: text(35, seed + 2) } }] },
+          summary: { usage: { 'gpt-4o-mini': { prompt_tokens: 182, completion_tokens: 64, requests: 1 } } },
+        },
+      },
+    },
+  ];
+}
+
+/** The rows the modes write: the parts of BENCH calls, built with the same codecs as the gateway. */
+export function sampleRows(n: number): CallPartRow[] {
+  const at = nowMicros();
+  const rows: CallPartRow[] = [];
+  for (let i = 0; i < n; i++) {
+    const [s, e] = callItems('acme/ceiling', `ceiling-${i}`, i) as [{ req: { start: never } }, { req: { end: never } }];
+    const start = s.req.start as { id: string; trace_id: string };
+    rows.push(startPart({ ...(s.req.start as object), id: start.id, trace_id: start.trace_id } as never, 'bench', at));
+    rows.push(endPart(e.req.end, at));
+  }
+  return rows;
+}

@@ -99,8 +99,21 @@ interface RunResult {
 
 const mib = (b: number) => (b / 1048576).toFixed(0);
 
-/** Runs `fn` RUNS times: median and p95 wall time, the process's peak RSS (and its growth over the run), rows/s for streams. */
+/** BENCH_ONLY: a regular expression; only the queries whose label matches run. */
+const ONLY = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY) : undefined;
+
+/** Runs `fn` RUNS times (see measure); a query that fails is reported and the others still run. */
 async function timed(label: string, fn: () => Promise<RunResult>, runs = RUNS): Promise<void> {
+  if (ONLY && !ONLY.test(label)) return;
+  try {
+    await measure(label, fn, runs);
+  } catch (e) {
+    console.log(`${label.padEnd(66)} FAILED: ${(e as Error).message.slice(0, 200)}`);
+  }
+}
+
+/** Runs `fn` `runs` times: median and p95 wall time, the process's peak RSS (and its growth over the run), rows/s for streams. */
+async function measure(label: string, fn: () => Promise<RunResult>, runs: number): Promise<void> {
   const times: number[] = [];
   const cpus: number[] = [];
   let result: RunResult = { note: '' };

@@ -86,6 +86,8 @@ describe('benchmarks run (tiny mode)', () => {
     const queries = r.out.match(/^(stream|UI|count|threads): .*$/gm) ?? [];
     expect(queries.length).toBeGreaterThanOrEqual(13);
     for (const q of queries) expect(q).toMatch(/ median +\d+ ms +p95 +\d+ ms +CPU +\d+ ms +peak RSS \d+ MiB/);
+    // A query that fails is reported as FAILED (and the others run): none may.
+    expect(r.out).not.toContain('FAILED');
     // The full streams read every row: 20,000 capped at the 100 op-1 calls, all 2,000, then 1 in 20.
     expect(r.out).toMatch(/to the end \(op_names filter\).* 100 rows,/);
     expect(r.out).toMatch(/\(2,000 calls, ~1 KB\) to the end.* 2,000 rows, \d+ MiB, \d{4} B\/row/);
@@ -152,6 +154,8 @@ describe('benchmarks run (tiny mode)', () => {
     const r = await runBench('ui.ts', { BENCH_CALLS: '3000', BENCH_RUNS: '1', BENCH_DATA_DIR: newDataDir('bench-ui') });
     ok(r);
     expect(r.out).toMatch(/first page of rows on screen: +median \d+ ms/);
+    expect(r.out).toMatch(/jump to the middle of the scrollbar, rows on screen: median \d+ ms/);
+    expect(r.out).toMatch(/analytics view over the whole project, totals and charts on screen: median \d+ ms/);
     const m = /most rows fetched in one session .*: (\d+) of 3000/.exec(r.out);
     expect(m, r.out).not.toBeNull();
     expect(Number(m![1])).toBeLessThan(3000);

@@ -194,6 +194,17 @@ describe('call lines', () => {
       'f',
       'g',
     ]);
+    // A sort on deleted_at reads calls_merged (the split tables do not hold it).
+    expect(
+      (
+        await stream({
+          sort_by: [
+            { field: 'deleted_at', direction: 'asc' },
+            { field: 'summary.weave.latency_ms', direction: 'desc' },
+          ],
+        })
+      ).map((r) => r.id),
+    ).toEqual(['a', 'c', 'b', 'd', 'e', 'f', 'g']);
     const agg = (await api.post('/calls/aggregate', { project_id: P })).body;
     expect(agg.totals).toMatchObject({ calls: 7, errors: 1 });
   });

@@ -170,6 +170,8 @@ export class CallsQueryPlan {
   private startOnly = true;
   /** The filter names few calls (ids, traces, parents, threads, turns): calls_ends is read by those ids. */
   private narrow = false;
+  /** A condition or sort reads deleted_at itself (not only the implicit "not deleted"). */
+  private readsDeletedAt = false;
 
   constructor(private readonly req: CallsReq) {
     const p = this.base;
@@ -189,7 +191,9 @@ export class CallsQueryPlan {
     this.keys = this.orderKeys();
     this.fromStartParts = this.startOnly;
     this.fromStartsAndEnds =
-      !this.startOnly && [...this.resolver.used].every((c) => c === 'deleted_at' || START_COLUMNS.has(c) || END_COLUMNS.has(c));
+      !this.startOnly &&
+      !this.readsDeletedAt &&
+      [...this.resolver.used].every((c) => c === 'deleted_at' || START_COLUMNS.has(c) || END_COLUMNS.has(c));
     const wanted = this.projection();
     this.selected = wanted;
     this.columns = new Set(
@@ -205,7 +209,11 @@ export class CallsQueryPlan {
   }
 
   private track(cols: Iterable<string>): void {
-    for (const c of cols) this.resolver.used.add(c);
+    for (const c of cols) {
+      this.resolver.used.add(c);
+      // deleted_at is in neither split table (calls_deleted answers "not deleted" only).
+      if (c === 'deleted_at') this.readsDeletedAt = true;
+    }
     if (!onlyStart(cols)) this.startOnly = false;
   }
 
@@ -390,14 +398,16 @@ ORDER BY ${this.keys.map((_, i) => `_k${i} ${this.keys[i]!.desc ? 'DESC' : 'ASC'
    * A start part replayed before the engine folded it may appear twice here (no `LIMIT 1 BY id`:
    * it stops the engine from ending the in-order read at the page size, ×10 at 10M calls); the
    * rows query merges by id, so the page holds it once and may be one row short, which is why
-   * `mayBeShort` tells the stream not to take a short page for the end.
+   * `mayBeShort` tells the stream not to take a short page for the end. A narrow filter (a trace,
+   * ids, a thread) matches few rows, where `LIMIT 1 BY id` costs nothing and spares the stream
+   * a query for an empty last page.
    */
   private candidatesSql(p: Params, page: PageSpec): string {
     const conds = this.startConds();
     if (page.after) conds.push(afterCursor(this.keys, page.after, p));
     let sql = `SELECT id FROM calls_starts
     WHERE ${conds.join(' AND ')}
-    ORDER BY ${this.orderBy()}`;
+    ORDER BY ${this.orderBy()}${this.narrow ? ' LIMIT 1 BY id' : ''}`;
     if (page.limit !== undefined) sql += ` LIMIT ${p.int(page.limit)}`;
     if (page.offset) sql += `${page.limit === undefined ? ' LIMIT 18446744073709551615' : ''} OFFSET ${p.int(page.offset)}`;
     return sql;
@@ -434,7 +444,7 @@ ORDER BY ${this.keys.map((_, i) => `_k${i} ${this.keys[i]!.desc ? 'DESC' : 'ASC'
     let sql = `SELECT ${ordered ? '' : 'DISTINCT '}id FROM (
     ${this.joinedSql(this.resolver.used, false)}
   )${conds.length ? ` WHERE ${conds.join(' AND ')}` : ''}`;
-    if (ordered) sql += `\n  ORDER BY ${this.orderBy()}`;
+    if (ordered) sql += `\n  ORDER BY ${this.orderBy()}${this.narrow ? ' LIMIT 1 BY id' : ''}`;
     if (page.limit !== undefined) sql += ` LIMIT ${p.int(page.limit)}`;
     if (page.offset) sql += `${page.limit === undefined ? ' LIMIT 18446744073709551615' : ''} OFFSET ${p.int(page.offset)}`;
     return sql;
@@ -468,7 +478,7 @@ ORDER BY ${this.keys.map((_, i) => `_k${i} ${this.keys[i]!.desc ? 'DESC' : 'ASC'
 
   /** A page may hold fewer rows than its limit before the end (fromStartParts: replays folded by the rows query). */
   get mayBeShort(): boolean {
-    return this.fromStartParts || this.fromStartsAndEnds;
+    return (this.fromStartParts || this.fromStartsAndEnds) && !this.narrow;
   }
 
   get params(): Params {

@@ -202,7 +202,18 @@ async function kafkaCeiling(brokers: string, rows: CallPartRow[]): Promise<numbe
   const topic = `bench-ceiling-${Date.now()}`;
   const admin = kafka.admin();
   await admin.connect();
-  await admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: 6, replicationFactor: 1 }] });
+  await admin.createTopics({ waitForLeaders: false, topics: [{ topic, numPartitions: 6, replicationFactor: 1 }] });
+  // Wait for every partition's leader ourselves: kafkajs's waitForLeaders gives up with "does not
+  // host this topic-partition" when a busy broker's metadata lags the creation.
+  for (let attempt = 0; ; attempt++) {
+    const ready = await admin
+      .fetchTopicMetadata({ topics: [topic] })
+      .then(({ topics }) => topics[0]?.partitions.length === 6 && topics[0].partitions.every((p) => p.leader >= 0))
+      .catch(() => false);
+    if (ready) break;
+    if (attempt >= 60) throw new Error(`${topic}: partitions without a leader after 30 s`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
   await admin.disconnect();
   const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
   await producer.connect();

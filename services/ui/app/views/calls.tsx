@@ -6,6 +6,7 @@ import { Layout } from '../components/layout';
 import { Empty, ErrorBox, Loading } from '../components/states';
 import { callCost, callStatus, callTokens, fmtCost, fmtInt, fmtMs, fmtTime, latencyMs, opLabel } from '../format';
 import { navigate, projectHref, type Route } from '../route';
+import { rowOffset, scrollTopShowing, scrollWindow } from '../virtual-scroll';
 import type { Call } from '../types';
 
 /** Rows per request: the table asks only for the pages that scroll into view. */
@@ -166,8 +167,8 @@ function CallsTable({
     }
   }
   const total = count ?? loaded + (lastFull ? PAGE_ROWS : 0);
-  const first = Math.max(0, Math.floor(view.top / ROW_PX) - OVERSCAN);
-  const last = Math.min(total, Math.ceil((view.top + view.height) / ROW_PX) + OVERSCAN);
+  const win = scrollWindow({ scrollTop: view.top, viewPx: view.height, rows: total, rowPx: ROW_PX, overscan: OVERSCAN });
+  const { first, last } = win;
 
   // Pages in view are fetched once scrolling pauses (a drag of the scrollbar across the whole
   // table asks for nothing on the way), in order, so each can continue from the one before.
@@ -217,9 +218,11 @@ function CallsTable({
     e.preventDefault();
     next = Math.max(0, Math.min(total - 1, next));
     setActive(next);
+    // In the rows' own coordinates (scrolling is scaled past the spacer's cap: virtual-scroll.ts).
     const y = next * ROW_PX;
-    if (y < el.scrollTop) el.scrollTop = y;
-    else if (y + ROW_PX > el.scrollTop + el.clientHeight) el.scrollTop = y + ROW_PX - el.clientHeight;
+    const w = scrollWindow({ scrollTop: el.scrollTop, viewPx: el.clientHeight, rows: total, rowPx: ROW_PX, overscan: 0 });
+    if (y < w.rowsTop) el.scrollTop = scrollTopShowing(w, y);
+    else if (y + ROW_PX > w.rowsTop + el.clientHeight) el.scrollTop = scrollTopShowing(w, y + ROW_PX - el.clientHeight);
   };
 
   if (error) return <ErrorBox error={error} />;
@@ -269,11 +272,11 @@ function CallsTable({
             onKeyDown={onKey}
             onScroll={(e) => setView({ top: (e.target as HTMLElement).scrollTop, height: (e.target as HTMLElement).clientHeight })}
           >
-            <div class="vt-spacer" style={{ height: `${total * ROW_PX}px` }}>
+            <div class="vt-spacer" style={{ height: `${win.spacerPx}px` }}>
               {Array.from({ length: Math.max(0, last - first) }, (_, k) => {
                 const i = first + k;
                 const c = rowAt(i);
-                const style = { transform: `translateY(${i * ROW_PX}px)` };
+                const style = { transform: `translateY(${rowOffset(win, view.top, i, ROW_PX)}px)` };
                 if (c === 'loading' || c === null) {
                   return (
                     <div key={i} class="vt-row placeholder" role="row" style={style} aria-rowindex={i + 1}>

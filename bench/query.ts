@@ -15,13 +15,10 @@
  * compete with the server for this thread. Streaming throughput is measured on its own project
  * of ~1 KB calls (BENCH_STREAM_CALLS, default min(BENCH_CALLS, 1,000,000)).
  */
-import { mkdtempSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { loadavg } from 'node:os';
 import { Worker } from 'node:worker_threads';
-import { createLogger, loadConfig } from '@weft/core';
+import { startBenchWeft } from './bench-weft';
 import { basicAuth, HARNESS_API_KEY } from '@weft/harness';
-import { createWeft } from '../services/all-in-one/src/app';
 
 const N = Number(process.env.BENCH_CALLS ?? 1_000_000);
 const RUNS = Number(process.env.BENCH_RUNS ?? 5);
@@ -29,22 +26,7 @@ const STREAM_N = Number(process.env.BENCH_STREAM_CALLS ?? Math.min(N, 1_000_000)
 const P = 'bench/main';
 /** The project of ~1 KB calls the full streams read. */
 const S = 'bench/stream';
-const dataDir = process.env.BENCH_DATA_DIR ?? mkdtempSync(join(tmpdir(), 'weft-bench-query-'));
-
-const config = loadConfig({
-  ...process.env,
-  WEFT_DATA_DIR: dataDir,
-  LOG_LEVEL: 'warn',
-  PORT: '0',
-  HOST: '127.0.0.1',
-  // Any free port for OTLP/gRPC, never the standard 4317 (another weft may hold it).
-  WEFT_OTLP_GRPC_PORT: '0',
-  WEFT_BOOTSTRAP_API_KEY: HARNESS_API_KEY,
-});
-const weft = await createWeft(config, createLogger('warn', { mode: 'bench' }));
-await weft.app.listen({ port: 0, host: '127.0.0.1' });
-const url = `http://127.0.0.1:${(weft.app.server.address() as { port: number }).port}`;
-const client = weft.store.client;
+const { weft, url, client, dataDir } = await startBenchWeft('query');
 
 async function scalar(sql: string): Promise<number> {
   const rs = await client.query({ query: sql, format: 'JSONEachRow' });

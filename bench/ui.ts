@@ -6,34 +6,15 @@
  * after a jump to the middle of the table, then the analytics view over the whole project. The server runs in this process (all-in-one, embedded
  * ClickHouse), as in bench:query.
  */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createLogger, loadConfig } from '@weft/core';
-import { createWeft } from '../services/all-in-one/src/app';
 import { HARNESS_API_KEY, launchBrowser } from '@weft/harness';
+import { startBenchWeft } from './bench-weft';
 import { loadBenchCalls } from './query-data';
 
 const N = Number(process.env.BENCH_CALLS ?? 1_000_000);
 const RUNS = Number(process.env.BENCH_RUNS ?? 5);
 const P = 'bench/main';
 const KEY = HARNESS_API_KEY;
-const dataDir = process.env.BENCH_DATA_DIR ?? mkdtempSync(join(tmpdir(), 'weft-bench-ui-'));
-
-const config = loadConfig({
-  ...process.env,
-  WEFT_DATA_DIR: dataDir,
-  LOG_LEVEL: 'warn',
-  PORT: '0',
-  HOST: '127.0.0.1',
-  // Any free port for OTLP/gRPC, never the standard 4317 (another weft may hold it).
-  WEFT_OTLP_GRPC_PORT: '0',
-  WEFT_BOOTSTRAP_API_KEY: KEY,
-});
-const weft = await createWeft(config, createLogger('warn', { mode: 'bench' }));
-await weft.app.listen({ port: 0, host: '127.0.0.1' });
-const url = `http://127.0.0.1:${(weft.app.server.address() as { port: number }).port}`;
-const client = weft.store.client;
+const { weft, url, client, dataDir } = await startBenchWeft('ui');
 
 const [row] = await (
   await client.query({

@@ -18,6 +18,7 @@
 import { loadavg } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { startBenchWeft } from './bench-weft';
+import { loadBenchCallRange } from './query-data';
 import { basicAuth, HARNESS_API_KEY } from '@weft/harness';
 
 const N = Number(process.env.BENCH_CALLS ?? 1_000_000);
@@ -41,35 +42,10 @@ async function load(project: string, n: number, pad = 0, have = 0): Promise<void
   const CHUNK = 1_000_000;
   for (let from = Math.floor(have / CHUNK) * CHUNK; from < n; from += CHUNK) {
     const t0 = performance.now();
-    await loadRange(project, from, Math.min(n, from + CHUNK), pad);
+    await loadBenchCallRange(client, project, from, Math.min(n, from + CHUNK), pad);
     if (n > CHUNK)
       console.log(`  ${project}: calls ${from}..${Math.min(n, from + CHUNK)} in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   }
-}
-
-/** `pad`: characters of filler text in inputs and output (0: ~300-byte calls; 350: ~1 KB). */
-async function loadRange(project: string, from: number, to: number, pad: number): Promise<void> {
-  const filler = pad ? `,"text":"', repeat(char(97 + number % 26), ${pad}), '"` : '';
-  const id = `concat('c-', leftPad(toString(number), 9, '0'))`;
-  const root = `concat('c-', leftPad(toString(number - number % 10), 9, '0'))`;
-  const started = `toDateTime64('2024-01-01 00:00:00', 6, 'UTC') + toIntervalMillisecond(number * 10)`;
-  await client.command({
-    query: `INSERT INTO call_parts (project_id, id, trace_id, parent_id, thread_id, turn_id, op_name, started_at,
-      attributes_dump, inputs_dump, input_refs, output_refs, svc_user_id, created_at)
-    SELECT '${project}', ${id}, concat('t-', ${root}), if(number % 10 = 0, NULL, ${root}),
-      concat('thread-', toString(intDiv(number, 50))), ${root}, concat('op-', toString(number % 20)), ${started},
-      '{"env":"bench"}', concat('{"n":', toString(number % 1000), ',"s":"text-', toString(number % 7919), '","model":{"name":"m-', toString(number % 13), '"}${filler}}'),
-      [], [], 'bench-user', now64(6)
-    FROM numbers(${from}, ${to - from})`,
-  });
-  await client.command({
-    query: `INSERT INTO call_parts (project_id, id, ended_at, output_dump, summary_dump, exception, input_refs, output_refs, created_at)
-    SELECT '${project}', ${id}, ${started} + toIntervalMillisecond(5 + number % 997),
-      concat('{"score":', toString((number % 100) / 100), '${filler}}'),
-      if(number % 4 = 0, '{"usage":{"gpt-4o":{"prompt_tokens":1200,"completion_tokens":300,"requests":1}}}', '{}'),
-      if(number % 101 = 0, 'boom', NULL), [], [], now64(6)
-    FROM numbers(${from}, ${to - from})`,
-  });
 }
 
 interface RunResult {

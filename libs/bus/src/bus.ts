@@ -7,6 +7,20 @@ export interface BatchOutcome {
 }
 
 /**
+ * A joined batch's outcome split back over the parts it was joined from (their item counts, in
+ * order): each part's rejected items, by the part's own indices.
+ */
+export function splitOutcome(outcome: Awaited<ReturnType<BatchHandler<unknown>>>, partSizes: number[]): BatchOutcome[] {
+  const rejected = outcome?.rejected ?? [];
+  let offset = 0;
+  return partSizes.map((size) => {
+    const start = offset;
+    offset += size;
+    return { rejected: rejected.filter((r) => r.index >= start && r.index < offset).map((r) => ({ ...r, index: r.index - start })) };
+  });
+}
+
+/**
  * A batch handler (a stage, e.g. the writer): resolves once the batch is durably stored, except
  * the items it reports rejected — the store refused them and retrying cannot help; the bus
  * dead-letters them (Kafka) or refuses their publishes (in-process). It throws to have the whole

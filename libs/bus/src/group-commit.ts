@@ -1,4 +1,4 @@
-import type { BatchHandler, BatchOutcome } from './bus';
+import { splitOutcome, type BatchHandler, type BatchOutcome } from './bus';
 
 export interface GroupCommitOptions<T> {
   /** Hand over at most this many items at once... */
@@ -59,15 +59,12 @@ export class GroupCommit<T> {
         for (const it of w.items) items.push(it);
       }
       try {
-        const rejected = (await this.opts.handle(items))?.rejected ?? [];
         // Each add learns its own rejected items, by its own indices.
-        let offset = 0;
-        for (const w of group) {
-          const end = offset + w.items.length;
-          const own = rejected.filter((r) => r.index >= offset && r.index < end).map((r) => ({ ...r, index: r.index - offset }));
-          w.resolve({ rejected: own });
-          offset = end;
-        }
+        const outcomes = splitOutcome(
+          await this.opts.handle(items),
+          group.map((w) => w.items.length),
+        );
+        group.forEach((w, i) => w.resolve(outcomes[i]!));
       } catch (e) {
         for (const w of group) w.reject(e);
       }

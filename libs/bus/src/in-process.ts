@@ -1,5 +1,5 @@
 import type { BatchHandler, Bus, BusPressure, Subscription } from './bus';
-import { BusUnavailableError, RejectedByStoreError } from './bus';
+import { BusUnavailableError, RejectedByStoreError, splitOutcome } from './bus';
 import { publishWithDeadline, type Settleable } from './deadline';
 import type { BusMessage } from './messages';
 
@@ -170,16 +170,16 @@ export class InProcessBus<T> implements Bus<T> {
       const handler = this.handlers.get(topic);
       try {
         if (!handler) throw new BusUnavailableError(`no consumer for ${topic}`);
-        const rejected = (await handler(batch))?.rejected ?? [];
         // A publish with a value the store refused for good is refused (its other values are stored).
-        let offset = 0;
-        for (const p of group) {
-          const end = offset + p.values.length;
-          const own = rejected.filter((r) => r.index >= offset && r.index < end);
+        const outcomes = splitOutcome(
+          await handler(batch),
+          group.map((p) => p.values.length),
+        );
+        group.forEach((p, i) => {
+          const own = outcomes[i]!.rejected;
           if (own.length === 0) p.resolve();
           else p.reject(new RejectedByStoreError(own.length, p.values.length, own[0]!.reason));
-          offset = end;
-        }
+        });
       } catch (e) {
         const err = e instanceof BusUnavailableError ? e : new BusUnavailableError(`store write failed: ${(e as Error).message}`, 2);
         for (const p of group) p.reject(err);

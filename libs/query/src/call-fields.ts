@@ -1,5 +1,6 @@
 import { ApiError } from '@weft/core';
 import { latencySql, statusSql, traceNameSql } from './call-json';
+import { callTotalCostSql, callTotalTokensSql } from './costs';
 import { jsonFieldRef, splitFieldPath, type FieldRef, type FieldResolver } from './expr';
 import type { Params } from './params';
 
@@ -37,6 +38,9 @@ export const STORAGE_SIZE_FIELDS = ['storage_size_bytes', 'total_storage_size_by
 export class CallFieldResolver implements FieldResolver {
   /** Merged columns referenced so far (beyond id/project_id). */
   readonly used = new Set<string>();
+
+  /** @param projectParam the bound project id, which pricing a call's usage needs (total_cost). */
+  constructor(private readonly projectParam: string) {}
 
   resolve(path: string, p: Params): FieldRef {
     const plain = PLAIN[path];
@@ -76,6 +80,13 @@ export class CallFieldResolver implements FieldResolver {
       case 'latency_ms':
         this.used.add('started_at').add('ended_at');
         return { sql: latencySql, kind: 'number' };
+      // Ours, not the reference's: the UI's Tokens and Cost columns (sums over models), sortable.
+      case 'total_tokens':
+        this.used.add('summary_dump');
+        return { sql: callTotalTokensSql, kind: 'number' };
+      case 'total_cost':
+        this.used.add('summary_dump').add('started_at');
+        return { sql: callTotalCostSql(this.projectParam), kind: 'number' };
       case 'trace_name':
         this.used.add('display_name').add('op_name');
         return {

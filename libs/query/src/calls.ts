@@ -119,7 +119,7 @@ type CallsReq = Pick<CallsStreamQueryReq, 'project_id' | 'filter' | 'query'> &
  */
 export class CallsQueryPlan {
   private readonly base = new Params();
-  private readonly resolver = new CallFieldResolver();
+  private readonly resolver: CallFieldResolver;
   private readonly projectSql: string;
   /** Conditions on the primary key itself. */
   private readonly idConds: string[] = [];
@@ -144,15 +144,16 @@ export class CallsQueryPlan {
   constructor(private readonly req: CallsReq) {
     const p = this.base;
     this.projectSql = p.str(req.project_id);
+    this.resolver = new CallFieldResolver(this.projectSql);
     this.resolver.used.add('started_at');
     this.addFilter(req.filter);
     if (req.query) {
       // A top-level $and is kept as separate conditions, so that its terms on start columns
       // filter calls_starts before any join (compiled whole first: limits and error paths).
-      const whole = compileQuery(req.query.$expr, new CallFieldResolver(), new Params());
+      const whole = compileQuery(req.query.$expr, new CallFieldResolver(this.projectSql), new Params());
       const and = (req.query.$expr as { $and?: unknown }).$and;
       for (const term of Array.isArray(and) && whole ? and : [req.query.$expr]) {
-        const qr = new CallFieldResolver();
+        const qr = new CallFieldResolver(this.projectSql);
         this.addCond(compileQuery(term, qr, p), qr.used);
       }
     }
@@ -234,7 +235,7 @@ export class CallsQueryPlan {
     const keys: SortKey[] = [];
     sortBy.forEach((s, i) => {
       let ref: FieldRef;
-      const r = new CallFieldResolver();
+      const r = new CallFieldResolver(this.projectSql);
       try {
         ref = r.resolve(s.field, this.base);
       } catch (e) {

@@ -211,13 +211,13 @@ describe('call lines', () => {
 
   it('a data dir written before calls_starts gets it back-filled, deletions included', async () => {
     expect(await weft.stop()).toBe(0);
-    // Back to the schema before migration 070, plus a deletion the new tables never saw.
+    // Back to the schema before migration 070 (and the later ones on its tables), plus a deletion the new tables never saw.
     const store = openStore({ dataDir: weft.dataDir });
     for (const t of ['calls_starts', 'calls_deleted', 'calls_ends']) {
       await store.client.command({ query: `DROP VIEW ${t}_view` });
       await store.client.command({ query: `DROP TABLE ${t}` });
     }
-    await store.client.command({ query: 'ALTER TABLE weft_migrations DELETE WHERE version IN (70, 80) SETTINGS mutations_sync = 2' });
+    await store.client.command({ query: 'ALTER TABLE weft_migrations DELETE WHERE version IN (70, 80, 100) SETTINGS mutations_sync = 2' });
     await store.client.command({
       query: `INSERT INTO call_parts (project_id, id, deleted_at, input_refs, output_refs, created_at) VALUES ('${P}', 'e', now64(3), [], [], now64(6))`,
     });

@@ -2,6 +2,7 @@ import type { CallFilter, CallsQueryStatsReq, CallsStreamQueryReq } from '@weft/
 import { ApiError, badRequest } from '@weft/core';
 import { CallFieldResolver } from './call-fields';
 import { callLineSelects } from './call-json';
+import { MERGED_END_COLUMNS } from './end-columns';
 import { compileQuery, type FieldRef } from './expr';
 import { Params, type BuiltQuery } from './params';
 
@@ -68,7 +69,26 @@ const onlyStart = (cols: Iterable<string>) => [...cols].every((c) => START_COLUM
  * start and end columns (latency, status, costs) joins calls_starts with calls_ends instead of
  * re-aggregating the project in calls_merged. The output is not among them (not copied).
  */
-const END_COLUMNS = new Set(['ended_at', 'exception', 'summary_dump', 'output_refs', 'svc_run_step_end']);
+const END_COLUMNS = new Set([
+  'ended_at',
+  'exception',
+  'summary_dump',
+  'output_refs',
+  'svc_run_step_end',
+  ...Object.keys(MERGED_END_COLUMNS),
+]);
+
+/**
+ * How calls_starts and calls_ends are joined on the call id: by sorting both sides and merging,
+ * instead of a hash table. calls_ends is stored in id order, so its side is a read in order;
+ * the hash join built a table of the starts (or, when the engine swapped the sides, of the whole
+ * project's ends). 10M calls, CPU: a filtered count 3.6 → 1.1 s, a latency sort over the project
+ * 5.0 → 4.0 s, over one op 1.5 → 1.25 s.
+ */
+export const JOIN_BY_ID_SETTINGS = `join_algorithm = 'full_sorting_merge'`;
+
+/** A column's expression over calls_merged: the merged columns, and calls_ends' ready-made ones (status, usage). */
+const mergedColumnSql = (c: string): string | undefined => MERGED_CALL_COLUMNS[c] ?? MERGED_END_COLUMNS[c];
 
 /** One term of the total order: a non-NULL expression, its ClickHouse type (to bind a cursor), a direction. */
 export interface SortKey {
@@ -320,8 +340,8 @@ export class CallsQueryPlan {
 
   private aggregates(columns: Iterable<string>): string {
     return [...columns]
-      .filter((c) => MERGED_CALL_COLUMNS[c])
-      .map((c) => `${MERGED_CALL_COLUMNS[c]} AS ${c}`)
+      .filter((c) => mergedColumnSql(c))
+      .map((c) => `${mergedColumnSql(c)} AS ${c}`)
       .join(', ');
   }
 
@@ -383,13 +403,27 @@ ORDER BY ${this.keys.map((_, i) => `_k${i} ${this.keys[i]!.desc ? 'DESC' : 'ASC'
    * Conditions a start part must meet: every condition on start columns but deletion, which
    * calls_deleted answers (under fromStartParts, that is every condition).
    */
-  private startConds(): string[] {
-    return [
+  private startConds(withDeleted = false): string[] {
+    const conds = [
       `project_id = ${this.projectSql}`,
       ...this.idConds,
       ...this.conds.filter((c) => c !== 'deleted_at IS NULL' && c !== 'started_at IS NOT NULL' && !this.endConds.has(c)),
-      `id NOT IN (SELECT id FROM calls_deleted WHERE project_id = ${this.projectSql})`,
     ];
+    if (!withDeleted) conds.push(`id NOT IN (SELECT id FROM calls_deleted WHERE project_id = ${this.projectSql})`);
+    return conds;
+  }
+
+  /**
+   * The count of matching calls when every condition is on start columns (fromStartParts): the
+   * start rows that match, less those deleted. FINAL folds a replayed start while reading (and
+   * costs nothing where parts do not overlap, the usual case for time-ordered inserts); the
+   * deleted ones are found by id (a small set, the id bloom filter), so the count never reads
+   * the id of every call as a `NOT IN` would (10M calls: ~150 → ~70 ms of CPU).
+   */
+  startCountSql(): string {
+    const where = this.startConds(true).join(' AND ');
+    return `SELECT (SELECT count() FROM calls_starts FINAL WHERE ${where})
+      - (SELECT count() FROM calls_starts FINAL WHERE ${where} AND id IN (SELECT id FROM calls_deleted WHERE project_id = ${this.projectSql})) AS count`;
   }
 
   /**
@@ -422,7 +456,7 @@ ORDER BY ${this.keys.map((_, i) => `_k${i} ${this.keys[i]!.desc ? 'DESC' : 'ASC'
    * it a replay may repeat a row, which the rows query folds and counts take DISTINCT (FINAL
    * would evaluate the conditions after merging instead of in PREWHERE: ×2–3 on a filter).
    */
-  private joinedSql(columns: Iterable<string>, final: boolean): string {
+  private joinedSql(columns: Iterable<string>, final: boolean, endsOnly?: string): string {
     const cols = [...new Set(columns)];
     const startCols = [...new Set(['started_at', ...cols.filter((c) => START_COLUMNS.has(c))])];
     const endCols = cols.filter((c) => END_COLUMNS.has(c));
@@ -432,9 +466,11 @@ ORDER BY ${this.keys.map((_, i) => `_k${i} ${this.keys[i]!.desc ? 'DESC' : 'ASC'
     if (endCols.length === 0) return starts;
     const endWhere = [`project_id = ${this.projectSql}`];
     if (this.narrow) endWhere.push(`id IN (SELECT id FROM calls_starts WHERE ${startWhere})`);
+    if (endsOnly) endWhere.push(endsOnly);
     return `SELECT s.id AS id, ${[...startCols.map((c) => `s.${c} AS ${c}`), ...endCols.map((c) => `e.${c} AS ${c}`)].join(', ')}
     FROM (SELECT id, ${endCols.join(', ')} FROM calls_ends${fin} WHERE ${endWhere.join(' AND ')}) AS e
-    RIGHT JOIN (${starts}) AS s ON e.id = s.id`;
+    ${endsOnly ? 'INNER' : 'RIGHT'} JOIN (${starts}) AS s ON e.id = s.id
+    SETTINGS ${JOIN_BY_ID_SETTINGS}`;
   }
 
   /** Phase 1 under fromStartsAndEnds: the start conditions on calls_starts, the rest on the joined rows. */
@@ -453,17 +489,20 @@ ORDER BY ${this.keys.map((_, i) => `_k${i} ${this.keys[i]!.desc ? 'DESC' : 'ASC'
   /**
    * One row per matching call with `columns` (merged column names), for aggregates over the
    * matched set (the same set counts count): from calls_starts and calls_ends when the plan and
-   * the columns allow, else re-aggregated from calls_merged.
+   * the columns allow, else re-aggregated from calls_merged. `endsOnly`: a condition on end
+   * columns only that no running call meets (e.g. "has usage"), evaluated on calls_ends before
+   * the join, which then keeps only ended calls.
    */
-  matchedCallsSql(p: Params, columns: string[]): string {
+  matchedCallsSql(p: Params, columns: string[], endsOnly?: string): string {
     const joinable = columns.every((c) => START_COLUMNS.has(c) || END_COLUMNS.has(c));
     if (joinable && (this.fromStartParts || this.fromStartsAndEnds)) {
-      const rows = this.joinedSql([...columns, ...this.resolver.used], true);
+      const rows = this.joinedSql([...columns, ...this.resolver.used], true, endsOnly);
       return `SELECT id, ${columns.join(', ')} FROM (${rows})${this.endConds.size ? ` WHERE ${[...this.endConds].join(' AND ')}` : ''}`;
     }
-    return `SELECT id, ${columns.map((c) => `${MERGED_CALL_COLUMNS[c]} AS ${c}`).join(', ')}
+    const rows = `SELECT id, ${columns.map((c) => `${mergedColumnSql(c)} AS ${c}`).join(', ')}
     FROM calls_merged WHERE project_id = ${this.projectSql} AND id IN (${this.matchingIdsSql(p)})
     GROUP BY project_id, id`;
+    return endsOnly ? `SELECT * FROM (${rows}) WHERE ${endsOnly}` : rows;
   }
 
   /** The matching ids (no order), capped by `limit`: the body of counts and storage sums. */
@@ -502,7 +541,7 @@ export function buildCallsStatsQuery(req: CallsQueryStatsReq): BuiltQuery & { pl
   const plan = new CallsQueryPlan({ ...req, sort_by: [] });
   const p = plan.params;
   const ids = plan.matchingIdsSql(p, req.limit || undefined);
-  let sql = `SELECT count() AS count FROM (${ids})`;
+  let sql = plan.fromStartParts && !req.limit ? plan.startCountSql() : `SELECT count() AS count FROM (${ids})`;
   if (req.include_total_storage_size) {
     // Trace totals are only carried by roots, so the sum is over the matching roots' traces.
     const roots = `SELECT any(trace_id) FROM calls_merged WHERE project_id = ${plan.projectParam} AND id IN (${ids}) GROUP BY project_id, id HAVING any(parent_id) IS NULL`;

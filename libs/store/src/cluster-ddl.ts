@@ -9,7 +9,10 @@
  *   an insert is routed to one shard, whose materialized views fold it there.
  * - `CREATE MATERIALIZED VIEW v TO t AS SELECT … FROM s` runs on every node, from `s_local`
  *   into `t_local` (a view fires on the local insert, never on a Distributed one).
- * - `ALTER TABLE t …` (indexes) applies to `t_local ON CLUSTER`.
+ * - `ALTER TABLE t …` (indexes, columns, MATERIALIZE) applies to `t_local ON CLUSTER`; an
+ *   `ADD COLUMN` is also given (as a plain column of its type) to the Distributed `t`, which
+ *   otherwise keeps the columns it was created with and could not read the new one.
+ * - `OPTIMIZE TABLE t FINAL` merges `t_local ON CLUSTER` (each shard its own parts).
  * - `INSERT … SELECT` (back-fills, seeds) is left as written: it runs once, through the
  *   Distributed tables, which route every row by the same sharding key.
  *
@@ -60,6 +63,9 @@ const CREATE_TABLE = /^CREATE TABLE IF NOT EXISTS (\w+) (\([\s\S]*\))\s*ENGINE =
 const CREATE_MV = /^CREATE MATERIALIZED VIEW IF NOT EXISTS (\w+) TO (\w+) AS\s([\s\S]*)$/;
 const ALTER_TABLE = /^ALTER TABLE (\w+) ([\s\S]*)$/;
 const INSERT = /^INSERT INTO \w+/;
+const OPTIMIZE = /^OPTIMIZE TABLE (\w+) FINAL$/;
+/** `ADD COLUMN IF NOT EXISTS name Type [MATERIALIZED|DEFAULT|ALIAS expr]`: the name and type. */
+const ADD_COLUMN = /^ADD COLUMN IF NOT EXISTS (\w+) ([\s\S]+?)(?: (?:MATERIALIZED|DEFAULT|ALIAS) [\s\S]*)?$/;
 
 export class ClusterDdlError extends Error {}
 
@@ -102,7 +108,15 @@ export function clusterStatements(statement: string, cluster: string, tables = n
   if (m) {
     const [, table, change] = m as unknown as [string, string, string];
     if (!tables.has(table)) throw new ClusterDdlError(`ALTER of ${table}, which no earlier migration created`);
-    return [`ALTER TABLE ${localTable(table)} ${onCluster} ${change}`];
+    const local = `ALTER TABLE ${localTable(table)} ${onCluster} ${change}`;
+    const column = ADD_COLUMN.exec(change);
+    return column ? [local, `ALTER TABLE ${table} ${onCluster} ADD COLUMN IF NOT EXISTS ${column[1]} ${column[2]}`] : [local];
+  }
+  m = OPTIMIZE.exec(statement);
+  if (m) {
+    const [, table] = m as unknown as [string, string];
+    if (!tables.has(table)) throw new ClusterDdlError(`OPTIMIZE of ${table}, which no earlier migration created`);
+    return [`OPTIMIZE TABLE ${localTable(table)} ${onCluster} FINAL`];
   }
   if (INSERT.test(statement)) return [statement];
   throw new ClusterDdlError(`no cluster form for statement: ${statement.slice(0, 80)}`);

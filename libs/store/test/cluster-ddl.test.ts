@@ -68,7 +68,7 @@ describe('migrations with CLICKHOUSE_CLUSTER', () => {
     expect(clusterAll.length).toBeGreaterThan(singleAll.length);
     for (const s of clusterAll) {
       const formatted = parsed(s);
-      if (/^(CREATE|ALTER)/.test(s)) expect(formatted, s.slice(0, 80)).toContain(`ON CLUSTER ${CLUSTER}`);
+      if (/^(CREATE|ALTER|DROP|OPTIMIZE)/.test(s)) expect(formatted, s.slice(0, 80)).toContain(`ON CLUSTER ${CLUSTER}`);
     }
   });
 
@@ -128,10 +128,19 @@ describe('migrations with CLICKHOUSE_CLUSTER', () => {
     }
   });
 
-  it('alters the local tables on every node', () => {
+  it('alters the local tables on every node; a new column also on the Distributed table, right after', () => {
     const alters = clusterAll.filter((s) => s.startsWith('ALTER'));
     expect(alters.length).toBeGreaterThan(0);
-    for (const a of alters) expect(a).toMatch(new RegExp(`^ALTER TABLE \\w+_local ON CLUSTER ${CLUSTER} `));
+    for (const [i, a] of alters.entries()) {
+      const dist = /^ALTER TABLE (\w+) ON CLUSTER \w+ (ADD COLUMN [\s\S]*)$/.exec(a);
+      if (dist && !dist[1]!.endsWith('_local')) {
+        expect(alters[i - 1], a).toBe(`ALTER TABLE ${localTable(dist[1]!)} ON CLUSTER ${CLUSTER} ${dist[2]!}`);
+        continue;
+      }
+      expect(a).toMatch(new RegExp(`^ALTER TABLE \\w+_local ON CLUSTER ${CLUSTER} `));
+    }
+    expect(clusterAll).toContain(`OPTIMIZE TABLE calls_ends_local ON CLUSTER ${CLUSTER} FINAL`);
+    expect(clusterAll).toContain(`DROP VIEW IF EXISTS calls_ends_view ON CLUSTER ${CLUSTER}`);
   });
 
   it('refuses what it cannot derive, naming it', () => {

@@ -260,6 +260,9 @@ const UI_PAGE = {
   columns: ['id', 'op_name', 'display_name', 'started_at', 'ended_at', 'exception', 'summary', 'svc_user_id', 'trace_id', 'parent_id'],
 };
 await timed('UI: first page (newest 100, columns, costs)', () => whole('/calls/stream_query', UI_PAGE));
+await timed('UI: 100 rows sorted on cost (summary.weave.total_cost desc, priced in the query)', () =>
+  whole('/calls/stream_query', { ...UI_PAGE, sort_by: [{ field: 'summary.weave.total_cost', direction: 'desc' }] }),
+);
 await timed(`UI: scrollbar jump to the middle (offset ${Math.floor(N / 2).toLocaleString('en-US')})`, () =>
   whole('/calls/stream_query', { ...UI_PAGE, offset: Math.floor(N / 2) }),
 );

@@ -6,9 +6,9 @@ import { startWeft, type RunningWeft } from './helpers/server';
 /**
  * The Call lines ClickHouse builds for /calls/stream_query (libs/query call-json.ts): the stored
  * dumps spliced in, times and derived summary fields as the interface writes them, projections,
- * pages of 2 rows; latency/status over filters (calls_starts ⋈ calls_ends) against the merging path
- * and under replays; then the calls_starts/calls_deleted/calls_ends migrations run again on an
- * existing data dir.
+ * pages of 2 rows; latency/status over filters (calls_starts ⋈ calls_ends) and under replays;
+ * then the calls_starts/calls_deleted/calls_ends/calls_renames migrations run again on a data dir
+ * that only had calls_merged.
  */
 let weft: RunningWeft;
 let api: Client;
@@ -174,7 +174,7 @@ describe('call lines', () => {
     expect(await count(status('error'))).toBe(1);
     expect(await count(status('running'))).toBe(4);
     expect(await count({ ...plain, ...status('descendant_error') })).toBe(1);
-    // The same matches through the merging path (a display_name sort cannot use the split tables).
+    // The same matches under a sort on the display name (calls_renames joined).
     const merged = await stream({ ...status('running'), sort_by: [{ field: 'display_name', direction: 'asc' }] });
     expect(sorted(merged.map((r) => r.id))).toEqual(['d', 'e', 'f', 'g']);
     expect(
@@ -194,7 +194,7 @@ describe('call lines', () => {
       'f',
       'g',
     ]);
-    // A sort on deleted_at reads calls_merged (the split tables do not hold it).
+    // A sort on deleted_at: NULL on every call a read returns (deleted calls are left out).
     expect(
       (
         await stream({
@@ -211,15 +211,19 @@ describe('call lines', () => {
 
   it('a data dir written before calls_starts gets it back-filled, deletions included', async () => {
     expect(await weft.stop()).toBe(0);
-    // Back to the schema before migration 070 (and the later ones on its tables), plus a deletion the new tables never saw.
+    // Back to the schema before migration 070 (calls_merged only), plus a deletion and a rename
+    // the new tables never saw.
     const store = openStore({ dataDir: weft.dataDir });
-    for (const t of ['calls_starts', 'calls_deleted', 'calls_ends']) {
-      await store.client.command({ query: `DROP VIEW ${t}_view` });
+    for (const v of ['calls_starts_view', 'calls_deleted_view', 'calls_ends_view', 'calls_ends_output_view', 'calls_renames_view'])
+      await store.client.command({ query: `DROP VIEW IF EXISTS ${v}` });
+    for (const t of ['calls_starts', 'calls_deleted', 'calls_ends', 'calls_renames'])
       await store.client.command({ query: `DROP TABLE ${t}` });
-    }
-    await store.client.command({ query: 'ALTER TABLE weft_migrations DELETE WHERE version IN (70, 80, 100) SETTINGS mutations_sync = 2' });
+    await store.client.command({ query: 'ALTER TABLE weft_migrations DELETE WHERE version IN (70, 80, 90, 100) SETTINGS mutations_sync = 2' });
     await store.client.command({
       query: `INSERT INTO call_parts (project_id, id, deleted_at, input_refs, output_refs, created_at) VALUES ('${P}', 'e', now64(3), [], [], now64(6))`,
+    });
+    await store.client.command({
+      query: `INSERT INTO call_parts (project_id, id, display_name, input_refs, output_refs, created_at) VALUES ('${P}', 'b', 'renamed b', [], [], now64(6))`,
     });
     await store.close();
     weft = await startWeft({ dataDir: weft.dataDir, env: { WEFT_QUERY_PAGE_ROWS: '2' } });
@@ -227,6 +231,12 @@ describe('call lines', () => {
     const rows = await stream();
     expect(rows.map((r) => r.id)).toEqual(['a', 'b', 'c', 'd', 'f', 'g']);
     expect(rows[0].inputs.s).toBe(tricky);
+    // calls_ends back-filled with the outputs (migration 090), calls_renames with the rename.
+    expect(rows.slice(0, 3).map((r) => [r.display_name, r.output])).toEqual([
+      ['Named', { text: tricky }],
+      ['renamed b', 'plain text'],
+      [null, [1, 2]],
+    ]);
     expect((await api.post('/calls/query_stats', { project_id: P })).body.count).toBe(6);
     expect((await stream({ filter: { op_names: ['bulk'] } })).map((r) => r.id)).toEqual(['f', 'g']);
     // calls_ends back-filled too: latency over a filter, status counts.

@@ -375,6 +375,55 @@ describe('costs', () => {
     expect(byId.c3.summary.weave.costs).toBeUndefined();
   });
 
+  it('sorts and filters on summary.weave.total_tokens and total_cost, the sums include_costs shows', async () => {
+    const all = await stream({ include_costs: true });
+    const num = (v: unknown) => (typeof v === 'number' ? v : 0);
+    const tokens = (c: any): number | null => {
+      const usage = Object.values(c.summary?.usage ?? {}) as any[];
+      if (usage.length === 0) return null;
+      return usage.reduce((s, u) => {
+        const pc = num(u.prompt_tokens) + num(u.input_tokens) + num(u.completion_tokens) + num(u.output_tokens);
+        return s + (num(u.total_tokens) || pc);
+      }, 0);
+    };
+    const cost = (c: any): number | null => {
+      const costs = Object.values(c.summary?.weave?.costs ?? {}) as any[];
+      if (costs.length === 0) return null;
+      return costs.reduce(
+        (s, k) =>
+          s +
+          k.prompt_tokens_total_cost +
+          k.completion_tokens_total_cost +
+          k.cache_read_input_tokens_total_cost +
+          k.cache_creation_input_tokens_total_cost,
+        0,
+      );
+    };
+    // Expected: non-NULL first, by value in the asked direction, ties by id (ascending, as the other sorts); NULLs last.
+    const expected = (f: (c: any) => number | null, dir: 'asc' | 'desc') =>
+      [...all]
+        .sort((a, b) => {
+          const x = f(a);
+          const y = f(b);
+          if (x === null || y === null) return x === y ? (a.id < b.id ? -1 : 1) : x === null ? 1 : -1;
+          if (Math.abs(x - y) > 1e-12) return dir === 'asc' ? x - y : y - x;
+          return a.id < b.id ? -1 : 1;
+        })
+        .map((c) => c.id);
+    const priced = all.filter((c: any) => cost(c) !== null);
+    expect(priced.length).toBeGreaterThanOrEqual(3); // the seed prices c1, c4, c5 at least
+    expect(new Set(priced.map(cost)).size).toBeGreaterThanOrEqual(3); // distinct totals: the order means something
+    for (const dir of ['asc', 'desc'] as const) {
+      const byCost = ids(await stream({ sort_by: [{ field: 'summary.weave.total_cost', direction: dir }] }));
+      expect(byCost).toEqual(expected(cost, dir));
+      const byTokens = ids(await stream({ sort_by: [{ field: 'summary.weave.total_tokens', direction: dir }] }));
+      expect(byTokens).toEqual(expected(tokens, dir));
+    }
+    const threshold = Math.min(...priced.map((c: any) => cost(c)!)) + 1e-9;
+    const dear = ids(await stream({ query: { $expr: { $gt: [F('summary.weave.total_cost'), L(threshold)] } } }));
+    expect(sorted(dear)).toEqual(sorted(priced.filter((c: any) => cost(c)! > threshold).map((c: any) => c.id)));
+  });
+
   it('/cost/query: project prices only by default, defaults through pricing_level, fields, sort, paging', async () => {
     const mine = await api.post('/cost/query', { project_id: P });
     expect(mine.status).toBe(200);

@@ -183,6 +183,24 @@ describe('the web UI in Chromium', () => {
         })
       ).map((c) => c.op_name);
       await until(async () => (await rows.locator('.col-op').allTextContents()).slice(0, 3)).toEqual(expected.map((o) => o));
+      // Tokens and cost sort on the server too (sums over models): desc first, NULLs ('—') last.
+      const numbers = async (col: string) =>
+        (await rows.locator(col).allTextContents()).map((t) => (t === '—' ? null : Number(t.replace(/[$,]/g, ''))));
+      const descending = (xs: (number | null)[]) => {
+        const known = xs.filter((x): x is number => x !== null);
+        return xs.slice(0, known.length).every((x) => x !== null) && known.every((x, i) => i === 0 || known[i - 1]! >= x);
+      };
+      for (const [label, field, col] of [
+        ['Cost', 'summary.weave.total_cost', '.col-cost'],
+        ['Tokens', 'summary.weave.total_tokens', '.col-tokens'],
+      ] as const) {
+        await page.getByRole('button', { name: new RegExp(`^${label}`) }).click();
+        await until(() => page.url()).toContain(`sort=${encodeURIComponent(field)}%3Adesc`);
+        await until(async () => {
+          const xs = await numbers(col);
+          return xs.length === seeded.callCount && xs[0] !== null && descending(xs);
+        }).toBe(true);
+      }
       // Filter by status: the error row only; the filter is in the URL, so a reload keeps it.
       await page.getByLabel('Status').selectOption('error');
       await until(() => rows.count()).toBe(1);

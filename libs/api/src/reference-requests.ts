@@ -16,7 +16,27 @@ import type { z } from 'zod';
  * never touched, so a `null` or a `wb_` key inside it stays exactly as sent.
  */
 export function normalizeReferenceRequest(schema: z.ZodType, value: unknown): unknown {
-  return walk(schema, value);
+  return walkerOf(schema)(value);
+}
+
+/**
+ * A schema's walk, compiled once (the schema's structure is fixed; only the body varies): the
+ * per-request work is then the body's structural members, with no look-up into zod's
+ * definitions, and an object or array nothing changed in is returned as it is, not copied.
+ */
+type Walker = (value: unknown) => unknown;
+const identity: Walker = (v) => v;
+const compiled = new WeakMap<z.ZodType, Walker>();
+
+function walkerOf(schema: z.ZodType): Walker {
+  const known = compiled.get(schema);
+  if (known) return known;
+  // A schema reached again while being compiled (recursion) forwards to its finished walk.
+  let done: Walker | null = null;
+  compiled.set(schema, (v) => done!(v));
+  done = compile(schema);
+  compiled.set(schema, done);
+  return done;
 }
 
 type Def = { type: string; [k: string]: unknown };
@@ -60,69 +80,120 @@ export function svcAliasOf(key: string): string | null {
 const isPlainObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v) && Object.getPrototypeOf(v) === Object.prototype;
 
-function walk(schema: z.ZodType, value: unknown): unknown {
+interface MemberPlan {
+  walk: Walker;
+  /** A `null` here is dropped: the member may be absent but `null` is not one of its values. */
+  dropNull: boolean;
+}
+
+function compile(schema: z.ZodType): Walker {
   const s = core(schema);
   const d = defOf(s);
   switch (d.type) {
     case 'object':
-      return isPlainObject(value) ? walkObject(d.shape as Record<string, z.ZodType>, value) : value;
-    case 'array':
-      return Array.isArray(value) ? value.map((v) => walk(d.element as z.ZodType, v)) : value;
+      return objectWalker(d.shape as Record<string, z.ZodType>);
+    case 'array': {
+      const element = walkerOf(d.element as z.ZodType);
+      if (element === identity) return identity;
+      return (value) => (Array.isArray(value) ? mapChanged(value, element) : value);
+    }
     case 'record': {
       const valueType = core(d.valueType as z.ZodType);
       const t = defOf(valueType).type;
-      if (t === 'unknown' || t === 'any' || !isPlainObject(value)) return value;
-      const out: Record<string, unknown> = {};
-      for (const [k, v] of Object.entries(value)) out[k] = walk(valueType, v);
-      return out;
+      if (t === 'unknown' || t === 'any') return identity;
+      const member = walkerOf(valueType);
+      if (member === identity) return identity;
+      return (value) => {
+        if (!isPlainObject(value)) return value;
+        const out: Record<string, unknown> = {};
+        for (const [k, v] of Object.entries(value)) out[k] = member(v);
+        return out;
+      };
     }
     case 'union':
-      return walkUnion(d, value);
+      return unionWalker(d);
+    case 'lazy': {
+      // (core() unwraps lazies; only one that recurses past its depth lands here.) Compiled on first use.
+      let inner: Walker | null = null;
+      return (value) => (inner ??= walkerOf((d.getter as () => z.ZodType)()))(value);
+    }
     default:
-      return value;
+      return identity;
   }
 }
 
-function walkObject(shape: Record<string, z.ZodType>, value: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [rawKey, v] of Object.entries(value)) {
-    let key = rawKey;
-    // Own members only: a body key such as `toString` is no member of the schema.
-    if (!Object.hasOwn(shape, key)) {
-      const alias = svcAliasOf(key);
-      if (alias && Object.hasOwn(shape, alias) && !Object.hasOwn(value, alias)) key = alias;
-    }
-    const member = Object.hasOwn(shape, key) ? shape[key] : undefined;
-    if (!member) {
-      out[key] = v; // unknown members: left for the schema to strip or refuse
-      continue;
-    }
-    if (v === null && optIn(member) !== undefined && !member.safeParse(null).success) continue;
-    out[key] = walk(member, v);
+function mapChanged(value: unknown[], element: Walker): unknown[] {
+  let out: unknown[] | null = null;
+  for (let i = 0; i < value.length; i++) {
+    const v = value[i];
+    const nv = element(v);
+    if (out === null && nv !== v) out = value.slice(0, i);
+    if (out !== null) out.push(nv);
   }
-  return out;
+  return out ?? value;
 }
 
-function walkUnion(d: Def, value: unknown): unknown {
+function objectWalker(shape: Record<string, z.ZodType>): Walker {
+  const plans = new Map<string, MemberPlan>();
+  for (const key of Object.keys(shape)) {
+    const member = shape[key]!;
+    plans.set(key, { walk: walkerOf(member), dropNull: optIn(member) !== undefined && !member.safeParse(null).success });
+  }
+  return (value) => {
+    if (!isPlainObject(value)) return value;
+    const keys = Object.keys(value);
+    // Copied only from the first member that changes (renamed, dropped or walked into a new value).
+    let out: Record<string, unknown> | null = null;
+    for (let i = 0; i < keys.length; i++) {
+      const rawKey = keys[i]!;
+      const v = value[rawKey];
+      let key = rawKey;
+      let plan = plans.get(key);
+      if (!plan) {
+        const alias = svcAliasOf(key);
+        if (alias && plans.has(alias) && !Object.hasOwn(value, alias)) plan = plans.get((key = alias));
+      }
+      // Unknown members (no plan) are left for the schema to strip or refuse.
+      const drop = plan !== undefined && v === null && plan.dropNull;
+      const nv = plan === undefined || drop ? v : plan.walk(v);
+      if (out === null && (drop || key !== rawKey || nv !== v)) {
+        out = {};
+        for (let j = 0; j < i; j++) out[keys[j]!] = value[keys[j]!];
+      }
+      if (out !== null && !drop) out[key] = nv;
+    }
+    return out ?? value;
+  };
+}
+
+function unionWalker(d: Def): Walker {
   const options = d.options as z.ZodType[];
   const discriminator = d.discriminator as string | undefined;
-  if (discriminator && isPlainObject(value)) {
-    const tag = value[discriminator];
+  if (discriminator) {
+    // The first option whose discriminator accepts the tag.
+    const byTag = new Map<unknown, Walker>();
     for (const option of options) {
       const field = defOf(core(option)).shape as Record<string, z.ZodType> | undefined;
       const values =
         field && Object.hasOwn(field, discriminator)
           ? (defOf(core(field[discriminator] as z.ZodType)).values as unknown[] | undefined)
           : undefined;
-      if (values?.includes(tag)) return walk(option, value);
+      for (const tag of values ?? []) if (!byTag.has(tag)) byTag.set(tag, walkerOf(option));
     }
-    return value;
+    return (value) => {
+      if (!isPlainObject(value)) return value;
+      const walk = byTag.get(value[discriminator]);
+      return walk ? walk(value) : value;
+    };
   }
   // A plain union: the first option the normalized value satisfies (a mismatch is left for the
   // validation error to name).
-  for (const option of options) {
-    const candidate = walk(option, value);
-    if (option.safeParse(candidate).success) return candidate;
-  }
-  return value;
+  const walkers = options.map((o) => walkerOf(o));
+  return (value) => {
+    for (let i = 0; i < options.length; i++) {
+      const candidate = walkers[i]!(value);
+      if (options[i]!.safeParse(candidate).success) return candidate;
+    }
+    return value;
+  };
 }

@@ -62,27 +62,30 @@ export function mayCrossLimits(text: string, limits: Pick<RequestLimits, 'maxJso
   let depth = 0;
   // Item counts of the open arrays (-1 marks an object), innermost last.
   const counts: number[] = [];
-  let stringStart = -1;
   let digits = 0;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    if (stringStart >= 0) {
-      if (c === 92 /* \ */) i++;
-      else if (c === 34 /* " */) {
-        if (i - stringStart - 1 > limits.maxStringChars) return true;
-        stringStart = -1;
-      }
-      continue;
-    }
     if (c >= 48 && c <= 57) {
       if (++digits >= 300) return true;
       continue;
     }
     digits = 0;
     switch (c) {
-      case 34: // "
-        stringStart = i;
+      case 34: {
+        // A string: skip to its closing quote with indexOf (native speed over the body's bulk, the
+        // string contents); a quote is escaped when an odd run of backslashes precedes it.
+        let end = i;
+        for (;;) {
+          end = text.indexOf('"', end + 1);
+          if (end < 0) return true; // (not valid JSON: cannot happen after a parse)
+          let backslashes = 0;
+          while (text.charCodeAt(end - 1 - backslashes) === 92 /* \ */) backslashes++;
+          if ((backslashes & 1) === 0) break;
+        }
+        if (end - i - 1 > limits.maxStringChars) return true;
+        i = end;
         break;
+      }
       case 91: // [
         if (++depth > limits.maxJsonDepth) return true;
         counts.push(0);

@@ -1,6 +1,6 @@
 import { ApiError } from '@weft/core';
 import { latencySql, traceNameSql } from './call-json';
-import { statusOfRowSql } from './end-columns';
+import { callTotalCostSql, callTotalTokensSql } from './costs';
 import { jsonFieldRef, splitFieldPath, type FieldRef, type FieldResolver } from './expr';
 import type { Params } from './params';
 
@@ -39,6 +39,9 @@ export class CallFieldResolver implements FieldResolver {
   /** Merged columns referenced so far (beyond id/project_id). */
   readonly used = new Set<string>();
 
+  /** @param projectParam the bound project id, which pricing a call's usage needs (total_cost). */
+  constructor(private readonly projectParam: string) {}
+
   resolve(path: string, p: Params): FieldRef {
     const plain = PLAIN[path];
     if (plain) {
@@ -67,12 +70,20 @@ export class CallFieldResolver implements FieldResolver {
   private derived(name: string): FieldRef | null {
     switch (name) {
       case 'status':
-        // calls_ends' ready-made column (or its merged equivalent): no summary parsed per row.
+        // calls_ends' ready-made column (migration 100): no summary parsed per row. A call
+        // without an end row reads '' through the join: running.
         this.used.add('status');
-        return { sql: statusOfRowSql, kind: 'string' };
+        return { sql: `if(status = '', 'running', status)`, kind: 'string' };
       case 'latency_ms':
         this.used.add('started_at').add('ended_at');
         return { sql: latencySql, kind: 'number' };
+      // Ours, not the reference's: the UI's Tokens and Cost columns (sums over models), sortable.
+      case 'total_tokens':
+        this.used.add('summary_dump');
+        return { sql: callTotalTokensSql, kind: 'number' };
+      case 'total_cost':
+        this.used.add('summary_dump').add('started_at');
+        return { sql: callTotalCostSql(this.projectParam), kind: 'number' };
       case 'trace_name':
         this.used.add('display_name').add('op_name');
         return {

@@ -2,50 +2,14 @@ import type { CallFilter, CallsQueryStatsReq, CallsStreamQueryReq } from '@weft/
 import { ApiError, badRequest } from '@weft/core';
 import { CallFieldResolver } from './call-fields';
 import { callLineSelects } from './call-json';
-import { MERGED_END_COLUMNS } from './end-columns';
 import { compileQuery, type FieldRef } from './expr';
 import { Params, type BuiltQuery } from './params';
 
-/** Columns of a merged call, each re-aggregated from calls_merged (merges are eventual). */
-export const MERGED_CALL_COLUMNS: Record<string, string> = {
-  trace_id: 'any(trace_id)',
-  parent_id: 'any(parent_id)',
-  thread_id: 'any(thread_id)',
-  turn_id: 'any(turn_id)',
-  op_name: 'any(op_name)',
-  display_name: 'argMaxMerge(display_name)',
-  started_at: 'any(started_at)',
-  ended_at: 'any(ended_at)',
-  attributes_dump: 'any(attributes_dump)',
-  inputs_dump: 'any(inputs_dump)',
-  input_refs: 'groupUniqArrayArray(input_refs)',
-  output_dump: 'any(output_dump)',
-  output_refs: 'groupUniqArrayArray(output_refs)',
-  summary_dump: 'any(summary_dump)',
-  exception: 'any(exception)',
-  otel_dump: 'any(otel_dump)',
-  svc_user_id: 'any(svc_user_id)',
-  svc_run_id: 'any(svc_run_id)',
-  svc_run_step: 'any(svc_run_step)',
-  svc_run_step_end: 'any(svc_run_step_end)',
-  deleted_at: 'any(deleted_at)',
-};
-
-/** Always returned, whatever `columns` says (reference REQUIRED_CALL_COLUMNS). */
-const REQUIRED_COLUMNS = ['trace_id', 'op_name', 'started_at'];
-/** Call field name → the merged columns it is read from. */
-const FIELD_COLUMNS: Record<string, string[]> = {
-  attributes: ['attributes_dump', 'otel_dump'],
-  inputs: ['inputs_dump'],
-  output: ['output_dump'],
-  summary: ['summary_dump'],
-};
-
-const FILTER_LIMIT = 1000;
-
 /**
- * Merged columns that only a call's start part writes: on a start part they already hold the
- * merged value, so conditions and sort keys over them can be evaluated without merging.
+ * Where each column of a call row is stored (SCHEMA.md): a Call is its row of calls_starts
+ * joined by id with its row of calls_ends (absent while it runs: the end columns read NULL), its
+ * latest rename from calls_renames, and nothing of a deleted call (calls_deleted). No read
+ * merges parts any more. Columns that only a call's start part writes:
  */
 const START_COLUMNS = new Set([
   'trace_id',
@@ -64,31 +28,38 @@ const START_COLUMNS = new Set([
 ]);
 const onlyStart = (cols: Iterable<string>) => [...cols].every((c) => START_COLUMNS.has(c));
 
+/** Columns that only an end part writes, in calls_ends. */
+const END_PART_COLUMNS = ['ended_at', 'exception', 'summary_dump', 'output_refs', 'svc_run_step_end', 'output_dump'];
 /**
- * Merged columns that only an end part writes, copied to calls_ends (SCHEMA.md): a query over
- * start and end columns (latency, status, costs) joins calls_starts with calls_ends instead of
- * re-aggregating the project in calls_merged. The output is not among them (not copied).
+ * calls_ends' ready-made columns (migration 100, SCHEMA.md): the status and the per-model usage,
+ * computed by the engine when the end row is stored. Read by filters and charts, never sent.
  */
-const END_COLUMNS = new Set([
-  'ended_at',
-  'exception',
-  'summary_dump',
-  'output_refs',
-  'svc_run_step_end',
-  ...Object.keys(MERGED_END_COLUMNS),
-]);
+const READY_END_COLUMNS = ['status', 'usage'];
+const END_COLUMNS = new Set([...END_PART_COLUMNS, ...READY_END_COLUMNS]);
+
+/** Every column of a call row: the start's, the end's, the display name (renamed by later parts) and deleted_at. */
+export const CALL_COLUMNS: readonly string[] = [...START_COLUMNS, ...END_PART_COLUMNS, 'display_name', 'deleted_at'];
 
 /**
- * How calls_starts and calls_ends are joined on the call id: by sorting both sides and merging,
- * instead of a hash table. calls_ends is stored in id order, so its side is a read in order;
- * the hash join built a table of the starts (or, when the engine swapped the sides, of the whole
- * project's ends). 10M calls, CPU: a filtered count 3.6 → 1.1 s, a latency sort over the project
- * 5.0 → 4.0 s, over one op 1.5 → 1.25 s.
+ * How calls_ends is joined with the starts on the call id: by sorting both sides and merging,
+ * not with a hash table. calls_ends is stored in id order, so its side is a read in order and
+ * the starts are sorted; the hash join built a table of the starts — or, when the planner
+ * swapped the sides, of the whole project's ends. 10M calls, CPU: a filtered count 3.6 → 1.1 s,
+ * a latency sort over the project 5.0 → 4.0 s, over one op 1.5 → 1.25 s.
  */
-export const JOIN_BY_ID_SETTINGS = `join_algorithm = 'full_sorting_merge'`;
+const JOIN_BY_ID_SETTINGS = `join_algorithm = 'full_sorting_merge'`;
 
-/** A column's expression over calls_merged: the merged columns, and calls_ends' ready-made ones (status, usage). */
-const mergedColumnSql = (c: string): string | undefined => MERGED_CALL_COLUMNS[c] ?? MERGED_END_COLUMNS[c];
+/** Always returned, whatever `columns` says (reference REQUIRED_CALL_COLUMNS). */
+const REQUIRED_COLUMNS = ['trace_id', 'op_name', 'started_at'];
+/** Call field name → the columns it is read from. */
+const FIELD_COLUMNS: Record<string, string[]> = {
+  attributes: ['attributes_dump', 'otel_dump'],
+  inputs: ['inputs_dump'],
+  output: ['output_dump'],
+  summary: ['summary_dump'],
+};
+
+const FILTER_LIMIT = 1000;
 
 /** One term of the total order: a non-NULL expression, its ClickHouse type (to bind a cursor), a direction. */
 export interface SortKey {
@@ -154,71 +125,58 @@ type CallsReq = Pick<CallsStreamQueryReq, 'project_id' | 'filter' | 'query'> &
   Partial<Pick<CallsStreamQueryReq, 'sort_by' | 'columns' | 'include_costs'>>;
 
 /**
- * A calls query, compiled once and run page by page. Two phases per page:
- *  1. the ids: re-aggregate only the columns the filter, query and sort touch (after narrowing
- *     the parts by primary key and skip indexes), filter, order, limit;
- *  2. the rows: re-aggregate every wanted column, for those ids only (primary-key reads).
+ * A calls query, compiled once and run page by page over calls_starts ⋈ calls_ends (SCHEMA.md):
+ *  - conditions and sort keys on start columns only: a page is the next `limit` rows of
+ *    calls_starts in key order (for started_at, a key range read in order), then joined with
+ *    those calls' end rows by primary key;
+ *  - otherwise phase 1 picks the page's ids from the joined narrow columns the conditions and
+ *    sort read, and phase 2 reads every wanted column of those ids only.
  */
 export class CallsQueryPlan {
   private readonly base = new Params();
-  private readonly resolver = new CallFieldResolver();
+  private readonly resolver: CallFieldResolver;
   private readonly projectSql: string;
-  /** Conditions on raw start parts (trace_id, op_name, ...): a skip-index prefilter of ids. */
-  private readonly prefilter: string[] = [];
   /** Conditions on the primary key itself. */
   private readonly idConds: string[] = [];
-  /** Conditions on merged rows. */
-  private readonly conds: string[] = ['started_at IS NOT NULL', 'deleted_at IS NULL'];
-  /** The conditions of `conds` that read end-part columns (evaluated after joining calls_ends). */
+  /** Conditions on call rows (in SQL over the columns of CALL_COLUMNS). */
+  private readonly conds: string[] = [];
+  /** The conditions of `conds` that read more than start columns (evaluated after joining calls_ends). */
   private readonly endConds = new Set<string>();
   readonly keys: SortKey[];
-  /** Merged columns the rows phase reads. */
+  /** Columns the rows phase reads. */
   readonly columns: Set<string>;
   /** Field names the caller asked for (undefined: all). */
   readonly selected?: Set<string>;
   /**
-   * True when every condition and sort key reads start-part columns only: pages can then be
-   * picked from the start parts directly (top-N by the sort keys, no merge of the whole
-   * project), and only those candidates are merged and checked (deleted calls drop out there).
+   * True when every condition and sort key reads start columns only: a page is read straight
+   * from calls_starts in the sort order (top-N by the keys, stopping at the page size).
    */
   readonly fromStartParts: boolean;
-  /**
-   * True when every condition and sort key reads start-part or end-part columns (not the output,
-   * not display_name): the matching ids come from calls_starts joined with calls_ends, no merge.
-   */
-  readonly fromStartsAndEnds: boolean;
   private startOnly = true;
   /** The filter names few calls (ids, traces, parents, threads, turns): calls_ends is read by those ids. */
   private narrow = false;
-  /** A condition or sort reads deleted_at itself (not only the implicit "not deleted"). */
-  private readsDeletedAt = false;
 
   constructor(private readonly req: CallsReq) {
     const p = this.base;
     this.projectSql = p.str(req.project_id);
-    this.resolver.used.add('started_at').add('deleted_at');
+    this.resolver = new CallFieldResolver(this.projectSql);
+    this.resolver.used.add('started_at');
     this.addFilter(req.filter);
     if (req.query) {
       // A top-level $and is kept as separate conditions, so that its terms on start columns
       // filter calls_starts before any join (compiled whole first: limits and error paths).
-      const whole = compileQuery(req.query.$expr, new CallFieldResolver(), new Params());
+      const whole = compileQuery(req.query.$expr, new CallFieldResolver(this.projectSql), new Params());
       const and = (req.query.$expr as { $and?: unknown }).$and;
       for (const term of Array.isArray(and) && whole ? and : [req.query.$expr]) {
-        const qr = new CallFieldResolver();
+        const qr = new CallFieldResolver(this.projectSql);
         this.addCond(compileQuery(term, qr, p), qr.used);
       }
     }
     this.keys = this.orderKeys();
     this.fromStartParts = this.startOnly;
-    this.fromStartsAndEnds =
-      !this.startOnly &&
-      !this.readsDeletedAt &&
-      [...this.resolver.used].every((c) => c === 'deleted_at' || START_COLUMNS.has(c) || END_COLUMNS.has(c));
     const wanted = this.projection();
     this.selected = wanted;
-    this.columns = new Set(
-      wanted ? [...wanted].flatMap((f) => FIELD_COLUMNS[f] ?? (f in MERGED_CALL_COLUMNS ? [f] : [])) : Object.keys(MERGED_CALL_COLUMNS),
-    );
+    this.columns = new Set(wanted ? [...wanted].flatMap((f) => FIELD_COLUMNS[f] ?? (CALL_COLUMNS.includes(f) ? [f] : [])) : CALL_COLUMNS);
     for (const c of this.resolver.used) this.columns.add(c);
   }
 
@@ -229,11 +187,7 @@ export class CallsQueryPlan {
   }
 
   private track(cols: Iterable<string>): void {
-    for (const c of cols) {
-      this.resolver.used.add(c);
-      // deleted_at is in neither split table (calls_deleted answers "not deleted" only).
-      if (c === 'deleted_at') this.readsDeletedAt = true;
-    }
+    for (const c of cols) this.resolver.used.add(c);
     if (!onlyStart(cols)) this.startOnly = false;
   }
 
@@ -262,11 +216,8 @@ export class CallsQueryPlan {
         continue;
       }
       checkLength(key, values);
-      const cond = `${column} IN ${p.strArray(values)}`;
       if (key !== 'svc_user_ids' && key !== 'svc_run_ids') this.narrow = true;
-      // These columns come from the start part only, so a raw part matching them names a matching call.
-      this.prefilter.push(cond);
-      this.addCond(cond, [column]);
+      this.addCond(`${column} IN ${p.strArray(values)}`, [column]);
     }
     if (filter.op_names?.length) {
       checkLength('op_names', filter.op_names);
@@ -275,9 +226,7 @@ export class CallsQueryPlan {
       const ors: string[] = [];
       if (exact.length) ors.push(`op_name IN ${p.strArray(exact)}`);
       for (const pre of prefixes) ors.push(`startsWith(op_name, ${p.str(pre)})`);
-      const cond = `(${ors.join(' OR ')})`;
-      this.prefilter.push(cond);
-      this.addCond(cond, ['op_name']);
+      this.addCond(`(${ors.join(' OR ')})`, ['op_name']);
     }
     for (const key of ['input_refs', 'output_refs'] as const) {
       const values = filter[key];
@@ -301,7 +250,7 @@ export class CallsQueryPlan {
     const keys: SortKey[] = [];
     sortBy.forEach((s, i) => {
       let ref: FieldRef;
-      const r = new CallFieldResolver();
+      const r = new CallFieldResolver(this.projectSql);
       try {
         ref = r.resolve(s.field, this.base);
       } catch (e) {
@@ -315,8 +264,6 @@ export class CallsQueryPlan {
         keys.push({ sql: 'started_at', type: "DateTime64(6, 'UTC')", desc: s.direction === 'desc' });
         return;
       }
-      // display_name is renamed by later parts: never from the start part alone.
-      if (s.field === 'display_name' || s.field === 'summary.weave.trace_name') this.startOnly = false;
       keys.push(...sortKeysOf(ref, s.direction === 'desc'));
     });
     // The id tiebreak makes the order total, which keyset paging needs. Ascending, except under
@@ -338,87 +285,65 @@ export class CallsQueryPlan {
     return out;
   }
 
-  private aggregates(columns: Iterable<string>): string {
-    return [...columns]
-      .filter((c) => mergedColumnSql(c))
-      .map((c) => `${mergedColumnSql(c)} AS ${c}`)
-      .join(', ');
+  private orderBy(): string {
+    return this.keys.map((k) => `${k.sql} ${k.desc ? 'DESC' : 'ASC'}`).join(', ');
   }
 
-  /** Phase 1: the ids of the matching calls, in order, optionally after a cursor, limited. */
-  private idsSql(p: Params, page: PageSpec, ordered = true): string {
-    const where = [`project_id = ${this.projectSql}`, ...this.idConds];
-    if (this.prefilter.length) {
-      where.push(`id IN (SELECT id FROM calls_merged WHERE project_id = ${this.projectSql} AND ${this.prefilter.join(' AND ')})`);
-    }
-    const conds = [...this.conds];
-    if (page.after) conds.push(afterCursor(this.keys, page.after, p));
-    let sql = `SELECT id FROM (
-    SELECT id, ${this.aggregates(this.resolver.used)}
-    FROM calls_merged WHERE ${where.join(' AND ')}
-    GROUP BY project_id, id
-  ) WHERE ${conds.join(' AND ')}`;
-    if (ordered) sql += `\n  ORDER BY ${this.orderBy()}`;
+  private static limitOffset(p: Params, page: PageSpec): string {
+    let sql = '';
     if (page.limit !== undefined) sql += ` LIMIT ${p.int(page.limit)}`;
     if (page.offset) sql += `${page.limit === undefined ? ' LIMIT 18446744073709551615' : ''} OFFSET ${p.int(page.offset)}`;
     return sql;
   }
 
-  private orderBy(): string {
-    return this.keys.map((k) => `${k.sql} ${k.desc ? 'DESC' : 'ASC'}`).join(', ');
-  }
-
   /**
    * One page of calls as (cursor, line) rows, in key order: `line` is the Call as JSON text
    * (call-json.ts), `cursor` the JSON array of the row's sort keys (where the next page starts).
-   * The ids come from the start parts (fromStartParts) or from phase 1; the rows re-aggregate
-   * every wanted column for those ids only (primary-key reads of calls_merged).
+   * A replayed part the engine has not folded yet may repeat a row: each id is kept once.
    */
   linesQuery(page: PageSpec): BuiltQuery {
     const p = this.base.clone();
-    const ids = this.fromStartParts
-      ? this.candidatesSql(p, page)
-      : this.fromStartsAndEnds
-        ? this.joinedIdsSql(p, page)
-        : this.idsSql(p, page);
+    const rowCols = [...this.columns, 'project_id'];
+    let row: string;
+    if (this.fromStartParts) {
+      // The page's start rows in key order; their end rows by primary key (the same page's ids).
+      row = this.joinedSql(rowCols, false, {
+        starts: this.startPageSql(p, page, ['id', ...rowCols.filter((c) => START_COLUMNS.has(c) || c === 'display_name')]),
+        ids: this.startPageSql(p, page, ['id']),
+      });
+    } else {
+      const ids = this.joinedIdsSql(p, page);
+      row = this.joinedSql(rowCols, false, { ids });
+    }
+    for (const list of callLineSelects(this.selected)) row = `SELECT *, ${list} FROM (\n${row}\n)`;
     const keys = this.keys.map((k, i) => `${k.sql} AS _k${i}`).join(', ');
     const cursor = `concat('[', arrayStringConcat([${this.keys.map((_, i) => `toJSONString(_k${i})`).join(', ')}], ','), ']')`;
-    let row = `SELECT project_id, id, ${this.aggregates(this.columns)}
-    FROM calls_merged
-    WHERE project_id = ${this.projectSql} AND id IN (
-    ${ids}
-    )
-    GROUP BY project_id, id`;
-    for (const list of callLineSelects(this.selected)) row = `SELECT *, ${list} FROM (\n${row}\n)`;
     const sql = `SELECT cursor, line FROM (
-  SELECT ${keys}, ${cursor} AS cursor, line FROM (
+  SELECT ${keys}, ${cursor} AS cursor, line, id FROM (
 ${row}
   )
 )
-ORDER BY ${this.keys.map((_, i) => `_k${i} ${this.keys[i]!.desc ? 'DESC' : 'ASC'}`).join(', ')}`;
+ORDER BY ${this.keys.map((_, i) => `_k${i} ${this.keys[i]!.desc ? 'DESC' : 'ASC'}`).join(', ')}
+LIMIT 1 BY id`;
     return { sql, params: p.values };
   }
 
   /**
-   * Conditions a start part must meet: every condition on start columns but deletion, which
-   * calls_deleted answers (under fromStartParts, that is every condition).
+   * Conditions a start row must meet: every condition on start columns, and not deleted
+   * (calls_deleted is small: a page of start rows is exactly a page of visible calls).
    */
   private startConds(withDeleted = false): string[] {
-    const conds = [
-      `project_id = ${this.projectSql}`,
-      ...this.idConds,
-      ...this.conds.filter((c) => c !== 'deleted_at IS NULL' && c !== 'started_at IS NOT NULL' && !this.endConds.has(c)),
-    ];
+    const conds = [`project_id = ${this.projectSql}`, ...this.idConds, ...this.conds.filter((c) => !this.endConds.has(c))];
     if (!withDeleted) conds.push(`id NOT IN (SELECT id FROM calls_deleted WHERE project_id = ${this.projectSql})`);
     return conds;
   }
 
   /**
-   * The count of matching calls when every condition is on start columns (fromStartParts): the
-   * start rows that match, less those deleted. FINAL folds a replayed start while reading (and
+   * The count of matching calls when every condition reads start columns (fromStartParts): the
+   * matching start rows less the deleted ones. FINAL folds a replayed start while reading (and
    * costs nothing where parts do not overlap, the usual case for time-ordered inserts); the
-   * deleted ones are found by id (a small set, the id bloom filter), so the count never reads
-   * the id of every call as a `NOT IN` would (10M calls: ~150 → ~70 ms of CPU).
+   * deleted ones are looked up by id (a small set; the id bloom filter), so the count does not
+   * read every call's id as a `NOT IN` does (10M calls: ~150 → ~70 ms of CPU).
    */
   startCountSql(): string {
     const where = this.startConds(true).join(' AND ');
@@ -427,53 +352,70 @@ ORDER BY ${this.keys.map((_, i) => `_k${i} ${this.keys[i]!.desc ? 'DESC' : 'ASC'
   }
 
   /**
-   * The ids of one page straight from calls_starts (only when `fromStartParts`): the next `limit`
-   * visible calls by the sort keys after `after`. Read in key order when the sort is started_at.
-   * A start part replayed before the engine folded it may appear twice here (no `LIMIT 1 BY id`:
-   * it stops the engine from ending the in-order read at the page size, ×10 at 10M calls); the
-   * rows query merges by id, so the page holds it once and may be one row short, which is why
-   * `mayBeShort` tells the stream not to take a short page for the end. A narrow filter (a trace,
-   * ids, a thread) matches few rows, where `LIMIT 1 BY id` costs nothing and spares the stream
-   * a query for an empty last page.
+   * One page straight from calls_starts (only when `fromStartParts`): the next `limit` visible
+   * calls by the sort keys after `after`, with `select`. Read in key order when the sort is
+   * started_at. A start part replayed before the engine folded it may appear twice here (no
+   * `LIMIT 1 BY id`: it stops the engine from ending the in-order read at the page size, ×10 at
+   * 10M calls); the lines query keeps each id once, so the page may be one row short, which is
+   * why `mayBeShort` tells the stream not to take a short page for the end. A narrow filter (a
+   * trace, ids, a thread) matches few rows, where `LIMIT 1 BY id` costs nothing and spares the
+   * stream a query for an empty last page.
    */
-  private candidatesSql(p: Params, page: PageSpec): string {
+  private startPageSql(p: Params, page: PageSpec, select: string[]): string {
     const conds = this.startConds();
     if (page.after) conds.push(afterCursor(this.keys, page.after, p));
-    let sql = `SELECT id FROM calls_starts
+    return `SELECT ${select.join(', ')} FROM calls_starts
     WHERE ${conds.join(' AND ')}
-    ORDER BY ${this.orderBy()}${this.narrow ? ' LIMIT 1 BY id' : ''}`;
-    if (page.limit !== undefined) sql += ` LIMIT ${p.int(page.limit)}`;
-    if (page.offset) sql += `${page.limit === undefined ? ' LIMIT 18446744073709551615' : ''} OFFSET ${p.int(page.offset)}`;
-    return sql;
+    ORDER BY ${this.orderBy()}${this.narrow ? ' LIMIT 1 BY id' : ''}${CallsQueryPlan.limitOffset(p, page)}`;
   }
 
   /**
-   * calls_starts (the start conditions) joined with calls_ends: one row per visible call with the
-   * start and end `columns` under their merged names (end columns NULL while a call runs). The
-   * starts are the hashed side (the filtered, smaller one); calls_ends is read for the whole
-   * project unless the filter is narrow (then by those ids: a primary-key lookup). `final`: FINAL
-   * on both, so a replayed part not yet folded is one row (charts over the whole project); without
-   * it a replay may repeat a row, which the rows query folds and counts take DISTINCT (FINAL
-   * would evaluate the conditions after merging instead of in PREWHERE: ×2–3 on a filter).
+   * calls_starts (the start conditions) joined with calls_ends and calls_renames: one row per
+   * visible call with `columns` under the names of CALL_COLUMNS (end columns NULL while a call
+   * runs, deleted_at NULL: deleted calls are left out). The starts are the hashed side (the
+   * filtered, smaller one); calls_ends is read for the whole project unless the filter is narrow
+   * or `page.ids` names the rows (then by those ids: a primary-key lookup). `page.starts`: the
+   * start rows, already selected. `final`: FINAL on both, so a replayed part not yet folded is
+   * one row (charts over the whole project); without it a replay may repeat a row, which pages
+   * fold (`LIMIT 1 BY id`) and counts take DISTINCT (FINAL would evaluate the conditions after
+   * merging instead of in PREWHERE: ×2–3 on a filter).
    */
-  private joinedSql(columns: Iterable<string>, final: boolean, endsOnly?: string): string {
+  private joinedSql(columns: Iterable<string>, final: boolean, page: { ids?: string; starts?: string; endsOnly?: string } = {}): string {
     const cols = [...new Set(columns)];
     const startCols = [...new Set(['started_at', ...cols.filter((c) => START_COLUMNS.has(c))])];
     const endCols = cols.filter((c) => END_COLUMNS.has(c));
+    const renamed = cols.includes('display_name');
     const fin = final ? ' FINAL' : '';
     const startWhere = this.startConds().join(' AND ');
-    const starts = `SELECT id, ${startCols.join(', ')} FROM calls_starts${fin} WHERE ${startWhere}`;
-    if (endCols.length === 0) return starts;
-    const endWhere = [`project_id = ${this.projectSql}`];
-    if (this.narrow) endWhere.push(`id IN (SELECT id FROM calls_starts WHERE ${startWhere})`);
-    if (endsOnly) endWhere.push(endsOnly);
-    return `SELECT s.id AS id, ${[...startCols.map((c) => `s.${c} AS ${c}`), ...endCols.map((c) => `e.${c} AS ${c}`)].join(', ')}
-    FROM (SELECT id, ${endCols.join(', ')} FROM calls_ends${fin} WHERE ${endWhere.join(' AND ')}) AS e
-    ${endsOnly ? 'INNER' : 'RIGHT'} JOIN (${starts}) AS s ON e.id = s.id
-    SETTINGS ${JOIN_BY_ID_SETTINGS}`;
+    const starts =
+      page.starts ??
+      `SELECT id, ${[...startCols, ...(renamed ? ['display_name'] : [])].join(', ')} FROM calls_starts${fin} WHERE ${startWhere}${page.ids ? ` AND id IN (${page.ids})` : ''}`;
+    const select = [
+      's.id AS id',
+      ...startCols.map((c) => `s.${c} AS ${c}`),
+      ...endCols.map((c) => `e.${c} AS ${c}`),
+      // A rename (/call/update) wins over the start part's name.
+      ...(renamed ? ['if(empty(r.id), s.display_name, toNullable(r.display_name)) AS display_name'] : []),
+      ...(cols.includes('deleted_at') ? ["CAST(NULL, 'Nullable(DateTime64(3, \\'UTC\\'))') AS deleted_at"] : []),
+      ...(cols.includes('project_id') ? [`${this.projectSql} AS project_id`] : []),
+    ];
+    let from = `(${starts}) AS s`;
+    if (endCols.length) {
+      const endWhere = [`project_id = ${this.projectSql}`];
+      if (page.ids) endWhere.push(`id IN (${page.ids})`);
+      else if (this.narrow) endWhere.push(`id IN (SELECT id FROM calls_starts WHERE ${startWhere})`);
+      // A condition no running call meets is evaluated on calls_ends first; only ended calls join.
+      if (page.endsOnly) endWhere.push(page.endsOnly);
+      from = `(SELECT id, ${endCols.join(', ')} FROM calls_ends${fin} WHERE ${endWhere.join(' AND ')}) AS e ${page.endsOnly ? 'INNER' : 'RIGHT'} JOIN ${from} ON e.id = s.id`;
+    }
+    if (renamed) {
+      // Renames are few: the project's latest one per call, hashed.
+      from += `\n    LEFT JOIN (SELECT id, argMax(display_name, renamed_at) AS display_name FROM calls_renames WHERE project_id = ${this.projectSql} GROUP BY id) AS r ON r.id = s.id`;
+    }
+    return `SELECT ${select.join(', ')}\n    FROM ${from}${endCols.length ? `\n    SETTINGS ${JOIN_BY_ID_SETTINGS}` : ''}`;
   }
 
-  /** Phase 1 under fromStartsAndEnds: the start conditions on calls_starts, the rest on the joined rows. */
+  /** Phase 1 when a condition or sort key reads more than start columns: the start conditions on calls_starts, the rest on the joined rows. */
   private joinedIdsSql(p: Params, page: PageSpec, ordered = true): string {
     const conds = [...this.endConds];
     if (page.after) conds.push(afterCursor(this.keys, page.after, p));
@@ -481,43 +423,32 @@ ORDER BY ${this.keys.map((_, i) => `_k${i} ${this.keys[i]!.desc ? 'DESC' : 'ASC'
     ${this.joinedSql(this.resolver.used, false)}
   )${conds.length ? ` WHERE ${conds.join(' AND ')}` : ''}`;
     if (ordered) sql += `\n  ORDER BY ${this.orderBy()}${this.narrow ? ' LIMIT 1 BY id' : ''}`;
-    if (page.limit !== undefined) sql += ` LIMIT ${p.int(page.limit)}`;
-    if (page.offset) sql += `${page.limit === undefined ? ' LIMIT 18446744073709551615' : ''} OFFSET ${p.int(page.offset)}`;
-    return sql;
+    return sql + CallsQueryPlan.limitOffset(p, page);
   }
 
   /**
-   * One row per matching call with `columns` (merged column names), for aggregates over the
-   * matched set (the same set counts count): from calls_starts and calls_ends when the plan and
-   * the columns allow, else re-aggregated from calls_merged. `endsOnly`: a condition on end
-   * columns only that no running call meets (e.g. "has usage"), evaluated on calls_ends before
-   * the join, which then keeps only ended calls.
+   * One row per matching call with `columns` (names of CALL_COLUMNS, or calls_ends' ready-made
+   * ones), for aggregates over the matched set (the same set counts count), replays folded
+   * (FINAL). `endsOnly`: a condition on end columns that no running call meets (e.g. "has
+   * usage"), evaluated on calls_ends before the join, which then keeps only ended calls.
    */
-  matchedCallsSql(p: Params, columns: string[], endsOnly?: string): string {
-    const joinable = columns.every((c) => START_COLUMNS.has(c) || END_COLUMNS.has(c));
-    if (joinable && (this.fromStartParts || this.fromStartsAndEnds)) {
-      const rows = this.joinedSql([...columns, ...this.resolver.used], true, endsOnly);
-      return `SELECT id, ${columns.join(', ')} FROM (${rows})${this.endConds.size ? ` WHERE ${[...this.endConds].join(' AND ')}` : ''}`;
-    }
-    const rows = `SELECT id, ${columns.map((c) => `${mergedColumnSql(c)} AS ${c}`).join(', ')}
-    FROM calls_merged WHERE project_id = ${this.projectSql} AND id IN (${this.matchingIdsSql(p)})
-    GROUP BY project_id, id`;
-    return endsOnly ? `SELECT * FROM (${rows}) WHERE ${endsOnly}` : rows;
+  matchedCallsSql(_p: Params, columns: string[], endsOnly?: string): string {
+    const rows = this.joinedSql([...columns, ...this.resolver.used], true, { endsOnly });
+    return `SELECT id, ${columns.join(', ')} FROM (${rows})${this.endConds.size ? ` WHERE ${[...this.endConds].join(' AND ')}` : ''}`;
   }
 
   /** The matching ids (no order), capped by `limit`: the body of counts and storage sums. */
   matchingIdsSql(p: Params, limit?: number): string {
-    if (this.fromStartsAndEnds) return this.joinedIdsSql(p, { limit }, false);
-    if (!this.fromStartParts) return this.idsSql(p, { limit }, false);
-    // Start parts carry every column the conditions read: no merge. FINAL folds a replayed start
-    // part (an identical key) while reading, and only where parts overlap, which time-ordered
-    // inserts rarely do: no hash of every id, as DISTINCT would build.
+    if (!this.fromStartParts) return this.joinedIdsSql(p, { limit }, false);
+    // Start parts carry every column the conditions read. FINAL folds a replayed start part (an
+    // identical key) while reading, and only where parts overlap, which time-ordered inserts
+    // rarely do: no hash of every id, as DISTINCT would build.
     return `SELECT id FROM calls_starts FINAL WHERE ${this.startConds().join(' AND ')}${limit !== undefined ? ` LIMIT ${p.int(limit)}` : ''}`;
   }
 
-  /** A page may hold fewer rows than its limit before the end (fromStartParts: replays folded by the rows query). */
+  /** A page may hold fewer rows than its limit before the end (a replay not yet folded is kept once). */
   get mayBeShort(): boolean {
-    return (this.fromStartParts || this.fromStartsAndEnds) && !this.narrow;
+    return !this.narrow;
   }
 
   get params(): Params {
@@ -544,7 +475,7 @@ export function buildCallsStatsQuery(req: CallsQueryStatsReq): BuiltQuery & { pl
   let sql = plan.fromStartParts && !req.limit ? plan.startCountSql() : `SELECT count() AS count FROM (${ids})`;
   if (req.include_total_storage_size) {
     // Trace totals are only carried by roots, so the sum is over the matching roots' traces.
-    const roots = `SELECT any(trace_id) FROM calls_merged WHERE project_id = ${plan.projectParam} AND id IN (${ids}) GROUP BY project_id, id HAVING any(parent_id) IS NULL`;
+    const roots = `SELECT DISTINCT trace_id FROM calls_starts WHERE project_id = ${plan.projectParam} AND id IN (${ids}) AND parent_id IS NULL`;
     sql = `SELECT (${sql}) AS count, (SELECT sum(total_storage_size_bytes) FROM (${traceSizesSql(plan.projectParam, roots)})) AS total_storage_size_bytes`;
   }
   return { sql, params: p.values, plan };

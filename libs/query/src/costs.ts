@@ -135,6 +135,40 @@ export function priceRankOrderSql(pid: string): string {
       pr.effective_date DESC`;
 }
 
+/** `summary.usage`'s entries of a merged call row, as (llm_id, raw JSON) pairs. */
+const USAGE_ENTRIES = `JSONExtractKeysAndValuesRaw(ifNull(summary_dump, '{}'), 'usage')`;
+
+/** One usage entry's count (the entry is the lambda's `u`; u.2 is its raw JSON). */
+const usageCount = (entry: string, ...keys: string[]) => `(${keys.map((k) => `JSONExtractInt(${entry}.2, '${k}')`).join(' + ')})`;
+
+/**
+ * A call's tokens summed over its models, as the UI's Tokens column: an entry's total_tokens, or
+ * its prompt + completion counts when it has none; NULL for a call without usage (sorts last).
+ */
+export const callTotalTokensSql = `if(empty(${USAGE_ENTRIES}), NULL, arraySum(u -> if(${usageCount('u', 'total_tokens')} > 0, ${usageCount('u', 'total_tokens')}, ${usageCount('u', 'prompt_tokens', 'input_tokens', 'completion_tokens', 'output_tokens')}), ${USAGE_ENTRIES}))`;
+
+/**
+ * A call's cost summed over its priced models, per row, for filters and sorts: the same figures
+ * include_costs puts in summary.weave.costs (each model priced with the price
+ * priceRankOrderSql would pick), computed in the expression so ORDER BY can use it. The
+ * project's prices are one small constant array (a scalar subquery, read once per query).
+ * NULL when no model of the call has a price (as the UI's Cost column).
+ */
+export function callTotalCostSql(pid: string): string {
+  const prices = `(SELECT groupArray((llm_id, effective_date,
+      multiIf(pricing_level = 'project' AND pricing_level_id = ${pid}, 2, pricing_level = 'default' AND pricing_level_id = 'default', 3, 4),
+      prompt_token_cost, completion_token_cost, cache_read_input_token_cost, cache_creation_input_token_cost))
+    FROM (${projectPricesSql(pid)}))`;
+  // Prices of u's model in priceRankOrderSql's order: in force at the start, project before default, newest.
+  const ranked = `arraySort(pr -> (if(started_at >= pr.2, 1, 2), pr.3, -toUnixTimestamp64Milli(pr.2)), arrayFilter(pr -> pr.1 = u.1, ${prices}))`;
+  const priced = `arrayMap(u -> (u, ${ranked}[1]), arrayFilter(u -> arrayExists(pr -> pr.1 = u.1, ${prices}), ${USAGE_ENTRIES}))`;
+  const cacheRead = usageCount('x.1', 'cache_read_input_tokens');
+  const cacheCreation = usageCount('x.1', 'cache_creation_input_tokens');
+  const cost = `(${usageCount('x.1', 'prompt_tokens', 'input_tokens')} - ${cacheRead} - ${cacheCreation}) * x.2.4
+      + ${usageCount('x.1', 'completion_tokens', 'output_tokens')} * x.2.5 + ${cacheRead} * x.2.6 + ${cacheCreation} * x.2.7`;
+  return `if(empty(${priced}), NULL, arraySum(x -> ${cost}, ${priced}))`;
+}
+
 /**
  * Explodes `summary.usage` of the given calls into (call, llm_id, counts) and picks one price per
  * pair (priceRankOrderSql). Pairs with no price at all drop out (no cost entry, as the reference).

@@ -1,8 +1,7 @@
 /**
- * The ready-made columns of calls_ends (migration 100, SCHEMA.md "calls_ends"): a call's status
- * and per-model usage, computed by the engine once when the end row is stored. The migration
- * holds the same expressions over the stored columns (a unit test compares them); here they
- * also serve calls that are read merged from calls_merged, so both paths answer alike.
+ * The expressions of calls_ends' ready-made columns (migration 100, SCHEMA.md "calls_ends"): a
+ * call's status and per-model usage, computed by the engine once when the end row is stored.
+ * The migration holds their text; a unit test checks it against these, the one definition.
  */
 
 /** `summary.status_counts.error` as text (a JSON string unquoted), from a summary dump. */
@@ -15,7 +14,7 @@ const errorsSql = (summary: string) => {
 export const endStatusSql = (exception: string, summary: string) =>
   `multiIf(ifNull(${exception}, '') != '', 'error', ifNull(toFloat64OrNull(${errorsSql(summary)}), 0) > 0, 'descendant_error', 'success')`;
 
-/** The tuple type of one model's usage in calls_ends.usage. */
+/** The type of calls_ends.usage: one tuple per model. */
 export const USAGE_TYPE =
   'Array(Tuple(model String, requests Int64, prompt_tokens Int64, completion_tokens Int64, total_tokens Int64, cache_read_input_tokens Int64, cache_creation_input_tokens Int64))';
 
@@ -24,16 +23,3 @@ export const usageSql = (summary: string) => {
   const int = (k: string) => `JSONExtractInt(kv.2, '${k}')`;
   return `arrayMap(kv -> (kv.1, ${int('requests')}, ${int('prompt_tokens')} + ${int('input_tokens')}, ${int('completion_tokens')} + ${int('output_tokens')}, ${int('total_tokens')}, ${int('cache_read_input_tokens')}, ${int('cache_creation_input_tokens')}), JSONExtractKeysAndValuesRaw(ifNull(${summary}, '{}'), 'usage'))`;
 };
-
-/**
- * The same columns over a call re-aggregated from calls_merged (its columns qualified, so that
- * the aliases of the same SELECT do not shadow them): `status` is '' while the call runs, as
- * a call without an end row reads through the join.
- */
-export const MERGED_END_COLUMNS: Record<string, string> = {
-  status: `if(any(calls_merged.ended_at) IS NULL, '', ${endStatusSql('any(calls_merged.exception)', 'any(calls_merged.summary_dump)')})`,
-  usage: usageSql('any(calls_merged.summary_dump)'),
-};
-
-/** summary.weave.status over a row holding `status` (calls_ends' column, or MERGED_END_COLUMNS.status). */
-export const statusOfRowSql = `if(status = '', 'running', status)`;

@@ -4,7 +4,7 @@ import { CallFieldResolver, compileQuery, jsonFieldRef, Params, sortTerms, split
 
 const compile = (expr: unknown) => {
   const p = new Params();
-  const sql = compileQuery(expr, new CallFieldResolver(), p);
+  const sql = compileQuery(expr, new CallFieldResolver('{project:String}'), p);
   return { sql, params: p.values };
 };
 const err = (expr: unknown): ApiError => {
@@ -92,7 +92,7 @@ describe('compileQuery', () => {
 
   it('sorts dynamic fields with three terms', () => {
     const p = new Params();
-    const terms = sortTerms(new CallFieldResolver().resolve('output.a.b', p), 'desc');
+    const terms = sortTerms(new CallFieldResolver('{project:String}').resolve('output.a.b', p), 'desc');
     expect(terms).toHaveLength(3);
     expect(terms[0]).toMatch(/IS NOT NULL\) DESC$/);
     expect(terms[1]).toMatch(/^toFloat64OrNull\(.*\) DESC NULLS LAST$/);

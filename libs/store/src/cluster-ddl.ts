@@ -9,10 +9,9 @@
  *   an insert is routed to one shard, whose materialized views fold it there.
  * - `CREATE MATERIALIZED VIEW v TO t AS SELECT … FROM s` runs on every node, from `s_local`
  *   into `t_local` (a view fires on the local insert, never on a Distributed one).
- * - `ALTER TABLE t …` (indexes, columns, MATERIALIZE) applies to `t_local ON CLUSTER`; an
- *   `ADD COLUMN` is also given (as a plain column of its type) to the Distributed `t`, which
- *   otherwise keeps the columns it was created with and could not read the new one.
- * - `OPTIMIZE TABLE t FINAL` merges `t_local ON CLUSTER` (each shard its own parts).
+ * - `ALTER TABLE t …` (indexes, settings) applies to `t_local ON CLUSTER`; an `ADD COLUMN` also
+ *   to the Distributed `t` (its columns are its own copy of the local table's).
+ * - `DROP VIEW IF EXISTS v` and `OPTIMIZE TABLE t FINAL` run ON CLUSTER (on `t_local`).
  * - `INSERT … SELECT` (back-fills, seeds) is left as written: it runs once, through the
  *   Distributed tables, which route every row by the same sharding key.
  *
@@ -34,6 +33,7 @@ export const SHARDING_KEYS: Readonly<Record<string, string>> = {
   calls_starts: 'cityHash64(project_id, id)',
   calls_deleted: 'cityHash64(project_id, id)',
   calls_ends: 'cityHash64(project_id, id)',
+  calls_renames: 'cityHash64(project_id, id)',
   // Every version of one object on one shard (version_index counts them).
   object_versions: 'cityHash64(project_id, kind, object_id)',
   table_rows: 'cityHash64(project_id, digest)',
@@ -63,9 +63,8 @@ const CREATE_TABLE = /^CREATE TABLE IF NOT EXISTS (\w+) (\([\s\S]*\))\s*ENGINE =
 const CREATE_MV = /^CREATE MATERIALIZED VIEW IF NOT EXISTS (\w+) TO (\w+) AS\s([\s\S]*)$/;
 const ALTER_TABLE = /^ALTER TABLE (\w+) ([\s\S]*)$/;
 const INSERT = /^INSERT INTO \w+/;
+const DROP_VIEW = /^DROP VIEW IF EXISTS (\w+)$/;
 const OPTIMIZE = /^OPTIMIZE TABLE (\w+) FINAL$/;
-/** `ADD COLUMN IF NOT EXISTS name Type [MATERIALIZED|DEFAULT|ALIAS expr]`: the name and type. */
-const ADD_COLUMN = /^ADD COLUMN IF NOT EXISTS (\w+) ([\s\S]+?)(?: (?:MATERIALIZED|DEFAULT|ALIAS) [\s\S]*)?$/;
 
 export class ClusterDdlError extends Error {}
 
@@ -109,14 +108,14 @@ export function clusterStatements(statement: string, cluster: string, tables = n
     const [, table, change] = m as unknown as [string, string, string];
     if (!tables.has(table)) throw new ClusterDdlError(`ALTER of ${table}, which no earlier migration created`);
     const local = `ALTER TABLE ${localTable(table)} ${onCluster} ${change}`;
-    const column = ADD_COLUMN.exec(change);
-    return column ? [local, `ALTER TABLE ${table} ${onCluster} ADD COLUMN IF NOT EXISTS ${column[1]} ${column[2]}`] : [local];
+    return /^ADD COLUMN\b/.test(change) ? [local, `ALTER TABLE ${table} ${onCluster} ${change}`] : [local];
   }
+  m = DROP_VIEW.exec(statement);
+  if (m) return [`DROP VIEW IF EXISTS ${m[1]!} ${onCluster}`];
   m = OPTIMIZE.exec(statement);
   if (m) {
-    const [, table] = m as unknown as [string, string];
-    if (!tables.has(table)) throw new ClusterDdlError(`OPTIMIZE of ${table}, which no earlier migration created`);
-    return [`OPTIMIZE TABLE ${localTable(table)} ${onCluster} FINAL`];
+    if (!tables.has(m[1]!)) throw new ClusterDdlError(`OPTIMIZE of ${m[1]!}, which no earlier migration created`);
+    return [`OPTIMIZE TABLE ${localTable(m[1]!)} ${onCluster} FINAL`];
   }
   if (INSERT.test(statement)) return [statement];
   throw new ClusterDdlError(`no cluster form for statement: ${statement.slice(0, 80)}`);

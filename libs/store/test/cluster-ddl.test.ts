@@ -68,7 +68,7 @@ describe('migrations with CLICKHOUSE_CLUSTER', () => {
     expect(clusterAll.length).toBeGreaterThan(singleAll.length);
     for (const s of clusterAll) {
       const formatted = parsed(s);
-      if (/^(CREATE|ALTER)/.test(s)) expect(formatted, s.slice(0, 80)).toContain(`ON CLUSTER ${CLUSTER}`);
+      if (/^(CREATE|ALTER|DROP|OPTIMIZE)/.test(s)) expect(formatted, s.slice(0, 80)).toContain(`ON CLUSTER ${CLUSTER}`);
     }
   });
 
@@ -128,35 +128,19 @@ describe('migrations with CLICKHOUSE_CLUSTER', () => {
     }
   });
 
-  it('alters the local tables on every node; a new column also reaches the Distributed table, as a plain column', () => {
+  it('alters the local tables on every node; a new column also on the Distributed table, right after', () => {
     const alters = clusterAll.filter((s) => s.startsWith('ALTER'));
     expect(alters.length).toBeGreaterThan(0);
-    const onDistributed = alters.filter((a) => !/^ALTER TABLE \w+_local /.test(a));
-    for (const a of alters.filter((x) => !onDistributed.includes(x)))
+    for (const [i, a] of alters.entries()) {
+      const dist = /^ALTER TABLE (\w+) ON CLUSTER \w+ (ADD COLUMN [\s\S]*)$/.exec(a);
+      if (dist && !dist[1]!.endsWith('_local')) {
+        expect(alters[i - 1], a).toBe(`ALTER TABLE ${localTable(dist[1]!)} ON CLUSTER ${CLUSTER} ${dist[2]!}`);
+        continue;
+      }
       expect(a).toMatch(new RegExp(`^ALTER TABLE \\w+_local ON CLUSTER ${CLUSTER} `));
-    const added = alters.filter((a) => /^ALTER TABLE \w+_local ON CLUSTER \w+ ADD COLUMN/.test(a));
-    expect(added.length).toBeGreaterThan(0);
-    expect(onDistributed.length).toBe(added.length);
-    for (const a of onDistributed) {
-      expect(a).toMatch(new RegExp(`^ALTER TABLE (\\w+) ON CLUSTER ${CLUSTER} ADD COLUMN IF NOT EXISTS \\w+ `));
-      expect(a).not.toMatch(/MATERIALIZED|DEFAULT|ALIAS/);
     }
-    expect(
-      clusterStatements(
-        "ALTER TABLE calls_ends ADD COLUMN IF NOT EXISTS x Array(Tuple(a String, b Int64)) MATERIALIZED [('a', 1)]",
-        CLUSTER,
-        new Set(['calls_ends']),
-      ),
-    ).toEqual([
-      `ALTER TABLE calls_ends_local ON CLUSTER ${CLUSTER} ADD COLUMN IF NOT EXISTS x Array(Tuple(a String, b Int64)) MATERIALIZED [('a', 1)]`,
-      `ALTER TABLE calls_ends ON CLUSTER ${CLUSTER} ADD COLUMN IF NOT EXISTS x Array(Tuple(a String, b Int64))`,
-    ]);
-  });
-
-  it('merges the local tables on every node (OPTIMIZE … FINAL)', () => {
-    const optimizes = clusterAll.filter((s) => s.startsWith('OPTIMIZE'));
-    expect(optimizes.length).toBeGreaterThan(0);
-    for (const o of optimizes) expect(o).toMatch(new RegExp(`^OPTIMIZE TABLE \\w+_local ON CLUSTER ${CLUSTER} FINAL$`));
+    expect(clusterAll).toContain(`OPTIMIZE TABLE calls_ends_local ON CLUSTER ${CLUSTER} FINAL`);
+    expect(clusterAll).toContain(`DROP VIEW IF EXISTS calls_ends_view ON CLUSTER ${CLUSTER}`);
   });
 
   it('refuses what it cannot derive, naming it', () => {

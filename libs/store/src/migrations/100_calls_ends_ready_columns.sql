@@ -15,10 +15,9 @@ ALTER TABLE calls_ends ADD COLUMN IF NOT EXISTS usage Array(Tuple(model String, 
 ALTER TABLE calls_ends MATERIALIZE COLUMN status SETTINGS mutations_sync = 1;
 ALTER TABLE calls_ends MATERIALIZE COLUMN usage SETTINGS mutations_sync = 1;
 
--- The back-fills of 070 and 080 wrote calls_starts and calls_ends in calls_merged's order, so on
--- a store migrated through them every part spans the project's whole key range and every FINAL
--- read (counts, threads, charts) merges all of it (10M calls: ~400 ms of CPU for a count). Parts
--- that ingest writes are time-ordered and rarely overlap; one merge makes the old ones so too.
--- (On a new store the tables are empty and this costs nothing.)
+-- The back-fill of 070 wrote calls_starts in calls_merged's order, so on a store migrated
+-- through it every part spans the project's whole key range and every FINAL read (counts,
+-- threads, charts) merges all of it (10M calls: ~400 ms of CPU for a count). Parts that ingest
+-- writes are time-ordered and rarely overlap; one merge makes the old ones so too (090 did the
+-- same for calls_ends). On a new store the table is empty and this costs nothing.
 OPTIMIZE TABLE calls_starts FINAL;
-OPTIMIZE TABLE calls_ends FINAL;

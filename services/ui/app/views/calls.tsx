@@ -20,8 +20,8 @@ const SCROLL_SETTLE_MS = 120;
 interface Column {
   id: string;
   label: string;
-  /** The API's sort field; null: not sortable on the server. */
-  sort: string | null;
+  /** The API's sort field (tokens and cost: the server's sums over models). */
+  sort: string;
   num?: boolean;
   cell: (c: Call) => preact.ComponentChildren;
 }
@@ -32,8 +32,8 @@ const COLUMNS: Column[] = [
   { id: 'status', label: 'Status', sort: 'summary.weave.status', cell: (c) => <StatusBadge status={callStatus(c)} /> },
   { id: 'started', label: 'Started', sort: 'started_at', cell: (c) => fmtTime(c.started_at) },
   { id: 'latency', label: 'Latency', sort: 'summary.weave.latency_ms', num: true, cell: (c) => fmtMs(latencyMs(c)) },
-  { id: 'tokens', label: 'Tokens', sort: null, num: true, cell: (c) => fmtInt(callTokens(c)) },
-  { id: 'cost', label: 'Cost', sort: null, num: true, cell: (c) => fmtCost(callCost(c)) },
+  { id: 'tokens', label: 'Tokens', sort: 'summary.weave.total_tokens', num: true, cell: (c) => fmtInt(callTokens(c)) },
+  { id: 'cost', label: 'Cost', sort: 'summary.weave.total_cost', num: true, cell: (c) => fmtCost(callCost(c)) },
   { id: 'user', label: 'User', sort: 'svc_user_id', cell: (c) => c.svc_user_id ?? '—' },
 ];
 
@@ -246,13 +246,9 @@ function CallsTable({
               class={`vt-cell col-${col.id}${col.num ? ' num' : ''}`}
               aria-sort={sort.field === col.sort ? (sort.direction === 'asc' ? 'ascending' : 'descending') : undefined}
             >
-              {col.sort ? (
-                <button type="button" class="sort" onClick={() => onSort(col.sort!)} title={`Sort by ${col.label}`}>
-                  {col.label} {sort.field === col.sort ? (sort.direction === 'asc' ? '▲' : '▼') : ''}
-                </button>
-              ) : (
-                <span title="Summed over models; not sortable on the server">{col.label}</span>
-              )}
+              <button type="button" class="sort" onClick={() => onSort(col.sort)} title={`Sort by ${col.label}`}>
+                {col.label} {sort.field === col.sort ? (sort.direction === 'asc' ? '▲' : '▼') : ''}
+              </button>
             </div>
           ))}
         </div>

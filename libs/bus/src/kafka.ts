@@ -18,6 +18,7 @@ import { UndecodableMessageError, type EnvelopeCodec } from './codec';
 import { publishWithDeadline, type Settleable } from './deadline';
 import { GroupCommit } from './group-commit';
 import { untilKafkaReady } from './kafka-startup';
+import { useSynchronousGzip } from './kafka-gzip';
 import type { BusMessage } from './messages';
 
 export interface KafkaTopicSpec {
@@ -89,6 +90,9 @@ interface PartitionLane {
   queue: Chunk[];
   sending: Promise<void> | null;
 }
+
+// The same gzip bytes, in one synchronous call per record batch (kafka-gzip.ts).
+useSynchronousGzip();
 
 const retry = { retries: Number.MAX_SAFE_INTEGER, initialRetryTime: 100, maxRetryTime: 2_000 };
 

@@ -9,6 +9,8 @@
  *   BENCH_URL=http://127.0.0.1:6345 BENCH_API_KEY=… npm run bench:otlp   # a server already running
  *   BENCH_KAFKA=1 npm run bench:otlp   # also the distributed mode: gateway → Kafka → writer
  *                                      # (a test broker from Maven jars, or KAFKA_BROKERS=…)
+ *   BENCH_KINDS=protobuf BENCH_PROFILE=/tmp/prof npm run bench:otlp   # one encoding, the server under
+ *                                      # `node --cpu-prof` (profiles written to that folder on stop)
  *
  * The span mix is a GenAI agent: per trace one agent span (OpenInference input/output, session),
  * three chat spans (GenAI semconv messages ~1 KB, usage, models), two tool spans (OpenLLMetry
@@ -34,6 +36,11 @@ const EXTRA_ENV = Object.fromEntries(
     .filter(Boolean)
     .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
 );
+/** Which encodings to drive (default: all the deployment serves). */
+const KINDS = process.env.BENCH_KINDS ? new Set(process.env.BENCH_KINDS.split(',').map((k) => k.trim())) : null;
+/** A folder for CPU profiles of the servers (`node --cpu-prof`), when set. */
+const PROFILE_DIR = process.env.BENCH_PROFILE;
+const nodeArgs = (name: string) => (PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}/${name}`] : []);
 const PROJECT = 'bench/otlp';
 // The admin key the harness starts servers with (a given BENCH_URL server must know it too).
 const AUTH = basicAuth(process.env.BENCH_API_KEY ?? HARNESS_API_KEY);
@@ -265,7 +272,9 @@ interface Target {
 /** Drives every encoding against one deployment; returns the spans acknowledged. */
 async function measure(label: string, t: Target): Promise<void> {
   let total = 0;
-  const kinds: Kind[] = t.grpcPort ? ['json', 'protobuf', 'grpc', 'upsert_batch'] : ['json', 'protobuf', 'upsert_batch'];
+  const kinds = (t.grpcPort ? ['json', 'protobuf', 'grpc', 'upsert_batch'] : ['json', 'protobuf', 'upsert_batch']).filter(
+    (k) => !KINDS || KINDS.has(k),
+  ) as Kind[];
   for (const kind of kinds) {
     const cpu0 = serverCpuSeconds(t.pid);
     const r = await gatewayRate(t.gatewayUrl, kind, t.grpcPort ?? undefined);
@@ -311,7 +320,7 @@ async function main(): Promise<void> {
   }
   // LOG_LEVEL info as in production (one line per request); startWeft also waits for 'listening'.
   const env = { LOG_LEVEL: 'info', ...EXTRA_ENV };
-  const aio = await startWeft({ env });
+  const aio = await startWeft({ env, nodeArgs: nodeArgs('all-in-one') });
   try {
     await measure('all-in-one', { gatewayUrl: aio.url, queryUrl: aio.url, pid: aio.proc.pid, grpcPort: aio.grpcPort });
   } finally {
@@ -329,8 +338,8 @@ async function main(): Promise<void> {
     KAFKA_TOPIC_PARTITIONS: '6',
     KAFKA_FETCH_MAX_WAIT_MS: '50',
   };
-  const gateway = await startWeft({ entry: 'services/gateway/src/main.ts', env: kafkaEnv });
-  const writer = await startWeft({ env: { ...kafkaEnv, WEFT_ROLES: 'writer,query' } });
+  const gateway = await startWeft({ entry: 'services/gateway/src/main.ts', env: kafkaEnv, nodeArgs: nodeArgs('gateway') });
+  const writer = await startWeft({ env: { ...kafkaEnv, WEFT_ROLES: 'writer,query' }, nodeArgs: nodeArgs('writer') });
   try {
     await measure('kafka', { gatewayUrl: gateway.url, queryUrl: writer.url, pid: gateway.proc.pid, grpcPort: gateway.grpcPort });
   } finally {

@@ -222,7 +222,7 @@ describe('call lines', () => {
     for (const t of ['calls_starts', 'calls_deleted', 'calls_ends', 'calls_renames'])
       await store.client.command({ query: `DROP TABLE ${t}` });
     await store.client.command({
-      query: 'ALTER TABLE weft_migrations DELETE WHERE version IN (70, 80, 90, 91) SETTINGS mutations_sync = 2',
+      query: 'ALTER TABLE weft_migrations DELETE WHERE version IN (70, 80, 90, 91, 100) SETTINGS mutations_sync = 2',
     });
     await store.client.command({
       query: `INSERT INTO call_parts (project_id, id, deleted_at, input_refs, output_refs, created_at) VALUES ('${P}', 'e', now64(3), [], [], now64(6))`,

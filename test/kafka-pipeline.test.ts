@@ -47,7 +47,8 @@ describe('gateway → Kafka → writer → ClickHouse', () => {
     await admin.disconnect();
     const byPartition = (xs: { partition: number; offset: string }[]) => Object.fromEntries(xs.map((x) => [x.partition, x.offset]));
     expect(byPartition(committed!.partitions)).toEqual(byPartition(ends));
-    expect(ends.reduce((n, e) => n + Number(e.offset), 0)).toBe(600);
+    // Each publish (100 calls, 200 parts) wrote one record per partition (envelope version 3).
+    expect(ends.reduce((n, e) => n + Number(e.offset), 0)).toBe(3 * ends.length);
   });
 
   it('loses nothing and shows no duplicates when the writer is killed mid-stream and restarted', async () => {
@@ -103,6 +104,18 @@ describe('gateway → Kafka → writer → ClickHouse', () => {
         created_at: '2026-01-01 00:00:00.000000',
       },
     };
+    const goodRow = {
+      project_id: 'acme/poison-joined',
+      id: 'good',
+      trace_id: 't',
+      op_name: 'op',
+      started_at: '2026-01-01 00:00:00.000000',
+      attributes_dump: '{}',
+      inputs_dump: '{}',
+      input_refs: [],
+      output_refs: [],
+      created_at: '2026-01-01 00:00:00.000000',
+    };
     await producer.send({
       topic,
       messages: [
@@ -112,6 +125,14 @@ describe('gateway → Kafka → writer → ClickHouse', () => {
         // Version 2 (the TabSeparated line): one of the wrong shape, one the engine refuses.
         { key: 'acme/poison/z', value: Buffer.from('\u0002acme/poison\tz\n') },
         { key: 'acme/poison/bad-date-2', value: callPartCodec.encode(badRow as unknown as CallPartEnvelope) },
+        // Version 3 (the parts of one publish in one record): the good part is stored, the refused one dead-lettered alone.
+        {
+          key: 'acme/poison-joined/good',
+          value: callPartCodec.encodeMany!([
+            { v: 1, kind: 'call_part', row: { ...goodRow, id: 'good' } },
+            { ...badRow, row: { ...badRow.row, id: 'bad-date-3' } } as unknown as CallPartEnvelope,
+          ]),
+        },
       ],
     });
     await producer.disconnect();
@@ -130,11 +151,11 @@ describe('gateway → Kafka → writer → ClickHouse', () => {
         letters.push({ value: message.value!.toString(), headers });
       },
     });
-    await eventually(async () => letters.length >= 5, 20_000, 'dead letters');
+    await eventually(async () => letters.length >= 6, 20_000, 'dead letters');
     await consumer.disconnect();
     // What does not decode is dead-lettered before the batch's insert, what the store refuses after it.
     letters.sort((a, b) => Number(a.headers[DEAD_LETTER_HEADERS.offset]) - Number(b.headers[DEAD_LETTER_HEADERS.offset]));
-    expect(letters.map((l) => l.headers[DEAD_LETTER_HEADERS.offset])).toEqual(['0', '1', '2', '3', '4']);
+    expect(letters.map((l) => l.headers[DEAD_LETTER_HEADERS.offset])).toEqual(['0', '1', '2', '3', '4', '5']);
     expect(letters.every((l) => l.headers[DEAD_LETTER_HEADERS.topic] === topic && l.headers[DEAD_LETTER_HEADERS.partition] === '0')).toBe(
       true,
     );
@@ -145,6 +166,12 @@ describe('gateway → Kafka → writer → ClickHouse', () => {
     expect(letters[3]!.headers[DEAD_LETTER_HEADERS.reason]).toMatch(/invalid envelope \(version 2\): 2 fields, not 24/);
     expect(letters[4]!.value.charCodeAt(0)).toBe(2);
     expect(letters[4]!.headers[DEAD_LETTER_HEADERS.reason]).toMatch(/store rejected/);
+    // Out of the joined record: only the refused part, as a one-part (version 2) value.
+    expect(letters[5]!.value.charCodeAt(0)).toBe(2);
+    expect(letters[5]!.value).toContain('bad-date-3');
+    expect(letters[5]!.value).not.toContain('\tgood\t');
+    expect(letters[5]!.headers[DEAD_LETTER_HEADERS.reason]).toMatch(/store rejected/);
+    expect(await queriedIds(writer.url, 'acme/poison-joined')).toEqual(['good']);
     expect(await metricValue(writer.url, 'weft_dead_lettered_total')).toBeGreaterThanOrEqual(1);
   });
 

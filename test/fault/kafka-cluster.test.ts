@@ -73,8 +73,11 @@ async function readTopic(brokers: string, topic: string): Promise<{ id: string; 
   await consumer.subscribe({ topic, fromBeginning: true });
   await consumer.run({
     eachMessage: async ({ partition, message }) => {
-      const part = callPartIdentity(callPartCodec.decode(message.value));
-      out.push({ id: part.id, part: part.start ? 'start' : 'end' });
+      // A record holds one part, or (version 3) the parts of one publish for this partition.
+      for (const value of callPartCodec.decodeMany!(message.value)) {
+        const part = callPartIdentity(value);
+        out.push({ id: part.id, part: part.start ? 'start' : 'end' });
+      }
       reached.set(partition, Number(message.offset) + 1);
     },
   });

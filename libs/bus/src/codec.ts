@@ -18,6 +18,18 @@ export interface EnvelopeCodec<T> {
    * counts against WEFT_BUS_MAX_PENDING_BYTES. Absent: only the message count is bounded.
    */
   sizeOf?(value: T): number;
+  /**
+   * Several values as one message value. When present, the Kafka bus sends each publish's
+   * values for one partition as one record (per-record costs — encoding, headers, the
+   * broker's validation, the consumer's decoding — are paid per request, not per value).
+   */
+  encodeMany?(values: T[]): Buffer;
+  /**
+   * The values of a message value that `encodeMany` or `encode` wrote (required with
+   * encodeMany). Throws UndecodableMessageError naming what is wrong (the whole record is
+   * then dead-lettered).
+   */
+  decodeMany?(bytes: Buffer | null): T[];
 }
 
 export function jsonEnvelopeCodec<T>(schema: z.ZodType<T>, sizeOf?: (value: T) => number): EnvelopeCodec<T> {

@@ -18,6 +18,7 @@ import { UndecodableMessageError, type EnvelopeCodec } from './codec';
 import { publishWithDeadline, type Settleable } from './deadline';
 import { GroupCommit } from './group-commit';
 import { untilKafkaReady } from './kafka-startup';
+import { useSynchronousGzip } from './kafka-gzip';
 import type { BusMessage } from './messages';
 
 export interface KafkaTopicSpec {
@@ -89,6 +90,9 @@ interface PartitionLane {
   queue: Chunk[];
   sending: Promise<void> | null;
 }
+
+// The same gzip bytes, in one synchronous call per record batch (kafka-gzip.ts).
+useSynchronousGzip();
 
 const retry = { retries: Number.MAX_SAFE_INTEGER, initialRetryTime: 100, maxRetryTime: 2_000 };
 
@@ -313,16 +317,9 @@ export class KafkaBus<T> implements Bus<T> {
     const physical = this.physical(topic);
     const partitions = this.partitionCounts.get(physical);
     if (!partitions) throw new BusUnavailableError(`topic ${physical} is not ready (bus not started)`);
-    const byPartition = new Map<number, Message[]>();
+    const byPartition = this.encodeByPartition(physical, partitions, messages);
     let bytes = 0;
-    for (const m of messages) {
-      const value = this.opts.codec.encode(m.value);
-      bytes += value.length + m.key.length;
-      const partition = this.partitionOf(physical, partitions, m.key);
-      let list = byPartition.get(partition);
-      if (!list) byPartition.set(partition, (list = []));
-      list.push({ key: m.key, value, partition });
-    }
+    for (const records of byPartition.values()) for (const r of records) bytes += (r.value as Buffer).length + (r.key as string).length;
     const busy = this.pendingMessages > 0;
     if (
       busy &&
@@ -372,6 +369,35 @@ export class KafkaBus<T> implements Bus<T> {
       this.pendingBytes -= bytes;
       metrics.busPending.set(this.pendingMessages);
     }
+  }
+
+  /**
+   * A publish's records, by partition: its values for one partition as one record when the
+   * codec joins values (encodeMany; keyed by the first value's key, which hashes to that
+   * partition like every other key in it), else a record per value.
+   */
+  private encodeByPartition(topic: string, partitions: number, messages: BusMessage<T>[]): Map<number, Message[]> {
+    const codec = this.opts.codec;
+    const grouped = new Map<number, BusMessage<T>[]>();
+    // A call's start and end share a key: hash each key once per publish.
+    const seen = new Map<string, number>();
+    for (const m of messages) {
+      let partition = seen.get(m.key);
+      if (partition === undefined) seen.set(m.key, (partition = this.partitionOf(topic, partitions, m.key)));
+      let list = grouped.get(partition);
+      if (!list) grouped.set(partition, (list = []));
+      list.push(m);
+    }
+    const records = new Map<number, Message[]>();
+    for (const [partition, list] of grouped) {
+      records.set(
+        partition,
+        codec.encodeMany && list.length > 1
+          ? [{ key: list[0]!.key, value: codec.encodeMany(list.map((m) => m.value)), partition }]
+          : list.map((m) => ({ key: m.key, value: codec.encode(m.value), partition })),
+      );
+    }
+    return records;
   }
 
   /** The partition of a key: Kafka's default (murmur2 of the key), as kafkajs and the Java client place it. */
@@ -521,10 +547,16 @@ export class KafkaBus<T> implements Bus<T> {
     // Behind = not yet written: from this batch's first message to the high watermark while
     // the batch is being inserted, then what is left after it.
     lag.set(batch.topic, batch.partition, Number(batch.offsetLagLow()));
-    const decoded: { value: T; message: KafkaMessage }[] = [];
+    const codec = this.opts.codec;
+    // Values in batch order; `joined`: the record carries other values too (codec.encodeMany).
+    const decoded: { value: T; message: KafkaMessage; joined: boolean }[] = [];
     for (const message of batch.messages) {
       try {
-        decoded.push({ value: this.opts.codec.decode(message.value), message });
+        if (!codec.decodeMany) decoded.push({ value: codec.decode(message.value), message, joined: false });
+        else {
+          const values = codec.decodeMany(message.value);
+          for (const value of values) decoded.push({ value, message, joined: values.length > 1 });
+        }
       } catch (e) {
         const reason = e instanceof UndecodableMessageError ? e.reason : `cannot decode: ${(e as Error).message}`;
         await this.deadLetter(batch.topic, batch.partition, message, reason, 'undecodable');
@@ -542,7 +574,16 @@ export class KafkaBus<T> implements Bus<T> {
       }
       for (const r of outcome.rejected) {
         const d = decoded[r.index];
-        if (d) await this.deadLetter(batch.topic, batch.partition, d.message, `store rejected: ${r.reason.slice(0, 500)}`, 'rejected');
+        // A value refused out of a joined record is dead-lettered alone: the record's other values are stored.
+        if (d)
+          await this.deadLetter(
+            batch.topic,
+            batch.partition,
+            d.message,
+            `store rejected: ${r.reason.slice(0, 500)}`,
+            'rejected',
+            d.joined ? codec.encode(d.value) : undefined,
+          );
       }
     }
     resolveOffset(batch.lastOffset());
@@ -551,7 +592,15 @@ export class KafkaBus<T> implements Bus<T> {
     await commitOffsetsIfNecessary();
   }
 
-  private async deadLetter(topic: string, partition: number, message: KafkaMessage, reason: string, kind: string): Promise<void> {
+  /** Dead-letters a record (or, `value` given, one value of it) with why and where it came from. */
+  private async deadLetter(
+    topic: string,
+    partition: number,
+    message: KafkaMessage,
+    reason: string,
+    kind: string,
+    value: Buffer | null = message.value,
+  ): Promise<void> {
     this.opts.log.warn({ topic, partition, offset: message.offset, reason }, 'message dead-lettered');
     const headers: IHeaders = {
       ...(message.headers ?? {}),
@@ -565,7 +614,7 @@ export class KafkaBus<T> implements Bus<T> {
     await this.producer.send({
       topic: this.physical(this.opts.deadLetterTopic),
       acks: -1,
-      messages: [{ key: message.key, value: message.value, headers }],
+      messages: [{ key: message.key, value, headers }],
     });
     metrics.deadLettered.inc({ kind });
   }

@@ -59,23 +59,64 @@ export function envelopeBytes(envelope: CallPartEnvelope): number {
 
 /** The first byte of a version-2 value (a version-1 value is JSON, so it starts with `{`). */
 const V2 = 0x02;
+/** The first byte of a version-3 value: several version-2 lines in one Kafka record. */
+const V3 = 0x03;
 
-/** The call-parts topic's codec: writes version 2, reads both. */
+const lineOf = (envelope: CallPartEnvelope): string | Uint8Array => (envelope.v === 2 ? envelope.line : callPartTsvLine(envelope.row));
+
+/**
+ * The call-parts topic's codec: one part is written as version 2, the parts of one publish for
+ * one partition as version 3 (the byte 0x03 then their lines: one record, the writer's insert
+ * takes the lines as they are); reads all three.
+ */
 export const callPartCodec: EnvelopeCodec<CallPartEnvelope> = {
   sizeOf: envelopeBytes,
   encode(envelope) {
     if (envelope.v === 2) return Buffer.concat([Buffer.of(V2), envelope.line]);
     return Buffer.from('\u0002' + callPartTsvLine(envelope.row), 'utf8');
   },
+  encodeMany(envelopes) {
+    // Rows (what publishers build) as one string, encoded once; lines already encoded are copied.
+    if (envelopes.every((e) => e.v === 1)) {
+      let text = '\u0003';
+      for (const e of envelopes) text += callPartTsvLine(e.row);
+      return Buffer.from(text, 'utf8');
+    }
+    return Buffer.concat([
+      Buffer.of(V3),
+      ...envelopes.map((e) => lineOf(e)).map((l) => (typeof l === 'string' ? Buffer.from(l, 'utf8') : l)),
+    ]);
+  },
   decode(bytes) {
     if (!bytes || bytes.length === 0) throw new UndecodableMessageError('empty message value');
+    if (bytes[0] === V3) throw new UndecodableMessageError('a version-3 value holds several parts (decodeMany reads it)');
     if (bytes[0] !== V2) return decodeV1(bytes);
-    const line = bytes.subarray(1);
-    const problem = callPartTsvLineProblem(line);
-    if (problem) throw new UndecodableMessageError(`invalid envelope (version 2): ${problem}`);
-    return { v: 2, kind: 'call_part', line };
+    return decodeLine(bytes.subarray(1), 'version 2');
+  },
+  decodeMany(bytes) {
+    if (!bytes || bytes.length === 0 || bytes[0] !== V3) return [callPartCodec.decode(bytes)];
+    const parts: CallPartEnvelope[] = [];
+    // Each line ends at its newline (a newline inside a field is escaped as `\n`).
+    for (let at = 1; at < bytes.length;) {
+      const end = bytes.indexOf(NEWLINE, at);
+      const label = `version 3, part ${parts.length + 1}`;
+      if (end < 0) throw new UndecodableMessageError(`invalid envelope (${label}): not a line (no final newline)`);
+      parts.push(decodeLine(bytes.subarray(at, end + 1), label));
+      at = end + 1;
+    }
+    if (parts.length === 0) throw new UndecodableMessageError('invalid envelope (version 3): no part');
+    return parts;
   },
 };
+
+const NEWLINE = 0x0a;
+
+/** One TabSeparated line as an envelope; `label` names the version (and part) in the error. */
+function decodeLine(line: Uint8Array, label: string): CallPartEnvelope {
+  const problem = callPartTsvLineProblem(line);
+  if (problem) throw new UndecodableMessageError(`invalid envelope (${label}): ${problem}`);
+  return { v: 2, kind: 'call_part', line };
+}
 
 function decodeV1(bytes: Buffer): CallPartEnvelope {
   let json: unknown;

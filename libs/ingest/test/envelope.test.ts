@@ -36,6 +36,29 @@ describe('call-part envelope on Kafka', () => {
     expect(callPartCodec.encode(decoded)).toEqual(bytes);
   });
 
+  it('joins the parts of one publish as version 3, read back as the same lines, one envelope each', () => {
+    const rows = [
+      { ...row, id: 'a', started_at: '2026-01-01 00:00:00.000001' },
+      { ...row, id: 'b\nc', output_dump: 'line\nbreak' },
+    ];
+    const joined = callPartCodec.encodeMany!(rows.map((r) => callPartMessage(r).value));
+    expect(joined[0]).toBe(3);
+    const parts = callPartCodec.decodeMany!(joined);
+    expect(parts.map((p) => callPartIdentity(p))).toEqual([
+      { project_id: 'p/q', id: 'a', start: true },
+      { project_id: 'p/q', id: 'b\nc', start: false },
+    ]);
+    expect(Buffer.concat(parts.map((p) => callPartInsertable(p) as Uint8Array)).toString('utf8')).toBe(rows.map(callPartTsvLine).join(''));
+    // Lines already encoded (decoded from Kafka) join to the same bytes; one part reads as version 2 too.
+    expect(callPartCodec.encodeMany!(parts)).toEqual(joined);
+    expect(callPartCodec.decodeMany!(callPartCodec.encode(parts[0]!))).toEqual([parts[0]]);
+    expect(() => callPartCodec.decode(joined)).toThrow(/decodeMany/);
+    const bad = (text: string) => () => callPartCodec.decodeMany!(Buffer.from('\u0003' + text, 'utf8'));
+    expect(bad('')).toThrow(/version 3\): no part/);
+    expect(bad(callPartTsvLine(rows[0]!) + 'a\tb\n')).toThrow(/version 3, part 2\): 2 fields, not 24/);
+    expect(bad(callPartTsvLine(rows[0]!).slice(0, -1))).toThrow(/version 3, part 1\): not a line/);
+  });
+
   it('still reads version 1 (JSON), as older gateways wrote it', () => {
     const v1 = { v: 1, kind: 'call_part', row };
     expect(callPartCodec.decode(Buffer.from(JSON.stringify(v1)))).toEqual(v1);

@@ -1,6 +1,6 @@
 import type { CallsAggregateReq } from '@weft/api';
 import { CallsQueryPlan } from './calls';
-import { priceRankOrderSql, projectPricesSql, usageRowsSql } from './costs';
+import { priceRankOrderSql, projectPricesSql } from './costs';
 import type { Params, BuiltQuery } from './params';
 
 /**
@@ -16,8 +16,8 @@ export class CallsAggregatePlan {
   }
 
   /** The matched calls, one row each with the given columns (calls_starts ⋈ calls_ends where possible). */
-  private mergedSql(p: Params, columns: string[]): string {
-    return this.plan.matchedCallsSql(p, columns);
+  private mergedSql(p: Params, columns: string[], endsOnly?: string): string {
+    return this.plan.matchedCallsSql(p, columns, endsOnly);
   }
 
   /** Earliest and latest start among the matched calls. */
@@ -28,36 +28,38 @@ export class CallsAggregatePlan {
     return { sql, params: p.values };
   }
 
-  /** Calls, errors and latency quantiles per time bucket of `bucketSeconds`. */
-  seriesQuery(bucketSeconds: number): BuiltQuery {
+  /**
+   * Calls, errors and latency quantiles per time bucket of `bucketSeconds`, per op, and over all
+   * (`kind` 'bucket', 'op', 'total'): one pass over the matched calls for the three groupings.
+   */
+  figuresQuery(bucketSeconds: number): BuiltQuery {
     const p = this.plan.params;
     const b = p.add(bucketSeconds, 'UInt32');
-    const sql = `SELECT toUnixTimestamp(toStartOfInterval(started_at, toIntervalSecond(${b}))) AS t, ${callFigures()}
-    FROM (${this.mergedSql(p, ['started_at', 'ended_at', 'exception'])})
-    GROUP BY t ORDER BY t`;
-    return { sql, params: p.values };
-  }
-
-  /** Calls, errors and latency quantiles per op, and over all ops (the row with is_total). */
-  byOpQuery(): BuiltQuery {
-    const p = this.plan.params;
-    const sql = `SELECT op_name, grouping(op_name) = 1 AS is_total, ${callFigures()}
-    FROM (${this.mergedSql(p, ['op_name', 'started_at', 'ended_at', 'exception'])})
-    GROUP BY GROUPING SETS ((op_name), ()) ORDER BY calls DESC, op_name`;
+    const sql = `SELECT multiIf(grouping(t) = 0, 'bucket', grouping(op_name) = 0, 'op', 'total') AS kind, t, op_name, ${callFigures()}
+    FROM (
+      SELECT toUnixTimestamp(toStartOfInterval(started_at, toIntervalSecond(${b}))) AS t, op_name, ended_at, exception, started_at
+      FROM (${this.mergedSql(p, ['op_name', 'started_at', 'ended_at', 'exception'])})
+    )
+    GROUP BY GROUPING SETS ((t), (op_name), ()) ORDER BY kind, t, calls DESC, op_name`;
     return { sql, params: p.values };
   }
 
   /**
-   * Tokens and cost per (op, model) from summary.usage; each (call, model) priced once with the
-   * price in force at the call's start (as include_costs); unpriced usage counts tokens at cost 0.
+   * Tokens and cost per (op, model) from summary.usage (calls_ends' ready-made `usage`: no
+   * summary parsed here, and only calls with usage are joined); each (call, model) priced once
+   * with the price in force at the call's start (as include_costs); unpriced usage counts tokens at cost 0.
    */
   usageQuery(): BuiltQuery {
     const p = this.plan.params;
     const pid = this.plan.projectParam;
-    const calls = this.mergedSql(p, ['op_name', 'started_at', 'summary_dump']);
+    const calls = this.mergedSql(p, ['op_name', 'started_at', 'usage'], 'notEmpty(usage)');
     const cost = `(u.prompt_tokens - u.cache_read_input_tokens - u.cache_creation_input_tokens) * pr.prompt_token_cost
         + u.completion_tokens * pr.completion_token_cost + u.cache_read_input_tokens * pr.cache_read_input_token_cost
         + u.cache_creation_input_tokens * pr.cache_creation_input_token_cost`;
+    const usageRows = `SELECT id AS call_id, started_at, op_name, m.model AS llm_id, m.requests AS requests, m.prompt_tokens AS prompt_tokens,
+        m.completion_tokens AS completion_tokens, m.total_tokens AS total_tokens, m.cache_read_input_tokens AS cache_read_input_tokens,
+        m.cache_creation_input_tokens AS cache_creation_input_tokens
+      FROM (${calls}) ARRAY JOIN usage AS m`;
     const sql = `SELECT op_name, llm_id AS model, uniqExact(call_id) AS calls, sum(n_requests) AS requests,
       sum(n_prompt) AS prompt_tokens, sum(n_completion) AS completion_tokens, sum(n_total) AS total_tokens, sum(call_cost) AS cost
     FROM (
@@ -65,7 +67,7 @@ export class CallsAggregatePlan {
         u.completion_tokens AS n_completion, if(u.total_tokens > 0, u.total_tokens, u.prompt_tokens + u.completion_tokens) AS n_total,
         if(pr.llm_id = '', 0, ${cost}) AS call_cost,
         row_number() OVER (PARTITION BY u.call_id, u.llm_id ORDER BY ${priceRankOrderSql(pid)}) AS rn
-      FROM (${usageRowsSql(calls, ['op_name'])}) AS u
+      FROM (${usageRows}) AS u
       LEFT JOIN (${projectPricesSql(pid)}) AS pr ON u.llm_id = pr.llm_id
     ) WHERE rn = 1
     GROUP BY op_name, model`;

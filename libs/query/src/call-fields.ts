@@ -1,5 +1,5 @@
 import { ApiError } from '@weft/core';
-import { latencySql, statusSql, traceNameSql } from './call-json';
+import { latencySql, traceNameSql } from './call-json';
 import { callTotalCostSql, callTotalTokensSql } from './costs';
 import { jsonFieldRef, splitFieldPath, type FieldRef, type FieldResolver } from './expr';
 import type { Params } from './params';
@@ -51,7 +51,7 @@ export class CallFieldResolver implements FieldResolver {
     const [root, ...rest] = splitFieldPath(path);
     if ((JSON_ROOTS as readonly string[]).includes(root!)) {
       if (root === 'summary' && rest[0] === 'weave' && rest.length === 2) {
-        const derived = this.derived(rest[1]!, p);
+        const derived = this.derived(rest[1]!);
         if (derived) return derived;
       }
       const dump = `${root}_dump`;
@@ -67,25 +67,22 @@ export class CallFieldResolver implements FieldResolver {
   }
 
   /** summary.weave.* computed from the row, as the derived summary shown on read. */
-  private derived(name: string, p: Params): FieldRef | null {
+  private derived(name: string): FieldRef | null {
     switch (name) {
-      case 'status': {
-        for (const c of ['exception', 'ended_at', 'summary_dump']) this.used.add(c);
-        const errors = jsonFieldRef('summary_dump', ['status_counts', 'error'], p).sql;
-        return {
-          sql: statusSql(errors),
-          kind: 'string',
-        };
-      }
+      case 'status':
+        // calls_ends' ready-made column (migration 100): no summary parsed per row. A call
+        // without an end row reads '' through the join: running.
+        this.used.add('status');
+        return { sql: `if(status = '', 'running', status)`, kind: 'string' };
       case 'latency_ms':
         this.used.add('started_at').add('ended_at');
         return { sql: latencySql, kind: 'number' };
       // Ours, not the reference's: the UI's Tokens and Cost columns (sums over models), sortable.
       case 'total_tokens':
-        this.used.add('summary_dump');
+        this.used.add('usage');
         return { sql: callTotalTokensSql, kind: 'number' };
       case 'total_cost':
-        this.used.add('summary_dump').add('started_at');
+        this.used.add('usage').add('started_at');
         return { sql: callTotalCostSql(this.projectParam), kind: 'number' };
       case 'trace_name':
         this.used.add('display_name').add('op_name');

@@ -29,7 +29,13 @@ const START_COLUMNS = new Set([
 const onlyStart = (cols: Iterable<string>) => [...cols].every((c) => START_COLUMNS.has(c));
 
 /** Columns that only an end part writes, in calls_ends. */
-const END_COLUMNS = new Set(['ended_at', 'exception', 'summary_dump', 'output_refs', 'svc_run_step_end', 'output_dump']);
+const END_PART_COLUMNS = ['ended_at', 'exception', 'summary_dump', 'output_refs', 'svc_run_step_end', 'output_dump'];
+/**
+ * calls_ends' ready-made columns (migration 100, SCHEMA.md): the status and the per-model usage,
+ * computed by the engine when the end row is stored. Read by filters and charts, never sent.
+ */
+const READY_END_COLUMNS = ['status', 'usage'];
+const END_COLUMNS = new Set([...END_PART_COLUMNS, ...READY_END_COLUMNS]);
 
 /** Each half's ready-made part of a full Call line (migration 091, call-json.ts LINE_FRAGMENTS). */
 const START_FRAGMENTS = new Set(['line_head', 'line_trace_name']);
@@ -38,7 +44,16 @@ const END_FRAGMENTS = new Set(['line_tail']);
 const LINE_COLUMNS = ['line_head', 'line_trace_name', 'line_tail', 'started_at', 'ended_at', 'display_name'];
 
 /** Every column of a call row: the start's, the end's, the display name (renamed by later parts) and deleted_at. */
-export const CALL_COLUMNS: readonly string[] = [...START_COLUMNS, ...END_COLUMNS, 'display_name', 'deleted_at'];
+export const CALL_COLUMNS: readonly string[] = [...START_COLUMNS, ...END_PART_COLUMNS, 'display_name', 'deleted_at'];
+
+/**
+ * How calls_ends is joined with the starts on the call id: by sorting both sides and merging,
+ * not with a hash table. calls_ends is stored in id order, so its side is a read in order and
+ * the starts are sorted; the hash join built a table of the starts — or, when the planner
+ * swapped the sides, of the whole project's ends. 10M calls, CPU: a filtered count 3.6 → 1.1 s,
+ * a latency sort over the project 5.0 → 4.0 s, over one op 1.5 → 1.25 s.
+ */
+const JOIN_BY_ID_SETTINGS = `join_algorithm = 'full_sorting_merge'`;
 
 /** Always returned, whatever `columns` says (reference REQUIRED_CALL_COLUMNS). */
 const REQUIRED_COLUMNS = ['trace_id', 'op_name', 'started_at'];
@@ -328,13 +343,23 @@ LIMIT 1 BY id`;
    * Conditions a start row must meet: every condition on start columns, and not deleted
    * (calls_deleted is small: a page of start rows is exactly a page of visible calls).
    */
-  private startConds(): string[] {
-    return [
-      `project_id = ${this.projectSql}`,
-      ...this.idConds,
-      ...this.conds.filter((c) => !this.endConds.has(c)),
-      `id NOT IN (SELECT id FROM calls_deleted WHERE project_id = ${this.projectSql})`,
-    ];
+  private startConds(withDeleted = false): string[] {
+    const conds = [`project_id = ${this.projectSql}`, ...this.idConds, ...this.conds.filter((c) => !this.endConds.has(c))];
+    if (!withDeleted) conds.push(`id NOT IN (SELECT id FROM calls_deleted WHERE project_id = ${this.projectSql})`);
+    return conds;
+  }
+
+  /**
+   * The count of matching calls when every condition reads start columns (fromStartParts): the
+   * matching start rows less the deleted ones. FINAL folds a replayed start while reading (and
+   * costs nothing where parts do not overlap, the usual case for time-ordered inserts); the
+   * deleted ones are looked up by id (a small set; the id bloom filter), so the count does not
+   * read every call's id as a `NOT IN` does (10M calls: ~150 → ~70 ms of CPU).
+   */
+  startCountSql(): string {
+    const where = this.startConds(true).join(' AND ');
+    return `SELECT (SELECT count() FROM calls_starts FINAL WHERE ${where})
+      - (SELECT count() FROM calls_starts FINAL WHERE ${where} AND id IN (SELECT id FROM calls_deleted WHERE project_id = ${this.projectSql})) AS count`;
   }
 
   /**
@@ -366,7 +391,7 @@ LIMIT 1 BY id`;
    * fold (`LIMIT 1 BY id`) and counts take DISTINCT (FINAL would evaluate the conditions after
    * merging instead of in PREWHERE: ×2–3 on a filter).
    */
-  private joinedSql(columns: Iterable<string>, final: boolean, page: { ids?: string; starts?: string } = {}): string {
+  private joinedSql(columns: Iterable<string>, final: boolean, page: { ids?: string; starts?: string; endsOnly?: string } = {}): string {
     const cols = [...new Set(columns)];
     const startCols = [...new Set(['started_at', ...cols.filter((c) => START_COLUMNS.has(c) || START_FRAGMENTS.has(c))])];
     const endCols = [...new Set(cols.filter((c) => END_COLUMNS.has(c) || END_FRAGMENTS.has(c)))];
@@ -390,16 +415,18 @@ LIMIT 1 BY id`;
       const endWhere = [`project_id = ${this.projectSql}`];
       if (page.ids) endWhere.push(`id IN (${page.ids})`);
       else if (this.narrow) endWhere.push(`id IN (SELECT id FROM calls_starts WHERE ${startWhere})`);
+      // A condition no running call meets is evaluated on calls_ends first; only ended calls join.
+      if (page.endsOnly) endWhere.push(page.endsOnly);
       const ends = `(SELECT id, ${endCols.join(', ')} FROM calls_ends${fin} WHERE ${endWhere.join(' AND ')}) AS e`;
-      // A page's end rows are the smaller side (narrower than the start rows): hashed. Otherwise the
-      // starts are (filtered; the project's end rows can be millions).
-      from = page.ids ? `${from} LEFT JOIN ${ends} ON e.id = s.id` : `${ends} RIGHT JOIN ${from} ON e.id = s.id`;
+      // A page's end rows (by id) are the small side: hashed, after the page's start rows.
+      if (page.ids) from = `${from} LEFT JOIN ${ends} ON e.id = s.id`;
+      else from = `${ends} ${page.endsOnly ? 'INNER' : 'RIGHT'} JOIN ${from} ON e.id = s.id`;
     }
     if (renamed) {
       // Renames are few: the project's latest one per call, hashed.
       from += `\n    LEFT JOIN (SELECT id, argMax(display_name, renamed_at) AS display_name FROM calls_renames WHERE project_id = ${this.projectSql} GROUP BY id) AS r ON r.id = s.id`;
     }
-    return `SELECT ${select.join(', ')}\n    FROM ${from}`;
+    return `SELECT ${select.join(', ')}\n    FROM ${from}${endCols.length && !page.ids ? `\n    SETTINGS ${JOIN_BY_ID_SETTINGS}` : ''}`;
   }
 
   /** Phase 1 when a condition or sort key reads more than start columns: the start conditions on calls_starts, the rest on the joined rows. */
@@ -414,11 +441,13 @@ LIMIT 1 BY id`;
   }
 
   /**
-   * One row per matching call with `columns` (names of CALL_COLUMNS), for aggregates over the
-   * matched set (the same set counts count), replays folded (FINAL).
+   * One row per matching call with `columns` (names of CALL_COLUMNS, or calls_ends' ready-made
+   * ones), for aggregates over the matched set (the same set counts count), replays folded
+   * (FINAL). `endsOnly`: a condition on end columns that no running call meets (e.g. "has
+   * usage"), evaluated on calls_ends before the join, which then keeps only ended calls.
    */
-  matchedCallsSql(_p: Params, columns: string[]): string {
-    const rows = this.joinedSql([...columns, ...this.resolver.used], true);
+  matchedCallsSql(_p: Params, columns: string[], endsOnly?: string): string {
+    const rows = this.joinedSql([...columns, ...this.resolver.used], true, { endsOnly });
     return `SELECT id, ${columns.join(', ')} FROM (${rows})${this.endConds.size ? ` WHERE ${[...this.endConds].join(' AND ')}` : ''}`;
   }
 
@@ -457,7 +486,7 @@ export function buildCallsStatsQuery(req: CallsQueryStatsReq): BuiltQuery & { pl
   const plan = new CallsQueryPlan({ ...req, sort_by: [] });
   const p = plan.params;
   const ids = plan.matchingIdsSql(p, req.limit || undefined);
-  let sql = `SELECT count() AS count FROM (${ids})`;
+  let sql = plan.fromStartParts && !req.limit ? plan.startCountSql() : `SELECT count() AS count FROM (${ids})`;
   if (req.include_total_storage_size) {
     // Trace totals are only carried by roots, so the sum is over the matching roots' traces.
     const roots = `SELECT DISTINCT trace_id FROM calls_starts WHERE project_id = ${plan.projectParam} AND id IN (${ids}) AND parent_id IS NULL`;

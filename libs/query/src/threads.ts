@@ -8,7 +8,9 @@ export const THREAD_SORT_FIELDS = ['thread_id', 'turn_count', 'start_time', 'las
  * Thread statistics (reference §4) over turn calls only: a turn call is its own turn (id = turn_id)
  * and belongs to a thread. The turn calls are read from calls_starts (a time window is a key
  * range there; skip indexes on turn_id/thread_id) and joined with their end times from
- * calls_ends: no merge of whole calls.
+ * calls_ends: no merge of whole calls. The turns (a tenth of the calls or fewer) are the hashed
+ * side, as written: the planner's swap hashed the ends instead (10M calls, top 20 after a
+ * datetime: ~820 → ~640 ms of CPU).
  * Quantiles are exact (linear interpolation at level·(n−1), like the reference's in-memory server);
  * durations are whole milliseconds (dateDiff), turns not yet ended are left out of them.
  */
@@ -66,6 +68,7 @@ FROM (
       if(call_end IS NULL, NULL, dateDiff('millisecond', call_start, call_end)) AS duration
     FROM (SELECT id, ended_at AS call_end FROM calls_ends FINAL WHERE ${ends.join(' AND ')}) AS e
     RIGHT JOIN (SELECT id, thread_id, started_at FROM calls_starts FINAL WHERE ${starts.join(' AND ')}) AS s ON e.id = s.id
+    SETTINGS query_plan_join_swap_table = 'false'
   )
   GROUP BY thread_id
   HAVING last_updated IS NOT NULL

@@ -72,8 +72,11 @@ export async function aggregateCalls(store: Store, req: CallsAggregateReq): Prom
         field: 'bucket_seconds',
       });
   }
-  const series = await run<Figures & { t: string | number }>(plan.seriesQuery(bucket));
-  const ops = await run<Figures & { op_name: string | null; is_total: number | boolean }>(plan.byOpQuery());
+  const rows = await run<Figures & { kind: 'bucket' | 'op' | 'total'; t: string | number; op_name: string | null }>(
+    plan.figuresQuery(bucket),
+  );
+  const series = rows.filter((r) => r.kind === 'bucket');
+  const ops = rows.filter((r) => r.kind !== 'bucket').map((r) => ({ ...r, is_total: r.kind === 'total' }));
   const usage = await run<{
     op_name: string | null;
     model: string;

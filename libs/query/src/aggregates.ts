@@ -78,9 +78,10 @@ export class CallsAggregatePlan {
 /** Count, errors (an exception), and exact p50/p99 of whole-ms latency over ended calls (NULL when none ended). */
 function callFigures(): string {
   const ms = `intDiv(toUnixTimestamp64Micro(ended_at) - toUnixTimestamp64Micro(started_at), 1000)`;
-  const q = (level: number) =>
-    `if(countIf(ended_at IS NOT NULL) = 0, NULL, quantileExactInclusiveIf(${level})(toFloat64(${ms}), ended_at IS NOT NULL))`;
-  return `count() AS calls, countIf(exception IS NOT NULL) AS errors, ${q(0.5)} AS p50_latency_ms, ${q(0.99)} AS p99_latency_ms`;
+  // Both levels from one state (the latencies are collected and sorted once, not twice).
+  const qs = `quantilesExactInclusiveIf(0.5, 0.99)(toFloat64(${ms}), ended_at IS NOT NULL)`;
+  const q = (i: number) => `if(countIf(ended_at IS NOT NULL) = 0, NULL, ${qs}[${i}])`;
+  return `count() AS calls, countIf(exception IS NOT NULL) AS errors, ${q(1)} AS p50_latency_ms, ${q(2)} AS p99_latency_ms`;
 }
 
 /** Bucket widths a person reads easily, smallest first. */

@@ -61,8 +61,9 @@ FROM (
     max(call_end) AS last_updated,
     argMin(id, call_start) AS first_turn_id,
     argMax(id, call_end) AS last_turn_id,
-    quantileExactInclusive(0.5)(duration) AS p50_turn_duration_ms,
-    quantileExactInclusive(0.99)(duration) AS p99_turn_duration_ms
+    quantilesExactInclusive(0.5, 0.99)(duration) AS _q,
+    _q[1] AS p50_turn_duration_ms,
+    _q[2] AS p99_turn_duration_ms
   FROM (
     SELECT s.id AS id, s.thread_id AS thread_id, s.started_at AS call_start, e.call_end AS call_end,
       if(call_end IS NULL, NULL, dateDiff('millisecond', call_start, call_end)) AS duration

@@ -114,6 +114,79 @@ describe('the UI read endpoints', () => {
     expect((await m.post('/calls/aggregate', { project_id: 'others/secret' })).status).toBe(403);
   });
 
+  it('/calls/aggregate prices each call with the price in force at its start, as include_costs does', async () => {
+    // Two project prices of one model, effective on 2024-01-01 and 2024-06-01, and three calls
+    // with its usage: before both (priced with a later one, as the reference), between, after.
+    const m = clientFor(api, member);
+    const EP = 'uiteam/epochs';
+    for (const [effective_date, prompt] of [
+      ['2024-01-01T00:00:00Z', 0.001],
+      ['2024-06-01T00:00:00Z', 0.01],
+    ] as const)
+      expect(
+        (
+          await m.post('/cost/create', {
+            project_id: EP,
+            costs: { 'epoch-llm': { prompt_token_cost: prompt, completion_token_cost: 2 * prompt, effective_date } },
+          })
+        ).status,
+      ).toBe(200);
+    const starts = ['2023-12-01', '2024-03-01', '2024-09-01', '2024-09-02'];
+    const batch = starts.flatMap((day, i) => {
+      const id = `0199eeee-0000-7000-8000-00000000000${i}`;
+      return [
+        {
+          mode: 'start',
+          req: {
+            start: {
+              project_id: EP,
+              id,
+              trace_id: `tr-${i}`,
+              op_name: i % 2 ? 'a' : 'b',
+              started_at: `${day}T10:00:00Z`,
+              inputs: {},
+              attributes: {},
+            },
+          },
+        },
+        {
+          mode: 'end',
+          req: {
+            end: {
+              project_id: EP,
+              id,
+              ended_at: `${day}T10:00:01Z`,
+              output: null,
+              summary: { usage: { 'epoch-llm': { prompt_tokens: 100 * (i + 1), completion_tokens: 10, requests: 1 } } },
+            },
+          },
+        },
+      ];
+    });
+    expect((await m.post('/call/upsert_batch', { batch })).status).toBe(200);
+    const agg = (await m.post('/calls/aggregate', { project_id: EP })).body;
+    const calls = await m.jsonl('/calls/stream_query', { project_id: EP, include_costs: true });
+    const costs = calls.map((c) => {
+      const k = (c.summary?.weave?.costs as Record<string, Record<string, number>>)['epoch-llm']!;
+      return k.prompt_tokens_total_cost! + k.completion_tokens_total_cost!;
+    });
+    // 2024-06's price for the first, 2024-01's for the second, 2024-06's for the last two.
+    expect(costs[0]).toBeCloseTo(100 * 0.01 + 10 * 0.02, 9);
+    expect(costs[1]).toBeCloseTo(200 * 0.001 + 10 * 0.002, 9);
+    expect(agg.by_model).toEqual([
+      expect.objectContaining({ model: 'epoch-llm', calls: 4, requests: 4, prompt_tokens: 1000, completion_tokens: 40 }),
+    ]);
+    expect(agg.by_model[0].cost).toBeCloseTo(
+      costs.reduce((a, b) => a + b, 0),
+      9,
+    );
+    for (const op of agg.by_op as { op_name: string; cost: number }[])
+      expect(op.cost).toBeCloseTo(
+        calls.reduce((sum, c, i) => sum + (c.op_name === op.op_name ? costs[i]! : 0), 0),
+        9,
+      );
+  });
+
   it('publishes both in /openapi.json as extras', async () => {
     const doc = (await (await fetch(`${weft.url}/openapi.json`)).json()) as {
       paths: Record<string, { post: { tags: string[]; responses: Record<string, unknown> } }>;

@@ -79,10 +79,10 @@ export class CallFieldResolver implements FieldResolver {
         return { sql: latencySql, kind: 'number' };
       // Ours, not the reference's: the UI's Tokens and Cost columns (sums over models), sortable.
       case 'total_tokens':
-        this.used.add('summary_dump');
+        this.used.add('usage');
         return { sql: callTotalTokensSql, kind: 'number' };
       case 'total_cost':
-        this.used.add('summary_dump').add('started_at');
+        this.used.add('usage').add('started_at');
         return { sql: callTotalCostSql(this.projectParam), kind: 'number' };
       case 'trace_name':
         this.used.add('display_name').add('op_name');

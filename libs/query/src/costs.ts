@@ -135,17 +135,13 @@ export function priceRankOrderSql(pid: string): string {
       pr.effective_date DESC`;
 }
 
-/** `summary.usage`'s entries of a merged call row, as (llm_id, raw JSON) pairs. */
-const USAGE_ENTRIES = `JSONExtractKeysAndValuesRaw(ifNull(summary_dump, '{}'), 'usage')`;
-
-/** One usage entry's count (the entry is the lambda's `u`; u.2 is its raw JSON). */
-const usageCount = (entry: string, ...keys: string[]) => `(${keys.map((k) => `JSONExtractInt(${entry}.2, '${k}')`).join(' + ')})`;
-
 /**
  * A call's tokens summed over its models, as the UI's Tokens column: an entry's total_tokens, or
  * its prompt + completion counts when it has none; NULL for a call without usage (sorts last).
+ * Over calls_ends' ready-made `usage` (one tuple per model: model, requests, prompt, completion,
+ * total, cache read, cache creation; migration 100), so no summary is parsed per row.
  */
-export const callTotalTokensSql = `if(empty(${USAGE_ENTRIES}), NULL, arraySum(u -> if(${usageCount('u', 'total_tokens')} > 0, ${usageCount('u', 'total_tokens')}, ${usageCount('u', 'prompt_tokens', 'input_tokens', 'completion_tokens', 'output_tokens')}), ${USAGE_ENTRIES}))`;
+export const callTotalTokensSql = `if(empty(usage), NULL, arraySum(u -> if(u.5 > 0, u.5, u.3 + u.4), usage))`;
 
 /**
  * A call's cost summed over its priced models, per row, for filters and sorts: the same figures
@@ -161,11 +157,9 @@ export function callTotalCostSql(pid: string): string {
     FROM (${projectPricesSql(pid)}))`;
   // Prices of u's model in priceRankOrderSql's order: in force at the start, project before default, newest.
   const ranked = `arraySort(pr -> (if(started_at >= pr.2, 1, 2), pr.3, -toUnixTimestamp64Milli(pr.2)), arrayFilter(pr -> pr.1 = u.1, ${prices}))`;
-  const priced = `arrayMap(u -> (u, ${ranked}[1]), arrayFilter(u -> arrayExists(pr -> pr.1 = u.1, ${prices}), ${USAGE_ENTRIES}))`;
-  const cacheRead = usageCount('x.1', 'cache_read_input_tokens');
-  const cacheCreation = usageCount('x.1', 'cache_creation_input_tokens');
-  const cost = `(${usageCount('x.1', 'prompt_tokens', 'input_tokens')} - ${cacheRead} - ${cacheCreation}) * x.2.4
-      + ${usageCount('x.1', 'completion_tokens', 'output_tokens')} * x.2.5 + ${cacheRead} * x.2.6 + ${cacheCreation} * x.2.7`;
+  const priced = `arrayMap(u -> (u, ${ranked}[1]), arrayFilter(u -> arrayExists(pr -> pr.1 = u.1, ${prices}), usage))`;
+  // x.1: the usage tuple (.3 prompt, .4 completion, .6 cache read, .7 cache creation); x.2: its price.
+  const cost = `(x.1.3 - x.1.6 - x.1.7) * x.2.4 + x.1.4 * x.2.5 + x.1.6 * x.2.6 + x.1.7 * x.2.7`;
   return `if(empty(${priced}), NULL, arraySum(x -> ${cost}, ${priced}))`;
 }
 

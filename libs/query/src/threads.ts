@@ -8,7 +8,9 @@ export const THREAD_SORT_FIELDS = ['thread_id', 'turn_count', 'start_time', 'las
  * Thread statistics (reference §4) over turn calls only: a turn call is its own turn (id = turn_id)
  * and belongs to a thread. The turn calls are read from calls_starts (a time window is a key
  * range there; skip indexes on turn_id/thread_id) and joined with their end times from
- * calls_ends: no merge of whole calls.
+ * calls_ends: no merge of whole calls. The turns (a tenth of the calls or fewer) are the hashed
+ * side, as written: the planner's swap hashed the ends instead (10M calls, top 20 after a
+ * datetime: ~820 → ~640 ms of CPU).
  * Quantiles are exact (linear interpolation at level·(n−1), like the reference's in-memory server);
  * durations are whole milliseconds (dateDiff), turns not yet ended are left out of them.
  */
@@ -59,13 +61,15 @@ FROM (
     max(call_end) AS last_updated,
     argMin(id, call_start) AS first_turn_id,
     argMax(id, call_end) AS last_turn_id,
-    quantileExactInclusive(0.5)(duration) AS p50_turn_duration_ms,
-    quantileExactInclusive(0.99)(duration) AS p99_turn_duration_ms
+    quantilesExactInclusive(0.5, 0.99)(duration) AS _q,
+    _q[1] AS p50_turn_duration_ms,
+    _q[2] AS p99_turn_duration_ms
   FROM (
     SELECT s.id AS id, s.thread_id AS thread_id, s.started_at AS call_start, e.call_end AS call_end,
       if(call_end IS NULL, NULL, dateDiff('millisecond', call_start, call_end)) AS duration
     FROM (SELECT id, ended_at AS call_end FROM calls_ends FINAL WHERE ${ends.join(' AND ')}) AS e
     RIGHT JOIN (SELECT id, thread_id, started_at FROM calls_starts FINAL WHERE ${starts.join(' AND ')}) AS s ON e.id = s.id
+    SETTINGS query_plan_join_swap_table = 'false'
   )
   GROUP BY thread_id
   HAVING last_updated IS NOT NULL

@@ -132,6 +132,9 @@ describe('call lines', () => {
     });
     expect(c.summary.weave).toEqual({ status: 'descendant_error', latency_ms: 999, trace_name: 'plain' });
     expect(d).toMatchObject({ ended_at: null, output: null, summary: { weave: { status: 'running', trace_name: 'plain' } } });
+    // Full lines are spliced from the fragments stored with each half (migration 091); a
+    // projection naming every field builds them field by field: the same calls.
+    expect(await stream({ columns: Object.keys(a) })).toEqual(rows);
     // One line per call, whatever the strings hold.
     const r = await api.post('/calls/stream_query', { project_id: P, filter: { call_ids: ['a'] } });
     expect(r.text.split('\n')).toHaveLength(2);
@@ -219,7 +222,7 @@ describe('call lines', () => {
     for (const t of ['calls_starts', 'calls_deleted', 'calls_ends', 'calls_renames'])
       await store.client.command({ query: `DROP TABLE ${t}` });
     await store.client.command({
-      query: 'ALTER TABLE weft_migrations DELETE WHERE version IN (70, 80, 90, 100) SETTINGS mutations_sync = 2',
+      query: 'ALTER TABLE weft_migrations DELETE WHERE version IN (70, 80, 90, 91, 100) SETTINGS mutations_sync = 2',
     });
     await store.client.command({
       query: `INSERT INTO call_parts (project_id, id, deleted_at, input_refs, output_refs, created_at) VALUES ('${P}', 'e', now64(3), [], [], now64(6))`,

@@ -115,3 +115,65 @@ export function callLineSelects(selected?: Set<string>): string[] {
     .map((l) => l.join(', '))
     .concat(line);
 }
+
+/**
+ * A full Call line from fragments stored with each half (migration 091, SQL in SCHEMA.md
+ * "call line fragments"): calls_starts' `line_head` (every field a start part writes) and
+ * `line_trace_name`, calls_ends' `line_tail` (every field an end part writes, and the summary
+ * up to its derived status). A read only splices them and adds what needs both halves or a
+ * rename: latency, the display name. The same text as callLineSelects builds (keys in another
+ * order), a test compares the two.
+ */
+export const LINE_FRAGMENTS = {
+  /** `{"id":…,…,"wb_run_step":…` */
+  head: () => {
+    const a = object('attributes_dump');
+    const fields: [string, string][] = [
+      ['id', str('id')],
+      ['project_id', str('project_id')],
+      ['op_name', str(`ifNull(op_name, '')`)],
+      ['trace_id', str(`ifNull(trace_id, '')`)],
+      ['parent_id', str(`nullIf(parent_id, '')`)],
+      ['thread_id', str('thread_id')],
+      ['turn_id', str('turn_id')],
+      ['started_at', time('started_at')],
+      ['attributes', `if(otel_dump IS NULL, ${a}, ${withKey(a, 'otel_span', 'assumeNotNull(otel_dump)')})`],
+      ['inputs', object('inputs_dump')],
+      ['svc_user_id', str('svc_user_id')],
+      ['svc_run_id', str('svc_run_id')],
+      ['svc_run_step', num('svc_run_step')],
+      ['wb_user_id', str('svc_user_id')],
+      ['wb_run_id', str('svc_run_id')],
+      ['wb_run_step', num('svc_run_step')],
+    ];
+    return `replaceAll(concat(${fields.map(([k, v], i) => `'${i ? ',' : '{'}${JSON.stringify(k)}:', ${v}`).join(', ')}), '\\n', ' ')`;
+  },
+  /** `,"trace_name":…` (the summary's name when the call has no display name), or empty. */
+  traceName: () => `if(ifNull(op_name, '') = '', '', concat(',"trace_name":', toJSONString(${traceNameSql('assumeNotNull(op_name)')})))`,
+  /** `,"ended_at":…,"summary":{…,"weave":{…,"status":…` (summary and weave left open). */
+  tail: () => {
+    const s = object('summary_dump');
+    const w = `if(position(${s}, '"weave"') = 0, '', JSONExtractRaw(${s}, 'weave'))`;
+    const kept = `if(startsWith(${w}, '{') AND ${w} != '{}', substring(${w}, 2, length(${w}) - 2), '')`;
+    const fields: [string, string][] = [
+      ['ended_at', time('ended_at')],
+      ['output', value('output_dump')],
+      ['exception', str('exception')],
+      ['svc_run_step_end', num('svc_run_step_end')],
+      ['wb_run_step_end', num('svc_run_step_end')],
+    ];
+    return `replaceAll(concat(${fields.map(([k, v]) => `',${JSON.stringify(k)}:', ${v}`).join(', ')}, ',"summary":', substring(${s}, 1, length(${s}) - 1), if(${s} = '{}', '', ','), '"weave":{', ${kept}, if(${kept} = '', '', ','), '"status":', toJSONString(${statusSql(ERRORS)})), '\\n', ' ')`;
+  },
+};
+
+/** What a call without an end row (still running) has in place of `line_tail`. */
+const RUNNING_TAIL = `,"ended_at":null,"output":null,"exception":null,"svc_run_step_end":null,"wb_run_step_end":null,"summary":{"weave":{"status":"running"`;
+
+/**
+ * The line of a full Call over a joined row holding `line_head`, `line_trace_name`,
+ * `line_tail` ('' while running), `started_at`, `ended_at` and `display_name`.
+ */
+export const fragmentLineSql = `assumeNotNull(concat(line_head, if(line_tail = '', '${RUNNING_TAIL}', line_tail),
+    if(ended_at IS NULL, '', concat(',"latency_ms":', toString(${latencySql}))),
+    if(ifNull(display_name, '') = '', line_trace_name, concat(',"display_name":', toJSONString(assumeNotNull(display_name)))),
+    '}},"display_name":', if(ifNull(display_name, '') = '', 'null', toJSONString(assumeNotNull(display_name))), ',"deleted_at":null}'))`;

@@ -1,7 +1,7 @@
 import type { CallFilter, CallsQueryStatsReq, CallsStreamQueryReq } from '@weft/api';
 import { ApiError, badRequest } from '@weft/core';
 import { CallFieldResolver } from './call-fields';
-import { callLineSelects } from './call-json';
+import { callLineSelects, fragmentLineSql } from './call-json';
 import { compileQuery, type FieldRef } from './expr';
 import { Params, type BuiltQuery } from './params';
 
@@ -36,6 +36,12 @@ const END_PART_COLUMNS = ['ended_at', 'exception', 'summary_dump', 'output_refs'
  */
 const READY_END_COLUMNS = ['status', 'usage'];
 const END_COLUMNS = new Set([...END_PART_COLUMNS, ...READY_END_COLUMNS]);
+
+/** Each half's ready-made part of a full Call line (migration 091, call-json.ts LINE_FRAGMENTS). */
+const START_FRAGMENTS = new Set(['line_head', 'line_trace_name']);
+const END_FRAGMENTS = new Set(['line_tail']);
+/** What a full line (no projection) reads: the fragments and what is computed per read. */
+const LINE_COLUMNS = ['line_head', 'line_trace_name', 'line_tail', 'started_at', 'ended_at', 'display_name'];
 
 /** Every column of a call row: the start's, the end's, the display name (renamed by later parts) and deleted_at. */
 export const CALL_COLUMNS: readonly string[] = [...START_COLUMNS, ...END_PART_COLUMNS, 'display_name', 'deleted_at'];
@@ -303,19 +309,24 @@ export class CallsQueryPlan {
    */
   linesQuery(page: PageSpec): BuiltQuery {
     const p = this.base.clone();
-    const rowCols = [...this.columns, 'project_id'];
+    // A full Call is spliced from the fragments stored with each half; a projection is built
+    // field by field from the columns (call-json.ts).
+    const full = !this.selected;
+    const rowCols = full ? [...LINE_COLUMNS, ...this.resolver.used] : [...this.columns, 'project_id'];
     let row: string;
     if (this.fromStartParts) {
       // The page's start rows in key order; their end rows by primary key (the same page's ids).
+      const startCols = rowCols.filter((c) => START_COLUMNS.has(c) || START_FRAGMENTS.has(c) || c === 'display_name');
       row = this.joinedSql(rowCols, false, {
-        starts: this.startPageSql(p, page, ['id', ...rowCols.filter((c) => START_COLUMNS.has(c) || c === 'display_name')]),
+        starts: this.startPageSql(p, page, ['id', ...new Set(startCols)]),
         ids: this.startPageSql(p, page, ['id']),
       });
     } else {
       const ids = this.joinedIdsSql(p, page);
       row = this.joinedSql(rowCols, false, { ids });
     }
-    for (const list of callLineSelects(this.selected)) row = `SELECT *, ${list} FROM (\n${row}\n)`;
+    if (full) row = `SELECT *, ${fragmentLineSql} AS line FROM (\n${row}\n)`;
+    else for (const list of callLineSelects(this.selected)) row = `SELECT *, ${list} FROM (\n${row}\n)`;
     const keys = this.keys.map((k, i) => `${k.sql} AS _k${i}`).join(', ');
     const cursor = `concat('[', arrayStringConcat([${this.keys.map((_, i) => `toJSONString(_k${i})`).join(', ')}], ','), ']')`;
     const sql = `SELECT cursor, line FROM (
@@ -382,8 +393,8 @@ LIMIT 1 BY id`;
    */
   private joinedSql(columns: Iterable<string>, final: boolean, page: { ids?: string; starts?: string; endsOnly?: string } = {}): string {
     const cols = [...new Set(columns)];
-    const startCols = [...new Set(['started_at', ...cols.filter((c) => START_COLUMNS.has(c))])];
-    const endCols = cols.filter((c) => END_COLUMNS.has(c));
+    const startCols = [...new Set(['started_at', ...cols.filter((c) => START_COLUMNS.has(c) || START_FRAGMENTS.has(c))])];
+    const endCols = [...new Set(cols.filter((c) => END_COLUMNS.has(c) || END_FRAGMENTS.has(c)))];
     const renamed = cols.includes('display_name');
     const fin = final ? ' FINAL' : '';
     const startWhere = this.startConds().join(' AND ');
@@ -406,13 +417,16 @@ LIMIT 1 BY id`;
       else if (this.narrow) endWhere.push(`id IN (SELECT id FROM calls_starts WHERE ${startWhere})`);
       // A condition no running call meets is evaluated on calls_ends first; only ended calls join.
       if (page.endsOnly) endWhere.push(page.endsOnly);
-      from = `(SELECT id, ${endCols.join(', ')} FROM calls_ends${fin} WHERE ${endWhere.join(' AND ')}) AS e ${page.endsOnly ? 'INNER' : 'RIGHT'} JOIN ${from} ON e.id = s.id`;
+      const ends = `(SELECT id, ${endCols.join(', ')} FROM calls_ends${fin} WHERE ${endWhere.join(' AND ')}) AS e`;
+      // A page's end rows (by id) are the small side: hashed, after the page's start rows.
+      if (page.ids) from = `${from} LEFT JOIN ${ends} ON e.id = s.id`;
+      else from = `${ends} ${page.endsOnly ? 'INNER' : 'RIGHT'} JOIN ${from} ON e.id = s.id`;
     }
     if (renamed) {
       // Renames are few: the project's latest one per call, hashed.
       from += `\n    LEFT JOIN (SELECT id, argMax(display_name, renamed_at) AS display_name FROM calls_renames WHERE project_id = ${this.projectSql} GROUP BY id) AS r ON r.id = s.id`;
     }
-    return `SELECT ${select.join(', ')}\n    FROM ${from}${endCols.length ? `\n    SETTINGS ${JOIN_BY_ID_SETTINGS}` : ''}`;
+    return `SELECT ${select.join(', ')}\n    FROM ${from}${endCols.length && !page.ids ? `\n    SETTINGS ${JOIN_BY_ID_SETTINGS}` : ''}`;
   }
 
   /** Phase 1 when a condition or sort key reads more than start columns: the start conditions on calls_starts, the rest on the joined rows. */

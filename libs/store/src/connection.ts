@@ -18,6 +18,12 @@ export interface StoreOptions {
   cluster?: string;
 }
 
+/**
+ * JSON text the engine writes (toJSONString, JSON formats) as JSON.stringify writes it: `/` not
+ * escaped. Inserts too: the call tables' line fragments are built as rows are written (091).
+ */
+const JSON_TEXT_SETTINGS = { output_format_json_escape_forward_slashes: 0 } as const;
+
 /** Settings every query runs with, in both modes. */
 const settings: ClickHouseSettings = {
   // 64-bit integers as JSON numbers: our counts and steps stay well below 2^53.
@@ -25,6 +31,7 @@ const settings: ClickHouseSettings = {
   date_time_input_format: 'best_effort',
   // Inserted rows are visible to the very next query (read-your-writes on the server too).
   async_insert: 0,
+  ...JSON_TEXT_SETTINGS,
 };
 
 /** Added on a cluster (SCHEMA.md "Cluster mode"). */
@@ -107,7 +114,7 @@ export function openStore(opts: StoreOptions): Store {
     mode: 'embedded',
     insertRaw: async (table, columns, format, bytes, insertSettings) => {
       if (bytes.length === 0) return;
-      await connection.chdb.rawInsert({ table, columns, format, values: bytes, ...(insertSettings ? { settings: insertSettings } : {}) });
+      await connection.chdb.rawInsert({ table, columns, format, values: bytes, settings: { ...JSON_TEXT_SETTINGS, ...insertSettings } });
     },
     close: () => client.close(),
   };

@@ -224,10 +224,12 @@ describe('the web UI in Chromium', () => {
       await page.getByRole('button', { name: 'Sign in' }).click();
       await until(() => page.getByRole('alert').textContent()).toContain('401');
       await signIn(page, member.key);
+      // The member's entity holds P and the projects other tests of this file wrote (e.g. the price epochs').
       const rows = page.locator('table.projects tbody tr');
-      await until(() => rows.count()).toBe(1);
-      expect(await rows.first().textContent()).toContain(P);
-      expect(await rows.first().locator('td.num').first().textContent()).toBe(String(seeded.callCount));
+      await until(() => rows.count()).toBeGreaterThanOrEqual(1);
+      const row = rows.filter({ hasText: P });
+      await until(() => row.count()).toBe(1);
+      expect(await row.locator('td.num').first().textContent()).toBe(String(seeded.callCount));
       // The key stays in the tab's session, not in the URL.
       expect(page.url()).not.toContain(member.key);
       await shot(page, '02-projects');

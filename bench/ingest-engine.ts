@@ -16,7 +16,7 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
-import { CALL_PART_COLUMNS, encodeCallPartsTsv, migrate, openStore, type InsertSettings, type Store } from '@weft/store';
+import { CALL_PART_COLUMNS, encodeCallPartsTsv, loadMigrations, migrate, openStore, type InsertSettings, type Store } from '@weft/store';
 import { REPO_ROOT } from '@weft/harness';
 import { sampleRows } from './sample-calls';
 
@@ -58,8 +58,24 @@ async function variants(): Promise<Variant[]> {
     { name: 'as migrated', change: async () => [] },
     ...names.map((v) => ({ name: `without ${v}`, change: async () => [`DROP VIEW ${v}`] })),
     { name: 'no views (parse only)', change: async () => names.map((v) => `DROP VIEW ${v}`) },
+    // The views migration 092 dropped (no read needs their tables any more), as they were.
+    {
+      name: 'with calls_merged_view and calls_merged_stats_view (before 092)',
+      change: async () =>
+        loadMigrations()
+          .flatMap((m) => m.statements)
+          .filter((sql) => /^CREATE MATERIALIZED VIEW IF NOT EXISTS calls_merged(_stats)?_view /.test(sql)),
+    },
     // Migration 100's columns, computed by the engine on every end row stored in calls_ends.
     { name: 'without calls_ends.status/usage', change: async () => ['ALTER TABLE calls_ends DROP COLUMN status, DROP COLUMN usage'] },
+    // Migration 091's line fragments, built by the engine on every start and end row stored.
+    {
+      name: 'without the line fragments (091)',
+      change: async () => [
+        'ALTER TABLE calls_starts DROP COLUMN line_head, DROP COLUMN line_trace_name',
+        'ALTER TABLE calls_ends DROP COLUMN line_tail',
+      ],
+    },
     { name: 'optimize_on_insert = 0', change: async () => [], settings: { optimize_on_insert: 0 } },
     {
       name: 'merge base 5 (default)',

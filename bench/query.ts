@@ -15,11 +15,13 @@
  * compete with the server for this thread. Streaming throughput is measured on its own project
  * of ~1 KB calls (BENCH_STREAM_CALLS, default min(BENCH_CALLS, 1,000,000)).
  */
-import { loadavg } from 'node:os';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { startBenchWeft } from './bench-weft';
 import { loadBenchCallRange } from './query-data';
-import { basicAuth, HARNESS_API_KEY } from '@weft/harness';
+import { basicAuth, HARNESS_API_KEY, startSharedClickHouse } from '@weft/harness';
 
 const N = Number(process.env.BENCH_CALLS ?? 1_000_000);
 const RUNS = Number(process.env.BENCH_RUNS ?? 5);
@@ -27,7 +29,23 @@ const STREAM_N = Number(process.env.BENCH_STREAM_CALLS ?? Math.min(N, 1_000_000)
 const P = 'bench/main';
 /** The project of ~1 KB calls the full streams read. */
 const S = 'bench/stream';
+/**
+ * BENCH_SERVER=1: the same in server mode, the engine behind ClickHouse's HTTP interface in its
+ * own process (libs/harness clickhouse-http-main.ts) on BENCH_DATA_DIR, weft on CLICKHOUSE_URL.
+ * The CPU column then adds the engine process's CPU to the bench process's.
+ */
+const shared =
+  process.env.BENCH_SERVER === '1'
+    ? await startSharedClickHouse(process.env.BENCH_DATA_DIR ?? mkdtempSync(join(tmpdir(), 'weft-bench-query-server-')))
+    : undefined;
+if (shared) process.env.CLICKHOUSE_URL = shared.url;
 const { weft, url, client, dataDir } = await startBenchWeft('query');
+/** CPU time of the engine's own process (server mode), in ms. */
+function engineCpuMs(): number {
+  if (!shared) return 0;
+  const f = readFileSync(`/proc/${shared.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return ((Number(f[11]) + Number(f[12])) * 1000) / 100;
+}
 
 async function scalar(sql: string): Promise<number> {
   const rs = await client.query({ query: sql, format: 'JSONEachRow' });
@@ -84,10 +102,11 @@ async function measure(label: string, fn: () => Promise<RunResult>, runs: number
     const sampler = setInterval(() => (top = Math.max(top, process.memoryUsage.rss())), 10);
     const t0 = performance.now();
     const c0 = process.cpuUsage();
+    const e0 = engineCpuMs();
     result = await fn();
     const ms = result.ms ?? performance.now() - t0;
     const cpu = process.cpuUsage(c0);
-    cpus.push((cpu.user + cpu.system) / 1000);
+    cpus.push((cpu.user + cpu.system) / 1000 + engineCpuMs() - e0);
     clearInterval(sampler);
     top = Math.max(top, process.memoryUsage.rss());
     times.push(ms);
@@ -184,8 +203,7 @@ function streamAll(body: unknown, pauseMs = 0): Promise<RunResult & { bytes: num
   });
 }
 
-const countOf = (project: string) =>
-  scalar(`SELECT count() FROM (SELECT id FROM calls_merged WHERE project_id = '${project}' GROUP BY id)`);
+const countOf = (project: string) => scalar(`SELECT uniqExact(id) FROM calls_starts WHERE project_id = '${project}'`);
 /** The neighbour project, so that scoping by project is part of what is measured (N/5, at most 200,000). */
 const NEIGHBOUR = Math.min(Math.floor(N / 5), 200_000);
 const have = await countOf(P);
@@ -204,17 +222,18 @@ if ((await countOf(S)) < STREAM_N) {
 if (process.env.BENCH_OPTIMIZE === '1') {
   // The steady state once background merges have caught up: one row per call.
   const t0 = performance.now();
-  await client.command({ query: 'OPTIMIZE TABLE calls_merged FINAL' });
-  await client.command({ query: 'OPTIMIZE TABLE calls_merged_stats FINAL' });
+  await client.command({ query: 'OPTIMIZE TABLE calls_starts FINAL' });
+  await client.command({ query: 'OPTIMIZE TABLE calls_ends FINAL' });
   console.log(`merged all parts (OPTIMIZE FINAL) in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 }
 if (process.env.BENCH_LOAD_ONLY === '1') {
   await weft.close();
+  await shared?.stop();
   process.exit(0);
 }
-const parts = await scalar(`SELECT count() FROM calls_merged`);
+const parts = await scalar(`SELECT count() FROM calls_starts`);
 console.log(
-  `store: ${dataDir}; ${N} calls in ${P}; calls_merged rows (unmerged parts included): ${parts}; runs per query: ${RUNS}; load average ${loadavg()
+  `store: ${dataDir}; ${N} calls in ${P}; calls_starts rows (unfolded replays included): ${parts}; runs per query: ${RUNS}; load average ${loadavg()
     .map((l) => l.toFixed(1))
     .join(' ')}`,
 );
@@ -313,3 +332,4 @@ console.log(
 );
 
 await weft.close();
+await shared?.stop();

@@ -18,7 +18,7 @@ const { weft, url, client, dataDir } = await startBenchWeft('ui');
 
 const [row] = await (
   await client.query({
-    query: `SELECT count() AS have FROM (SELECT id FROM calls_merged WHERE project_id = '${P}' GROUP BY id)`,
+    query: `SELECT uniqExact(id) AS have FROM calls_starts WHERE project_id = '${P}'`,
     format: 'JSONEachRow',
   })
 ).json<{ have: string }>();

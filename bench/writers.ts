@@ -208,7 +208,7 @@ async function runWith(n: number, brokers: string, rows: CallPartRow[]): Promise
     const client = createClient({ url: ch.url });
     const [stored] = await (
       await client.query({
-        query: `SELECT uniqExact(id) AS n FROM calls_merged WHERE project_id = 'acme/bench-writers'`,
+        query: `SELECT uniqExact(id) AS n FROM calls_starts WHERE project_id = 'acme/bench-writers'`,
         format: 'JSONEachRow',
       })
     ).json<{ n: string }>();

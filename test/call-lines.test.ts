@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openStore } from '@weft/store';
+import { endPart, insertCallParts, loadMigrations, openStore, startPart } from '@weft/store';
 import { Client } from './helpers/client';
 import { startWeft, type RunningWeft } from './helpers/server';
 
@@ -214,15 +214,24 @@ describe('call lines', () => {
 
   it('a data dir written before calls_starts gets it back-filled, deletions included', async () => {
     expect(await weft.stop()).toBe(0);
-    // Back to the schema before migration 070 (calls_merged only), plus a deletion and a rename
-    // the new tables never saw.
+    // Back to the schema before migration 070 (calls_merged only, fed by its views, which 092
+    // dropped): the calls stored again there, plus a deletion and a rename.
     const store = openStore({ dataDir: weft.dataDir });
     for (const v of ['calls_starts_view', 'calls_deleted_view', 'calls_ends_view', 'calls_ends_output_view', 'calls_renames_view'])
       await store.client.command({ query: `DROP VIEW IF EXISTS ${v}` });
     for (const t of ['calls_starts', 'calls_deleted', 'calls_ends', 'calls_renames'])
       await store.client.command({ query: `DROP TABLE ${t}` });
+    for (const sql of loadMigrations()
+      .flatMap((m) => m.statements)
+      .filter((s) => /^CREATE MATERIALIZED VIEW IF NOT EXISTS calls_merged(_stats)?_view /.test(s)))
+      await store.client.command({ query: sql });
+    const now = Date.now() * 1000;
+    await insertCallParts(
+      store,
+      batch.map(({ mode, req }) => (mode === 'start' ? startPart((req as any).start, 'u', now) : endPart((req as any).end, now))),
+    );
     await store.client.command({
-      query: 'ALTER TABLE weft_migrations DELETE WHERE version IN (70, 80, 90, 91, 100) SETTINGS mutations_sync = 2',
+      query: 'ALTER TABLE weft_migrations DELETE WHERE version IN (70, 80, 90, 91, 92, 100) SETTINGS mutations_sync = 2',
     });
     await store.client.command({
       query: `INSERT INTO call_parts (project_id, id, deleted_at, input_refs, output_refs, created_at) VALUES ('${P}', 'e', now64(3), [], [], now64(6))`,

@@ -497,18 +497,19 @@ export function buildCallsStatsQuery(req: CallsQueryStatsReq): BuiltQuery & { pl
 
 /**
  * Storage size of one call (reference §3.9): bytes of the attributes, inputs, output and
- * summary JSON, from calls_merged_stats re-aggregated per call (start and end parts each carry
- * the sizes of the dumps they wrote).
+ * summary JSON, from the size columns of calls_starts and calls_ends (migration 092; a
+ * running call has no output or summary yet). Replays not yet folded are read once (FINAL).
  */
 export function callSizesSql(projectParam: string, idCondition: string): string {
-  return `SELECT id, any(trace_id) AS trace_id,
-    toInt64(ifNull(any(attributes_size_bytes), 0) + ifNull(any(inputs_size_bytes), 0) + ifNull(any(output_size_bytes), 0) + ifNull(any(summary_size_bytes), 0)) AS storage_size_bytes
-  FROM calls_merged_stats WHERE project_id = ${projectParam} AND ${idCondition}
-  GROUP BY project_id, id`;
+  return `SELECT s.id AS id, s.trace_id AS trace_id,
+    toInt64(s.attributes_size_bytes + s.inputs_size_bytes + e.output_size_bytes + e.summary_size_bytes) AS storage_size_bytes
+  FROM (SELECT id, ifNull(trace_id, '') AS trace_id, attributes_size_bytes, inputs_size_bytes FROM calls_starts FINAL
+    WHERE project_id = ${projectParam} AND ${idCondition}) AS s
+  LEFT JOIN (SELECT id, output_size_bytes, summary_size_bytes FROM calls_ends FINAL
+    WHERE project_id = ${projectParam} AND id IN (SELECT id FROM calls_starts WHERE project_id = ${projectParam} AND ${idCondition})) AS e ON e.id = s.id`;
 }
 
 /** Per trace: the sum of its calls' storage sizes (`tracesSql` selects trace ids). */
 export function traceSizesSql(projectParam: string, tracesSql: string): string {
-  const ids = `id IN (SELECT id FROM calls_merged_stats WHERE project_id = ${projectParam} AND trace_id IN (${tracesSql}))`;
-  return `SELECT trace_id, toInt64(sum(storage_size_bytes)) AS total_storage_size_bytes FROM (${callSizesSql(projectParam, ids)}) GROUP BY trace_id`;
+  return `SELECT trace_id, toInt64(sum(storage_size_bytes)) AS total_storage_size_bytes FROM (${callSizesSql(projectParam, `trace_id IN (${tracesSql})`)}) GROUP BY trace_id`;
 }

@@ -173,9 +173,10 @@ export function callTotalCostSql(pid: string): string {
 export function buildCallCostsQuery(projectId: string, callIds: string[]): BuiltQuery {
   const p = new Params();
   const pid = p.str(projectId);
-  const calls = `SELECT id, any(started_at) AS started_at, any(summary_dump) AS summary_dump
-      FROM calls_merged WHERE project_id = ${pid} AND id IN ${p.strArray(callIds)}
-      GROUP BY project_id, id`;
+  const ids = p.strArray(callIds);
+  const calls = `SELECT s.id AS id, s.started_at AS started_at, e.summary_dump AS summary_dump
+      FROM (SELECT id, started_at FROM calls_starts WHERE project_id = ${pid} AND id IN ${ids} LIMIT 1 BY id) AS s
+      INNER JOIN (SELECT id, summary_dump FROM calls_ends WHERE project_id = ${pid} AND id IN ${ids} LIMIT 1 BY id) AS e ON e.id = s.id`;
   const sql = `SELECT * EXCEPT (rn) FROM (
   SELECT u.call_id AS call_id, u.llm_id AS llm_id, u.requests AS requests, u.prompt_tokens AS prompt_tokens,
     u.completion_tokens AS completion_tokens, u.total_tokens AS total_tokens,

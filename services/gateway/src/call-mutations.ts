@@ -6,7 +6,7 @@ import type { CallIngest } from '@weft/ingest';
 /**
  * Renames and deletions of calls, as the reference's SDK asks for them (/call/update,
  * /calls/delete). Both are call parts on the bus, like starts and ends: the same durability,
- * merged by calls_merged (display_name: the newest part wins; deleted_at: set once).
+ * folded by calls_renames (the newest name wins) and calls_deleted.
  */
 export class CallMutations {
   constructor(
@@ -46,11 +46,10 @@ export class CallMutations {
     const p = new Params();
     const project = p.str(projectId);
     const rs = await this.store.client.query({
-      query: `SELECT id, any(parent_id) AS parent_id FROM calls_merged
-        WHERE project_id = ${project} AND id IN (
-          SELECT id FROM calls_merged WHERE project_id = ${project} AND trace_id IN (
-            SELECT any(trace_id) FROM calls_merged WHERE project_id = ${project} AND id IN ${p.strArray(callIds)} GROUP BY id))
-        GROUP BY id HAVING any(deleted_at) IS NULL AND any(started_at) IS NOT NULL`,
+      query: `SELECT DISTINCT id, parent_id FROM calls_starts
+        WHERE project_id = ${project} AND trace_id IN (
+            SELECT trace_id FROM calls_starts WHERE project_id = ${project} AND id IN ${p.strArray(callIds)})
+          AND id NOT IN (SELECT id FROM calls_deleted WHERE project_id = ${project})`,
       query_params: p.values,
       format: 'JSONEachRow',
     });

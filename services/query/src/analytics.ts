@@ -21,8 +21,8 @@ export async function listProjects(store: Store, caller: Caller, req: ProjectsLi
     scope = `(${caller.entities.map((e) => `startsWith(project_id, ${p.str(`${e}/`)})`).join(' OR ')})`;
   }
   const sql = `SELECT project_id, toInt64(sum(calls)) AS call_count, toInt64(sum(objects)) AS object_count, max(last) AS last_us FROM (
-    SELECT project_id, uniqExactIf(id, started_at IS NOT NULL) AS calls, 0 AS objects, toUnixTimestamp64Micro(max(sortable_datetime)) AS last
-    FROM calls_merged WHERE ${scope} GROUP BY project_id
+    SELECT project_id, uniqExact(id) AS calls, 0 AS objects, toUnixTimestamp64Micro(max(started_at)) AS last
+    FROM calls_starts WHERE ${scope} GROUP BY project_id
     UNION ALL
     SELECT project_id, 0 AS calls, uniqExact(kind, object_id, digest) AS objects, toUnixTimestamp64Micro(max(created_at)) AS last
     FROM object_versions WHERE ${scope} GROUP BY project_id

@@ -3,7 +3,7 @@ import { callSizesSql, Params, traceSizesSql } from '@weft/query';
 import type { Store } from '@weft/store';
 
 /**
- * Storage sizes for a batch of calls, from calls_merged_stats: per call, and per trace (summed
+ * Storage sizes for a batch of calls, from the size columns of calls_starts and calls_ends: per call, and per trace (summed
  * over every call of the trace; only asked for the batch's roots).
  */
 export async function callStorageSizes(

@@ -160,6 +160,35 @@ describe('timeouts of every phase of a request', () => {
     expect(bodyTimeouts).toBeGreaterThanOrEqual(25);
   }, 120_000);
 
+  it('a request past its deadline gets 503, and its late result or abort is not a second reply', async () => {
+    // Seed with the default deadline, then restart on the same data with a 100 ms one.
+    const dataDir = newDataDir('deadline');
+    const project = 'acme/deadline';
+    const seeder = await startWeft({ dataDir });
+    for (let b = 0; b < 30; b++) {
+      const ids = Array.from({ length: 2_000 }, (_, i) => `d-${b}-${i}`);
+      expect((await new Client(seeder.url).post('/call/upsert_batch', upsertBatch(project, ids))).status).toBe(200);
+    }
+    await seeder.kill();
+    const weft = await startWeft({ dataDir, env: { WEFT_REQUEST_TIMEOUT_MS: '100' } });
+    running.push(weft);
+    const api = new Client(weft.url);
+    // The analytics of 60,000 calls (three queries) outlast 100 ms; a few tries on a machine fast enough to answer once.
+    const statuses: number[] = [];
+    for (let i = 0; i < 5 && statuses.at(-1) !== 503; i++) {
+      const r = await api.post('/calls/aggregate', { project_id: project });
+      statuses.push(r.status);
+      if (r.status === 503) expect(r.body.reason).toContain('not answered within 100 ms');
+    }
+    expect(statuses.at(-1), `statuses ${statuses.join(', ')}`).toBe(503);
+    // The handler ends after the 503 went out (its late result, or the query the abort cut short).
+    await new Promise((r) => setTimeout(r, 3_000));
+    const doubled = weft.logs.filter((l) => /already sent|FST_ERR_REP_ALREADY_SENT/i.test(JSON.stringify(l)));
+    expect(doubled).toEqual([]);
+    // The server is fine afterwards.
+    expect((await fetch(`${weft.url}/health`)).status).toBe(200);
+  }, 180_000);
+
   it('logs a stream the client abandoned: which request, how many rows it got, and why', async () => {
     const weft = await startWeft();
     running.push(weft);

@@ -27,6 +27,12 @@ export interface RouteContext {
   caller: Caller;
   request: FastifyRequest;
   reply: FastifyReply;
+  /**
+   * Aborted when the response went out before the handler finished (the whole-request deadline
+   * answered 503, timeouts.ts) or the client went away: pass it to store queries so abandoned
+   * work stops instead of running on for no one.
+   */
+  signal: AbortSignal;
 }
 
 declare const serializedOf: unique symbol;
@@ -67,9 +73,7 @@ export function addRoute<N extends RouteName>(
     enforceTenancy(caller, request.body, { refsPossible: request.bodyMayHoldRefs ?? true });
     const body = parseBody(spec.request, request.body) as RouteRequestOf<N>;
     enforceEndpointLimits(body, { stream: spec.stream !== undefined }, limits);
-    const result = await handler(body, { caller, request, reply });
-    if (result === undefined) return reply;
-    return result;
+    return respond(request, reply, (signal) => handler(body, { caller, request, reply, signal }));
   };
   const config = {
     ...(options.mapError ? { mapError: options.mapError } : {}),
@@ -97,9 +101,35 @@ export function addGuardedGet(
   const authenticate = authenticateHook(app, auth, scheme);
   const config = options.mapError ? { mapError: options.mapError } : {};
   app.get(path, { onRequest: authenticate, config }, async (request, reply) => {
-    const result = await handler(request.params as Record<string, string>, { caller: request.caller!, request, reply });
-    return result === undefined ? reply : result;
+    return respond(request, reply, (signal) =>
+      handler(request.params as Record<string, string>, { caller: request.caller!, request, reply, signal }),
+    );
   });
+}
+
+/**
+ * Runs a handler and returns what fastify should send. The handler's signal aborts when the
+ * response went out before it finished (the deadline's 503, timeouts.ts) or the client left;
+ * its late result, or the error the abort caused, is then dropped instead of a second reply.
+ */
+async function respond(request: FastifyRequest, reply: FastifyReply, work: (signal: AbortSignal) => Promise<unknown>): Promise<unknown> {
+  const abandoned = new AbortController();
+  let finished = false;
+  reply.raw.once('close', () => {
+    if (!finished) abandoned.abort();
+  });
+  try {
+    const result = await work(abandoned.signal);
+    // Already answered (a stream the handler wrote, or the deadline's 503): nothing more to send.
+    if (result === undefined || reply.sent) return reply;
+    return result;
+  } catch (e) {
+    if (!abandoned.signal.aborted || !reply.sent) throw e;
+    request.log.info({ reqId: request.id, url: request.url, err: String(e) }, 'abandoned request stopped');
+    return reply;
+  } finally {
+    finished = true;
+  }
 }
 
 /** The onRequest hook of every route: who is calling, then the one per-key rate limit. */

@@ -57,10 +57,10 @@ const usageTotals = () => ({ prompt_tokens: 0, completion_tokens: 0, total_token
  * /calls/aggregate: for the calls a filter/query matches (the same set /calls/query_stats
  * counts), calls/errors/latency per time bucket and per op, tokens and cost per op and per model.
  */
-export async function aggregateCalls(store: Store, req: CallsAggregateReq): Promise<CallsAggregateRes> {
+export async function aggregateCalls(store: Store, req: CallsAggregateReq, signal: AbortSignal): Promise<CallsAggregateRes> {
   const plan = new CallsAggregatePlan(req);
   const run = async <T>(q: { sql: string; params: Record<string, unknown> }): Promise<T[]> => {
-    const rs = await store.client.query({ query: q.sql, query_params: q.params, format: 'JSONEachRow' });
+    const rs = await store.client.query({ query: q.sql, query_params: q.params, format: 'JSONEachRow', abort_signal: signal });
     return rs.json<T>();
   };
   const [range] = await run<{ min_us: string; max_us: string; calls: string }>(plan.rangeQuery());

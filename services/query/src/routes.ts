@@ -49,7 +49,7 @@ export async function queryRoutes(app: FastifyInstance, deps: QueryDeps): Promis
 
   // For the web UI (extras, published in /openapi.json).
   addRoute(app, deps.auth, 'projectsList', async (body, { caller }) => listProjects(deps.store, caller, body));
-  addRoute(app, deps.auth, 'callsAggregate', async (body) => aggregateCalls(deps.store, body));
+  addRoute(app, deps.auth, 'callsAggregate', async (body, { signal }) => aggregateCalls(deps.store, body, signal));
 
   await app.register(objectReadRoutes, { store: deps.store, auth: deps.auth });
 }

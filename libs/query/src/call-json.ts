@@ -49,6 +49,17 @@ export const latencySql = `toInt64(floor((toUnixTimestamp64Micro(ended_at) - toU
 const ERRORS_AT = `ifNull(summary_dump, ''), 'status_counts', 'error'`;
 const ERRORS = `if(JSONType(${ERRORS_AT}) = 'String', JSONExtractString(${ERRORS_AT}), JSONExtractRaw(${ERRORS_AT}))`;
 
+/** The call's ids and op, first in every line (the full line and the start fragment alike). */
+const CALL_KEY_FIELDS: [string, string][] = [
+  ['id', str('id')],
+  ['project_id', str('project_id')],
+  ['op_name', str(`ifNull(op_name, '')`)],
+  ['trace_id', str(`ifNull(trace_id, '')`)],
+  ['parent_id', str(`nullIf(parent_id, '')`)],
+  ['thread_id', str('thread_id')],
+  ['turn_id', str('turn_id')],
+];
+
 /**
  * The Call JSON line over a merged row, as successive SELECT lists, each reading the columns the
  * one before added (so every sub-expression is written, parsed and planned once): wrap the row
@@ -70,13 +81,7 @@ export function callLineSelects(selected?: Set<string>): string[] {
       multiIf(ifNull(display_name, '') != '', [concat('"display_name":', toJSONString(assumeNotNull(display_name)))],
               ifNull(op_name, '') != '', [concat('"trace_name":', toJSONString(${traceNameSql('assumeNotNull(op_name)')}))], []))`;
   const fields: [string, string][] = [
-    ['id', str('id')],
-    ['project_id', str('project_id')],
-    ['op_name', str(`ifNull(op_name, '')`)],
-    ['trace_id', str(`ifNull(trace_id, '')`)],
-    ['parent_id', str(`nullIf(parent_id, '')`)],
-    ['thread_id', str('thread_id')],
-    ['turn_id', str('turn_id')],
+    ...CALL_KEY_FIELDS,
     ['display_name', str(`nullIf(display_name, '')`)],
     ['started_at', time('started_at')],
     ['ended_at', time('ended_at')],
@@ -129,13 +134,7 @@ export const LINE_FRAGMENTS = {
   head: () => {
     const a = object('attributes_dump');
     const fields: [string, string][] = [
-      ['id', str('id')],
-      ['project_id', str('project_id')],
-      ['op_name', str(`ifNull(op_name, '')`)],
-      ['trace_id', str(`ifNull(trace_id, '')`)],
-      ['parent_id', str(`nullIf(parent_id, '')`)],
-      ['thread_id', str('thread_id')],
-      ['turn_id', str('turn_id')],
+      ...CALL_KEY_FIELDS,
       ['started_at', time('started_at')],
       ['attributes', `if(otel_dump IS NULL, ${a}, ${withKey(a, 'otel_span', 'assumeNotNull(otel_dump)')})`],
       ['inputs', object('inputs_dump')],

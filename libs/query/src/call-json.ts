@@ -1,3 +1,5 @@
+import { errorsSql } from './end-columns';
+
 /**
  * The Call of the interface as one line of JSON text, built by ClickHouse from a merged call row
  * (the column names of MERGED_CALL_COLUMNS). This is the one definition of a Call's wire shape
@@ -46,8 +48,7 @@ export const statusSql = (errorsSql: string) =>
 export const latencySql = `toInt64(floor((toUnixTimestamp64Micro(ended_at) - toUnixTimestamp64Micro(started_at)) / 1000))`;
 
 /** `summary.status_counts.error` of the stored summary, as text (a JSON string unquoted, as the filters read it). */
-const ERRORS_AT = `ifNull(summary_dump, ''), 'status_counts', 'error'`;
-const ERRORS = `if(JSONType(${ERRORS_AT}) = 'String', JSONExtractString(${ERRORS_AT}), JSONExtractRaw(${ERRORS_AT}))`;
+const ERRORS = errorsSql('summary_dump');
 
 /** The call's ids and op, first in every line (the full line and the start fragment alike). */
 const CALL_KEY_FIELDS: [string, string][] = [

@@ -5,7 +5,7 @@
  */
 
 /** `summary.status_counts.error` as text (a JSON string unquoted), from a summary dump. */
-const errorsSql = (summary: string) => {
+export const errorsSql = (summary: string) => {
   const at = `ifNull(${summary}, ''), 'status_counts', 'error'`;
   return `if(JSONType(${at}) = 'String', JSONExtractString(${at}), JSONExtractRaw(${at}))`;
 };

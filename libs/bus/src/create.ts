@@ -45,6 +45,7 @@ export function createBus<T>(config: Config, log: Logger, codec: EnvelopeCodec<T
       sessionTimeoutMs: config.KAFKA_SESSION_TIMEOUT_MS,
       consumers: config.WEFT_WRITER_CONSUMERS,
       startupTimeoutMs: config.KAFKA_STARTUP_TIMEOUT_MS,
+      maxWriterLagMs: config.WEFT_MAX_WRITER_LAG_MS,
       log,
     });
     return Object.assign(bus, { kind: 'kafka' as const });

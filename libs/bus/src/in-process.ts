@@ -95,6 +95,8 @@ export class InProcessBus<T> implements Bus<T> {
       pendingBytes: this.pendingBytes,
       maxPendingBytes: this.opts.maxPendingBytes ?? Infinity,
       down: this.closed ? 'bus is shutting down' : null,
+      // The all-in-one acknowledges only what is inserted: never behind.
+      behind: null,
     };
   }
 

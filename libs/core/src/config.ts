@@ -56,6 +56,11 @@ export const configSchema = z.object({
   WEFT_BUS_MAX_PENDING: int(200_000, 1),
   /** How long a write may wait for the bus to acknowledge before the request gets 503. */
   WEFT_PUBLISH_TIMEOUT_MS: int(15_000, 1),
+  /**
+   * Kafka mode, gateway: while a call part it acknowledged has waited longer than this (ms) for
+   * the writers to store it, call writes get 503 + Retry-After (the ack→queryable bound); 0 = off.
+   */
+  WEFT_MAX_WRITER_LAG_MS: int(500, 0),
 
   // --- Security: keys, tenancy, limits (README "Security") ---
   /** An API key made to exist (as an admin key) at start; for deployments and tests. */

@@ -4,7 +4,7 @@ import type { RequestLimits } from './limits';
 
 /** What admission needs of a bus (libs/bus's Bus.pressure); no I/O, called per request. */
 export interface PressureGauge {
-  pressure(): { pendingBytes: number; maxPendingBytes: number; down: string | null };
+  pressure(): { pendingBytes: number; maxPendingBytes: number; down: string | null; behind: string | null };
 }
 
 declare module 'fastify' {
@@ -73,6 +73,7 @@ export class Admission {
     if (bus) {
       const p = bus.pressure();
       if (p.down) refuse(`ingest unavailable (${p.down})`, 'bus_down', 5);
+      if (p.behind) refuse(`ingest paced (${p.behind})`, 'writer_lag', 1);
       const held = Math.max(this.inflightPublishBytes, p.pendingBytes);
       if (held > 0 && held + declaredBytes > p.maxPendingBytes) refuse(`ingest queue full (${held} bytes in flight)`, 'bus_full', 1);
     }

@@ -1,0 +1,165 @@
+import type { Logger } from '@weft/core';
+import { BusUnavailableError } from './bus';
+
+/** Committed offsets of the writers' group: per topic, per partition, the next offset to write (-1: none yet). */
+export type CommittedOffsets = Map<string, Map<number, number>>;
+
+export interface WriterLagOptions {
+  /** The bound: past it publishes wait, past twice it they are refused; 0 = no pacing. */
+  maxLagMs: number;
+  /** How often the writers' committed offsets are read. */
+  intervalMs: number;
+  /** The writers' consumer group's committed offsets for these topics (one admin request). */
+  fetchCommitted: (topics: string[]) => Promise<CommittedOffsets>;
+  log: Logger;
+  now?: () => number;
+}
+
+/** Records of one acknowledged send: offsets up to `last` of a partition, acknowledged at `at`. */
+interface AckedRange {
+  last: number;
+  at: number;
+}
+
+interface Waiter {
+  resolve: () => void;
+  reject: (e: unknown) => void;
+}
+
+/**
+ * Pacing by the writers' lag, as a publishing process (the gateway) sees it: for each partition
+ * it published to, the records Kafka acknowledged to it (offsets, and when) against the
+ * writers' consumer group's committed offsets (read every `intervalMs`). The oldest
+ * acknowledged record not yet committed is how long an acknowledged call has waited to become
+ * queryable. Past `maxLagMs` a publish waits (before it is sent) until the writers are back
+ * under it, so closed-loop clients slow to what the writers absorb while the writers stay busy;
+ * past twice the bound (the writers are stalled, not just busy) publishes waiting and new call
+ * writes get 503 + Retry-After, so the backlog and the ack→queryable delay stay bounded instead
+ * of growing while the gateway outpaces the writers. Only this process's records are tracked;
+ * on a partition shared with other gateways theirs are older than ours or committed with them.
+ */
+export class WriterLag {
+  private readonly acked = new Map<string, Map<number, AckedRange[]>>();
+  private committed: CommittedOffsets = new Map();
+  private timer: NodeJS.Timeout | null = null;
+  private fetching: Promise<void> | null = null;
+  private ageMs = 0;
+  private refusal: string | null = null;
+  private waiters: Waiter[] = [];
+  private lastWarnAt = -Infinity;
+  private readonly now: () => number;
+
+  constructor(private readonly opts: WriterLagOptions) {
+    this.now = opts.now ?? (() => performance.now());
+  }
+
+  get enabled(): boolean {
+    return this.opts.maxLagMs > 0;
+  }
+
+  /** A send of `count` records to a partition, first at `baseOffset`, was acknowledged now. */
+  acknowledged(topic: string, partition: number, baseOffset: number, count: number): void {
+    if (!this.enabled || count <= 0) return;
+    let byPartition = this.acked.get(topic);
+    if (!byPartition) this.acked.set(topic, (byPartition = new Map()));
+    let ranges = byPartition.get(partition);
+    if (!ranges) byPartition.set(partition, (ranges = []));
+    ranges.push({ last: baseOffset + count - 1, at: this.now() });
+    this.start();
+  }
+
+  /** Why call writes are refused now (the writers are stalled past twice the bound), else null. */
+  refused(): string | null {
+    return this.refusal;
+  }
+
+  /**
+   * Resolves at once while the writers are within the bound, else once they are back under it;
+   * rejects (503, nothing sent) if they fall past twice the bound first.
+   */
+  admit(): Promise<void> | null {
+    if (this.refusal) return Promise.reject(new BusUnavailableError(`${this.refusal}; not stored`, 1));
+    if (this.ageMs <= this.opts.maxLagMs) return null;
+    return new Promise<void>((resolve, reject) => this.waiters.push({ resolve, reject }));
+  }
+
+  /** The age (ms) of the oldest acknowledged record not yet committed by the writers; 0 when none. */
+  oldestUnwrittenMs(): number {
+    const now = this.now();
+    let oldest = 0;
+    for (const [topic, byPartition] of this.acked) {
+      const committed = this.committed.get(topic);
+      for (const [partition, ranges] of byPartition) {
+        const next = committed?.get(partition) ?? -1;
+        // Ranges fully below the committed offset are written: forget them.
+        let drop = 0;
+        while (drop < ranges.length && ranges[drop]!.last < next) drop++;
+        if (drop > 0) ranges.splice(0, drop);
+        if (ranges.length > 0) oldest = Math.max(oldest, now - ranges[0]!.at);
+      }
+    }
+    return oldest;
+  }
+
+  private start(): void {
+    if (this.timer) return;
+    this.timer = setInterval(() => this.tick(), this.opts.intervalMs);
+    this.timer.unref();
+  }
+
+  /**
+   * Every tick: start a read of the committed offsets unless one is under way, and judge with
+   * the offsets known now. A read that fails or hangs leaves the last known offsets: the ages
+   * keep growing from them, so a coordinator out of reach ends in refusals, not in an
+   * unbounded backlog.
+   */
+  private tick(): void {
+    if (!this.fetching) {
+      this.fetching = this.opts
+        .fetchCommitted([...this.acked.keys()])
+        .then(
+          (committed) => {
+            this.committed = committed;
+            this.judge();
+          },
+          (e: unknown) => this.opts.log.debug({ err: e }, 'reading the writers committed offsets failed'),
+        )
+        .finally(() => {
+          this.fetching = null;
+        });
+    }
+    this.judge();
+  }
+
+  private judge(): void {
+    const age = (this.ageMs = this.oldestUnwrittenMs());
+    const was = this.refusal;
+    this.refusal =
+      age > 2 * this.opts.maxLagMs
+        ? `the writers are behind: acknowledged call parts unwritten for ${Math.round(age)} ms (WEFT_MAX_WRITER_LAG_MS ${this.opts.maxLagMs})`
+        : null;
+    if (this.refusal) {
+      const waiting = this.waiters;
+      this.waiters = [];
+      const e = new BusUnavailableError(`${this.refusal}; not stored`, 1);
+      for (const w of waiting) w.reject(e);
+      // Under sustained overload this flips every few ticks: one warning per 5 s says it.
+      if (!was && this.now() - this.lastWarnAt > 5_000) {
+        this.lastWarnAt = this.now();
+        this.opts.log.warn({ lagMs: Math.round(age) }, 'writers behind; refusing call writes until they catch up');
+      }
+    } else if (age <= this.opts.maxLagMs && this.waiters.length > 0) {
+      const waiting = this.waiters;
+      this.waiters = [];
+      for (const w of waiting) w.resolve();
+    }
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    const waiting = this.waiters;
+    this.waiters = [];
+    for (const w of waiting) w.reject(new BusUnavailableError('bus is shutting down; not stored'));
+  }
+}

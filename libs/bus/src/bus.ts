@@ -45,6 +45,8 @@ export interface Bus<T> {
   pressure(): BusPressure;
   subscribe(topic: string, handler: BatchHandler<T>): Promise<Subscription>;
   close(): Promise<void>;
+  /** The HTTP edge's count of admitted requests that publish (in-process: the group-commit window waits for them). */
+  expectPublishesFrom?(count: () => number): void;
 }
 
 /** The bus's load and state as the admission check sees them. */

@@ -29,21 +29,25 @@ interface Waiter {
 /**
  * Pacing by the writers' lag, as a publishing process (the gateway) sees it: for each partition
  * it published to, the records Kafka acknowledged to it (offsets, and when) against the
- * writers' consumer group's committed offsets (read every `intervalMs`). The oldest
- * acknowledged record not yet committed is how long an acknowledged call has waited to become
- * queryable. Past `maxLagMs` a publish waits (before it is sent) until the writers are back
- * under it, so closed-loop clients slow to what the writers absorb while the writers stay busy;
- * past twice the bound (the writers are stalled, not just busy) publishes waiting and new call
- * writes get 503 + Retry-After, so the backlog and the ack→queryable delay stay bounded instead
- * of growing while the gateway outpaces the writers. Only this process's records are tracked;
- * on a partition shared with other gateways theirs are older than ours or committed with them.
+ * writers' consumer group's committed offsets (read every `intervalMs`). A record seen
+ * committed tells how long an acknowledged call took to become queryable. While the newest such
+ * delay is past `maxLagMs`, publishes wait (before they are sent) until one is back under it, so
+ * clients slow to what the writers absorb and the writers keep a backlog to work on; past twice
+ * the bound since the oldest unwritten record was acknowledged (the writers are stalled, not
+ * just busy), publishes waiting and new call writes get 503 + Retry-After. Either way the
+ * backlog and the ack→queryable delay stay bounded instead of growing while the gateway
+ * outpaces the writers. Only this process's records are tracked; on a partition shared with
+ * other gateways theirs are older than ours or committed with them.
  */
 export class WriterLag {
   private readonly acked = new Map<string, Map<number, AckedRange[]>>();
   private committed: CommittedOffsets = new Map();
   private timer: NodeJS.Timeout | null = null;
   private fetching: Promise<void> | null = null;
-  private ageMs = 0;
+  /** How long the newest record seen committed had waited since its acknowledgement (ms). */
+  private lastWrittenMs = 0;
+  /** Publishes wait while set: the writers' recent delays are past the bound. */
+  private holding = false;
   private refusal: string | null = null;
   private waiters: Waiter[] = [];
   private lastWarnAt = -Infinity;
@@ -74,16 +78,20 @@ export class WriterLag {
   }
 
   /**
-   * Resolves at once while the writers are within the bound, else once they are back under it;
-   * rejects (503, nothing sent) if they fall past twice the bound first.
+   * Null (go) while the writers are within the bound; else a wait until they are back under it,
+   * which rejects (503, nothing sent) if they fall past twice the bound first.
    */
   admit(): Promise<void> | null {
     if (this.refusal) return Promise.reject(new BusUnavailableError(`${this.refusal}; not stored`, 1));
-    if (this.ageMs <= this.opts.maxLagMs) return null;
+    if (!this.holding) return null;
     return new Promise<void>((resolve, reject) => this.waiters.push({ resolve, reject }));
   }
 
-  /** The age (ms) of the oldest acknowledged record not yet committed by the writers; 0 when none. */
+  /**
+   * The age (ms) of the oldest acknowledged record not yet committed by the writers (0 when
+   * none); records now known committed are forgotten, and the newest of them tells how long it
+   * took to become written (`lastWrittenMs`).
+   */
   oldestUnwrittenMs(): number {
     const now = this.now();
     let oldest = 0;
@@ -91,10 +99,12 @@ export class WriterLag {
       const committed = this.committed.get(topic);
       for (const [partition, ranges] of byPartition) {
         const next = committed?.get(partition) ?? -1;
-        // Ranges fully below the committed offset are written: forget them.
         let drop = 0;
         while (drop < ranges.length && ranges[drop]!.last < next) drop++;
-        if (drop > 0) ranges.splice(0, drop);
+        if (drop > 0) {
+          this.lastWrittenMs = now - ranges[drop - 1]!.at;
+          ranges.splice(0, drop);
+        }
         if (ranges.length > 0) oldest = Math.max(oldest, now - ranges[0]!.at);
       }
     }
@@ -131,9 +141,17 @@ export class WriterLag {
     this.judge();
   }
 
+  /**
+   * Holding, the gateway waits while the writers' last measured delay (acknowledged → committed)
+   * is past the bound, and lets go as soon as one is back under it (or nothing is unwritten):
+   * the writers still have the rest of the backlog then, so they do not run dry while the
+   * gateway catches up. Refusing: the oldest unwritten record is past twice the bound (the
+   * writers are stalled, not just busy).
+   */
   private judge(): void {
-    const age = (this.ageMs = this.oldestUnwrittenMs());
+    const age = this.oldestUnwrittenMs();
     const was = this.refusal;
+    this.holding = age > 0 && this.lastWrittenMs > this.opts.maxLagMs;
     this.refusal =
       age > 2 * this.opts.maxLagMs
         ? `the writers are behind: acknowledged call parts unwritten for ${Math.round(age)} ms (WEFT_MAX_WRITER_LAG_MS ${this.opts.maxLagMs})`
@@ -148,7 +166,7 @@ export class WriterLag {
         this.lastWarnAt = this.now();
         this.opts.log.warn({ lagMs: Math.round(age) }, 'writers behind; refusing call writes until they catch up');
       }
-    } else if (age <= this.opts.maxLagMs && this.waiters.length > 0) {
+    } else if (!this.holding && this.waiters.length > 0) {
       const waiting = this.waiters;
       this.waiters = [];
       for (const w of waiting) w.resolve();

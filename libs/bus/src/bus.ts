@@ -57,7 +57,7 @@ export interface BusPressure {
   maxPendingBytes: number;
   /** Why the bus is known to be unable to acknowledge anything now (broker down, shutting down), else null. */
   down: string | null;
-  /** Why the writers are too far behind to take more now (Kafka: past twice WEFT_MAX_WRITER_LAG_MS), else null. */
+  /** Why the writers are too far behind to take more now (Kafka: past four times WEFT_MAX_WRITER_LAG_MS), else null. */
   behind: string | null;
 }
 

@@ -349,7 +349,7 @@ export class KafkaBus<T> implements Bus<T> {
       metrics.busRejected.inc({ reason: 'down' });
       throw new BusUnavailableError(`${this.down}; not stored`, 5);
     }
-    // Paced by the writers: past WEFT_MAX_WRITER_LAG_MS wait for them, past twice it refuse (writer-lag.ts).
+    // Paced by the writers: past WEFT_MAX_WRITER_LAG_MS wait for them, past four times it refuse (writer-lag.ts).
     const paced = this.writerLag.admit();
     if (paced) {
       try {

@@ -5,7 +5,7 @@ import { BusUnavailableError } from './bus';
 export type CommittedOffsets = Map<string, Map<number, number>>;
 
 export interface WriterLagOptions {
-  /** The bound: past it publishes wait, past twice it they are refused; 0 = no pacing. */
+  /** The bound: past it publishes wait, past four times it they are refused; 0 = no pacing. */
   maxLagMs: number;
   /** How often the writers' committed offsets are read. */
   intervalMs: number;
@@ -21,6 +21,13 @@ interface AckedRange {
   at: number;
 }
 
+/**
+ * Refusing starts at this many times the bound: a record's way through a busy writer (a fetch,
+ * the group-commit window, the insert before its own, its own) alone can take the bound; only a
+ * writer stalled well past it (or gone) has the gateway answer 503.
+ */
+const STALLED = 4;
+
 interface Waiter {
   resolve: () => void;
   reject: (e: unknown) => void;
@@ -32,7 +39,7 @@ interface Waiter {
  * writers' consumer group's committed offsets (read every `intervalMs`). A record seen
  * committed tells how long an acknowledged call took to become queryable. While the newest such
  * delay is past `maxLagMs`, publishes wait (before they are sent) until one is back under it, so
- * clients slow to what the writers absorb and the writers keep a backlog to work on; past twice
+ * clients slow to what the writers absorb and the writers keep a backlog to work on; past four times
  * the bound since the oldest unwritten record was acknowledged (the writers are stalled, not
  * just busy), publishes waiting and new call writes get 503 + Retry-After. Either way the
  * backlog and the ack→queryable delay stay bounded instead of growing while the gateway
@@ -72,14 +79,14 @@ export class WriterLag {
     this.start();
   }
 
-  /** Why call writes are refused now (the writers are stalled past twice the bound), else null. */
+  /** Why call writes are refused now (the writers are stalled past four times the bound), else null. */
   refused(): string | null {
     return this.refusal;
   }
 
   /**
    * Null (go) while the writers are within the bound; else a wait until they are back under it,
-   * which rejects (503, nothing sent) if they fall past twice the bound first.
+   * which rejects (503, nothing sent) if they fall past four times the bound first.
    */
   admit(): Promise<void> | null {
     if (this.refusal) return Promise.reject(new BusUnavailableError(`${this.refusal}; not stored`, 1));
@@ -145,7 +152,7 @@ export class WriterLag {
    * Holding, the gateway waits while the writers' last measured delay (acknowledged → committed)
    * is past the bound, and lets go as soon as one is back under it (or nothing is unwritten):
    * the writers still have the rest of the backlog then, so they do not run dry while the
-   * gateway catches up. Refusing: the oldest unwritten record is past twice the bound (the
+   * gateway catches up. Refusing: the oldest unwritten record is past four times the bound (the
    * writers are stalled, not just busy).
    */
   private judge(): void {
@@ -153,7 +160,7 @@ export class WriterLag {
     const was = this.refusal;
     this.holding = age > 0 && this.lastWrittenMs > this.opts.maxLagMs;
     this.refusal =
-      age > 2 * this.opts.maxLagMs
+      age > STALLED * this.opts.maxLagMs
         ? `the writers are behind: acknowledged call parts unwritten for ${Math.round(age)} ms (WEFT_MAX_WRITER_LAG_MS ${this.opts.maxLagMs})`
         : null;
     if (this.refusal) {

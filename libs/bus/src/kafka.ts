@@ -520,7 +520,11 @@ export class KafkaBus<T> implements Bus<T> {
           compression: this.opts.compression === 'gzip' ? CompressionTypes.GZIP : CompressionTypes.None,
         });
         const at = sent.find((r) => r.partition === lane.partition);
-        if (at) this.writerLag.acknowledged(lane.topic, lane.partition, Number(at.baseOffset), messages.length);
+        if (at && this.writerLag.enabled) {
+          let bytes = 0;
+          for (const m of messages) bytes += (m.value as Buffer).length;
+          this.writerLag.acknowledged(lane.topic, lane.partition, Number(at.baseOffset), messages.length, bytes);
+        }
         for (const c of chunks) {
           if (--c.publish.unacknowledged === 0) c.publish.resolve();
         }

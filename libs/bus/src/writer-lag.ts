@@ -19,6 +19,7 @@ export interface WriterLagOptions {
 interface AckedRange {
   last: number;
   at: number;
+  bytes: number;
 }
 
 /**
@@ -35,25 +36,32 @@ interface Waiter {
 
 /**
  * Pacing by the writers' lag, as a publishing process (the gateway) sees it: for each partition
- * it published to, the records Kafka acknowledged to it (offsets, and when) against the
- * writers' consumer group's committed offsets (read every `intervalMs`). A record seen
- * committed tells how long an acknowledged call took to become queryable. While the newest such
- * delay is past `maxLagMs`, publishes wait (before they are sent) until one is back under it, so
- * clients slow to what the writers absorb and the writers keep a backlog to work on; past four times
- * the bound since the oldest unwritten record was acknowledged (the writers are stalled, not
- * just busy), publishes waiting and new call writes get 503 + Retry-After. Either way the
- * backlog and the ack→queryable delay stay bounded instead of growing while the gateway
- * outpaces the writers. Only this process's records are tracked; on a partition shared with
- * other gateways theirs are older than ours or committed with them.
+ * it published to, the records Kafka acknowledged to it (offsets, bytes, and when) against the
+ * writers' consumer group's committed offsets (read every `intervalMs`). From the two: the
+ * bytes acknowledged and not yet written (the backlog), and the rate at which the writers
+ * write them while they have a backlog throughout. The backlog over that rate is how long a call
+ * acknowledged now would wait before the writers reach it. Past `maxLagMs`, publishes wait
+ * (before they are sent) until it is back under: clients slow to what the writers absorb,
+ * and the writers keep about `maxLagMs` of work queued, so their inserts stay full. Once the
+ * oldest unwritten record is older than STALLED times the bound (writers stalled or gone, not
+ * just busy), publishes waiting and new call writes get 503 + Retry-After. Either way the backlog
+ * and the ack→queryable delay stay bounded instead of growing while the gateway outpaces the
+ * writers. Only this process's records are tracked; on a partition shared with other gateways
+ * theirs are older than ours or committed with them.
  */
 export class WriterLag {
   private readonly acked = new Map<string, Map<number, AckedRange[]>>();
   private committed: CommittedOffsets = new Map();
   private timer: NodeJS.Timeout | null = null;
   private fetching: Promise<void> | null = null;
-  /** How long the newest record seen committed had waited since its acknowledgement (ms). */
-  private lastWrittenMs = 0;
-  /** Publishes wait while set: the writers' recent delays are past the bound. */
+  /** Bytes acknowledged and not known written. */
+  private backlogBytes = 0;
+  /** Bytes the writers write per ms while busy (a moving average; 0: not measured yet). */
+  private rate = 0;
+  /** When the committed offsets were last read, and whether a backlog was left then. */
+  private sampledAt = 0;
+  private busySince = false;
+  /** Publishes wait while set: the backlog would take the writers longer than the bound. */
   private holding = false;
   private refusal: string | null = null;
   private waiters: Waiter[] = [];
@@ -68,14 +76,15 @@ export class WriterLag {
     return this.opts.maxLagMs > 0;
   }
 
-  /** A send of `count` records to a partition, first at `baseOffset`, was acknowledged now. */
-  acknowledged(topic: string, partition: number, baseOffset: number, count: number): void {
+  /** A send of `count` records (`bytes`) to a partition, first at `baseOffset`, was acknowledged now. */
+  acknowledged(topic: string, partition: number, baseOffset: number, count: number, bytes: number): void {
     if (!this.enabled || count <= 0) return;
     let byPartition = this.acked.get(topic);
     if (!byPartition) this.acked.set(topic, (byPartition = new Map()));
     let ranges = byPartition.get(partition);
     if (!ranges) byPartition.set(partition, (ranges = []));
-    ranges.push({ last: baseOffset + count - 1, at: this.now() });
+    ranges.push({ last: baseOffset + count - 1, at: this.now(), bytes });
+    this.backlogBytes += bytes;
     this.start();
   }
 
@@ -95,24 +104,38 @@ export class WriterLag {
   }
 
   /**
-   * The age (ms) of the oldest acknowledged record not yet committed by the writers (0 when
-   * none); records now known committed are forgotten, and the newest of them tells how long it
-   * took to become written (`lastWrittenMs`).
+   * Forgets the records now known committed and returns the age (ms) of the oldest one not yet
+   * committed (0 when none). `fresh`: the committed offsets were just read, so what was
+   * written since the last read is a sample of the writers' rate — when they had a backlog
+   * all along (else they wrote what came, not what they can).
    */
-  oldestUnwrittenMs(): number {
+  private observe(fresh: boolean): number {
     const now = this.now();
     let oldest = 0;
+    let written = 0;
     for (const [topic, byPartition] of this.acked) {
       const committed = this.committed.get(topic);
       for (const [partition, ranges] of byPartition) {
         const next = committed?.get(partition) ?? -1;
         let drop = 0;
-        while (drop < ranges.length && ranges[drop]!.last < next) drop++;
-        if (drop > 0) {
-          this.lastWrittenMs = now - ranges[drop - 1]!.at;
-          ranges.splice(0, drop);
-        }
+        while (drop < ranges.length && ranges[drop]!.last < next) written += ranges[drop++]!.bytes;
+        if (drop > 0) ranges.splice(0, drop);
         if (ranges.length > 0) oldest = Math.max(oldest, now - ranges[0]!.at);
+      }
+    }
+    this.backlogBytes -= written;
+    if (fresh) {
+      if (!this.busySince) {
+        this.sampledAt = now;
+        this.busySince = this.backlogBytes > 0;
+      } else if (written > 0) {
+        // Busy since the last sample and still: what was written over that time is their pace.
+        if (this.backlogBytes > 0) {
+          const sample = written / Math.max(1, now - this.sampledAt);
+          this.rate = this.rate === 0 ? sample : 0.7 * this.rate + 0.3 * sample;
+        }
+        this.sampledAt = now;
+        this.busySince = this.backlogBytes > 0;
       }
     }
     return oldest;
@@ -137,7 +160,7 @@ export class WriterLag {
         .then(
           (committed) => {
             this.committed = committed;
-            this.judge();
+            this.judge(true);
           },
           (e: unknown) => this.opts.log.debug({ err: e }, 'reading the writers committed offsets failed'),
         )
@@ -145,20 +168,18 @@ export class WriterLag {
           this.fetching = null;
         });
     }
-    this.judge();
+    this.judge(false);
   }
 
   /**
-   * Holding, the gateway waits while the writers' last measured delay (acknowledged → committed)
-   * is past the bound, and lets go as soon as one is back under it (or nothing is unwritten):
-   * the writers still have the rest of the backlog then, so they do not run dry while the
-   * gateway catches up. Refusing: the oldest unwritten record is past four times the bound (the
-   * writers are stalled, not just busy).
+   * Holding while the backlog would take the writers longer than the bound at their measured
+   * rate (never before a rate is measured: until the writers are seen behind, they keep up);
+   * refusing while the oldest unwritten record is older than STALLED times the bound.
    */
-  private judge(): void {
-    const age = this.oldestUnwrittenMs();
+  private judge(fresh: boolean): void {
+    const age = this.observe(fresh);
     const was = this.refusal;
-    this.holding = age > 0 && this.lastWrittenMs > this.opts.maxLagMs;
+    this.holding = this.rate > 0 && this.backlogBytes / this.rate > this.opts.maxLagMs;
     this.refusal =
       age > STALLED * this.opts.maxLagMs
         ? `the writers are behind: acknowledged call parts unwritten for ${Math.round(age)} ms (WEFT_MAX_WRITER_LAG_MS ${this.opts.maxLagMs})`

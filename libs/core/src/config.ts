@@ -59,11 +59,11 @@ export const configSchema = z.object({
   /** How long a write may wait for the bus to acknowledge before the request gets 503. */
   WEFT_PUBLISH_TIMEOUT_MS: int(15_000, 1),
   /**
-   * Kafka mode, gateway: while the writers' last measured delay from acknowledgement to written
-   * is past this (ms), call publishes wait for them; a part unwritten past 4× this gets call
-   * writes 503 + Retry-After. The ack→queryable bound (libs/bus writer-lag.ts); 0 = off.
+   * Kafka mode, gateway: while the backlog it acknowledged would take the writers longer than
+   * this (ms) at their measured pace, call publishes wait; a part unwritten past 4× this gets
+   * call writes 503 + Retry-After. The ack→queryable bound (libs/bus writer-lag.ts); 0 = off.
    */
-  WEFT_MAX_WRITER_LAG_MS: int(300, 0),
+  WEFT_MAX_WRITER_LAG_MS: int(500, 0),
 
   // --- Security: keys, tenancy, limits (README "Security") ---
   /** An API key made to exist (as an admin key) at start; for deployments and tests. */

@@ -1,5 +1,6 @@
 import type { ThreadsStreamQueryReq } from '@weft/api';
 import { ApiError, microsToClickHouse, parseTimestampMicros } from '@weft/core';
+import { notDeletedSql } from './calls';
 import { Params, type BuiltQuery } from './params';
 
 /**
@@ -121,7 +122,7 @@ function threadConditions(req: ThreadsStreamQueryReq, p: Params): { starts: stri
     `project_id = ${pid}`,
     // TURN_SQL, ready-made (migration 101): one byte per call instead of two id columns.
     'is_turn = 1',
-    `id NOT IN (SELECT id FROM calls_deleted WHERE project_id = ${pid})`,
+    notDeletedSql(pid),
   ];
   const f = req.filter;
   if (f?.thread_ids) {

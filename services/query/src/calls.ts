@@ -73,7 +73,15 @@ export async function* streamCallLines(
 
 /** One page as (cursor, line) rows in RowBinary: the lines are copied out as JSONL, the last cursor kept. */
 async function fetchPage(store: Store, plan: CallsQueryPlan, spec: PageSpec, signal: AbortSignal): Promise<Page> {
-  const { sql, params } = plan.linesQuery(spec);
+  let ids: string[] | undefined;
+  if (plan.idsFirst(spec)) {
+    // The page's ids picked from joined rows in their own query (CallsQueryPlan.idsFirst).
+    const q = plan.pageIdsQuery(spec);
+    const rs = await store.client.query({ query: q.sql, query_params: q.params, format: 'JSONCompactEachRow', abort_signal: signal });
+    ids = (await rs.json<[string]>()).map((r) => r[0]);
+    if (ids.length === 0) return { jsonl: Buffer.alloc(0), rows: 0, last: undefined };
+  }
+  const { sql, params } = plan.linesQuery(spec, ids);
   const rs = await store.client.exec({
     query: `${sql}\nFORMAT RowBinary`,
     query_params: params,

@@ -15,8 +15,9 @@ export interface InProcessBusOptions<T = unknown> {
   lingerMs: number;
   /**
    * How far the window stretches while more publishes are known to be on their way (requests
-   * admitted on publishing routes and not yet published: `expectPublishesFrom`), so that the
-   * requests of concurrent clients still being parsed join the insert instead of making the next one.
+   * admitted on publishing routes and not yet published, or the last insert's publishers not
+   * back yet: `expected`), so that concurrent clients' requests join the insert instead of
+   * making the next one.
    */
   maxLingerMs?: number;
   /** Messages waiting beyond this make publish fail fast (back-pressure, 503 upstream). */

@@ -270,6 +270,15 @@ await timed('stream: 100 rows of one op sorted on latency, costs (end-part sort 
     include_costs: true,
   }),
 );
+await timed('stream: 100 rows of one op sorted on cost (end-part sort over a filter)', () =>
+  whole('/calls/stream_query', {
+    project_id: P,
+    filter: { op_names: ['op-7'] },
+    sort_by: [{ field: 'summary.weave.total_cost', direction: 'desc' }],
+    limit: 100,
+    include_costs: true,
+  }),
+);
 /** What the web UI's calls table asks (services/ui/app/views/calls.tsx): newest first, its columns, costs. */
 const UI_PAGE = {
   project_id: P,

@@ -66,8 +66,12 @@ const FIELD_COLUMNS: Record<string, string[]> = {
 };
 
 const FILTER_LIMIT = 1000;
-/** The largest page whose ids are picked by their own query and bound (idsFirst). */
-const MAX_BOUND_IDS = 20_000;
+/**
+ * The largest page whose ids are picked by their own query and bound (idsFirst): bound values
+ * travel in the request's URL on a server (~45 bytes an id; ClickHouse takes 1 MiB by default),
+ * and 5,000 is the default page size (WEFT_QUERY_PAGE_ROWS).
+ */
+const MAX_BOUND_IDS = 5_000;
 
 /** One term of the total order: a non-NULL expression, its ClickHouse type (to bind a cursor), a direction. */
 export interface SortKey {

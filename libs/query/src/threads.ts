@@ -78,8 +78,12 @@ export interface ThreadCandidates {
 const START_SORT_FIELDS = new Set(['turn_count', 'start_time', 'thread_id']);
 /** The largest page (limit + offset) the candidates serve; beyond it, one query over every thread. */
 const MAX_CANDIDATE_PAGE = 1000;
-/** The most turn calls the candidates may have (they travel as bound arrays); beyond it, the whole query. */
-const MAX_CANDIDATE_TURNS = 100_000;
+/**
+ * The most turn calls the candidates may have; beyond it, the whole query. Their ids and start
+ * times travel as bound arrays, in the request's URL on a server (~85 bytes a turn; ClickHouse
+ * takes 1 MiB by default).
+ */
+const MAX_CANDIDATE_TURNS = 5_000;
 
 /**
  * A page of threads sorted on what their turn calls alone decide (turn_count, start_time,

@@ -122,7 +122,9 @@ export class InProcessBus<T> implements Bus<T> {
    * first part may have passed by then). Only with an HTTP edge announcing (expectPublishesFrom).
    */
   private expected(): number {
-    if (!this.announced) return 0;
+    // Near the pending-bytes bound, a longer window holds bytes that admission then refuses
+    // others for: throughput at the bound is bytes over latency, so do not stretch there.
+    if (!this.announced || this.pendingBytes * 2 >= (this.opts.maxPendingBytes ?? Infinity)) return 0;
     return Math.max(0, this.announced() - this.publishesInFlight, this.lastInsertPublishes - this.arrivedSinceInsert);
   }
 

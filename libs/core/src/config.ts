@@ -61,9 +61,10 @@ export const configSchema = z.object({
   /**
    * Kafka mode, gateway: while the backlog it acknowledged would take the writers longer than
    * this (ms) at their measured pace, call publishes wait; a part unwritten past 4× this gets
-   * call writes 503 + Retry-After. The ack→queryable bound (libs/bus writer-lag.ts); 0 = off.
+   * call writes 503 + Retry-After. The ack→queryable bound (libs/bus writer-lag.ts); 0 = off
+   * (the default: README "Writers behind" says why).
    */
-  WEFT_MAX_WRITER_LAG_MS: int(500, 0),
+  WEFT_MAX_WRITER_LAG_MS: int(0, 0),
 
   // --- Security: keys, tenancy, limits (README "Security") ---
   /** An API key made to exist (as an admin key) at start; for deployments and tests. */

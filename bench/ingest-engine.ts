@@ -76,6 +76,15 @@ async function variants(): Promise<Variant[]> {
         'ALTER TABLE calls_ends DROP COLUMN line_tail',
       ],
     },
+    // Migrations 101 and 102: is_turn computed per start row, the 0.01 % bloom filters on the call
+    // and trace ids (built per part and per merge) instead of 070's coarse ones.
+    {
+      name: 'without is_turn and the exact id/trace filters (101, 102)',
+      change: async () => [
+        'ALTER TABLE calls_starts DROP COLUMN is_turn, DROP INDEX idx_id_exact, DROP INDEX idx_trace_id_exact',
+        'ALTER TABLE calls_starts ADD INDEX idx_id id TYPE bloom_filter GRANULARITY 1, ADD INDEX idx_trace_id trace_id TYPE bloom_filter GRANULARITY 1',
+      ],
+    },
     { name: 'optimize_on_insert = 0', change: async () => [], settings: { optimize_on_insert: 0 } },
     {
       name: 'merge base 5 (default)',

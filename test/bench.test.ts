@@ -97,6 +97,21 @@ describe('benchmarks run (tiny mode)', () => {
     expect(r.out).toMatch(/filtered \(op_names, 1 in 20\) \+ columns, to the end.* 100 rows,/);
   }, 300_000);
 
+  it('bench:query runs every query in server mode too (the engine behind its HTTP interface)', async () => {
+    const r = await runBench('query.ts', {
+      BENCH_SERVER: '1',
+      BENCH_CALLS: '2000',
+      BENCH_RUNS: '1',
+      BENCH_DATA_DIR: newDataDir('bench-query-server'),
+    });
+    ok(r);
+    const queries = r.out.match(/^(stream|UI|count|threads): .*$/gm) ?? [];
+    expect(queries.length).toBeGreaterThanOrEqual(13);
+    for (const q of queries) expect(q).toMatch(/ median +\d+ ms +p95 +\d+ ms +CPU +\d+ ms +peak RSS \d+ MiB/);
+    expect(r.out).not.toContain('FAILED');
+    expect(r.out).toMatch(/\(2,000 calls, ~1 KB\) to the end.* 2,000 rows, \d+ MiB, \d{4} B\/row/);
+  }, 300_000);
+
   it('bench:otlp acknowledges and stores every span, in both encodings', async () => {
     const r = await runBench('otlp.ts', { BENCH_SECONDS: '1', BENCH_CONCURRENCY: '2', BENCH_BATCH: '64', BENCH_CONVERSION_MS: '200' });
     ok(r);

@@ -567,6 +567,79 @@ describe('threads', () => {
   });
 });
 
+describe('threads: a page computed for its candidate threads only', () => {
+  it('equals the same rows of the whole list (replays, a deleted turn, threads with no ended turn)', async () => {
+    const Q = 'qa/thread-pages';
+    const start = (id: string, thread: string, at: number) => ({
+      mode: 'start',
+      req: {
+        start: { project_id: Q, id, op_name: 'turn', started_at: T(at), trace_id: `tr-${id}`, thread_id: thread, turn_id: id, inputs: {} },
+      },
+    });
+    const end = (id: string, at: number) => ({ mode: 'end', req: { end: { project_id: Q, id, ended_at: T(at), summary: {} } } });
+    // 105 threads of 3 running turns each: they lead a turn_count order but have no row (no ended
+    // turn), so a page by turn_count cannot be served by the first 2·(limit + offset) + 100 threads.
+    const running = Array.from({ length: 105 }, (_, i) =>
+      [0, 1, 2].map((k) => start(`r${i}-${k}`, `r${String(i).padStart(3, '0')}`, 100 + i + k / 10)),
+    ).flat();
+    const ended = [
+      start('e1-0', 'e1', 1),
+      end('e1-0', 1.5),
+      start('e2-0', 'e2', 2),
+      end('e2-0', 4),
+      start('e2-1', 'e2', 3), // running
+      start('e3-0', 'e3', 5),
+      end('e3-0', 5.2),
+      start('e3-1', 'e3', 6),
+      end('e3-1', 9),
+      start('e4-0', 'e4', 7),
+      end('e4-0', 7.7),
+      start('e4-1', 'e4', 8),
+      end('e4-1', 8.1),
+    ];
+    for (const batch of [running, ended, [start('e3-1', 'e3', 6), end('e3-1', 9)]]) {
+      // The last batch replays e3-1's parts (at-least-once delivery): still one turn.
+      expect((await api.post('/call/upsert_batch', { batch })).status).toBe(200);
+    }
+    expect((await api.post('/calls/delete', { project_id: Q, call_ids: ['e4-1'] })).status).toBe(200);
+    const threads = (body: Record<string, unknown>) => api.jsonl<any>('/threads/stream_query', { project_id: Q, ...body });
+
+    const whole = await threads({ sort_by: [{ field: 'turn_count', direction: 'desc' }] });
+    expect(whole.map((t) => [t.thread_id, t.turn_count])).toEqual([
+      ['e2', 2],
+      ['e3', 2],
+      ['e1', 1],
+      ['e4', 1],
+    ]);
+    // turn_count desc, limit 1: every candidate is a running thread, so the whole query answers.
+    expect(await threads({ sort_by: [{ field: 'turn_count', direction: 'desc' }], limit: 1 })).toEqual(whole.slice(0, 1));
+    const sorts = [
+      [{ field: 'turn_count', direction: 'desc' }],
+      [{ field: 'turn_count', direction: 'asc' }],
+      [{ field: 'start_time', direction: 'asc' }],
+      [{ field: 'start_time', direction: 'desc' }],
+      [{ field: 'thread_id', direction: 'desc' }],
+      [
+        { field: 'turn_count', direction: 'asc' },
+        { field: 'start_time', direction: 'desc' },
+      ],
+    ];
+    for (const sort_by of sorts) {
+      const all = await threads({ sort_by });
+      expect(all).toHaveLength(4);
+      for (const [limit, offset] of [
+        [1, 0],
+        [2, 1],
+        [3, 3],
+      ] as const) {
+        expect(await threads({ sort_by, limit, offset }), JSON.stringify({ sort_by, limit, offset })).toEqual(
+          all.slice(offset, offset + limit),
+        );
+      }
+    }
+  });
+});
+
 describe('injection through every user string', () => {
   const evil = ["x' OR '1'='1", "'); DROP TABLE calls_merged; --", '`id`', 'a\\', '{p0:String}', "\\'", 'inputs.n) OR (1=1'];
   it('values, JSON paths, field names, sort fields, columns, filters are bound or refused', async () => {

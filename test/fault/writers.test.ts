@@ -5,7 +5,7 @@ import { metricSeries, startSharedClickHouse, type SharedClickHouse } from '@wef
 import { TOPICS } from '@weft/bus';
 import { Client } from '../helpers/client';
 import { startKafkaCluster, type KafkaCluster } from '../helpers/kafka-cluster';
-import { eventually, pipeline, upsertBatch } from '../helpers/pipeline';
+import { eventually, pipeline, postCallsUntilStopped } from '../helpers/pipeline';
 import { newDataDir, startWeft, type RunningWeft } from '../helpers/server';
 
 // Several writer processes (services/writer) in one consumer group on the tested configuration
@@ -38,31 +38,6 @@ function joins(w: RunningWeft, topic: string): Join[] {
 }
 const held = (w: RunningWeft, topic: string) => joins(w, topic).at(-1)?.partitions ?? [];
 
-/** Posts batches from `workers` loops until stopped; records what was acknowledged. */
-function load(api: Client, project: string, workers = 2, callsPerPost = 20) {
-  const acked: string[] = [];
-  let n = 0;
-  let stopped = false;
-  const loop = async () => {
-    while (!stopped) {
-      const ids = Array.from({ length: callsPerPost }, (_, i) => `w-${n}-${i}`);
-      n++;
-      const r = await api.post('/call/upsert_batch', upsertBatch(project, ids));
-      if (r.status === 200) acked.push(...ids);
-      else if (r.status !== 503) throw new Error(`unexpected ${r.status}: ${r.text}`);
-      else await sleep(200);
-    }
-  };
-  const loops = Array.from({ length: workers }, loop);
-  return {
-    acked,
-    stop: async () => {
-      stopped = true;
-      await Promise.all(loops);
-    },
-  };
-}
-
 describe('many writers in one consumer group (three brokers, one shared ClickHouse)', () => {
   it('moves a SIGKILLed writer’s partitions, gives partitions to a writer added under load, loses and duplicates nothing, and lag returns to zero', async () => {
     cluster = await startKafkaCluster(3, newDataDir('writers-kafka'));
@@ -87,7 +62,7 @@ describe('many writers in one consumer group (three brokers, one shared ClickHou
       'three writers sharing the six partitions',
     );
 
-    const traffic = load(new Client(gateway.url), 'acme/writers');
+    const traffic = postCallsUntilStopped(new Client(gateway.url), 'acme/writers', 'w');
     let movedFrom: number[] = [];
     let maxLagSeen = 0;
     try {

@@ -62,6 +62,38 @@ export function upsertBatch(project: string, ids: string[]): unknown {
   };
 }
 
+/**
+ * Posts batches of `callsPerPost` calls from `workers` loops until stopped, as a client under
+ * load would: a 503 is waited out (200 ms) and retried with new ids; anything else but 200 fails.
+ * Records the ids acknowledged and a count per status.
+ */
+export function postCallsUntilStopped(api: Client, project: string, tag: string, workers = 2, callsPerPost = 20) {
+  const acked: string[] = [];
+  const statuses = new Map<number, number>();
+  let n = 0;
+  let stopped = false;
+  const loop = async () => {
+    while (!stopped) {
+      const ids = Array.from({ length: callsPerPost }, (_, i) => `${tag}-${n}-${i}`);
+      n++;
+      const r = await api.post('/call/upsert_batch', upsertBatch(project, ids));
+      statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
+      if (r.status === 200) acked.push(...ids);
+      else if (r.status !== 503) throw new Error(`unexpected ${r.status}: ${r.text}`);
+      else await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  };
+  const loops = Array.from({ length: workers }, loop);
+  return {
+    acked,
+    statuses,
+    stop: async () => {
+      stopped = true;
+      await Promise.all(loops);
+    },
+  };
+}
+
 /** The ids a query service returns for a project (every call, complete or not). */
 export async function queriedIds(url: string, project: string): Promise<string[]> {
   const rows = await new Client(url).jsonl<{ id: string }>('/calls/stream_query', { project_id: project, columns: ['id'] });

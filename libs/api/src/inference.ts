@@ -21,6 +21,20 @@ const tool = z
   })
   .passthrough();
 
+/** The serving engine's (vLLM's) request extras that chat and text completions share. */
+const servingExtras = {
+  priority: z.number().int().optional(),
+  request_id: z.string().optional(),
+  logits_processors: z
+    .array(z.union([z.string(), z.object({ qualname: z.string(), args: z.array(z.unknown()).nullish(), kwargs: jsonObject.nullish() })]))
+    .nullish(),
+  return_tokens_as_token_ids: z.boolean().nullish(),
+  return_token_ids: z.boolean().nullish(),
+  cache_salt: z.string().nullish(),
+  kv_transfer_params: jsonObject.nullish(),
+  svc_xargs: jsonObject.nullish(),
+};
+
 export const chatCompletionReq = z
   .object({
     messages: z.array(message),
@@ -94,16 +108,7 @@ export const chatCompletionReq = z
         _backend_was_auto: z.boolean().optional(),
       })
       .nullish(),
-    priority: z.number().int().optional(),
-    request_id: z.string().optional(),
-    logits_processors: z
-      .array(z.union([z.string(), z.object({ qualname: z.string(), args: z.array(z.unknown()).nullish(), kwargs: jsonObject.nullish() })]))
-      .nullish(),
-    return_tokens_as_token_ids: z.boolean().nullish(),
-    return_token_ids: z.boolean().nullish(),
-    cache_salt: z.string().nullish(),
-    kv_transfer_params: jsonObject.nullish(),
-    svc_xargs: jsonObject.nullish(),
+    ...servingExtras,
   })
   .passthrough();
 export type ChatCompletionReq = z.infer<typeof chatCompletionReq>;
@@ -183,16 +188,7 @@ export const textCompletionReq = z
     prompt_logprobs: z.number().int().nullish(),
     add_special_tokens: z.boolean().optional(),
     response_format: z.object({ type: z.string() }).passthrough().nullish(),
-    priority: z.number().int().optional(),
-    request_id: z.string().optional(),
-    logits_processors: z
-      .array(z.union([z.string(), z.object({ qualname: z.string(), args: z.array(z.unknown()).nullish(), kwargs: jsonObject.nullish() })]))
-      .nullish(),
-    return_tokens_as_token_ids: z.boolean().nullish(),
-    return_token_ids: z.boolean().nullish(),
-    cache_salt: z.string().nullish(),
-    kv_transfer_params: jsonObject.nullish(),
-    svc_xargs: jsonObject.nullish(),
+    ...servingExtras,
   })
   .passthrough();
 export type TextCompletionReq = z.infer<typeof textCompletionReq>;

@@ -45,6 +45,8 @@ export interface Bus<T> {
   pressure(): BusPressure;
   subscribe(topic: string, handler: BatchHandler<T>): Promise<Subscription>;
   close(): Promise<void>;
+  /** The HTTP edge's count of admitted requests that publish (in-process: the group-commit window waits for them). */
+  expectPublishesFrom?(count: () => number): void;
 }
 
 /** The bus's load and state as the admission check sees them. */
@@ -55,6 +57,8 @@ export interface BusPressure {
   maxPendingBytes: number;
   /** Why the bus is known to be unable to acknowledge anything now (broker down, shutting down), else null. */
   down: string | null;
+  /** Why the writers are too far behind to take more now (Kafka: past four times WEFT_MAX_WRITER_LAG_MS), else null. */
+  behind: string | null;
 }
 
 /** The bus could not take the messages (overloaded, down, timed out); nothing was acknowledged. */

@@ -45,6 +45,7 @@ export function createBus<T>(config: Config, log: Logger, codec: EnvelopeCodec<T
       sessionTimeoutMs: config.KAFKA_SESSION_TIMEOUT_MS,
       consumers: config.WEFT_WRITER_CONSUMERS,
       startupTimeoutMs: config.KAFKA_STARTUP_TIMEOUT_MS,
+      maxWriterLagMs: config.WEFT_MAX_WRITER_LAG_MS,
       log,
     });
     return Object.assign(bus, { kind: 'kafka' as const });
@@ -52,6 +53,7 @@ export function createBus<T>(config: Config, log: Logger, codec: EnvelopeCodec<T
   const bus = new InProcessBus<T>({
     maxBatch: config.WEFT_WRITER_BATCH_ROWS,
     lingerMs: config.WEFT_WRITER_FLUSH_MS,
+    maxLingerMs: config.WEFT_WRITER_FLUSH_MAX_MS,
     maxPending: config.WEFT_BUS_MAX_PENDING,
     maxPendingBytes: config.WEFT_BUS_MAX_PENDING_BYTES,
     ...(codec.sizeOf ? { sizeOf: (v: T) => codec.sizeOf!(v) } : {}),

@@ -13,6 +13,13 @@ export interface InProcessBusOptions<T = unknown> {
    * less CPU per message; the window bounds what that adds to the acknowledgement latency.
    */
   lingerMs: number;
+  /**
+   * How far the window stretches while more publishes are known to be on their way (requests
+   * admitted on publishing routes and not yet published, or the last insert's publishers not
+   * back yet: `expected`), so that concurrent clients' requests join the insert instead of
+   * making the next one.
+   */
+  maxLingerMs?: number;
   /** Messages waiting beyond this make publish fail fast (back-pressure, 503 upstream). */
   maxPending: number;
   /** Bytes waiting (as `sizeOf` counts them) beyond which publish fails fast, as for Kafka. */
@@ -43,7 +50,13 @@ export class InProcessBus<T> implements Bus<T> {
   private readonly idle = new Map<string, Promise<void>>();
   /** Messages queued per topic (not yet handed to the handler), and who waits for a full batch. */
   private readonly queuedCount = new Map<string, number>();
-  private readonly fullBatchWaiters = new Map<string, () => void>();
+  private readonly fullBatchWaiters = new Map<string, { wake: () => void; stretching: boolean }>();
+  /** Publishes not yet settled, and how many the HTTP edge has admitted (expectPublishesFrom). */
+  private publishesInFlight = 0;
+  private announced: (() => number) | null = null;
+  /** Publishes the last insert acknowledged, and publishes arrived since: its clients coming back. */
+  private lastInsertPublishes = 0;
+  private arrivedSinceInsert = 0;
   private closed = false;
 
   constructor(private readonly opts: InProcessBusOptions<T>) {}
@@ -62,6 +75,7 @@ export class InProcessBus<T> implements Bus<T> {
     }
     this.pendingCount.set(topic, count + messages.length);
     this.pendingBytes += bytes;
+    this.publishesInFlight++;
     const publish = publishWithDeadline(
       { values: messages.map((m) => m.value), inHandler: false },
       this.opts.publishTimeoutMs,
@@ -79,15 +93,37 @@ export class InProcessBus<T> implements Bus<T> {
         let q = this.queues.get(topic);
         if (!q) this.queues.set(topic, (q = []));
         q.push(p);
+        this.arrivedSinceInsert++;
         const queued = (this.queuedCount.get(topic) ?? 0) + p.values.length;
         this.queuedCount.set(topic, queued);
-        if (queued >= this.opts.maxBatch) this.fullBatchWaiters.get(topic)?.();
+        const window = this.fullBatchWaiters.get(topic);
+        if (window && (queued >= this.opts.maxBatch || (window.stretching && this.expected() === 0))) window.wake();
         this.kick(topic);
       },
     );
     return publish.finally(() => {
       this.pendingBytes -= bytes;
+      this.publishesInFlight--;
     });
+  }
+
+  /**
+   * `count`: requests admitted on routes that publish and not yet answered (the HTTP edge's
+   * admission). Those not yet published are on their way: the group-commit window waits for them.
+   */
+  expectPublishesFrom(count: () => number): void {
+    this.announced = count;
+  }
+
+  /**
+   * Publishes on their way: admitted requests that have not published yet, or — when more — the
+   * publishers of the last insert that have not published again (closed-loop clients send their
+   * next request once acknowledged; it is admitted only after a network turn and the window's
+   * first part may have passed by then). Only with an HTTP edge announcing (expectPublishesFrom).
+   */
+  private expected(): number {
+    if (!this.announced) return 0;
+    return Math.max(0, this.announced() - this.publishesInFlight, this.lastInsertPublishes - this.arrivedSinceInsert);
   }
 
   pressure(): BusPressure {
@@ -95,6 +131,8 @@ export class InProcessBus<T> implements Bus<T> {
       pendingBytes: this.pendingBytes,
       maxPendingBytes: this.opts.maxPendingBytes ?? Infinity,
       down: this.closed ? 'bus is shutting down' : null,
+      // The all-in-one acknowledges only what is inserted: never behind.
+      behind: null,
     };
   }
 
@@ -111,7 +149,7 @@ export class InProcessBus<T> implements Bus<T> {
 
   async close(): Promise<void> {
     this.closed = true;
-    for (const wake of this.fullBatchWaiters.values()) wake();
+    for (const window of this.fullBatchWaiters.values()) window.wake();
     await Promise.all([...this.idle.values()]);
   }
 
@@ -126,19 +164,29 @@ export class InProcessBus<T> implements Bus<T> {
 
   /**
    * The group-commit window: a wait until `maxBatch` messages wait, `lingerMs` pass, or the bus
-   * closes; null when there is nothing to wait for (then the batch is taken in the same tick).
+   * closes; then, while publishes are on their way (`expected`), until they have all arrived or
+   * `maxLingerMs` passed since the start. Null when there is nothing to wait for (then the batch
+   * is taken in the same tick).
    */
   private gather(topic: string): Promise<void> | null {
     if (this.opts.lingerMs <= 0 || this.closed || (this.queuedCount.get(topic) ?? 0) >= this.opts.maxBatch) return null;
     return new Promise<void>((resolve) => {
-      const timer = setTimeout(wake, this.opts.lingerMs);
+      const started = performance.now();
       const waiters = this.fullBatchWaiters;
+      const window = { wake, stretching: false };
+      const stretch = (): void => {
+        const left = (this.opts.maxLingerMs ?? 0) - (performance.now() - started);
+        if (left < 1 || this.closed || this.expected() === 0) return wake();
+        window.stretching = true;
+        timer = setTimeout(wake, left);
+      };
+      let timer = setTimeout(stretch, this.opts.lingerMs);
       function wake(): void {
         clearTimeout(timer);
         waiters.delete(topic);
         resolve();
       }
-      waiters.set(topic, wake);
+      waiters.set(topic, window);
     });
   }
 
@@ -175,6 +223,8 @@ export class InProcessBus<T> implements Bus<T> {
           await handler(batch),
           group.map((p) => p.values.length),
         );
+        this.lastInsertPublishes = group.length;
+        this.arrivedSinceInsert = 0;
         group.forEach((p, i) => {
           const own = outcomes[i]!.rejected;
           if (own.length === 0) p.resolve();

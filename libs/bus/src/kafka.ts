@@ -20,6 +20,7 @@ import { GroupCommit } from './group-commit';
 import { untilKafkaReady } from './kafka-startup';
 import { useSynchronousGzip } from './kafka-gzip';
 import type { BusMessage } from './messages';
+import { WriterLag, type CommittedOffsets } from './writer-lag';
 
 export interface KafkaTopicSpec {
   topic: string;
@@ -58,6 +59,11 @@ export interface KafkaBusOptions<T> {
   probeTimeoutMs?: number;
   /** How long start-up waits for the cluster (topics created, leaders elected) before giving up. */
   startupTimeoutMs: number;
+  /**
+   * Publishing side: refuse publishes (503) while a record this process had acknowledged has
+   * waited longer than this for the writers (`groupId`) to commit it; 0 = never (writer-lag.ts).
+   */
+  maxWriterLagMs?: number;
   log: Logger;
 }
 
@@ -128,6 +134,9 @@ export class KafkaBus<T> implements Bus<T> {
   private probeTimer: NodeJS.Timeout | null = null;
   /** A client with no retries for probes only: the main one retries for ever, which would hang them. */
   private readonly probeAdmin;
+  /** Reads the writers' committed offsets for the pacing by writer lag. */
+  private readonly lagAdmin;
+  private readonly writerLag: WriterLag;
 
   constructor(private readonly opts: KafkaBusOptions<T>) {
     const log = opts.log.child({ component: 'kafka' });
@@ -156,14 +165,39 @@ export class KafkaBus<T> implements Bus<T> {
       createPartitioner: Partitioners.DefaultPartitioner,
     });
     const probeTimeout = opts.probeTimeoutMs ?? 1_500;
-    this.probeAdmin = new Kafka({
+    const noRetry = new Kafka({
       clientId: `${opts.clientId}-probe`,
       brokers: opts.brokers,
       connectionTimeout: probeTimeout,
       requestTimeout: probeTimeout,
       retry: { retries: 0 },
       logLevel: KafkaLogLevel.NOTHING,
-    }).admin({ retry: { retries: 0 } });
+    });
+    this.probeAdmin = noRetry.admin({ retry: { retries: 0 } });
+    // A few quick retries (a coordinator just elected, metadata not loaded yet); a read still
+    // under way when the next tick comes is simply waited for (writer-lag.ts).
+    this.lagAdmin = this.kafka.admin({ retry: { retries: 3, initialRetryTime: 50, maxRetryTime: 500 } });
+    const maxLagMs = opts.maxWriterLagMs ?? 0;
+    this.writerLag = new WriterLag({
+      maxLagMs,
+      // A fifth of the bound: a refusal starts at most ~20 % past it.
+      intervalMs: Math.min(250, Math.max(25, Math.floor(maxLagMs / 5))),
+      fetchCommitted: (topics) => this.fetchCommitted(topics),
+      log,
+    });
+  }
+
+  /** The writers' group's committed offsets (next offset to write per partition; -1 when none yet). */
+  private async fetchCommitted(topics: string[]): Promise<CommittedOffsets> {
+    try {
+      await this.lagAdmin.connect();
+      const answer = await this.lagAdmin.fetchOffsets({ groupId: this.opts.groupId, topics });
+      return new Map(answer.map((t) => [t.topic, new Map(t.partitions.map((p) => [p.partition, Number(p.offset)]))]));
+    } catch (e) {
+      // A broken connection would keep later reads failing: start the next one afresh.
+      await this.lagAdmin.disconnect().catch(() => undefined);
+      throw e;
+    }
   }
 
   /**
@@ -304,6 +338,7 @@ export class KafkaBus<T> implements Bus<T> {
       pendingBytes: this.pendingBytes,
       maxPendingBytes: this.opts.maxPendingBytes,
       down: this.closed ? 'bus is shutting down' : this.down,
+      behind: this.writerLag.refused(),
     };
   }
 
@@ -313,6 +348,17 @@ export class KafkaBus<T> implements Bus<T> {
     if (this.down) {
       metrics.busRejected.inc({ reason: 'down' });
       throw new BusUnavailableError(`${this.down}; not stored`, 5);
+    }
+    // Paced by the writers: past WEFT_MAX_WRITER_LAG_MS wait for them, past four times it refuse (writer-lag.ts).
+    const paced = this.writerLag.admit();
+    if (paced) {
+      try {
+        await paced;
+      } catch (e) {
+        metrics.busRejected.inc({ reason: 'writer_lag' });
+        throw e;
+      }
+      if (this.closed) throw new BusUnavailableError('bus is shutting down');
     }
     const physical = this.physical(topic);
     const partitions = this.partitionCounts.get(physical);
@@ -466,12 +512,19 @@ export class KafkaBus<T> implements Bus<T> {
       const generation = this.producerGeneration;
       try {
         await this.connectProducer();
-        await this.producer.send({
+        const messages = chunks.flatMap((c) => c.messages);
+        const sent = await this.producer.send({
           topic: lane.topic,
-          messages: chunks.flatMap((c) => c.messages),
+          messages,
           acks: -1,
           compression: this.opts.compression === 'gzip' ? CompressionTypes.GZIP : CompressionTypes.None,
         });
+        const at = sent.find((r) => r.partition === lane.partition);
+        if (at && this.writerLag.enabled) {
+          let bytes = 0;
+          for (const m of messages) bytes += (m.value as Buffer).length;
+          this.writerLag.acknowledged(lane.topic, lane.partition, Number(at.baseOffset), messages.length, bytes);
+        }
         for (const c of chunks) {
           if (--c.publish.unacknowledged === 0) c.publish.resolve();
         }
@@ -622,7 +675,9 @@ export class KafkaBus<T> implements Bus<T> {
   async close(): Promise<void> {
     this.closed = true;
     if (this.probeTimer) clearInterval(this.probeTimer);
+    this.writerLag.stop();
     await this.probeAdmin.disconnect().catch(() => undefined);
+    await this.lagAdmin.disconnect().catch(() => undefined);
     await Promise.all([...this.subscriptions].map((s) => s.stop()));
     for (const lane of this.lanes.values()) while (lane.sending) await lane.sending;
     await this.producer.disconnect();

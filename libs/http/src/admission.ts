@@ -4,7 +4,9 @@ import type { RequestLimits } from './limits';
 
 /** What admission needs of a bus (libs/bus's Bus.pressure); no I/O, called per request. */
 export interface PressureGauge {
-  pressure(): { pendingBytes: number; maxPendingBytes: number; down: string | null };
+  pressure(): { pendingBytes: number; maxPendingBytes: number; down: string | null; behind: string | null };
+  /** Told how many admitted requests publish (the in-process bus's group-commit window waits for those not yet published). */
+  expectPublishesFrom?(count: () => number): void;
 }
 
 declare module 'fastify' {
@@ -40,6 +42,8 @@ export class Admission {
   private inflightBodyBytes = 0;
   /** Bytes of admitted bodies on routes that publish (a superset of what they have handed to the bus). */
   private inflightPublishBytes = 0;
+  /** Admitted requests on routes that publish, not yet answered. */
+  private inflightPublishRequests = 0;
   private bus: PressureGauge | null = null;
 
   constructor(private readonly limits: Pick<RequestLimits, 'maxInflightBodyBytes' | 'maxInflightRequests'>) {}
@@ -47,6 +51,7 @@ export class Admission {
   /** The bus the publishing routes write to (registered by the gateway's routes). */
   watchBus(bus: PressureGauge): void {
     this.bus = bus;
+    bus.expectPublishesFrom?.(() => this.inflightPublishRequests);
   }
 
   /** Counts for /metrics and tests. */
@@ -73,19 +78,26 @@ export class Admission {
     if (bus) {
       const p = bus.pressure();
       if (p.down) refuse(`ingest unavailable (${p.down})`, 'bus_down', 5);
+      if (p.behind) refuse(`ingest paced (${p.behind})`, 'writer_lag', 1);
       const held = Math.max(this.inflightPublishBytes, p.pendingBytes);
       if (held > 0 && held + declaredBytes > p.maxPendingBytes) refuse(`ingest queue full (${held} bytes in flight)`, 'bus_full', 1);
     }
     this.inflightRequests++;
     this.inflightBodyBytes += declaredBytes;
-    if (bus) this.inflightPublishBytes += declaredBytes;
+    if (bus) {
+      this.inflightPublishBytes += declaredBytes;
+      this.inflightPublishRequests++;
+    }
     let released = false;
     return () => {
       if (released) return;
       released = true;
       this.inflightRequests--;
       this.inflightBodyBytes -= declaredBytes;
-      if (bus) this.inflightPublishBytes -= declaredBytes;
+      if (bus) {
+        this.inflightPublishBytes -= declaredBytes;
+        this.inflightPublishRequests--;
+      }
     };
   }
 }

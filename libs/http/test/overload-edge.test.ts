@@ -72,7 +72,7 @@ describe('admission before the body is read', () => {
   });
 
   it('refuses publishing routes while the bus is down or its bound would be crossed, and leaves other routes alone', async () => {
-    const bus = { pendingBytes: 0, maxPendingBytes: 1_000, down: null as string | null };
+    const bus = { pendingBytes: 0, maxPendingBytes: 1_000, down: null as string | null, behind: null as string | null };
     const url = await serve({}, (a) => {
       a.weftAdmission.watchBus({ pressure: () => bus });
       a.post('/write', { config: { publishes: true } }, async () => ({ stored: true }));

@@ -142,7 +142,14 @@ export async function replaceFeedback(store: Store, req: FeedbackReplaceInput, u
   const payloadJson = validateFeedback(req);
   const p = new Params();
   const where = `project_id = ${p.str(req.project_id)} AND id = ${p.str(req.feedback_id)}`;
-  // A DELETE is a mutation (costly): only issue it when there is something to delete.
+  await deleteFeedbackWhere(store, where, p);
+  const { row, answer } = feedbackRecord(req, payloadJson, userId, nowMillisAsMicros());
+  await store.client.insert({ table: 'feedback', format: 'JSONEachRow', values: [row] });
+  return answer;
+}
+
+/** Deletes the feedback rows `where` selects. A DELETE is a mutation (costly): only issued when a row matches. */
+async function deleteFeedbackWhere(store: Store, where: string, p: Params): Promise<void> {
   const rs = await store.client.query({
     query: `SELECT count() AS n FROM feedback WHERE ${where}`,
     query_params: p.values,
@@ -150,9 +157,6 @@ export async function replaceFeedback(store: Store, req: FeedbackReplaceInput, u
   });
   const [{ n } = { n: 0 }] = await rs.json<{ n: number }>();
   if (Number(n) > 0) await store.client.command({ query: deleteStatement('feedback', where, store.cluster), query_params: p.values });
-  const { row, answer } = feedbackRecord(req, payloadJson, userId, nowMillisAsMicros());
-  await store.client.insert({ table: 'feedback', format: 'JSONEachRow', values: [row] });
-  return answer;
 }
 
 /**
@@ -174,13 +178,7 @@ export async function purgeFeedback(store: Store, projectId: string, expr: Recor
   if (ids.length === 0) return {};
   const p = new Params();
   const where = `project_id = ${p.str(projectId)} AND id IN ${p.strArray(ids)}`;
-  const rs = await store.client.query({
-    query: `SELECT count() AS n FROM feedback WHERE ${where}`,
-    query_params: p.values,
-    format: 'JSONEachRow',
-  });
-  const [{ n } = { n: 0 }] = await rs.json<{ n: number }>();
-  if (Number(n) > 0) await store.client.command({ query: deleteStatement('feedback', where, store.cluster), query_params: p.values });
+  await deleteFeedbackWhere(store, where, p);
   return {};
 }
 

@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { type ApiError } from '@weft/core';
 import { CallFieldResolver, compileQuery, jsonFieldRef, Params, sortTerms, splitFieldPath } from '../src/index';
@@ -31,6 +32,44 @@ describe('compileQuery', () => {
     expect(ref.kind).toBe('json');
     expect(p.values).toEqual({ p0: 'a.b', p1: 1 });
     expect(ref.sql).not.toContain('a.b');
+  });
+
+  it('reads a JSON value as the two-parse form did (JSONType, then JSONExtractString or Raw), in the engine', () => {
+    const chdb = createRequire(import.meta.url)('chdb') as { query(sql: string, format?: string): string };
+    const docs = [
+      '{"n":1}',
+      '{"n":"a\\"b\\u00e9\\n😀"}',
+      '{"n":null}',
+      '{}',
+      '{"n":[1,2]}',
+      '{"n":{"x":"y"}}',
+      'not json',
+      '{"n":true}',
+      '{"n":""}',
+      '{"n":1.50e3}',
+      '',
+      '{"n":"x","n":"y"}',
+      '{"a":{"n":5}}',
+      '[1]',
+      '{"n":"null"}',
+      '{"n":"\\""}',
+      '{"n":" "}',
+    ];
+    const p = new Params();
+    const ref = jsonFieldRef('d', 'n', p);
+    const old = `multiIf(JSONType(d, 'n') = 'String', JSONExtractString(d, 'n'), JSONType(d, 'n') = 'Null' OR JSONType(d, 'n') IS NULL, NULL, JSONExtractRaw(d, 'n'))`;
+    const rows = chdb.query(
+      `SELECT d, ${old} AS a, ${ref.sql.replaceAll('{p0:String}', "'n'")} AS b FROM (SELECT toNullable(arrayJoin([${docs.map((d) => `'${d.replace(/\\/g, '\\\\')}'`).join(', ')}, NULL])) AS d)`,
+      'JSONEachRow',
+    );
+    const parsed = rows
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { d: string | null; a: string | null; b: string | null });
+    expect(parsed).toHaveLength(docs.length + 1);
+    for (const r of parsed) expect(r.b, r.d ?? 'NULL').toBe(r.a);
+    expect(parsed.find((r) => r.d === '{"n":"a\\"b\\u00e9\\n😀"}')?.b).toBe('a"bé\n😀');
+    expect(parsed.find((r) => r.d === '{"n":null}')?.b).toBeNull();
   });
 
   it('casts a dynamic field by the peer literal', () => {

@@ -1,6 +1,6 @@
 import type { ThreadsStreamQueryReq } from '@weft/api';
 import { clickHouseToIso } from '@weft/core';
-import { buildThreadsQuery } from '@weft/query';
+import { buildThreadsQuery, threadCandidatesQuery, type ThreadCandidates } from '@weft/query';
 import type { Store } from '@weft/store';
 
 interface ThreadRow {
@@ -14,21 +14,47 @@ interface ThreadRow {
   p99_turn_duration_ms: number | null;
 }
 
-/** Streams thread statistics as ClickHouse returns them (one row per thread). */
+const asThread = (t: ThreadRow): ThreadRow => ({
+  ...t,
+  turn_count: Number(t.turn_count),
+  start_time: clickHouseToIso(t.start_time),
+  last_updated: clickHouseToIso(t.last_updated),
+  first_turn_id: t.first_turn_id || null,
+  last_turn_id: t.last_turn_id || null,
+});
+
+/**
+ * Streams thread statistics as ClickHouse returns them (one row per thread). A page sorted on
+ * what the turn calls alone decide is computed for its candidate threads only, when they are
+ * enough (threadCandidatesQuery); otherwise one query over every thread of the window.
+ */
 export async function* streamThreads(store: Store, req: ThreadsStreamQueryReq, signal: AbortSignal): AsyncGenerator<ThreadRow> {
+  const cq = threadCandidatesQuery(req);
+  if (cq) {
+    const rs = await store.client.query({ query: cq.sql, query_params: cq.params, format: 'JSONCompactEachRow', abort_signal: signal });
+    const found = await rs.json<[string, string[], string[]]>();
+    const candidates: ThreadCandidates = {
+      threads: found.map((r) => r[0]),
+      turnIds: found.flatMap((r) => r[1]),
+      turnStarts: found.flatMap((r) => r[2]),
+    };
+    if (candidates.turnIds.length <= cq.maxTurns) {
+      const q = buildThreadsQuery(req, candidates);
+      const rows = found.length
+        ? await (
+            await store.client.query({ query: q.sql, query_params: q.params, format: 'JSONEachRow', abort_signal: signal })
+          ).json<ThreadRow>()
+        : [];
+      if (rows.length >= cq.want || found.length < cq.max) {
+        const from = req.offset ?? 0;
+        for (const t of rows.slice(from, from + req.limit!)) yield asThread(t);
+        return;
+      }
+    }
+  }
   const { sql, params } = buildThreadsQuery(req);
   const rs = await store.client.query({ query: sql, query_params: params, format: 'JSONEachRow', abort_signal: signal });
   for await (const rows of rs.stream<ThreadRow>()) {
-    for (const r of rows) {
-      const t = r.json();
-      yield {
-        ...t,
-        turn_count: Number(t.turn_count),
-        start_time: clickHouseToIso(t.start_time),
-        last_updated: clickHouseToIso(t.last_updated),
-        first_turn_id: t.first_turn_id || null,
-        last_turn_id: t.last_turn_id || null,
-      };
-    }
+    for (const r of rows) yield asThread(r.json());
   }
 }

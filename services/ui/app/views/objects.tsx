@@ -1,8 +1,9 @@
 import { post } from '../api';
 import { Layout } from '../components/layout';
+import { LinkRow } from '../components/link-row';
 import { Empty, ErrorBox, Loading } from '../components/states';
 import { fmtAgo, fmtTime } from '../format';
-import { navigate, projectHref } from '../route';
+import { projectHref } from '../route';
 import type { ObjectVersion } from '../types';
 import { useAsync } from '../use-async';
 
@@ -56,13 +57,7 @@ export function ObjectsView({ projectId }: { projectId: string }) {
             {objs.map((o) => {
               const to = projectHref(projectId, ['objects', o.object_id]);
               return (
-                <tr
-                  key={`${o.kind}/${o.object_id}`}
-                  class="clickable"
-                  tabIndex={0}
-                  onClick={() => navigate(to)}
-                  onKeyDown={(e) => e.key === 'Enter' && navigate(to)}
-                >
+                <LinkRow key={`${o.kind}/${o.object_id}`} to={to}>
                   <td>
                     <a href={to}>
                       <code>{o.object_id}</code>
@@ -72,7 +67,7 @@ export function ObjectsView({ projectId }: { projectId: string }) {
                   <td>{o.base_object_class ?? <span class="muted">—</span>}</td>
                   <td class="num">{o.version_index + 1}</td>
                   <td title={fmtTime(o.created_at)}>{fmtAgo(o.created_at)}</td>
-                </tr>
+                </LinkRow>
               );
             })}
           </tbody>

@@ -1,8 +1,9 @@
 import { postJsonl } from '../api';
 import { Layout } from '../components/layout';
+import { LinkRow } from '../components/link-row';
 import { Empty, ErrorBox, Loading } from '../components/states';
 import { fmtAgo, fmtInt, fmtMs, fmtTime } from '../format';
-import { navigate, projectHref, type Route } from '../route';
+import { projectHref, type Route } from '../route';
 import type { Thread } from '../types';
 import { useAsync } from '../use-async';
 
@@ -49,13 +50,7 @@ export function ThreadsView({ projectId }: { projectId: string; route: Route }) 
             {data.map((t) => {
               const to = projectHref(projectId, ['threads', t.thread_id]);
               return (
-                <tr
-                  key={t.thread_id}
-                  class="clickable"
-                  tabIndex={0}
-                  onClick={() => navigate(to)}
-                  onKeyDown={(e) => e.key === 'Enter' && navigate(to)}
-                >
+                <LinkRow key={t.thread_id} to={to}>
                   <td>
                     <a href={to}>
                       <code>{t.thread_id}</code>
@@ -66,7 +61,7 @@ export function ThreadsView({ projectId }: { projectId: string; route: Route }) 
                   <td class="num">{fmtMs(t.p99_turn_duration_ms)}</td>
                   <td>{fmtTime(t.start_time)}</td>
                   <td title={fmtTime(t.last_updated)}>{fmtAgo(t.last_updated)}</td>
-                </tr>
+                </LinkRow>
               );
             })}
           </tbody>

@@ -9,16 +9,17 @@
  * (the steady state once ClickHouse's background merges have caught up).
  *
  * Each query runs BENCH_RUNS times (default 5): median and p95 (nearest rank) wall time, the
- * process's CPU time (server, embedded engine and the reading client all live in this process:
- * a figure the machine's other load disturbs less than wall time), its peak RSS while the query
- * ran and, for streams, rows/s (wall and per CPU-second). Streams are read by a client in a worker thread, so reading them does not
- * compete with the server for this thread. Streaming throughput is measured on its own project
+ * process's CPU time (server, embedded engine and, except for streams, the requesting client: a
+ * figure the machine's other load disturbs less than wall time; in server mode plus the engine's
+ * process), its peak RSS while the query ran and, for streams, rows/s (wall and per CPU-second).
+ * Streams are read by a client in its own process: their CPU is the server's alone, the client's
+ * is in the note. Streaming throughput is measured on its own project
  * of ~1 KB calls (BENCH_STREAM_CALLS, default min(BENCH_CALLS, 1,000,000)).
  */
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Worker } from 'node:worker_threads';
+import { spawn } from 'node:child_process';
 import { startBenchWeft } from './bench-weft';
 import { loadBenchCallRange } from './query-data';
 import { basicAuth, HARNESS_API_KEY, startSharedClickHouse } from '@weft/harness';
@@ -157,49 +158,55 @@ async function whole(path: string, body: unknown): Promise<RunResult> {
 }
 
 /**
- * A stream read to the end by a client in a worker thread (its own event loop), counting lines
- * and bytes; with `pauseMs`, the client reads one chunk, stops reading for that long (a slow
+ * A stream read to the end by a client in its own process (node:http, counting lines and bytes),
+ * so the CPU column of a stream is the server's (and its engine's) alone; the client's own CPU is
+ * in the note. With `pauseMs`, the client reads one chunk, stops reading for that long (a slow
  * client: the server must not buffer the rest), then hangs up.
  */
 const STREAM_CLIENT = `
-const { parentPort, workerData: w } = require('node:worker_threads');
-(async () => {
-  const t0 = performance.now();
-  const res = await fetch(w.url, { method: 'POST', headers: w.headers, body: w.body });
-  if (res.status !== 200) return parentPort.postMessage({ error: res.status + ' ' + (await res.text()) });
-  const reader = res.body.getReader();
+const http = require('node:http');
+const w = JSON.parse(process.argv[1]);
+const t0 = performance.now();
+const done = (m) => { process.stdout.write(JSON.stringify({ ...m, clientCpuMs: (process.cpuUsage().user + process.cpuUsage().system) / 1000 })); process.exit(0); };
+const req = http.request(w.url, { method: 'POST', headers: w.headers }, (res) => {
+  if (res.statusCode !== 200) { let t = ''; res.on('data', (c) => (t += c)); res.on('end', () => done({ error: res.statusCode + ' ' + t })); return; }
   let rows = 0, bytes = 0;
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) break;
+  res.on('data', (value) => {
     bytes += value.length;
     for (let i = value.indexOf(10); i >= 0; i = value.indexOf(10, i + 1)) rows++;
-    if (w.pauseMs) {
-      await new Promise((r) => setTimeout(r, w.pauseMs));
-      await reader.cancel();
-      break;
-    }
-  }
-  parentPort.postMessage({ rows, bytes, ms: performance.now() - t0 });
-})();`;
+    if (w.pauseMs) { res.pause(); setTimeout(() => { req.destroy(); done({ rows, bytes, ms: performance.now() - t0 }); }, w.pauseMs); }
+  });
+  res.on('end', () => done({ rows, bytes, ms: performance.now() - t0 }));
+});
+req.on('error', (e) => done({ error: String(e) }));
+req.end(w.body);`;
 
 function streamAll(body: unknown, pauseMs = 0): Promise<RunResult & { bytes: number }> {
+  const child = spawn(
+    process.execPath,
+    ['-e', STREAM_CLIENT, JSON.stringify({ url: url + '/calls/stream_query', headers: auth, body: JSON.stringify(body), pauseMs })],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
+  let out = '';
+  child.stdout.on('data', (c: Buffer) => (out += c.toString()));
   return new Promise((resolve, reject) => {
-    const worker = new Worker(STREAM_CLIENT, {
-      eval: true,
-      workerData: { url: url + '/calls/stream_query', headers: auth, body: JSON.stringify(body), pauseMs },
+    child.once('error', reject);
+    child.once('close', () => {
+      const m = JSON.parse(out || '{"error":"the stream client printed nothing"}') as {
+        error?: string;
+        rows: number;
+        bytes: number;
+        clientCpuMs: number;
+      };
+      if (m.error) return reject(new Error(m.error));
+      resolve({
+        rows: pauseMs ? undefined : m.rows,
+        bytes: m.bytes,
+        note: `${m.rows.toLocaleString('en-US')} rows, ${mib(m.bytes)} MiB, ${(m.bytes / Math.max(1, m.rows)).toFixed(0)} B/row, client CPU ${m.clientCpuMs.toFixed(0)} ms`,
+      });
     });
-    worker.once('message', (m: { error?: string; rows: number; bytes: number }) => {
-      void worker.terminate();
-      if (m.error) reject(new Error(m.error));
-      else
-        resolve({
-          rows: pauseMs ? undefined : m.rows,
-          bytes: m.bytes,
-          note: `${m.rows.toLocaleString('en-US')} rows, ${mib(m.bytes)} MiB, ${(m.bytes / Math.max(1, m.rows)).toFixed(0)} B/row`,
-        });
-    });
-    worker.once('error', reject);
   });
 }
 

@@ -15,8 +15,9 @@ export interface InProcessBusOptions<T = unknown> {
   lingerMs: number;
   /**
    * How far the window stretches while more publishes are known to be on their way (requests
-   * admitted on publishing routes and not yet published: `expectPublishesFrom`), so that the
-   * requests of concurrent clients still being parsed join the insert instead of making the next one.
+   * admitted on publishing routes and not yet published, or the last insert's publishers not
+   * back yet: `expected`), so that concurrent clients' requests join the insert instead of
+   * making the next one.
    */
   maxLingerMs?: number;
   /** Messages waiting beyond this make publish fail fast (back-pressure, 503 upstream). */
@@ -53,6 +54,9 @@ export class InProcessBus<T> implements Bus<T> {
   /** Publishes not yet settled, and how many the HTTP edge has admitted (expectPublishesFrom). */
   private publishesInFlight = 0;
   private announced: (() => number) | null = null;
+  /** Publishes the last insert acknowledged, and publishes arrived since: its clients coming back. */
+  private lastInsertPublishes = 0;
+  private arrivedSinceInsert = 0;
   private closed = false;
 
   constructor(private readonly opts: InProcessBusOptions<T>) {}
@@ -89,6 +93,7 @@ export class InProcessBus<T> implements Bus<T> {
         let q = this.queues.get(topic);
         if (!q) this.queues.set(topic, (q = []));
         q.push(p);
+        this.arrivedSinceInsert++;
         const queued = (this.queuedCount.get(topic) ?? 0) + p.values.length;
         this.queuedCount.set(topic, queued);
         const window = this.fullBatchWaiters.get(topic);
@@ -110,9 +115,17 @@ export class InProcessBus<T> implements Bus<T> {
     this.announced = count;
   }
 
-  /** Publishes on their way: admitted requests that have not published yet. */
+  /**
+   * Publishes on their way: admitted requests that have not published yet, or — when more — the
+   * publishers of the last insert that have not published again (closed-loop clients send their
+   * next request once acknowledged; it is admitted only after a network turn and the window's
+   * first part may have passed by then). Only with an HTTP edge announcing (expectPublishesFrom).
+   */
   private expected(): number {
-    return this.announced ? Math.max(0, this.announced() - this.publishesInFlight) : 0;
+    // Near the pending-bytes bound, a longer window holds bytes that admission then refuses
+    // others for: throughput at the bound is bytes over latency, so do not stretch there.
+    if (!this.announced || this.pendingBytes * 2 >= (this.opts.maxPendingBytes ?? Infinity)) return 0;
+    return Math.max(0, this.announced() - this.publishesInFlight, this.lastInsertPublishes - this.arrivedSinceInsert);
   }
 
   pressure(): BusPressure {
@@ -212,6 +225,8 @@ export class InProcessBus<T> implements Bus<T> {
           await handler(batch),
           group.map((p) => p.values.length),
         );
+        this.lastInsertPublishes = group.length;
+        this.arrivedSinceInsert = 0;
         group.forEach((p, i) => {
           const own = outcomes[i]!.rejected;
           if (own.length === 0) p.resolve();

@@ -349,17 +349,6 @@ export class KafkaBus<T> implements Bus<T> {
       metrics.busRejected.inc({ reason: 'down' });
       throw new BusUnavailableError(`${this.down}; not stored`, 5);
     }
-    // Paced by the writers: past WEFT_MAX_WRITER_LAG_MS wait for them, past four times it refuse (writer-lag.ts).
-    const paced = this.writerLag.admit();
-    if (paced) {
-      try {
-        await paced;
-      } catch (e) {
-        metrics.busRejected.inc({ reason: 'writer_lag' });
-        throw e;
-      }
-      if (this.closed) throw new BusUnavailableError('bus is shutting down');
-    }
     const physical = this.physical(topic);
     const partitions = this.partitionCounts.get(physical);
     if (!partitions) throw new BusUnavailableError(`topic ${physical} is not ready (bus not started)`);
@@ -377,8 +366,28 @@ export class KafkaBus<T> implements Bus<T> {
         1,
       );
     }
+    // Paced by the writers: wait while they are more than WEFT_MAX_WRITER_LAG_MS behind, refused past four times it (writer-lag.ts).
+    const paced = this.writerLag.admit(bytes);
+    if (paced) {
+      try {
+        await paced;
+      } catch (e) {
+        metrics.busRejected.inc({ reason: 'writer_lag' });
+        throw e;
+      }
+    }
+    try {
+      if (this.closed) throw new BusUnavailableError('bus is shutting down');
+      await this.send(physical, byPartition, messages.length, bytes);
+    } finally {
+      this.writerLag.settle(bytes);
+    }
+  }
+
+  /** Hands a publish's records to their partitions' lanes; resolves once Kafka acknowledged every one. */
+  private async send(physical: string, byPartition: Map<number, Message[]>, count: number, bytes: number): Promise<void> {
     const started = performance.now();
-    this.pendingMessages += messages.length;
+    this.pendingMessages += count;
     this.pendingBytes += bytes;
     metrics.busPending.set(this.pendingMessages);
     try {
@@ -411,7 +420,7 @@ export class KafkaBus<T> implements Bus<T> {
       metrics.producerLatency.observe((performance.now() - started) / 1000);
     } finally {
       // Counted until answered; a timed-out publish has left the queues (or rides a send in flight).
-      this.pendingMessages -= messages.length;
+      this.pendingMessages -= count;
       this.pendingBytes -= bytes;
       metrics.busPending.set(this.pendingMessages);
     }

@@ -30,6 +30,7 @@ interface AckedRange {
 const STALLED = 4;
 
 interface Waiter {
+  bytes: number;
   resolve: () => void;
   reject: (e: unknown) => void;
 }
@@ -61,8 +62,8 @@ export class WriterLag {
   /** When the committed offsets were last read, and whether a backlog was left then. */
   private sampledAt = 0;
   private busySince = false;
-  /** Publishes wait while set: the backlog would take the writers longer than the bound. */
-  private holding = false;
+  /** Bytes of publishes let through and not yet settled (sent, not all acknowledged yet). */
+  private reserved = 0;
   private refusal: string | null = null;
   private waiters: Waiter[] = [];
   private lastWarnAt = -Infinity;
@@ -94,13 +95,44 @@ export class WriterLag {
   }
 
   /**
-   * Null (go) while the writers are within the bound; else a wait until they are back under it,
-   * which rejects (503, nothing sent) if they fall past four times the bound first.
+   * A publish of `bytes`: null (go) while the backlog, with what is on its way and these bytes,
+   * would take the writers no longer than the bound; else a wait (first come, first served)
+   * until there is room, which rejects (503, nothing sent) if the writers fall past STALLED
+   * times the bound first. Once it goes, the caller settles the bytes when the publish ends.
    */
-  admit(): Promise<void> | null {
+  admit(bytes: number): Promise<void> | null {
+    if (!this.enabled) return null;
     if (this.refusal) return Promise.reject(new BusUnavailableError(`${this.refusal}; not stored`, 1));
-    if (!this.holding) return null;
-    return new Promise<void>((resolve, reject) => this.waiters.push({ resolve, reject }));
+    if (this.waiters.length === 0 && this.room(bytes)) {
+      this.reserved += bytes;
+      return null;
+    }
+    return new Promise<void>((resolve, reject) => this.waiters.push({ bytes, resolve, reject }));
+  }
+
+  /** A publish let through by `admit` ended (acknowledged or not): its bytes are no longer on their way. */
+  settle(bytes: number): void {
+    if (!this.enabled) return;
+    this.reserved -= bytes;
+    this.release();
+  }
+
+  /**
+   * Room for `bytes` more: always when nothing is unwritten or on its way (progress), and
+   * before a pace is measured (until the writers are seen behind, they keep up).
+   */
+  private room(bytes: number): boolean {
+    const ahead = this.backlogBytes + this.reserved;
+    return this.rate === 0 || ahead === 0 || (ahead + bytes) / this.rate <= this.opts.maxLagMs;
+  }
+
+  /** Lets waiting publishes go, in order, as far as there is room: a release never overshoots the bound by more than one publish. */
+  private release(): void {
+    while (this.waiters.length > 0 && !this.refusal && this.room(this.waiters[0]!.bytes)) {
+      const w = this.waiters.shift()!;
+      this.reserved += w.bytes;
+      w.resolve();
+    }
   }
 
   /**
@@ -172,14 +204,12 @@ export class WriterLag {
   }
 
   /**
-   * Holding while the backlog would take the writers longer than the bound at their measured
-   * rate (never before a rate is measured: until the writers are seen behind, they keep up);
-   * refusing while the oldest unwritten record is older than STALLED times the bound.
+   * Refusing while the oldest unwritten record is older than STALLED times the bound (waiting
+   * publishes are refused too); else letting waiting publishes go as far as there is room.
    */
   private judge(fresh: boolean): void {
     const age = this.observe(fresh);
     const was = this.refusal;
-    this.holding = this.rate > 0 && this.backlogBytes / this.rate > this.opts.maxLagMs;
     this.refusal =
       age > STALLED * this.opts.maxLagMs
         ? `the writers are behind: acknowledged call parts unwritten for ${Math.round(age)} ms (WEFT_MAX_WRITER_LAG_MS ${this.opts.maxLagMs})`
@@ -194,11 +224,7 @@ export class WriterLag {
         this.lastWarnAt = this.now();
         this.opts.log.warn({ lagMs: Math.round(age) }, 'writers behind; refusing call writes until they catch up');
       }
-    } else if (!this.holding && this.waiters.length > 0) {
-      const waiting = this.waiters;
-      this.waiters = [];
-      for (const w of waiting) w.resolve();
-    }
+    } else this.release();
   }
 
   stop(): void {

@@ -52,7 +52,7 @@ export const configSchema = z.object({
    * of an idle period. Fuller inserts cost the engine less per part (bench/RESULTS.md).
    */
   WEFT_WRITER_FLUSH_MS: int(20, 0),
-  /** All-in-one: past WEFT_WRITER_FLUSH_MS the window stretches up to this (ms) while admitted call writes are still being parsed. */
+  /** All-in-one: past WEFT_WRITER_FLUSH_MS the window stretches up to this (ms) while admitted call writes, or the last insert's clients, have yet to publish. */
   WEFT_WRITER_FLUSH_MAX_MS: int(100, 0),
   /** In-process bus: call parts waiting for the writer before publishers get 503. */
   WEFT_BUS_MAX_PENDING: int(200_000, 1),
@@ -61,9 +61,10 @@ export const configSchema = z.object({
   /**
    * Kafka mode, gateway: while the backlog it acknowledged would take the writers longer than
    * this (ms) at their measured pace, call publishes wait; a part unwritten past 4× this gets
-   * call writes 503 + Retry-After. The ack→queryable bound (libs/bus writer-lag.ts); 0 = off.
+   * call writes 503 + Retry-After. The ack→queryable bound (libs/bus writer-lag.ts); 0 = off
+   * (the default: README "Writers behind" says why).
    */
-  WEFT_MAX_WRITER_LAG_MS: int(500, 0),
+  WEFT_MAX_WRITER_LAG_MS: int(0, 0),
 
   // --- Security: keys, tenancy, limits (README "Security") ---
   /** An API key made to exist (as an admin key) at start; for deployments and tests. */

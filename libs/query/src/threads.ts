@@ -21,22 +21,13 @@ export const THREAD_SORT_FIELDS = ['thread_id', 'turn_count', 'start_time', 'las
  * Quantiles are exact (linear interpolation at level·(n−1), like the reference's in-memory server);
  * durations are whole milliseconds (dateDiff), turns not yet ended are left out of them.
  */
-export function buildThreadsQuery(req: ThreadsStreamQueryReq, candidates?: ThreadCandidates): BuiltQuery {
+export function buildThreadsQuery(req: ThreadsStreamQueryReq, candidates?: readonly string[]): BuiltQuery {
   const p = new Params();
   const { starts, ends, order } = threadConditions(req, p);
-  if (candidates) {
-    // Only the candidate threads' turns (threadCandidatesQuery), all of them: the caller takes
-    // the page. Their start times and ids find them by calls_starts' primary key, their ends by
-    // calls_ends' (a bloom filter of a few hundred threads or ids passes nearly every granule).
-    const ids = p.strArray(candidates.turnIds);
-    starts.push(
-      `thread_id IN ${p.strArray(candidates.threads)}`,
-      `started_at IN ${p.add(candidates.turnStarts, "Array(DateTime64(6, 'UTC'))")}`,
-      `id IN ${ids}`,
-    );
-    ends.push(`id IN ${ids}`);
-  }
-  if (req.filter?.thread_ids) ends.push(`id IN (SELECT id FROM calls_starts WHERE ${starts.join(' AND ')})`);
+  // Only the candidate threads (threadCandidatesQuery), all of them: the caller takes the page.
+  // Their turns are found by the thread bloom filter (migration 103), their ends by id.
+  if (candidates) starts.push(`thread_id IN ${p.strArray(candidates)}`);
+  if (req.filter?.thread_ids || candidates) ends.push(`id IN (SELECT id FROM calls_starts WHERE ${starts.join(' AND ')})`);
 
   let sql = `SELECT thread_id, turn_count, toString(start_time) AS start_time, toString(last_updated) AS last_updated,
   first_turn_id, last_turn_id, p50_turn_duration_ms, p99_turn_duration_ms
@@ -67,40 +58,23 @@ ORDER BY ${order.join(', ')}`;
   return { sql, params: p.values };
 }
 
-/** The candidate threads of a page, and their turn calls (ids and start times, as ClickHouse text). */
-export interface ThreadCandidates {
-  threads: string[];
-  turnIds: string[];
-  turnStarts: string[];
-}
-
 /** Sort fields a thread's turn calls alone decide (no end time): turn_count, start_time, thread_id. */
 const START_SORT_FIELDS = new Set(['turn_count', 'start_time', 'thread_id']);
 /** The largest page (limit + offset) the candidates serve; beyond it, one query over every thread. */
 const MAX_CANDIDATE_PAGE = 1000;
 /**
- * The most turn calls the candidates may have; beyond it, the whole query. Their ids and start
- * times travel as bound arrays, in the request's URL on a server (~85 bytes a turn; ClickHouse
- * takes 1 MiB by default).
- */
-const MAX_CANDIDATE_TURNS = 5_000;
-
-/**
  * A page of threads sorted on what their turn calls alone decide (turn_count, start_time,
  * thread_id) needs the end times (last_updated, durations) of a few threads only: the
  * candidates are the first `max` threads in that order from calls_starts alone (no join, no
- * quantiles), and buildThreadsQuery(req, candidates) computes their statistics from their turns. Exact: a thread
+ * quantiles), and buildThreadsQuery(req, candidates) computes their statistics. Exact: a thread
  * that is not a candidate sorts after every candidate, so when at least limit + offset
  * candidates keep a row (a thread without an ended turn has none) — or every thread is a
- * candidate — the page is the first rows of theirs. Otherwise (or when the candidates have
- * more than MAX_CANDIDATE_TURNS turns) the caller runs the whole query.
+ * candidate — the page is the first rows of theirs. Otherwise the caller runs the whole query.
  * 10M calls, top 20 by turn_count after a datetime: ~1.1 s → ~0.4 s of CPU (the join of 500k
  * turns with 5M ends and the quantiles of 100k threads, for 40 threads instead).
  * Undefined when the sort or the page does not allow it.
  */
-export function threadCandidatesQuery(
-  req: ThreadsStreamQueryReq,
-): (BuiltQuery & { max: number; want: number; maxTurns: number }) | undefined {
+export function threadCandidatesQuery(req: ThreadsStreamQueryReq): (BuiltQuery & { max: number; want: number }) | undefined {
   const sortBy = req.sort_by ?? [{ field: 'last_updated', direction: 'desc' as const }];
   const want = (req.limit ?? 0) + (req.offset ?? 0);
   if (!req.limit || want > MAX_CANDIDATE_PAGE || !sortBy.every((s) => START_SORT_FIELDS.has(s.field))) return undefined;
@@ -108,15 +82,14 @@ export function threadCandidatesQuery(
   const { starts, order } = threadConditions(req, p);
   // A few threads more than the page, for the ones with no ended turn (left out of the result).
   const max = 2 * want + 100;
-  const sql = `SELECT thread_id, turn_ids, turn_starts FROM (
-  SELECT thread_id, toInt64(count()) AS turn_count, min(started_at) AS start_time,
-    groupArray(id) AS turn_ids, groupArray(toString(started_at)) AS turn_starts
+  const sql = `SELECT thread_id FROM (
+  SELECT thread_id, toInt64(count()) AS turn_count, min(started_at) AS start_time
   FROM calls_starts FINAL WHERE ${starts.join(' AND ')}
   GROUP BY thread_id
 )
 ORDER BY ${order.join(', ')}
 LIMIT ${p.int(max)}`;
-  return { sql, params: p.values, max, want, maxTurns: MAX_CANDIDATE_TURNS };
+  return { sql, params: p.values, max, want };
 }
 
 /** The turn calls' conditions (calls_starts), their end rows' (calls_ends) and the ORDER BY terms. */

@@ -1,6 +1,6 @@
 import type { ThreadsStreamQueryReq } from '@weft/api';
 import { clickHouseToIso } from '@weft/core';
-import { buildThreadsQuery, threadCandidatesQuery, type ThreadCandidates } from '@weft/query';
+import { buildThreadsQuery, threadCandidatesQuery } from '@weft/query';
 import type { Store } from '@weft/store';
 
 interface ThreadRow {
@@ -32,24 +32,17 @@ export async function* streamThreads(store: Store, req: ThreadsStreamQueryReq, s
   const cq = threadCandidatesQuery(req);
   if (cq) {
     const rs = await store.client.query({ query: cq.sql, query_params: cq.params, format: 'JSONCompactEachRow', abort_signal: signal });
-    const found = await rs.json<[string, string[], string[]]>();
-    const candidates: ThreadCandidates = {
-      threads: found.map((r) => r[0]),
-      turnIds: found.flatMap((r) => r[1]),
-      turnStarts: found.flatMap((r) => r[2]),
-    };
-    if (candidates.turnIds.length <= cq.maxTurns) {
-      const q = buildThreadsQuery(req, candidates);
-      const rows = found.length
-        ? await (
-            await store.client.query({ query: q.sql, query_params: q.params, format: 'JSONEachRow', abort_signal: signal })
-          ).json<ThreadRow>()
-        : [];
-      if (rows.length >= cq.want || found.length < cq.max) {
-        const from = req.offset ?? 0;
-        for (const t of rows.slice(from, from + req.limit!)) yield asThread(t);
-        return;
-      }
+    const candidates = (await rs.json<[string]>()).map((r) => r[0]);
+    const q = buildThreadsQuery(req, candidates);
+    const rows = candidates.length
+      ? await (
+          await store.client.query({ query: q.sql, query_params: q.params, format: 'JSONEachRow', abort_signal: signal })
+        ).json<ThreadRow>()
+      : [];
+    if (rows.length >= cq.want || candidates.length < cq.max) {
+      const from = req.offset ?? 0;
+      for (const t of rows.slice(from, from + req.limit!)) yield asThread(t);
+      return;
     }
   }
   const { sql, params } = buildThreadsQuery(req);

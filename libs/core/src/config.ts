@@ -52,8 +52,8 @@ export const configSchema = z.object({
    * of an idle period. Fuller inserts cost the engine less per part (bench/RESULTS.md).
    */
   WEFT_WRITER_FLUSH_MS: int(20, 0),
-  /** All-in-one: past WEFT_WRITER_FLUSH_MS the window stretches up to this (ms) while admitted call writes, or the last insert's clients, have yet to publish. */
-  WEFT_WRITER_FLUSH_MAX_MS: int(100, 0),
+  /** All-in-one: past WEFT_WRITER_FLUSH_MS the window stretches up to this (ms) while admitted call writes, or the last insert's clients, have yet to publish; 0 = off (default). */
+  WEFT_WRITER_FLUSH_MAX_MS: int(0, 0),
   /** In-process bus: call parts waiting for the writer before publishers get 503. */
   WEFT_BUS_MAX_PENDING: int(200_000, 1),
   /** How long a write may wait for the bus to acknowledge before the request gets 503. */

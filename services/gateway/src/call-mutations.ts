@@ -1,5 +1,5 @@
 import { badRequest, microsToClickHouse, nowMicros } from '@weft/core';
-import { Params } from '@weft/query';
+import { notDeletedSql, Params } from '@weft/query';
 import type { CallPartRow, Store } from '@weft/store';
 import type { CallIngest } from '@weft/ingest';
 
@@ -49,7 +49,7 @@ export class CallMutations {
       query: `SELECT DISTINCT id, parent_id FROM calls_starts
         WHERE project_id = ${project} AND trace_id IN (
             SELECT trace_id FROM calls_starts WHERE project_id = ${project} AND id IN ${p.strArray(callIds)})
-          AND id NOT IN (SELECT id FROM calls_deleted WHERE project_id = ${project})`,
+          AND ${notDeletedSql(project)}`,
       query_params: p.values,
       format: 'JSONEachRow',
     });

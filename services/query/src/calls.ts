@@ -71,7 +71,7 @@ export async function* streamCallLines(
   }
 }
 
-/** One page as (cursor, line) rows in RowBinary: the lines are copied out as JSONL, the last cursor kept. */
+/** One page as (cursor, line) rows in RowBinary: the lines compacted into JSONL, the last cursor kept. */
 async function fetchPage(store: Store, plan: CallsQueryPlan, spec: PageSpec, signal: AbortSignal): Promise<Page> {
   let ids: string[] | undefined;
   if (plan.idsFirst(spec)) {
@@ -91,10 +91,6 @@ async function fetchPage(store: Store, plan: CallsQueryPlan, spec: PageSpec, sig
   const chunks: Buffer[] = [];
   for await (const chunk of rs.stream as AsyncIterable<Buffer>) chunks.push(chunk);
   const buf = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
-  // The lines are compacted in place (each moves towards the start: dropping a row's cursor and
-  // length prefixes frees more bytes than its newline takes): no second page-sized buffer, which
-  // at ~7 MB a page was most of the stream's garbage.
-  const out = buf;
   let pos = 0;
   let written = 0;
   let rows = 0;
@@ -117,13 +113,16 @@ async function fetchPage(store: Store, plan: CallsQueryPlan, spec: PageSpec, sig
     const ll = readLength();
     // The last row's cursor is read before its line moves over it.
     if (pos + ll >= buf.length) lastCursor = buf.toString('utf8', cursorAt, cursorAt + cl);
-    written += buf.copy(out, written, pos, pos + ll);
-    out[written++] = 0x0a;
+    // The line moves towards the start of `buf`, in place (dropping a row's cursor and length
+    // prefixes frees more bytes than its newline takes): no second page-sized buffer, which at
+    // ~7 MB a page was most of the stream's garbage.
+    written += buf.copy(buf, written, pos, pos + ll);
+    buf[written++] = 0x0a;
     pos += ll;
     rows++;
   }
   const last = rows ? (JSON.parse(lastCursor) as Cursor) : undefined;
-  return { jsonl: out.subarray(0, written), rows, last };
+  return { jsonl: buf.subarray(0, written), rows, last };
 }
 
 /**

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { Client } from './helpers/client';
 import { metricSeries } from '@weft/harness';
-import { eventually, pipeline, queriedIds, upsertBatch } from './helpers/pipeline';
+import { eventually, pipeline, postCallsUntilStopped, queriedIds } from './helpers/pipeline';
 import type { RunningWeft } from './helpers/server';
 
 // Pacing by the writers' lag (WEFT_MAX_WRITER_LAG_MS): a writer that stops absorbing (here
@@ -26,22 +26,12 @@ describe('pacing by the writers lag', { timeout: 240_000 }, () => {
     const [gateway, writer] = await Promise.all([p.startGateway(), p.startWriter()]);
     running.push(gateway, writer);
     const api = new Client(gateway.url);
-    const acked: string[] = [];
     const answers: { at: number; status: number; retryAfter: string | null; text: string }[] = [];
-    let n = 0;
-    let stopped = false;
-    const loop = async () => {
-      while (!stopped) {
-        const ids = Array.from({ length: 20 }, (_, i) => `lag-${n}-${i}`);
-        n++;
-        const r = await api.post('/call/upsert_batch', upsertBatch('acme/lag', ids));
-        answers.push({ at: Date.now(), status: r.status, retryAfter: r.headers.get('retry-after'), text: r.text });
-        if (r.status === 200) acked.push(...ids);
-        else if (r.status !== 503) throw new Error(`unexpected ${r.status}: ${r.text}`);
-        else await sleep(50);
-      }
-    };
-    const loops = [loop(), loop()];
+    const traffic = postCallsUntilStopped(api, 'acme/lag', 'lag', {
+      pauseAfter503Ms: 50,
+      onAnswer: (r) => answers.push({ at: Date.now(), status: r.status, retryAfter: r.headers.get('retry-after'), text: r.text }),
+    });
+    const acked = traffic.acked;
     // Flowing: writes acknowledged and written.
     await eventually(async () => acked.length >= 200, 30_000, 'first acknowledgements');
 
@@ -51,8 +41,7 @@ describe('pacing by the writers lag', { timeout: 240_000 }, () => {
     const resumedAt = Date.now();
     process.kill(writer.proc.pid!, 'SIGCONT');
     await eventually(async () => answers.some((a) => a.at > resumedAt && a.status === 200), 60_000, 'writes accepted again');
-    stopped = true;
-    await Promise.all(loops);
+    await traffic.stop();
 
     const stalled = answers.filter((a) => a.at > stalledAt && a.at <= resumedAt);
     const refusals = stalled.filter((a) => a.status === 503);

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Client } from './client';
+import { Client, type Reply } from './client';
 import { newDataDir, startWeft, type RunningWeft } from './server';
 
 /**
@@ -62,12 +62,21 @@ export function upsertBatch(project: string, ids: string[]): unknown {
   };
 }
 
+/** How postCallsUntilStopped posts: loops, calls per post, the pause after a 503, and who sees each answer. */
+export interface CallLoadOptions {
+  workers?: number;
+  callsPerPost?: number;
+  pauseAfter503Ms?: number;
+  onAnswer?: (r: Reply) => void;
+}
+
 /**
- * Posts batches of `callsPerPost` calls from `workers` loops until stopped, as a client under
- * load would: a 503 is waited out (200 ms) and retried with new ids; anything else but 200 fails.
+ * Posts batches of calls from `workers` loops until stopped, as a client under load would: a 503
+ * is waited out (`pauseAfter503Ms`) and retried with new ids; anything else but 200 fails.
  * Records the ids acknowledged and a count per status.
  */
-export function postCallsUntilStopped(api: Client, project: string, tag: string, workers = 2, callsPerPost = 20) {
+export function postCallsUntilStopped(api: Client, project: string, tag: string, opts: CallLoadOptions = {}) {
+  const { workers = 2, callsPerPost = 20, pauseAfter503Ms = 200, onAnswer } = opts;
   const acked: string[] = [];
   const statuses = new Map<number, number>();
   let n = 0;
@@ -77,10 +86,11 @@ export function postCallsUntilStopped(api: Client, project: string, tag: string,
       const ids = Array.from({ length: callsPerPost }, (_, i) => `${tag}-${n}-${i}`);
       n++;
       const r = await api.post('/call/upsert_batch', upsertBatch(project, ids));
+      onAnswer?.(r);
       statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
       if (r.status === 200) acked.push(...ids);
       else if (r.status !== 503) throw new Error(`unexpected ${r.status}: ${r.text}`);
-      else await new Promise((resolve) => setTimeout(resolve, 200));
+      else await new Promise((resolve) => setTimeout(resolve, pauseAfter503Ms));
     }
   };
   const loops = Array.from({ length: workers }, loop);

@@ -60,8 +60,9 @@ export interface KafkaBusOptions<T> {
   /** How long start-up waits for the cluster (topics created, leaders elected) before giving up. */
   startupTimeoutMs: number;
   /**
-   * Publishing side: refuse publishes (503) while a record this process had acknowledged has
-   * waited longer than this for the writers (`groupId`) to commit it; 0 = never (writer-lag.ts).
+   * Publishing side: publishes wait while the backlog this process acknowledged would take the
+   * writers (`groupId`) longer than this at their measured pace, and are refused (503) once a
+   * record has waited four times this for them; 0 = no pacing (writer-lag.ts).
    */
   maxWriterLagMs?: number;
   log: Logger;

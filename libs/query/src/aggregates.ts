@@ -1,6 +1,6 @@
 import type { CallsAggregateReq } from '@weft/api';
 import { CallsQueryPlan } from './calls';
-import { priceRankOrderSql, projectPricesSql } from './costs';
+import { priceRankOrderSql, projectPricesSql, tokenCostSql } from './costs';
 import type { Params, BuiltQuery } from './params';
 
 /**
@@ -66,10 +66,18 @@ export class CallsAggregatePlan {
         sum(m.cache_read_input_tokens) AS cache_read_input_tokens, sum(m.cache_creation_input_tokens) AS cache_creation_input_tokens
       FROM (${calls}) ARRAY JOIN usage AS m
       GROUP BY op_name, llm_id, epoch`;
-    const cost = `if(pr.llm_id = '', 0, (u.prompt_tokens - u.cache_read_input_tokens - u.cache_creation_input_tokens) * pr.prompt_token_cost
-        + u.completion_tokens * pr.completion_token_cost + u.cache_read_input_tokens * pr.cache_read_input_token_cost
-        + u.cache_creation_input_tokens * pr.cache_creation_input_token_cost)`;
-    const rank = priceRankOrderSql(pid).replace('u.started_at', 'u.epoch_start');
+    const cost = `if(pr.llm_id = '', 0, ${tokenCostSql({
+      prompt: 'u.prompt_tokens',
+      completion: 'u.completion_tokens',
+      cacheRead: 'u.cache_read_input_tokens',
+      cacheCreation: 'u.cache_creation_input_tokens',
+      promptCost: 'pr.prompt_token_cost',
+      completionCost: 'pr.completion_token_cost',
+      cacheReadCost: 'pr.cache_read_input_token_cost',
+      cacheCreationCost: 'pr.cache_creation_input_token_cost',
+    })})`;
+    // Every call of an epoch picks the same price: its sum is priced as one of them (epoch_start) is.
+    const rank = priceRankOrderSql(pid, 'u.epoch_start');
     const sql = `SELECT op_name, llm_id AS model, sum(calls) AS calls, sum(requests) AS requests, sum(prompt_tokens) AS prompt_tokens,
       sum(completion_tokens) AS completion_tokens, sum(total_tokens) AS total_tokens, sum(cost) AS cost
     FROM (

@@ -126,13 +126,39 @@ export function projectPricesSql(pid: string): string {
 }
 
 /**
- * The order that picks one price per (call u, model) among prices pr: prices already effective
- * at the call's start first, then the project's over the default, then the newest.
+ * A price's level, as the price choice ranks it: the project's own (2) before the defaults (3);
+ * `col` names a price column (prefixed for a joined price row, bare inside an aggregate).
  */
-export function priceRankOrderSql(pid: string): string {
-  return `if(u.started_at >= pr.effective_date, 1, 2),
-      multiIf(pr.pricing_level = 'project' AND pr.pricing_level_id = ${pid}, 2, pr.pricing_level = 'default' AND pr.pricing_level_id = 'default', 3, 4),
-      pr.effective_date DESC`;
+function priceLevelRankSql(pid: string, col: (name: string) => string): string {
+  return `multiIf(${col('pricing_level')} = 'project' AND ${col('pricing_level_id')} = ${pid}, 2, ${col('pricing_level')} = 'default' AND ${col('pricing_level_id')} = 'default', 3, 4)`;
+}
+
+/**
+ * The one rule that picks a price per (call, model) among prices pr: prices already effective at
+ * the call's start (`startedAt`) first, then the project's over the default, then the newest.
+ * As the ORDER BY of a window over joined rows `pr`; callTotalCostSql applies the same keys to
+ * an array of prices.
+ */
+export function priceRankOrderSql(pid: string, startedAt = 'u.started_at'): string {
+  return `if(${startedAt} >= pr.effective_date, 1, 2), ${priceLevelRankSql(pid, (c) => `pr.${c}`)}, pr.effective_date DESC`;
+}
+
+/** Token counts and the prices they are charged at, as SQL expressions (uncached prompt tokens at the prompt price). */
+interface PricedTokens {
+  prompt: string;
+  completion: string;
+  cacheRead: string;
+  cacheCreation: string;
+  promptCost: string;
+  completionCost: string;
+  cacheReadCost: string;
+  cacheCreationCost: string;
+}
+
+/** The cost of token counts at a price: linear in each count (the figures include_costs reports per field). */
+export function tokenCostSql(t: PricedTokens): string {
+  return `(${t.prompt} - ${t.cacheRead} - ${t.cacheCreation}) * ${t.promptCost} + ${t.completion} * ${t.completionCost}
+      + ${t.cacheRead} * ${t.cacheReadCost} + ${t.cacheCreation} * ${t.cacheCreationCost}`;
 }
 
 /**
@@ -155,14 +181,22 @@ export function callTotalCostSql(pid: string): string {
   // in a constant map by model: a usage entry looks up its own model's few prices instead of
   // filtering the whole price list for every row (10M calls, the cost sort: 7.0 → 2.8 s of CPU).
   const prices = `(SELECT mapFromArrays(groupArray(llm_id), groupArray(ps)) FROM (SELECT llm_id, groupArray((effective_date,
-      multiIf(pricing_level = 'project' AND pricing_level_id = ${pid}, 2, pricing_level = 'default' AND pricing_level_id = 'default', 3, 4),
-      prompt_token_cost, completion_token_cost, cache_read_input_token_cost, cache_creation_input_token_cost)) AS ps
+      ${priceLevelRankSql(pid, (c) => c)}, prompt_token_cost, completion_token_cost, cache_read_input_token_cost, cache_creation_input_token_cost)) AS ps
     FROM (${projectPricesSql(pid)}) GROUP BY llm_id))`;
-  // u's model's prices in priceRankOrderSql's order: in force at the start, project before default, newest.
+  // u's model's prices ranked by priceRankOrderSql's keys: in force at the start, level, newest.
   const ranked = `arraySort(pr -> (if(started_at >= pr.1, 1, 2), pr.2, -toUnixTimestamp64Milli(pr.1)), ${prices}[u.1])`;
   const priced = `arrayMap(u -> (u, ${ranked}[1]), arrayFilter(u -> mapContains(${prices}, u.1), usage))`;
   // x.1: the usage tuple (.3 prompt, .4 completion, .6 cache read, .7 cache creation); x.2: its price.
-  const cost = `(x.1.3 - x.1.6 - x.1.7) * x.2.3 + x.1.4 * x.2.4 + x.1.6 * x.2.5 + x.1.7 * x.2.6`;
+  const cost = tokenCostSql({
+    prompt: 'x.1.3',
+    completion: 'x.1.4',
+    cacheRead: 'x.1.6',
+    cacheCreation: 'x.1.7',
+    promptCost: 'x.2.3',
+    completionCost: 'x.2.4',
+    cacheReadCost: 'x.2.5',
+    cacheCreationCost: 'x.2.6',
+  });
   return `if(empty(${priced}), NULL, arraySum(x -> ${cost}, ${priced}))`;
 }
 

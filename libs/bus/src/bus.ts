@@ -47,6 +47,11 @@ export interface Bus<T> {
   close(): Promise<void>;
   /** The HTTP edge's count of admitted requests that publish (in-process: the group-commit window waits for them). */
   expectPublishesFrom?(count: () => number): void;
+  /**
+   * Resolves once every message acknowledged before the call is stored: where a bus
+   * acknowledges before storing (the all-in-one's log), reads wait on it to see their writes.
+   */
+  caughtUp?(): Promise<void>;
 }
 
 /** The bus's load and state as the admission check sees them. */

@@ -3,6 +3,8 @@ import type { Bus } from './bus';
 import type { EnvelopeCodec } from './codec';
 import { InProcessBus } from './in-process';
 import { KafkaBus } from './kafka';
+import { LogBus } from './log-bus';
+import { join } from 'node:path';
 import { TOPICS } from './messages';
 
 /** A bus as a service sees it: the contract plus start-up and a health probe. */
@@ -49,6 +51,23 @@ export function createBus<T>(config: Config, log: Logger, codec: EnvelopeCodec<T
       log,
     });
     return Object.assign(bus, { kind: 'kafka' as const });
+  }
+  if (config.WEFT_ACK_AFTER === 'log') {
+    if (!codec.encodeMany || !codec.decodeMany) throw new Error('the local ingest log needs a codec with encodeMany and decodeMany');
+    const logBus = new LogBus<T>({
+      dir: join(config.WEFT_DATA_DIR, 'ingest-log'),
+      codec: { encodeMany: codec.encodeMany.bind(codec), decodeMany: codec.decodeMany.bind(codec) },
+      batchRows: config.WEFT_LOG_BATCH_ROWS,
+      flushMs: config.WEFT_LOG_FLUSH_MS,
+      maxPendingBytes: config.WEFT_BUS_MAX_PENDING_BYTES,
+      fsync: config.WEFT_LOG_FSYNC === '1',
+      log,
+    });
+    return Object.assign(logBus, {
+      kind: 'inprocess' as const,
+      start: async () => logBus.open(),
+      health: async () => ({ bus: 'inprocess', ack: 'log' }),
+    });
   }
   const bus = new InProcessBus<T>({
     maxBatch: config.WEFT_WRITER_BATCH_ROWS,

@@ -54,6 +54,18 @@ export const configSchema = z.object({
   WEFT_WRITER_FLUSH_MS: int(20, 0),
   /** All-in-one: past WEFT_WRITER_FLUSH_MS the window stretches up to this (ms) while admitted call writes, or the last insert's clients, have yet to publish; 0 = off (default). */
   WEFT_WRITER_FLUSH_MAX_MS: int(0, 0),
+  /**
+   * All-in-one: when a call write is acknowledged. `log`: once appended to the local ingest log
+   * under WEFT_DATA_DIR (then stored in large batches; reads wait for what was acknowledged
+   * before them). `insert`: once inserted (each insert as large as the requests in flight).
+   */
+  WEFT_ACK_AFTER: z.enum(['log', 'insert']).default('log'),
+  /** WEFT_ACK_AFTER=log: parts per insert at most... */
+  WEFT_LOG_BATCH_ROWS: int(10_000, 1),
+  /** ...and how long (ms) acknowledged parts wait for others to join their insert. */
+  WEFT_LOG_FLUSH_MS: int(100, 0),
+  /** WEFT_ACK_AFTER=log: `1` = fdatasync every append (survives power loss; the engine's own inserts are not synced either). */
+  WEFT_LOG_FSYNC: z.enum(['0', '1']).default('0'),
   /** In-process bus: call parts waiting for the writer before publishers get 503. */
   WEFT_BUS_MAX_PENDING: int(200_000, 1),
   /** How long a write may wait for the bus to acknowledge before the request gets 503. */

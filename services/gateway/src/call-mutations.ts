@@ -12,6 +12,8 @@ export class CallMutations {
   constructor(
     private readonly ingest: CallIngest,
     private readonly store: Store,
+    /** Resolves once the writes acknowledged so far are stored (Bus.caughtUp): the walk must see a call just written. */
+    private readonly caughtUp: () => Promise<void> = async () => undefined,
   ) {}
 
   async rename(projectId: string, callId: string, displayName: string | undefined): Promise<Record<string, never>> {
@@ -31,6 +33,7 @@ export class CallMutations {
   /** Deletes the calls and every descendant (within their traces), one tombstone part each. */
   async delete(projectId: string, callIds: string[]): Promise<{ num_deleted: number }> {
     if (callIds.length === 0) return { num_deleted: 0 };
+    await this.caughtUp();
     const doomed = await this.withDescendants(projectId, callIds);
     if (doomed.length === 0) return { num_deleted: 0 };
     const at = microsToClickHouse(nowMicros());

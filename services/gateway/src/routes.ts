@@ -67,7 +67,8 @@ export async function gatewayRoutes(app: FastifyInstance, deps: GatewayDeps): Pr
     sameProject(v2Project(ctx), body.end.project_id, 'end.project_id');
     return ingest.end(body.end);
   });
-  const mutations = new CallMutations(ingest, deps.store);
+  const bus = deps.bus;
+  const mutations = new CallMutations(ingest, deps.store, bus.caughtUp ? () => bus.caughtUp!() : undefined);
   addRoute(app, deps.auth, 'callUpdate', async (body) => mutations.rename(body.project_id, body.call_id, body.display_name));
   addRoute(app, deps.auth, 'callsDelete', async (body) => mutations.delete(body.project_id, body.call_ids));
 

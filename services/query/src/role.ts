@@ -6,7 +6,13 @@ import { queryRoutes } from './routes';
 export const queryRole: Role = (config) => ({
   name: 'query',
   async routes(app, deps) {
-    await app.register(queryRoutes, { store: deps.store, auth: needs(deps.auth, 'auth', 'query'), pageRows: config.WEFT_QUERY_PAGE_ROWS });
+    const bus = deps.bus;
+    await app.register(queryRoutes, {
+      store: deps.store,
+      auth: needs(deps.auth, 'auth', 'query'),
+      pageRows: config.WEFT_QUERY_PAGE_ROWS,
+      ...(bus?.caughtUp ? { caughtUp: () => bus.caughtUp!() } : {}),
+    });
     await app.register(uiRoutes);
   },
 });

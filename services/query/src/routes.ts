@@ -13,6 +13,8 @@ export interface QueryDeps {
   auth: Authenticator;
   /** Rows per ClickHouse query when streaming calls (see StreamOptions); default by store mode. */
   pageRows?: number;
+  /** Resolves once the writes acknowledged so far are stored (the all-in-one's ingest log): every read waits on it. */
+  caughtUp?: () => Promise<void>;
 }
 
 /**
@@ -24,6 +26,9 @@ const DEFAULT_PAGE_ROWS = 5000;
 /** The read side: every query endpoint, answered from ClickHouse. */
 export async function queryRoutes(app: FastifyInstance, deps: QueryDeps): Promise<void> {
   const pageRows = deps.pageRows ?? DEFAULT_PAGE_ROWS;
+  // Read-your-writes where writes are acknowledged before they are stored.
+  const caughtUp = deps.caughtUp;
+  if (caughtUp) app.addHook('preHandler', async () => caughtUp());
   addRoute(app, deps.auth, 'callsStreamQuery', async (body, { reply }) => {
     const abort = new AbortController();
     if (!needsEnrichment(body)) {

@@ -1,0 +1,172 @@
+import { appendFileSync, mkdtempSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import { describe, expect, it } from 'vitest';
+import { BusUnavailableError, LocalLog, LogBus, type LogBusOptions } from '../src';
+
+const dirOf = (tag: string) => mkdtempSync(join(tmpdir(), `weft-log-${tag}-`));
+const texts = (records: { payload: Buffer }[]) => records.map((r) => r.payload.toString());
+
+/** Values as lines: what the call-parts codec does with TabSeparated lines. */
+const lines = {
+  encodeMany: (values: string[]) => Buffer.from(values.join('\n')),
+  decodeMany: (bytes: Buffer | null) => (bytes ? bytes.toString().split('\n') : []),
+};
+const msgs = (n: number, tag: string) => Array.from({ length: n }, (_, i) => ({ key: tag, value: `${tag}-${i}` }));
+
+function bus(dir: string, over: Partial<LogBusOptions<string>> = {}): LogBus<string> {
+  const b = new LogBus<string>({
+    dir,
+    codec: lines,
+    batchRows: 1000,
+    flushMs: 20,
+    maxPendingBytes: 1 << 20,
+    fsync: false,
+    log: pino({ level: 'silent' }),
+    ...over,
+  });
+  b.open();
+  return b;
+}
+
+describe('local log', () => {
+  it('reads back what was appended and not committed, across segments, and deletes committed segments', async () => {
+    const dir = dirOf('segments');
+    const log = new LocalLog({ dir, segmentBytes: 64, fsync: false });
+    expect(log.open()).toEqual([]);
+    for (let i = 0; i < 10; i++) expect(await log.append([Buffer.from(`record-${i}-${'x'.repeat(20)}`)])).toBe(i);
+    log.close();
+    const segments = readdirSync(dir).filter((f) => f.endsWith('.log'));
+    expect(segments.length).toBeGreaterThan(2);
+
+    const again = new LocalLog({ dir, segmentBytes: 64, fsync: false });
+    const pending = again.open();
+    expect(pending.map((r) => r.seq)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    expect(texts(pending)[3]).toMatch(/^record-3-/);
+    again.commit(6);
+    expect(readdirSync(dir).filter((f) => f.endsWith('.log')).length).toBeLessThan(segments.length);
+    expect(await again.append([Buffer.from('after')])).toBe(10);
+    again.close();
+
+    const third = new LocalLog({ dir, segmentBytes: 64, fsync: false });
+    expect(third.open().map((r) => r.seq)).toEqual([7, 8, 9, 10]);
+    third.close();
+  });
+
+  it('cuts off a torn last frame (a write a kill interrupted) and keeps what came before it', async () => {
+    const dir = dirOf('torn');
+    const log = new LocalLog({ dir, segmentBytes: 1 << 20, fsync: true });
+    log.open();
+    await log.append([Buffer.from('one'), Buffer.from('two')]);
+    log.close();
+    const [segment] = readdirSync(dir).filter((f) => f.endsWith('.log'));
+    // A frame header promising 100 bytes, then only 3 of them.
+    appendFileSync(join(dir, segment!), Buffer.from([100, 0, 0, 0, 1, 2, 3, 4, 0x61, 0x62, 0x63]));
+
+    const again = new LocalLog({ dir, segmentBytes: 1 << 20, fsync: false });
+    expect(texts(again.open())).toEqual(['one', 'two']);
+    expect(await again.append([Buffer.from('three')])).toBe(2);
+    again.close();
+    const third = new LocalLog({ dir, segmentBytes: 1 << 20, fsync: false });
+    expect(texts(third.open())).toEqual(['one', 'two', 'three']);
+    third.close();
+  });
+});
+
+describe('log bus', () => {
+  it('acknowledges once logged, before the store has the values, and stores them in batches larger than a publish', async () => {
+    const b = bus(dirOf('ack'), { flushMs: 50 });
+    const stored: string[][] = [];
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    await b.subscribe('t', async (batch) => {
+      await gate;
+      stored.push(batch);
+    });
+    await Promise.all(Array.from({ length: 10 }, (_, i) => b.publish('t', msgs(5, `p${i}`))));
+    // Acknowledged, not stored yet: the store is held.
+    expect(stored).toEqual([]);
+    expect(b.pressure().pendingBytes).toBeGreaterThan(0);
+    const caughtUp = b.caughtUp();
+    release();
+    await caughtUp;
+    expect(stored.flat()).toHaveLength(50);
+    expect(stored.length).toBeLessThan(10);
+    expect(b.pressure().pendingBytes).toBe(0);
+    await b.close();
+  });
+
+  it('a read barrier waits for what was acknowledged before it, without waiting out the window', async () => {
+    const b = bus(dirOf('barrier'), { flushMs: 10_000 });
+    const stored: string[] = [];
+    await b.subscribe('t', async (batch) => void stored.push(...batch));
+    await b.publish('t', msgs(3, 'a'));
+    const started = performance.now();
+    await b.caughtUp();
+    expect(stored).toEqual(['a-0', 'a-1', 'a-2']);
+    expect(performance.now() - started).toBeLessThan(2_000);
+    await b.close();
+  });
+
+  it('refuses publishes past the bound of acknowledged bytes not yet stored, and takes them again once stored', async () => {
+    const b = bus(dirOf('bound'), { maxPendingBytes: 100, flushMs: 0 });
+    let release!: () => void;
+    let gate = new Promise<void>((r) => (release = r));
+    await b.subscribe('t', async () => gate);
+    await b.publish('t', [{ key: 'k', value: 'x'.repeat(80) }]);
+    await expect(b.publish('t', [{ key: 'k', value: 'y'.repeat(80) }])).rejects.toBeInstanceOf(BusUnavailableError);
+    release();
+    gate = Promise.resolve();
+    await b.caughtUp();
+    await b.publish('t', [{ key: 'k', value: 'z'.repeat(80) }]);
+    await b.close();
+  });
+
+  it('retries a failing store until it succeeds, and dead-letters only the values the store refuses for good', async () => {
+    const dir = dirOf('retry');
+    const b = bus(dir, { flushMs: 0 });
+    const stored: string[] = [];
+    let failures = 1;
+    await b.subscribe('t', async (batch) => {
+      if (failures-- > 0) throw new Error('store down');
+      const rejected = batch.flatMap((v, index) => (v.endsWith('-1') ? [{ index, reason: `bad value ${v}` }] : []));
+      stored.push(...batch.filter((v) => !v.endsWith('-1')));
+      return { rejected };
+    });
+    await b.publish('t', msgs(3, 'r'));
+    await b.caughtUp();
+    expect(stored).toEqual(['r-0', 'r-2']);
+    await b.close();
+    const dead = new LocalLog({ dir: join(dir, 'dead-letter'), segmentBytes: 1 << 20, fsync: false });
+    const letters = texts(dead.open());
+    dead.close();
+    expect(letters).toHaveLength(1);
+    expect(letters[0]).toContain('bad value r-1');
+    expect(letters[0]!.endsWith('\nr-1')).toBe(true);
+  });
+
+  it('replays at the next start what was acknowledged and not stored (the process stopped first)', async () => {
+    const dir = dirOf('replay');
+    const first = bus(dir, { flushMs: 0 });
+    // A store that never answers: the values stay acknowledged and unstored.
+    await first.subscribe('t', () => new Promise(() => undefined));
+    await first.publish('t', msgs(2, 'lost'));
+    // No close: as after a kill, the log is all that is left.
+
+    const second = bus(dir, { flushMs: 0 });
+    const stored: string[] = [];
+    await second.subscribe('t', async (batch) => void stored.push(...batch));
+    await second.caughtUp();
+    expect(stored).toEqual(['lost-0', 'lost-1']);
+    await second.close();
+
+    // Recorded as stored: a third start replays nothing.
+    const third = bus(dir, { flushMs: 0 });
+    const again: string[] = [];
+    await third.subscribe('t', async (batch) => void again.push(...batch));
+    await third.caughtUp();
+    expect(again).toEqual([]);
+    await third.close();
+  });
+});

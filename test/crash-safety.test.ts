@@ -24,8 +24,14 @@ const TS = '2024-07-01T00:00:00Z';
 const EMPTY_TABLE = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';
 
 async function callsById(api: Client, ids: string[]): Promise<Map<string, { ended_at: string | null; output: unknown }>> {
-  const rows = await api.jsonl('/calls/stream_query', { project_id: P, filter: { call_ids: ids }, columns: ['id', 'ended_at', 'output'] });
-  return new Map(rows.map((r) => [r.id, r]));
+  const found = new Map<string, { ended_at: string | null; output: unknown }>();
+  // call_ids takes at most 1,000 ids per request.
+  for (let at = 0; at < ids.length; at += 1000) {
+    const call_ids = ids.slice(at, at + 1000);
+    const rows = await api.jsonl('/calls/stream_query', { project_id: P, filter: { call_ids }, columns: ['id', 'ended_at', 'output'] });
+    for (const r of rows) found.set(r.id, r);
+  }
+  return found;
 }
 
 const WRITE_KINDS: WriteKind[] = [
@@ -167,4 +173,37 @@ describe('crash safety', () => {
       await second.stop();
     }
   }, 180_000);
+});
+
+describe('crash safety of the all-in-one ingest log (WEFT_ACK_AFTER=log)', () => {
+  it('stores after a SIGKILL and a restart the calls it had acknowledged from its log and not yet inserted, each once', async () => {
+    const dataDir = newDataDir('crash-log');
+    // A window far longer than the test: nothing acknowledged is inserted before the kill.
+    const first = await startWeft({ dataDir, env: { WEFT_LOG_FLUSH_MS: '600000', WEFT_LOG_BATCH_ROWS: '1000000' } });
+    const api = new Client(first.url);
+    const ids: string[] = [];
+    for (let r = 0; r < 20; r++) {
+      const batch = Array.from({ length: 10 }, (_, i) => `logged-${r}-${i}`);
+      const res = await api.post('/call/upsert_batch', {
+        batch: batch.flatMap((id) => [
+          { mode: 'start', req: { start: { project_id: P, id, trace_id: id, op_name: 'logged', started_at: TS } } },
+          { mode: 'end', req: { end: { project_id: P, id, ended_at: TS, output: 'done' } } },
+        ]),
+      });
+      expect(res.status).toBe(200);
+      ids.push(...batch);
+    }
+    await first.kill();
+
+    const second = await startWeft({ dataDir });
+    try {
+      const api2 = new Client(second.url);
+      const found = await callsById(api2, ids);
+      expect(ids.filter((id) => found.get(id)?.output !== 'done')).toEqual([]);
+      const stats = await api2.post('/calls/query_stats', { project_id: P, filter: { op_names: ['logged'] } });
+      expect(stats.body.count).toBe(ids.length);
+    } finally {
+      await second.stop();
+    }
+  }, 120_000);
 });

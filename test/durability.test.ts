@@ -2,10 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { Client } from './helpers/client';
 import { newDataDir, startWeft } from './helpers/server';
 
-describe('durability of the all-in-one mode', () => {
+// Both ways the all-in-one acknowledges a call write: once in its ingest log, or once inserted.
+describe.each(['log', 'insert'])('durability of the all-in-one mode (WEFT_ACK_AFTER=%s)', (ackAfter) => {
+  const env = { WEFT_ACK_AFTER: ackAfter };
   it('keeps data across a graceful restart on the same data directory', async () => {
     const dataDir = newDataDir('restart');
-    const first = await startWeft({ dataDir });
+    const first = await startWeft({ dataDir, env });
     const api = new Client(first.url);
     const s = await api.post('/call/start', {
       start: { project_id: 'acme/restart', op_name: 'persist', started_at: '2024-01-01T00:00:00Z', inputs: { a: 1 }, attributes: {} },
@@ -13,7 +15,7 @@ describe('durability of the all-in-one mode', () => {
     expect(s.status).toBe(200);
     expect(await first.stop()).toBe(0);
 
-    const second = await startWeft({ dataDir });
+    const second = await startWeft({ dataDir, env });
     try {
       const rows = await new Client(second.url).jsonl('/calls/stream_query', { project_id: 'acme/restart' });
       expect(rows.map((r) => r.id)).toEqual([s.body.id]);
@@ -25,7 +27,7 @@ describe('durability of the all-in-one mode', () => {
 
   it('loses nothing acknowledged when killed with SIGKILL mid-stream', async () => {
     const dataDir = newDataDir('kill9');
-    const first = await startWeft({ dataDir });
+    const first = await startWeft({ dataDir, env });
     const api = new Client(first.url);
     const acked = new Set<string>();
     let stop = false;
@@ -64,7 +66,7 @@ describe('durability of the all-in-one mode', () => {
     stop = true;
     await Promise.all(writers);
 
-    const second = await startWeft({ dataDir });
+    const second = await startWeft({ dataDir, env });
     try {
       const api2 = new Client(second.url);
       const ids = new Set((await api2.jsonl('/calls/stream_query', { project_id: 'acme/kill', columns: ['id'] })).map((r) => r.id));

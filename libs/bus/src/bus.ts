@@ -56,7 +56,7 @@ export interface Bus<T> {
 
 /** The bus's load and state as the admission check sees them. */
 export interface BusPressure {
-  /** Bytes handed to the bus and not yet acknowledged. */
+  /** Bytes handed to the bus and not yet acknowledged (the ingest log: acknowledged and not yet stored). */
   pendingBytes: number;
   /** WEFT_BUS_MAX_PENDING_BYTES: publishes beyond it are refused. */
   maxPendingBytes: number;

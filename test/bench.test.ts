@@ -97,6 +97,18 @@ describe('benchmarks run (tiny mode)', () => {
     expect(r.out).toMatch(/filtered \(op_names, 1 in 20\) \+ columns, to the end.* 100 rows,/);
   }, 300_000);
 
+  it('bench:stream-memory loads, streams to the end, and splits the memory growth into its shares', async () => {
+    const r = await runBench('stream-memory.ts', { BENCH_STREAM_CALLS: '3000', BENCH_DATA_DIR: newDataDir('bench-stream-memory') });
+    ok(r);
+    expect(r.out).toMatch(/loaded 3000 calls of ~1 KB/);
+    expect(r.out.match(/^run \d: 3,000 rows in \d+ ms/gm)).toHaveLength(2);
+    for (const line of r.out.match(/^  (at the RSS peak|after the stream|6 s later).*$/gm) ?? [])
+      expect(line).toMatch(
+        /RSS [+-]\d+ MiB = Node heap [+-]\d+, Node buffers [+-]\d+, engine tracked [+-]\d+ \(jemalloc allocated [+-]\d+, resident [+-]\d+, dirty [+-]\d+\)/,
+      );
+    expect(r.out.match(/^  (at the RSS peak|after the stream|6 s later)/gm)).toHaveLength(6);
+  }, 300_000);
+
   it('bench:query runs every query in server mode too (the engine behind its HTTP interface)', async () => {
     const r = await runBench('query.ts', {
       BENCH_SERVER: '1',

@@ -100,6 +100,7 @@ export class LogBus<T> implements Bus<T> {
     t.queue.push(r);
     t.queuedBytes += r.payload.length;
     this.pendingBytes += r.payload.length;
+    metrics.ingestLogUnstoredBytes.set(this.pendingBytes);
     t.lastSeq = r.seq;
   }
 
@@ -224,6 +225,7 @@ export class LogBus<T> implements Bus<T> {
       t.storedSeq = last;
       t.queuedBytes -= bytes;
       this.pendingBytes -= bytes;
+      metrics.ingestLogUnstoredBytes.set(this.pendingBytes);
       t.barriers = t.barriers.filter((b) => (b.seq <= last ? (b.resolve(), false) : true));
     }
   }

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
+import { metrics } from '@weft/core';
 import { BusUnavailableError, LocalLog, LogBus, type LogBusOptions } from '../src';
 
 const dirOf = (tag: string) => mkdtempSync(join(tmpdir(), `weft-log-${tag}-`));
@@ -88,12 +89,15 @@ describe('log bus', () => {
     // Acknowledged, not stored yet: the store is held.
     expect(stored).toEqual([]);
     expect(b.pressure().pendingBytes).toBeGreaterThan(0);
+    // Operators see the backlog: acknowledged and not yet stored.
+    expect((await metrics.ingestLogUnstoredBytes.get()).values[0]!.value).toBe(b.pressure().pendingBytes);
     const caughtUp = b.caughtUp();
     release();
     await caughtUp;
     expect(stored.flat()).toHaveLength(50);
     expect(stored.length).toBeLessThan(10);
     expect(b.pressure().pendingBytes).toBe(0);
+    expect((await metrics.ingestLogUnstoredBytes.get()).values[0]!.value).toBe(0);
     await b.close();
   });
 

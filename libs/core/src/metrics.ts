@@ -39,6 +39,11 @@ export const metrics = {
     help: 'Messages handed to the bus and not yet acknowledged',
     registers,
   }),
+  ingestLogUnstoredBytes: new Gauge({
+    name: 'weft_ingest_log_unstored_bytes',
+    help: 'All-in-one (WEFT_ACK_AFTER=log): bytes of call parts acknowledged from the ingest log and not yet stored',
+    registers,
+  }),
   busRejected: new Counter({
     name: 'weft_bus_rejected_total',
     help: 'Publishes refused (overload, timeout, broker down); the client got 503',

@@ -36,6 +36,20 @@ export interface LocalLogOptions {
   fsync: boolean;
 }
 
+/**
+ * An append that failed. `firstSeq` ≥ 0: the records are in the file all the same under these
+ * sequence numbers (only the sync failed); -1: nothing was written.
+ */
+export class LogWriteError extends Error {
+  constructor(
+    message: string,
+    readonly firstSeq = -1,
+  ) {
+    super(message);
+    this.name = 'LogWriteError';
+  }
+}
+
 export interface LogRecord {
   seq: number;
   payload: Buffer;
@@ -116,13 +130,24 @@ export class LocalLog {
       buffers.push(header, p);
       bytes += HEADER + p.length;
     }
-    writeAll(this.fd, buffers, bytes);
+    try {
+      writeAll(this.fd, buffers, bytes);
+    } catch (e) {
+      // A write cut short (disk full, I/O error) must not leave a torn frame before the next
+      // append's: cut the segment back to where this one began.
+      ftruncateSync(this.fd, this.segmentSize);
+      throw new LogWriteError(`local log ${this.opts.dir}: write failed (${(e as Error).message})`);
+    }
     const first = this.nextSeq;
     this.nextSeq += payloads.length;
     this.segmentSize += bytes;
     if (this.opts.fsync) {
       const fd = this.fd;
-      await new Promise<void>((resolve, reject) => fdatasync(fd, (e) => (e ? reject(e) : resolve())));
+      await new Promise<void>((resolve, reject) =>
+        fdatasync(fd, (e) =>
+          e ? reject(new LogWriteError(`local log ${this.opts.dir}: fdatasync failed (${e.message})`, first)) : resolve(),
+        ),
+      );
     }
     return first;
   }

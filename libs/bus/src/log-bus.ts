@@ -3,7 +3,7 @@ import { metrics, type Logger } from '@weft/core';
 import type { BatchHandler, Bus, BusPressure, Subscription } from './bus';
 import { BusUnavailableError } from './bus';
 import type { EnvelopeCodec } from './codec';
-import { LocalLog, type LogRecord } from './local-log';
+import { LocalLog, LogWriteError, type LogRecord } from './local-log';
 import type { BusMessage } from './messages';
 
 export interface LogBusOptions<T> {
@@ -114,7 +114,17 @@ export class LogBus<T> implements Bus<T> {
       metrics.busRejected.inc({ reason: 'overload' });
       throw new BusUnavailableError(`ingest log full (${this.pendingBytes} bytes acknowledged and not yet stored); not stored`, 1);
     }
-    const seq = await t.log.append([payload]);
+    let seq: number;
+    try {
+      seq = await t.log.append([payload]);
+    } catch (e) {
+      metrics.busRejected.inc({ reason: 'error' });
+      this.opts.log.error({ err: e, topic }, 'local log: append failed');
+      const written = e instanceof LogWriteError ? e.firstSeq : -1;
+      // Written but not synced: it is in the log, so it is stored like the rest; the client is told it may be.
+      if (written >= 0) this.enqueue(t, { seq: written, payload });
+      throw new BusUnavailableError(`${(e as Error).message}; ${written >= 0 ? 'the parts may still be stored' : 'not stored'}`, 5);
+    }
     this.enqueue(t, { seq, payload });
     if (this.queuedRows(t) >= this.opts.batchRows) t.wake?.();
     this.kick(topic, t);

@@ -57,6 +57,8 @@ export interface LogRecord {
 
 const HEADER = 8;
 const COMMITTED = 'committed';
+/** The pid of the process that has the log open: two writers on one log would interleave frames. */
+const OWNER = 'owner.pid';
 const SEGMENT = /^(\d{20})\.log$/;
 
 const segmentName = (seq: number) => `${String(seq).padStart(20, '0')}.log`;
@@ -76,6 +78,7 @@ export class LocalLog {
   /** Opens the log (creating it when absent) and returns the records not yet committed, in order. */
   open(): LogRecord[] {
     mkdirSync(this.opts.dir, { recursive: true });
+    this.claim();
     const committedFile = join(this.opts.dir, COMMITTED);
     if (existsSync(committedFile)) this.committedSeq = Number(readFileSync(committedFile, 'utf8').trim());
     const starts = readdirSync(this.opts.dir)
@@ -172,6 +175,22 @@ export class LocalLog {
   close(): void {
     if (this.fd >= 0) closeSync(this.fd);
     this.fd = -1;
+    rmSync(join(this.opts.dir, OWNER), { force: true });
+  }
+
+  /**
+   * Takes the log for this process, or fails naming the live process that has it (e.g. two
+   * all-in-one processes on one WEFT_DATA_DIR against one ClickHouse server). A killed owner's
+   * file is stale: its pid is gone.
+   */
+  private claim(): void {
+    const file = join(this.opts.dir, OWNER);
+    const owner = existsSync(file) ? Number(readFileSync(file, 'utf8').trim()) : NaN;
+    if (Number.isInteger(owner) && owner !== process.pid && processAlive(owner))
+      throw new Error(
+        `local log ${this.opts.dir} is in use by process ${owner}: give each process its own WEFT_DATA_DIR (or remove ${file} if that process is not a weft)`,
+      );
+    writeFileSync(file, String(process.pid));
   }
 
   private startSegment(seq: number): void {
@@ -187,6 +206,16 @@ export class LocalLog {
     while (this.segments.length > 1 && this.segments[1]! - 1 <= this.committedSeq) {
       rmSync(join(this.opts.dir, segmentName(this.segments.shift()!)), { force: true });
     }
+  }
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    // EPERM: it exists, it is someone else's.
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

@@ -1,4 +1,4 @@
-import { appendFileSync, mkdtempSync, readdirSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
@@ -53,6 +53,21 @@ describe('local log', () => {
     const third = new LocalLog({ dir, segmentBytes: 64, fsync: false });
     expect(third.open().map((r) => r.seq)).toEqual([7, 8, 9, 10]);
     third.close();
+  });
+
+  it("belongs to one process at a time; a dead owner's claim is stale", async () => {
+    const dir = dirOf('owner');
+    const log = new LocalLog({ dir, segmentBytes: 1 << 20, fsync: false });
+    log.open();
+    // Another live process (this test's parent, say) holds it: refused, naming it.
+    writeFileSync(join(dir, 'owner.pid'), String(process.ppid));
+    expect(() => new LocalLog({ dir, segmentBytes: 1 << 20, fsync: false }).open()).toThrow(`in use by process ${process.ppid}`);
+    // A pid no process has (killed owner): taken over.
+    writeFileSync(join(dir, 'owner.pid'), '4194303');
+    const again = new LocalLog({ dir, segmentBytes: 1 << 20, fsync: false });
+    expect(again.open()).toEqual([]);
+    again.close();
+    log.close();
   });
 
   it('cuts off a torn last frame (a write a kill interrupted) and keeps what came before it', async () => {

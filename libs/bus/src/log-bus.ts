@@ -61,6 +61,8 @@ const RETRY_MS = 1_000;
 export class LogBus<T> implements Bus<T> {
   private readonly topics = new Map<string, Topic<T>>();
   private pendingBytes = 0;
+  /** Values per record (one publish) in the last batch stored: how gather estimates the values waiting. */
+  private rowsPerRecord = 1;
   private closed = false;
   private readonly deadLetters: LocalLog;
 
@@ -207,13 +209,10 @@ export class LogBus<T> implements Bus<T> {
     });
   }
 
-  /** Rows are not known before decoding; the records' bytes stand for them (a record is one publish). */
+  /** Values are not counted before decoding: the records waiting times the values per record of the last batch stand for them. */
   private queuedRows(t: Topic<T>): number {
     return t.queue.length * this.rowsPerRecord;
   }
-
-  /** Values per record seen so far (the gather's estimate of how many rows wait). */
-  private rowsPerRecord = 1;
 
   private async consume(name: string, t: Topic<T>): Promise<void> {
     while (t.queue.length > 0 && t.handler) {

@@ -202,7 +202,10 @@ describe('acknowledged means durable on a three-broker cluster (replication 3, m
     const fresh = pipeline(cluster!.brokers, 'startup', { KAFKA_REPLICATION_FACTOR: '3' });
     // The waiting gateway starts first, so that it is past its store's start-up and retrying
     // Kafka by the time the one with a 4 s deadline has given up.
-    const waiting = fresh.startGateway();
+    let waitedForTopics = false;
+    const waiting = fresh.startGateway({}, (l) => {
+      if ((l as { msg?: string }).msg?.startsWith('waiting for kafka: creating topics')) waitedForTopics = true;
+    });
     let listening = false;
     void waiting.then(
       (w) => ((listening = true), running.push(w)),
@@ -216,10 +219,12 @@ describe('acknowledged means durable on a three-broker cluster (replication 3, m
     await expect(gone).rejects.toThrow(/kafka not ready after \d+ s \(KAFKA_STARTUP_TIMEOUT_MS=4000\) while creating topics/);
     await sleep(3_000);
     expect(listening, 'the gateway must not serve before its topics exist').toBe(false);
+    // It says what it waits for (on a loaded machine its store's start-up can take a while first).
+    await eventually(async () => waitedForTopics, 120_000, 'the waiting gateway logging that it waits to create its topics');
+    expect(listening).toBe(false);
     // Replication 3 needs all three brokers back before the topics can be created.
     await Promise.all([cluster!.restart(a), cluster!.restart(b)]);
     const gw = await waiting;
-    expect(gw.logs.some((l) => (l as { msg?: string }).msg?.startsWith('waiting for kafka: creating topics'))).toBe(true);
     await eventually(
       async () => (await new Client(gw.url).post('/call/upsert_batch', upsertBatch('acme/startup', ['s-1']))).status === 200,
       120_000,

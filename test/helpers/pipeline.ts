@@ -12,7 +12,7 @@ import { newDataDir, startWeft, type RunningWeft } from './server';
 export interface Pipeline {
   env: Record<string, string>;
   prefix: string;
-  startGateway(extra?: Record<string, string>): Promise<RunningWeft>;
+  startGateway(extra?: Record<string, string>, onLog?: (record: unknown) => void): Promise<RunningWeft>;
   startWriter(opts?: { dataDir?: string; env?: Record<string, string> }): Promise<RunningWeft>;
 }
 
@@ -32,8 +32,13 @@ export function pipeline(brokers: string, label: string, extra: Record<string, s
   return {
     env,
     prefix,
-    startGateway: (more = {}) =>
-      startWeft({ entry: 'services/gateway/src/main.ts', dataDir: newDataDir(`${label}-gw`), env: { ...env, ...more } }),
+    startGateway: (more = {}, onLog) =>
+      startWeft({
+        entry: 'services/gateway/src/main.ts',
+        dataDir: newDataDir(`${label}-gw`),
+        env: { ...env, ...more },
+        ...(onLog ? { onLog } : {}),
+      }),
     startWriter: (opts = {}) =>
       startWeft({ dataDir: opts.dataDir ?? newDataDir(`${label}-writer`), env: { ...env, WEFT_ROLES: 'writer,query', ...opts.env } }),
   };

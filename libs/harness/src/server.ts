@@ -37,6 +37,8 @@ export async function startWeft(
     entry?: string;
     /** Extra node options (e.g. --cpu-prof, which NODE_OPTIONS refuses). */
     nodeArgs?: string[];
+    /** Called with each log record as it comes, also before the server listens. */
+    onLog?: (record: unknown) => void;
   } = {},
 ): Promise<RunningWeft> {
   const dataDir = opts.dataDir ?? newDataDir('weft');
@@ -75,6 +77,7 @@ export async function startWeft(
         /* plain text line */
       }
       logs.push(parsed);
+      opts.onLog?.(parsed);
       const rec = parsed as { msg?: string; port?: number; otlpGrpcPort?: number };
       if (rec?.msg === 'OTLP/gRPC listening' && typeof rec.otlpGrpcPort === 'number') grpcPort = rec.otlpGrpcPort;
       if (rec?.msg === 'listening' && typeof rec.port === 'number') {

@@ -48,8 +48,9 @@ export interface Bus<T> {
   /** The HTTP edge's count of admitted requests that publish (in-process: the group-commit window waits for them). */
   expectPublishesFrom?(count: () => number): void;
   /**
-   * Resolves once every message acknowledged before the call is stored: where a bus
-   * acknowledges before storing (the all-in-one's log), reads wait on it to see their writes.
+   * Resolves once every message acknowledged before the call is stored (or, the store failing,
+   * after a bound): where a bus acknowledges before storing (the all-in-one's log), reads wait
+   * on it to see their writes.
    */
   caughtUp?(): Promise<void>;
 }

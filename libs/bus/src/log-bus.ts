@@ -20,6 +20,8 @@ export interface LogBusOptions<T> {
   /** fdatasync each append (survives power loss, not only the process being killed). */
   fsync: boolean;
   segmentBytes?: number;
+  /** The longest caughtUp waits (default CAUGHT_UP_MAX_MS). */
+  caughtUpMaxMs?: number;
   log: Logger;
 }
 
@@ -48,6 +50,12 @@ interface Topic<T> {
 
 /** How long a failed insert waits before it is tried again (acknowledged values are never given up). */
 const RETRY_MS = 1_000;
+/**
+ * The longest a read waits for the writes acknowledged before it (`caughtUp`). An insert takes
+ * well under a second; past this the store is failing or throttled, and a read that went ahead
+ * without the newest writes serves users better than one hanging until its request times out.
+ */
+const CAUGHT_UP_MAX_MS = 5_000;
 
 /**
  * The all-in-one bus that acknowledges a publish once it is in a local append-only log
@@ -144,7 +152,8 @@ export class LogBus<T> implements Bus<T> {
   /**
    * Resolves once every message acknowledged before the call is stored (at once when none is
    * waiting): the read barrier that keeps the all-in-one read-your-writes. The batch waiting is
-   * inserted now rather than at the end of its window.
+   * inserted now rather than at the end of its window. Past CAUGHT_UP_MAX_MS (a failing store)
+   * it resolves anyway, and says so in the log.
    */
   caughtUp(): Promise<void> {
     const waits: Promise<void>[] = [];
@@ -154,7 +163,22 @@ export class LogBus<T> implements Bus<T> {
       waits.push(new Promise<void>((resolve) => t.barriers.push({ seq, resolve })));
       t.wake?.();
     }
-    return Promise.all(waits).then(() => undefined);
+    if (waits.length === 0) return Promise.resolve();
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<void>((resolve) => {
+      timer = setTimeout(() => {
+        this.opts.log.warn(
+          { waitedMs: this.caughtUpMaxMs, unstoredBytes: this.pendingBytes },
+          'local log: a read goes ahead before the writes acknowledged before it are stored (the store is slow or failing)',
+        );
+        resolve();
+      }, this.caughtUpMaxMs);
+    });
+    return Promise.race([Promise.all(waits).then(() => undefined), late]).finally(() => clearTimeout(timer));
+  }
+
+  private get caughtUpMaxMs(): number {
+    return this.opts.caughtUpMaxMs ?? CAUGHT_UP_MAX_MS;
   }
 
   async subscribe(topic: string, handler: BatchHandler<T>): Promise<Subscription> {

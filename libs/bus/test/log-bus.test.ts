@@ -128,6 +128,17 @@ describe('log bus', () => {
     await b.close();
   });
 
+  it('a read barrier gives up after its bound when the store does not answer, and says so', async () => {
+    const b = bus(dirOf('barrier-bound'), { flushMs: 0, caughtUpMaxMs: 200 });
+    await b.subscribe('t', () => new Promise(() => undefined));
+    await b.publish('t', msgs(1, 'stuck'));
+    const started = performance.now();
+    await b.caughtUp();
+    const waited = performance.now() - started;
+    expect(waited).toBeGreaterThanOrEqual(190);
+    expect(waited).toBeLessThan(2_000);
+  });
+
   it('refuses publishes past the bound of acknowledged bytes not yet stored, and takes them again once stored', async () => {
     const b = bus(dirOf('bound'), { maxPendingBytes: 100, flushMs: 0 });
     let release!: () => void;

@@ -16,18 +16,6 @@ import {
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 
-/**
- * An append-only log of records in segment files under one directory, the durable half of the
- * all-in-one's log bus: a record is acknowledged once it is in the file (the page cache: it
- * survives the process being killed, as the engine's own inserts do; `fsync` adds the disk).
- * What the consumer has stored is recorded as a sequence number (`committed`); a start reads
- * back the records after it. Segments wholly committed are deleted.
- *
- * File format: segments named by the sequence number of their first record (20 digits), each a
- * run of frames `u32 length | u32 crc32(payload) | payload` (little-endian). A frame cut short
- * or failing its checksum can only be the tail of the last segment (a write interrupted by a
- * kill, never acknowledged): it is cut off when the log is opened.
- */
 export interface LocalLogOptions {
   dir: string;
   /** A segment past this many bytes is closed and a new one started. */
@@ -63,6 +51,18 @@ const SEGMENT = /^(\d{20})\.log$/;
 
 const segmentName = (seq: number) => `${String(seq).padStart(20, '0')}.log`;
 
+/**
+ * An append-only log of records in segment files under one directory, the durable half of the
+ * all-in-one's log bus: a record is acknowledged once it is in the file (the page cache: it
+ * survives the process being killed, as the engine's own inserts do; `fsync` adds the disk).
+ * What the consumer has stored is recorded as a sequence number (`committed`); a start reads
+ * back the records after it. Segments wholly committed are deleted.
+ *
+ * File format: segments named by the sequence number of their first record (20 digits), each a
+ * run of frames `u32 length | u32 crc32(payload) | payload` (little-endian). A frame cut short
+ * or failing its checksum can only be the tail of the last segment (a write interrupted by a
+ * kill, never acknowledged): it is cut off when the log is opened.
+ */
 export class LocalLog {
   private fd = -1;
   private segmentStart = 0;

@@ -47,6 +47,8 @@ interface LoadResult {
   cpuMicros: number[];
   /** ...of which the first process's main (JavaScript) thread; the rest is the engine's and libuv's threads. */
   mainThreadCpuMicros: number;
+  /** ...and by thread name (a thread that ended during the run is not counted here). */
+  threadCpuMicros: Record<string, number>;
   /** The load generator's own CPU time, µs (it shares the cores). */
   driverCpuMicros: number;
 }
@@ -73,6 +75,22 @@ function processCpuMicros(pid: number, task?: number): number {
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return ((Number(fields[11]) + Number(fields[12])) * 1e6) / CLOCK_TICKS;
 }
+/**
+ * CPU time (µs) of a process's threads by name, its main thread as `main`: Node names its V8
+ * and libuv helpers `node` alike, the CPU profiler's thread `v8:ProfEvntProc` (what profiling costs).
+ */
+function threadCpuByName(pid: number): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const name = Number(task) === pid ? 'main' : readFileSync(`/proc/${pid}/task/${task}/comm`, 'utf8').trim();
+      out.set(name, (out.get(name) ?? 0) + processCpuMicros(pid, Number(task)));
+    } catch {
+      // The thread ended between the listing and the read.
+    }
+  }
+  return out;
+}
 const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
 
 /**
@@ -92,6 +110,7 @@ async function drive(label: string, gatewayUrl: string, queryUrl: string, cpuPid
   const started = performance.now();
   const cpuAtStart = cpuPids.map((pid) => processCpuMicros(pid));
   const mainAtStart = processCpuMicros(gatewayPid, gatewayPid);
+  const threadsAtStart = threadCpuByName(gatewayPid);
   const driverAtStart = process.cpuUsage();
 
   // Bodies from pre-serialised call templates: the load generator shares the 2 cores, keep it cheap.
@@ -136,12 +155,15 @@ async function drive(label: string, gatewayUrl: string, queryUrl: string, cpuPid
   const driver = process.cpuUsage(driverAtStart);
   const cpuMicros = cpuPids.map((pid, i) => processCpuMicros(pid) - cpuAtStart[i]!);
   const mainThreadCpuMicros = processCpuMicros(gatewayPid, gatewayPid) - mainAtStart;
+  const threadCpuMicros: Record<string, number> = {};
+  for (const [name, micros] of threadCpuByName(gatewayPid)) threadCpuMicros[name] = micros - (threadsAtStart.get(name) ?? 0);
   // A short run on a busy machine may end before the first sample: take one, after the clock.
   const last = lastAcked as { id: string; at: number } | null;
   if (delays.length === 0 && last) await sampleOne(last);
   return {
     cpuMicros,
     mainThreadCpuMicros,
+    threadCpuMicros,
     driverCpuMicros: driver.user + driver.system,
     calls: acked,
     seconds,
@@ -346,7 +368,6 @@ async function main(): Promise<void> {
         KAFKA_TOPIC_PREFIX: `bench-${Date.now()}.`,
         KAFKA_TOPIC_PARTITIONS: '6',
         KAFKA_COMPRESSION: COMPRESSION,
-        KAFKA_FETCH_MAX_WAIT_MS: '50',
       };
       const gateway = await startWeft({
         entry: 'services/gateway/src/main.ts',
@@ -383,6 +404,12 @@ async function main(): Promise<void> {
       cpuMicrosPerCallServingProcess: {
         mainThread: Math.round(r.mainThreadCpuMicros / r.calls),
         otherThreads: Math.round((r.cpuMicros[0]! - r.mainThreadCpuMicros) / r.calls),
+        byThreadName: Object.fromEntries(
+          Object.entries(r.threadCpuMicros)
+            .map(([name, micros]) => [name, +(micros / r.calls).toFixed(1)] as const)
+            .filter(([, perCall]) => perCall >= 0.5)
+            .sort((a, b) => b[1] - a[1]),
+        ),
       },
       driverCpuMicrosPerCall: Math.round(r.driverCpuMicros / r.calls),
     });

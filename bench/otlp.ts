@@ -336,7 +336,6 @@ async function main(): Promise<void> {
     KAFKA_BROKERS: brokers,
     KAFKA_TOPIC_PREFIX: `otlp-bench-${Date.now()}.`,
     KAFKA_TOPIC_PARTITIONS: '6',
-    KAFKA_FETCH_MAX_WAIT_MS: '50',
   };
   const gateway = await startWeft({ entry: 'services/gateway/src/main.ts', env: kafkaEnv, nodeArgs: nodeArgs('gateway') });
   const writer = await startWeft({ env: { ...kafkaEnv, WEFT_ROLES: 'writer,query' }, nodeArgs: nodeArgs('writer') });

@@ -8,7 +8,6 @@ import {
   type IHeaders,
   type KafkaMessage,
   type Message,
-  type PartitionMetadata,
   type Producer,
 } from 'kafkajs';
 import { metrics, type Logger } from '@weft/core';
@@ -18,6 +17,7 @@ import { UndecodableMessageError, type EnvelopeCodec } from './codec';
 import { publishWithDeadline, type Settleable } from './deadline';
 import { GroupCommit } from './group-commit';
 import { untilKafkaReady } from './kafka-startup';
+import { keyPartition } from './murmur2';
 import { useSynchronousGzip } from './kafka-gzip';
 import type { BusMessage } from './messages';
 import { WriterLag, type CommittedOffsets } from './writer-lag';
@@ -119,8 +119,6 @@ export class KafkaBus<T> implements Bus<T> {
   private readonly lanes = new Map<string, PartitionLane>();
   /** Partition count per physical topic, learnt at start; messages are placed by key hash. */
   private readonly partitionCounts = new Map<string, number>();
-  private readonly partitioner = Partitioners.DefaultPartitioner();
-  private readonly partitionLists = new Map<number, PartitionMetadata[]>();
   private pendingMessages = 0;
   private pendingBytes = 0;
   private producerConnected: Promise<void> | null = null;
@@ -353,7 +351,7 @@ export class KafkaBus<T> implements Bus<T> {
     const physical = this.physical(topic);
     const partitions = this.partitionCounts.get(physical);
     if (!partitions) throw new BusUnavailableError(`topic ${physical} is not ready (bus not started)`);
-    const byPartition = this.encodeByPartition(physical, partitions, messages);
+    const byPartition = this.encodeByPartition(partitions, messages);
     let bytes = 0;
     for (const records of byPartition.values()) for (const r of records) bytes += (r.value as Buffer).length + (r.key as string).length;
     const busy = this.pendingMessages > 0;
@@ -432,14 +430,14 @@ export class KafkaBus<T> implements Bus<T> {
    * codec joins values (encodeMany; keyed by the first value's key, which hashes to that
    * partition like every other key in it), else a record per value.
    */
-  private encodeByPartition(topic: string, partitions: number, messages: BusMessage<T>[]): Map<number, Message[]> {
+  private encodeByPartition(partitions: number, messages: BusMessage<T>[]): Map<number, Message[]> {
     const codec = this.opts.codec;
     const grouped = new Map<number, BusMessage<T>[]>();
     // A call's start and end share a key: hash each key once per publish.
     const seen = new Map<string, number>();
     for (const m of messages) {
       let partition = seen.get(m.key);
-      if (partition === undefined) seen.set(m.key, (partition = this.partitionOf(topic, partitions, m.key)));
+      if (partition === undefined) seen.set(m.key, (partition = keyPartition(m.key, partitions)));
       let list = grouped.get(partition);
       if (!list) grouped.set(partition, (list = []));
       list.push(m);
@@ -454,17 +452,6 @@ export class KafkaBus<T> implements Bus<T> {
       );
     }
     return records;
-  }
-
-  /** The partition of a key: Kafka's default (murmur2 of the key), as kafkajs and the Java client place it. */
-  private partitionOf(topic: string, partitions: number, key: string): number {
-    // One metadata list per partition count, not one per message (it was 1–2 % of the gateway).
-    let partitionMetadata = this.partitionLists.get(partitions);
-    if (!partitionMetadata) {
-      partitionMetadata = Array.from({ length: partitions }, (_, partitionId) => ({ partitionId, leader: 0 }) as PartitionMetadata);
-      this.partitionLists.set(partitions, partitionMetadata);
-    }
-    return this.partitioner({ topic, partitionMetadata, message: { key, value: null } });
   }
 
   private lane(topic: string, partition: number): PartitionLane {

@@ -45,7 +45,7 @@ export const configSchema = z.object({
   /** Largest request body accepted, in bytes (413 above). */
   WEFT_BODY_LIMIT_BYTES: int(32 * 1024 * 1024, 1024),
   /** Writer: insert when this many call parts are buffered... */
-  WEFT_WRITER_BATCH_ROWS: int(5000, 1),
+  WEFT_WRITER_BATCH_ROWS: int(20_000, 1),
   /**
    * ...the group-commit window (ms): the all-in-one waits this long before each insert for more
    * parts (unless WEFT_WRITER_BATCH_ROWS wait already); the Kafka writer after the first part
@@ -136,10 +136,13 @@ export const configSchema = z.object({
   KAFKA_STARTUP_TIMEOUT_MS: int(300_000, 1000),
   /** Producer batch compression. */
   KAFKA_COMPRESSION: z.enum(['gzip', 'none']).default('gzip'),
-  /** Writer fetch: the broker answers when this many bytes are ready... */
-  KAFKA_FETCH_MIN_BYTES: int(1, 1),
+  /**
+   * Writer fetch: the broker answers when this many bytes are ready... (the writer inserts what
+   * one fetch brings: a fetch that waits for more makes the engine's inserts larger and cheaper)
+   */
+  KAFKA_FETCH_MIN_BYTES: int(2 * 1024 * 1024, 1),
   /** ...or after this many ms. */
-  KAFKA_FETCH_MAX_WAIT_MS: int(100, 0),
+  KAFKA_FETCH_MAX_WAIT_MS: int(200, 0),
   /** Writer: a member silent this long is dropped from the group and its partitions move on. */
   KAFKA_SESSION_TIMEOUT_MS: int(30_000, 1000),
   /** Writer: consumers (group members) per process. */

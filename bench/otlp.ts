@@ -9,6 +9,7 @@
  *   BENCH_URL=http://127.0.0.1:6345 BENCH_API_KEY=… npm run bench:otlp   # a server already running
  *   BENCH_KAFKA=1 npm run bench:otlp   # also the distributed mode: gateway → Kafka → writer
  *                                      # (a test broker from Maven jars, or KAFKA_BROKERS=…)
+ *   BENCH_CONVERSION_ONLY=1 npm run bench:otlp   # only the in-process conversion rates (no server)
  *   BENCH_KINDS=protobuf BENCH_PROFILE=/tmp/prof npm run bench:otlp   # one encoding, the server under
  *                                      # `node --cpu-prof` (profiles written to that folder on stop)
  *
@@ -23,6 +24,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { convertExportRequest, decodeExportTraceServiceRequest, encodeExportTraceServiceRequest, parseOtlpJson } from '@weft/otlp';
+import { encodeCallPartsTsv, endPart, startPart, type CallPartRow } from '@weft/store';
 import { basicAuth, HARNESS_API_KEY, type KafkaBroker, newDataDir, startKafkaBroker, startWeft, TEST_ROOT } from '@weft/harness';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -164,6 +166,13 @@ function conversionRates(): Record<string, { per_wall_s: number; per_cpu_s: numb
     convert_only: measure(() => void convertExportRequest(reqJson, { projectId: PROJECT })),
     json_parse_and_convert: measure(() => void convertExportRequest(parseOtlpJson(text), { projectId: PROJECT })),
     protobuf_decode_and_convert: measure(() => void convertExportRequest(decodeExportTraceServiceRequest(proto), { projectId: PROJECT })),
+    // ...and the rows the gateway builds of them, as the insert's bytes: the whole span-to-store path in JavaScript.
+    protobuf_to_insert_bytes: measure(() => {
+      const { calls } = convertExportRequest(decodeExportTraceServiceRequest(proto), { projectId: PROJECT });
+      const rows: CallPartRow[] = [];
+      for (const c of calls) rows.push(startPart(c.start, 'bench', 1_700_000_000_000_000), endPart(c.end, 1_700_000_000_000_000));
+      encodeCallPartsTsv(rows);
+    }),
   };
 }
 
@@ -313,6 +322,7 @@ async function main(): Promise<void> {
     `OTLP bench: batch ${BATCH} spans/request, ${CONCURRENCY} in flight, ${SECONDS}s per encoding; ${cpus().length} cores, load average ${loadavg()[0]!.toFixed(1)}`,
   );
   console.log('pure conversion (one core, spans/s):', conversionRates());
+  if (process.env.BENCH_CONVERSION_ONLY === '1') return;
   mkdirSync(TEST_ROOT, { recursive: true });
   if (process.env.BENCH_URL) {
     await measure('given server', { gatewayUrl: process.env.BENCH_URL, queryUrl: process.env.BENCH_URL });

@@ -120,10 +120,25 @@ const two0 = (n: number) => (n < 10 ? '0' + n : '' + n);
 /** `YYYY-MM-DD HH:MM:SS.ffffff` in UTC: the text form ClickHouse's DateTime64(6) accepts and returns. */
 export function microsToClickHouse(micros: number): string {
   const seconds = Math.floor(micros / 1_000_000);
+  return `${dateTimeText(seconds, ' ')}.${pad(micros - seconds * 1_000_000, 6)}`;
+}
+
+/**
+ * ISO 8601 with `Z`, microseconds kept, the fraction omitted when zero and given as
+ * milliseconds when it has no finer digits (how the reference's pydantic serialises datetimes).
+ */
+export function microsToIso(micros: number): string {
+  const seconds = Math.floor(micros / 1_000_000);
   const frac = micros - seconds * 1_000_000;
+  const text = dateTimeText(seconds, 'T');
+  if (frac === 0) return text + 'Z';
+  return frac % 1000 === 0 ? `${text}.${pad(frac / 1000, 3)}Z` : `${text}.${pad(frac, 6)}Z`;
+}
+
+/** `YYYY-MM-DD<sep>HH:MM:SS` in UTC of epoch seconds, without Date (H. Hinnant's civil_from_days). */
+function dateTimeText(seconds: number, sep: string): string {
   const days = Math.floor(seconds / 86_400);
   let sod = seconds - days * 86_400;
-  // H. Hinnant's civil_from_days: no Date on the hot path.
   const z = days + 719468;
   const era = Math.floor(z / 146097);
   const doe = z - era * 146097;
@@ -137,16 +152,7 @@ export function microsToClickHouse(micros: number): string {
   sod -= hour * 3600;
   const minute = Math.floor(sod / 60);
   const second = sod - minute * 60;
-  return `${pad(year, 4)}-${two0(month)}-${two0(day)} ${two0(hour)}:${two0(minute)}:${two0(second)}.${pad(frac, 6)}`;
-}
-
-/**
- * ISO 8601 with `Z`, microseconds kept, the fraction omitted when zero (how the reference's
- * pydantic serialises datetimes).
- */
-export function microsToIso(micros: number): string {
-  const ch = microsToClickHouse(micros);
-  return clickHouseToIso(ch);
+  return `${pad(year, 4)}-${two0(month)}-${two0(day)}${sep}${two0(hour)}:${two0(minute)}:${two0(second)}`;
 }
 
 /** Converts ClickHouse's `YYYY-MM-DD HH:MM:SS[.fff...]` text (UTC) to ISO 8601 with `Z`. */

@@ -23,6 +23,16 @@ describe('timestamps', () => {
     expect(clickHouseToIso('2024-05-01 12:00:00.120000')).toBe('2024-05-01T12:00:00.120Z');
     expect(clickHouseToIso('2024-05-01 12:00:00.123')).toBe('2024-05-01T12:00:00.123Z');
   });
+  it('prints ISO directly as it reads through the ClickHouse form, for any time', () => {
+    expect(microsToIso(Date.UTC(2024, 4, 1, 12) * 1000 + 120_000)).toBe('2024-05-01T12:00:00.120Z');
+    expect(microsToIso(Date.UTC(2024, 4, 1, 12) * 1000 + 123_400)).toBe('2024-05-01T12:00:00.123400Z');
+    const micros = fc.oneof(
+      fc.integer({ min: -62_135_596_800_000_000, max: 253_402_300_799_999_999 }), // years 1–9999
+      fc.integer({ min: 0, max: 4_102_444_800_000 }).map((ms) => ms * 1000), // whole milliseconds
+      fc.integer({ min: 0, max: 4_102_444_800 }).map((s) => s * 1_000_000), // whole seconds
+    );
+    fc.assert(fc.property(micros, (m) => microsToIso(m) === clickHouseToIso(microsToClickHouse(m))));
+  });
   it('converts OTLP nanoseconds without precision loss', () => {
     expect(nanosToMicros('1714564800123456789')).toBe(1714564800123456);
     expect(nanosToMicros(1714564800123456789n)).toBe(1714564800123456);

@@ -14,8 +14,9 @@ import { getOwn, isObject, setOwn } from './values';
  */
 export function expandAttributes(flat: Record<string, unknown>): Record<string, unknown> {
   const root: Record<string, unknown> = {};
-  // Objects created here for key prefixes; anything else in the tree is a leaf value.
-  const branches = new WeakSet<object>([root]);
+  // Objects created here for key prefixes; anything else in the tree is a leaf value. A Set, not
+  // a WeakSet: it lives for one expansion, and weak tables cost the garbage collector more.
+  const branches = new Set<object>([root]);
   for (const key of Object.keys(flat)) {
     const value = parseJsonLooking(flat[key]);
     const parts = key.split('.');
@@ -53,7 +54,7 @@ export function expandAttributes(flat: Record<string, unknown>): Record<string, 
 }
 
 /** The leaves under a prefix branch as `[dotted key, value]`, keys starting with `prefix`. */
-function flattenBranch(branch: Record<string, unknown>, prefix: string, branches: WeakSet<object>): [string, unknown][] {
+function flattenBranch(branch: Record<string, unknown>, prefix: string, branches: Set<object>): [string, unknown][] {
   const out: [string, unknown][] = [];
   for (const k of Object.keys(branch)) {
     const v = branch[k];
@@ -80,7 +81,7 @@ const INDEX_RE = /^(0|[1-9]\d*)$/;
  * Only the dicts made from dotted keys are candidates: a JSON value an attribute carried
  * (`{"0": …}` parsed from a string) is kept as it was sent, and is not walked.
  */
-function numericKeysToLists(v: unknown, branches: WeakSet<object>): unknown {
+function numericKeysToLists(v: unknown, branches: Set<object>): unknown {
   if (!isObject(v) || !branches.has(v)) return v;
   const keys = Object.keys(v);
   for (const k of keys) v[k] = numericKeysToLists(v[k], branches);
@@ -94,15 +95,22 @@ function numericKeysToLists(v: unknown, branches: WeakSet<object>): unknown {
   return list;
 }
 
-// The convention tables look up the same few dozen paths for every span: split them once.
-const splitCache = new Map<string, string[]>();
-function splitPath(path: string): string[] {
-  let parts = splitCache.get(path);
-  if (!parts) {
-    parts = path.split('.');
-    if (splitCache.size < 10_000) splitCache.set(path, parts);
+/** A dotted path split once: its parts, and for each part the rest of the path from it as one key. */
+interface SplitPath {
+  parts: string[];
+  rests: string[];
+}
+
+// The convention tables look up the same few dozen paths (~75 lookups per span): split them once.
+const splitCache = new Map<string, SplitPath>();
+function splitPath(path: string): SplitPath {
+  let split = splitCache.get(path);
+  if (!split) {
+    const parts = path.split('.');
+    split = { parts, rests: parts.map((_, i) => parts.slice(i).join('.')) };
+    if (splitCache.size < 10_000) splitCache.set(path, split);
   }
-  return parts;
+  return split;
 }
 
 /**
@@ -111,7 +119,7 @@ function splitPath(path: string): string[] {
  * expandAttributes).
  */
 export function getPath(tree: Record<string, unknown>, path: string): unknown {
-  const parts = splitPath(path);
+  const { parts, rests } = splitPath(path);
   let node: unknown = tree;
   for (let i = 0; i < parts.length; i++) {
     const part = parts[i]!;
@@ -120,7 +128,7 @@ export function getPath(tree: Record<string, unknown>, path: string): unknown {
     else if (isObject(node)) next = getOwn(node, part);
     const more = i < parts.length - 1;
     if (more && isObject(node) && (next === undefined || next === null || typeof next !== 'object')) {
-      const literal = getOwn(node, parts.slice(i).join('.'));
+      const literal = getOwn(node, rests[i]!);
       if (literal !== undefined) return literal;
     }
     if (next === undefined) return undefined;

@@ -212,7 +212,7 @@ async function gatewayRate(
   url: string,
   kind: Kind,
   grpcPort?: number,
-): Promise<{ spansPerSec: number; requests: number; p50ms: number; p99ms: number; spans: number }> {
+): Promise<{ spansPerSec: number; requests: number; p50ms: number; p99ms: number; spans: number; seconds: number }> {
   const grpc = kind === 'grpc' ? new GrpcClient(`127.0.0.1:${grpcPort}`, credentials.createInsecure()) : null;
   // A pool of distinct bodies (fresh ids each): every request writes new calls.
   const bodies = Array.from({ length: CONCURRENCY }, () => makeBody(kind));
@@ -256,13 +256,17 @@ async function gatewayRate(
     p50ms: Math.round(latencies[Math.floor(latencies.length * 0.5)]!),
     p99ms: Math.round(latencies[Math.floor(latencies.length * 0.99)]!),
     spans,
+    seconds: ms / 1000,
   };
 }
 
-/** CPU seconds (user + system, all threads, ClickHouse engine included) the server process has used. */
-function serverCpuSeconds(pid: number | undefined): number {
+/**
+ * CPU seconds (user + system, all threads, ClickHouse engine included) the server process has
+ * used; `mainThread`: its JavaScript thread's alone.
+ */
+function serverCpuSeconds(pid: number | undefined, mainThread = false): number {
   if (!pid) return 0;
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const stat = readFileSync(mainThread ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
 }
@@ -286,8 +290,10 @@ async function measure(label: string, t: Target): Promise<void> {
   ) as Kind[];
   for (const kind of kinds) {
     const cpu0 = serverCpuSeconds(t.pid);
+    const main0 = serverCpuSeconds(t.pid, true);
     const r = await gatewayRate(t.gatewayUrl, kind, t.grpcPort ?? undefined);
     const cpu = serverCpuSeconds(t.pid) - cpu0;
+    const mainBusy = (serverCpuSeconds(t.pid, true) - main0) / r.seconds;
     total += r.spans;
     const what =
       kind === 'upsert_batch'
@@ -295,7 +301,10 @@ async function measure(label: string, t: Target): Promise<void> {
         : kind === 'grpc'
           ? 'OTLP/gRPC via TraceService/Export'
           : `OTLP/${kind} via /otel/v1/traces`;
-    const perCpu = t.pid ? `, ${rate(r.spans, cpu * 1000)} spans per CPU-second of the ${label === 'kafka' ? 'gateway' : 'server'}` : '';
+    // The main thread's busy share: near 1, it (not the cores) is what bounds the rate.
+    const perCpu = t.pid
+      ? `, ${rate(r.spans, cpu * 1000)} spans per CPU-second of the ${label === 'kafka' ? 'gateway' : 'server'}, its main thread ${Math.round(mainBusy * 100)} % busy`
+      : '';
     console.log(
       `[${label}] ${what}: ${r.spansPerSec} spans/s acknowledged (${r.requests} requests, p50 ${r.p50ms} ms, p99 ${r.p99ms} ms${perCpu})`,
     );

@@ -123,7 +123,7 @@ export function convertExportRequest(req: unknown, opts: ConvertOptions): Export
 }
 
 /** The response's partial_success: null when every span was accepted. */
-export function partialSuccessOf(c: ExportConversion): PartialSuccess | null {
+export function partialSuccessOf(c: Pick<ExportConversion, 'rejectedSpans' | 'errors'>): PartialSuccess | null {
   if (c.rejectedSpans === 0) return null;
   let error_message = c.errors.slice(0, MAX_MESSAGES).join('; ');
   if (c.errors.length > MAX_MESSAGES) error_message += '; ...';

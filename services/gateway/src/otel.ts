@@ -1,7 +1,7 @@
 import { badRequest, forbidden, metrics, nowMicros, type Caller, type Logger } from '@weft/core';
-import { convertExportRequest, OtlpRequestError, partialSuccessOf, type PartialSuccess } from '@weft/otlp';
-import { endPart, startPart, type CallPartRow } from '@weft/store';
+import { partialSuccessOf, type PartialSuccess } from '@weft/otlp';
 import type { CallIngest } from '@weft/ingest';
+import { spansToParts, type OtlpPayload } from './otlp-spans';
 
 /** Which entrance a batch of spans came through (a metric label). */
 export type OtlpTransport = 'http' | 'grpc' | 'trace_endpoint';
@@ -11,10 +11,10 @@ const MAX_LOGGED_REJECTIONS = 20;
 
 /**
  * OTLP spans into the call pipeline: each accepted span becomes a start part and an end
- * part, published in one batch; resolves once the bus holds them durably. No span is lost
- * silently: each rejected one is reported to the client (partial_success or the request's
- * error), logged at warn with its project, trace and span id and reason, and counted in
- * `weft_otlp_spans_rejected_total{reason}`.
+ * part (encoded by spansToParts), published in one batch; resolves once the bus holds them
+ * durably. No span is lost silently: each rejected one is reported to
+ * the client (partial_success or the request's error), logged at warn with its project, trace
+ * and span id and reason, and counted in `weft_otlp_spans_rejected_total{reason}`.
  */
 export class OtelIngest {
   constructor(
@@ -23,50 +23,42 @@ export class OtelIngest {
   ) {}
 
   /**
-   * `traces` is a decoded ExportTraceServiceRequest (either encoding). `fieldPrefix` names
-   * where it sat in the request, for 400s (`traces.` in the /otel/v1/trace body).
+   * `payload` is an ExportTraceServiceRequest in either encoding, or decoded. `fieldPrefix`
+   * names where it sat in the request, for 400s (`traces.` in the /otel/v1/trace body).
    */
   async ingest(
-    traces: unknown,
+    payload: OtlpPayload,
     opts: { projectId: string | null; runId?: string | null; fieldPrefix?: string; transport: OtlpTransport },
     caller: Caller,
   ): Promise<PartialSuccess | null> {
     const transport = opts.transport;
-    let conversion;
-    try {
-      conversion = convertExportRequest(traces, { projectId: opts.projectId, runId: opts.runId ?? null });
-    } catch (e) {
-      if (e instanceof OtlpRequestError) {
-        const field = e.field === 'project_id' || !opts.fieldPrefix ? e.field : opts.fieldPrefix + e.field;
-        this.refused(e.field === 'project_id' ? 'no_project' : 'invalid_request', e.message, transport, opts.projectId, caller);
-        throw badRequest(e.message, field);
-      }
-      throw e;
+    const parts = spansToParts(payload, {
+      projectId: opts.projectId,
+      runId: opts.runId ?? null,
+      userId: caller.userId,
+      acceptedAtMicros: nowMicros(),
+    });
+    if (!parts.ok) {
+      // Undecodable: the body's own error. Unusable as a whole: logged and counted too.
+      if (parts.reason === null) throw badRequest(parts.message, parts.field);
+      const field = parts.field === 'project_id' || !opts.fieldPrefix ? parts.field : opts.fieldPrefix + parts.field;
+      this.refused(parts.reason, parts.message, transport, opts.projectId, caller);
+      throw badRequest(parts.message, field);
     }
     // Spans may name their project in resource attributes: check every project they land in.
     if (!caller.isAdmin) {
-      for (const project of new Set(conversion.calls.map((c) => c.start.project_id))) {
+      for (const project of parts.projects) {
         const entity = project.slice(0, project.indexOf('/'));
         if (!caller.entities.includes(entity)) {
-          this.refused(
-            'forbidden',
-            `no access to project ${project}`,
-            transport,
-            project,
-            caller,
-            conversion.calls.length + conversion.rejectedSpans,
-          );
+          this.refused('forbidden', `no access to project ${project}`, transport, project, caller, parts.accepted + parts.rejectedSpans);
           throw forbidden(`no access to project ${project}`);
         }
       }
     }
-    const at = nowMicros();
-    const rows: CallPartRow[] = [];
-    for (const c of conversion.calls) rows.push(startPart(c.start, caller.userId, at), endPart(c.end, at));
-    if (rows.length > 0) await this.calls.publish(rows);
-    metrics.otlpSpansAccepted.inc({ transport }, conversion.calls.length);
-    for (const r of conversion.rejections) metrics.otlpSpansRejected.inc({ reason: r.reason, transport });
-    conversion.rejections.slice(0, MAX_LOGGED_REJECTIONS).forEach((r) => {
+    if (parts.keys.length > 0) await this.calls.publishLines(parts.keys, parts.lines, parts.ends);
+    metrics.otlpSpansAccepted.inc({ transport }, parts.accepted);
+    for (const r of parts.rejections) metrics.otlpSpansRejected.inc({ reason: r.reason, transport });
+    parts.rejections.slice(0, MAX_LOGGED_REJECTIONS).forEach((r) => {
       this.log.warn(
         {
           project: r.project,
@@ -81,13 +73,13 @@ export class OtelIngest {
         'OTLP span rejected',
       );
     });
-    if (conversion.rejections.length > MAX_LOGGED_REJECTIONS) {
+    if (parts.rejections.length > MAX_LOGGED_REJECTIONS) {
       this.log.warn(
-        { more: conversion.rejections.length - MAX_LOGGED_REJECTIONS, key: caller.keyId, transport },
+        { more: parts.rejections.length - MAX_LOGGED_REJECTIONS, key: caller.keyId, transport },
         'OTLP spans rejected (more in this request)',
       );
     }
-    return partialSuccessOf(conversion);
+    return partialSuccessOf(parts);
   }
 
   /** A whole request refused: the client gets the error; here it is logged and its spans counted. */

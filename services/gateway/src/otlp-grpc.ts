@@ -4,13 +4,7 @@ import type { Bus } from '@weft/bus';
 import type { CallPartEnvelope } from '@weft/ingest';
 import { badRequest, type ApiError, type Config, type Logger } from '@weft/core';
 import { toApiError, type Authenticator, type KeyRateLimiter } from '@weft/http';
-import {
-  decodeExportTraceServiceRequest,
-  encodeExportTraceServiceResponse,
-  grpcCodeForHttpStatus,
-  OtlpRequestError,
-  type PartialSuccess,
-} from '@weft/otlp';
+import { encodeExportTraceServiceResponse, grpcCodeForHttpStatus, type PartialSuccess } from '@weft/otlp';
 import { CallIngest } from '@weft/ingest';
 import { OtelIngest } from './otel';
 
@@ -122,14 +116,7 @@ async function exportTraces(call: ServerUnaryCall<Buffer, PartialSuccess | null>
     if (!parsed.success) throw badRequest('project_id metadata: must be <entity>/<project>', 'project_id');
     projectId = parsed.data;
   }
-  let traces: unknown;
-  try {
-    traces = decodeExportTraceServiceRequest(call.request);
-  } catch (e) {
-    if (e instanceof OtlpRequestError) throw badRequest(e.message, e.field);
-    throw e;
-  }
-  return opts.ingest.ingest(traces, { projectId, transport: 'grpc' }, caller);
+  return opts.ingest.ingest({ protobuf: call.request }, { projectId, transport: 'grpc' }, caller);
 }
 
 function metadataValue(md: Metadata, key: string): string | undefined {

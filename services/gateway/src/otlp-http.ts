@@ -4,14 +4,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { projectId as projectIdSchema } from '@weft/api';
 import { ApiError, badRequest, payloadTooLarge, type AuthScheme, type Caller } from '@weft/core';
 import type { Authenticator } from '@weft/http';
-import {
-  decodeExportTraceServiceRequest,
-  encodeExportTraceServiceResponse,
-  encodeRpcStatus,
-  grpcCodeForHttpStatus,
-  OtlpRequestError,
-  parseOtlpJson,
-} from '@weft/otlp';
+import { encodeExportTraceServiceResponse, encodeRpcStatus, grpcCodeForHttpStatus } from '@weft/otlp';
 import type { OtelIngest } from './otel';
 
 export interface OtlpHttpDeps {
@@ -67,23 +60,8 @@ export async function otlpHttpRoutes(app: FastifyInstance, deps: OtlpHttpDeps): 
     const protobuf = PROTOBUF_TYPES.includes(mediaType(request));
     const raw = await decompress(request.body as Buffer, request.headers['content-encoding'], deps.bodyLimitBytes);
 
-    let traces: unknown;
-    if (protobuf) {
-      try {
-        traces = decodeExportTraceServiceRequest(raw);
-      } catch (e) {
-        if (e instanceof OtlpRequestError) throw badRequest(e.message, e.field);
-        throw e;
-      }
-    } else {
-      try {
-        traces = parseOtlpJson(raw.toString('utf8'));
-      } catch (e) {
-        throw badRequest(`request body: invalid JSON (${(e as Error).message})`);
-      }
-    }
-
-    const partial = await deps.ingest.ingest(traces, { projectId: projectHeader(request), transport: 'http' }, caller);
+    const payload = protobuf ? { protobuf: raw } : { json: raw.toString('utf8') };
+    const partial = await deps.ingest.ingest(payload, { projectId: projectHeader(request), transport: 'http' }, caller);
     if (protobuf) {
       return reply.type('application/x-protobuf').send(Buffer.from(encodeExportTraceServiceResponse(partial)));
     }

@@ -79,7 +79,7 @@ export async function gatewayRoutes(app: FastifyInstance, deps: GatewayDeps): Pr
     'otelTrace',
     async (body, { caller }) => ({
       partial_success: await otel.ingest(
-        body.traces,
+        { decoded: body.traces },
         { projectId: body.project_id, runId: body.svc_run_id, fieldPrefix: 'traces.', transport: 'trace_endpoint' },
         caller,
       ),

@@ -1,15 +1,24 @@
 import { describe, expect, it } from 'vitest';
 import { InProcessBus, TOPICS } from '@weft/bus';
 import { ApiError, createLogger, type Caller } from '@weft/core';
-import type { CallPartRow } from '@weft/store';
+import { CALL_PART_COLUMNS, type CallPartRow } from '@weft/store';
 import { CallIngest, type CallPartEnvelope } from '@weft/ingest';
 import { OtelIngest } from '../src/otel';
+
+/** A part's TabSeparated line as its columns (`\\N` as null; the values here need no unescaping). */
+function lineFields(line: Uint8Array): Partial<Record<keyof CallPartRow, string | null>> {
+  const values = Buffer.from(line).toString('utf8').replace(/\n$/, '').split('\t');
+  return Object.fromEntries(CALL_PART_COLUMNS.map((c, i) => [c, values[i] === '\\N' ? null : values[i]]));
+}
 
 /** The real in-process bus with a subscriber that keeps what it is handed (in place of the ClickHouse writer). */
 async function pipeline() {
   const bus = new InProcessBus<CallPartEnvelope>({ maxBatch: 1000, lingerMs: 0, maxPending: 10_000, publishTimeoutMs: 5000 });
-  const stored: CallPartRow[] = [];
-  await bus.subscribe(TOPICS.callParts, async (batch) => void stored.push(...batch.flatMap((m) => (m.v === 1 ? [m.row] : []))));
+  const stored: Partial<Record<keyof CallPartRow, string | null>>[] = [];
+  await bus.subscribe(
+    TOPICS.callParts,
+    async (batch) => void stored.push(...batch.flatMap((m) => (m.v === 2 ? [lineFields(m.line)] : []))),
+  );
   return { otel: new OtelIngest(new CallIngest(bus), createLogger('silent')), stored };
 }
 
@@ -36,7 +45,7 @@ describe('OtelIngest', () => {
   it('publishes a start and an end part per accepted span, as the caller, once stored', async () => {
     const { otel, stored } = await pipeline();
     const partial = await otel.ingest(
-      { resourceSpans: [span('b'.repeat(16)), span('xx')] },
+      { json: JSON.stringify({ resourceSpans: [span('b'.repeat(16)), span('xx')] }) },
       { projectId: 'acme/p', runId: 'r1', transport: 'http' },
       caller(),
     );
@@ -51,20 +60,37 @@ describe('OtelIngest', () => {
   it('refuses (403, nothing published) spans of a project outside the caller’s entities', async () => {
     const { otel, stored } = await pipeline();
     const req = { resourceSpans: [span('c'.repeat(16), ['acme', 'p']), span('d'.repeat(16), ['other', 'p'])] };
-    const err = await otel.ingest(req, { projectId: null, transport: 'http' }, caller()).catch((e) => e);
+    const err = await otel.ingest({ json: JSON.stringify(req) }, { projectId: null, transport: 'http' }, caller()).catch((e) => e);
     expect(err).toBeInstanceOf(ApiError);
     expect(err.status).toBe(403);
     expect(err.reason).toContain('other/p');
     expect(stored).toHaveLength(0);
-    await otel.ingest(req, { projectId: null, transport: 'http' }, caller({ isAdmin: true }));
+    await otel.ingest({ json: JSON.stringify(req) }, { projectId: null, transport: 'http' }, caller({ isAdmin: true }));
     expect(new Set(stored.map((r) => r.project_id))).toEqual(new Set(['acme/p', 'other/p']));
   });
 
   it('turns a malformed request into a 400 naming the field', async () => {
     const { otel } = await pipeline();
     const err = await otel
-      .ingest({ resourceSpans: [{ scopeSpans: 5 }] }, { projectId: 'acme/p', fieldPrefix: 'traces.', transport: 'http' }, caller())
+      .ingest(
+        { decoded: { resourceSpans: [{ scopeSpans: 5 }] } },
+        { projectId: 'acme/p', fieldPrefix: 'traces.', transport: 'http' },
+        caller(),
+      )
       .catch((e) => e);
     expect(err).toMatchObject({ status: 400, field: 'traces.resourceSpans.0.scopeSpans' });
+    const json = await otel
+      .ingest({ json: JSON.stringify({ resourceSpans: [{ scopeSpans: 5 }] }) }, { projectId: 'acme/p', transport: 'http' }, caller())
+      .catch((e) => e);
+    expect(json).toMatchObject({ status: 400, field: 'resourceSpans.0.scopeSpans' });
+    const undecodable = await otel
+      .ingest({ protobuf: Buffer.from([0x0a, 0xff]) }, { projectId: 'acme/p', transport: 'grpc' }, caller())
+      .catch((e) => e);
+    expect(undecodable).toMatchObject({ status: 400 });
+    const badJson = await otel
+      .ingest({ json: '{"resourceSpans": [' }, { projectId: 'acme/p', transport: 'http' }, caller())
+      .catch((e) => e);
+    expect(badJson).toMatchObject({ status: 400 });
+    expect(badJson.reason).toContain('invalid JSON');
   });
 });

@@ -1,0 +1,102 @@
+import { convertExportRequest, decodeExportTraceServiceRequest, OtlpRequestError, parseOtlpJson, type SpanRejection } from '@weft/otlp';
+import { callPartTsvLine, endPart, startPart } from '@weft/store';
+
+/** An OTLP export request as it arrived: protobuf bytes, OTLP/JSON text, or already decoded (the contract's /otel/v1/trace body). */
+export type OtlpPayload = { protobuf: Uint8Array } | { json: string } | { decoded: unknown };
+
+export interface SpanPartsOptions {
+  /** The project the request names (header or body field); wins over resource attributes. */
+  projectId: string | null;
+  runId: string | null;
+  userId: string;
+  /** When the request was accepted (epoch µs): every part's created_at. */
+  acceptedAtMicros: number;
+}
+
+/**
+ * A request's accepted spans as call parts, ready to publish: each part's TabSeparated line
+ * (what the writer inserts) back to back in `lines`, part i ending at `ends[i]`, keyed
+ * `keys[i]` (project/call id, the bus key). The conversion's objects are garbage once this is
+ * built: nothing of them stays alive while the publish waits for the bus.
+ */
+export interface SpanParts {
+  ok: true;
+  /** Spans accepted (each is a start part and an end part). */
+  accepted: number;
+  /** The projects the accepted spans go to (the caller's access is checked against each). */
+  projects: string[];
+  keys: string[];
+  lines: Uint8Array;
+  ends: Uint32Array;
+  rejectedSpans: number;
+  errors: string[];
+  rejections: SpanRejection[];
+}
+
+/** A request refused as a whole: a 400 naming `field` (`reason` for the log and metric; null for an undecodable body). */
+export interface SpansRefused {
+  ok: false;
+  reason: 'no_project' | 'invalid_request' | null;
+  message: string;
+  field?: string;
+}
+
+/**
+ * Decodes an export request, converts its spans (libs/otlp) and encodes their call parts: the
+ * CPU-heavy half of OTLP ingestion, pure (no I/O, no caller state beyond its ids).
+ */
+export function spansToParts(payload: OtlpPayload, opts: SpanPartsOptions): SpanParts | SpansRefused {
+  let traces: unknown;
+  if ('protobuf' in payload) {
+    try {
+      traces = decodeExportTraceServiceRequest(payload.protobuf);
+    } catch (e) {
+      if (e instanceof OtlpRequestError) return { ok: false, reason: null, message: e.message, field: e.field };
+      throw e;
+    }
+  } else if ('json' in payload) {
+    try {
+      traces = parseOtlpJson(payload.json);
+    } catch (e) {
+      return { ok: false, reason: null, message: `request body: invalid JSON (${(e as Error).message})` };
+    }
+  } else traces = payload.decoded;
+
+  let conversion;
+  try {
+    conversion = convertExportRequest(traces, { projectId: opts.projectId, runId: opts.runId });
+  } catch (e) {
+    if (e instanceof OtlpRequestError)
+      return { ok: false, reason: e.field === 'project_id' ? 'no_project' : 'invalid_request', message: e.message, field: e.field };
+    throw e;
+  }
+
+  const keys: string[] = [];
+  const ends = new Uint32Array(conversion.calls.length * 2);
+  const projects = new Set<string>();
+  let text = '';
+  let bytes = 0;
+  const add = (key: string, line: string) => {
+    text += line;
+    bytes += Buffer.byteLength(line, 'utf8');
+    ends[keys.length] = bytes;
+    keys.push(key);
+  };
+  for (const c of conversion.calls) {
+    const key = `${c.start.project_id}/${c.start.id}`;
+    projects.add(c.start.project_id);
+    add(key, callPartTsvLine(startPart(c.start, opts.userId, opts.acceptedAtMicros)));
+    add(key, callPartTsvLine(endPart(c.end, opts.acceptedAtMicros)));
+  }
+  return {
+    ok: true,
+    accepted: conversion.calls.length,
+    projects: [...projects],
+    keys,
+    lines: Buffer.from(text, 'utf8'),
+    ends,
+    rejectedSpans: conversion.rejectedSpans,
+    errors: conversion.errors,
+    rejections: conversion.rejections,
+  };
+}

@@ -142,7 +142,7 @@ export const configSchema = z.object({
    */
   KAFKA_FETCH_MIN_BYTES: int(2 * 1024 * 1024, 1),
   /** ...or after this many ms. */
-  KAFKA_FETCH_MAX_WAIT_MS: int(200, 0),
+  KAFKA_FETCH_MAX_WAIT_MS: int(100, 0),
   /** Writer: a member silent this long is dropped from the group and its partitions move on. */
   KAFKA_SESSION_TIMEOUT_MS: int(30_000, 1000),
   /** Writer: consumers (group members) per process. */

@@ -39,11 +39,21 @@ export async function startWeft(
     nodeArgs?: string[];
     /** Called with each log record as it comes, also before the server listens. */
     onLog?: (record: unknown) => void;
+    /**
+     * The largest file the process may write, in KiB (`ulimit -f`): a write past it fails with
+     * EFBIG, as a full disk fails a write, for the process's own files only.
+     */
+    fileSizeLimitKiB?: number;
   } = {},
 ): Promise<RunningWeft> {
   const dataDir = opts.dataDir ?? newDataDir('weft');
   const args = [...(opts.nodeArgs ?? []), '--import', 'tsx', opts.entry ?? 'services/all-in-one/src/main.ts'];
-  const proc = spawn(process.execPath, args, {
+  // The limit through a shell that then becomes node (exec: the pid stays node's).
+  const [command, argv] =
+    opts.fileSizeLimitKiB === undefined
+      ? [process.execPath, args]
+      : ['/bin/sh', ['-c', 'ulimit -f "$1" && shift && exec "$@"', 'sh', String(opts.fileSizeLimitKiB), process.execPath, ...args]];
+  const proc = spawn(command, argv, {
     cwd: REPO_ROOT,
     // WEFT_OTLP_GRPC_PORT=0: any free port, never the standard 4317, so servers can run side by side.
     env: {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { Client } from './helpers/client';
+import { Client, type Reply } from './helpers/client';
 import { newDataDir, startWeft } from './helpers/server';
 
 const P = 'disk/p';
@@ -44,7 +44,7 @@ describe('the ingest log when the disk is full', () => {
     const limited = await startWeft({ dataDir, fileSizeLimitKiB: LIMIT_KIB });
     const acked: string[] = [];
     const refused: string[] = [];
-    let refusal: Awaited<ReturnType<Client['post']>> | null = null;
+    let refusal: Reply<{ reason: string }> | null = null;
     try {
       const api = new Client(limited.url);
       // ~250 KB of log per request: the 2 MiB segment fills within ~10 requests.

@@ -109,7 +109,6 @@ async function drive(label: string, gatewayUrl: string, queryUrl: string, cpuPid
   const deadline = Date.now() + SECONDS * 1000;
   const started = performance.now();
   const cpuAtStart = cpuPids.map((pid) => processCpuMicros(pid));
-  const mainAtStart = processCpuMicros(gatewayPid, gatewayPid);
   const threadsAtStart = threadCpuByName(gatewayPid);
   const driverAtStart = process.cpuUsage();
 
@@ -154,9 +153,9 @@ async function drive(label: string, gatewayUrl: string, queryUrl: string, cpuPid
   const seconds = (performance.now() - started) / 1000;
   const driver = process.cpuUsage(driverAtStart);
   const cpuMicros = cpuPids.map((pid, i) => processCpuMicros(pid) - cpuAtStart[i]!);
-  const mainThreadCpuMicros = processCpuMicros(gatewayPid, gatewayPid) - mainAtStart;
   const threadCpuMicros: Record<string, number> = {};
   for (const [name, micros] of threadCpuByName(gatewayPid)) threadCpuMicros[name] = micros - (threadsAtStart.get(name) ?? 0);
+  const mainThreadCpuMicros = threadCpuMicros.main!;
   // A short run on a busy machine may end before the first sample: take one, after the clock.
   const last = lastAcked as { id: string; at: number } | null;
   if (delays.length === 0 && last) await sampleOne(last);

@@ -24,7 +24,8 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { convertExportRequest, decodeExportTraceServiceRequest, encodeExportTraceServiceRequest, parseOtlpJson } from '@weft/otlp';
-import { encodeCallPartsTsv, endPart, startPart, type CallPartRow } from '@weft/store';
+import { encodeCallPartsTsv } from '@weft/store';
+import { spansToParts } from '../services/gateway/src/otlp-spans';
 import { basicAuth, HARNESS_API_KEY, type KafkaBroker, newDataDir, startKafkaBroker, startWeft, TEST_ROOT } from '@weft/harness';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -172,20 +173,21 @@ function conversionRates(): Record<string, { per_wall_s: number; per_cpu_s: numb
     protobuf_decode_and_convert: measure(() => void convertExportRequest(decodeExportTraceServiceRequest(proto), { projectId: PROJECT })),
     // ...and the rows the gateway builds of them, as the insert's bytes: the whole span-to-store path in JavaScript.
     protobuf_to_insert_bytes: measure(() => {
-      const { calls } = convertExportRequest(decodeExportTraceServiceRequest(proto), { projectId: PROJECT });
-      const rows: CallPartRow[] = [];
-      for (const c of calls) rows.push(startPart(c.start, 'bench', 1_700_000_000_000_000), endPart(c.end, 1_700_000_000_000_000));
-      encodeCallPartsTsv(rows);
+      const parts = spansToParts(
+        { protobuf: proto },
+        { projectId: PROJECT, runId: null, userId: 'bench', acceptedAtMicros: 1_700_000_000_000_000 },
+      );
+      if (parts.ok) encodeCallPartsTsv(parts.rows);
     }),
   };
 }
 
 type Kind = 'json' | 'protobuf' | 'grpc' | 'upsert_batch';
 
-/** One request body of BATCH spans; `upsert_batch` is the same calls through /call/upsert_batch (baseline). */
 /** The trace and span ids agentTrace made since this was last emptied (BodyTemplate finds them in the body). */
 const madeIds: Buffer[] = [];
 
+/** One request body of BATCH spans; `upsert_batch` is the same calls through /call/upsert_batch (baseline). */
 function makeBody(kind: Kind): Buffer {
   if (kind === 'protobuf' || kind === 'grpc') return Buffer.from(encodeExportTraceServiceRequest(exportRequest(BATCH, true)));
   const req = exportRequest(BATCH, false);
@@ -237,6 +239,7 @@ class BodyTemplate {
   }
 }
 
+/** One OTLP/gRPC TraceService/Export over a shared channel; rejects on any gRPC error. */
 function grpcSend(client: GrpcClient, body: Buffer): Promise<void> {
   const md = new Metadata();
   md.set('authorization', AUTH);

@@ -1,5 +1,5 @@
 import type { CallEndBody, CallStartBody, CompletedCall } from '@weft/api';
-import { TOPICS, type Bus, type BusMessage } from '@weft/bus';
+import { TOPICS, type Bus } from '@weft/bus';
 import { generateId, metrics, nowMicros, type Caller } from '@weft/core';
 import { endPart, startPart, type CallPartRow } from '@weft/store';
 import { callPartMessage, type CallPartEnvelope } from './envelope';
@@ -20,22 +20,8 @@ export class CallIngest {
   }
 
   async publish(rows: CallPartRow[]): Promise<void> {
-    const count = rows.length;
     await this.bus.publish(TOPICS.callParts, rows.map(callPartMessage));
-    metrics.callPartsAccepted.inc(count);
-  }
-
-  /**
-   * Parts encoded already (OTLP's, built in a worker thread): part i is the TabSeparated line
-   * `lines[ends[i-1]..ends[i])` keyed `keys[i]`, published as it is (envelope version 2).
-   */
-  async publishLines(keys: readonly string[], lines: Uint8Array, ends: Uint32Array): Promise<void> {
-    const messages: BusMessage<CallPartEnvelope>[] = keys.map((key, i) => ({
-      key,
-      value: { v: 2, kind: 'call_part', line: lines.subarray(i === 0 ? 0 : ends[i - 1], ends[i]) },
-    }));
-    await this.bus.publish(TOPICS.callParts, messages);
-    metrics.callPartsAccepted.inc(keys.length);
+    metrics.callPartsAccepted.inc(rows.length);
   }
 
   /**

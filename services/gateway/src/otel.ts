@@ -11,10 +11,10 @@ const MAX_LOGGED_REJECTIONS = 20;
 
 /**
  * OTLP spans into the call pipeline: each accepted span becomes a start part and an end
- * part (encoded by spansToParts), published in one batch; resolves once the bus holds them
- * durably. No span is lost silently: each rejected one is reported to
- * the client (partial_success or the request's error), logged at warn with its project, trace
- * and span id and reason, and counted in `weft_otlp_spans_rejected_total{reason}`.
+ * part (spansToParts), published in one batch; resolves once the bus holds them durably. No
+ * span is lost silently: each rejected one is reported to the client (partial_success or the
+ * request's error), logged at warn with its project, trace and span id and reason, and
+ * counted in `weft_otlp_spans_rejected_total{reason}`.
  */
 export class OtelIngest {
   constructor(
@@ -55,7 +55,7 @@ export class OtelIngest {
         }
       }
     }
-    if (parts.keys.length > 0) await this.calls.publishLines(parts.keys, parts.lines, parts.ends);
+    if (parts.rows.length > 0) await this.calls.publish(parts.rows);
     metrics.otlpSpansAccepted.inc({ transport }, parts.accepted);
     for (const r of parts.rejections) metrics.otlpSpansRejected.inc({ reason: r.reason, transport });
     parts.rejections.slice(0, MAX_LOGGED_REJECTIONS).forEach((r) => {

@@ -1,5 +1,5 @@
 import { convertExportRequest, decodeExportTraceServiceRequest, OtlpRequestError, parseOtlpJson, type SpanRejection } from '@weft/otlp';
-import { callPartTsvLine, endPart, startPart } from '@weft/store';
+import { endPart, startPart, type CallPartRow } from '@weft/store';
 
 /** An OTLP export request as it arrived: protobuf bytes, OTLP/JSON text, or already decoded (the contract's /otel/v1/trace body). */
 export type OtlpPayload = { protobuf: Uint8Array } | { json: string } | { decoded: unknown };
@@ -13,21 +13,14 @@ export interface SpanPartsOptions {
   acceptedAtMicros: number;
 }
 
-/**
- * A request's accepted spans as call parts, ready to publish: each part's TabSeparated line
- * (what the writer inserts) back to back in `lines`, part i ending at `ends[i]`, keyed
- * `keys[i]` (project/call id, the bus key). The conversion's objects are garbage once this is
- * built: nothing of them stays alive while the publish waits for the bus.
- */
+/** A request's accepted spans as call parts (a start and an end each), ready to publish. */
 export interface SpanParts {
   ok: true;
   /** Spans accepted (each is a start part and an end part). */
   accepted: number;
   /** The projects the accepted spans go to (the caller's access is checked against each). */
   projects: string[];
-  keys: string[];
-  lines: Uint8Array;
-  ends: Uint32Array;
+  rows: CallPartRow[];
   rejectedSpans: number;
   errors: string[];
   rejections: SpanRejection[];
@@ -42,7 +35,7 @@ export interface SpansRefused {
 }
 
 /**
- * Decodes an export request, converts its spans (libs/otlp) and encodes their call parts: the
+ * Decodes an export request, converts its spans (libs/otlp) and makes their call parts: the
  * CPU-heavy half of OTLP ingestion, pure (no I/O, no caller state beyond its ids).
  */
 export function spansToParts(payload: OtlpPayload, opts: SpanPartsOptions): SpanParts | SpansRefused {
@@ -71,30 +64,17 @@ export function spansToParts(payload: OtlpPayload, opts: SpanPartsOptions): Span
     throw e;
   }
 
-  const keys: string[] = [];
-  const ends = new Uint32Array(conversion.calls.length * 2);
+  const rows: CallPartRow[] = [];
   const projects = new Set<string>();
-  let text = '';
-  let bytes = 0;
-  const add = (key: string, line: string) => {
-    text += line;
-    bytes += Buffer.byteLength(line, 'utf8');
-    ends[keys.length] = bytes;
-    keys.push(key);
-  };
   for (const c of conversion.calls) {
-    const key = `${c.start.project_id}/${c.start.id}`;
     projects.add(c.start.project_id);
-    add(key, callPartTsvLine(startPart(c.start, opts.userId, opts.acceptedAtMicros)));
-    add(key, callPartTsvLine(endPart(c.end, opts.acceptedAtMicros)));
+    rows.push(startPart(c.start, opts.userId, opts.acceptedAtMicros), endPart(c.end, opts.acceptedAtMicros));
   }
   return {
     ok: true,
     accepted: conversion.calls.length,
     projects: [...projects],
-    keys,
-    lines: Buffer.from(text, 'utf8'),
-    ends,
+    rows,
     rejectedSpans: conversion.rejectedSpans,
     errors: conversion.errors,
     rejections: conversion.rejections,

@@ -1,24 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { InProcessBus, TOPICS } from '@weft/bus';
 import { ApiError, createLogger, type Caller } from '@weft/core';
-import { CALL_PART_COLUMNS, type CallPartRow } from '@weft/store';
+import type { CallPartRow } from '@weft/store';
 import { CallIngest, type CallPartEnvelope } from '@weft/ingest';
 import { OtelIngest } from '../src/otel';
-
-/** A part's TabSeparated line as its columns (`\\N` as null; the values here need no unescaping). */
-function lineFields(line: Uint8Array): Partial<Record<keyof CallPartRow, string | null>> {
-  const values = Buffer.from(line).toString('utf8').replace(/\n$/, '').split('\t');
-  return Object.fromEntries(CALL_PART_COLUMNS.map((c, i) => [c, values[i] === '\\N' ? null : values[i]]));
-}
 
 /** The real in-process bus with a subscriber that keeps what it is handed (in place of the ClickHouse writer). */
 async function pipeline() {
   const bus = new InProcessBus<CallPartEnvelope>({ maxBatch: 1000, lingerMs: 0, maxPending: 10_000, publishTimeoutMs: 5000 });
-  const stored: Partial<Record<keyof CallPartRow, string | null>>[] = [];
-  await bus.subscribe(
-    TOPICS.callParts,
-    async (batch) => void stored.push(...batch.flatMap((m) => (m.v === 2 ? [lineFields(m.line)] : []))),
-  );
+  const stored: CallPartRow[] = [];
+  await bus.subscribe(TOPICS.callParts, async (batch) => void stored.push(...batch.flatMap((m) => (m.v === 1 ? [m.row] : []))));
   return { otel: new OtelIngest(new CallIngest(bus), createLogger('silent')), stored };
 }
 

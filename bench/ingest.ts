@@ -7,10 +7,12 @@
  * Reports calls/s acknowledged, acknowledged→queryable delay (p50/p99), the gateway's peak RSS,
  * and the top self-time functions of a CPU profile (`node --cpu-prof`) of the gateway.
  *
- * Env: BENCH_SECONDS (default 20), BENCH_CLIENTS (8), BENCH_CALLS_PER_REQUEST (100),
+ * Env: BENCH_SECONDS (default 20), BENCH_WARMUP_SECONDS (the same load first, not measured: 5),
+ * BENCH_CLIENTS (8), BENCH_CALLS_PER_REQUEST (100),
  * BENCH_CEILING_CALLS (calls whose parts make the direct-insert ceiling, 50,000),
  * KAFKA_COMPRESSION (gzip), KAFKA_BROKERS (else a broker is started from the Maven jars, as in the tests),
- * BENCH_MODES (`aio,kafka`: which modes to run; without kafka no broker is started).
+ * BENCH_MODES (`aio,kafka`: which modes to run; without kafka no broker is started),
+ * BENCH_NODE_ARGS (more node flags for the serving processes, space-separated).
  * The ClickHouse side is embedded chDB in both modes (no ClickHouse server on our machines).
  */
 import { spawnSync } from 'node:child_process';
@@ -22,12 +24,25 @@ import { callPartCodec, callPartMessage } from '@weft/ingest';
 import { createLogger } from '@weft/core';
 import { insertCallParts, migrate, openStore, type CallPartRow } from '@weft/store';
 import { callItems, sampleRows } from './sample-calls';
-import { Client, type KafkaBroker, metricValue, REPO_ROOT, type RunningWeft, startKafkaBroker, startWeft } from '@weft/harness';
+import {
+  Client,
+  type KafkaBroker,
+  metricSeries,
+  metricValue,
+  REPO_ROOT,
+  type RunningWeft,
+  startKafkaBroker,
+  startWeft,
+} from '@weft/harness';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
+/** Load before the measured window, so that the figures are a warmed-up server's. */
+const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 5);
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 8);
 const PER_REQUEST = Number(process.env.BENCH_CALLS_PER_REQUEST ?? 100);
 const CEILING_CALLS = Number(process.env.BENCH_CEILING_CALLS ?? 50_000);
+/** More node flags for the serving processes (V8 experiments: `--single-threaded-gc`, `--max-semi-space-size=64`). */
+const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
 const MODES = new Set((process.env.BENCH_MODES ?? 'aio,kafka').split(',').map((m) => m.trim()));
 /** Producer compression for the Kafka mode and the kafkajs ceiling alike. */
 const COMPRESSION = (process.env.KAFKA_COMPRESSION ?? 'gzip') as 'gzip' | 'none';
@@ -106,17 +121,14 @@ async function drive(label: string, gatewayUrl: string, queryUrl: string, cpuPid
   let rejected = 0;
   let lastAcked: { id: string; at: number } | null = null;
   const delays: number[] = [];
-  const deadline = Date.now() + SECONDS * 1000;
-  const started = performance.now();
-  const cpuAtStart = cpuPids.map((pid) => processCpuMicros(pid));
-  const threadsAtStart = threadCpuByName(gatewayPid);
-  const driverAtStart = process.cpuUsage();
 
   // Bodies from pre-serialised call templates: the load generator shares the 2 cores, keep it cheap.
   const templates = Array.from({ length: PER_REQUEST }, (_, i) => JSON.stringify(callItems(project, '@ID@', i)).slice(1, -1));
+  let deadline = Date.now() + WARMUP_SECONDS * 1000;
+  let phase = 'warm';
   const client = async (c: number) => {
     for (let r = 0; Date.now() < deadline; r++) {
-      const ids = Array.from({ length: PER_REQUEST }, (_, i) => `${label}-${c}-${r}-${i}`);
+      const ids = Array.from({ length: PER_REQUEST }, (_, i) => `${label}-${phase}-${c}-${r}-${i}`);
       const body = `{"batch":[${templates.map((t, i) => t.replaceAll('@ID@', ids[i]!)).join(',')}]}`;
       const res = await api.raw('/call/upsert_batch', body);
       if (res.status === 200) {
@@ -149,6 +161,18 @@ async function drive(label: string, gatewayUrl: string, queryUrl: string, cpuPid
       await new Promise((ok) => setTimeout(ok, 100));
     }
   };
+  // Warm-up: the same load, not measured (a fresh process compiles its hot code on helper threads
+  // for seconds; a server that has run for a while does not).
+  await Promise.all(Array.from({ length: CLIENTS }, (_, c) => client(c)));
+  acked = 0;
+  rejected = 0;
+  lastAcked = null;
+  phase = 'run';
+  deadline = Date.now() + SECONDS * 1000;
+  const started = performance.now();
+  const cpuAtStart = cpuPids.map((pid) => processCpuMicros(pid));
+  const threadsAtStart = threadCpuByName(gatewayPid);
+  const driverAtStart = process.cpuUsage();
   await Promise.all([...Array.from({ length: CLIENTS }, (_, c) => client(c)), sampler()]);
   const seconds = (performance.now() - started) / 1000;
   const driver = process.cpuUsage(driverAtStart);
@@ -190,6 +214,16 @@ async function pipelineMetrics(writerUrl: string, gatewayUrl: string, seconds: n
     shareOfWallTimeInserting: +(insertSeconds / seconds).toFixed(2),
     publishAckMsMean: +((1000 * publishSeconds) / publishes).toFixed(1),
   };
+}
+
+/**
+ * The serving process's garbage-collection pauses per call, in µs by kind (minor = scavenges of
+ * the young generation, major = mark-compact, incremental = marking steps on the main thread):
+ * prom-client's default metric, counted since the process started.
+ */
+async function gcPauseMicrosPerCall(url: string, calls: number): Promise<Record<string, number>> {
+  const series = await metricSeries(url, 'weft_process_nodejs_gc_duration_seconds_sum');
+  return Object.fromEntries(series.map((s) => [s.labels.kind ?? '?', +((s.value * 1e6) / calls).toFixed(1)]));
 }
 
 /** Ceiling 1: direct inserts into (embedded) ClickHouse, in batches of `batch` rows, in this process. */
@@ -344,19 +378,22 @@ async function main(): Promise<void> {
     };
     log.warn(report, 'ceilings');
 
-    const profiled = (name: string) => ['--cpu-prof', `--cpu-prof-dir=${join(PROFILE_DIR, name)}`];
+    const profiled = (name: string) => ['--cpu-prof', `--cpu-prof-dir=${join(PROFILE_DIR, name)}`, ...NODE_ARGS];
     let aioResult: LoadResult | null = null;
     let aioMetrics: Record<string, number> = {};
+    let aioGc: Record<string, number> = {};
     if (MODES.has('aio')) {
       const aio = await startWeft({ dataDir: join(ROOT, 'aio'), env: quiet, nodeArgs: profiled('all-in-one') });
       running.push(aio);
       aioResult = await drive('aio', aio.url, aio.url, [aio.proc.pid!]);
       aioMetrics = await pipelineMetrics(aio.url, aio.url, aioResult.seconds);
+      aioGc = await gcPauseMicrosPerCall(aio.url, aioResult.calls);
       await aio.stop();
     }
 
     let kafkaResult: LoadResult | null = null;
     let kafkaMetrics: Record<string, number> = {};
+    let kafkaGc: Record<string, Record<string, number>> = {};
     let writerPeakRssMiB = NaN;
     let brokerPid: number | undefined;
     if (MODES.has('kafka')) {
@@ -383,6 +420,10 @@ async function main(): Promise<void> {
       brokerPid = broker?.pid();
       kafkaResult = await drive('kafka', gateway.url, writer.url, [gateway.proc.pid!, writer.proc.pid!, ...(brokerPid ? [brokerPid] : [])]);
       kafkaMetrics = await pipelineMetrics(writer.url, gateway.url, kafkaResult.seconds);
+      kafkaGc = {
+        gateway: await gcPauseMicrosPerCall(gateway.url, kafkaResult.calls),
+        writer: await gcPauseMicrosPerCall(writer.url, kafkaResult.calls),
+      };
       writerPeakRssMiB = peakRssMiB(writer.proc.pid!);
       await gateway.stop();
       await writer.stop();
@@ -417,6 +458,7 @@ async function main(): Promise<void> {
         ...fmt(aioResult),
         ofDirectInsertCeiling: +((aioResult.callsPerSecond * 2) / chRows).toFixed(2),
         timing: aioMetrics,
+        gcPauseMicrosPerCall: aioGc,
       };
     if (kafkaResult)
       report.kafka = {
@@ -429,6 +471,7 @@ async function main(): Promise<void> {
           broker: brokerPid ? Math.round(kafkaResult.cpuMicros[2]! / kafkaResult.calls) : 'not measured (KAFKA_BROKERS given)',
         },
         timing: kafkaMetrics,
+        gcPauseMicrosPerCall: kafkaGc,
       };
     report.loadAverageAtEnd = +loadavg()[0]!.toFixed(1);
     process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);

@@ -38,6 +38,7 @@ describe('benchmarks run (tiny mode)', () => {
       KAFKA_BROKERS: inject('kafkaBrokers'),
       BENCH_DIR: newDataDir('bench-ingest'),
       BENCH_SECONDS: '2',
+      BENCH_WARMUP_SECONDS: '1',
       BENCH_CLIENTS: '2',
       BENCH_CALLS_PER_REQUEST: '20',
       BENCH_CEILING_CALLS: '2000',

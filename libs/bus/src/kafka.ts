@@ -365,6 +365,12 @@ export class KafkaBus<T> implements Bus<T> {
         1,
       );
     }
+    // Returned, not awaited: this frame (and with it the messages, encoded now) is gone while Kafka answers.
+    return this.admitAndSend(physical, byPartition, messages.length, bytes);
+  }
+
+  /** Waits for the writers' pace, then sends; the publish's bytes count as in flight until Kafka answers. */
+  private async admitAndSend(physical: string, byPartition: Map<number, Message[]>, count: number, bytes: number): Promise<void> {
     // Paced by the writers: wait while they are more than WEFT_MAX_WRITER_LAG_MS behind, refused past four times it (writer-lag.ts).
     const paced = this.writerLag.admit(bytes);
     if (paced) {
@@ -377,7 +383,7 @@ export class KafkaBus<T> implements Bus<T> {
     }
     try {
       if (this.closed) throw new BusUnavailableError('bus is shutting down');
-      await this.send(physical, byPartition, messages.length, bytes);
+      await this.send(physical, byPartition, count, bytes);
     } finally {
       this.writerLag.settle(bytes);
     }

@@ -71,9 +71,16 @@ export function addRoute<N extends RouteName>(
     // Tenancy first, on the body as sent (unknown members included): a caller learns nothing
     // about another entity's projects, not even which bodies would be valid there.
     enforceTenancy(caller, request.body, { refsPossible: request.bodyMayHoldRefs ?? true });
-    const body = parseBody(spec.request, request.body) as RouteRequestOf<N>;
+    let body: RouteRequestOf<N> | null = parseBody(spec.request, request.body) as RouteRequestOf<N>;
     enforceEndpointLimits(body, { stream: spec.stream !== undefined }, limits);
-    return respond(request, reply, (signal) => handler(body, { caller, request, reply, signal }));
+    // The handler has the body now: neither the request nor this closure keeps it (nor the parsed
+    // JSON it came from) alive while the handler waits, e.g. for the bus to acknowledge.
+    request.body = undefined;
+    return respond(request, reply, (signal) => {
+      const taken = body!;
+      body = null;
+      return handler(taken, { caller, request, reply, signal });
+    });
   };
   const config = {
     ...(options.mapError ? { mapError: options.mapError } : {}),

@@ -55,7 +55,8 @@ export class OtelIngest {
         }
       }
     }
-    if (parts.rows.length > 0) await this.calls.publish(parts.rows);
+    // The rows go to the bus; this frame keeps only the counts and rejections while it waits.
+    if (parts.rows.length > 0) await this.calls.publish(parts.rows.splice(0));
     metrics.otlpSpansAccepted.inc({ transport }, parts.accepted);
     for (const r of parts.rejections) metrics.otlpSpansRejected.inc({ reason: r.reason, transport });
     parts.rejections.slice(0, MAX_LOGGED_REJECTIONS).forEach((r) => {

@@ -8,7 +8,7 @@
  * and the top self-time functions of a CPU profile (`node --cpu-prof`) of the gateway.
  *
  * Env: BENCH_SECONDS (default 20), BENCH_WARMUP_SECONDS (the same load first, not measured: 5),
- * BENCH_CLIENTS (8), BENCH_CALLS_PER_REQUEST (100),
+ * BENCH_CLIENTS (8), BENCH_CALLS_PER_REQUEST (100), BENCH_POLL_MS (the ack→queryable sampler's poll, 10),
  * BENCH_CEILING_CALLS (calls whose parts make the direct-insert ceiling, 50,000),
  * KAFKA_COMPRESSION (gzip), KAFKA_BROKERS (else a broker is started from the Maven jars, as in the tests),
  * BENCH_MODES (`aio,kafka`: which modes to run; without kafka no broker is started),
@@ -36,6 +36,8 @@ import {
 } from '@weft/harness';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
+/** How often the ack→queryable sampler asks whether its call is queryable yet (each ask is a query the server runs). */
+const POLL_MS = Number(process.env.BENCH_POLL_MS ?? 10);
 /** Load before the measured window, so that the figures are a warmed-up server's. */
 const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 5);
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 8);
@@ -146,7 +148,7 @@ async function drive(label: string, gatewayUrl: string, queryUrl: string, cpuPid
       const r = await query.post('/calls/query_stats', { project_id: project, filter: { call_ids: [sample.id] } });
       if (r.status === 200 && r.body.count === 1) break;
       if (performance.now() - sample.at > 60_000) throw new Error(`${sample.id} not queryable after 60 s`);
-      await new Promise((ok) => setTimeout(ok, 10));
+      await new Promise((ok) => setTimeout(ok, POLL_MS));
     }
     delays.push(performance.now() - sample.at);
   };

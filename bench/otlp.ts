@@ -5,6 +5,7 @@
  *
  *   npm run bench:otlp                       # defaults
  *   BENCH_SECONDS=20 BENCH_CONCURRENCY=8 BENCH_BATCH=512 npm run bench:otlp
+ *   BENCH_WARMUP_SECONDS=0 npm run bench:otlp   # no unmeasured load before each encoding (default 3 s)
  *   BENCH_ENV='WEFT_BUS=kafka KAFKA_BROKERS=localhost:9092' npm run bench:otlp   # any server env
  *   BENCH_URL=http://127.0.0.1:6345 BENCH_API_KEY=… npm run bench:otlp   # a server already running
  *   BENCH_KAFKA=1 npm run bench:otlp   # also the distributed mode: gateway → Kafka → writer
@@ -29,6 +30,8 @@ import { spansToParts } from '../services/gateway/src/otlp-spans';
 import { basicAuth, HARNESS_API_KEY, type KafkaBroker, newDataDir, startKafkaBroker, startWeft, TEST_ROOT } from '@weft/harness';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+/** Load before each measured window (not measured), so that the figures are a warmed-up server's. */
+const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 3);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4);
 const BATCH = Number(process.env.BENCH_BATCH ?? 512);
 /** How long each pure-conversion rate is measured. */
@@ -260,6 +263,7 @@ async function gatewayRate(
   url: string,
   kind: Kind,
   grpcPort?: number,
+  seconds = SECONDS,
 ): Promise<{ spansPerSec: number; requests: number; p50ms: number; p99ms: number; spans: number; seconds: number }> {
   const grpc = kind === 'grpc' ? new GrpcClient(`127.0.0.1:${grpcPort}`, credentials.createInsecure()) : null;
   // Every request writes new calls: a copy of one body with fresh ids.
@@ -272,7 +276,7 @@ async function gatewayRate(
   const path = kind === 'upsert_batch' ? '/call/upsert_batch' : '/otel/v1/traces';
   let spans = 0;
   const latencies: number[] = [];
-  const deadline = performance.now() + SECONDS * 1000;
+  const deadline = performance.now() + seconds * 1000;
   const t0 = performance.now();
   await Promise.all(
     Array.from({ length: CONCURRENCY }, async () => {
@@ -333,6 +337,8 @@ async function measure(label: string, t: Target): Promise<void> {
     (k) => !KINDS || KINDS.has(k),
   ) as Kind[];
   for (const kind of kinds) {
+    // The same load first, not measured: a fresh server compiles its hot code for seconds.
+    if (WARMUP_SECONDS > 0) total += (await gatewayRate(t.gatewayUrl, kind, t.grpcPort ?? undefined, WARMUP_SECONDS)).spans;
     const cpu0 = serverCpuSeconds(t.pid);
     const main0 = serverCpuSeconds(t.pid, true);
     const driver0 = process.cpuUsage();

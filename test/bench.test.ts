@@ -126,7 +126,13 @@ describe('benchmarks run (tiny mode)', () => {
   }, 300_000);
 
   it('bench:otlp acknowledges and stores every span, in both encodings', async () => {
-    const r = await runBench('otlp.ts', { BENCH_SECONDS: '1', BENCH_CONCURRENCY: '2', BENCH_BATCH: '64', BENCH_CONVERSION_MS: '200' });
+    const r = await runBench('otlp.ts', {
+      BENCH_SECONDS: '1',
+      BENCH_WARMUP_SECONDS: '0.5',
+      BENCH_CONCURRENCY: '2',
+      BENCH_BATCH: '64',
+      BENCH_CONVERSION_MS: '200',
+    });
     ok(r);
     expect(r.out.match(/spans\/s acknowledged/g)?.length).toBeGreaterThanOrEqual(2);
     expect(r.out).toMatch(/OTLP\/gRPC via TraceService\/Export: \d+ spans\/s acknowledged/);

@@ -12,7 +12,8 @@
  * BENCH_CEILING_CALLS (calls whose parts make the direct-insert ceiling, 50,000),
  * KAFKA_COMPRESSION (gzip), KAFKA_BROKERS (else a broker is started from the Maven jars, as in the tests),
  * BENCH_MODES (`aio,kafka`: which modes to run; without kafka no broker is started),
- * BENCH_NODE_ARGS (more node flags for the serving processes, space-separated).
+ * BENCH_NODE_ARGS (more node flags for the serving processes, space-separated), BENCH_CPU_PROFILE
+ * (1: the serving processes run under `--cpu-prof` and their top functions are printed; 0: not).
  * The ClickHouse side is embedded chDB in both modes (no ClickHouse server on our machines).
  */
 import { spawnSync } from 'node:child_process';
@@ -36,6 +37,8 @@ import {
 } from '@weft/harness';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
+/** Profile the serving processes (the profiler's own thread costs ~5 CPU-µs per call: BENCH_CPU_PROFILE=0 for the bare figures). */
+const CPU_PROFILE = process.env.BENCH_CPU_PROFILE !== '0';
 /** How often the ack→queryable sampler asks whether its call is queryable yet (each ask is a query the server runs). */
 const POLL_MS = Number(process.env.BENCH_POLL_MS ?? 10);
 /** Load before the measured window, so that the figures are a warmed-up server's. */
@@ -66,9 +69,20 @@ interface LoadResult {
   mainThreadCpuMicros: number;
   /** ...and by thread name (a thread that ended during the run is not counted here). */
   threadCpuMicros: Record<string, number>;
+  /** The second process's (the Kafka writer's) by thread name, when there is one. */
+  secondThreadCpuMicros: Record<string, number> | null;
   /** The load generator's own CPU time, µs (it shares the cores). */
   driverCpuMicros: number;
 }
+
+/** CPU-µs per call by thread name, busiest first (threads under 0.5 µs left out). */
+const perCallByThread = (micros: Record<string, number>, calls: number) =>
+  Object.fromEntries(
+    Object.entries(micros)
+      .map(([name, m]) => [name, +(m / calls).toFixed(1)] as const)
+      .filter(([, perCall]) => perCall >= 0.5)
+      .sort((a, b) => b[1] - a[1]),
+  );
 
 const pct = (xs: number[], p: number) => {
   if (xs.length === 0) return NaN;
@@ -174,6 +188,8 @@ async function drive(label: string, gatewayUrl: string, queryUrl: string, cpuPid
   const started = performance.now();
   const cpuAtStart = cpuPids.map((pid) => processCpuMicros(pid));
   const threadsAtStart = threadCpuByName(gatewayPid);
+  const secondPid = cpuPids[1];
+  const secondThreadsAtStart = secondPid ? threadCpuByName(secondPid) : null;
   const driverAtStart = process.cpuUsage();
   await Promise.all([...Array.from({ length: CLIENTS }, (_, c) => client(c)), sampler()]);
   const seconds = (performance.now() - started) / 1000;
@@ -182,6 +198,11 @@ async function drive(label: string, gatewayUrl: string, queryUrl: string, cpuPid
   const threadCpuMicros: Record<string, number> = {};
   for (const [name, micros] of threadCpuByName(gatewayPid)) threadCpuMicros[name] = micros - (threadsAtStart.get(name) ?? 0);
   const mainThreadCpuMicros = threadCpuMicros.main!;
+  let secondThreadCpuMicros: Record<string, number> | null = null;
+  if (secondPid && secondThreadsAtStart) {
+    secondThreadCpuMicros = {};
+    for (const [name, micros] of threadCpuByName(secondPid)) secondThreadCpuMicros[name] = micros - (secondThreadsAtStart.get(name) ?? 0);
+  }
   // A short run on a busy machine may end before the first sample: take one, after the clock.
   const last = lastAcked as { id: string; at: number } | null;
   if (delays.length === 0 && last) await sampleOne(last);
@@ -189,6 +210,7 @@ async function drive(label: string, gatewayUrl: string, queryUrl: string, cpuPid
     cpuMicros,
     mainThreadCpuMicros,
     threadCpuMicros,
+    secondThreadCpuMicros,
     driverCpuMicros: driver.user + driver.system,
     calls: acked,
     seconds,
@@ -380,7 +402,7 @@ async function main(): Promise<void> {
     };
     log.warn(report, 'ceilings');
 
-    const profiled = (name: string) => ['--cpu-prof', `--cpu-prof-dir=${join(PROFILE_DIR, name)}`, ...NODE_ARGS];
+    const profiled = (name: string) => [...(CPU_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${join(PROFILE_DIR, name)}`] : []), ...NODE_ARGS];
     let aioResult: LoadResult | null = null;
     let aioMetrics: Record<string, number> = {};
     let aioGc: Record<string, number> = {};
@@ -446,12 +468,7 @@ async function main(): Promise<void> {
       cpuMicrosPerCallServingProcess: {
         mainThread: Math.round(r.mainThreadCpuMicros / r.calls),
         otherThreads: Math.round((r.cpuMicros[0]! - r.mainThreadCpuMicros) / r.calls),
-        byThreadName: Object.fromEntries(
-          Object.entries(r.threadCpuMicros)
-            .map(([name, micros]) => [name, +(micros / r.calls).toFixed(1)] as const)
-            .filter(([, perCall]) => perCall >= 0.5)
-            .sort((a, b) => b[1] - a[1]),
-        ),
+        byThreadName: perCallByThread(r.threadCpuMicros, r.calls),
       },
       driverCpuMicrosPerCall: Math.round(r.driverCpuMicros / r.calls),
     });
@@ -470,6 +487,7 @@ async function main(): Promise<void> {
         cpuMicrosPerCallByProcess: {
           gateway: Math.round(kafkaResult.cpuMicros[0]! / kafkaResult.calls),
           writer: Math.round(kafkaResult.cpuMicros[1]! / kafkaResult.calls),
+          writerByThreadName: perCallByThread(kafkaResult.secondThreadCpuMicros ?? {}, kafkaResult.calls),
           broker: brokerPid ? Math.round(kafkaResult.cpuMicros[2]! / kafkaResult.calls) : 'not measured (KAFKA_BROKERS given)',
         },
         timing: kafkaMetrics,
@@ -477,7 +495,7 @@ async function main(): Promise<void> {
       };
     report.loadAverageAtEnd = +loadavg()[0]!.toFixed(1);
     process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
-    for (const name of [...(aioResult ? ['all-in-one'] : []), ...(kafkaResult ? ['gateway', 'writer'] : [])]) {
+    for (const name of !CPU_PROFILE ? [] : [...(aioResult ? ['all-in-one'] : []), ...(kafkaResult ? ['gateway', 'writer'] : [])]) {
       process.stdout.write(`\nCPU profile, ${name} (self time, top functions):\n${profileSummary(join(PROFILE_DIR, name)).join('\n')}\n`);
     }
   } finally {

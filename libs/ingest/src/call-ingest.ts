@@ -4,7 +4,11 @@ import { generateId, metrics, nowMicros, type Caller } from '@weft/core';
 import { endPart, startPart, type CallPartRow } from '@weft/store';
 import { callPartMessage, type CallPartEnvelope } from './envelope';
 
-/** Turns call starts and ends into call parts and publishes them; resolves once durable. */
+/**
+ * Turns call starts and ends into call parts and publishes them; resolves once durable. Each
+ * write returns its publish rather than awaiting it, so no suspended frame keeps the call's body
+ * or rows alive while the bus acknowledges (every scavenge meanwhile would copy them).
+ */
 export class CallIngest {
   constructor(private readonly bus: Bus<CallPartEnvelope>) {}
 
@@ -21,7 +25,6 @@ export class CallIngest {
 
   publish(rows: CallPartRow[]): Promise<void> {
     const count = rows.length;
-    // No frame here waits on the bus holding the rows: a bus that encodes them (Kafka) lets them go.
     return this.bus.publish(TOPICS.callParts, rows.map(callPartMessage)).then(() => void metrics.callPartsAccepted.inc(count));
   }
 
@@ -54,12 +57,10 @@ export class CallIngest {
 
   async start(start: CallStartBody, caller: Caller): Promise<{ id: string; trace_id: string }> {
     const { row, id, trace_id } = this.prepareStart(start, caller, nowMicros());
-    await this.publish([row]);
-    return { id, trace_id };
+    return this.publish([row]).then(() => ({ id, trace_id }));
   }
 
   async end(end: CallEndBody): Promise<Record<string, never>> {
-    await this.publish([this.prepareEnd(end, nowMicros())]);
-    return {};
+    return this.publish([this.prepareEnd(end, nowMicros())]).then(() => ({}));
   }
 }

@@ -122,6 +122,13 @@ function threadCpuByName(pid: number): Map<string, number> {
   }
   return out;
 }
+/** A process's CPU time by thread name since `atStart` (an earlier threadCpuByName of it), µs. */
+function threadCpuSince(pid: number, atStart: Map<string, number>): Record<string, number> {
+  const since: Record<string, number> = {};
+  for (const [name, micros] of threadCpuByName(pid)) since[name] = micros - (atStart.get(name) ?? 0);
+  return since;
+}
+
 const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
 
 /**
@@ -195,14 +202,9 @@ async function drive(label: string, gatewayUrl: string, queryUrl: string, cpuPid
   const seconds = (performance.now() - started) / 1000;
   const driver = process.cpuUsage(driverAtStart);
   const cpuMicros = cpuPids.map((pid, i) => processCpuMicros(pid) - cpuAtStart[i]!);
-  const threadCpuMicros: Record<string, number> = {};
-  for (const [name, micros] of threadCpuByName(gatewayPid)) threadCpuMicros[name] = micros - (threadsAtStart.get(name) ?? 0);
+  const threadCpuMicros = threadCpuSince(gatewayPid, threadsAtStart);
   const mainThreadCpuMicros = threadCpuMicros.main!;
-  let secondThreadCpuMicros: Record<string, number> | null = null;
-  if (secondPid && secondThreadsAtStart) {
-    secondThreadCpuMicros = {};
-    for (const [name, micros] of threadCpuByName(secondPid)) secondThreadCpuMicros[name] = micros - (secondThreadsAtStart.get(name) ?? 0);
-  }
+  const secondThreadCpuMicros = secondPid && secondThreadsAtStart ? threadCpuSince(secondPid, secondThreadsAtStart) : null;
   // A short run on a busy machine may end before the first sample: take one, after the clock.
   const last = lastAcked as { id: string; at: number } | null;
   if (delays.length === 0 && last) await sampleOne(last);
@@ -495,9 +497,10 @@ async function main(): Promise<void> {
       };
     report.loadAverageAtEnd = +loadavg()[0]!.toFixed(1);
     process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
-    for (const name of !CPU_PROFILE ? [] : [...(aioResult ? ['all-in-one'] : []), ...(kafkaResult ? ['gateway', 'writer'] : [])]) {
-      process.stdout.write(`\nCPU profile, ${name} (self time, top functions):\n${profileSummary(join(PROFILE_DIR, name)).join('\n')}\n`);
-    }
+    if (CPU_PROFILE)
+      for (const name of [...(aioResult ? ['all-in-one'] : []), ...(kafkaResult ? ['gateway', 'writer'] : [])]) {
+        process.stdout.write(`\nCPU profile, ${name} (self time, top functions):\n${profileSummary(join(PROFILE_DIR, name)).join('\n')}\n`);
+      }
   } finally {
     await Promise.all(running.map((w) => w.kill()));
     await broker?.stop();

@@ -2,6 +2,7 @@ import type { CallEndBody, CallStartBody, CompletedCall } from '@weft/api';
 import { TOPICS, type Bus } from '@weft/bus';
 import { generateId, metrics, nowMicros, type Caller } from '@weft/core';
 import { endPart, startPart, type CallPartRow } from '@weft/store';
+import { coalesceCallParts } from './coalesce';
 import { callPartMessage, type CallPartEnvelope } from './envelope';
 
 /**
@@ -23,9 +24,13 @@ export class CallIngest {
     return endPart(end, acceptedAt);
   }
 
+  /** Publishes the parts (a call's start and end in the same batch as one part); resolves once durable. */
   publish(rows: CallPartRow[]): Promise<void> {
+    // Counted as received: a finished call is a start and an end acknowledged, whichever way it travels.
     const count = rows.length;
-    return this.bus.publish(TOPICS.callParts, rows.map(callPartMessage)).then(() => void metrics.callPartsAccepted.inc(count));
+    return this.bus
+      .publish(TOPICS.callParts, coalesceCallParts(rows).map(callPartMessage))
+      .then(() => void metrics.callPartsAccepted.inc(count));
   }
 
   /**

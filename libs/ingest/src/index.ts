@@ -1,2 +1,3 @@
 export * from './envelope';
 export * from './call-ingest';
+export * from './coalesce';

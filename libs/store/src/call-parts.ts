@@ -68,6 +68,28 @@ export function endPart(e: CallEndBody, acceptedAtMicros: number): CallPartRow {
 }
 
 /**
+ * A finished call as one part: the start's columns with the end's (endPart's own columns). The
+ * tables the views feed get exactly the rows the two parts would have given (the starts view takes
+ * every part with a start, the ends view every part with an end), but the bus carries, and the
+ * engine parses, one row instead of two (bench/RESULTS.md, "one part per finished call").
+ */
+export function wholeCallPart(start: CallPartRow, end: CallPartRow): CallPartRow {
+  return {
+    ...start,
+    ended_at: end.ended_at,
+    output_dump: end.output_dump,
+    output_refs: end.output_refs,
+    summary_dump: end.summary_dump,
+    exception: end.exception,
+    svc_run_step_end: end.svc_run_step_end,
+  };
+}
+
+/** A start part alone (no end in it); `isEndPart` likewise. Renames, deletes and whole calls are neither. */
+export const isStartPart = (r: CallPartRow): boolean => r.started_at != null && r.ended_at == null;
+export const isEndPart = (r: CallPartRow): boolean => r.ended_at != null && r.started_at == null;
+
+/**
  * Inserts call parts in one INSERT, as TabSeparated bytes (see call-part-tsv.ts): rows are
  * encoded, lines already encoded (as they arrive from Kafka) are passed as they are. A replay
  * of the same parts leaves no visible duplicate.

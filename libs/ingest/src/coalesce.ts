@@ -1,0 +1,37 @@
+import { isEndPart, isStartPart, wholeCallPart, type CallPartRow } from '@weft/store';
+
+/**
+ * The parts of one publish with every end folded into its call's start when both are in it (the
+ * reference SDK batches a quick call's start and end together): one part per finished call, half
+ * the rows for the bus and the engine. Nothing visible changes: for each call, the starts keep
+ * their order and so do the ends (an end joins the latest start before it, with no end of that
+ * call in between), and the tables the views feed get the same rows. Renames, deletes and whole
+ * calls pass through; so does an end whose start is not in the batch, or already has its end, or
+ * has a whole part of the same call after it.
+ */
+export function coalesceCallParts(rows: readonly CallPartRow[]): CallPartRow[] {
+  const out: CallPartRow[] = [];
+  // Where in `out` the latest start of each call still waits for its end.
+  const waiting = new Map<string, number>();
+  for (const row of rows) {
+    if (isStartPart(row)) {
+      waiting.set(callKey(row), out.length);
+    } else if (isEndPart(row)) {
+      const key = callKey(row);
+      const at = waiting.get(key);
+      if (at !== undefined) {
+        out[at] = wholeCallPart(out[at]!, row);
+        waiting.delete(key);
+        continue;
+      }
+    } else if (row.started_at != null) {
+      // A whole call: a later end of the same call must stay after this one's.
+      waiting.delete(callKey(row));
+    }
+    out.push(row);
+  }
+  return out;
+}
+
+// The project's length first, so that no two (project, id) pairs share a key.
+const callKey = (r: CallPartRow) => `${r.project_id.length}:${r.project_id}${r.id}`;

@@ -1,0 +1,131 @@
+import fc from 'fast-check';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { insertCallParts, migrate, openStore, type CallPartRow, type Store } from '@weft/store';
+import { coalesceCallParts } from '@weft/ingest';
+
+const at = '2026-01-01 00:00:00.000000';
+const start = (id: string, n = 1, project = 'p/q'): CallPartRow => ({
+  project_id: project,
+  id,
+  trace_id: `t-${id}`,
+  op_name: `op-${n}`,
+  started_at: `2026-01-01 00:00:0${n}.000000`,
+  inputs_dump: `{"n":${n}}`,
+  input_refs: n % 2 ? [] : [`weave:///e/p/object/in${n}:d`],
+  output_refs: [],
+  created_at: at,
+});
+const end = (id: string, n = 1, project = 'p/q'): CallPartRow => ({
+  project_id: project,
+  id,
+  ended_at: `2026-01-01 00:01:0${n}.000000`,
+  output_dump: `{"out":${n}}`,
+  output_refs: n % 2 ? [] : [`weave:///e/p/object/out${n}:d`],
+  summary_dump: `{"k":${n}}`,
+  exception: n === 3 ? 'boom' : null,
+  svc_run_step_end: n,
+  input_refs: [],
+  created_at: at,
+});
+const rename = (id: string): CallPartRow => ({
+  project_id: 'p/q',
+  id,
+  display_name: 'renamed',
+  input_refs: [],
+  output_refs: [],
+  created_at: at,
+});
+const del = (id: string): CallPartRow => ({
+  project_id: 'p/q',
+  id,
+  deleted_at: '2026-01-01 00:02:00.000',
+  input_refs: [],
+  output_refs: [],
+  created_at: at,
+});
+/** What each output part is: s (start), e (end), w (whole), r (rename), d (delete), with its call and variant. */
+const shape = (rows: CallPartRow[]) =>
+  rows.map((r) => {
+    const kind = r.started_at && r.ended_at ? 'w' : r.started_at ? 's' : r.ended_at ? 'e' : r.deleted_at ? 'd' : 'r';
+    return kind + r.id + (r.started_at ? r.op_name!.slice(3) : '') + (r.ended_at ? r.svc_run_step_end : '');
+  });
+
+describe('one part per finished call', () => {
+  it('folds an end into the start before it in the same publish, in the start’s place', () => {
+    expect(shape(coalesceCallParts([start('a'), start('b'), end('b', 2), rename('c'), end('a')]))).toEqual(['wa11', 'wb12', 'rc']);
+    const [whole] = coalesceCallParts([start('a', 2), end('a', 3)]);
+    expect(whole).toEqual({ ...start('a', 2), ...end('a', 3), input_refs: start('a', 2).input_refs });
+  });
+
+  it('leaves an end alone when its start is not before it, already has its end, or a whole part of that call came between', () => {
+    expect(shape(coalesceCallParts([end('a'), start('a', 2)]))).toEqual(['ea1', 'sa2']);
+    expect(shape(coalesceCallParts([start('a'), end('a', 1), end('a', 2)]))).toEqual(['wa11', 'ea2']);
+    const whole = coalesceCallParts([start('a', 2), end('a', 2)])[0]!;
+    expect(shape(coalesceCallParts([start('a'), whole, end('a', 3)]))).toEqual(['sa1', 'wa22', 'ea3']);
+    // The same id in another project is another call.
+    expect(shape(coalesceCallParts([start('a', 1, 'p/x'), end('a', 1, 'p/q')]))).toEqual(['sa1', 'ea1']);
+    // An end joins the latest start of its call; renames and deletes do not stand between.
+    expect(shape(coalesceCallParts([start('a', 1), start('a', 2), del('a'), rename('a'), end('a', 3)]))).toEqual([
+      'sa1',
+      'wa23',
+      'da',
+      'ra',
+    ]);
+  });
+
+  describe('in the engine', () => {
+    let dir: string;
+    let store: Store;
+    beforeAll(async () => {
+      dir = mkdtempSync(join(tmpdir(), 'weft-coalesce-'));
+      store = openStore({ dataDir: dir });
+      await migrate(store.client);
+    }, 120_000);
+    afterAll(async () => {
+      await store?.close();
+      rmSync(dir, { recursive: true, force: true });
+    });
+
+    const tables = ['calls_starts', 'calls_ends', 'calls_renames', 'calls_deleted'];
+    const stored = async (project: string) => {
+      const out: Record<string, unknown[]> = {};
+      for (const t of tables) {
+        const rs = await store.client.query({
+          query: `SELECT * EXCEPT project_id FROM ${t} FINAL WHERE project_id = {p:String} ORDER BY tuple(*)`,
+          query_params: { p: project },
+          format: 'JSONEachRow',
+        });
+        out[t] = await rs.json();
+      }
+      return out;
+    };
+
+    it('stores exactly the rows the separate parts store, whatever the sequence of parts', async () => {
+      const part = fc.tuple(fc.constantFrom('s', 'e', 'r', 'd'), fc.constantFrom('a', 'b', 'c'), fc.integer({ min: 1, max: 3 }));
+      let batch = 0;
+      await fc.assert(
+        fc.asyncProperty(fc.array(part, { minLength: 1, maxLength: 12 }), async (parts) => {
+          batch++;
+          const rows = (project: string) =>
+            parts.map(([k, id, n]) => {
+              const r = k === 's' ? start(id, n) : k === 'e' ? end(id, n) : k === 'r' ? rename(id) : del(id);
+              return { ...r, project_id: project };
+            });
+          const [separate, coalesced] = [`sep/${batch}`, `one/${batch}`];
+          await insertCallParts(store, rows(separate));
+          await insertCallParts(store, coalesceCallParts(rows(coalesced)));
+          const [a, b] = [await stored(separate), await stored(coalesced)];
+          expect(b).toEqual(a);
+          expect(a.calls_starts!.length + a.calls_ends!.length).toBe(
+            new Set(parts.filter(([k]) => k === 's').map(([, id, n]) => id + n)).size +
+              new Set(parts.filter(([k]) => k === 'e').map(([, id]) => id)).size,
+          );
+        }),
+        { numRuns: 40 },
+      );
+    }, 120_000);
+  });
+});

@@ -385,22 +385,25 @@ async function main(): Promise<void> {
   const running: RunningWeft[] = [];
   try {
     const rows = sampleRows(CEILING_CALLS);
+    // Rows (parts) per call as the services write them: one when a call's start and end come together.
+    const rowsPerCall = rows.length / CEILING_CALLS;
     const bytesPerCall = JSON.stringify(callItems('acme/bench', 'x'.repeat(36), 1)).length;
     report.bytesPerCallJson = bytesPerCall;
     const chBig = await clickHouseCeiling(rows, 10_000);
-    const chRows = chBig.rowsPerSec;
+    const chCalls = chBig.rowsPerSec / rowsPerCall;
     // The same at the batch size the services reach under this load (to show what batching buys).
-    const chRowsSmall = await clickHouseCeiling(rows.slice(0, Math.round(CEILING_CALLS * 0.4)), 1_000);
+    const chRowsSmall = await clickHouseCeiling(rows.slice(0, Math.round(rows.length * 0.4)), 1_000);
     const chJson = await clickHouseCeiling(rows, 10_000, 'JSONEachRow');
-    const kafkaParts = MODES.has('kafka') ? await kafkaCeiling(brokers, rows) : NaN;
+    const kafkaCalls = MODES.has('kafka') ? (await kafkaCeiling(brokers, rows)) / rowsPerCall : NaN;
     report.ceilings = {
-      clickhouseRowsPerSec: Math.round(chRows),
-      clickhouseCpuMicrosPerCall: Math.round(2 * chBig.cpuMicrosPerRow),
-      clickhouseRowsPerSecIn1kBatches: Math.round(chRowsSmall.rowsPerSec),
-      clickhouseCpuMicrosPerCallIn1kBatches: Math.round(2 * chRowsSmall.cpuMicrosPerRow),
-      clickhouseJsonEachRowRowsPerSec: Math.round(chJson.rowsPerSec),
-      clickhouseJsonEachRowCpuMicrosPerCall: Math.round(2 * chJson.cpuMicrosPerRow),
-      kafkaPartsPerSec: Math.round(kafkaParts),
+      rowsPerCall,
+      clickhouseCallsPerSec: Math.round(chCalls),
+      clickhouseCpuMicrosPerCall: Math.round(rowsPerCall * chBig.cpuMicrosPerRow),
+      clickhouseCallsPerSecIn1kRowBatches: Math.round(chRowsSmall.rowsPerSec / rowsPerCall),
+      clickhouseCpuMicrosPerCallIn1kRowBatches: Math.round(rowsPerCall * chRowsSmall.cpuMicrosPerRow),
+      clickhouseJsonEachRowCallsPerSec: Math.round(chJson.rowsPerSec / rowsPerCall),
+      clickhouseJsonEachRowCpuMicrosPerCall: Math.round(rowsPerCall * chJson.cpuMicrosPerRow),
+      kafkaCallsPerSec: Math.round(kafkaCalls),
     };
     log.warn(report, 'ceilings');
 
@@ -455,10 +458,8 @@ async function main(): Promise<void> {
       await writer.stop();
     }
 
-    // Each call is two rows (start and end part) and two Kafka messages.
     const fmt = (r: LoadResult) => ({
       callsPerSec: Math.round(r.callsPerSecond),
-      partsPerSec: Math.round(r.callsPerSecond * 2),
       acknowledgedCalls: r.calls,
       rejectedCalls: r.rejected,
       ackToQueryableMs: { p50: Math.round(r.delayP50), p99: Math.round(r.delayP99) },
@@ -477,14 +478,14 @@ async function main(): Promise<void> {
     if (aioResult)
       report.allInOne = {
         ...fmt(aioResult),
-        ofDirectInsertCeiling: +((aioResult.callsPerSecond * 2) / chRows).toFixed(2),
+        ofDirectInsertCeiling: +(aioResult.callsPerSecond / chCalls).toFixed(2),
         timing: aioMetrics,
         gcPauseMicrosPerCall: aioGc,
       };
     if (kafkaResult)
       report.kafka = {
         ...fmt(kafkaResult),
-        ofLowerCeiling: +((kafkaResult.callsPerSecond * 2) / Math.min(chRows, kafkaParts)).toFixed(2),
+        ofLowerCeiling: +(kafkaResult.callsPerSecond / Math.min(chCalls, kafkaCalls)).toFixed(2),
         writerPeakRssMiB,
         cpuMicrosPerCallByProcess: {
           gateway: Math.round(kafkaResult.cpuMicros[0]! / kafkaResult.calls),

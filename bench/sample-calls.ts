@@ -1,5 +1,6 @@
-/** The calls bench:ingest and bench:ingest-engine send: ~1.3 KB each, a start and an end part. */
+/** The calls bench:ingest and bench:ingest-engine send: ~1.3 KB each, a start and an end. */
 import { nowMicros } from '@weft/core';
+import { coalesceCallParts } from '@weft/ingest';
 import { endPart, startPart, type CallPartRow } from '@weft/store';
 
 const words = 'the model answered the question about invoices with a short summary and three follow up items'.split(' ');
@@ -43,7 +44,10 @@ export function callItems(project: string, id: string, seed: number): unknown[] 
   ];
 }
 
-/** The rows the modes write: the parts of BENCH calls, built with the same codecs as the gateway. */
+/**
+ * The rows the modes write for BENCH calls, built with the same codecs as the gateway: each call's
+ * start and end, sent in one batch, travel as one whole-call part (coalesceCallParts).
+ */
 export function sampleRows(n: number): CallPartRow[] {
   const at = nowMicros();
   const rows: CallPartRow[] = [];
@@ -53,5 +57,5 @@ export function sampleRows(n: number): CallPartRow[] {
     rows.push(startPart({ ...(s.req.start as object), id: start.id, trace_id: start.trace_id } as never, 'bench', at));
     rows.push(endPart(e.req.end, at));
   }
-  return rows;
+  return coalesceCallParts(rows);
 }

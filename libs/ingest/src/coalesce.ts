@@ -11,27 +11,25 @@ import { isEndPart, isStartPart, wholeCallPart, type CallPartRow } from '@weft/s
  */
 export function coalesceCallParts(rows: readonly CallPartRow[]): CallPartRow[] {
   const out: CallPartRow[] = [];
-  // Where in `out` the latest start of each call still waits for its end.
+  // Where in `out` the latest start of each call id still waits for its end. Keyed by the id
+  // alone (no key string to build per part); a fold checks the project, so the same id in two
+  // projects is never folded across them (at worst a part of theirs is left unfolded).
   const waiting = new Map<string, number>();
   for (const row of rows) {
     if (isStartPart(row)) {
-      waiting.set(callKey(row), out.length);
+      waiting.set(row.id, out.length);
     } else if (isEndPart(row)) {
-      const key = callKey(row);
-      const at = waiting.get(key);
-      if (at !== undefined) {
+      const at = waiting.get(row.id);
+      if (at !== undefined && out[at]!.project_id === row.project_id) {
         out[at] = wholeCallPart(out[at]!, row);
-        waiting.delete(key);
+        waiting.delete(row.id);
         continue;
       }
     } else if (row.started_at != null) {
       // A whole call: a later end of the same call must stay after this one's.
-      waiting.delete(callKey(row));
+      waiting.delete(row.id);
     }
     out.push(row);
   }
   return out;
 }
-
-// The project's length first, so that no two (project, id) pairs share a key.
-const callKey = (r: CallPartRow) => `${r.project_id.length}:${r.project_id}${r.id}`;

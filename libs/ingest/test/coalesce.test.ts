@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { insertCallParts, migrate, openStore, type CallPartRow, type Store } from '@weft/store';
+import { CALL_PART_COLUMNS, insertCallParts, migrate, openStore, type CallPartRow, type Store } from '@weft/store';
 import { coalesceCallParts } from '@weft/ingest';
 
 const at = '2026-01-01 00:00:00.000000';
@@ -57,7 +57,9 @@ describe('one part per finished call', () => {
   it('folds an end into the start before it in the same publish, in the start’s place', () => {
     expect(shape(coalesceCallParts([start('a'), start('b'), end('b', 2), rename('c'), end('a')]))).toEqual(['wa11', 'wb12', 'rc']);
     const [whole] = coalesceCallParts([start('a', 2), end('a', 3)]);
-    expect(whole).toEqual({ ...start('a', 2), ...end('a', 3), input_refs: start('a', 2).input_refs });
+    expect(whole).toMatchObject({ ...start('a', 2), ...end('a', 3), input_refs: start('a', 2).input_refs });
+    // Every column of a part is carried (a column added to the row must be added to the whole part too).
+    expect(Object.keys(whole!).sort()).toEqual([...CALL_PART_COLUMNS].sort());
   });
 
   it('leaves an end alone when its start is not before it, already has its end, or a whole part of that call came between', () => {
@@ -67,6 +69,9 @@ describe('one part per finished call', () => {
     expect(shape(coalesceCallParts([start('a'), whole, end('a', 3)]))).toEqual(['sa1', 'wa22', 'ea3']);
     // The same id in another project is another call.
     expect(shape(coalesceCallParts([start('a', 1, 'p/x'), end('a', 1, 'p/q')]))).toEqual(['sa1', 'ea1']);
+    const sameIdTwoProjects = coalesceCallParts([start('a', 1, 'p/x'), start('a', 2), end('a', 3, 'p/x'), end('a', 2)]);
+    expect(shape(sameIdTwoProjects)).toEqual(['sa1', 'wa22', 'ea3']);
+    expect(sameIdTwoProjects.map((r) => r.project_id)).toEqual(['p/x', 'p/q', 'p/x']);
     // An end joins the latest start of its call; renames and deletes do not stand between.
     expect(shape(coalesceCallParts([start('a', 1), start('a', 2), del('a'), rename('a'), end('a', 3)]))).toEqual([
       'sa1',
@@ -90,12 +95,14 @@ describe('one part per finished call', () => {
     });
 
     const tables = ['calls_starts', 'calls_ends', 'calls_renames', 'calls_deleted'];
-    const stored = async (project: string) => {
+    // The rows of every project under `prefix`, each named by what follows the prefix.
+    const stored = async (prefix: string) => {
       const out: Record<string, unknown[]> = {};
       for (const t of tables) {
         const rs = await store.client.query({
-          query: `SELECT * EXCEPT project_id FROM ${t} FINAL WHERE project_id = {p:String} ORDER BY tuple(*)`,
-          query_params: { p: project },
+          query: `SELECT substring(project_id, length({p:String}) + 1) AS project, * EXCEPT project_id FROM ${t} FINAL
+            WHERE startsWith(project_id, {p:String}) ORDER BY tuple(*)`,
+          query_params: { p: prefix },
           format: 'JSONEachRow',
         });
         out[t] = await rs.json();
@@ -104,24 +111,31 @@ describe('one part per finished call', () => {
     };
 
     it('stores exactly the rows the separate parts store, whatever the sequence of parts', async () => {
-      const part = fc.tuple(fc.constantFrom('s', 'e', 'r', 'd'), fc.constantFrom('a', 'b', 'c'), fc.integer({ min: 1, max: 3 }));
+      // (kind, call id, variant, project): the same ids in two projects too.
+      const part = fc.tuple(
+        fc.constantFrom('s', 'e', 'r', 'd'),
+        fc.constantFrom('a', 'b', 'c'),
+        fc.integer({ min: 1, max: 3 }),
+        fc.constantFrom('x', 'y'),
+      );
       let batch = 0;
       await fc.assert(
         fc.asyncProperty(fc.array(part, { minLength: 1, maxLength: 12 }), async (parts) => {
           batch++;
-          const rows = (project: string) =>
-            parts.map(([k, id, n]) => {
+          const rows = (prefix: string) =>
+            parts.map(([k, id, n, project]) => {
               const r = k === 's' ? start(id, n) : k === 'e' ? end(id, n) : k === 'r' ? rename(id) : del(id);
-              return { ...r, project_id: project };
+              return { ...r, project_id: prefix + project };
             });
-          const [separate, coalesced] = [`sep/${batch}`, `one/${batch}`];
+          const [separate, coalesced] = [`sep/${batch}/`, `one/${batch}/`];
           await insertCallParts(store, rows(separate));
           await insertCallParts(store, coalesceCallParts(rows(coalesced)));
           const [a, b] = [await stored(separate), await stored(coalesced)];
           expect(b).toEqual(a);
+          const distinct = (kind: string, key: (p: (typeof parts)[number]) => string) =>
+            new Set(parts.filter(([k]) => k === kind).map(key)).size;
           expect(a.calls_starts!.length + a.calls_ends!.length).toBe(
-            new Set(parts.filter(([k]) => k === 's').map(([, id, n]) => id + n)).size +
-              new Set(parts.filter(([k]) => k === 'e').map(([, id]) => id)).size,
+            distinct('s', ([, id, n, pr]) => pr + id + n) + distinct('e', ([, id, , pr]) => pr + id),
           );
         }),
         { numRuns: 40 },

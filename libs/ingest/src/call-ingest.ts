@@ -1,7 +1,7 @@
 import type { CallEndBody, CallStartBody, CompletedCall } from '@weft/api';
 import { TOPICS, type Bus } from '@weft/bus';
 import { generateId, metrics, nowMicros, type Caller } from '@weft/core';
-import { endPart, startPart, type CallPartRow } from '@weft/store';
+import { endPart, startPart, wholeCallPart, type CallPartRow } from '@weft/store';
 import { coalesceCallParts } from './coalesce';
 import { callPartMessage, type CallPartEnvelope } from './envelope';
 
@@ -26,23 +26,23 @@ export class CallIngest {
 
   /** Publishes the parts (a call's start and end in the same batch as one part); resolves once durable. */
   publish(rows: CallPartRow[]): Promise<void> {
-    // Counted as received: a finished call is a start and an end acknowledged, whichever way it travels.
-    const count = rows.length;
+    // A start and an end acknowledged count as two, whether or not they travel as one part.
+    let count = 0;
+    for (const r of rows) count += r.started_at != null && r.ended_at != null ? 2 : 1;
     return this.bus
       .publish(TOPICS.callParts, coalesceCallParts(rows).map(callPartMessage))
       .then(() => void metrics.callPartsAccepted.inc(count));
   }
 
   /**
-   * Finished calls (/v2/…/calls/complete): each becomes a start part and an end part, all in
-   * one publish, so the batch is acknowledged only once every part is durable.
+   * Finished calls (/v2/…/calls/complete): each becomes one whole-call part, all in one
+   * publish, so the batch is acknowledged only once every call is durable.
    */
   async complete(batch: CompletedCall[], caller: Caller): Promise<Record<string, never>> {
     const at = nowMicros();
-    const rows: CallPartRow[] = [];
-    for (const c of batch) {
-      rows.push(this.prepareStart(c, caller, at).row);
-      rows.push(
+    const rows = batch.map((c) =>
+      wholeCallPart(
+        this.prepareStart(c, caller, at).row,
         this.prepareEnd(
           {
             project_id: c.project_id,
@@ -55,8 +55,8 @@ export class CallIngest {
           },
           at,
         ),
-      );
-    }
+      ),
+    );
     return rows.length > 0 ? this.publish(rows).then(() => ({})) : {};
   }
 

@@ -1,5 +1,5 @@
 import { convertExportRequest, decodeExportTraceServiceRequest, OtlpRequestError, parseOtlpJson, type SpanRejection } from '@weft/otlp';
-import { endPart, startPart, type CallPartRow } from '@weft/store';
+import { endPart, startPart, wholeCallPart, type CallPartRow } from '@weft/store';
 
 /** An OTLP export request as it arrived: protobuf bytes, OTLP/JSON text, or already decoded (the contract's /otel/v1/trace body). */
 export type OtlpPayload = { protobuf: Uint8Array } | { json: string } | { decoded: unknown };
@@ -68,7 +68,8 @@ export function spansToParts(payload: OtlpPayload, opts: SpanPartsOptions): Span
   const projects = new Set<string>();
   for (const c of conversion.calls) {
     projects.add(c.start.project_id);
-    rows.push(startPart(c.start, opts.userId, opts.acceptedAtMicros), endPart(c.end, opts.acceptedAtMicros));
+    // A span is a finished call: one whole-call part.
+    rows.push(wholeCallPart(startPart(c.start, opts.userId, opts.acceptedAtMicros), endPart(c.end, opts.acceptedAtMicros)));
   }
   return {
     ok: true,

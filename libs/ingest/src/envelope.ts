@@ -30,12 +30,19 @@ export function callPartInsertable(envelope: CallPartEnvelope): CallPartRow | Ui
   return envelope.v === 1 ? envelope.row : envelope.line;
 }
 
-/** Project, call id and whether it is a start part, of either version (tests, diagnostics). */
-export function callPartIdentity(envelope: CallPartEnvelope): { project_id: string; id: string; start: boolean } {
-  if (envelope.v === 1) return { project_id: envelope.row.project_id, id: envelope.row.id, start: !!envelope.row.started_at };
+/** Project, call id and which halves of the call a part holds (a whole-call part both), of either version (tests, diagnostics). */
+export function callPartIdentity(envelope: CallPartEnvelope): { project_id: string; id: string; start: boolean; end: boolean } {
+  if (envelope.v === 1) {
+    const { row } = envelope;
+    return { project_id: row.project_id, id: row.id, start: row.started_at != null, end: row.ended_at != null };
+  }
   const fields = Buffer.from(envelope.line).toString('utf8').split('\t');
-  const startedAt = fields[callPartColumn('started_at')]!;
-  return { project_id: unescapeTsvField(fields[0]!)!, id: unescapeTsvField(fields[1]!)!, start: startedAt !== '\\N' };
+  return {
+    project_id: unescapeTsvField(fields[0]!)!,
+    id: unescapeTsvField(fields[1]!)!,
+    start: fields[callPartColumn('started_at')] !== '\\N',
+    end: fields[callPartColumn('ended_at')] !== '\\N',
+  };
 }
 
 const callPartColumn = (name: keyof CallPartRow) => Object.keys(callPartRowSchema.shape).indexOf(name);

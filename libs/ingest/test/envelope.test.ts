@@ -26,11 +26,12 @@ describe('call-part envelope on Kafka', () => {
     expect(Buffer.from(callPartInsertable(decoded) as Uint8Array).toString('utf8')).toBe(
       callPartTsvLine(m.value.v === 1 ? m.value.row : row),
     );
-    expect(callPartIdentity(decoded)).toEqual({ project_id: 'p/q', id: 'c\t1', start: true });
+    expect(callPartIdentity(decoded)).toEqual({ project_id: 'p/q', id: 'c\t1', start: true, end: false });
     expect(callPartIdentity(callPartCodec.decode(callPartCodec.encode(callPartMessage(row).value)))).toEqual({
       project_id: 'p/q',
       id: 'c1',
       start: false,
+      end: false,
     });
     // Re-encoding a decoded line (a dead letter replayed) gives the same bytes.
     expect(callPartCodec.encode(decoded)).toEqual(bytes);
@@ -39,14 +40,16 @@ describe('call-part envelope on Kafka', () => {
   it('joins the parts of one publish as version 3, read back as the same lines, one envelope each', () => {
     const rows = [
       { ...row, id: 'a', started_at: '2026-01-01 00:00:00.000001' },
-      { ...row, id: 'b\nc', output_dump: 'line\nbreak' },
+      { ...row, id: 'b\nc', output_dump: 'line\nbreak', ended_at: '2026-01-01 00:00:01.000000' },
+      { ...row, id: 'w', started_at: '2026-01-01 00:00:00.000001', ended_at: '2026-01-01 00:00:01.000000' },
     ];
     const joined = callPartCodec.encodeMany!(rows.map((r) => callPartMessage(r).value));
     expect(joined[0]).toBe(3);
     const parts = callPartCodec.decodeMany!(joined);
     expect(parts.map((p) => callPartIdentity(p))).toEqual([
-      { project_id: 'p/q', id: 'a', start: true },
-      { project_id: 'p/q', id: 'b\nc', start: false },
+      { project_id: 'p/q', id: 'a', start: true, end: false },
+      { project_id: 'p/q', id: 'b\nc', start: false, end: true },
+      { project_id: 'p/q', id: 'w', start: true, end: true },
     ]);
     expect(Buffer.concat(parts.map((p) => callPartInsertable(p) as Uint8Array)).toString('utf8')).toBe(rows.map(callPartTsvLine).join(''));
     // Lines already encoded (decoded from Kafka) join to the same bytes; one part reads as version 2 too.

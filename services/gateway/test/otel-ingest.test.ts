@@ -33,7 +33,7 @@ const span = (spanId: string, project?: [string, string]) => ({
 });
 
 describe('OtelIngest', () => {
-  it('publishes a start and an end part per accepted span, as the caller, once stored', async () => {
+  it('publishes one whole-call part (start and end) per accepted span, as the caller, once stored', async () => {
     const { otel, stored } = await pipeline();
     const partial = await otel.ingest(
       { json: JSON.stringify({ resourceSpans: [span('b'.repeat(16)), span('xx')] }) },
@@ -42,8 +42,7 @@ describe('OtelIngest', () => {
     );
     expect(partial?.rejected_spans).toBe(1);
     expect(stored.map((r) => [r.id, r.started_at ?? null, r.ended_at ?? null])).toEqual([
-      ['b'.repeat(16), '2024-05-01 12:00:00.000000', null],
-      ['b'.repeat(16), null, '2024-05-01 12:00:01.000000'],
+      ['b'.repeat(16), '2024-05-01 12:00:00.000000', '2024-05-01 12:00:01.000000'],
     ]);
     expect(stored[0]).toMatchObject({ project_id: 'acme/p', svc_user_id: 'u-1', svc_run_id: 'r1', trace_id: 'a'.repeat(32) });
   });

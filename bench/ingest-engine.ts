@@ -1,7 +1,7 @@
 /**
  * Where an insert of call parts goes inside the engine (`npm run bench:ingest-engine`): the same
  * ~1.3 KB calls as bench:ingest, inserted as TabSeparated (the services' path) into embedded
- * ClickHouse in a sustained stream of inserts of BENCH_BATCHES parts, once with the schema as
+ * ClickHouse in a sustained stream of inserts of BENCH_BATCHES calls, once with the schema as
  * migrated and once per variant: without each materialized view on call_parts (what that view's
  * table costs per call, its merges included), without any (parsing alone), and with the call
  * tables' merges at ClickHouse's default base (what migration 085 saves).
@@ -10,15 +10,24 @@
  * background merges while the stream runs and for BENCH_SETTLE_MS after) and, from the
  * engine's own counters (system.events), the rows its merges rewrote per call.
  *
- * Env: BENCH_ENGINE_CALLS (40,000 per variant), BENCH_BATCHES (parts per insert, `800,1600`),
+ * Env: BENCH_ENGINE_CALLS (40,000 per variant), BENCH_BATCHES (calls per insert, `800,1600`),
  * BENCH_SETTLE_MS (3000), BENCH_DIR (scratch, wiped), BENCH_VARIANTS (a comma list to run only some).
  */
 import { mkdirSync, rmSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
-import { CALL_PART_COLUMNS, encodeCallPartsTsv, loadMigrations, migrate, openStore, type InsertSettings, type Store } from '@weft/store';
+import {
+  CALL_PART_COLUMNS,
+  encodeCallPartsTsv,
+  loadMigrations,
+  migrate,
+  openStore,
+  type CallPartRow,
+  type InsertSettings,
+  type Store,
+} from '@weft/store';
 import { REPO_ROOT } from '@weft/harness';
-import { sampleRows } from './sample-calls';
+import { sampleParts, sampleRows } from './sample-calls';
 
 const CALLS = Number(process.env.BENCH_ENGINE_CALLS ?? 40_000);
 const BATCHES = (process.env.BENCH_BATCHES ?? '800,1600').split(',').map(Number);
@@ -29,6 +38,8 @@ const CALL_TABLES = ['calls_merged', 'calls_merged_stats', 'calls_starts', 'call
 
 interface Variant {
   name: string;
+  /** Each call as a start part and an end part, as before whole-call parts (else one part per call, as shipped). */
+  separateParts?: boolean;
   /** Statements run on the freshly migrated store before the stream. */
   change: (store: Store) => Promise<string[]>;
   /** Settings of every insert of the stream. */
@@ -56,6 +67,7 @@ async function variants(): Promise<Variant[]> {
   rmSync(dir, { recursive: true, force: true });
   return [
     { name: 'as migrated', change: async () => [] },
+    { name: 'start and end as two parts (before whole-call parts)', change: async () => [], separateParts: true },
     ...names.map((v) => ({ name: `without ${v}`, change: async () => [`DROP VIEW ${v}`] })),
     { name: 'no views (parse only)', change: async () => names.map((v) => `DROP VIEW ${v}`) },
     // The views migration 092 dropped (no read needs their tables any more), as they were.
@@ -102,8 +114,8 @@ async function engineEvents(store: Store): Promise<Record<string, number>> {
   return Object.fromEntries(rows.map((r) => [r.event, Number(r.value)]));
 }
 
-async function run(variant: Variant, batchParts: number, payloads: Buffer[], index: number) {
-  const dir = join(ROOT, `v${index}-${batchParts}`);
+async function run(variant: Variant, batchCalls: number, payloads: Buffer[], index: number) {
+  const dir = join(ROOT, `v${index}-${batchCalls}`);
   rmSync(dir, { recursive: true, force: true });
   const store = openStore({ dataDir: dir });
   try {
@@ -125,7 +137,7 @@ async function run(variant: Variant, batchParts: number, payloads: Buffer[], ind
     );
     return {
       variant: variant.name,
-      partsPerInsert: batchParts,
+      callsPerInsert: batchCalls,
       cpuMicrosPerCall: Math.round((used.user + used.system) / CALLS),
       callsPerSecWhileInserting: Math.round(CALLS / insertSeconds),
       mergesRun: d('Merge'),
@@ -142,15 +154,21 @@ async function main(): Promise<void> {
   rmSync(ROOT, { recursive: true, force: true });
   mkdirSync(ROOT, { recursive: true });
   const rows = sampleRows(CALLS);
+  const separate = sampleParts(CALLS);
   const report: Record<string, unknown> = { calls: CALLS, settleMs: SETTLE_MS, loadAverageAtStart: +loadavg()[0]!.toFixed(1) };
   const all = await variants();
   const results = [];
   for (const batch of BATCHES) {
-    // Encoded once, outside the measured loop: the engine's share alone.
-    const payloads: Buffer[] = [];
-    for (let i = 0; i < rows.length; i += batch) payloads.push(encodeCallPartsTsv(rows.slice(i, i + batch)));
+    // Encoded once, outside the measured loop: the engine's share alone. The same calls per insert either way.
+    const encode = (parts: CallPartRow[], perInsert: number) => {
+      const out: Buffer[] = [];
+      for (let i = 0; i < parts.length; i += perInsert) out.push(encodeCallPartsTsv(parts.slice(i, i + perInsert)));
+      return out;
+    };
+    const payloads = encode(rows, batch);
+    const separatePayloads = all.some((v) => v.separateParts) ? encode(separate, 2 * batch) : [];
     for (const [i, v] of all.entries()) {
-      const r = await run(v, batch, payloads, i);
+      const r = await run(v, batch, v.separateParts ? separatePayloads : payloads, i);
       process.stderr.write(`${JSON.stringify(r)}\n`);
       results.push(r);
     }

@@ -44,11 +44,8 @@ export function callItems(project: string, id: string, seed: number): unknown[] 
   ];
 }
 
-/**
- * The rows the modes write for BENCH calls, built with the same codecs as the gateway: each call's
- * start and end, sent in one batch, travel as one whole-call part (coalesceCallParts).
- */
-export function sampleRows(n: number): CallPartRow[] {
+/** Each of n calls as a start part and an end part, built with the same codecs as the gateway. */
+export function sampleParts(n: number): CallPartRow[] {
   const at = nowMicros();
   const rows: CallPartRow[] = [];
   for (let i = 0; i < n; i++) {
@@ -57,5 +54,11 @@ export function sampleRows(n: number): CallPartRow[] {
     rows.push(startPart({ ...(s.req.start as object), id: start.id, trace_id: start.trace_id } as never, 'bench', at));
     rows.push(endPart(e.req.end, at));
   }
-  return coalesceCallParts(rows);
+  return rows;
 }
+
+/**
+ * The rows the modes write for n calls: each call's start and end, sent in one batch, travel
+ * as one whole-call part (coalesceCallParts).
+ */
+export const sampleRows = (n: number): CallPartRow[] => coalesceCallParts(sampleParts(n));

@@ -6,8 +6,8 @@ import { isEndPart, isStartPart, wholeCallPart, type CallPartRow } from '@weft/s
  * the rows for the bus and the engine. Nothing visible changes: for each call, the starts keep
  * their order and so do the ends (an end joins the latest start before it, with no end of that
  * call in between), and the tables the views feed get the same rows. Renames, deletes and whole
- * calls pass through; so does an end whose start is not in the batch, or already has its end, or
- * has a whole part of the same call after it.
+ * calls pass through, and so does an end with no start of its call waiting (none in the batch, its
+ * end already folded in, or a whole part of that call since).
  */
 export function coalesceCallParts(rows: readonly CallPartRow[]): CallPartRow[] {
   const out: CallPartRow[] = [];

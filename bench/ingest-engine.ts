@@ -27,7 +27,8 @@ import {
   type Store,
 } from '@weft/store';
 import { REPO_ROOT } from '@weft/harness';
-import { sampleParts, sampleRows } from './sample-calls';
+import { coalesceCallParts } from '@weft/ingest';
+import { sampleParts } from './sample-calls';
 
 const CALLS = Number(process.env.BENCH_ENGINE_CALLS ?? 40_000);
 const BATCHES = (process.env.BENCH_BATCHES ?? '800,1600').split(',').map(Number);
@@ -153,18 +154,18 @@ async function run(variant: Variant, batchCalls: number, payloads: Buffer[], ind
 async function main(): Promise<void> {
   rmSync(ROOT, { recursive: true, force: true });
   mkdirSync(ROOT, { recursive: true });
-  const rows = sampleRows(CALLS);
   const separate = sampleParts(CALLS);
+  const rows = coalesceCallParts(separate);
   const report: Record<string, unknown> = { calls: CALLS, settleMs: SETTLE_MS, loadAverageAtStart: +loadavg()[0]!.toFixed(1) };
   const all = await variants();
   const results = [];
+  // Encoded once per batch size, outside the measured loop: the engine's share alone. The same calls per insert either way.
+  const encode = (parts: CallPartRow[], perInsert: number) => {
+    const out: Buffer[] = [];
+    for (let i = 0; i < parts.length; i += perInsert) out.push(encodeCallPartsTsv(parts.slice(i, i + perInsert)));
+    return out;
+  };
   for (const batch of BATCHES) {
-    // Encoded once, outside the measured loop: the engine's share alone. The same calls per insert either way.
-    const encode = (parts: CallPartRow[], perInsert: number) => {
-      const out: Buffer[] = [];
-      for (let i = 0; i < parts.length; i += perInsert) out.push(encodeCallPartsTsv(parts.slice(i, i + perInsert)));
-      return out;
-    };
     const payloads = encode(rows, batch);
     const separatePayloads = all.some((v) => v.separateParts) ? encode(separate, 2 * batch) : [];
     for (const [i, v] of all.entries()) {

@@ -1,7 +1,7 @@
 import type { CallEndBody, CallStartBody, CompletedCall } from '@weft/api';
 import { TOPICS, type Bus } from '@weft/bus';
 import { generateId, metrics, nowMicros, type Caller } from '@weft/core';
-import { endPart, startPart, wholeCallPart, type CallPartRow } from '@weft/store';
+import { endPart, isWholeCallPart, startPart, wholeCallPart, type CallPartRow } from '@weft/store';
 import { coalesceCallParts } from './coalesce';
 import { callPartMessage, type CallPartEnvelope } from './envelope';
 
@@ -28,7 +28,7 @@ export class CallIngest {
   publish(rows: CallPartRow[]): Promise<void> {
     // A start and an end acknowledged count as two, whether or not they travel as one part.
     let count = 0;
-    for (const r of rows) count += r.started_at != null && r.ended_at != null ? 2 : 1;
+    for (const r of rows) count += isWholeCallPart(r) ? 2 : 1;
     return this.bus
       .publish(TOPICS.callParts, coalesceCallParts(rows).map(callPartMessage))
       .then(() => void metrics.callPartsAccepted.inc(count));

@@ -1,4 +1,4 @@
-import { isEndPart, isStartPart, wholeCallPart, type CallPartRow } from '@weft/store';
+import { isEndPart, isStartPart, isWholeCallPart, wholeCallPart, type CallPartRow } from '@weft/store';
 
 /**
  * The parts of one publish with every end folded into its call's start when both are in it (the
@@ -25,8 +25,8 @@ export function coalesceCallParts(rows: readonly CallPartRow[]): CallPartRow[] {
         waiting.delete(row.id);
         continue;
       }
-    } else if (row.started_at != null) {
-      // A whole call: a later end of the same call must stay after this one's.
+    } else if (isWholeCallPart(row)) {
+      // A later end of the same call must stay after this one's.
       waiting.delete(row.id);
     }
     out.push(row);

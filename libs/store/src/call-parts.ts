@@ -107,6 +107,8 @@ export function wholeCallPart(start: CallPartRow, end: CallPartRow): CallPartRow
 /** A start part alone (no end in it); `isEndPart` likewise. Renames, deletes and whole calls are neither. */
 export const isStartPart = (r: CallPartRow): boolean => r.started_at != null && r.ended_at == null;
 export const isEndPart = (r: CallPartRow): boolean => r.ended_at != null && r.started_at == null;
+/** A whole-call part: a start and an end in one row. */
+export const isWholeCallPart = (r: CallPartRow): boolean => r.started_at != null && r.ended_at != null;
 
 /**
  * Inserts call parts in one INSERT, as TabSeparated bytes (see call-part-tsv.ts): rows are

@@ -26,7 +26,9 @@ import { createLogger } from '@weft/core';
 import { insertCallParts, migrate, openStore, type CallPartRow } from '@weft/store';
 import { callItems, sampleRows } from './sample-calls';
 import {
-  Client,
+  basicAuth,
+  HARNESS_API_KEY,
+  KeepAlivePoster,
   type KafkaBroker,
   metricSeries,
   metricValue,
@@ -137,8 +139,10 @@ const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' 
  */
 async function drive(label: string, gatewayUrl: string, queryUrl: string, cpuPids: number[]): Promise<LoadResult> {
   const gatewayPid = cpuPids[0]!;
-  const api = new Client(gatewayUrl);
-  const query = new Client(queryUrl);
+  // node:http with kept-alive connections: the load generator shares the cores (see KeepAlivePoster).
+  const headers = { 'content-type': 'application/json', authorization: basicAuth(HARNESS_API_KEY) };
+  const api = new KeepAlivePoster(gatewayUrl, headers);
+  const query = new KeepAlivePoster(queryUrl, headers);
   const project = `acme/bench-${label}`;
   let acked = 0;
   let rejected = 0;
@@ -153,7 +157,7 @@ async function drive(label: string, gatewayUrl: string, queryUrl: string, cpuPid
     for (let r = 0; Date.now() < deadline; r++) {
       const ids = Array.from({ length: PER_REQUEST }, (_, i) => `${label}-${phase}-${c}-${r}-${i}`);
       const body = `{"batch":[${templates.map((t, i) => t.replaceAll('@ID@', ids[i]!)).join(',')}]}`;
-      const res = await api.raw('/call/upsert_batch', body);
+      const res = await api.post('/call/upsert_batch', body);
       if (res.status === 200) {
         acked += ids.length;
         lastAcked = { id: ids[ids.length - 1]!, at: performance.now() };
@@ -166,8 +170,8 @@ async function drive(label: string, gatewayUrl: string, queryUrl: string, cpuPid
   // The delay sampler: the newest acknowledged call, polled until a query sees it.
   const sampleOne = async (sample: { id: string; at: number }) => {
     for (;;) {
-      const r = await query.post('/calls/query_stats', { project_id: project, filter: { call_ids: [sample.id] } });
-      if (r.status === 200 && r.body.count === 1) break;
+      const r = await query.post('/calls/query_stats', JSON.stringify({ project_id: project, filter: { call_ids: [sample.id] } }));
+      if (r.status === 200 && (JSON.parse(r.text) as { count: number }).count === 1) break;
       if (performance.now() - sample.at > 60_000) throw new Error(`${sample.id} not queryable after 60 s`);
       await new Promise((ok) => setTimeout(ok, POLL_MS));
     }
@@ -208,6 +212,8 @@ async function drive(label: string, gatewayUrl: string, queryUrl: string, cpuPid
   // A short run on a busy machine may end before the first sample: take one, after the clock.
   const last = lastAcked as { id: string; at: number } | null;
   if (delays.length === 0 && last) await sampleOne(last);
+  api.close();
+  query.close();
   return {
     cpuMicros,
     mainThreadCpuMicros,

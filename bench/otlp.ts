@@ -27,7 +27,16 @@ import { performance } from 'node:perf_hooks';
 import { convertExportRequest, decodeExportTraceServiceRequest, encodeExportTraceServiceRequest, parseOtlpJson } from '@weft/otlp';
 import { encodeCallPartsTsv } from '@weft/store';
 import { spansToParts } from '../services/gateway/src/otlp-spans';
-import { basicAuth, HARNESS_API_KEY, type KafkaBroker, newDataDir, startKafkaBroker, startWeft, TEST_ROOT } from '@weft/harness';
+import {
+  basicAuth,
+  HARNESS_API_KEY,
+  type KafkaBroker,
+  KeepAlivePoster,
+  newDataDir,
+  startKafkaBroker,
+  startWeft,
+  TEST_ROOT,
+} from '@weft/harness';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 /** Load before each measured window (not measured), so that the figures are a warmed-up server's. */
@@ -274,6 +283,8 @@ async function gatewayRate(
     'content-type': kind === 'protobuf' ? 'application/x-protobuf' : 'application/json',
   };
   const path = kind === 'upsert_batch' ? '/call/upsert_batch' : '/otel/v1/traces';
+  // node:http with kept-alive connections: the load generator shares the cores (see KeepAlivePoster).
+  const poster = new KeepAlivePoster(url, headers);
   let spans = 0;
   const latencies: number[] = [];
   const deadline = performance.now() + seconds * 1000;
@@ -286,9 +297,8 @@ async function gatewayRate(
         if (grpc) {
           await grpcSend(grpc, body);
         } else {
-          const res = await fetch(url + path, { method: 'POST', headers, body });
-          const text = await res.text();
-          if (res.status !== 200) throw new Error(`${res.status}: ${text}`);
+          const res = await poster.post(path, body);
+          if (res.status !== 200) throw new Error(`${res.status}: ${res.text}`);
         }
         latencies.push(performance.now() - t);
         spans += BATCH;
@@ -297,6 +307,7 @@ async function gatewayRate(
   );
   const ms = performance.now() - t0;
   grpc?.close();
+  poster.close();
   latencies.sort((a, b) => a - b);
   return {
     spansPerSec: rate(spans, ms),

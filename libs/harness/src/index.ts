@@ -11,3 +11,4 @@ export * from './browser';
 export * from './kafka-cluster';
 export * from './front-proxy';
 export * from './clickhouse-http';
+export * from './keep-alive-poster';

@@ -24,7 +24,7 @@ import { Kafka, Partitioners, CompressionTypes, logLevel, type Message, type Par
 import { callPartCodec, callPartMessage } from '@weft/ingest';
 import { createLogger } from '@weft/core';
 import { insertCallParts, migrate, openStore, type CallPartRow } from '@weft/store';
-import { callItems, sampleRows } from './sample-calls';
+import { callItems, sampleRows, UpsertBatchTemplate } from './sample-calls';
 import {
   basicAuth,
   HARNESS_API_KEY,
@@ -149,14 +149,14 @@ async function drive(label: string, gatewayUrl: string, queryUrl: string, cpuPid
   let lastAcked: { id: string; at: number } | null = null;
   const delays: number[] = [];
 
-  // Bodies from pre-serialised call templates: the load generator shares the 2 cores, keep it cheap.
-  const templates = Array.from({ length: PER_REQUEST }, (_, i) => JSON.stringify(callItems(project, '@ID@', i)).slice(1, -1));
+  // One body made once, copied with fresh ids per request: the load generator shares the 2 cores, keep it cheap.
+  const template = new UpsertBatchTemplate(project, PER_REQUEST);
   let deadline = Date.now() + WARMUP_SECONDS * 1000;
   let phase = 'warm';
   const client = async (c: number) => {
     for (let r = 0; Date.now() < deadline; r++) {
-      const ids = Array.from({ length: PER_REQUEST }, (_, i) => `${label}-${phase}-${c}-${r}-${i}`);
-      const body = `{"batch":[${templates.map((t, i) => t.replaceAll('@ID@', ids[i]!)).join(',')}]}`;
+      // Unique per mode, phase, client and request; fresh() appends the call's index.
+      const { body, ids } = template.fresh(`${label}-${phase}-${c}-${r}-`);
       const res = await api.post('/call/upsert_batch', body);
       if (res.status === 200) {
         acked += ids.length;

@@ -14,7 +14,23 @@ export const timestamp = z
   .refine((s) => parseTimestampMicros(s) !== null, 'must be an ISO 8601 date-time')
   .meta({ format: 'date-time' });
 
-export const jsonObject = z.record(z.string(), z.unknown());
+/** A value JSON.parse made from `{…}` (or lossless-json: the same plain objects). */
+const isJsonObject = (v: unknown): v is Record<string, unknown> => {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
+  const proto = Object.getPrototypeOf(v) as unknown;
+  return proto === Object.prototype || proto === null;
+};
+const kindOf = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v);
+
+/**
+ * A free-form JSON object (inputs, attributes, summaries, table rows): checked, not copied.
+ * `z.record(z.string(), z.unknown())` rebuilt every such object key by key, half of zod's time on
+ * an upsert_batch of the bench's calls (~2.3 of ~4.5 µs per call), for values that are only
+ * written out again; the JSON Schema is stated (an object of anything), as the record's was.
+ */
+export const jsonObject = z
+  .custom<Record<string, unknown>>(isJsonObject, { error: (issue) => `Invalid input: expected object, received ${kindOf(issue.input)}` })
+  .meta({ type: 'object', additionalProperties: {} });
 export const anyJson = z.unknown();
 
 export const sortDirection = z.enum(['asc', 'desc']);

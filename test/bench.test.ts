@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
 import { REPO_ROOT } from './helpers/paths';
@@ -58,6 +58,40 @@ describe('benchmarks run (tiny mode)', () => {
       expect(Number.isFinite(mode.ackToQueryableMs.p99)).toBe(true);
     }
     expect(r.out).toContain('CPU profile, all-in-one');
+  }, 300_000);
+
+  it('bench:pairs alternates a base commit with this tree and prints their ratios', async () => {
+    const dir = newDataDir('bench-pairs');
+    const r = await runBench(
+      'pairs.ts',
+      {
+        BENCH_PAIRS_DIR: dir,
+        BENCH_DIR: newDataDir('bench-pairs-scratch'),
+        BENCH_MODES: 'aio',
+        BENCH_SECONDS: '2',
+        BENCH_WARMUP_SECONDS: '1',
+        BENCH_CLIENTS: '2',
+        BENCH_CALLS_PER_REQUEST: '20',
+        BENCH_CEILING_CALLS: '2000',
+        BENCH_CPU_PROFILE: '0',
+      },
+      ['HEAD', '2'],
+    );
+    try {
+      ok(r);
+      // Both sides ran twice, in alternating order, and each figure has a ratio per pair.
+      expect(r.err.match(/\[pairs\] pair \d (base|head)/g)).toEqual([
+        '[pairs] pair 1 base',
+        '[pairs] pair 1 head',
+        '[pairs] pair 2 head',
+        '[pairs] pair 2 base',
+      ]);
+      const row = r.out.split('\n').find((l) => l.startsWith('| allInOne calls/s |'))!;
+      expect(row.match(/ → [\d,]+ \(×\d+\.\d\d\)/g)).toHaveLength(2);
+      expect(r.out).toContain('| allInOne CPU-µs per call |');
+    } finally {
+      spawnSync('git', ['worktree', 'remove', '--force', join(dir, r.out.match(/base ([0-9a-f]{12})/)?.[1] ?? 'none')], { cwd: REPO_ROOT });
+    }
   }, 300_000);
 
   it('bench:ingest-engine measures the schema, each view on call_parts, parsing alone and the default merge base', async () => {

@@ -14,8 +14,8 @@ export const timestamp = z
   .refine((s) => parseTimestampMicros(s) !== null, 'must be an ISO 8601 date-time')
   .meta({ format: 'date-time' });
 
-/** A value JSON.parse made from `{…}` (or lossless-json: the same plain objects). */
-const isJsonObject = (v: unknown): v is Record<string, unknown> => {
+/** A value JSON.parse made from `{…}` (or lossless-json: the same plain objects); not an array, a class instance or null. */
+export const isJsonObject = (v: unknown): v is Record<string, unknown> => {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
   const proto = Object.getPrototypeOf(v) as unknown;
   return proto === Object.prototype || proto === null;

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { isJsonObject } from './common';
 
 /**
  * The reference's SDK (pydantic `model_dump_json`) sends `null` for every optional member it
@@ -77,9 +78,6 @@ export function svcAliasOf(key: string): string | null {
   return null;
 }
 
-const isPlainObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v) && Object.getPrototypeOf(v) === Object.prototype;
-
 interface MemberPlan {
   walk: Walker;
   /** A `null` here is dropped: the member may be absent but `null` is not one of its values. */
@@ -104,7 +102,7 @@ function compile(schema: z.ZodType): Walker {
       const member = walkerOf(valueType);
       if (member === identity) return identity;
       return (value) => {
-        if (!isPlainObject(value)) return value;
+        if (!isJsonObject(value)) return value;
         const out: Record<string, unknown> = {};
         for (const [k, v] of Object.entries(value)) out[k] = member(v);
         return out;
@@ -140,7 +138,7 @@ function objectWalker(shape: Record<string, z.ZodType>): Walker {
     plans.set(key, { walk: walkerOf(member), dropNull: optIn(member) !== undefined && !member.safeParse(null).success });
   }
   return (value) => {
-    if (!isPlainObject(value)) return value;
+    if (!isJsonObject(value)) return value;
     const keys = Object.keys(value);
     // Copied only from the first member that changes (renamed, dropped or walked into a new value).
     let out: Record<string, unknown> | null = null;
@@ -181,7 +179,7 @@ function unionWalker(d: Def): Walker {
       for (const tag of values ?? []) if (!byTag.has(tag)) byTag.set(tag, walkerOf(option));
     }
     return (value) => {
-      if (!isPlainObject(value)) return value;
+      if (!isJsonObject(value)) return value;
       const walk = byTag.get(value[discriminator]);
       return walk ? walk(value) : value;
     };

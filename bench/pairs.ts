@@ -57,7 +57,7 @@ function baseTree(): { dir: string; commit: string } {
 }
 
 /** The last top-level JSON object a benchmark printed (its report), or null. */
-export function lastReport(output: string): Record<string, unknown> | null {
+function lastReport(output: string): Record<string, unknown> | null {
   const end = output.lastIndexOf('\n}');
   if (end < 0) return null;
   for (let start = output.lastIndexOf('\n{\n', end); start >= 0; start = output.lastIndexOf('\n{\n', start - 1)) {
@@ -71,7 +71,7 @@ export function lastReport(output: string): Record<string, unknown> | null {
 }
 
 /** The figures compared, by name: bench:ingest's per mode; for another report, its numeric members (flattened, at most 40). */
-export function figures(report: Record<string, unknown>): Record<string, number> {
+function figures(report: Record<string, unknown>): Record<string, number> {
   const out: Record<string, number> = {};
   const modes = (['allInOne', 'kafka'] as const).filter((m) => report[m]);
   if (modes.length > 0) {
@@ -139,4 +139,4 @@ function main(): void {
   process.stdout.write(`${lines.join('\n')}\n`);
 }
 
-if (process.argv[1]?.endsWith('pairs.ts')) main();
+main();

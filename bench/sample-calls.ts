@@ -90,10 +90,11 @@ export class UpsertBatchTemplate {
 
   /** A copy of the body whose call `i` has the id `prefix` + `i` (zero-padded to ID_LENGTH); the ids in order. */
   fresh(prefix: string): { body: Buffer; ids: string[] } {
+    const width = UpsertBatchTemplate.ID_LENGTH - prefix.length;
+    if (width < String(this.offsets.length - 1).length) throw new Error(`id prefix too long: ${prefix}`);
     const out = Buffer.from(this.body);
     const ids = this.offsets.map((at, i) => {
-      const id = prefix + String(i).padStart(UpsertBatchTemplate.ID_LENGTH - prefix.length, '0');
-      if (id.length !== UpsertBatchTemplate.ID_LENGTH) throw new Error(`id prefix too long: ${prefix}`);
+      const id = prefix + String(i).padStart(width, '0');
       for (const o of at) out.write(id, o, 'latin1');
       return id;
     });

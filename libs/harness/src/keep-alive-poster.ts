@@ -21,7 +21,7 @@ export class KeepAlivePoster {
   }
 
   /** POSTs `body` to `path`; resolves with the status and the response's text (any status). */
-  post(path: string, body: string | Buffer, headers: Record<string, string> = {}): Promise<{ status: number; text: string }> {
+  post(path: string, body: string | Buffer): Promise<{ status: number; text: string }> {
     return new Promise((resolve, reject) => {
       const req = request(
         {
@@ -30,7 +30,7 @@ export class KeepAlivePoster {
           path,
           method: 'POST',
           agent: this.agent,
-          headers: { ...this.headers, ...headers, 'content-length': Buffer.byteLength(body) },
+          headers: { ...this.headers, 'content-length': Buffer.byteLength(body) },
         },
         (res) => {
           const chunks: Buffer[] = [];

@@ -81,11 +81,11 @@ async function variants(): Promise<Variant[]> {
     },
     // Migration 100's columns, computed by the engine on every end row stored in calls_ends.
     { name: 'without calls_ends.status/usage', change: async () => ['ALTER TABLE calls_ends DROP COLUMN status, DROP COLUMN usage'] },
-    // Migration 091's line fragments, built by the engine on every start and end row stored.
+    // The line fragments (091, 110), built by the engine on every start and end row stored.
     {
-      name: 'without the line fragments (091)',
+      name: 'without the line fragments (091, 110)',
       change: async () => [
-        'ALTER TABLE calls_starts DROP COLUMN line_head, DROP COLUMN line_trace_name',
+        'ALTER TABLE calls_starts DROP COLUMN line_start, DROP COLUMN line_svc, DROP COLUMN line_trace_name',
         'ALTER TABLE calls_ends DROP COLUMN line_tail',
       ],
     },

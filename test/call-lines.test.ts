@@ -231,7 +231,8 @@ describe('call lines', () => {
       batch.map(({ mode, req }) => (mode === 'start' ? startPart((req as any).start, 'u', now) : endPart((req as any).end, now))),
     );
     await store.client.command({
-      query: 'ALTER TABLE weft_migrations DELETE WHERE version IN (70, 80, 90, 91, 92, 100, 101, 102, 103) SETTINGS mutations_sync = 2',
+      query:
+        'ALTER TABLE weft_migrations DELETE WHERE version IN (70, 80, 90, 91, 92, 100, 101, 102, 103, 110) SETTINGS mutations_sync = 2',
     });
     await store.client.command({
       query: `INSERT INTO call_parts (project_id, id, deleted_at, input_refs, output_refs, created_at) VALUES ('${P}', 'e', now64(3), [], [], now64(6))`,

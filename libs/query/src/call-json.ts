@@ -36,6 +36,9 @@ const value = (x: string) => `if(ifNull(${x}, '') = '', 'null', assumeNotNull(${
 const withKey = (obj: string, key: string, v: string) =>
   `concat(substring(${obj}, 1, length(${obj}) - 1), if(${obj} = '{}', '', ','), '${JSON.stringify(key)}:', ${v}, '}')`;
 
+/** A call's attributes as the interface returns them: the stored attributes, an OTel span's dump under `otel_span`. */
+const attributesSql = (a: string) => `if(otel_dump IS NULL, ${a}, ${withKey(a, 'otel_span', 'assumeNotNull(otel_dump)')})`;
+
 /** The object name of an op ref (`weave:///e/p/op/<name>:<digest>`), else the op name itself. */
 export const traceNameSql = (op: string) =>
   `multiIf(startsWith(${op}, 'weave:///') AND match(${op}, '/[^/:]*:'), regexpExtract(${op}, '/([^/:]*):', 1), ${op})`;
@@ -86,7 +89,7 @@ export function callLineSelects(selected?: Set<string>): string[] {
     ['display_name', str(`nullIf(display_name, '')`)],
     ['started_at', time('started_at')],
     ['ended_at', time('ended_at')],
-    ['attributes', `if(otel_dump IS NULL, _a, ${withKey('_a', 'otel_span', 'assumeNotNull(otel_dump)')})`],
+    ['attributes', attributesSql('_a')],
     ['inputs', object('inputs_dump')],
     ['output', value('output_dump')],
     ['exception', str('exception')],
@@ -123,22 +126,26 @@ export function callLineSelects(selected?: Set<string>): string[] {
 }
 
 /**
- * A full Call line from fragments stored with each half (migration 091, SQL in SCHEMA.md
- * "call line fragments"): calls_starts' `line_head` (every field a start part writes) and
- * `line_trace_name`, calls_ends' `line_tail` (every field an end part writes, and the summary
- * up to its derived status). A read only splices them and adds what needs both halves or a
- * rename: latency, the display name. The same text as callLineSelects builds (keys in another
- * order), a test compares the two.
+ * A full Call line from fragments stored with each half (SQL in SCHEMA.md "call line
+ * fragments"): calls_starts' `line_start` (the ids, op and start time), `line_svc` (the run
+ * fields) and `line_trace_name`, calls_ends' `line_tail` (every field an end part writes, and the
+ * summary up to its derived status). A read splices them around the start's stored dumps
+ * (attributes, inputs) and adds what needs both halves or a rename: latency, the display name. The
+ * same text as callLineSelects builds (keys in another order), a test compares the two.
+ *
+ * The start's dumps are not copied into a fragment (migration 110; 091's `line_head` held them):
+ * a second copy of the largest columns doubled what every insert compressed and every merge
+ * rewrote, for a read that reads the same bytes either way.
  */
 export const LINE_FRAGMENTS = {
-  /** `{"id":…,…,"wb_run_step":…` */
-  head: () => {
-    const a = object('attributes_dump');
+  /** `{"id":…,…,"started_at":…` (no raw line break: toJSONString and times never write one). */
+  start: () => {
+    const fields: [string, string][] = [...CALL_KEY_FIELDS, ['started_at', time('started_at')]];
+    return `concat(${fields.map(([k, v], i) => `'${i ? ',' : '{'}${JSON.stringify(k)}:', ${v}`).join(', ')})`;
+  },
+  /** `,"svc_user_id":…,…,"wb_run_step":…` */
+  svc: () => {
     const fields: [string, string][] = [
-      ...CALL_KEY_FIELDS,
-      ['started_at', time('started_at')],
-      ['attributes', `if(otel_dump IS NULL, ${a}, ${withKey(a, 'otel_span', 'assumeNotNull(otel_dump)')})`],
-      ['inputs', object('inputs_dump')],
       ['svc_user_id', str('svc_user_id')],
       ['svc_run_id', str('svc_run_id')],
       ['svc_run_step', num('svc_run_step')],
@@ -146,7 +153,7 @@ export const LINE_FRAGMENTS = {
       ['wb_run_id', str('svc_run_id')],
       ['wb_run_step', num('svc_run_step')],
     ];
-    return `replaceAll(concat(${fields.map(([k, v], i) => `'${i ? ',' : '{'}${JSON.stringify(k)}:', ${v}`).join(', ')}), '\\n', ' ')`;
+    return `concat(${fields.map(([k, v]) => `',${JSON.stringify(k)}:', ${v}`).join(', ')})`;
   },
   /** `,"trace_name":…` (the summary's name when the call has no display name), or empty. */
   traceName: () => `if(ifNull(op_name, '') = '', '', concat(',"trace_name":', toJSONString(${traceNameSql('assumeNotNull(op_name)')})))`,
@@ -170,10 +177,14 @@ export const LINE_FRAGMENTS = {
 const RUNNING_TAIL = `,"ended_at":null,"output":null,"exception":null,"svc_run_step_end":null,"wb_run_step_end":null,"summary":{"weave":{"status":"running"`;
 
 /**
- * The line of a full Call over a joined row holding `line_head`, `line_trace_name`,
- * `line_tail` ('' while running), `started_at`, `ended_at` and `display_name`.
+ * The line of a full Call over a joined row holding `line_start`, `attributes_dump`, `otel_dump`,
+ * `inputs_dump`, `line_svc`, `line_trace_name`, `line_tail` ('' while running), `started_at`,
+ * `ended_at` and `display_name`. A raw line break can only be JSON whitespace in a dump (inside
+ * strings it is escaped): a line stays one line.
  */
-export const fragmentLineSql = `assumeNotNull(concat(line_head, if(line_tail = '', '${RUNNING_TAIL}', line_tail),
+export const fragmentLineSql = `assumeNotNull(concat(line_start,
+    replaceAll(concat(',"attributes":', ${attributesSql(object('attributes_dump'))}, ',"inputs":', ${object('inputs_dump')}), '\\n', ' '),
+    line_svc, if(line_tail = '', '${RUNNING_TAIL}', line_tail),
     if(ended_at IS NULL, '', concat(',"latency_ms":', toString(${latencySql}))),
     if(ifNull(display_name, '') = '', line_trace_name, concat(',"display_name":', toJSONString(assumeNotNull(display_name)))),
     '}},"display_name":', if(ifNull(display_name, '') = '', 'null', toJSONString(assumeNotNull(display_name))), ',"deleted_at":null}'))`;

@@ -37,11 +37,22 @@ const END_PART_COLUMNS = ['ended_at', 'exception', 'summary_dump', 'output_refs'
 const READY_END_COLUMNS = ['status', 'usage'];
 const END_COLUMNS = new Set([...END_PART_COLUMNS, ...READY_END_COLUMNS]);
 
-/** Each half's ready-made part of a full Call line (migration 091, call-json.ts LINE_FRAGMENTS). */
-const START_FRAGMENTS = new Set(['line_head', 'line_trace_name']);
+/** Each half's ready-made parts of a full Call line (migrations 091 and 110, call-json.ts LINE_FRAGMENTS). */
+const START_FRAGMENTS = new Set(['line_start', 'line_svc', 'line_trace_name']);
 const END_FRAGMENTS = new Set(['line_tail']);
-/** What a full line (no projection) reads: the fragments and what is computed per read. */
-const LINE_COLUMNS = ['line_head', 'line_trace_name', 'line_tail', 'started_at', 'ended_at', 'display_name'];
+/** What a full line (no projection) reads: the fragments, the start's dumps spliced between them, and what is computed per read. */
+const LINE_COLUMNS = [
+  'line_start',
+  'attributes_dump',
+  'otel_dump',
+  'inputs_dump',
+  'line_svc',
+  'line_trace_name',
+  'line_tail',
+  'started_at',
+  'ended_at',
+  'display_name',
+];
 
 /** Every column of a call row: the start's, the end's, the display name (renamed by later parts) and deleted_at. */
 export const CALL_COLUMNS: readonly string[] = [...START_COLUMNS, ...END_PART_COLUMNS, 'display_name', 'deleted_at'];

@@ -9,8 +9,8 @@
  *   an insert is routed to one shard, whose materialized views fold it there.
  * - `CREATE MATERIALIZED VIEW v TO t AS SELECT … FROM s` runs on every node, from `s_local`
  *   into `t_local` (a view fires on the local insert, never on a Distributed one).
- * - `ALTER TABLE t …` (indexes, settings) applies to `t_local ON CLUSTER`; an `ADD COLUMN` also
- *   to the Distributed `t` (its columns are its own copy of the local table's).
+ * - `ALTER TABLE t …` (indexes, settings) applies to `t_local ON CLUSTER`; an `ADD COLUMN` or
+ *   `DROP COLUMN` also to the Distributed `t` (its columns are its own copy of the local table's).
  * - `DROP VIEW IF EXISTS v` and `OPTIMIZE TABLE t FINAL` run ON CLUSTER (on `t_local`).
  * - `INSERT … SELECT` (back-fills, seeds) is left as written: it runs once, through the
  *   Distributed tables, which route every row by the same sharding key.
@@ -108,7 +108,7 @@ export function clusterStatements(statement: string, cluster: string, tables = n
     const [, table, change] = m as unknown as [string, string, string];
     if (!tables.has(table)) throw new ClusterDdlError(`ALTER of ${table}, which no earlier migration created`);
     const local = `ALTER TABLE ${localTable(table)} ${onCluster} ${change}`;
-    return /^ADD COLUMN\b/.test(change) ? [local, `ALTER TABLE ${table} ${onCluster} ${change}`] : [local];
+    return /^(ADD|DROP) COLUMN\b/.test(change) ? [local, `ALTER TABLE ${table} ${onCluster} ${change}`] : [local];
   }
   m = DROP_VIEW.exec(statement);
   if (m) return [`DROP VIEW IF EXISTS ${m[1]!} ${onCluster}`];

@@ -128,17 +128,18 @@ describe('migrations with CLICKHOUSE_CLUSTER', () => {
     }
   });
 
-  it('alters the local tables on every node; a new column also on the Distributed table, right after', () => {
+  it('alters the local tables on every node; a new or dropped column also on the Distributed table, right after', () => {
     const alters = clusterAll.filter((s) => s.startsWith('ALTER'));
     expect(alters.length).toBeGreaterThan(0);
     for (const [i, a] of alters.entries()) {
-      const dist = /^ALTER TABLE (\w+) ON CLUSTER \w+ (ADD COLUMN [\s\S]*)$/.exec(a);
+      const dist = /^ALTER TABLE (\w+) ON CLUSTER \w+ ((?:ADD|DROP) COLUMN [\s\S]*)$/.exec(a);
       if (dist && !dist[1]!.endsWith('_local')) {
         expect(alters[i - 1], a).toBe(`ALTER TABLE ${localTable(dist[1]!)} ON CLUSTER ${CLUSTER} ${dist[2]!}`);
         continue;
       }
       expect(a).toMatch(new RegExp(`^ALTER TABLE \\w+_local ON CLUSTER ${CLUSTER} `));
     }
+    expect(clusterAll).toContain(`ALTER TABLE calls_starts ON CLUSTER ${CLUSTER} DROP COLUMN IF EXISTS line_head`);
     expect(clusterAll).toContain(`OPTIMIZE TABLE calls_ends_local ON CLUSTER ${CLUSTER} FINAL`);
     expect(clusterAll).toContain(`DROP VIEW IF EXISTS calls_ends_view ON CLUSTER ${CLUSTER}`);
   });

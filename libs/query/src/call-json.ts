@@ -179,11 +179,11 @@ const RUNNING_TAIL = `,"ended_at":null,"output":null,"exception":null,"svc_run_s
 /**
  * The line of a full Call over a joined row holding `line_start`, `attributes_dump`, `otel_dump`,
  * `inputs_dump`, `line_svc`, `line_trace_name`, `line_tail` ('' while running), `started_at`,
- * `ended_at` and `display_name`. A raw line break can only be JSON whitespace in a dump (inside
- * strings it is escaped): a line stays one line.
+ * `ended_at` and `display_name`. The start's dumps go in as stored: JSON.stringify wrote them, so
+ * they hold no raw line break (one inside a string is escaped) and a line stays one line.
  */
 export const fragmentLineSql = `assumeNotNull(concat(line_start,
-    replaceAll(concat(',"attributes":', ${attributesSql(object('attributes_dump'))}, ',"inputs":', ${object('inputs_dump')}), '\\n', ' '),
+    ',"attributes":', ${attributesSql(object('attributes_dump'))}, ',"inputs":', ${object('inputs_dump')},
     line_svc, if(line_tail = '', '${RUNNING_TAIL}', line_tail),
     if(ended_at IS NULL, '', concat(',"latency_ms":', toString(${latencySql}))),
     if(ifNull(display_name, '') = '', line_trace_name, concat(',"display_name":', toJSONString(assumeNotNull(display_name)))),

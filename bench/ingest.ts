@@ -16,7 +16,6 @@
  * (1: the serving processes run under `--cpu-prof` and their top functions are printed; 0: not).
  * The ClickHouse side is embedded chDB in both modes (no ClickHouse server on our machines).
  */
-import { spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
@@ -30,12 +29,16 @@ import {
   HARNESS_API_KEY,
   KeepAlivePoster,
   type KafkaBroker,
+  memoryOf,
   metricSeries,
   metricValue,
+  processCpuMicros,
   REPO_ROOT,
   type RunningWeft,
   startKafkaBroker,
   startWeft,
+  threadCpuByName,
+  threadCpuSince,
 } from '@weft/harness';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
@@ -93,45 +96,7 @@ const pct = (xs: number[], p: number) => {
 };
 
 /** Peak resident set of a process (VmHWM), in MiB. */
-function peakRssMiB(pid: number): number {
-  const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m ? Math.round(Number(m[1]) / 1024) : NaN;
-}
-
-/**
- * CPU time a process has used so far (user + system of all its threads), in µs, from /proc;
- * `task` = a thread id of it (the main thread's id is the pid) for that thread alone.
- */
-function processCpuMicros(pid: number, task?: number): number {
-  const stat = readFileSync(task === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${task}/stat`, 'utf8');
-  // Fields after the command (which may hold spaces): state is field 3, utime 14, stime 15.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1e6) / CLOCK_TICKS;
-}
-/**
- * CPU time (µs) of a process's threads by name, its main thread as `main`: Node names its V8
- * and libuv helpers `node` alike, the CPU profiler's thread `v8:ProfEvntProc` (what profiling costs).
- */
-function threadCpuByName(pid: number): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const task of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      const name = Number(task) === pid ? 'main' : readFileSync(`/proc/${pid}/task/${task}/comm`, 'utf8').trim();
-      out.set(name, (out.get(name) ?? 0) + processCpuMicros(pid, Number(task)));
-    } catch {
-      // The thread ended between the listing and the read.
-    }
-  }
-  return out;
-}
-/** A process's CPU time by thread name since `atStart` (an earlier threadCpuByName of it), µs. */
-function threadCpuSince(pid: number, atStart: Map<string, number>): Record<string, number> {
-  const since: Record<string, number> = {};
-  for (const [name, micros] of threadCpuByName(pid)) since[name] = micros - (atStart.get(name) ?? 0);
-  return since;
-}
-
-const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
+const peakRssMiB = (pid: number): number => Math.round(memoryOf(pid).peakRssMiB);
 
 /**
  * Posts from CLIENTS concurrent clients for SECONDS; samples ack→queryable on the side, and the

@@ -21,7 +21,7 @@
  */
 import { Client as GrpcClient, credentials, Metadata } from '@grpc/grpc-js';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { convertExportRequest, decodeExportTraceServiceRequest, encodeExportTraceServiceRequest, parseOtlpJson } from '@weft/otlp';
@@ -36,6 +36,8 @@ import {
   startKafkaBroker,
   startWeft,
   TEST_ROOT,
+  threadCpuByName,
+  threadCpuSince,
 } from '@weft/harness';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -320,14 +322,17 @@ async function gatewayRate(
 }
 
 /**
- * CPU seconds (user + system, all threads, ClickHouse engine included) the server process has
- * used; `mainThread`: its JavaScript thread's alone.
+ * The server's CPU per span by thread (its JavaScript thread `main`, the embedded engine's
+ * insert thread `Unknown` and merges `MergeMutate`, Node's helpers `node`, the rest summed as
+ * `other`), µs, from /proc (libs/harness process-cpu.ts).
  */
-function serverCpuSeconds(pid: number | undefined, mainThread = false): number {
-  if (!pid) return 0;
-  const stat = readFileSync(mainThread ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
+function cpuPerSpanByThread(since: Record<string, number>, spans: number): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [name, micros] of Object.entries(since)) {
+    const key = ['main', 'Unknown', 'MergeMutate', 'node'].includes(name) ? name : 'other';
+    out[key] = (out[key] ?? 0) + micros / spans;
+  }
+  return Object.fromEntries(Object.entries(out).map(([k, v]) => [k, Math.round(v * 10) / 10]));
 }
 
 interface Target {
@@ -350,13 +355,13 @@ async function measure(label: string, t: Target): Promise<void> {
   for (const kind of kinds) {
     // The same load first, not measured: a fresh server compiles its hot code for seconds.
     if (WARMUP_SECONDS > 0) total += (await gatewayRate(t.gatewayUrl, kind, t.grpcPort ?? undefined, WARMUP_SECONDS)).spans;
-    const cpu0 = serverCpuSeconds(t.pid);
-    const main0 = serverCpuSeconds(t.pid, true);
+    const threads0 = t.pid ? threadCpuByName(t.pid) : null;
     const driver0 = process.cpuUsage();
     const r = await gatewayRate(t.gatewayUrl, kind, t.grpcPort ?? undefined);
     const driver = process.cpuUsage(driver0);
-    const cpu = serverCpuSeconds(t.pid) - cpu0;
-    const mainBusy = (serverCpuSeconds(t.pid, true) - main0) / r.seconds;
+    const threads = t.pid && threads0 ? threadCpuSince(t.pid, threads0) : {};
+    const cpu = Object.values(threads).reduce((a, b) => a + b, 0) / 1e6;
+    const mainBusy = (threads.main ?? 0) / 1e6 / r.seconds;
     total += r.spans;
     const what =
       kind === 'upsert_batch'
@@ -366,7 +371,7 @@ async function measure(label: string, t: Target): Promise<void> {
           : `OTLP/${kind} via /otel/v1/traces`;
     // The main thread's busy share: near 1, it (not the cores) is what bounds the rate.
     const perCpu = t.pid
-      ? `, ${rate(r.spans, cpu * 1000)} spans per CPU-second of the ${label === 'kafka' ? 'gateway' : 'server'}, its main thread ${Math.round(mainBusy * 100)} % busy; the load generator ${Math.round((driver.user + driver.system) / r.spans)} CPU-µs per span`
+      ? `, ${rate(r.spans, cpu * 1000)} spans per CPU-second of the ${label === 'kafka' ? 'gateway' : 'server'}, its main thread ${Math.round(mainBusy * 100)} % busy; its CPU-µs per span by thread ${JSON.stringify(cpuPerSpanByThread(threads, r.spans))}; the load generator ${Math.round((driver.user + driver.system) / r.spans)} CPU-µs per span`
       : '';
     console.log(
       `[${label}] ${what}: ${r.spansPerSec} spans/s acknowledged (${r.requests} requests, p50 ${r.p50ms} ms, p99 ${r.p99ms} ms${perCpu})`,

@@ -12,3 +12,4 @@ export * from './kafka-cluster';
 export * from './front-proxy';
 export * from './clickhouse-http';
 export * from './keep-alive-poster';
+export * from './process-cpu';

@@ -154,12 +154,3 @@ export function memoryOf(pid: number): { peakRssMiB: number; rssMiB: number } {
   const kib = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
   return { peakRssMiB: kib('VmHWM') / 1024, rssMiB: kib('VmRSS') / 1024 };
 }
-
-const CLOCK_TICKS = 100;
-/** CPU time a process has used so far (user + system of all its threads), in µs, from /proc (Linux, USER_HZ 100). */
-export function processCpuMicros(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  // Fields after the command (which may hold spaces): utime is field 14, stime 15.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1e6) / CLOCK_TICKS;
-}

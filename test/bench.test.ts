@@ -172,6 +172,10 @@ describe('benchmarks run (tiny mode)', () => {
     ok(r);
     expect(r.out.match(/spans\/s acknowledged/g)?.length).toBeGreaterThanOrEqual(2);
     expect(r.out).toMatch(/OTLP\/gRPC via TraceService\/Export: \d+ spans\/s acknowledged/);
+    // The server's CPU per span by thread: its JavaScript thread's share is always there.
+    const byThread = /CPU-µs per span by thread (\{[^}]*\})/.exec(r.out);
+    expect(byThread).not.toBeNull();
+    expect(JSON.parse(byThread![1]!).main).toBeGreaterThan(0);
     expect(r.out).not.toContain('MISSING');
     expect(r.out).toMatch(/stored calls: (\d+) of \1 acknowledged spans \(all\)/);
   }, 300_000);

@@ -10,8 +10,13 @@
  * background merges while the stream runs and for BENCH_SETTLE_MS after) and, from the
  * engine's own counters (system.events), the rows its merges rewrote per call.
  *
+ * Also per variant: the call tables' stored bytes per call (compressed and not), at the end.
+ *
  * Env: BENCH_ENGINE_CALLS (40,000 per variant), BENCH_BATCHES (calls per insert, `800,1600`),
- * BENCH_SETTLE_MS (3000), BENCH_DIR (scratch, wiped), BENCH_VARIANTS (a comma list to run only some).
+ * BENCH_SETTLE_MS (3000), BENCH_DIR (scratch, wiped), BENCH_VARIANTS (a comma list to run only some),
+ * BENCH_ROWS (`calls`: bench:ingest's calls; `otlp`: bench:otlp's spans, as the gateway makes them).
+ * `BENCH_ENGINE_CALLS=30 BENCH_BATCHES=1 BENCH_SETTLE_MS=0` reads what an insert costs before its
+ * first row (CPU per call = per insert).
  */
 import { mkdirSync, rmSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -28,6 +33,9 @@ import {
 } from '@weft/store';
 import { REPO_ROOT } from '@weft/harness';
 import { coalesceCallParts } from '@weft/ingest';
+import { encodeExportTraceServiceRequest } from '@weft/otlp';
+import { spansToParts } from '../services/gateway/src/otlp-spans';
+import { exportRequest } from './otlp-spans';
 import { sampleParts } from './sample-calls';
 
 const CALLS = Number(process.env.BENCH_ENGINE_CALLS ?? 40_000);
@@ -36,6 +44,22 @@ const SETTLE_MS = Number(process.env.BENCH_SETTLE_MS ?? 3000);
 const ROOT = process.env.BENCH_DIR ?? join(REPO_ROOT, '.bench', 'engine');
 const ONLY = process.env.BENCH_VARIANTS?.split(',');
 const CALL_TABLES = ['calls_merged', 'calls_merged_stats', 'calls_starts', 'calls_ends', 'calls_deleted'];
+const ROWS = process.env.BENCH_ROWS ?? 'calls';
+if (ROWS !== 'calls' && ROWS !== 'otlp') throw new Error(`BENCH_ROWS: calls or otlp, not ${ROWS}`);
+
+/** bench:otlp's spans as the gateway turns them into call parts (one whole-call part per span). */
+function otlpSpanParts(n: number): CallPartRow[] {
+  const rows: CallPartRow[] = [];
+  while (rows.length < n) {
+    const r = spansToParts(
+      { protobuf: encodeExportTraceServiceRequest(exportRequest(512, true)) },
+      { projectId: 'bench/engine', runId: null, userId: 'bench', acceptedAtMicros: Date.now() * 1000 },
+    );
+    if (!r.ok) throw new Error(r.message);
+    rows.push(...r.rows);
+  }
+  return rows.slice(0, n);
+}
 
 interface Variant {
   name: string;
@@ -132,9 +156,10 @@ async function run(variant: Variant, batchCalls: number, payloads: Buffer[], ind
     const used = process.cpuUsage(cpu);
     const after = await engineEvents(store);
     const d = (k: string) => (after[k] ?? 0) - (before[k] ?? 0);
-    const partsNow = await query<{ table: string; n: string }>(
+    const partsNow = await query<{ table: string; n: string; rows: string; compressed: string; uncompressed: string }>(
       store,
-      `SELECT table, count() AS n FROM system.parts WHERE active AND database = currentDatabase() AND table IN (${CALL_TABLES.map((t) => `'${t}'`).join(',')}) GROUP BY table`,
+      `SELECT table, count() AS n, sum(rows) AS rows, sum(data_compressed_bytes) AS compressed, sum(data_uncompressed_bytes) AS uncompressed
+       FROM system.parts WHERE active AND database = currentDatabase() AND table IN (${CALL_TABLES.map((t) => `'${t}'`).join(',')}) GROUP BY table`,
     );
     return {
       variant: variant.name,
@@ -144,6 +169,16 @@ async function run(variant: Variant, batchCalls: number, payloads: Buffer[], ind
       mergesRun: d('Merge'),
       mergedRowsPerCall: +(d('MergedRows') / CALLS).toFixed(2),
       activePartsAtEnd: Object.fromEntries(partsNow.map((p) => [p.table, Number(p.n)])),
+      // Bytes per row stored (a replayed row not folded yet counts once more).
+      storedBytesPerRow: Object.fromEntries(
+        partsNow.map((p) => [
+          p.table,
+          {
+            compressed: Math.round(Number(p.compressed) / Number(p.rows)),
+            uncompressed: Math.round(Number(p.uncompressed) / Number(p.rows)),
+          },
+        ]),
+      ),
     };
   } finally {
     await store.close();
@@ -154,10 +189,11 @@ async function run(variant: Variant, batchCalls: number, payloads: Buffer[], ind
 async function main(): Promise<void> {
   rmSync(ROOT, { recursive: true, force: true });
   mkdirSync(ROOT, { recursive: true });
-  const separate = sampleParts(CALLS);
-  const rows = coalesceCallParts(separate);
-  const report: Record<string, unknown> = { calls: CALLS, settleMs: SETTLE_MS, loadAverageAtStart: +loadavg()[0]!.toFixed(1) };
-  const all = await variants();
+  // OTLP spans are whole calls already: their "separate parts" variant is not run.
+  const separate = ROWS === 'calls' ? sampleParts(CALLS) : [];
+  const rows = ROWS === 'calls' ? coalesceCallParts(separate) : otlpSpanParts(CALLS);
+  const report: Record<string, unknown> = { rows: ROWS, calls: CALLS, settleMs: SETTLE_MS, loadAverageAtStart: +loadavg()[0]!.toFixed(1) };
+  const all = (await variants()).filter((v) => ROWS === 'calls' || !v.separateParts);
   const results = [];
   // Encoded once per batch size, outside the measured loop: the engine's share alone. The same calls per insert either way.
   const encode = (parts: CallPartRow[], perInsert: number) => {

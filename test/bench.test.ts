@@ -115,6 +115,22 @@ describe('benchmarks run (tiny mode)', () => {
     // Migration 092 stopped feeding calls_merged: a part there only with its view put back.
     expect(Object.keys(parts('as migrated'))).not.toContain('calls_merged');
     expect(Object.keys(parts('with calls_merged_view and calls_merged_stats_view (before 092)'))).toContain('calls_merged');
+    // Stored bytes per row; bench:otlp's spans (BENCH_ROWS=otlp) are stored larger than the calls.
+    const starts = (rep: typeof report) =>
+      rep.results.find((x: { variant: string }) => x.variant === 'as migrated').storedBytesPerRow.calls_starts;
+    expect(starts(report).uncompressed).toBeGreaterThan(starts(report).compressed);
+    const spans = await runBench('ingest-engine.ts', {
+      BENCH_DIR: newDataDir('bench-ingest-engine-otlp'),
+      BENCH_ROWS: 'otlp',
+      BENCH_ENGINE_CALLS: '1000',
+      BENCH_BATCHES: '500',
+      BENCH_SETTLE_MS: '100',
+      BENCH_VARIANTS: 'as migrated',
+    });
+    ok(spans);
+    const spanReport = JSON.parse(spans.out.slice(spans.out.indexOf('{')));
+    expect(spanReport.rows).toBe('otlp');
+    expect(starts(spanReport).uncompressed).toBeGreaterThan(starts(report).uncompressed);
   }, 300_000);
 
   it('bench:query loads calls and times every query', async () => {

@@ -10,7 +10,7 @@
  * background merges while the stream runs and for BENCH_SETTLE_MS after) and, from the
  * engine's own counters (system.events), the rows its merges rewrote per call.
  *
- * Also per variant: the call tables' stored bytes per call (compressed and not), at the end.
+ * Also per variant: the call tables' stored bytes per row (compressed and not), at the end.
  *
  * Env: BENCH_ENGINE_CALLS (40,000 per variant), BENCH_BATCHES (calls per insert, `800,1600`),
  * BENCH_SETTLE_MS (3000), BENCH_DIR (scratch, wiped), BENCH_VARIANTS (a comma list to run only some),
@@ -35,7 +35,7 @@ import { REPO_ROOT } from '@weft/harness';
 import { coalesceCallParts } from '@weft/ingest';
 import { encodeExportTraceServiceRequest } from '@weft/otlp';
 import { spansToParts } from '../services/gateway/src/otlp-spans';
-import { exportRequest } from './otlp-spans';
+import { exportRequest } from './otlp-span-mix';
 import { sampleParts } from './sample-calls';
 
 const CALLS = Number(process.env.BENCH_ENGINE_CALLS ?? 40_000);

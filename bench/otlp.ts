@@ -14,7 +14,7 @@
  *   BENCH_KINDS=protobuf BENCH_PROFILE=/tmp/prof npm run bench:otlp   # one encoding, the server under
  *                                      # `node --cpu-prof` (profiles written to that folder on stop)
  *
- * The span mix is a GenAI agent (bench/otlp-spans.ts); the batch size defaults to the JS SDK's
+ * The span mix is a GenAI agent (bench/otlp-span-mix.ts); the batch size defaults to the JS SDK's
  * BatchSpanProcessor maxExportBatchSize (512).
  */
 import { Client as GrpcClient, credentials, Metadata } from '@grpc/grpc-js';
@@ -25,7 +25,7 @@ import { performance } from 'node:perf_hooks';
 import { convertExportRequest, decodeExportTraceServiceRequest, encodeExportTraceServiceRequest, parseOtlpJson } from '@weft/otlp';
 import { encodeCallPartsTsv } from '@weft/store';
 import { spansToParts } from '../services/gateway/src/otlp-spans';
-import { exportRequest, madeIds } from './otlp-spans';
+import { exportRequest, madeIds } from './otlp-span-mix';
 import {
   basicAuth,
   HARNESS_API_KEY,

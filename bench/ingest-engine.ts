@@ -1,10 +1,11 @@
 /**
  * Where an insert of call parts goes inside the engine (`npm run bench:ingest-engine`): the same
- * ~1.3 KB calls as bench:ingest, inserted as TabSeparated (the services' path) into embedded
+ * ~1.3 KB calls as bench:ingest, inserted as RowBinary (the services' path) into embedded
  * ClickHouse in a sustained stream of inserts of BENCH_BATCHES calls, once with the schema as
  * migrated and once per variant: without each materialized view on call_parts (what that view's
- * table costs per call, its merges included), without any (parsing alone), and with the call
- * tables' merges at ClickHouse's default base (what migration 085 saves).
+ * table costs per call, its merges included), without any (parsing alone), with the call
+ * tables' merges at ClickHouse's default base (what migration 085 saves), and as TabSeparated
+ * (the format before envelope version 4).
  *
  * Reports per variant the process CPU per call (every thread: the insert, the views, the
  * background merges while the stream runs and for BENCH_SETTLE_MS after) and, from the
@@ -23,12 +24,14 @@ import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import {
   CALL_PART_COLUMNS,
+  encodeCallPartsRowBinary,
   encodeCallPartsTsv,
   loadMigrations,
   migrate,
   openStore,
   type CallPartRow,
   type InsertSettings,
+  type RawRowFormat,
   type Store,
 } from '@weft/store';
 import { REPO_ROOT } from '@weft/harness';
@@ -69,6 +72,8 @@ interface Variant {
   change: (store: Store) => Promise<string[]>;
   /** Settings of every insert of the stream. */
   settings?: InsertSettings;
+  /** The insert's format (else RowBinary, as shipped). */
+  format?: RawRowFormat;
 }
 
 const query = async <T>(store: Store, sql: string) => (await store.client.query({ query: sql, format: 'JSONEachRow' })).json<T>();
@@ -92,6 +97,7 @@ async function variants(): Promise<Variant[]> {
   rmSync(dir, { recursive: true, force: true });
   return [
     { name: 'as migrated', change: async () => [] },
+    { name: 'as TabSeparated (before envelope version 4)', change: async () => [], format: 'TabSeparated' as const },
     { name: 'start and end as two parts (before whole-call parts)', change: async () => [], separateParts: true },
     ...names.map((v) => ({ name: `without ${v}`, change: async () => [`DROP VIEW ${v}`] })),
     { name: 'no views (parse only)', change: async () => names.map((v) => `DROP VIEW ${v}`) },
@@ -131,6 +137,9 @@ async function variants(): Promise<Variant[]> {
   ].filter((v) => !ONLY || ONLY.some((o) => v.name.includes(o)));
 }
 
+/** Each insert's body, encoded once per format before the stream. */
+type Payloads = Record<RawRowFormat, Buffer[]>;
+
 async function engineEvents(store: Store): Promise<Record<string, number>> {
   const rows = await query<{ event: string; value: string }>(
     store,
@@ -139,7 +148,7 @@ async function engineEvents(store: Store): Promise<Record<string, number>> {
   return Object.fromEntries(rows.map((r) => [r.event, Number(r.value)]));
 }
 
-async function run(variant: Variant, batchCalls: number, payloads: Buffer[], index: number) {
+async function run(variant: Variant, batchCalls: number, payloads: Payloads, index: number) {
   const dir = join(ROOT, `v${index}-${batchCalls}`);
   rmSync(dir, { recursive: true, force: true });
   const store = openStore({ dataDir: dir });
@@ -150,7 +159,8 @@ async function run(variant: Variant, batchCalls: number, payloads: Buffer[], ind
     const before = await engineEvents(store);
     const cpu = process.cpuUsage();
     const started = performance.now();
-    for (const p of payloads) await store.insertRaw('call_parts', CALL_PART_COLUMNS, 'TabSeparated', p, variant.settings);
+    const format = variant.format ?? 'RowBinary';
+    for (const p of payloads[format]) await store.insertRaw('call_parts', CALL_PART_COLUMNS, format, p, variant.settings);
     const insertSeconds = (performance.now() - started) / 1000;
     await new Promise((r) => setTimeout(r, SETTLE_MS));
     const used = process.cpuUsage(cpu);
@@ -196,14 +206,17 @@ async function main(): Promise<void> {
   const all = (await variants()).filter((v) => ROWS === 'calls' || !v.separateParts);
   const results = [];
   // Encoded once per batch size, outside the measured loop: the engine's share alone. The same calls per insert either way.
-  const encode = (parts: CallPartRow[], perInsert: number) => {
-    const out: Buffer[] = [];
-    for (let i = 0; i < parts.length; i += perInsert) out.push(encodeCallPartsTsv(parts.slice(i, i + perInsert)));
+  const encode = (parts: CallPartRow[], perInsert: number): Payloads => {
+    const out: Payloads = { RowBinary: [], TabSeparated: [] };
+    for (let i = 0; i < parts.length; i += perInsert) {
+      out.RowBinary.push(encodeCallPartsRowBinary(parts.slice(i, i + perInsert)));
+      out.TabSeparated.push(encodeCallPartsTsv(parts.slice(i, i + perInsert)));
+    }
     return out;
   };
   for (const batch of BATCHES) {
     const payloads = encode(rows, batch);
-    const separatePayloads = all.some((v) => v.separateParts) ? encode(separate, 2 * batch) : [];
+    const separatePayloads = all.some((v) => v.separateParts) ? encode(separate, 2 * batch) : { RowBinary: [], TabSeparated: [] };
     for (const [i, v] of all.entries()) {
       const r = await run(v, batch, v.separateParts ? separatePayloads : payloads, i);
       process.stderr.write(`${JSON.stringify(r)}\n`);

@@ -237,7 +237,7 @@ async function clickHouseCeiling(
   const cpu = process.cpuUsage();
   for (let i = 0; i < rows.length; i += batch) {
     const chunk = rows.slice(i, i + batch);
-    // JSONEachRow through the client: the path the services took before TabSeparated (for comparison).
+    // JSONEachRow through the client: the path the services took before TabSeparated and RowBinary (for comparison).
     if (format === 'JSONEachRow') await store.client.insert({ table: 'call_parts', values: chunk, format });
     else await insertCallParts(store, chunk);
   }
@@ -251,7 +251,7 @@ async function clickHouseCeiling(
 /**
  * Ceiling 2: direct kafkajs produces of the same parts in the format the gateway ships (acks all,
  * same compression): 2k parts per request, 4 in parallel, each request's parts for one
- * partition joined in one record (envelope version 3). Parts per second.
+ * partition joined in one record (envelope version 4). Parts per second.
  */
 async function kafkaCeiling(brokers: string, rows: CallPartRow[]): Promise<number> {
   const kafka = new Kafka({ clientId: 'bench', brokers: [brokers], logLevel: logLevel.NOTHING });

@@ -23,7 +23,7 @@ import { mkdirSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { convertExportRequest, decodeExportTraceServiceRequest, encodeExportTraceServiceRequest, parseOtlpJson } from '@weft/otlp';
-import { encodeCallPartsTsv } from '@weft/store';
+import { encodeCallPartsRowBinary } from '@weft/store';
 import { spansToParts } from '../services/gateway/src/otlp-spans';
 import { exportRequest, madeIds } from './otlp-span-mix';
 import {
@@ -90,7 +90,7 @@ function conversionRates(): Record<string, { per_wall_s: number; per_cpu_s: numb
         { protobuf: proto },
         { projectId: PROJECT, runId: null, userId: 'bench', acceptedAtMicros: 1_700_000_000_000_000 },
       );
-      if (parts.ok) encodeCallPartsTsv(parts.rows);
+      if (parts.ok) encodeCallPartsRowBinary(parts.rows);
     }),
   };
 }

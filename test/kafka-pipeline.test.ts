@@ -1,7 +1,8 @@
 import { Kafka, Partitioners, logLevel } from 'kafkajs';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { DEAD_LETTER_HEADERS, TOPICS } from '@weft/bus';
-import { callPartCodec, type CallPartEnvelope } from '@weft/ingest';
+import { callPartCodec } from '@weft/ingest';
+import { callPartTsvLine, type CallPartRow } from '@weft/store';
 import { Client } from './helpers/client';
 import { assignedPartitions, eventually, metricValue, pipeline, queriedIds, upsertBatch } from './helpers/pipeline';
 import type { RunningWeft } from './helpers/server';
@@ -116,7 +117,7 @@ describe('gateway → Kafka → writer → ClickHouse', () => {
         created_at: '2026-01-01 00:00:00.000000',
       },
     };
-    const goodRow = {
+    const goodRow: CallPartRow = {
       project_id: 'acme/poison-joined',
       id: 'good',
       trace_id: 't',
@@ -134,16 +135,18 @@ describe('gateway → Kafka → writer → ClickHouse', () => {
         { key: 'acme/poison/x', value: 'this is not json' },
         { key: 'acme/poison/y', value: JSON.stringify({ v: 2, kind: 'call_part', row: {} }) },
         { key: 'acme/poison/bad-date', value: JSON.stringify(badRow) },
-        // Version 2 (the TabSeparated line): one of the wrong shape, one the engine refuses.
+        // Version 2 (the TabSeparated line, as gateways wrote before version 4): one of the wrong shape, one the engine refuses.
         { key: 'acme/poison/z', value: Buffer.from('\u0002acme/poison\tz\n') },
-        { key: 'acme/poison/bad-date-2', value: callPartCodec.encode(badRow as unknown as CallPartEnvelope) },
-        // Version 3 (the parts of one publish in one record): the good part is stored, the refused one dead-lettered alone.
+        { key: 'acme/poison/bad-date-2', value: Buffer.from('\u0002' + callPartTsvLine({ ...badRow.row, id: 'bad-date-2' })) },
+        // Version 3 (the lines of one publish in one record): the good part is stored, the refused one dead-lettered alone.
         {
           key: 'acme/poison-joined/good',
-          value: callPartCodec.encodeMany!([
-            { v: 1, kind: 'call_part', row: { ...goodRow, id: 'good' } },
-            { ...badRow, row: { ...badRow.row, id: 'bad-date-3' } } as unknown as CallPartEnvelope,
-          ]),
+          value: Buffer.from('\u0003' + callPartTsvLine({ ...goodRow, id: 'good' }) + callPartTsvLine({ ...badRow.row, id: 'bad-date-3' })),
+        },
+        // Version 4 (RowBinary), cut short.
+        {
+          key: 'acme/poison/cut',
+          value: callPartCodec.encode({ v: 1, kind: 'call_part', row: { ...goodRow, id: 'cut' } }).subarray(0, 20),
         },
       ],
     });
@@ -163,18 +166,18 @@ describe('gateway → Kafka → writer → ClickHouse', () => {
         letters.push({ value: message.value!.toString(), headers });
       },
     });
-    await eventually(async () => letters.length >= 6, 20_000, 'dead letters');
+    await eventually(async () => letters.length >= 7, 20_000, 'dead letters');
     await consumer.disconnect();
     // What does not decode is dead-lettered before the batch's insert, what the store refuses after it.
     letters.sort((a, b) => Number(a.headers[DEAD_LETTER_HEADERS.offset]) - Number(b.headers[DEAD_LETTER_HEADERS.offset]));
-    expect(letters.map((l) => l.headers[DEAD_LETTER_HEADERS.offset])).toEqual(['0', '1', '2', '3', '4', '5']);
+    expect(letters.map((l) => l.headers[DEAD_LETTER_HEADERS.offset])).toEqual(['0', '1', '2', '3', '4', '5', '6']);
     expect(letters.every((l) => l.headers[DEAD_LETTER_HEADERS.topic] === topic && l.headers[DEAD_LETTER_HEADERS.partition] === '0')).toBe(
       true,
     );
     expect(letters[0]!.value).toBe('this is not json');
     expect(letters[0]!.headers[DEAD_LETTER_HEADERS.reason]).toMatch(/not JSON/);
     expect(letters[1]!.headers[DEAD_LETTER_HEADERS.reason]).toMatch(/invalid envelope at v/);
-    expect(letters[2]!.headers[DEAD_LETTER_HEADERS.reason]).toMatch(/store rejected/);
+    expect(letters[2]!.headers[DEAD_LETTER_HEADERS.reason]).toMatch(/invalid envelope at row\.started_at: not a ClickHouse date-time/);
     expect(letters[3]!.headers[DEAD_LETTER_HEADERS.reason]).toMatch(/invalid envelope \(version 2\): 2 fields, not 24/);
     expect(letters[4]!.value.charCodeAt(0)).toBe(2);
     expect(letters[4]!.headers[DEAD_LETTER_HEADERS.reason]).toMatch(/store rejected/);
@@ -183,6 +186,7 @@ describe('gateway → Kafka → writer → ClickHouse', () => {
     expect(letters[5]!.value).toContain('bad-date-3');
     expect(letters[5]!.value).not.toContain('\tgood\t');
     expect(letters[5]!.headers[DEAD_LETTER_HEADERS.reason]).toMatch(/store rejected/);
+    expect(letters[6]!.headers[DEAD_LETTER_HEADERS.reason]).toMatch(/invalid envelope \(version 4, part 1\): cut short/);
     expect(await queriedIds(writer.url, 'acme/poison-joined')).toEqual(['good']);
     expect(await metricValue(writer.url, 'weft_dead_lettered_total')).toBeGreaterThanOrEqual(1);
   });

@@ -155,6 +155,60 @@ function dateTimeText(seconds: number, sep: string): string {
   return `${pad(year, 4)}-${two0(month)}-${two0(day)}${sep}${two0(hour)}:${two0(minute)}:${two0(second)}`;
 }
 
+/**
+ * Epoch microseconds of ClickHouse's `YYYY-MM-DD HH:MM:SS[.ffffff]` text (UTC), as
+ * microsToClickHouse writes it; null when it is not that form or no real date-time. Read without
+ * a regex or a Date: binary inserts (RowBinary) carry times as integers.
+ */
+export function clickHouseToMicros(s: string): number | null {
+  const n = s.length;
+  if (
+    n < 19 ||
+    s.charCodeAt(4) !== 45 ||
+    s.charCodeAt(7) !== 45 ||
+    s.charCodeAt(10) !== 32 ||
+    s.charCodeAt(13) !== 58 ||
+    s.charCodeAt(16) !== 58
+  ) {
+    return null;
+  }
+  const century = two(s, 0),
+    yy = two(s, 2),
+    month = two(s, 5),
+    day = two(s, 8),
+    hour = two(s, 11),
+    minute = two(s, 14),
+    second = two(s, 17);
+  if (
+    century < 0 ||
+    yy < 0 ||
+    month < 1 ||
+    month > 12 ||
+    day < 1 ||
+    hour < 0 ||
+    hour > 23 ||
+    minute < 0 ||
+    minute > 59 ||
+    second < 0 ||
+    second > 59
+  ) {
+    return null;
+  }
+  const year = century * 100 + yy;
+  if (day > (month === 2 && isLeap(year) ? 29 : MONTH_DAYS[month - 1]!)) return null;
+  let micros = 0;
+  if (n > 19) {
+    if (s.charCodeAt(19) !== 46 /* . */ || n === 20 || n > 26) return null;
+    let scale = 100_000;
+    for (let i = 20; i < n; i++, scale /= 10) {
+      const d = s.charCodeAt(i) - 48;
+      if (d < 0 || d > 9) return null;
+      micros += d * scale;
+    }
+  }
+  return (daysFromCivil(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second) * 1_000_000 + micros;
+}
+
 /** Converts ClickHouse's `YYYY-MM-DD HH:MM:SS[.fff...]` text (UTC) to ISO 8601 with `Z`. */
 export function clickHouseToIso(s: string): string {
   const [datePart, timePart = '00:00:00'] = s.split(' ');

@@ -1,6 +1,14 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { clickHouseToIso, microsToClickHouse, microsToIso, nanosToMicros, parseTimestampGeneral, parseTimestampMicros } from '../src/time';
+import {
+  clickHouseToIso,
+  clickHouseToMicros,
+  microsToClickHouse,
+  microsToIso,
+  nanosToMicros,
+  parseTimestampGeneral,
+  parseTimestampMicros,
+} from '../src/time';
 
 describe('timestamps', () => {
   it('parses ISO 8601 with Z, offsets and naive times, keeping microseconds', () => {
@@ -32,6 +40,25 @@ describe('timestamps', () => {
       fc.integer({ min: 0, max: 4_102_444_800 }).map((s) => s * 1_000_000), // whole seconds
     );
     fc.assert(fc.property(micros, (m) => microsToIso(m) === clickHouseToIso(microsToClickHouse(m))));
+  });
+  it('reads the ClickHouse form back to the same microseconds', () => {
+    // 1900 (DateTime64's first year) to 2255 (microseconds exact below 2^53).
+    const micros = fc.integer({ min: -2_208_988_800_000_000, max: Number.MAX_SAFE_INTEGER });
+    fc.assert(fc.property(micros, (m) => clickHouseToMicros(microsToClickHouse(m)) === m));
+    expect(clickHouseToMicros('2024-05-01 12:00:00')).toBe(Date.UTC(2024, 4, 1, 12) * 1000);
+    expect(clickHouseToMicros('2024-05-01 12:00:00.5')).toBe(Date.UTC(2024, 4, 1, 12) * 1000 + 500_000);
+    expect(clickHouseToMicros('2024-02-29 00:00:00.000001')).toBe(Date.UTC(2024, 1, 29) * 1000 + 1);
+    for (const bad of [
+      '',
+      '2024-05-01T12:00:00',
+      '2024-05-01 12:00:00.',
+      '2024-05-01 12:00:00.1234567',
+      '2023-02-29 00:00:00',
+      '2024-05-01 24:00:00',
+      '2024-05-01 12:00:0x',
+    ]) {
+      expect(clickHouseToMicros(bad), bad).toBeNull();
+    }
   });
   it('converts OTLP nanoseconds without precision loss', () => {
     expect(nanosToMicros('1714564800123456789')).toBe(1714564800123456);

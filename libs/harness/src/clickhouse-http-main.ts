@@ -7,7 +7,7 @@
  * merges and the errors are the engine's own; this file only carries them over HTTP.
  *
  *   GET  /ping                      → "Ok."
- *   POST /?query=INSERT …&…  body   → the body is the INSERT's data (raw, in its FORMAT)
+ *   POST /?query=INSERT …&…  body   → the body is the INSERT's data (raw, in its FORMAT; binary ones by file)
  *   POST /?param_x=…&<settings>      body = the statement; the answer is its output
  *
  * URL settings apply per request: each distinct set gets its own engine connection with those
@@ -18,6 +18,7 @@ import { createServer, type IncomingMessage } from 'node:http';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { mkdirSync } from 'node:fs';
+import { rm, writeFile } from 'node:fs/promises';
 
 const require = createRequire(import.meta.url);
 const chdbMain = require.resolve('chdb');
@@ -69,6 +70,18 @@ function sessionFor(settings: [string, string][]): Promise<{ connection: unknown
   return s;
 }
 
+let nextFile = 0;
+async function insertFromFile(connection: unknown, insert: string, payload: Buffer): Promise<Raw> {
+  const path = join(dataDir, '..', `insert-${nextFile++}.bin`);
+  await writeFile(path, payload);
+  try {
+    const sql = insert.replace(/\bFORMAT\s+\w+\s*$/i, (f) => `FROM INFILE '${path.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}' ${f}`);
+    return await native.QueryAsyncConnection(connection, sql, 'TabSeparated');
+  } finally {
+    await rm(path, { force: true });
+  }
+}
+
 async function body(req: IncomingMessage): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const c of req) chunks.push(c as Buffer);
@@ -97,7 +110,9 @@ const server = createServer({ maxHeaderSize: 1 << 20 }, (req, res) => {
     let out: Raw;
     if (inUrl !== null && /^\s*INSERT\b/i.test(inUrl) && payload.length > 0) {
       const fmt = /\bFORMAT\s+(\w+)\s*$/i.exec(inUrl)?.[1] ?? '';
-      out = await native.InsertRawAsyncConnection(connection, inUrl.trim(), payload, LINE_FORMATS.test(fmt));
+      if (LINE_FORMATS.test(fmt)) out = await native.InsertRawAsyncConnection(connection, inUrl.trim(), payload, true);
+      // Data after the statement ends at a blank line, which binary bodies hold: those go through a file.
+      else out = await insertFromFile(connection, inUrl.trim(), payload);
     } else {
       const sql = inUrl !== null ? `${inUrl}\n${payload.toString('utf8')}` : payload.toString('utf8');
       out = Object.keys(params).length

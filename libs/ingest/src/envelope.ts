@@ -1,15 +1,30 @@
 import { z } from 'zod';
 import { UndecodableMessageError, type BusMessage, type EnvelopeCodec } from '@weft/bus';
-import { callPartRowSchema, callPartTsvLine, callPartTsvLineProblem, unescapeTsvField, type CallPartRow } from '@weft/store';
+import {
+  CALL_PART_COLUMNS,
+  callPartRowBinaryEnd,
+  callPartRowSchema,
+  callPartTsvLineProblem,
+  decodeCallPartRowBinary,
+  encodeCallPartsRowBinary,
+  unescapeTsvField,
+  type CallPartRow,
+  type EncodedCallParts,
+} from '@weft/store';
 
 /**
  * The versioned envelope of a call part on the bus.
  * - Version 1 carries one call_parts row as JSON: what publishers build, what the in-process
  *   bus hands the writer, and what older gateways wrote to Kafka (still read).
- * - Version 2 is the row's TabSeparated line, the bytes the insert is made of: the gateway
- *   encodes it once, the writer concatenates message values into the insert's body (no JSON
- *   parse, no validation of every field in JavaScript, no re-encoding). On Kafka it is the
- *   byte 0x02 followed by the line; the engine validates the fields on insert.
+ * - Version 4 is the row in RowBinary, the bytes the insert is made of (call-part-rowbinary.ts
+ *   in @weft/store): the gateway encodes it once, the writer concatenates message values into the
+ *   insert's body (no JSON parse, no validation of every field in JavaScript, no re-encoding). On
+ *   Kafka and in the local ingest log it is the byte 0x04 followed by one row, or by the rows of
+ *   one publish for one partition (one record; the writer splits it back into parts).
+ * - Versions 2 (0x02, one TabSeparated line) and 3 (0x03, several) are what gateways wrote
+ *   before version 4: still read and inserted as TabSeparated, so a topic or a local log written
+ *   by an older version is stored after an upgrade. Upgrade writers before gateways: a writer
+ *   older than version 4 dead-letters what it cannot decode.
  * Consumers dead-letter what does not decode.
  */
 export const callPartEnvelopeSchema = z.object({
@@ -18,25 +33,29 @@ export const callPartEnvelopeSchema = z.object({
   row: callPartRowSchema,
 });
 
-export type CallPartEnvelope = z.infer<typeof callPartEnvelopeSchema> | { v: 2; kind: 'call_part'; line: Uint8Array };
+/** A part as bytes ready for the insert (versions 2 and 4): it is its own EncodedCallParts. */
+type EncodedEnvelope<V, F> = { v: V; kind: 'call_part'; format: F; bytes: Uint8Array };
+
+export type CallPartEnvelope =
+  z.infer<typeof callPartEnvelopeSchema> | EncodedEnvelope<2, 'TabSeparated'> | EncodedEnvelope<4, 'RowBinary'>;
 
 /** A call part keyed by project and call id: a call's start and end share a partition and an order. */
 export function callPartMessage(row: CallPartRow): BusMessage<CallPartEnvelope> {
   return { key: `${row.project_id}/${row.id}`, value: { v: 1, kind: 'call_part', row } };
 }
 
-/** What the writer inserts for an envelope: the row, or its line already encoded. */
-export function callPartInsertable(envelope: CallPartEnvelope): CallPartRow | Uint8Array {
-  return envelope.v === 1 ? envelope.row : envelope.line;
+/** What the writer inserts for an envelope: the row, or its bytes already encoded. */
+export function callPartInsertable(envelope: CallPartEnvelope): CallPartRow | EncodedCallParts {
+  return envelope.v === 1 ? envelope.row : envelope;
 }
 
-/** Project, call id and which halves of the call a part holds (a whole-call part both), of either version (tests, diagnostics). */
+/** Project, call id and which halves of the call a part holds (a whole-call part both), of any version (tests, diagnostics). */
 export function callPartIdentity(envelope: CallPartEnvelope): { project_id: string; id: string; start: boolean; end: boolean } {
-  if (envelope.v === 1) {
-    const { row } = envelope;
+  if (envelope.v !== 2) {
+    const row = envelope.v === 1 ? envelope.row : decodeCallPartRowBinary(envelope.bytes);
     return { project_id: row.project_id, id: row.id, start: row.started_at != null, end: row.ended_at != null };
   }
-  const fields = Buffer.from(envelope.line).toString('utf8').split('\t');
+  const fields = Buffer.from(envelope.bytes).toString('utf8').split('\t');
   return {
     project_id: unescapeTsvField(fields[0]!)!,
     id: unescapeTsvField(fields[1]!)!,
@@ -45,14 +64,14 @@ export function callPartIdentity(envelope: CallPartEnvelope): { project_id: stri
   };
 }
 
-const callPartColumn = (name: keyof CallPartRow) => Object.keys(callPartRowSchema.shape).indexOf(name);
+const callPartColumn = (name: keyof CallPartRow) => CALL_PART_COLUMNS.indexOf(name);
 
 /**
  * About the bytes a call part takes on the wire (UTF-16 units of its text members plus a little
  * per field), without encoding it.
  */
 export function envelopeBytes(envelope: CallPartEnvelope): number {
-  if (envelope.v === 2) return envelope.line.length;
+  if (envelope.v !== 1) return envelope.bytes.length;
   let n = 64;
   const row = envelope.row as unknown as Record<string, unknown>;
   for (const k in row) {
@@ -68,53 +87,77 @@ export function envelopeBytes(envelope: CallPartEnvelope): number {
 const V2 = 0x02;
 /** The first byte of a version-3 value: several version-2 lines in one Kafka record. */
 const V3 = 0x03;
-
-const lineOf = (envelope: CallPartEnvelope): string | Uint8Array => (envelope.v === 2 ? envelope.line : callPartTsvLine(envelope.row));
+/** The first byte of a version-4 value: one or more RowBinary rows. */
+const V4 = Buffer.of(0x04);
 
 /**
- * The call-parts topic's codec: one part is written as version 2, the parts of one publish for
- * one partition as version 3 (the byte 0x03 then their lines: one record, the writer's insert
- * takes the lines as they are); reads all three.
+ * The call-parts topic's codec: parts are written as version 4 (one record for the parts of one
+ * publish for one partition: the byte 0x04 then their rows); reads every version.
  */
 export const callPartCodec: EnvelopeCodec<CallPartEnvelope> = {
   sizeOf: envelopeBytes,
   encode(envelope) {
-    if (envelope.v === 2) return Buffer.concat([Buffer.of(V2), envelope.line]);
-    return Buffer.from('\u0002' + callPartTsvLine(envelope.row), 'utf8');
+    if (envelope.v === 1) return encodeCallPartsRowBinary([envelope.row], V4);
+    return Buffer.concat([envelope.v === 2 ? Buffer.of(V2) : V4, envelope.bytes]);
   },
   encodeMany(envelopes) {
-    // Rows (what publishers build) as one string, encoded once; lines already encoded are copied.
-    if (envelopes.every((e) => e.v === 1)) {
-      let text = '\u0003';
-      for (const e of envelopes) text += callPartTsvLine(e.row);
-      return Buffer.from(text, 'utf8');
-    }
-    return Buffer.concat([
-      Buffer.of(V3),
-      ...envelopes.map((e) => lineOf(e)).map((l) => (typeof l === 'string' ? Buffer.from(l, 'utf8') : l)),
-    ]);
+    // Rows (what publishers build) encoded together; parts already encoded are copied.
+    if (envelopes.every((e) => e.v === 1))
+      return encodeCallPartsRowBinary(
+        envelopes.map((e) => e.row),
+        V4,
+      );
+    if (envelopes.every((e) => e.v === 2)) return Buffer.concat([Buffer.of(V3), ...envelopes.map((e) => e.bytes)]);
+    // Only a dead letter re-encodes decoded parts, one at a time: a record never mixes formats.
+    if (envelopes.some((e) => e.v === 2)) throw new Error('call parts of TabSeparated (version 2) and RowBinary in one record');
+    return Buffer.concat([V4, ...envelopes.map((e) => (e.v === 1 ? encodeCallPartsRowBinary([e.row]) : e.bytes))]);
   },
   decode(bytes) {
-    if (!bytes || bytes.length === 0) throw new UndecodableMessageError('empty message value');
-    if (bytes[0] === V3) throw new UndecodableMessageError('a version-3 value holds several parts (decodeMany reads it)');
-    if (bytes[0] !== V2) return decodeV1(bytes);
-    return decodeLine(bytes.subarray(1), 'version 2');
+    const parts = callPartCodec.decodeMany!(bytes);
+    if (parts.length > 1) throw new UndecodableMessageError(`a version-${bytes![0]} value holds several parts (decodeMany reads it)`);
+    return parts[0]!;
   },
   decodeMany(bytes) {
-    if (!bytes || bytes.length === 0 || bytes[0] !== V3) return [callPartCodec.decode(bytes)];
-    const parts: CallPartEnvelope[] = [];
-    // Each line ends at its newline (a newline inside a field is escaped as `\n`).
-    for (let at = 1; at < bytes.length;) {
-      const end = bytes.indexOf(NEWLINE, at);
-      const label = `version 3, part ${parts.length + 1}`;
-      if (end < 0) throw new UndecodableMessageError(`invalid envelope (${label}): not a line (no final newline)`);
-      parts.push(decodeLine(bytes.subarray(at, end + 1), label));
-      at = end + 1;
+    if (!bytes || bytes.length === 0) throw new UndecodableMessageError('empty message value');
+    switch (bytes[0]) {
+      case V4[0]:
+        return decodeRows(bytes);
+      case V3:
+        return decodeLines(bytes);
+      case V2:
+        return [decodeLine(bytes.subarray(1), 'version 2')];
+      default:
+        return [decodeV1(bytes)];
     }
-    if (parts.length === 0) throw new UndecodableMessageError('invalid envelope (version 3): no part');
-    return parts;
   },
 };
+
+/** A version-4 value: each row's bytes, found by walking the columns' layout. */
+function decodeRows(bytes: Buffer): CallPartEnvelope[] {
+  const parts: CallPartEnvelope[] = [];
+  for (let at = 1; at < bytes.length;) {
+    const end = callPartRowBinaryEnd(bytes, at);
+    if (typeof end === 'string') throw new UndecodableMessageError(`invalid envelope (version 4, part ${parts.length + 1}): ${end}`);
+    parts.push({ v: 4, kind: 'call_part', format: 'RowBinary', bytes: bytes.subarray(at, end) });
+    at = end;
+  }
+  if (parts.length === 0) throw new UndecodableMessageError('invalid envelope (version 4): no part');
+  return parts;
+}
+
+/** A version-3 value: its lines, each ending at its newline (a newline inside a field is escaped as `\n`). */
+function decodeLines(bytes: Buffer): CallPartEnvelope[] {
+  const parts: CallPartEnvelope[] = [];
+  for (let at = 1; at < bytes.length;) {
+    const end = bytes.indexOf(NEWLINE, at);
+    const label = `version 3, part ${parts.length + 1}`;
+    if (end < 0) throw new UndecodableMessageError(`invalid envelope (${label}): not a line (no final newline)`);
+    parts.push(decodeLine(bytes.subarray(at, end + 1), label));
+    at = end + 1;
+  }
+  if (parts.length === 0) throw new UndecodableMessageError('invalid envelope (version 3): no part');
+  return parts;
+}
 
 const NEWLINE = 0x0a;
 
@@ -122,7 +165,7 @@ const NEWLINE = 0x0a;
 function decodeLine(line: Uint8Array, label: string): CallPartEnvelope {
   const problem = callPartTsvLineProblem(line);
   if (problem) throw new UndecodableMessageError(`invalid envelope (${label}): ${problem}`);
-  return { v: 2, kind: 'call_part', line };
+  return { v: 2, kind: 'call_part', format: 'TabSeparated', bytes: line };
 }
 
 function decodeV1(bytes: Buffer): CallPartEnvelope {

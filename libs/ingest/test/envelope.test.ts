@@ -1,9 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import { UndecodableMessageError } from '@weft/bus';
-import { callPartTsvLine } from '@weft/store';
-import { callPartCodec, callPartIdentity, callPartInsertable, callPartMessage } from '@weft/ingest';
+import { callPartTsvLine, decodeCallPartRowBinary, encodeCallPartsRowBinary, type CallPartRow } from '@weft/store';
+import { callPartCodec, callPartIdentity, callPartInsertable, callPartMessage, type CallPartEnvelope } from '@weft/ingest';
 
-const row = { project_id: 'p/q', id: 'c1', input_refs: [], output_refs: [], created_at: '2026-01-01 00:00:00.000000', op_name: 'op' };
+const row: CallPartRow = {
+  project_id: 'p/q',
+  id: 'c1',
+  input_refs: [],
+  output_refs: [],
+  created_at: '2026-01-01 00:00:00.000000',
+  op_name: 'op',
+};
+const withNulls = (r: CallPartRow) => ({ ...decodeCallPartRowBinary(encodeCallPartsRowBinary([{ ...r }])), ...r });
 
 const reason = (b: Buffer | null) => {
   try {
@@ -14,55 +22,85 @@ const reason = (b: Buffer | null) => {
     return (e as Error).message;
   }
 };
+const bytesOf = (e: CallPartEnvelope) => {
+  const insertable = callPartInsertable(e);
+  if (!('format' in insertable)) throw new Error('a row, not bytes');
+  return insertable;
+};
 
-describe('call-part envelope on Kafka', () => {
-  it('is written as version 2: the row its TabSeparated line, read back as the bytes the insert takes', () => {
-    const m = callPartMessage({ ...row, id: 'c\t1', started_at: '2026-01-01 00:00:00.000001' });
-    expect(m.key).toBe('p/q/c\t1');
+describe('call-part envelope on the bus', () => {
+  it('is written as version 4: the row in RowBinary, read back as the bytes the insert takes', () => {
+    const m = callPartMessage({ ...row, id: 'c\n\n1', started_at: '2026-01-01 00:00:00.000001' });
+    expect(m.key).toBe('p/q/c\n\n1');
     const bytes = callPartCodec.encode(m.value);
-    expect(bytes[0]).toBe(2);
+    expect(bytes[0]).toBe(4);
     const decoded = callPartCodec.decode(bytes);
-    expect(decoded.v).toBe(2);
-    expect(Buffer.from(callPartInsertable(decoded) as Uint8Array).toString('utf8')).toBe(
-      callPartTsvLine(m.value.v === 1 ? m.value.row : row),
-    );
-    expect(callPartIdentity(decoded)).toEqual({ project_id: 'p/q', id: 'c\t1', start: true, end: false });
+    expect(decoded.v).toBe(4);
+    const insertable = bytesOf(decoded);
+    expect(insertable.format).toBe('RowBinary');
+    expect(decodeCallPartRowBinary(insertable.bytes)).toEqual(withNulls(m.value.v === 1 ? m.value.row : row));
+    expect(callPartIdentity(decoded)).toEqual({ project_id: 'p/q', id: 'c\n\n1', start: true, end: false });
     expect(callPartIdentity(callPartCodec.decode(callPartCodec.encode(callPartMessage(row).value)))).toEqual({
       project_id: 'p/q',
       id: 'c1',
       start: false,
       end: false,
     });
-    // Re-encoding a decoded line (a dead letter replayed) gives the same bytes.
+    // Re-encoding a decoded part (a dead letter replayed) gives the same bytes.
     expect(callPartCodec.encode(decoded)).toEqual(bytes);
   });
 
-  it('joins the parts of one publish as version 3, read back as the same lines, one envelope each', () => {
-    const rows = [
+  it('joins the parts of one publish in one version-4 value, read back as one envelope each', () => {
+    const rows: CallPartRow[] = [
       { ...row, id: 'a', started_at: '2026-01-01 00:00:00.000001' },
       { ...row, id: 'b\nc', output_dump: 'line\nbreak', ended_at: '2026-01-01 00:00:01.000000' },
       { ...row, id: 'w', started_at: '2026-01-01 00:00:00.000001', ended_at: '2026-01-01 00:00:01.000000' },
     ];
     const joined = callPartCodec.encodeMany!(rows.map((r) => callPartMessage(r).value));
-    expect(joined[0]).toBe(3);
+    expect(joined[0]).toBe(4);
     const parts = callPartCodec.decodeMany!(joined);
     expect(parts.map((p) => callPartIdentity(p))).toEqual([
       { project_id: 'p/q', id: 'a', start: true, end: false },
       { project_id: 'p/q', id: 'b\nc', start: false, end: true },
       { project_id: 'p/q', id: 'w', start: true, end: true },
     ]);
-    expect(Buffer.concat(parts.map((p) => callPartInsertable(p) as Uint8Array)).toString('utf8')).toBe(rows.map(callPartTsvLine).join(''));
-    // Lines already encoded (decoded from Kafka) join to the same bytes; one part reads as version 2 too.
+    expect(Buffer.concat(parts.map((p) => bytesOf(p).bytes))).toEqual(encodeCallPartsRowBinary(rows));
+    // Parts already encoded (decoded from the bus) join to the same bytes, with rows too; one part reads alone.
     expect(callPartCodec.encodeMany!(parts)).toEqual(joined);
+    expect(callPartCodec.encodeMany!([parts[0]!, callPartMessage(rows[1]!).value, parts[2]!])).toEqual(joined);
     expect(callPartCodec.decodeMany!(callPartCodec.encode(parts[0]!))).toEqual([parts[0]]);
     expect(() => callPartCodec.decode(joined)).toThrow(/decodeMany/);
+    const bad = (body: Buffer) => () => callPartCodec.decodeMany!(Buffer.concat([Buffer.of(4), body]));
+    expect(bad(Buffer.alloc(0))).toThrow(/version 4\): no part/);
+    expect(bad(Buffer.concat([encodeCallPartsRowBinary(rows), Buffer.of(3, 0x61)]))).toThrow(/version 4, part 4\): cut short/);
+    expect(bad(encodeCallPartsRowBinary([{ ...row, id: '' }]))).toThrow(/version 4, part 1\): empty id/);
+  });
+
+  it('still reads versions 2 and 3 (TabSeparated lines), as gateways wrote them before version 4, for a TabSeparated insert', () => {
+    const rows: CallPartRow[] = [
+      { ...row, id: 'a', started_at: '2026-01-01 00:00:00.000001' },
+      { ...row, id: 'b\tc', output_dump: 'line\nbreak', ended_at: '2026-01-01 00:00:01.000000' },
+    ];
+    const v3 = Buffer.from('\u0003' + rows.map(callPartTsvLine).join(''), 'utf8');
+    const parts = callPartCodec.decodeMany!(v3);
+    expect(parts.map((p) => callPartIdentity(p))).toEqual([
+      { project_id: 'p/q', id: 'a', start: true, end: false },
+      { project_id: 'p/q', id: 'b\tc', start: false, end: true },
+    ]);
+    expect(parts.map((p) => bytesOf(p).format)).toEqual(['TabSeparated', 'TabSeparated']);
+    expect(Buffer.concat(parts.map((p) => bytesOf(p).bytes)).toString('utf8')).toBe(rows.map(callPartTsvLine).join(''));
+    // Re-encoded as they came (a dead letter of one part is version 2); never mixed with RowBinary in one record.
+    expect(callPartCodec.encodeMany!(parts)).toEqual(v3);
+    expect(callPartCodec.encode(parts[0]!)[0]).toBe(2);
+    expect(callPartCodec.decode(callPartCodec.encode(parts[0]!))).toEqual(parts[0]);
+    expect(() => callPartCodec.encodeMany!([parts[0]!, callPartMessage(row).value])).toThrow(/one record/);
     const bad = (text: string) => () => callPartCodec.decodeMany!(Buffer.from('\u0003' + text, 'utf8'));
     expect(bad('')).toThrow(/version 3\): no part/);
     expect(bad(callPartTsvLine(rows[0]!) + 'a\tb\n')).toThrow(/version 3, part 2\): 2 fields, not 24/);
     expect(bad(callPartTsvLine(rows[0]!).slice(0, -1))).toThrow(/version 3, part 1\): not a line/);
   });
 
-  it('still reads version 1 (JSON), as older gateways wrote it', () => {
+  it('still reads version 1 (JSON), as the first gateways wrote it', () => {
     const v1 = { v: 1, kind: 'call_part', row };
     expect(callPartCodec.decode(Buffer.from(JSON.stringify(v1)))).toEqual(v1);
   });
@@ -80,5 +118,9 @@ describe('call-part envelope on Kafka', () => {
     expect(reason(v2('a\tb\n'))).toMatch(/2 fields, not 24/);
     expect(reason(v2(line.replace('p/q\tc1', 'p/q\t')))).toMatch(/empty id/);
     expect(reason(v2(line.replace('p/q\t', '\t')))).toMatch(/empty project_id/);
+    const v4 = encodeCallPartsRowBinary([row], Buffer.of(4));
+    expect(reason(v4)).toBe('decoded');
+    expect(reason(v4.subarray(0, v4.length - 2))).toMatch(/version 4, part 1\): cut short/);
+    expect(reason(Buffer.concat([v4, v4.subarray(1)]))).toMatch(/version-4 value holds several parts/);
   });
 });

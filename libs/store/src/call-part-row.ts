@@ -1,6 +1,9 @@
 import { z } from 'zod';
+import { clickHouseToMicros } from '@weft/core';
 
 const nstr = z.string().nullish();
+/** A time as the row holds it: ClickHouse's text, UTC (the binary encoding reads it back to an integer). */
+const time = z.string().refine((s) => clickHouseToMicros(s) !== null, 'not a ClickHouse date-time (YYYY-MM-DD hh:mm:ss[.ffffff])');
 
 /**
  * One row of `call_parts`, as it travels on the bus and is inserted: the JSON values are
@@ -17,8 +20,8 @@ export const callPartRowSchema = z.object({
   turn_id: nstr,
   op_name: nstr,
   display_name: nstr,
-  started_at: nstr,
-  ended_at: nstr,
+  started_at: time.nullish(),
+  ended_at: time.nullish(),
   attributes_dump: nstr,
   inputs_dump: nstr,
   input_refs: z.array(z.string()),
@@ -31,12 +34,45 @@ export const callPartRowSchema = z.object({
   svc_run_id: nstr,
   svc_run_step: z.number().int().nullish(),
   svc_run_step_end: z.number().int().nullish(),
-  deleted_at: nstr,
+  deleted_at: time.nullish(),
   /** When the part was accepted; orders display_name updates. */
-  created_at: z.string(),
+  created_at: time,
 });
 
 export type CallPartRow = z.infer<typeof callPartRowSchema>;
 
 /** The columns of `call_parts` a part carries (the table's other columns are computed). */
 export const CALL_PART_COLUMNS = Object.keys(callPartRowSchema.shape) as (keyof CallPartRow)[];
+
+/**
+ * The ClickHouse type of each column a part carries, as `DESCRIBE TABLE call_parts` prints it
+ * (a test holds the two equal): what the binary encoding (call-part-rowbinary.ts) writes.
+ */
+export const CALL_PART_TYPES = {
+  project_id: 'String',
+  id: 'String',
+  trace_id: 'Nullable(String)',
+  parent_id: 'Nullable(String)',
+  thread_id: 'Nullable(String)',
+  turn_id: 'Nullable(String)',
+  op_name: 'Nullable(String)',
+  display_name: 'Nullable(String)',
+  started_at: "Nullable(DateTime64(6, 'UTC'))",
+  ended_at: "Nullable(DateTime64(6, 'UTC'))",
+  attributes_dump: 'Nullable(String)',
+  inputs_dump: 'Nullable(String)',
+  input_refs: 'Array(String)',
+  output_dump: 'Nullable(String)',
+  output_refs: 'Array(String)',
+  summary_dump: 'Nullable(String)',
+  exception: 'Nullable(String)',
+  otel_dump: 'Nullable(String)',
+  svc_user_id: 'Nullable(String)',
+  svc_run_id: 'Nullable(String)',
+  svc_run_step: 'Nullable(UInt64)',
+  svc_run_step_end: 'Nullable(UInt64)',
+  deleted_at: "Nullable(DateTime64(3, 'UTC'))",
+  created_at: "DateTime64(6, 'UTC')",
+} as const satisfies Record<keyof CallPartRow, string>;
+
+export type CallPartType = (typeof CALL_PART_TYPES)[keyof CallPartRow];

@@ -1,11 +1,10 @@
 import { CALL_PART_COLUMNS, type CallPartRow } from './call-part-row';
 
 /**
- * call_parts rows as ClickHouse `TabSeparated` text, the format the engine's native parser
- * reads fastest of the text formats it takes as raw bytes. Unlike JSONEachRow, a JSON dump
- * inside a row is not escaped a second time: only backslash, tab, newline and carriage return
- * are, and the common dump has no tab or newline and only a few backslashes. Columns in
- * CALL_PART_COLUMNS order (the row schema's, call-part-row.ts).
+ * call_parts rows as ClickHouse `TabSeparated` text: what gateways put on the bus before
+ * envelope version 4 (RowBinary, call-part-rowbinary.ts), still read from Kafka topics and
+ * ingest logs written then, and inserted as it came. Only backslash, tab, newline and carriage
+ * return are escaped. Columns in CALL_PART_COLUMNS order (the row schema's, call-part-row.ts).
  */
 
 const ESCAPES = /[\\\t\n\r]/g;

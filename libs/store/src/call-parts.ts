@@ -1,8 +1,8 @@
 import type { CallEndBody, CallStartBody } from '@weft/api';
 import { extractRefs, microsToClickHouse, parseTimestampMicros, REF_PREFIX } from '@weft/core';
 import { CALL_PART_COLUMNS, type CallPartRow } from './call-part-row';
-import { callPartTsvLine, encodeCallPartsTsv } from './call-part-tsv';
-import type { Store } from './connection';
+import { encodeCallPartsRowBinary } from './call-part-rowbinary';
+import type { RawRowFormat, Store } from './connection';
 
 const orNull = <T>(v: T | null | undefined): T | null => (v === undefined ? null : v);
 const chTime = (iso: string) => microsToClickHouse(parseTimestampMicros(iso)!);
@@ -111,15 +111,29 @@ export const isEndPart = (r: CallPartRow): boolean => r.ended_at != null && r.st
 export const isWholeCallPart = (r: CallPartRow): boolean => r.started_at != null && r.ended_at != null;
 
 /**
- * Inserts call parts in one INSERT, as TabSeparated bytes (see call-part-tsv.ts): rows are
- * encoded, lines already encoded (as they arrive from Kafka) are passed as they are. A replay
- * of the same parts leaves no visible duplicate.
+ * Call parts already encoded, as they come off the bus: RowBinary rows (call-part-rowbinary.ts),
+ * or TabSeparated lines that versions before it wrote (call-part-tsv.ts), the insert's bytes as
+ * they are.
  */
-export async function insertCallParts(store: Pick<Store, 'insertRaw'>, parts: readonly (CallPartRow | Uint8Array)[]): Promise<void> {
-  if (parts.length === 0) return;
-  const lines = parts.some((p) => p instanceof Uint8Array);
-  const bytes = !lines
-    ? encodeCallPartsTsv(parts as readonly CallPartRow[])
-    : Buffer.concat(parts.map((p) => (p instanceof Uint8Array ? p : Buffer.from(callPartTsvLine(p), 'utf8'))));
-  await store.insertRaw('call_parts', CALL_PART_COLUMNS, 'TabSeparated', bytes);
+export interface EncodedCallParts {
+  format: RawRowFormat;
+  bytes: Uint8Array;
+}
+
+/**
+ * Inserts call parts as RowBinary: rows are encoded, parts already encoded go in as they are, in
+ * one INSERT (a second one for TabSeparated lines of older versions, when a batch holds any). A
+ * replay of the same parts leaves no visible duplicate.
+ */
+export async function insertCallParts(store: Pick<Store, 'insertRaw'>, parts: readonly (CallPartRow | EncodedCallParts)[]): Promise<void> {
+  const rows: CallPartRow[] = [];
+  const binary: Uint8Array[] = [];
+  const text: Uint8Array[] = [];
+  for (const p of parts) {
+    if (!('format' in p)) rows.push(p);
+    else (p.format === 'RowBinary' ? binary : text).push(p.bytes);
+  }
+  if (rows.length > 0) binary.push(encodeCallPartsRowBinary(rows));
+  if (binary.length > 0) await store.insertRaw('call_parts', CALL_PART_COLUMNS, 'RowBinary', Buffer.concat(binary));
+  if (text.length > 0) await store.insertRaw('call_parts', CALL_PART_COLUMNS, 'TabSeparated', Buffer.concat(text));
 }

@@ -3,6 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { Readable } from 'node:stream';
 import { resolve } from 'node:path';
 import { createRequire } from 'node:module';
+import { InsertFiles, insertStatement } from './insert-files';
 
 export type { ClickHouseClient };
 
@@ -50,8 +51,12 @@ const clusterSettings: ClickHouseSettings = {
 /** Settings of one INSERT (names as ClickHouse's; numbers only, all we use). */
 export type InsertSettings = Record<string, number>;
 
-/** Row formats whose bytes the engine's own parser reads (no row objects on our side). */
-export type RawRowFormat = 'TabSeparated';
+/**
+ * Row formats whose bytes the engine's own parser reads (no row objects on our side): RowBinary
+ * for what the services write (call-part-rowbinary.ts), TabSeparated for call parts that older
+ * versions put on the bus (call-part-tsv.ts).
+ */
+export type RawRowFormat = 'RowBinary' | 'TabSeparated';
 
 export interface Store {
   client: ClickHouseClient;
@@ -87,13 +92,15 @@ export function openStore(opts: StoreOptions): Store {
       mode: 'server',
       cluster: opts.cluster,
       insertRaw: async (table, columns, format, bytes, insertSettings) => {
-        await client.insert({
-          table,
-          columns: [...columns] as [string, ...string[]],
-          format,
-          values: Readable.from([bytes], { objectMode: false }),
-          ...(insertSettings ? { clickhouse_settings: insertSettings as ClickHouseSettings } : {}),
-        });
+        const values = Readable.from([bytes], { objectMode: false });
+        const clickhouse_settings = insertSettings as ClickHouseSettings | undefined;
+        if (format === 'TabSeparated') {
+          await client.insert({ table, columns: [...columns] as [string, ...string[]], format, values, clickhouse_settings });
+          return;
+        }
+        // The client's insert() streams text formats only; exec sends any body after the query.
+        const result = await client.exec({ query: insertStatement(table, columns, format), values, clickhouse_settings });
+        for await (const chunk of result.stream) void chunk;
       },
       close: () => client.close(),
     };
@@ -109,12 +116,20 @@ export function openStore(opts: StoreOptions): Store {
     connection,
     clickhouse_settings: settings,
   } as Parameters<typeof createClient>[0]);
+  const files = new InsertFiles(resolve(opts.dataDir, 'insert-files'));
   return {
     client,
     mode: 'embedded',
     insertRaw: async (table, columns, format, bytes, insertSettings) => {
       if (bytes.length === 0) return;
-      await connection.chdb.rawInsert({ table, columns, format, values: bytes, settings: { ...JSON_TEXT_SETTINGS, ...insertSettings } });
+      if (format === 'TabSeparated') {
+        await connection.chdb.rawInsert({ table, columns, format, values: bytes, settings: { ...JSON_TEXT_SETTINGS, ...insertSettings } });
+        return;
+      }
+      const clickhouse_settings = insertSettings as ClickHouseSettings | undefined;
+      await files.with(bytes, (path) =>
+        client.command({ query: insertStatement(table, columns, format, path), clickhouse_settings }).then(() => undefined),
+      );
     },
     close: () => client.close(),
   };

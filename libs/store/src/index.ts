@@ -5,3 +5,4 @@ export * from './call-parts';
 export * from './errors';
 export * from './call-part-tsv';
 export * from './cluster-ddl';
+export * from './call-part-rowbinary';

@@ -2,7 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_ROOT } from '@weft/harness';
-import { CALL_PART_COLUMNS, callPartRowSchema, migrate, openStore, type Store } from '@weft/store';
+import { CALL_PART_COLUMNS, CALL_PART_TYPES, callPartRowSchema, migrate, openStore, type Store } from '@weft/store';
 
 // The row schema is the one definition of a call part; the table the migrations make must agree.
 let store: Store;
@@ -36,5 +36,11 @@ describe('call_parts and its row schema', () => {
       return optional && !acceptsAbsent;
     });
     expect(wrong).toEqual([]);
+  });
+
+  it('gives every field the type the binary encoding writes, in the order of the table', () => {
+    const table = new Map(columns.map((c) => [c.name, c.type]));
+    expect(Object.fromEntries(CALL_PART_COLUMNS.map((c) => [c, table.get(c)]))).toEqual(CALL_PART_TYPES);
+    expect(Object.keys(CALL_PART_TYPES)).toEqual(CALL_PART_COLUMNS);
   });
 });

@@ -227,7 +227,7 @@ async function gcPauseMicrosPerCall(url: string, calls: number): Promise<Record<
 async function clickHouseCeiling(
   rows: CallPartRow[],
   batch: number,
-  format: 'TabSeparated' | 'JSONEachRow' = 'TabSeparated',
+  format: 'RowBinary' | 'JSONEachRow' = 'RowBinary',
 ): Promise<{ rowsPerSec: number; cpuMicrosPerRow: number }> {
   const dir = join(ROOT, `ceiling-store-${format}-${batch}`);
   rmSync(dir, { recursive: true, force: true });
@@ -239,7 +239,7 @@ async function clickHouseCeiling(
     const chunk = rows.slice(i, i + batch);
     // JSONEachRow through the client: the path the services took before TabSeparated and RowBinary (for comparison).
     if (format === 'JSONEachRow') await store.client.insert({ table: 'call_parts', values: chunk, format });
-    else await insertCallParts(store, chunk);
+    else await insertCallParts(store, chunk); // RowBinary, as the services insert
   }
   const rate = rows.length / ((performance.now() - started) / 1000);
   const used = process.cpuUsage(cpu);

@@ -35,6 +35,7 @@ import {
   startKafkaBroker,
   startWeft,
   TEST_ROOT,
+  processCpuMicros,
   threadCpuByName,
   threadCpuSince,
 } from '@weft/harness';
@@ -219,13 +220,14 @@ async function gatewayRate(
 
 /**
  * The server's CPU per span by thread (its JavaScript thread `main`, the embedded engine's
- * insert thread `Unknown` and merges `MergeMutate`, Node's helpers `node`, the rest summed as
- * `other`), µs, from /proc (libs/harness process-cpu.ts).
+ * insert thread `Unknown` and merges `MergeMutate`, Node's helpers `node`, threads that ended
+ * during the window `ended`, the rest summed as `other`), µs, from /proc (libs/harness
+ * process-cpu.ts).
  */
 function cpuPerSpanByThread(since: Record<string, number>, spans: number): Record<string, number> {
   const out: Record<string, number> = {};
   for (const [name, micros] of Object.entries(since)) {
-    const key = ['main', 'Unknown', 'MergeMutate', 'node'].includes(name) ? name : 'other';
+    const key = ['main', 'Unknown', 'MergeMutate', 'node', 'ended'].includes(name) ? name : 'other';
     out[key] = (out[key] ?? 0) + micros / spans;
   }
   return Object.fromEntries(Object.entries(out).map(([k, v]) => [k, Math.round(v * 10) / 10]));
@@ -252,11 +254,16 @@ async function measure(label: string, t: Target): Promise<void> {
     // The same load first, not measured: a fresh server compiles its hot code for seconds.
     if (WARMUP_SECONDS > 0) total += (await gatewayRate(t.gatewayUrl, kind, t.grpcPort ?? undefined, WARMUP_SECONDS)).spans;
     const threads0 = t.pid ? threadCpuByName(t.pid) : null;
+    const cpu0 = t.pid ? processCpuMicros(t.pid) : 0;
     const driver0 = process.cpuUsage();
     const r = await gatewayRate(t.gatewayUrl, kind, t.grpcPort ?? undefined);
     const driver = process.cpuUsage(driver0);
     const threads = t.pid && threads0 ? threadCpuSince(t.pid, threads0) : {};
-    const cpu = Object.values(threads).reduce((a, b) => a + b, 0) / 1e6;
+    // The process's own count holds the threads that ended during the window too (the engine's
+    // pools let idle threads go); what the live threads do not account for is theirs.
+    const cpu = t.pid ? (processCpuMicros(t.pid) - cpu0) / 1e6 : 0;
+    const live = Object.values(threads).reduce((a, b) => a + b, 0);
+    if (t.pid) threads['ended'] = Math.max(0, cpu * 1e6 - live);
     const mainBusy = (threads.main ?? 0) / 1e6 / r.seconds;
     total += r.spans;
     const what =

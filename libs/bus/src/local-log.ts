@@ -15,6 +15,7 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
+import { processAlive } from '@weft/core';
 
 export interface LocalLogOptions {
   dir: string;
@@ -206,16 +207,6 @@ export class LocalLog {
     while (this.segments.length > 1 && this.segments[1]! - 1 <= this.committedSeq) {
       rmSync(join(this.opts.dir, segmentName(this.segments.shift()!)), { force: true });
     }
-  }
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    // EPERM: it exists, it is someone else's.
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

@@ -9,3 +9,4 @@ export * from './metrics';
 export * from './health';
 export * from './version';
 export * from './failure';
+export * from './process-alive';

@@ -1,6 +1,7 @@
 import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { open, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
+import { processAlive } from '@weft/core';
 
 /**
  * Binary insert bodies (RowBinary) reach embedded chDB through a file the INSERT reads
@@ -18,7 +19,7 @@ export class InsertFiles {
     mkdirSync(dir, { recursive: true });
     for (const name of readdirSync(dir)) {
       const pid = Number(name.split('-')[0]);
-      if (!Number.isInteger(pid) || !running(pid)) rmSync(join(dir, name), { force: true });
+      if (!Number.isInteger(pid) || !processAlive(pid)) rmSync(join(dir, name), { force: true });
     }
   }
 
@@ -39,16 +40,6 @@ export class InsertFiles {
       // Not waited for: the insert is done; a file left by a crash is removed at the next start.
       unlink(path).catch(() => undefined);
     }
-  }
-}
-
-function running(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    // EPERM: it runs, as another user.
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

@@ -160,7 +160,7 @@ const writer = new RowBinaryWriter();
  * off the bus were checked as they were decoded; the builders print every time they parsed).
  */
 export function encodeCallPartsRowBinary(rows: readonly CallPartRow[], header?: Uint8Array): Buffer {
-  writer.at = 0;
+  // The writer is empty between calls (`at` is reset below, whatever happens).
   if (header) {
     writer.reserve(header.length);
     writer.buf.set(header, 0);
@@ -174,10 +174,10 @@ export function encodeCallPartsRowBinary(rows: readonly CallPartRow[], header?: 
   }
 }
 
-/** How each type is read (the column list is walked in order, CALL_PART_TYPES giving each type). */
+/** Each column's type, in CALL_PART_COLUMNS order (how a row is read and skipped). */
 const KINDS: readonly CallPartType[] = CALL_PART_COLUMNS.map((c) => CALL_PART_TYPES[c]);
 
-/** A reader over one body; `problem` is set instead of throwing, for the bus's dead-letter reason. */
+/** A reader over one body; what is wrong with it is thrown as a RowBinaryProblem (its message the dead letter's reason). */
 class RowBinaryReader {
   at: number;
   constructor(
@@ -232,18 +232,14 @@ class RowBinaryReader {
 
 class RowBinaryProblem extends Error {}
 
-/** Reads or skips one value of `kind`; returns it when `keep`. */
-function value(r: RowBinaryReader, kind: CallPartType, keep: boolean): unknown {
+/** Reads one value of `kind`; times as ClickHouse text, as the row holds them. */
+function readValue(r: RowBinaryReader, kind: CallPartType): unknown {
   switch (kind) {
     case 'String':
-      return keep ? r.string() : r.skipString();
+      return r.string();
     case 'Array(String)': {
-      const n = r.varint();
       const out: string[] = [];
-      for (let i = 0; i < n; i++) {
-        if (keep) out.push(r.string());
-        else r.skipString();
-      }
+      for (let n = r.varint(); n > 0; n--) out.push(r.string());
       return out;
     }
     case "DateTime64(6, 'UTC')":
@@ -253,7 +249,7 @@ function value(r: RowBinaryReader, kind: CallPartType, keep: boolean): unknown {
     case "Nullable(DateTime64(6, 'UTC'))":
       return r.isNull() ? null : microsToClickHouse(r.int64());
     case 'Nullable(String)':
-      return r.isNull() ? null : keep ? r.string() : r.skipString();
+      return r.isNull() ? null : r.string();
     case 'Nullable(UInt64)':
       return r.isNull() ? null : r.int64();
   }
@@ -314,7 +310,7 @@ export function callPartRowBinaryEnd(bytes: Uint8Array, from: number): number | 
 export function decodeCallPartRowBinary(bytes: Uint8Array): CallPartRow {
   const r = new RowBinaryReader(bytes, 0);
   const row: Record<string, unknown> = {};
-  for (let i = 0; i < KINDS.length; i++) row[CALL_PART_COLUMNS[i]!] = value(r, KINDS[i]!, true);
+  for (let i = 0; i < KINDS.length; i++) row[CALL_PART_COLUMNS[i]!] = readValue(r, KINDS[i]!);
   if (r.at !== bytes.length) throw new RowBinaryProblem(`${bytes.length - r.at} bytes after the row`);
   return row as CallPartRow;
 }

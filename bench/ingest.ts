@@ -171,10 +171,7 @@ async function drive(label: string, gatewayUrl: string, queryUrl: string, cpuPid
   const seconds = (performance.now() - started) / 1000;
   const driver = process.cpuUsage(driverAtStart);
   const cpuMicros = cpuPids.map((pid, i) => processCpuMicros(pid) - cpuAtStart[i]!);
-  const threadCpuMicros = threadCpuSince(gatewayPid, threadsAtStart);
-  // The process's own count holds the threads that ended during the window (the engine's pools
-  // let idle threads go): what the live threads do not account for is theirs.
-  threadCpuMicros.ended = Math.max(0, cpuMicros[0]! - Object.values(threadCpuMicros).reduce((a, b) => a + b, 0));
+  const threadCpuMicros = threadCpuSince(gatewayPid, threadsAtStart, cpuMicros[0]);
   const mainThreadCpuMicros = threadCpuMicros.main!;
   const secondThreadCpuMicros = secondPid && secondThreadsAtStart ? threadCpuSince(secondPid, secondThreadsAtStart) : null;
   // A short run on a busy machine may end before the first sample: take one, after the clock.

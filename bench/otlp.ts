@@ -258,12 +258,9 @@ async function measure(label: string, t: Target): Promise<void> {
     const driver0 = process.cpuUsage();
     const r = await gatewayRate(t.gatewayUrl, kind, t.grpcPort ?? undefined);
     const driver = process.cpuUsage(driver0);
-    const threads = t.pid && threads0 ? threadCpuSince(t.pid, threads0) : {};
-    // The process's own count holds the threads that ended during the window too (the engine's
-    // pools let idle threads go); what the live threads do not account for is theirs.
+    // The process's own count holds the threads that ended during the window too.
     const cpu = t.pid ? (processCpuMicros(t.pid) - cpu0) / 1e6 : 0;
-    const live = Object.values(threads).reduce((a, b) => a + b, 0);
-    if (t.pid) threads['ended'] = Math.max(0, cpu * 1e6 - live);
+    const threads = t.pid && threads0 ? threadCpuSince(t.pid, threads0, cpu * 1e6) : {};
     const mainBusy = (threads.main ?? 0) / 1e6 / r.seconds;
     total += r.spans;
     const what =

@@ -30,9 +30,16 @@ export function threadCpuByName(pid: number): Map<string, number> {
   return out;
 }
 
-/** A process's CPU time by thread name since `atStart` (an earlier threadCpuByName of it), µs. */
-export function threadCpuSince(pid: number, atStart: Map<string, number>): Record<string, number> {
+/**
+ * A process's CPU time by thread name since `atStart` (an earlier threadCpuByName of it), µs.
+ * Given the process's own CPU over the same window (processCpuMicros, which holds the threads
+ * that ended too: the engine's pools let idle threads go), what the live threads do not account
+ * for is reported as `ended`.
+ */
+export function threadCpuSince(pid: number, atStart: Map<string, number>, processMicrosSince?: number): Record<string, number> {
   const since: Record<string, number> = {};
-  for (const [name, micros] of threadCpuByName(pid)) since[name] = micros - (atStart.get(name) ?? 0);
+  let live = 0;
+  for (const [name, micros] of threadCpuByName(pid)) live += since[name] = micros - (atStart.get(name) ?? 0);
+  if (processMicrosSince !== undefined) since.ended = Math.max(0, processMicrosSince - live);
   return since;
 }

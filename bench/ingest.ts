@@ -78,6 +78,8 @@ interface LoadResult {
   secondThreadCpuMicros: Record<string, number> | null;
   /** The load generator's own CPU time, µs (it shares the cores). */
   driverCpuMicros: number;
+  /** The load generator's CPU by thread name (this process: its JavaScript, GC helpers, and any engine threads left from the ceiling). */
+  driverThreadCpuMicros: Record<string, number>;
 }
 
 /** CPU-µs per call by thread name, busiest first (threads under 0.5 µs left out). */
@@ -167,9 +169,11 @@ async function drive(label: string, gatewayUrl: string, queryUrl: string, cpuPid
   const secondPid = cpuPids[1];
   const secondThreadsAtStart = secondPid ? threadCpuByName(secondPid) : null;
   const driverAtStart = process.cpuUsage();
+  const driverThreadsAtStart = threadCpuByName(process.pid);
   await Promise.all([...Array.from({ length: CLIENTS }, (_, c) => client(c)), sampler()]);
   const seconds = (performance.now() - started) / 1000;
   const driver = process.cpuUsage(driverAtStart);
+  const driverThreadCpuMicros = threadCpuSince(process.pid, driverThreadsAtStart);
   const cpuMicros = cpuPids.map((pid, i) => processCpuMicros(pid) - cpuAtStart[i]!);
   const threadCpuMicros = threadCpuSince(gatewayPid, threadsAtStart, cpuMicros[0]);
   const mainThreadCpuMicros = threadCpuMicros.main!;
@@ -185,6 +189,7 @@ async function drive(label: string, gatewayUrl: string, queryUrl: string, cpuPid
     threadCpuMicros,
     secondThreadCpuMicros,
     driverCpuMicros: driver.user + driver.system,
+    driverThreadCpuMicros,
     calls: acked,
     seconds,
     callsPerSecond: acked / seconds,
@@ -445,6 +450,7 @@ async function main(): Promise<void> {
         byThreadName: perCallByThread(r.threadCpuMicros, r.calls),
       },
       driverCpuMicrosPerCall: Math.round(r.driverCpuMicros / r.calls),
+      driverCpuMicrosPerCallByThreadName: perCallByThread(r.driverThreadCpuMicros, r.calls),
     });
     if (aioResult)
       report.allInOne = {

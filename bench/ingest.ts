@@ -116,20 +116,21 @@ async function drive(label: string, gatewayUrl: string, queryUrl: string, cpuPid
   let lastAcked: { id: string; at: number } | null = null;
   const delays: number[] = [];
 
-  // One body made once, copied with fresh ids per request: the load generator shares the 2 cores, keep it cheap.
+  // One body made once, refilled with fresh ids per request in each client's copy: the load generator shares the 2 cores, keep it cheap.
   const template = new UpsertBatchTemplate(project, PER_REQUEST);
   let deadline = Date.now() + WARMUP_SECONDS * 1000;
   let phase = 'warm';
   const client = async (c: number) => {
+    const body = template.newBody();
     for (let r = 0; Date.now() < deadline; r++) {
-      // Unique per mode, phase, client and request; fresh() appends the call's index.
-      const { body, ids } = template.fresh(`${label}-${phase}-${c}-${r}-`);
+      // Unique per mode, phase, client and request; fill() appends the call's index.
+      const lastId = template.fill(body, `${label}-${phase}-${c}-${r}-`);
       const res = await api.post('/call/upsert_batch', body);
       if (res.status === 200) {
-        acked += ids.length;
-        lastAcked = { id: ids[ids.length - 1]!, at: performance.now() };
+        acked += template.calls;
+        lastAcked = { id: lastId, at: performance.now() };
       } else {
-        rejected += ids.length;
+        rejected += template.calls;
         await new Promise((ok) => setTimeout(ok, 100));
       }
     }

@@ -64,13 +64,13 @@ export function sampleParts(n: number): CallPartRow[] {
 export const sampleRows = (n: number): CallPartRow[] => coalesceCallParts(sampleParts(n));
 
 /**
- * One /call/upsert_batch body of `perRequest` calls, made once; `fresh` copies it with new call
- * ids written over fixed-width placeholders. The load generator shares the cores with the server
- * it measures: building the body per request (a string replace per call, then UTF-8 encoding)
- * cost it ~5 CPU-µs per call, a copy of the bytes well under one.
+ * One /call/upsert_batch body of `perRequest` calls, made once; `fill` writes new call ids over
+ * its fixed-width placeholders in a client's own copy. The load generator shares the cores with
+ * the server it measures: building the body per request (a string replace per call, then UTF-8
+ * encoding) cost it ~5 CPU-µs per call; writing the ids into bytes, well under one.
  */
 export class UpsertBatchTemplate {
-  /** Every id is this many ASCII characters (the placeholders and `fresh`'s ids alike). */
+  /** Every id is this many ASCII characters (the placeholders and `fill`'s ids alike). */
   static readonly ID_LENGTH = 32;
   private readonly body: Buffer;
   /** Per call: where its id occurs in the body (its start's id and trace id, its end's id). */
@@ -88,16 +88,31 @@ export class UpsertBatchTemplate {
     }
   }
 
-  /** A copy of the body whose call `i` has the id `prefix` + `i` (zero-padded to ID_LENGTH); the ids in order. */
-  fresh(prefix: string): { body: Buffer; ids: string[] } {
+  /** A body of the caller's own, to refill with fresh ids per request (`fill`). */
+  newBody(): Buffer {
+    return Buffer.from(this.body);
+  }
+
+  /**
+   * Writes into `body` (from newBody) the ids `prefix` + `i` (zero-padded to ID_LENGTH), call `i`
+   * its own; returns the last call's id. A client refills one body instead of copying the template
+   * per request: 130 KB of fresh memory per request kept V8's helper threads collecting as much
+   * CPU as the generator's JavaScript took (bench/RESULTS.md, thirteenth session). The body may be
+   * refilled once its request has been answered (the server has read all of it by then).
+   */
+  fill(body: Buffer, prefix: string): string {
     const width = UpsertBatchTemplate.ID_LENGTH - prefix.length;
     if (width < String(this.offsets.length - 1).length) throw new Error(`id prefix too long: ${prefix}`);
-    const out = Buffer.from(this.body);
-    const ids = this.offsets.map((at, i) => {
-      const id = prefix + String(i).padStart(width, '0');
-      for (const o of at) out.write(id, o, 'latin1');
-      return id;
-    });
-    return { body: out, ids };
+    let id = '';
+    for (let i = 0; i < this.offsets.length; i++) {
+      id = prefix + String(i).padStart(width, '0');
+      for (const o of this.offsets[i]!) body.write(id, o, 'latin1');
+    }
+    return id;
+  }
+
+  /** Calls per body. */
+  get calls(): number {
+    return this.offsets.length;
   }
 }

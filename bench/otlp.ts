@@ -112,10 +112,10 @@ function makeBody(kind: Kind): Buffer {
 }
 
 /**
- * One request body made once, from which every request gets a copy with fresh ids (each trace
+ * One request body made once, whose copies get fresh ids for every request (each trace
  * and span id replaced wherever it occurs, as raw bytes in protobuf, as hex text in JSON):
  * building and encoding 512 spans per request cost the load generator ~24 CPU-µs per span on
- * the two cores it shares with the server; a copy costs well under one.
+ * the two cores it shares with the server; writing the ids, well under one.
  */
 class BodyTemplate {
   private readonly body: Buffer;
@@ -137,16 +137,30 @@ class BodyTemplate {
     this.randomBytes = this.ids.reduce((n, id) => n + id.bytes, 0);
   }
 
-  fresh(): Buffer {
-    const out = Buffer.from(this.body);
+  /** A body of the caller's own, to refill with fresh ids per request (`fill`). */
+  newBody(): Buffer {
+    return Buffer.from(this.body);
+  }
+
+  /**
+   * Writes fresh ids into `body` (from newBody), once its last request has been answered: a
+   * client refills one body rather than copying the template per request, whose fresh memory
+   * kept V8's helper threads busy on the cores the server needs (bench/RESULTS.md, thirteenth
+   * session).
+   */
+  fill(body: Buffer): Buffer {
     const raw = randomBytes(this.randomBytes);
     let at = 0;
     for (const { bytes, offsets } of this.ids) {
       const fresh = raw.subarray(at, (at += bytes));
-      const id = this.hex ? Buffer.from(fresh.toString('hex'), 'latin1') : fresh;
-      for (const offset of offsets) id.copy(out, offset);
+      // In JSON the id is its hex text.
+      const text = this.hex ? fresh.toString('hex') : null;
+      for (const offset of offsets) {
+        if (text === null) fresh.copy(body, offset);
+        else body.write(text, offset, 'latin1');
+      }
     }
-    return out;
+    return body;
   }
 }
 
@@ -174,7 +188,7 @@ async function gatewayRate(
   seconds = SECONDS,
 ): Promise<{ spansPerSec: number; requests: number; p50ms: number; p99ms: number; spans: number; seconds: number }> {
   const grpc = kind === 'grpc' ? new GrpcClient(`127.0.0.1:${grpcPort}`, credentials.createInsecure()) : null;
-  // Every request writes new calls: a copy of one body with fresh ids.
+  // Every request writes new calls: one body with fresh ids written into each client's copy.
   const template = new BodyTemplate(kind);
   const headers = {
     project_id: PROJECT,
@@ -190,8 +204,9 @@ async function gatewayRate(
   const t0 = performance.now();
   await Promise.all(
     Array.from({ length: CONCURRENCY }, async () => {
+      const own = template.newBody();
       while (performance.now() < deadline) {
-        const body = template.fresh();
+        const body = template.fill(own);
         const t = performance.now();
         if (grpc) {
           await grpcSend(grpc, body);

@@ -26,11 +26,16 @@ export class InsertFiles {
   /** Writes `bytes` to a file of its own, runs `use` with its path, removes it. */
   async with(bytes: Uint8Array, use: (path: string) => Promise<void>): Promise<void> {
     const path = join(this.dir, `${process.pid}-${this.next++}.bin`);
-    // One write of the whole body: writeFile's 512 KiB chunks each wait for a turn of a busy
-    // event loop (a request's parse), which made a 9 MB insert take a second of wall time.
+    // The whole body in one write: writeFile's 512 KiB chunks each wait for a turn of a busy
+    // event loop (a request's parse), which made a 9 MB insert take a second of wall time. A
+    // write may still take fewer bytes than given (a full disk): the rest is written after it.
     const file = await open(path, 'w');
     try {
-      await file.write(bytes, 0, bytes.length, 0);
+      for (let at = 0; at < bytes.length;) {
+        const { bytesWritten } = await file.write(bytes, at, bytes.length - at, at);
+        if (bytesWritten === 0) throw new Error(`${path}: the disk took none of the insert's bytes`);
+        at += bytesWritten;
+      }
     } finally {
       await file.close();
     }

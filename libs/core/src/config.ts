@@ -164,7 +164,7 @@ export const configSchema = z.object({
 
   /**
    * Gateway: worker threads converting OTLP spans (decode, conversion, rows) off the serving
-   * thread; `auto` = one fewer than the cores, at most 4; `0` = on the serving thread.
+   * thread; `auto` = none below 4 cores, else the cores less two, at most 4; `0` = on the serving thread.
    */
   WEFT_OTLP_WORKERS: z.union([z.literal('auto'), z.coerce.number().int().min(0).max(64)]).default('auto'),
 

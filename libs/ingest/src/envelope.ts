@@ -51,7 +51,11 @@ export function callPartMessage(row: CallPartRow): BusMessage<CallPartEnvelope> 
  * Parts already encoded (RowBinary rows one after another in `bytes`, row i ending at `ends[i]`,
  * keyed by `keys[i]`) as messages: each value a view of `bytes`, nothing copied.
  */
-export function encodedCallPartMessages(bytes: Uint8Array, ends: readonly number[], keys: readonly string[]): BusMessage<CallPartEnvelope>[] {
+export function encodedCallPartMessages(
+  bytes: Uint8Array,
+  ends: readonly number[],
+  keys: readonly string[],
+): BusMessage<CallPartEnvelope>[] {
   const messages: BusMessage<CallPartEnvelope>[] = [];
   let from = 0;
   for (let i = 0; i < ends.length; i++) {

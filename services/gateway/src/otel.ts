@@ -56,7 +56,8 @@ export class OtelIngest {
       }
     }
     // Each span is a finished call: its start and its end acknowledged in one part.
-    if (parts.keys.length > 0) await this.calls.publishEncoded(encodedCallPartMessages(parts.bytes, parts.ends, parts.keys), 2 * parts.accepted);
+    if (parts.keys.length > 0)
+      await this.calls.publishEncoded(encodedCallPartMessages(parts.bytes, parts.ends, parts.keys), 2 * parts.accepted);
     metrics.otlpSpansAccepted.inc({ transport }, parts.accepted);
     for (const r of parts.rejections) metrics.otlpSpansRejected.inc({ reason: r.reason, transport });
     parts.rejections.slice(0, MAX_LOGGED_REJECTIONS).forEach((r) => {

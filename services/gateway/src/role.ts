@@ -14,7 +14,7 @@ export const gatewayRole: Role = (config, log) => ({
     const auth = needs(deps.auth, 'auth', 'gateway');
     const bus = needs(deps.bus, 'the bus', 'gateway');
     // One set of OTLP conversion threads for both entrances (HTTP, gRPC).
-    const spans = spanConverterFor(config.WEFT_OTLP_WORKERS);
+    const spans = spanConverterFor(config.WEFT_OTLP_WORKERS, log);
     await app.register(gatewayRoutes, { bus, store: deps.store, auth, spans });
     await app.register(adminRoutes, { keys: needs(deps.keys, 'the key store', 'gateway'), auth });
     // weave.init's W&B GraphQL operations, so WANDB_BASE_URL=<weft> is enough for the SDK.

@@ -28,7 +28,7 @@ export const inlineSpanConverter: SpanConverter = {
 
 /**
  * WEFT_OTLP_WORKERS as a thread count. `auto`: none below 4 cores (on 2 the engine needs the
- * core a worker would take: measured, no more spans per second, ~15 % more CPU per span), else
+ * core a worker would take: measured, no more spans per second, 17–29 % more CPU per span), else
  * the cores less two (the serving thread, the engine), at most 4.
  */
 export function spanWorkerCount(setting: 'auto' | number, cores = availableParallelism()): number {

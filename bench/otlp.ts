@@ -25,6 +25,7 @@ import { performance } from 'node:perf_hooks';
 import { convertExportRequest, decodeExportTraceServiceRequest, encodeExportTraceServiceRequest, parseOtlpJson } from '@weft/otlp';
 import { encodeCallPartsRowBinary } from '@weft/store';
 import { spansToParts } from '../services/gateway/src/otlp-spans';
+import { workerSpanConverter } from '../services/gateway/src/span-conversion';
 import { exportRequest, madeIds } from './otlp-span-mix';
 import {
   basicAuth,
@@ -94,6 +95,45 @@ function conversionRates(): Record<string, { per_wall_s: number; per_cpu_s: numb
       if (parts.ok) encodeCallPartsRowBinary(parts.rows);
     }),
   };
+}
+
+/**
+ * protobuf_to_insert_bytes on the gateway's conversion threads (WEFT_OTLP_WORKERS), one and two,
+ * each kept busy with one request at a time: how the conversion scales with threads on this
+ * machine (per_cpu_s counts every thread of this process: the workers and the one handing out).
+ */
+async function workerConversionRates(): Promise<Record<string, { per_wall_s: number; per_cpu_s: number }>> {
+  const proto = Buffer.from(encodeExportTraceServiceRequest(exportRequest(BATCH, true)));
+  const opts = { projectId: PROJECT, runId: null, userId: 'bench', acceptedAtMicros: 1_700_000_000_000_000 };
+  const out: Record<string, { per_wall_s: number; per_cpu_s: number }> = {};
+  for (const threads of [1, 2]) {
+    const workers = workerSpanConverter(threads);
+    try {
+      const streams = async (ms: number) => {
+        const until = performance.now() + ms;
+        const counts = await Promise.all(
+          Array.from({ length: threads }, async () => {
+            let n = 0;
+            for (; performance.now() < until; n += BATCH) await workers.convert({ payload: { protobuf: proto }, opts });
+            return n;
+          }),
+        );
+        return counts.reduce((a, b) => a + b, 0);
+      };
+      await streams(Math.min(1000, CONVERSION_MS)); // the threads' start and JIT
+      const t = performance.now();
+      const cpu = process.cpuUsage();
+      const n = await streams(CONVERSION_MS);
+      const used = process.cpuUsage(cpu);
+      out[`protobuf_to_insert_bytes_on_${threads}_worker${threads > 1 ? 's' : ''}`] = {
+        per_wall_s: rate(n, performance.now() - t),
+        per_cpu_s: rate(n, (used.user + used.system) / 1000),
+      };
+    } finally {
+      await workers.close();
+    }
+  }
+  return out;
 }
 
 type Kind = 'json' | 'protobuf' | 'grpc' | 'upsert_batch';
@@ -314,6 +354,7 @@ async function main(): Promise<void> {
     `OTLP bench: batch ${BATCH} spans/request, ${CONCURRENCY} in flight, ${SECONDS}s per encoding; ${cpus().length} cores, load average ${loadavg()[0]!.toFixed(1)}`,
   );
   console.log('pure conversion (one core, spans/s):', conversionRates());
+  console.log('pure conversion on worker threads (spans/s):', await workerConversionRates());
   if (process.env.BENCH_CONVERSION_ONLY === '1') return;
   mkdirSync(TEST_ROOT, { recursive: true });
   if (process.env.BENCH_URL) {

@@ -17,9 +17,11 @@ let admin: Client;
 let member: TestKey;
 
 beforeAll(async () => {
-  [weft] = await Promise.all([startWeft(), ensurePythonClients()]);
+  // Spans converted on a worker thread (the default from 4 cores; otel.test.ts has them on the serving thread).
+  [weft] = await Promise.all([startWeft({ env: { WEFT_OTLP_WORKERS: '1' } }), ensurePythonClients()]);
   admin = new Client(weft.url);
   member = await createKey(admin, 'otel-sdk', ['acme']);
+  expect(weft.logs.some((l: any) => l?.msg === 'OTLP spans are converted on worker threads' && l.otlpWorkers === 1)).toBe(true);
 }, 900_000);
 afterAll(async () => {
   await weft?.stop();

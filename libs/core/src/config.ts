@@ -162,6 +162,12 @@ export const configSchema = z.object({
   /** Gateway: the OTLP/gRPC receiver's port (standard 4317); `0` = any free port, `off` = no gRPC receiver. */
   WEFT_OTLP_GRPC_PORT: z.union([z.literal('off'), z.coerce.number().int().min(0).max(65535)]).default(4317),
 
+  /**
+   * Gateway: worker threads converting OTLP spans (decode, conversion, rows) off the serving
+   * thread; `auto` = none below 4 cores, else the cores less two, at most 4; `0` = on the serving thread.
+   */
+  WEFT_OTLP_WORKERS: z.union([z.literal('auto'), z.coerce.number().int().min(0).max(64)]).default('auto'),
+
   /** Inference: JSON file listing the model servers (upstreams); unset = no models served. */
   WEFT_UPSTREAMS_FILE: z.preprocess(emptyAsUndefined, z.string().optional()),
   /** Inference: default upstream timeout (ms) when an upstream sets no `timeout_ms`. */

@@ -1,5 +1,5 @@
 import type { CallEndBody, CallStartBody, CompletedCall } from '@weft/api';
-import { TOPICS, type Bus } from '@weft/bus';
+import { TOPICS, type Bus, type BusMessage } from '@weft/bus';
 import { generateId, metrics, nowMicros, type Caller } from '@weft/core';
 import { endPart, isWholeCallPart, startPart, wholeCallPart, type CallPartRow } from '@weft/store';
 import { coalesceCallParts } from './coalesce';
@@ -32,6 +32,14 @@ export class CallIngest {
     return this.bus
       .publish(TOPICS.callParts, coalesceCallParts(rows).map(callPartMessage))
       .then(() => void metrics.callPartsAccepted.inc(count));
+  }
+
+  /**
+   * Parts encoded elsewhere (encodedCallPartMessages: OTLP spans converted off the serving
+   * thread), `acknowledged` call halves in all; resolves once durable.
+   */
+  publishEncoded(messages: BusMessage<CallPartEnvelope>[], acknowledged: number): Promise<void> {
+    return this.bus.publish(TOPICS.callParts, messages).then(() => void metrics.callPartsAccepted.inc(acknowledged));
   }
 
   /**

@@ -39,9 +39,30 @@ type EncodedEnvelope<V, F> = { v: V; kind: 'call_part'; format: F; bytes: Uint8A
 export type CallPartEnvelope =
   z.infer<typeof callPartEnvelopeSchema> | EncodedEnvelope<2, 'TabSeparated'> | EncodedEnvelope<4, 'RowBinary'>;
 
-/** A call part keyed by project and call id: a call's start and end share a partition and an order. */
+/** A call part's bus key, its project and call id: a call's start and end share a partition and an order. */
+export const callPartKey = (row: Pick<CallPartRow, 'project_id' | 'id'>): string => `${row.project_id}/${row.id}`;
+
+/** A call part as a message, keyed by callPartKey. */
 export function callPartMessage(row: CallPartRow): BusMessage<CallPartEnvelope> {
-  return { key: `${row.project_id}/${row.id}`, value: { v: 1, kind: 'call_part', row } };
+  return { key: callPartKey(row), value: { v: 1, kind: 'call_part', row } };
+}
+
+/**
+ * Parts already encoded (RowBinary rows one after another in `bytes`, row i ending at `ends[i]`,
+ * keyed by `keys[i]`) as messages: each value a view of `bytes`, nothing copied.
+ */
+export function encodedCallPartMessages(
+  bytes: Uint8Array,
+  ends: readonly number[],
+  keys: readonly string[],
+): BusMessage<CallPartEnvelope>[] {
+  const messages: BusMessage<CallPartEnvelope>[] = [];
+  let from = 0;
+  for (let i = 0; i < ends.length; i++) {
+    messages.push({ key: keys[i]!, value: { v: 4, kind: 'call_part', format: 'RowBinary', bytes: bytes.subarray(from, ends[i]) } });
+    from = ends[i]!;
+  }
+  return messages;
 }
 
 /** What the writer inserts for an envelope: the row, or its bytes already encoded. */

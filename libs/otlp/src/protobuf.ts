@@ -27,8 +27,11 @@ const traceV1 = root.opentelemetry.proto.collector.trace.v1;
 
 /** Decodes an ExportTraceServiceRequest; a malformed body is an OtlpRequestError (→ 400). */
 export function decodeExportTraceServiceRequest(body: Uint8Array): Loose {
+  // protobufjs reads strings with Node's native UTF-8 decoder only from a Buffer; a plain
+  // Uint8Array (what a worker thread receives) goes through its JavaScript decoder, ~3× slower.
+  const bytes = Buffer.isBuffer(body) ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
   try {
-    return traceV1.ExportTraceServiceRequest.decode(body);
+    return traceV1.ExportTraceServiceRequest.decode(bytes);
   } catch (e) {
     throw new OtlpRequestError(`invalid protobuf ExportTraceServiceRequest: ${(e as Error).message}`, 'body');
   }

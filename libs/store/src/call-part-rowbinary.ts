@@ -156,10 +156,11 @@ const writer = new RowBinaryWriter();
 
 /**
  * Rows as one RowBinary body, after `header` (bytes the caller's format puts first, such as an
- * envelope's version byte). Throws RowRejectedError when a time is not ClickHouse text (rows
- * off the bus were checked as they were decoded; the builders print every time they parsed).
+ * envelope's version byte); `ends`, when given, gets where each row ends in the body. Throws
+ * RowRejectedError when a time is not ClickHouse text (rows off the bus were checked as they
+ * were decoded; the builders print every time they parsed).
  */
-export function encodeCallPartsRowBinary(rows: readonly CallPartRow[], header?: Uint8Array): Buffer {
+export function encodeCallPartsRowBinary(rows: readonly CallPartRow[], header?: Uint8Array, ends?: number[]): Buffer {
   // The writer is empty between calls (`at` is reset below, whatever happens).
   if (header) {
     writer.reserve(header.length);
@@ -167,7 +168,10 @@ export function encodeCallPartsRowBinary(rows: readonly CallPartRow[], header?: 
     writer.at = header.length;
   }
   try {
-    for (let i = 0; i < rows.length; i++) writer.row(rows[i]!);
+    for (let i = 0; i < rows.length; i++) {
+      writer.row(rows[i]!);
+      ends?.push(writer.at);
+    }
     return Buffer.from(writer.buf.subarray(0, writer.at));
   } finally {
     writer.at = 0;

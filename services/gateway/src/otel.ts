@@ -1,7 +1,8 @@
 import { badRequest, forbidden, metrics, nowMicros, type Caller, type Logger } from '@weft/core';
 import { partialSuccessOf, type PartialSuccess } from '@weft/otlp';
-import type { CallIngest } from '@weft/ingest';
-import { spansToParts, type OtlpPayload } from './otlp-spans';
+import { encodedCallPartMessages, type CallIngest } from '@weft/ingest';
+import type { OtlpPayload } from './otlp-spans';
+import { inlineSpanConverter, type SpanConverter } from './span-conversion';
 
 /** Which entrance a batch of spans came through (a metric label). */
 export type OtlpTransport = 'http' | 'grpc' | 'trace_endpoint';
@@ -10,8 +11,8 @@ export type OtlpTransport = 'http' | 'grpc' | 'trace_endpoint';
 const MAX_LOGGED_REJECTIONS = 20;
 
 /**
- * OTLP spans into the call pipeline: each accepted span becomes a start part and an end
- * part (spansToParts), published in one batch; resolves once the bus holds them durably. No
+ * OTLP spans into the call pipeline: each accepted span becomes a finished call's part
+ * (spansToParts, on `spans`'s threads), published in one batch; resolves once the bus holds them durably. No
  * span is lost silently: each rejected one is reported to the client (partial_success or the
  * request's error), logged at warn with its project, trace and span id and reason, and
  * counted in `weft_otlp_spans_rejected_total{reason}`.
@@ -20,6 +21,7 @@ export class OtelIngest {
   constructor(
     private readonly calls: CallIngest,
     private readonly log: Logger,
+    private readonly spans: SpanConverter = inlineSpanConverter,
   ) {}
 
   /**
@@ -32,11 +34,9 @@ export class OtelIngest {
     caller: Caller,
   ): Promise<PartialSuccess | null> {
     const transport = opts.transport;
-    const parts = spansToParts(payload, {
-      projectId: opts.projectId,
-      runId: opts.runId ?? null,
-      userId: caller.userId,
-      acceptedAtMicros: nowMicros(),
+    const parts = await this.spans.convert({
+      payload,
+      opts: { projectId: opts.projectId, runId: opts.runId ?? null, userId: caller.userId, acceptedAtMicros: nowMicros() },
     });
     if (!parts.ok) {
       // Undecodable: the body's own error. Unusable as a whole: logged and counted too.
@@ -55,8 +55,9 @@ export class OtelIngest {
         }
       }
     }
-    // The rows go to the bus; this frame keeps only the counts and rejections while it waits.
-    if (parts.rows.length > 0) await this.calls.publish(parts.rows.splice(0));
+    // Each span is a finished call: its start and its end acknowledged in one part.
+    if (parts.keys.length > 0)
+      await this.calls.publishEncoded(encodedCallPartMessages(parts.bytes, parts.ends, parts.keys), 2 * parts.accepted);
     metrics.otlpSpansAccepted.inc({ transport }, parts.accepted);
     for (const r of parts.rejections) metrics.otlpSpansRejected.inc({ reason: r.reason, transport });
     parts.rejections.slice(0, MAX_LOGGED_REJECTIONS).forEach((r) => {

@@ -7,6 +7,7 @@ import { toApiError, type Authenticator, type KeyRateLimiter } from '@weft/http'
 import { encodeExportTraceServiceResponse, grpcCodeForHttpStatus, type PartialSuccess } from '@weft/otlp';
 import { CallIngest } from '@weft/ingest';
 import { OtelIngest } from './otel';
+import type { SpanConverter } from './span-conversion';
 
 /**
  * The OTLP/gRPC receiver: `opentelemetry.proto.collector.trace.v1.TraceService/Export`, the
@@ -89,11 +90,11 @@ export async function startOtlpGrpc(opts: OtlpGrpcOptions): Promise<OtlpGrpcRece
  */
 export async function otlpGrpcFromConfig(
   config: Config,
-  deps: { bus: Bus<CallPartEnvelope>; auth: Authenticator; rateLimit: KeyRateLimiter; log: Logger },
+  deps: { bus: Bus<CallPartEnvelope>; auth: Authenticator; rateLimit: KeyRateLimiter; log: Logger; spans?: SpanConverter },
 ): Promise<OtlpGrpcReceiver | null> {
   if (config.WEFT_OTLP_GRPC_PORT === 'off') return null;
   const receiver = await startOtlpGrpc({
-    ingest: new OtelIngest(new CallIngest(deps.bus), deps.log),
+    ingest: new OtelIngest(new CallIngest(deps.bus), deps.log, deps.spans),
     auth: deps.auth,
     rateLimit: deps.rateLimit,
     log: deps.log,

@@ -1,5 +1,6 @@
 import { convertExportRequest, decodeExportTraceServiceRequest, OtlpRequestError, parseOtlpJson, type SpanRejection } from '@weft/otlp';
-import { endPart, startPart, wholeCallPart, type CallPartRow } from '@weft/store';
+import { callPartKey } from '@weft/ingest';
+import { encodeCallPartsRowBinary, endPart, startPart, wholeCallPart, type CallPartRow } from '@weft/store';
 
 /** An OTLP export request as it arrived: protobuf bytes, OTLP/JSON text, or already decoded (the contract's /otel/v1/trace body). */
 export type OtlpPayload = { protobuf: Uint8Array } | { json: string } | { decoded: unknown };
@@ -24,6 +25,19 @@ export interface SpanParts {
   rejectedSpans: number;
   errors: string[];
   rejections: SpanRejection[];
+}
+
+/**
+ * A request's accepted spans as call parts already encoded for the bus: what a conversion
+ * worker hands back (bytes and plain values cross threads cheaply; objects would be cloned).
+ */
+export interface EncodedSpanParts extends Omit<SpanParts, 'rows'> {
+  /** The parts' RowBinary rows, one after another. */
+  bytes: Uint8Array;
+  /** Where each part's row ends in `bytes`. */
+  ends: number[];
+  /** Each part's bus key (callPartKey). */
+  keys: string[];
 }
 
 /** A request refused as a whole: a 400 naming `field` (`reason` for the log and metric; null for an undecodable body). */
@@ -80,4 +94,14 @@ export function spansToParts(payload: OtlpPayload, opts: SpanPartsOptions): Span
     errors: conversion.errors,
     rejections: conversion.rejections,
   };
+}
+
+/** spansToParts with the parts encoded (RowBinary) and keyed for the bus: the whole of a span's CPU before its publish. */
+export function encodeSpanParts(payload: OtlpPayload, opts: SpanPartsOptions): EncodedSpanParts | SpansRefused {
+  const parts = spansToParts(payload, opts);
+  if (!parts.ok) return parts;
+  const { rows, ...rest } = parts;
+  const ends: number[] = [];
+  const bytes = encodeCallPartsRowBinary(rows, undefined, ends);
+  return { ...rest, bytes, ends, keys: rows.map(callPartKey) };
 }

@@ -2,6 +2,7 @@ import { adminRoutes, graphqlRoutes } from '@weft/auth';
 import { needs, type Role } from '@weft/runtime';
 import { otlpGrpcFromConfig } from './otlp-grpc';
 import { gatewayRoutes } from './routes';
+import { spanConverterFor } from './span-conversion';
 
 /** The write endpoints (call parts onto the bus; objects, tables, feedback to the store) and the admin endpoints. */
 export const gatewayRole: Role = (config, log) => ({
@@ -11,12 +12,19 @@ export const gatewayRole: Role = (config, log) => ({
   createsFirstKey: true,
   async routes(app, deps) {
     const auth = needs(deps.auth, 'auth', 'gateway');
-    await app.register(gatewayRoutes, { bus: needs(deps.bus, 'the bus', 'gateway'), store: deps.store, auth });
+    const bus = needs(deps.bus, 'the bus', 'gateway');
+    // One set of OTLP conversion threads for both entrances (HTTP, gRPC).
+    const spans = spanConverterFor(config.WEFT_OTLP_WORKERS, log);
+    await app.register(gatewayRoutes, { bus, store: deps.store, auth, spans });
     await app.register(adminRoutes, { keys: needs(deps.keys, 'the key store', 'gateway'), auth });
     // weave.init's W&B GraphQL operations, so WANDB_BASE_URL=<weft> is enough for the SDK.
     await app.register(graphqlRoutes, { auth });
-    // OTLP/gRPC on its own port (WEFT_OTLP_GRPC_PORT), stopped with the HTTP server.
-    const grpc = await otlpGrpcFromConfig(config, { bus: needs(deps.bus, 'the bus', 'gateway'), auth, rateLimit: app.weftRateLimit, log });
-    if (grpc) app.addHook('onClose', () => grpc.close());
+    // OTLP/gRPC on its own port (WEFT_OTLP_GRPC_PORT).
+    const grpc = await otlpGrpcFromConfig(config, { bus, auth, rateLimit: app.weftRateLimit, log, spans });
+    // Both stopped with the HTTP server: the receiver first, then the threads its requests use.
+    app.addHook('onClose', async () => {
+      await grpc?.close();
+      await spans.close();
+    });
   },
 });

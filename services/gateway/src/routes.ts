@@ -10,6 +10,7 @@ import { fileWriteRoutes } from './files';
 import { OtelIngest } from './otel';
 import { otlpHttpRoutes } from './otlp-http';
 import { objectWriteRoutes } from './objects';
+import type { SpanConverter } from './span-conversion';
 
 export interface GatewayDeps {
   bus: Bus<CallPartEnvelope>;
@@ -17,6 +18,8 @@ export interface GatewayDeps {
   auth: Authenticator;
   /** Largest body accepted, also after decompression on the OTLP/HTTP route. */
   bodyLimitBytes?: number;
+  /** Where OTLP spans are converted (default: the serving thread). */
+  spans?: SpanConverter;
 }
 
 /** The write side: call parts through the bus; objects, tables and feedback straight to ClickHouse. */
@@ -72,7 +75,7 @@ export async function gatewayRoutes(app: FastifyInstance, deps: GatewayDeps): Pr
   addRoute(app, deps.auth, 'callUpdate', async (body) => mutations.rename(body.project_id, body.call_id, body.display_name));
   addRoute(app, deps.auth, 'callsDelete', async (body) => mutations.delete(body.project_id, body.call_ids));
 
-  const otel = new OtelIngest(ingest, app.log as Logger);
+  const otel = new OtelIngest(ingest, app.log as Logger, deps.spans);
   addRoute(
     app,
     deps.auth,

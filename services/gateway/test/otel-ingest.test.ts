@@ -1,16 +1,22 @@
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { InProcessBus, TOPICS } from '@weft/bus';
 import { ApiError, createLogger, type Caller } from '@weft/core';
-import type { CallPartRow } from '@weft/store';
+import { decodeCallPartRowBinary, type CallPartRow } from '@weft/store';
 import { CallIngest, type CallPartEnvelope } from '@weft/ingest';
 import { OtelIngest } from '../src/otel';
+import { inlineSpanConverter, workerSpanConverter, type SpanConverter } from '../src/span-conversion';
+
+const workers = workerSpanConverter(1);
+afterAll(() => workers.close());
 
 /** The real in-process bus with a subscriber that keeps what it is handed (in place of the ClickHouse writer). */
-async function pipeline() {
+async function pipeline(spans: SpanConverter) {
   const bus = new InProcessBus<CallPartEnvelope>({ maxBatch: 1000, lingerMs: 0, maxPending: 10_000, publishTimeoutMs: 5000 });
   const stored: CallPartRow[] = [];
-  await bus.subscribe(TOPICS.callParts, async (batch) => void stored.push(...batch.flatMap((m) => (m.v === 1 ? [m.row] : []))));
-  return { otel: new OtelIngest(new CallIngest(bus), createLogger('silent')), stored };
+  await bus.subscribe(TOPICS.callParts, async (batch) => {
+    for (const m of batch) stored.push(m.v === 1 ? m.row : decodeCallPartRowBinary(m.bytes));
+  });
+  return { otel: new OtelIngest(new CallIngest(bus), createLogger('silent'), spans), stored };
 }
 
 const caller = (over: Partial<Caller> = {}): Caller => ({ userId: 'u-1', keyId: 'k', isAdmin: false, entities: ['acme'], ...over });
@@ -32,9 +38,12 @@ const span = (spanId: string, project?: [string, string]) => ({
   ],
 });
 
-describe('OtelIngest', () => {
+describe.each([
+  ['on the serving thread', inlineSpanConverter],
+  ['on a worker thread', workers],
+])('OtelIngest, spans converted %s', (_where, spans) => {
   it('publishes one whole-call part (start and end) per accepted span, as the caller, once stored', async () => {
-    const { otel, stored } = await pipeline();
+    const { otel, stored } = await pipeline(spans);
     const partial = await otel.ingest(
       { json: JSON.stringify({ resourceSpans: [span('b'.repeat(16)), span('xx')] }) },
       { projectId: 'acme/p', runId: 'r1', transport: 'http' },
@@ -48,7 +57,7 @@ describe('OtelIngest', () => {
   });
 
   it('refuses (403, nothing published) spans of a project outside the caller’s entities', async () => {
-    const { otel, stored } = await pipeline();
+    const { otel, stored } = await pipeline(spans);
     const req = { resourceSpans: [span('c'.repeat(16), ['acme', 'p']), span('d'.repeat(16), ['other', 'p'])] };
     const err = await otel.ingest({ json: JSON.stringify(req) }, { projectId: null, transport: 'http' }, caller()).catch((e) => e);
     expect(err).toBeInstanceOf(ApiError);
@@ -60,7 +69,7 @@ describe('OtelIngest', () => {
   });
 
   it('turns a malformed request into a 400 naming the field', async () => {
-    const { otel } = await pipeline();
+    const { otel } = await pipeline(spans);
     const err = await otel
       .ingest(
         { decoded: { resourceSpans: [{ scopeSpans: 5 }] } },

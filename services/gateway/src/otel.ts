@@ -12,10 +12,10 @@ const MAX_LOGGED_REJECTIONS = 20;
 
 /**
  * OTLP spans into the call pipeline: each accepted span becomes a finished call's part
- * (spansToParts, on `spans`'s threads), published in one batch; resolves once the bus holds them durably. No
- * span is lost silently: each rejected one is reported to the client (partial_success or the
- * request's error), logged at warn with its project, trace and span id and reason, and
- * counted in `weft_otlp_spans_rejected_total{reason}`.
+ * (encodeSpanParts, on the serving thread or a worker: span-conversion.ts), published in one
+ * batch; resolves once the bus holds them durably. No span is lost silently: each rejected one
+ * is reported to the client (partial_success or the request's error), logged at warn with its
+ * project, trace and span id and reason, and counted in `weft_otlp_spans_rejected_total{reason}`.
  */
 export class OtelIngest {
   constructor(

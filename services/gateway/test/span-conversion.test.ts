@@ -30,6 +30,18 @@ describe('span conversion on worker threads', () => {
     expect(results.map((r) => (r.ok ? r.accepted : -1))).toEqual([3, 5, 7, 11]);
   });
 
+  it('converts requests in the order they came: none waits behind later ones', async () => {
+    const one = workerSpanConverter(1);
+    try {
+      const done: number[] = [];
+      const bodies = [40, 1, 30, 2, 20, 3, 10, 4].map((n) => Buffer.from(encodeExportTraceServiceRequest(exportRequest(n, true))));
+      await Promise.all(bodies.map((protobuf, i) => one.convert({ payload: { protobuf }, opts }).then(() => done.push(i))));
+      expect(done).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    } finally {
+      await one.close();
+    }
+  });
+
   it('returns a refused request as a value naming the field, as the serving thread does', async () => {
     const refused = await workers.convert({ payload: { json: JSON.stringify({ resourceSpans: [{ scopeSpans: 5 }] }) }, opts });
     expect(refused).toMatchObject({ ok: false, reason: 'invalid_request', field: 'resourceSpans.0.scopeSpans' });

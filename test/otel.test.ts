@@ -14,7 +14,8 @@ import { useWeft } from './helpers/fixture';
 
 const P = 'acme/otel';
 
-const { weft, api } = useWeft();
+// Spans converted on the serving thread (otel-sdk.test.ts has them on a worker, the default).
+const { weft, api } = useWeft({ env: { WEFT_OTLP_WORKERS: '0' } });
 
 /** `weft_otlp_spans_rejected_total` by `reason/transport`, as /metrics shows it now. */
 async function rejectedMetric(): Promise<Record<string, number>> {

@@ -1,6 +1,6 @@
 import { adminRoutes, graphqlRoutes } from '@weft/auth';
 import { needs, type Role } from '@weft/runtime';
-import { otlpGrpcFromConfig } from './otlp-grpc';
+import { otlpGrpcFromConfig, type OtlpGrpcReceiver } from './otlp-grpc';
 import { gatewayRoutes } from './routes';
 import { spanConverterFor } from './span-conversion';
 
@@ -15,16 +15,17 @@ export const gatewayRole: Role = (config, log) => ({
     const bus = needs(deps.bus, 'the bus', 'gateway');
     // One set of OTLP conversion threads for both entrances (HTTP, gRPC).
     const spans = spanConverterFor(config.WEFT_OTLP_WORKERS, log);
+    let grpc: OtlpGrpcReceiver | null = null;
+    // Stopped with the HTTP server: the gRPC receiver first, then the threads its requests use.
+    app.addHook('onClose', async () => {
+      await grpc?.close();
+      await spans.close();
+    });
     await app.register(gatewayRoutes, { bus, store: deps.store, auth, spans });
     await app.register(adminRoutes, { keys: needs(deps.keys, 'the key store', 'gateway'), auth });
     // weave.init's W&B GraphQL operations, so WANDB_BASE_URL=<weft> is enough for the SDK.
     await app.register(graphqlRoutes, { auth });
     // OTLP/gRPC on its own port (WEFT_OTLP_GRPC_PORT).
-    const grpc = await otlpGrpcFromConfig(config, { bus, auth, rateLimit: app.weftRateLimit, log, spans });
-    // Both stopped with the HTTP server: the receiver first, then the threads its requests use.
-    app.addHook('onClose', async () => {
-      await grpc?.close();
-      await spans.close();
-    });
+    grpc = await otlpGrpcFromConfig(config, { bus, auth, rateLimit: app.weftRateLimit, log, spans });
   },
 });

@@ -17,7 +17,7 @@ let admin: Client;
 let member: TestKey;
 
 beforeAll(async () => {
-  // Spans converted on a worker thread (the default from 2 cores; otel.test.ts has them on the serving thread).
+  // Spans converted on a worker thread (the default from 4 cores; otel.test.ts has them on the serving thread).
   [weft] = await Promise.all([startWeft({ env: { WEFT_OTLP_WORKERS: '1' } }), ensurePythonClients()]);
   admin = new Client(weft.url);
   member = await createKey(admin, 'otel-sdk', ['acme']);

@@ -164,8 +164,8 @@ export const configSchema = z.object({
 
   /**
    * Gateway: worker threads converting OTLP spans (decode, conversion, rows) off the serving
-   * thread; `auto` = none on one core, one on two or three, else the cores less two, at most 4;
-   * `0` = on the serving thread.
+   * thread; `auto` = none below 4 cores, else the cores less two, at most 4; `0` = on the serving
+   * thread.
    */
   WEFT_OTLP_WORKERS: z.union([z.literal('auto'), z.coerce.number().int().min(0).max(64)]).default('auto'),
 

@@ -27,13 +27,14 @@ export const inlineSpanConverter: SpanConverter = {
 };
 
 /**
- * WEFT_OTLP_WORKERS as a thread count. `auto`: none on one core; one on two or three (on two,
- * measured: more spans per second in four pairs of six, p99 lower in all six, for more CPU per
- * span); from four the cores less two (the serving thread, the engine), at most 4.
+ * WEFT_OTLP_WORKERS as a thread count. `auto`: none below 4 cores (measured on 2: the all-in-one
+ * gained in five pairs of eight and lost in two, the Kafka-mode gateway lost in both; the worker
+ * competes with the engine or the broker for the other core), then the cores less two (the
+ * serving thread, the engine), at most 4.
  */
 export function spanWorkerCount(setting: 'auto' | number, cores = availableParallelism()): number {
   if (setting !== 'auto') return setting;
-  return cores < 2 ? 0 : Math.min(4, Math.max(1, cores - 2));
+  return cores < 4 ? 0 : Math.min(4, cores - 2);
 }
 
 /**

@@ -51,8 +51,8 @@ describe('span conversion on worker threads', () => {
 });
 
 describe('WEFT_OTLP_WORKERS', () => {
-  it('auto: none on one core, one on two or three, then the cores less two, at most 4', () => {
-    expect([1, 2, 3, 4, 6, 8, 32].map((cores) => spanWorkerCount('auto', cores))).toEqual([0, 1, 1, 2, 4, 4, 4]);
+  it('auto: none below 4 cores, then the cores less two, at most 4', () => {
+    expect([1, 2, 3, 4, 6, 8, 32].map((cores) => spanWorkerCount('auto', cores))).toEqual([0, 0, 0, 2, 4, 4, 4]);
     expect(spanWorkerCount(3, 2)).toBe(3);
     expect(spanWorkerCount(0, 16)).toBe(0);
   });

@@ -41,8 +41,9 @@ export function spanWorkerCount(setting: 'auto' | number, cores = availableParal
  * Converts on `threads` worker threads (span-conversion-worker.ts), kept running. Requests queue
  * for a free thread; the queue is bounded by what the HTTP edge admits (WEFT_MAX_INFLIGHT_*). A
  * conversion that throws fails its request as it would on the serving thread (500, nothing
- * published); a worker that dies fails the request it held and is replaced. A request already decoded (the contract's /otel/v1/trace, parsed with its
- * route's body) is converted here: cloning its objects to a worker would cost what converting does.
+ * published); a worker that dies fails the request it held and is replaced. A request already
+ * decoded (the contract's /otel/v1/trace, parsed with its route's body) is converted here:
+ * cloning its objects to a worker would cost what converting does.
  */
 export function workerSpanConverter(threads: number): SpanConverter {
   const pool = new Piscina<SpanConversionTask, EncodedSpanParts | SpansRefused>({
@@ -52,7 +53,7 @@ export function workerSpanConverter(threads: number): SpanConverter {
     // Kept warm: a thread started per burst would pay its start and its JIT again.
     idleTimeout: Infinity,
     // First come, first converted. By default a task the pool could not hand out at once goes
-    // back to the queue's tail, and requests waited seconds behind later ones (p99 2–11 s).
+    // back to the queue's tail: single requests waited 3–11 s behind later ones (RESULTS.md).
     stricterFIFO: true,
   });
   return {

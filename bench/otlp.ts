@@ -23,8 +23,7 @@ import { mkdirSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { convertExportRequest, decodeExportTraceServiceRequest, encodeExportTraceServiceRequest, parseOtlpJson } from '@weft/otlp';
-import { encodeCallPartsRowBinary } from '@weft/store';
-import { spansToParts } from '../services/gateway/src/otlp-spans';
+import { encodeSpanParts } from '../services/gateway/src/otlp-spans';
 import { workerSpanConverter } from '../services/gateway/src/span-conversion';
 import { exportRequest, madeIds } from './otlp-span-mix';
 import {
@@ -65,6 +64,9 @@ const AUTH = basicAuth(process.env.BENCH_API_KEY ?? HARNESS_API_KEY);
 
 const rate = (n: number, ms: number) => Math.round((n / ms) * 1000);
 
+/** What the gateway converts a request's spans with, on either thread (the bench's fixed user and time). */
+const SPAN_PARTS_OPTIONS = { projectId: PROJECT, runId: null, userId: 'bench', acceptedAtMicros: 1_700_000_000_000_000 };
+
 function conversionRates(): Record<string, { per_wall_s: number; per_cpu_s: number }> {
   const reqJson = exportRequest(BATCH, false);
   const text = JSON.stringify(reqJson);
@@ -86,14 +88,9 @@ function conversionRates(): Record<string, { per_wall_s: number; per_cpu_s: numb
     convert_only: measure(() => void convertExportRequest(reqJson, { projectId: PROJECT })),
     json_parse_and_convert: measure(() => void convertExportRequest(parseOtlpJson(text), { projectId: PROJECT })),
     protobuf_decode_and_convert: measure(() => void convertExportRequest(decodeExportTraceServiceRequest(proto), { projectId: PROJECT })),
-    // ...and the rows the gateway builds of them, as the insert's bytes: the whole span-to-store path in JavaScript.
-    protobuf_to_insert_bytes: measure(() => {
-      const parts = spansToParts(
-        { protobuf: proto },
-        { projectId: PROJECT, runId: null, userId: 'bench', acceptedAtMicros: 1_700_000_000_000_000 },
-      );
-      if (parts.ok) encodeCallPartsRowBinary(parts.rows);
-    }),
+    // ...and the rows the gateway builds of them, as the insert's bytes: the whole span-to-store
+    // path in JavaScript, the very function the worker lines below run.
+    protobuf_to_insert_bytes: measure(() => void encodeSpanParts({ protobuf: proto }, SPAN_PARTS_OPTIONS)),
   };
 }
 
@@ -104,7 +101,6 @@ function conversionRates(): Record<string, { per_wall_s: number; per_cpu_s: numb
  */
 async function workerConversionRates(): Promise<Record<string, { per_wall_s: number; per_cpu_s: number }>> {
   const proto = Buffer.from(encodeExportTraceServiceRequest(exportRequest(BATCH, true)));
-  const opts = { projectId: PROJECT, runId: null, userId: 'bench', acceptedAtMicros: 1_700_000_000_000_000 };
   const out: Record<string, { per_wall_s: number; per_cpu_s: number }> = {};
   for (const threads of [1, 2]) {
     const workers = workerSpanConverter(threads);
@@ -114,7 +110,7 @@ async function workerConversionRates(): Promise<Record<string, { per_wall_s: num
         const counts = await Promise.all(
           Array.from({ length: threads }, async () => {
             let n = 0;
-            for (; performance.now() < until; n += BATCH) await workers.convert({ payload: { protobuf: proto }, opts });
+            for (; performance.now() < until; n += BATCH) await workers.convert({ payload: { protobuf: proto }, opts: SPAN_PARTS_OPTIONS });
             return n;
           }),
         );

@@ -24,6 +24,7 @@ import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { convertExportRequest, decodeExportTraceServiceRequest, encodeExportTraceServiceRequest, parseOtlpJson } from '@weft/otlp';
 import { encodeSpanParts } from '../services/gateway/src/otlp-spans';
+import { IngestWorkers } from '../services/gateway/src/ingest-workers';
 import { workerSpanConverter } from '../services/gateway/src/span-conversion';
 import { exportRequest, madeIds } from './otlp-span-mix';
 import {
@@ -95,7 +96,7 @@ function conversionRates(): Record<string, { per_wall_s: number; per_cpu_s: numb
 }
 
 /**
- * protobuf_to_insert_bytes on the gateway's conversion threads (WEFT_OTLP_WORKERS), one and two,
+ * protobuf_to_insert_bytes on the gateway's ingest threads (WEFT_INGEST_WORKERS), one and two,
  * each kept busy with one request at a time: how the conversion scales with threads on this
  * machine (per_cpu_s counts every thread of this process: the workers and the one handing out).
  */
@@ -103,7 +104,8 @@ async function workerConversionRates(): Promise<Record<string, { per_wall_s: num
   const proto = Buffer.from(encodeExportTraceServiceRequest(exportRequest(BATCH, true)));
   const out: Record<string, { per_wall_s: number; per_cpu_s: number }> = {};
   for (const threads of [1, 2]) {
-    const workers = workerSpanConverter(threads);
+    const pool = new IngestWorkers(threads);
+    const workers = workerSpanConverter(pool);
     try {
       const streams = async (ms: number) => {
         const until = performance.now() + ms;
@@ -126,7 +128,7 @@ async function workerConversionRates(): Promise<Record<string, { per_wall_s: num
         per_cpu_s: rate(n, (used.user + used.system) / 1000),
       };
     } finally {
-      await workers.close();
+      await pool.close();
     }
   }
   return out;

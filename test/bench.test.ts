@@ -197,7 +197,7 @@ describe('benchmarks run (tiny mode)', () => {
     ok(r);
     expect(r.out.match(/spans\/s acknowledged/g)?.length).toBeGreaterThanOrEqual(2);
     expect(r.out).toMatch(/OTLP\/gRPC via TraceService\/Export: \d+ spans\/s acknowledged/);
-    // The conversion on one and on two worker threads (WEFT_OTLP_WORKERS).
+    // The conversion on one and on two worker threads (WEFT_INGEST_WORKERS).
     expect(r.out).toMatch(/protobuf_to_insert_bytes_on_1_worker: \{ per_wall_s: [1-9]\d*/);
     expect(r.out).toMatch(/protobuf_to_insert_bytes_on_2_workers: \{ per_wall_s: [1-9]\d*/);
     // The server's CPU per span by thread: its JavaScript thread's share is always there.

@@ -22,7 +22,8 @@ const LIMITS = {
   WEFT_MAX_QUERY_DEPTH: '6',
 };
 
-const { weft, api } = useWeft({ env: LIMITS });
+// Upsert batches checked on an ingest worker thread: the same limits, answers and fields as every other route's.
+const { weft, api } = useWeft({ env: { ...LIMITS, WEFT_INGEST_WORKERS: '1' } });
 
 /** Every error answer: JSON {status, reason, field?}, the status matching, no stack trace. */
 function expectError(r: { status: number; body: any; text: string }, status: number, field?: string) {

@@ -18,10 +18,12 @@ let member: TestKey;
 
 beforeAll(async () => {
   // Spans converted on a worker thread (the default from 4 cores; otel.test.ts has them on the serving thread).
-  [weft] = await Promise.all([startWeft({ env: { WEFT_OTLP_WORKERS: '1' } }), ensurePythonClients()]);
+  [weft] = await Promise.all([startWeft({ env: { WEFT_INGEST_WORKERS: '1' } }), ensurePythonClients()]);
   admin = new Client(weft.url);
   member = await createKey(admin, 'otel-sdk', ['acme']);
-  expect(weft.logs.some((l: any) => l?.msg === 'OTLP spans are converted on worker threads' && l.otlpWorkers === 1)).toBe(true);
+  expect(
+    weft.logs.some((l: any) => l?.msg === 'request bodies of the ingest routes are converted on worker threads' && l.ingestWorkers === 1),
+  ).toBe(true);
 }, 900_000);
 afterAll(async () => {
   await weft?.stop();

@@ -15,7 +15,7 @@ import { useWeft } from './helpers/fixture';
 const P = 'acme/otel';
 
 // Spans converted on the serving thread, as by default below 4 cores (otel-sdk.test.ts has them on a worker).
-const { weft, api } = useWeft({ env: { WEFT_OTLP_WORKERS: '0' } });
+const { weft, api } = useWeft({ env: { WEFT_INGEST_WORKERS: '0' } });
 
 /** `weft_otlp_spans_rejected_total` by `reason/transport`, as /metrics shows it now. */
 async function rejectedMetric(): Promise<Record<string, number>> {

@@ -24,9 +24,11 @@ const pythons = new Map<string, string>();
 beforeAll(async () => {
   const [installed, server] = await Promise.all([
     Promise.all(WEAVE_SDKS.map(async (sdk) => [sdk.version, await ensureWeaveSdk(sdk)] as const)),
-    startWeft({ env: { WEFT_RATE_LIMIT_MAX: '0' } }),
+    // The SDK's batches through the ingest worker threads (the default on 4+ cores; test/calls.test.ts covers the serving thread).
+    startWeft({ env: { WEFT_RATE_LIMIT_MAX: '0', WEFT_INGEST_WORKERS: '1' } }),
   ]);
   weft = server;
+  expect(weft.logs.some((l: any) => l?.msg === 'request bodies of the ingest routes are converted on worker threads')).toBe(true);
   for (const [version, python] of installed) pythons.set(version, python);
   const admin = new Client(weft.url);
   expect((await admin.post('/admin/entities/create', { name: 'sdkteam' })).status).toBe(200);

@@ -163,11 +163,11 @@ export const configSchema = z.object({
   WEFT_OTLP_GRPC_PORT: z.union([z.literal('off'), z.coerce.number().int().min(0).max(65535)]).default(4317),
 
   /**
-   * Gateway: worker threads converting OTLP spans (decode, conversion, rows) off the serving
-   * thread; `auto` = none below 4 cores, else the cores less two, at most 4; `0` = on the serving
-   * thread.
+   * Gateway: worker threads for the ingest routes' request bodies (OTLP spans decoded and
+   * converted, upsert batches parsed and checked; their rows encoded) off the serving thread;
+   * `auto` = none below 4 cores, else the cores less two, at most 4; `0` = on the serving thread.
    */
-  WEFT_OTLP_WORKERS: z.union([z.literal('auto'), z.coerce.number().int().min(0).max(64)]).default('auto'),
+  WEFT_INGEST_WORKERS: z.union([z.literal('auto'), z.coerce.number().int().min(0).max(64)]).default('auto'),
 
   /** Inference: JSON file listing the model servers (upstreams); unset = no models served. */
   WEFT_UPSTREAMS_FILE: z.preprocess(emptyAsUndefined, z.string().optional()),

@@ -2,6 +2,7 @@ export * from './server';
 export * from './errors';
 export * from './auth';
 export * from './route';
+export * from './route-body';
 export * from './jsonl';
 export * from './stream';
 export * from './limits';

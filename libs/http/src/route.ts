@@ -1,18 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import {
-  parseBody,
-  routeSpecs,
-  type EndpointSpec,
-  type RouteName,
-  type RouteRequestOf,
-  type RouteResponseOf,
-  type RouteSpec,
-} from '@weft/api';
+import { routeSpecs, type EndpointSpec, type RouteName, type RouteRequestOf, type RouteResponseOf, type RouteSpec } from '@weft/api';
 import type { Caller } from '@weft/core';
 import type { Authenticator } from './auth';
 import type { ErrorMapper } from './errors';
-import { defaultRequestLimits, enforceEndpointLimits } from './limits';
-import { enforceTenancy } from './tenancy';
+import { defaultRequestLimits } from './limits';
+import { checkRouteBody } from './route-body';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -68,11 +60,9 @@ export function addRoute<N extends RouteName>(
   const authenticate = authenticateHook(app, auth, spec.auth);
   const run = async (request: FastifyRequest, reply: FastifyReply) => {
     const caller = request.caller!;
-    // Tenancy first, on the body as sent (unknown members included): a caller learns nothing
-    // about another entity's projects, not even which bodies would be valid there.
-    enforceTenancy(caller, request.body, { refsPossible: request.bodyMayHoldRefs ?? true });
-    let body: RouteRequestOf<N> | null = parseBody(spec.request, request.body) as RouteRequestOf<N>;
-    enforceEndpointLimits(body, { stream: spec.stream !== undefined }, limits);
+    let body: RouteRequestOf<N> | null = checkRouteBody(name, request.body, caller, limits, {
+      refsPossible: request.bodyMayHoldRefs ?? true,
+    });
     // The handler has the body now: neither the request nor this closure keeps it (nor the parsed
     // JSON it came from) alive while the handler waits, e.g. for the bus to acknowledge.
     request.body = undefined;
@@ -82,14 +72,48 @@ export function addRoute<N extends RouteName>(
       return handler(taken, { caller, request, reply, signal });
     });
   };
-  const config = {
+  const config = routeConfig(spec, options);
+  for (const path of [spec.path, ...(spec.aliases ?? [])]) app.post(path, { onRequest: authenticate, config }, run);
+}
+
+/**
+ * A contract route whose handler gets the body as the bytes sent: for write routes whose parse,
+ * checks and rows run on worker threads (the gateway's ingest workers), which run
+ * checkRouteJsonBody there, the checks addRoute runs here. Authentication, the rate limit,
+ * admission and the deadlines are addRoute's.
+ */
+export function addRawBodyRoute<N extends RouteName>(
+  app: FastifyInstance,
+  auth: Authenticator,
+  name: N,
+  handler: (raw: Buffer, ctx: RouteContext) => Promise<RouteResponseOf<N>>,
+  options: { mapError?: ErrorMapper; publishes?: boolean } = {},
+): void {
+  const spec: RouteSpec = routeSpecs[name];
+  const authenticate = authenticateHook(app, auth, spec.auth);
+  const config = routeConfig(spec, options);
+  void app.register(async (scope) => {
+    // In this scope only, a JSON body stays bytes (415 for other media types, as everywhere).
+    scope.removeContentTypeParser('application/json');
+    scope.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, raw, done) => done(null, raw));
+    for (const path of [spec.path, ...(spec.aliases ?? [])]) {
+      scope.post(path, { onRequest: authenticate, config }, async (request, reply) => {
+        const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+        request.body = undefined;
+        return respond(request, reply, (signal) => handler(raw, { caller: request.caller!, request, reply, signal }));
+      });
+    }
+  });
+}
+
+function routeConfig(spec: RouteSpec, options: { mapError?: ErrorMapper; publishes?: boolean }) {
+  return {
     ...(options.mapError ? { mapError: options.mapError } : {}),
     // Admission refuses these while the bus is full or down (admission.ts).
     ...(options.publishes ? { publishes: true } : {}),
     // Streams, and inference (bounded by the upstream's timeout), have no whole-request deadline (timeouts.ts).
     ...(spec.stream !== undefined || spec.service === 'inference' ? { streaming: true } : {}),
   };
-  for (const path of [spec.path, ...(spec.aliases ?? [])]) app.post(path, { onRequest: authenticate, config }, run);
 }
 
 /**

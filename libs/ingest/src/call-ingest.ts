@@ -1,7 +1,8 @@
 import type { CallEndBody, CallStartBody, CompletedCall } from '@weft/api';
 import { TOPICS, type Bus, type BusMessage } from '@weft/bus';
-import { generateId, metrics, nowMicros, type Caller } from '@weft/core';
-import { endPart, isWholeCallPart, startPart, wholeCallPart, type CallPartRow } from '@weft/store';
+import { metrics, nowMicros, type Caller } from '@weft/core';
+import { isWholeCallPart, wholeCallPart, type CallPartRow } from '@weft/store';
+import { callEndPart, callStartPart } from './call-batch';
 import { coalesceCallParts } from './coalesce';
 import { callPartMessage, type CallPartEnvelope } from './envelope';
 
@@ -15,13 +16,11 @@ export class CallIngest {
 
   /** Decides the ids the reference would: missing id and trace_id become fresh UUIDv7s. */
   prepareStart(start: CallStartBody, caller: Caller, acceptedAt: number): { row: CallPartRow; id: string; trace_id: string } {
-    const id = start.id || generateId();
-    const trace_id = start.trace_id || generateId();
-    return { row: startPart({ ...start, id, trace_id }, caller.userId, acceptedAt), id, trace_id };
+    return callStartPart(start, caller, acceptedAt);
   }
 
   prepareEnd(end: CallEndBody, acceptedAt: number): CallPartRow {
-    return endPart(end, acceptedAt);
+    return callEndPart(end, acceptedAt);
   }
 
   /** Publishes the parts (a call's start and end in the same batch as one part); resolves once durable. */
@@ -35,8 +34,8 @@ export class CallIngest {
   }
 
   /**
-   * Parts encoded elsewhere (encodedCallPartMessages: OTLP spans converted off the serving
-   * thread), `acknowledged` call halves in all; resolves once durable.
+   * Parts encoded elsewhere (encodedCallPartMessages: OTLP spans and call batches converted off
+   * the serving thread), `acknowledged` call halves in all; resolves once durable.
    */
   publishEncoded(messages: BusMessage<CallPartEnvelope>[], acknowledged: number): Promise<void> {
     return this.bus.publish(TOPICS.callParts, messages).then(() => void metrics.callPartsAccepted.inc(acknowledged));

@@ -1,15 +1,16 @@
 import type { FastifyInstance } from 'fastify';
 import type { Bus } from '@weft/bus';
-import type { ResponseOf } from '@weft/api';
 import { badRequest, nowMicros, type Logger } from '@weft/core';
-import { addRoute, type Authenticator, type RouteContext } from '@weft/http';
+import { addRawBodyRoute, addRoute, defaultRequestLimits, type Authenticator, type RouteContext } from '@weft/http';
 import type { Store } from '@weft/store';
-import { CallIngest, type CallPartEnvelope } from '@weft/ingest';
+import { CallIngest, encodedCallPartMessages, upsertBatchParts, type CallPartEnvelope } from '@weft/ingest';
+import { callBatchError, type CallBatchRefused, type EncodedCallBatch } from './call-batches';
 import { CallMutations } from './call-mutations';
 import { fileWriteRoutes } from './files';
 import { OtelIngest } from './otel';
 import { otlpHttpRoutes } from './otlp-http';
 import { objectWriteRoutes } from './objects';
+import type { IngestWorkers } from './ingest-workers';
 import type { SpanConverter } from './span-conversion';
 
 export interface GatewayDeps {
@@ -20,6 +21,8 @@ export interface GatewayDeps {
   bodyLimitBytes?: number;
   /** Where OTLP spans are converted (default: the serving thread). */
   spans?: SpanConverter;
+  /** The ingest worker threads, where upsert batches are parsed, checked and encoded (default: none, the serving thread). */
+  workers?: IngestWorkers | null;
 }
 
 /** The write side: call parts through the bus; objects, tables and feedback straight to ClickHouse. */
@@ -31,30 +34,36 @@ export async function gatewayRoutes(app: FastifyInstance, deps: GatewayDeps): Pr
 
   addRoute(app, deps.auth, 'callStart', async (body, { caller }) => ingest.start(body.start, caller), publishes);
   addRoute(app, deps.auth, 'callEnd', async (body) => ingest.end(body.end), publishes);
-  addRoute(
-    app,
-    deps.auth,
-    'callUpsertBatch',
-    async (body, { caller }) => {
-      // One publish for the whole batch: all or nothing is acknowledged.
-      const at = nowMicros();
-      const rows = [];
-      const res: ResponseOf<'callUpsertBatch'>['res'] = [];
-      for (const item of body.batch) {
-        if (item.mode === 'start') {
-          const { row, id, trace_id } = ingest.prepareStart(item.req.start, caller, at);
-          rows.push(row);
-          res.push({ id, trace_id });
-        } else {
-          rows.push(ingest.prepareEnd(item.req.end, at));
-          res.push({});
-        }
-      }
-      // Returned, not awaited: the batch and its rows are not held while the bus acknowledges.
-      return ingest.publish(rows).then(() => ({ res }));
-    },
-    publishes,
-  );
+  // One publish for the whole batch: all or nothing is acknowledged. Returned, not awaited: the
+  // batch and its rows are not held while the bus acknowledges.
+  const workers = deps.workers;
+  if (workers) {
+    // The body goes to a worker as bytes; the edge's checks, the rows and their encoding run there (call-batches.ts).
+    const limits = app.weftLimits ?? defaultRequestLimits;
+    addRawBodyRoute(
+      app,
+      deps.auth,
+      'callUpsertBatch',
+      async (body, { caller }) => {
+        const task = { body, caller, acceptedAtMicros: nowMicros(), limits };
+        const r = await workers.run<EncodedCallBatch | CallBatchRefused>('convertCallBatch', task);
+        if (!r.ok) throw callBatchError(r);
+        return ingest.publishEncoded(encodedCallPartMessages(r.bytes, r.ends, r.keys), r.acknowledged).then(() => ({ res: r.res }));
+      },
+      publishes,
+    );
+  } else {
+    addRoute(
+      app,
+      deps.auth,
+      'callUpsertBatch',
+      async (body, { caller }) => {
+        const { rows, res } = upsertBatchParts(body.batch, caller, nowMicros());
+        return ingest.publish(rows).then(() => ({ res }));
+      },
+      publishes,
+    );
+  }
 
   // The reference SDK's v2 call paths (its default write path since 0.52): the project is in the path too.
   addRoute(app, deps.auth, 'callsComplete', async (body, ctx) => {

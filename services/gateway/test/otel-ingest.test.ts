@@ -4,10 +4,12 @@ import { ApiError, createLogger, type Caller } from '@weft/core';
 import { decodeCallPartRowBinary, type CallPartRow } from '@weft/store';
 import { CallIngest, type CallPartEnvelope } from '@weft/ingest';
 import { OtelIngest } from '../src/otel';
+import { IngestWorkers } from '../src/ingest-workers';
 import { inlineSpanConverter, workerSpanConverter, type SpanConverter } from '../src/span-conversion';
 
-const workers = workerSpanConverter(1);
-afterAll(() => workers.close());
+const pool = new IngestWorkers(1);
+const workers = workerSpanConverter(pool);
+afterAll(() => pool.close());
 
 /** The real in-process bus with a subscriber that keeps what it is handed (in place of the ClickHouse writer). */
 async function pipeline(spans: SpanConverter) {

@@ -1,0 +1,63 @@
+import type { RequestOf, ResponseOf } from '@weft/api';
+import type { CallEndBody, CallStartBody } from '@weft/api';
+import { generateId, type Caller } from '@weft/core';
+import { encodeCallPartsRowBinary, endPart, isWholeCallPart, startPart, type CallPartRow } from '@weft/store';
+import { coalesceCallParts } from './coalesce';
+import { callPartKey } from './envelope';
+
+/** A call start's part, with the ids the reference would decide: missing id and trace_id become fresh UUIDv7s. */
+export function callStartPart(
+  start: CallStartBody,
+  caller: Caller,
+  acceptedAt: number,
+): { row: CallPartRow; id: string; trace_id: string } {
+  const id = start.id || generateId();
+  const trace_id = start.trace_id || generateId();
+  return { row: startPart({ ...start, id, trace_id }, caller.userId, acceptedAt), id, trace_id };
+}
+
+export const callEndPart = (end: CallEndBody, acceptedAt: number): CallPartRow => endPart(end, acceptedAt);
+
+/** An upsert batch's parts, in its order, and its response (each start's ids, `{}` per end). */
+export function upsertBatchParts(
+  batch: RequestOf<'callUpsertBatch'>['batch'],
+  caller: Caller,
+  acceptedAt: number,
+): { rows: CallPartRow[]; res: ResponseOf<'callUpsertBatch'>['res'] } {
+  const rows: CallPartRow[] = [];
+  const res: ResponseOf<'callUpsertBatch'>['res'] = [];
+  for (const item of batch) {
+    if (item.mode === 'start') {
+      const { row, id, trace_id } = callStartPart(item.req.start, caller, acceptedAt);
+      rows.push(row);
+      res.push({ id, trace_id });
+    } else {
+      rows.push(callEndPart(item.req.end, acceptedAt));
+      res.push({});
+    }
+  }
+  return { rows, res };
+}
+
+/**
+ * One publish's parts encoded for the bus: a call's start and end folded into one part
+ * (coalesceCallParts), the parts' RowBinary rows one after another in `bytes`, part i ending at
+ * `ends[i]` and keyed by `keys[i]` (encodedCallPartMessages makes the messages). Bytes and plain
+ * values: what a worker thread hands back cheaply.
+ */
+export interface EncodedCallPartRows {
+  bytes: Uint8Array;
+  ends: number[];
+  keys: string[];
+  /** Call halves acknowledged: a whole-call part counts two, whether it came as one or two. */
+  acknowledged: number;
+}
+
+export function encodeCallPartRows(rows: readonly CallPartRow[]): EncodedCallPartRows {
+  let acknowledged = 0;
+  for (const r of rows) acknowledged += isWholeCallPart(r) ? 2 : 1;
+  const parts = coalesceCallParts(rows);
+  const ends: number[] = [];
+  const bytes = encodeCallPartsRowBinary(parts, undefined, ends);
+  return { bytes, ends, keys: parts.map(callPartKey), acknowledged };
+}

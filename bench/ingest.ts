@@ -13,7 +13,9 @@
  * KAFKA_COMPRESSION (gzip), KAFKA_BROKERS (else a broker is started from the Maven jars, as in the tests),
  * BENCH_MODES (`aio,kafka`: which modes to run; without kafka no broker is started),
  * BENCH_NODE_ARGS (more node flags for the serving processes, space-separated), BENCH_CPU_PROFILE
- * (1: the serving processes run under `--cpu-prof` and their top functions are printed; 0: not).
+ * (1: the serving processes run under `--cpu-prof` and their top functions are printed; 0: not),
+ * BENCH_CONVERSION_MS (how long each of the request body's conversion rates is measured, 2000).
+ * The serving processes inherit this process's environment (e.g. WEFT_INGEST_WORKERS=1).
  * The ClickHouse side is embedded chDB in both modes (no ClickHouse server on our machines).
  */
 import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -23,7 +25,10 @@ import { Kafka, Partitioners, CompressionTypes, logLevel, type Message, type Par
 import { callPartCodec, callPartMessage } from '@weft/ingest';
 import { createLogger } from '@weft/core';
 import { insertCallParts, migrate, openStore, type CallPartRow } from '@weft/store';
+import { defaultRequestLimits } from '@weft/http';
+import { encodeCallBatch } from '../services/gateway/src/call-batches';
 import { callItems, sampleRows, UpsertBatchTemplate } from './sample-calls';
+import { rateOnIngestWorkers, rateOnThisThread, type Rate } from './worker-rates';
 import {
   basicAuth,
   HARNESS_API_KEY,
@@ -53,6 +58,7 @@ const PER_REQUEST = Number(process.env.BENCH_CALLS_PER_REQUEST ?? 100);
 const CEILING_CALLS = Number(process.env.BENCH_CEILING_CALLS ?? 50_000);
 /** More node flags for the serving processes (V8 experiments: `--single-threaded-gc`, `--max-semi-space-size=64`). */
 const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+const CONVERSION_MS = Number(process.env.BENCH_CONVERSION_MS ?? 2000);
 const MODES = new Set((process.env.BENCH_MODES ?? 'aio,kafka').split(',').map((m) => m.trim()));
 /** Producer compression for the Kafka mode and the kafkajs ceiling alike. */
 const COMPRESSION = (process.env.KAFKA_COMPRESSION ?? 'gzip') as 'gzip' | 'none';
@@ -343,6 +349,29 @@ function profileSummary(dir: string, top = 15): string[] {
     .map(([k, v]) => `${((100 * v) / total).toFixed(1).padStart(5)}%  ${k}`);
 }
 
+/**
+ * What the gateway's JavaScript does with one request's body before its publish (parse, the
+ * edge's checks, rows, RowBinary: encodeCallBatch), in calls per second: on this thread, and on
+ * the ingest worker threads, one and two (how it scales with threads on this machine).
+ */
+async function conversionRates(): Promise<Record<string, Rate>> {
+  const template = new UpsertBatchTemplate('acme/bench', PER_REQUEST);
+  const body = template.newBody();
+  template.fill(body, 'conv-');
+  const task = {
+    body,
+    caller: { userId: 'bench', keyId: 'bench', isAdmin: true, entities: [] },
+    acceptedAtMicros: 1_700_000_000_000_000,
+    limits: defaultRequestLimits,
+  };
+  return {
+    upsert_batch_to_insert_bytes: rateOnThisThread(CONVERSION_MS, PER_REQUEST, () => void encodeCallBatch(task)),
+    ...(await rateOnIngestWorkers('upsert_batch_to_insert_bytes', CONVERSION_MS, PER_REQUEST, (workers) =>
+      workers.run('convertCallBatch', task),
+    )),
+  };
+}
+
 async function main(): Promise<void> {
   rmSync(ROOT, { recursive: true, force: true });
   mkdirSync(PROFILE_DIR, { recursive: true });
@@ -383,6 +412,7 @@ async function main(): Promise<void> {
       kafkaCallsPerSec: Math.round(kafkaCalls),
     };
     log.warn(report, 'ceilings');
+    report.conversion = await conversionRates();
 
     const profiled = (name: string) => [...(CPU_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${join(PROFILE_DIR, name)}`] : []), ...NODE_ARGS];
     let aioResult: LoadResult | null = null;

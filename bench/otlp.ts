@@ -24,8 +24,8 @@ import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { convertExportRequest, decodeExportTraceServiceRequest, encodeExportTraceServiceRequest, parseOtlpJson } from '@weft/otlp';
 import { encodeSpanParts } from '../services/gateway/src/otlp-spans';
-import { IngestWorkers } from '../services/gateway/src/ingest-workers';
 import { workerSpanConverter } from '../services/gateway/src/span-conversion';
+import { rateOnIngestWorkers, rateOnThisThread, type Rate } from './worker-rates';
 import { exportRequest, madeIds } from './otlp-span-mix';
 import {
   basicAuth,
@@ -68,23 +68,11 @@ const rate = (n: number, ms: number) => Math.round((n / ms) * 1000);
 /** What the gateway converts a request's spans with, on either thread (the bench's fixed user and time). */
 const SPAN_PARTS_OPTIONS = { projectId: PROJECT, runId: null, userId: 'bench', acceptedAtMicros: 1_700_000_000_000_000 };
 
-function conversionRates(): Record<string, { per_wall_s: number; per_cpu_s: number }> {
+function conversionRates(): Record<string, Rate> {
   const reqJson = exportRequest(BATCH, false);
   const text = JSON.stringify(reqJson);
   const proto = encodeExportTraceServiceRequest(exportRequest(BATCH, true));
-  // Wall-clock rate, and the rate per CPU-second of this process (steadier on a shared machine).
-  const measure = (f: () => void) => {
-    for (let k = 0; k < 5; k++) f(); // warm up
-    let n = 0;
-    const t = performance.now();
-    const cpu = process.cpuUsage();
-    while (performance.now() - t < CONVERSION_MS) {
-      f();
-      n += BATCH;
-    }
-    const used = process.cpuUsage(cpu);
-    return { per_wall_s: rate(n, performance.now() - t), per_cpu_s: rate(n, (used.user + used.system) / 1000) };
-  };
+  const measure = (f: () => void) => rateOnThisThread(CONVERSION_MS, BATCH, f);
   return {
     convert_only: measure(() => void convertExportRequest(reqJson, { projectId: PROJECT })),
     json_parse_and_convert: measure(() => void convertExportRequest(parseOtlpJson(text), { projectId: PROJECT })),
@@ -95,43 +83,12 @@ function conversionRates(): Record<string, { per_wall_s: number; per_cpu_s: numb
   };
 }
 
-/**
- * protobuf_to_insert_bytes on the gateway's ingest threads (WEFT_INGEST_WORKERS), one and two,
- * each kept busy with one request at a time: how the conversion scales with threads on this
- * machine (per_cpu_s counts every thread of this process: the workers and the one handing out).
- */
-async function workerConversionRates(): Promise<Record<string, { per_wall_s: number; per_cpu_s: number }>> {
-  const proto = Buffer.from(encodeExportTraceServiceRequest(exportRequest(BATCH, true)));
-  const out: Record<string, { per_wall_s: number; per_cpu_s: number }> = {};
-  for (const threads of [1, 2]) {
-    const pool = new IngestWorkers(threads);
-    const workers = workerSpanConverter(pool);
-    try {
-      const streams = async (ms: number) => {
-        const until = performance.now() + ms;
-        const counts = await Promise.all(
-          Array.from({ length: threads }, async () => {
-            let n = 0;
-            for (; performance.now() < until; n += BATCH) await workers.convert({ payload: { protobuf: proto }, opts: SPAN_PARTS_OPTIONS });
-            return n;
-          }),
-        );
-        return counts.reduce((a, b) => a + b, 0);
-      };
-      await streams(Math.min(1000, CONVERSION_MS)); // the threads' start and JIT
-      const t = performance.now();
-      const cpu = process.cpuUsage();
-      const n = await streams(CONVERSION_MS);
-      const used = process.cpuUsage(cpu);
-      out[`protobuf_to_insert_bytes_on_${threads}_worker${threads > 1 ? 's' : ''}`] = {
-        per_wall_s: rate(n, performance.now() - t),
-        per_cpu_s: rate(n, (used.user + used.system) / 1000),
-      };
-    } finally {
-      await pool.close();
-    }
-  }
-  return out;
+/** protobuf_to_insert_bytes on the gateway's ingest threads, one and two (rateOnIngestWorkers). */
+function workerConversionRates(): Promise<Record<string, Rate>> {
+  const protobuf = Buffer.from(encodeExportTraceServiceRequest(exportRequest(BATCH, true)));
+  return rateOnIngestWorkers('protobuf_to_insert_bytes', CONVERSION_MS, BATCH, (workers) =>
+    workerSpanConverter(workers).convert({ payload: { protobuf }, opts: SPAN_PARTS_OPTIONS }),
+  );
 }
 
 type Kind = 'json' | 'protobuf' | 'grpc' | 'upsert_batch';

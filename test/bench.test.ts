@@ -42,11 +42,15 @@ describe('benchmarks run (tiny mode)', () => {
       BENCH_CLIENTS: '2',
       BENCH_CALLS_PER_REQUEST: '20',
       BENCH_CEILING_CALLS: '2000',
+      BENCH_CONVERSION_MS: '200',
     });
     ok(r);
     // The report is the pretty-printed JSON document (log lines before it are one line each).
     const report = JSON.parse(r.out.slice(r.out.indexOf('\n{\n'), r.out.indexOf('\nCPU profile')));
     expect(report.ceilings.clickhouseCallsPerSec).toBeGreaterThan(0);
+    // The request body's conversion on this thread and on one and two ingest workers.
+    for (const where of ['', '_on_1_worker', '_on_2_workers'])
+      expect(report.conversion[`upsert_batch_to_insert_bytes${where}`].per_cpu_s).toBeGreaterThan(0);
     expect(report.ceilings.kafkaCallsPerSec).toBeGreaterThan(0);
     // A call whose start and end come in one batch is one row, as the services write it.
     expect(report.ceilings.rowsPerCall).toBe(1);

@@ -14,15 +14,6 @@ import { callPartMessage, type CallPartEnvelope } from './envelope';
 export class CallIngest {
   constructor(private readonly bus: Bus<CallPartEnvelope>) {}
 
-  /** Decides the ids the reference would: missing id and trace_id become fresh UUIDv7s. */
-  prepareStart(start: CallStartBody, caller: Caller, acceptedAt: number): { row: CallPartRow; id: string; trace_id: string } {
-    return callStartPart(start, caller, acceptedAt);
-  }
-
-  prepareEnd(end: CallEndBody, acceptedAt: number): CallPartRow {
-    return callEndPart(end, acceptedAt);
-  }
-
   /** Publishes the parts (a call's start and end in the same batch as one part); resolves once durable. */
   publish(rows: CallPartRow[]): Promise<void> {
     // A start and an end acknowledged count as two, whether or not they travel as one part.
@@ -49,8 +40,8 @@ export class CallIngest {
     const at = nowMicros();
     const rows = batch.map((c) =>
       wholeCallPart(
-        this.prepareStart(c, caller, at).row,
-        this.prepareEnd(
+        callStartPart(c, caller, at).row,
+        callEndPart(
           {
             project_id: c.project_id,
             id: c.id,
@@ -68,11 +59,11 @@ export class CallIngest {
   }
 
   async start(start: CallStartBody, caller: Caller): Promise<{ id: string; trace_id: string }> {
-    const { row, id, trace_id } = this.prepareStart(start, caller, nowMicros());
+    const { row, id, trace_id } = callStartPart(start, caller, nowMicros());
     return this.publish([row]).then(() => ({ id, trace_id }));
   }
 
   async end(end: CallEndBody): Promise<Record<string, never>> {
-    return this.publish([this.prepareEnd(end, nowMicros())]).then(() => ({}));
+    return this.publish([callEndPart(end, nowMicros())]).then(() => ({}));
   }
 }

@@ -1,4 +1,4 @@
-import type { CallIngest } from '@weft/ingest';
+import { callEndPart, callStartPart, type CallIngest } from '@weft/ingest';
 import { microsToIso, nowMicros, type Caller } from '@weft/core';
 import type { CallPartRow } from '@weft/store';
 
@@ -29,7 +29,7 @@ export class LlmCall {
       parentId?: string | null;
     },
   ): LlmCall {
-    const { row, id, trace_id } = ingest.prepareStart(
+    const { row, id, trace_id } = callStartPart(
       {
         project_id: c.projectId,
         op_name: c.opName,
@@ -57,7 +57,7 @@ export class LlmCall {
     const summary: Record<string, unknown> = {};
     // One request per recorded call, as the OTLP-derived usage counts it (costs read `requests`).
     if (r.usage && typeof r.usage === 'object') summary.usage = { [r.model]: { ...r.usage, requests: 1 } };
-    const endRow = this.ingest.prepareEnd(
+    const endRow = callEndPart(
       {
         project_id: this.projectId,
         id: this.id,

@@ -24,13 +24,17 @@ export function checkRouteBody<N extends RouteName>(
   return checked;
 }
 
-/** checkRouteBody from the body's bytes, parsed as the server's JSON parser does (strict UTF-8, the edge's limits). */
+/**
+ * checkRouteBody from the body's bytes, parsed as the server's JSON parser does (strict UTF-8,
+ * the edge's limits); null for a request that had no body to parse (no Content-Type, no bytes).
+ */
 export function checkRouteJsonBody<N extends RouteName>(
   name: N,
-  raw: Uint8Array,
+  raw: Uint8Array | null,
   caller: Caller,
   limits: RequestLimits,
 ): RouteRequestOf<N> {
+  if (raw === null) return checkRouteBody(name, undefined, caller, limits, { refsPossible: true });
   const bytes = Buffer.isBuffer(raw) ? raw : Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
   return checkRouteBody(name, parseJsonBody(bytes, limits), caller, limits, { refsPossible: mayHoldRefs(bytes) });
 }

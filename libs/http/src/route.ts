@@ -77,16 +77,16 @@ export function addRoute<N extends RouteName>(
 }
 
 /**
- * A contract route whose handler gets the body as the bytes sent: for write routes whose parse,
- * checks and rows run on worker threads (the gateway's ingest workers), which run
- * checkRouteJsonBody there, the checks addRoute runs here. Authentication, the rate limit,
- * admission and the deadlines are addRoute's.
+ * A contract route whose handler gets the body as the bytes sent (null when the request had no
+ * body to parse): for write routes whose parse, checks and rows run on worker threads (the
+ * gateway's ingest workers), which run checkRouteJsonBody there, the checks addRoute runs here.
+ * Authentication, the rate limit, admission and the deadlines are addRoute's.
  */
 export function addRawBodyRoute<N extends RouteName>(
   app: FastifyInstance,
   auth: Authenticator,
   name: N,
-  handler: (raw: Buffer, ctx: RouteContext) => Promise<RouteResponseOf<N>>,
+  handler: (raw: Buffer | null, ctx: RouteContext) => Promise<RouteResponseOf<N>>,
   options: { mapError?: ErrorMapper; publishes?: boolean } = {},
 ): void {
   const spec: RouteSpec = routeSpecs[name];
@@ -98,7 +98,7 @@ export function addRawBodyRoute<N extends RouteName>(
     scope.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, raw, done) => done(null, raw));
     for (const path of [spec.path, ...(spec.aliases ?? [])]) {
       scope.post(path, { onRequest: authenticate, config }, async (request, reply) => {
-        const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+        const raw = Buffer.isBuffer(request.body) ? request.body : null;
         request.body = undefined;
         return respond(request, reply, (signal) => handler(raw, { caller: request.caller!, request, reply, signal }));
       });

@@ -6,8 +6,8 @@ import { encodeCallPartRows, upsertBatchParts, type EncodedCallPartRows } from '
 
 /** One /call/upsert_batch body, as an ingest worker takes it. */
 export interface CallBatchTask {
-  /** The body's bytes as sent. */
-  body: Uint8Array;
+  /** The body's bytes as sent; null when the request had none to parse. */
+  body: Uint8Array | null;
   caller: Caller;
   /** When the request was accepted (epoch µs): every part's created_at. */
   acceptedAtMicros: number;

@@ -60,7 +60,7 @@ describe('OTLP spans on the ingest workers', () => {
 
 describe('upsert batches on the ingest workers', () => {
   const caller: Caller = { userId: 'u-1', keyId: 'k', isAdmin: false, entities: ['acme'] };
-  const task = (body: string | Buffer): CallBatchTask => ({
+  const task = (body: string | Buffer | null): CallBatchTask => ({
     body: typeof body === 'string' ? Buffer.from(body) : body,
     caller,
     acceptedAtMicros: 1_714_564_800_000_000,
@@ -100,11 +100,12 @@ describe('upsert batches on the ingest workers', () => {
     expect(Buffer.from(worker).equals(Buffer.from(inline))).toBe(true);
   });
 
-  it('refuses what the serving thread refuses, with its status, reason and field', async () => {
+  it('refuses what the serving thread refuses, with its status, reason and field (seven kinds)', async () => {
     const other = batchOf(2).replace('acme/bench', 'globex/bench');
     const badMode = JSON.stringify({ batch: [{ mode: 'upsert', req: {} }] });
     const deep = JSON.stringify({ batch: [{ mode: 'start', req: { start: { inputs: JSON.parse('['.repeat(200) + ']'.repeat(200)) } } }] });
-    const bodies = [other, badMode, deep, '{"batch": [', '', Buffer.from([0x7b, 0xff, 0x7d])];
+    // …and a request with no body at all (no Content-Type, no bytes: the handler's body is undefined).
+    const bodies = [other, badMode, deep, '{"batch": [', '', Buffer.from([0x7b, 0xff, 0x7d]), null];
     for (const body of bodies) {
       const t = task(body);
       let expected: ApiError | undefined;

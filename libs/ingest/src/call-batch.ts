@@ -1,5 +1,4 @@
-import type { RequestOf, ResponseOf } from '@weft/api';
-import type { CallEndBody, CallStartBody } from '@weft/api';
+import type { CallEndBody, CallStartBody, RequestOf, ResponseOf } from '@weft/api';
 import { generateId, type Caller } from '@weft/core';
 import { encodeCallPartsRowBinary, endPart, isWholeCallPart, startPart, type CallPartRow } from '@weft/store';
 import { coalesceCallParts } from './coalesce';

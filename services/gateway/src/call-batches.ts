@@ -1,5 +1,6 @@
 import type { ResponseOf } from '@weft/api';
 import { ApiError, type Caller } from '@weft/core';
+// The checks alone, not @weft/http's index: a worker thread need not load the HTTP server.
 import { checkRouteJsonBody } from '@weft/http/route-body';
 import type { RequestLimits } from '@weft/http';
 import { encodeCallPartRows, upsertBatchParts, type EncodedCallPartRows } from '@weft/ingest';

@@ -53,10 +53,15 @@ export interface EncodedCallPartRows {
 }
 
 export function encodeCallPartRows(rows: readonly CallPartRow[]): EncodedCallPartRows {
-  let acknowledged = 0;
-  for (const r of rows) acknowledged += isWholeCallPart(r) ? 2 : 1;
   const parts = coalesceCallParts(rows);
   const ends: number[] = [];
   const bytes = encodeCallPartsRowBinary(parts, undefined, ends);
-  return { bytes, ends, keys: parts.map(callPartKey), acknowledged };
+  return { bytes, ends, keys: parts.map(callPartKey), acknowledged: acknowledgedHalves(rows) };
+}
+
+/** The call halves parts acknowledge: a start and an end count as two, whether or not they travel as one part. */
+export function acknowledgedHalves(rows: readonly CallPartRow[]): number {
+  let halves = 0;
+  for (const r of rows) halves += isWholeCallPart(r) ? 2 : 1;
+  return halves;
 }

@@ -1,8 +1,8 @@
 import type { CallEndBody, CallStartBody, CompletedCall } from '@weft/api';
 import { TOPICS, type Bus, type BusMessage } from '@weft/bus';
 import { metrics, nowMicros, type Caller } from '@weft/core';
-import { isWholeCallPart, wholeCallPart, type CallPartRow } from '@weft/store';
-import { callEndPart, callStartPart } from './call-batch';
+import { wholeCallPart, type CallPartRow } from '@weft/store';
+import { acknowledgedHalves, callEndPart, callStartPart } from './call-batch';
 import { coalesceCallParts } from './coalesce';
 import { callPartMessage, type CallPartEnvelope } from './envelope';
 
@@ -16,9 +16,7 @@ export class CallIngest {
 
   /** Publishes the parts (a call's start and end in the same batch as one part); resolves once durable. */
   publish(rows: CallPartRow[]): Promise<void> {
-    // A start and an end acknowledged count as two, whether or not they travel as one part.
-    let count = 0;
-    for (const r of rows) count += isWholeCallPart(r) ? 2 : 1;
+    const count = acknowledgedHalves(rows);
     return this.bus
       .publish(TOPICS.callParts, coalesceCallParts(rows).map(callPartMessage))
       .then(() => void metrics.callPartsAccepted.inc(count));

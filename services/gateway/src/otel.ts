@@ -57,7 +57,7 @@ export class OtelIngest {
     }
     // Each span is a finished call: its start and its end acknowledged in one part.
     if (parts.keys.length > 0)
-      await this.calls.publishEncoded(encodedCallPartMessages(parts.bytes, parts.ends, parts.keys), 2 * parts.accepted);
+      await this.calls.publishEncoded(encodedCallPartMessages(parts.bytes, parts.ends, parts.keys), parts.acknowledged);
     metrics.otlpSpansAccepted.inc({ transport }, parts.accepted);
     for (const r of parts.rejections) metrics.otlpSpansRejected.inc({ reason: r.reason, transport });
     parts.rejections.slice(0, MAX_LOGGED_REJECTIONS).forEach((r) => {

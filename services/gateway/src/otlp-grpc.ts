@@ -7,7 +7,8 @@ import { toApiError, type Authenticator, type KeyRateLimiter } from '@weft/http'
 import { encodeExportTraceServiceResponse, grpcCodeForHttpStatus, type PartialSuccess } from '@weft/otlp';
 import { CallIngest } from '@weft/ingest';
 import { OtelIngest } from './otel';
-import type { SpanConverter } from './span-conversion';
+import type { IngestWorkers } from './ingest-workers';
+import { spanConverterFor } from './span-conversion';
 
 /**
  * The OTLP/gRPC receiver: `opentelemetry.proto.collector.trace.v1.TraceService/Export`, the
@@ -90,11 +91,11 @@ export async function startOtlpGrpc(opts: OtlpGrpcOptions): Promise<OtlpGrpcRece
  */
 export async function otlpGrpcFromConfig(
   config: Config,
-  deps: { bus: Bus<CallPartEnvelope>; auth: Authenticator; rateLimit: KeyRateLimiter; log: Logger; spans?: SpanConverter },
+  deps: { bus: Bus<CallPartEnvelope>; auth: Authenticator; rateLimit: KeyRateLimiter; log: Logger; workers?: IngestWorkers | null },
 ): Promise<OtlpGrpcReceiver | null> {
   if (config.WEFT_OTLP_GRPC_PORT === 'off') return null;
   const receiver = await startOtlpGrpc({
-    ingest: new OtelIngest(new CallIngest(deps.bus), deps.log, deps.spans),
+    ingest: new OtelIngest(new CallIngest(deps.bus), deps.log, spanConverterFor(deps.workers)),
     auth: deps.auth,
     rateLimit: deps.rateLimit,
     log: deps.log,

@@ -1,6 +1,6 @@
 import { convertExportRequest, decodeExportTraceServiceRequest, OtlpRequestError, parseOtlpJson, type SpanRejection } from '@weft/otlp';
-import { callPartKey } from '@weft/ingest';
-import { encodeCallPartsRowBinary, endPart, startPart, wholeCallPart, type CallPartRow } from '@weft/store';
+import { encodeCallPartRows, type EncodedCallPartRows } from '@weft/ingest';
+import { endPart, startPart, wholeCallPart, type CallPartRow } from '@weft/store';
 
 /** An OTLP export request as it arrived: protobuf bytes, OTLP/JSON text, or already decoded (the contract's /otel/v1/trace body). */
 export type OtlpPayload = { protobuf: Uint8Array } | { json: string } | { decoded: unknown };
@@ -31,14 +31,7 @@ export interface SpanParts {
  * A request's accepted spans as call parts already encoded for the bus: what a conversion
  * worker hands back (bytes and plain values cross threads cheaply; objects would be cloned).
  */
-export interface EncodedSpanParts extends Omit<SpanParts, 'rows'> {
-  /** The parts' RowBinary rows, one after another. */
-  bytes: Uint8Array;
-  /** Where each part's row ends in `bytes`. */
-  ends: number[];
-  /** Each part's bus key (callPartKey). */
-  keys: string[];
-}
+export interface EncodedSpanParts extends Omit<SpanParts, 'rows'>, EncodedCallPartRows {}
 
 /** A request refused as a whole: a 400 naming `field` (`reason` for the log and metric; null for an undecodable body). */
 export interface SpansRefused {
@@ -101,7 +94,5 @@ export function encodeSpanParts(payload: OtlpPayload, opts: SpanPartsOptions): E
   const parts = spansToParts(payload, opts);
   if (!parts.ok) return parts;
   const { rows, ...rest } = parts;
-  const ends: number[] = [];
-  const bytes = encodeCallPartsRowBinary(rows, undefined, ends);
-  return { ...rest, bytes, ends, keys: rows.map(callPartKey) };
+  return { ...rest, ...encodeCallPartRows(rows) };
 }

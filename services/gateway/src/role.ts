@@ -3,7 +3,6 @@ import { needs, type Role } from '@weft/runtime';
 import { otlpGrpcFromConfig, type OtlpGrpcReceiver } from './otlp-grpc';
 import { gatewayRoutes } from './routes';
 import { ingestWorkersFor } from './ingest-workers';
-import { inlineSpanConverter, workerSpanConverter } from './span-conversion';
 
 /** The write endpoints (call parts onto the bus; objects, tables, feedback to the store) and the admin endpoints. */
 export const gatewayRole: Role = (config, log) => ({
@@ -16,18 +15,17 @@ export const gatewayRole: Role = (config, log) => ({
     const bus = needs(deps.bus, 'the bus', 'gateway');
     // One set of ingest threads for every entrance (HTTP, gRPC), if any.
     const workers = ingestWorkersFor(config.WEFT_INGEST_WORKERS, log);
-    const spans = workers ? workerSpanConverter(workers) : inlineSpanConverter;
     let grpc: OtlpGrpcReceiver | null = null;
     // Stopped with the HTTP server: the gRPC receiver first, then the threads its requests use.
     app.addHook('onClose', async () => {
       await grpc?.close();
       await workers?.close();
     });
-    await app.register(gatewayRoutes, { bus, store: deps.store, auth, spans, workers });
+    await app.register(gatewayRoutes, { bus, store: deps.store, auth, workers });
     await app.register(adminRoutes, { keys: needs(deps.keys, 'the key store', 'gateway'), auth });
     // weave.init's W&B GraphQL operations, so WANDB_BASE_URL=<weft> is enough for the SDK.
     await app.register(graphqlRoutes, { auth });
     // OTLP/gRPC on its own port (WEFT_OTLP_GRPC_PORT).
-    grpc = await otlpGrpcFromConfig(config, { bus, auth, rateLimit: app.weftRateLimit, log, spans });
+    grpc = await otlpGrpcFromConfig(config, { bus, auth, rateLimit: app.weftRateLimit, log, workers });
   },
 });

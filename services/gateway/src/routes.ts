@@ -11,7 +11,7 @@ import { OtelIngest } from './otel';
 import { otlpHttpRoutes } from './otlp-http';
 import { objectWriteRoutes } from './objects';
 import type { IngestWorkers } from './ingest-workers';
-import type { SpanConverter } from './span-conversion';
+import { spanConverterFor } from './span-conversion';
 
 export interface GatewayDeps {
   bus: Bus<CallPartEnvelope>;
@@ -19,9 +19,7 @@ export interface GatewayDeps {
   auth: Authenticator;
   /** Largest body accepted, also after decompression on the OTLP/HTTP route. */
   bodyLimitBytes?: number;
-  /** Where OTLP spans are converted (default: the serving thread). */
-  spans?: SpanConverter;
-  /** The ingest worker threads, where upsert batches are parsed, checked and encoded (default: none, the serving thread). */
+  /** The ingest worker threads, where OTLP spans are converted and upsert batches parsed, checked and encoded (default: none, the serving thread). */
   workers?: IngestWorkers | null;
 }
 
@@ -84,7 +82,7 @@ export async function gatewayRoutes(app: FastifyInstance, deps: GatewayDeps): Pr
   addRoute(app, deps.auth, 'callUpdate', async (body) => mutations.rename(body.project_id, body.call_id, body.display_name));
   addRoute(app, deps.auth, 'callsDelete', async (body) => mutations.delete(body.project_id, body.call_ids));
 
-  const otel = new OtelIngest(ingest, app.log as Logger, deps.spans);
+  const otel = new OtelIngest(ingest, app.log as Logger, spanConverterFor(deps.workers));
   addRoute(
     app,
     deps.auth,

@@ -17,6 +17,10 @@ export const inlineSpanConverter: SpanConverter = {
   convert: async (task) => encodeSpanParts(task.payload, task.opts),
 };
 
+/** Where the ingest workers, if any, say spans are converted. */
+export const spanConverterFor = (workers: IngestWorkers | null | undefined): SpanConverter =>
+  workers ? workerSpanConverter(workers) : inlineSpanConverter;
+
 /**
  * Converts on the ingest worker threads. A request already decoded (the contract's
  * /otel/v1/trace, parsed with its route's body) is converted here: cloning its objects to a

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { callFilter, limit, projectId, query, timestamp } from './common';
+import { callsStreamQueryReq } from './calls';
 
 /**
  * Read endpoints the web UI needs beyond the interface (listed as extras in /openapi.json):
@@ -100,3 +101,41 @@ export const analyticsQueryRes = z.object({
   truncated: z.boolean().describe('more groups matched than `limit`'),
 });
 export type AnalyticsQueryRes = z.infer<typeof analyticsQueryRes>;
+
+/** The formats /calls/export writes. */
+export const EXPORT_FORMATS = ['jsonl', 'csv', 'parquet'] as const;
+/** The flat columns of a CSV or Parquet export, in this order (objects as JSON text). */
+export const CALL_EXPORT_COLUMNS = [
+  'id',
+  'project_id',
+  'op_name',
+  'display_name',
+  'trace_id',
+  'parent_id',
+  'thread_id',
+  'turn_id',
+  'started_at',
+  'ended_at',
+  'status',
+  'latency_ms',
+  'exception',
+  'svc_user_id',
+  'svc_run_id',
+  'inputs',
+  'output',
+  'attributes',
+  'summary',
+] as const;
+export type CallExportColumn = (typeof CALL_EXPORT_COLUMNS)[number];
+
+export const callsExportReq = callsStreamQueryReq
+  .pick({ project_id: true, filter: true, query: true, sort_by: true, limit: true, offset: true, include_costs: true })
+  .extend({
+    format: z.enum(EXPORT_FORMATS).describe('jsonl: the Calls as /calls/stream_query sends them; csv and parquet: one flat row per call'),
+    columns: z
+      .array(z.enum(CALL_EXPORT_COLUMNS))
+      .min(1)
+      .optional()
+      .describe('the columns of a csv or parquet export (default: all), or the top-level fields of a jsonl one'),
+  });
+export type CallsExportReq = z.infer<typeof callsExportReq>;

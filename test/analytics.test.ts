@@ -286,7 +286,7 @@ describe('/analytics/query', () => {
   const query = async (body: Record<string, unknown>) => {
     const r = await as(alice).post('/analytics/query', { project_id: P, ...body });
     expect(r.status, r.text).toBe(200);
-    return r.body as { rows: Call[]; truncated: boolean };
+    return r.body as { rows: Call[]; truncated: boolean; bucket_seconds?: number };
   };
   const latency = (c: Call) => c.summary.weave.latency_ms as number;
   const day = (c: Call) => new Date(startOfDay(Date.parse(c.started_at))).toISOString();
@@ -416,6 +416,10 @@ describe('/analytics/query', () => {
       { op: '__other__', count: counts[1]! + counts[2]! },
       { op: expect.any(String), count: counts[0] },
     ]);
+    // bucket auto: a round width for at most 120 buckets over the calls matched, said in the answer.
+    const auto = await query({ dimensions: ['time'], metrics: ['count'], bucket: 'auto' });
+    expect(auto.bucket_seconds).toBe(3600);
+    expect(auto.rows.reduce((s, r) => s + r.count, 0)).toBe(119);
     const cut = await query({ dimensions: ['trace_id'], metrics: ['count'], limit: 5 });
     expect(cut.rows).toHaveLength(5);
     expect(cut.truncated).toBe(true);

@@ -53,7 +53,7 @@ export const callsAggregateRes = z.object({
 export type CallsAggregateRes = z.infer<typeof callsAggregateRes>;
 
 /** The time buckets a metrics query can group by (`bucket`), as ClickHouse's toStartOf… functions. */
-export const METRIC_BUCKETS = ['minute', 'hour', 'day', 'week', 'month'] as const;
+export const METRIC_BUCKETS = ['auto', 'minute', 'hour', 'day', 'week', 'month'] as const;
 /** Dimension and metric names are checked by the query builder (libs/query metrics.ts), which names the unknown one. */
 export const analyticsQueryReq = z.object({
   project_id: projectId,
@@ -75,7 +75,10 @@ export const analyticsQueryReq = z.object({
   query: query.optional(),
   from: timestamp.optional().describe('calls started at or after (ISO 8601)'),
   to: timestamp.optional().describe('calls started before (ISO 8601)'),
-  bucket: z.enum(METRIC_BUCKETS).optional().describe('width of the `time` dimension (default: day)'),
+  bucket: z
+    .enum(METRIC_BUCKETS)
+    .optional()
+    .describe('width of the `time` dimension (default: day); auto: a round width giving at most 120 buckets over the calls matched'),
   bucket_seconds: z
     .number()
     .int()
@@ -99,6 +102,7 @@ export type AnalyticsQueryReq = z.infer<typeof analyticsQueryReq>;
 export const analyticsQueryRes = z.object({
   rows: z.array(z.record(z.string(), z.unknown())).describe('one object per group: each dimension and metric by its name'),
   truncated: z.boolean().describe('more groups matched than `limit`'),
+  bucket_seconds: z.number().int().optional().describe('the width of the `time` buckets when `bucket` is auto or bucket_seconds'),
 });
 export type AnalyticsQueryRes = z.infer<typeof analyticsQueryRes>;
 

@@ -159,8 +159,12 @@ export const configSchema = z.object({
     )
     .pipe(z.array(z.enum(['gateway', 'writer', 'query', 'inference'])).min(1)),
 
-  /** Gateway: the OTLP/gRPC receiver's port (standard 4317); `0` = any free port, `off` = no gRPC receiver. */
-  WEFT_OTLP_GRPC_PORT: z.union([z.literal('off'), z.coerce.number().int().min(0).max(65535)]).default(4317),
+  /**
+   * Gateway: the OTLP/gRPC receiver's port; `0` = any free port, `off` = no gRPC receiver. Unset:
+   * the standard 4317 if it is free, else none (a Collector or Jaeger often holds it); set, a
+   * taken port stops the start.
+   */
+  WEFT_OTLP_GRPC_PORT: z.preprocess(emptyAsUndefined, z.union([z.literal('off'), z.coerce.number().int().min(0).max(65535)]).optional()),
 
   /**
    * Gateway: worker threads for the ingest routes' request bodies (OTLP spans decoded and

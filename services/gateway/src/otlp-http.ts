@@ -74,8 +74,15 @@ export async function otlpHttpRoutes(app: FastifyInstance, deps: OtlpHttpDeps): 
     // OTLP/JSON field names; an empty object means everything was accepted.
     return partial ? { partialSuccess: { rejectedSpans: partial.rejected_spans, errorMessage: partial.error_message } } : {};
   };
-  for (const path of [OTLP_TRACES_PATH, COLLECTOR_OTLP_TRACES_PATH, SDK_OTLP_TRACES_PATH])
-    app.post(path, { onRequest: authenticate, config: { mapError: otlpError, publishes: true } }, handler);
+  const summaries: Record<string, string> = {
+    [OTLP_TRACES_PATH]: 'OTLP/HTTP trace export (ExportTraceServiceRequest; project from the project_id header or resource attributes)',
+    [COLLECTOR_OTLP_TRACES_PATH]: "OTLP/HTTP trace export at the Collector's path (OTEL_EXPORTER_OTLP_ENDPOINT=<weft>)",
+    [SDK_OTLP_TRACES_PATH]: "OTLP/HTTP trace export where the Weave SDK's own OTel exporter posts",
+  };
+  for (const path of [OTLP_TRACES_PATH, COLLECTOR_OTLP_TRACES_PATH, SDK_OTLP_TRACES_PATH]) {
+    const doc = { tag: 'otlp', summary: summaries[path]!, bodyTypes: [...PROTOBUF_TYPES, 'application/json'] } as const;
+    app.post(path, { onRequest: authenticate, config: { mapError: otlpError, publishes: true, doc } }, handler);
+  }
 }
 
 /**

@@ -29,7 +29,7 @@ export function runWeft(name: string, roles: readonly Role[] | ((config: Config)
     const bus = weft.components.find((c) => c.name === 'bus');
     log.info({ address, port, roles: weft.roles, store: weft.store.mode, ...(bus ? { bus: config.WEFT_BUS } : {}) }, 'listening');
     // Shown again last: the first line of start-up scrolls away, and it is never shown after this start.
-    if (weft.firstKey) log.warn({ api_key: weft.firstKey.key }, firstKeyReminder(weft.firstKey.key));
+    if (weft.firstKey) log.warn({ api_key: weft.firstKey.key }, firstKeyReminder(weft.firstKey.key, port));
 
     let stopping = false;
     const shutdown = async (signal: string) => {
@@ -59,10 +59,10 @@ export function runWeft(name: string, roles: readonly Role[] | ((config: Config)
 }
 
 /** The closing line of a first start: the admin key, and how to make the keys people should use. */
-export function firstKeyReminder(key: string): string {
+function firstKeyReminder(key: string, port: number): string {
   return (
     `admin API key (shown only at this start, save it now): ${key}. ` +
-    `More keys: npm run weft -- keys create --user <name> --entity <entity> --url http://localhost:<PORT> --api-key ${key}`
+    `More keys: npm run weft -- keys create --user <name> --entity <entity> --url http://localhost:${port} --api-key ${key}`
   );
 }
 

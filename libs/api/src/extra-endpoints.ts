@@ -15,7 +15,7 @@ import {
 } from './analytics';
 
 /**
- * Endpoints the reference's clients need beyond the interface's 20 (see README, "Extra
+ * Endpoints the reference's clients need beyond the interface's 20 (see docs/api.md, "Extra
  * endpoints"). Kept out of `endpoints` so the published contract stays exactly the interface;
  * registered the same way (addRoute) and routed the same way (the front proxy, by `service`).
  */

@@ -30,6 +30,17 @@ const PLAIN: Record<string, FieldRef['kind']> = {
   output_refs: 'array',
 };
 
+/** The reference's names of the svc_ fields (the Weave SDK filters, sorts and selects by them). */
+export const REFERENCE_CALL_FIELDS: Readonly<Record<string, string>> = {
+  wb_user_id: 'svc_user_id',
+  wb_run_id: 'svc_run_id',
+  wb_run_step: 'svc_run_step',
+  wb_run_step_end: 'svc_run_step_end',
+};
+
+/** A call field under the interface's name (`wb_run_id` → `svc_run_id`); other names as they are. */
+export const interfaceCallField = (name: string): string => REFERENCE_CALL_FIELDS[name] ?? name;
+
 export const JSON_ROOTS = ['inputs', 'output', 'attributes', 'summary'] as const;
 
 /** Sortable and selectable, not filterable (as the reference). */
@@ -42,7 +53,8 @@ export class CallFieldResolver implements FieldResolver {
   /** @param projectParam the bound project id, which pricing a call's usage needs (total_cost). */
   constructor(private readonly projectParam: string) {}
 
-  resolve(path: string, p: Params): FieldRef {
+  resolve(field: string, p: Params): FieldRef {
+    const path = interfaceCallField(field);
     const plain = PLAIN[path];
     if (plain) {
       if (path !== 'id' && path !== 'project_id') this.used.add(path);

@@ -1,6 +1,6 @@
 import type { CallFilter, CallsQueryStatsReq, CallsStreamQueryReq } from '@weft/api';
 import { ApiError, badRequest } from '@weft/core';
-import { CallFieldResolver } from './call-fields';
+import { CallFieldResolver, interfaceCallField } from './call-fields';
 import { callLineSelects, fragmentLineSql } from './call-json';
 import { compileQuery, type FieldRef } from './expr';
 import { Params, type BuiltQuery } from './params';
@@ -302,7 +302,7 @@ export class CallsQueryPlan {
     const cols = this.req.columns;
     if (!cols || cols.length === 0) return undefined;
     const out = new Set<string>(['id', 'project_id', ...REQUIRED_COLUMNS]);
-    for (const c of cols) out.add(c.split('.')[0]!.replace(/_dump$/, ''));
+    for (const c of cols) out.add(interfaceCallField(c.split('.')[0]!.replace(/_dump$/, '')));
     if (this.req.include_costs) out.add('summary');
     if (out.has('summary')) ['ended_at', 'exception', 'display_name'].forEach((c) => out.add(c));
     return out;

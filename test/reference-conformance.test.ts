@@ -1,0 +1,100 @@
+import { describe, expect, it } from 'vitest';
+import { useWeft } from './helpers/fixture';
+
+/**
+ * Differences from the reference server (Weave 0.52.29) that its own test suite found (issue
+ * 39), each pinned here by what the reference answers for the same request.
+ */
+
+const { api } = useWeft();
+
+const ok = <T extends { status: number; text: string }>(r: T): T => {
+  expect(r.status, r.text).toBe(200);
+  return r;
+};
+
+describe('the reference names of the svc_ call fields in queries (wb_run_id, wb_run_step, wb_user_id)', () => {
+  const P = 'acme/wb-fields';
+  const started = async (id: string, runId: string, step: number) =>
+    ok(
+      await api.post('/call/start', {
+        start: { project_id: P, id, trace_id: id, op_name: 'op', started_at: '2024-05-01T12:00:00Z', wb_run_id: runId, wb_run_step: step },
+      }),
+    );
+
+  it('filters, sorts and projects on them as on the svc_ fields', async () => {
+    await started('c1', 'run-a', 2);
+    await started('c2', 'run-b', 1);
+    ok(await api.post('/call/end', { end: { project_id: P, id: 'c1', ended_at: '2024-05-01T12:00:01Z', wb_run_step_end: 7 } }));
+
+    const byRun = await api.jsonl('/calls/stream_query', {
+      project_id: P,
+      query: { $expr: { $eq: [{ $getField: 'wb_run_id' }, { $literal: 'run-a' }] } },
+    });
+    expect(byRun.map((c) => c.id)).toEqual(['c1']);
+
+    const byStep = await api.jsonl('/calls/stream_query', { project_id: P, sort_by: [{ field: 'wb_run_step', direction: 'asc' }] });
+    expect(byStep.map((c) => c.id)).toEqual(['c2', 'c1']);
+    const byStepEnd = await api.jsonl('/calls/stream_query', {
+      project_id: P,
+      query: { $expr: { $gt: [{ $getField: 'wb_run_step_end' }, { $literal: 5 }] } },
+    });
+    expect(byStepEnd.map((c) => c.id)).toEqual(['c1']);
+    const byUser = await api.jsonl('/calls/stream_query', {
+      project_id: P,
+      query: { $expr: { $not: [{ $eq: [{ $getField: 'wb_user_id' }, { $literal: '' }] }] } },
+    });
+    expect(byUser).toHaveLength(2);
+
+    const projected = await api.jsonl('/calls/stream_query', {
+      project_id: P,
+      columns: ['wb_run_id', 'wb_run_step', 'wb_run_step_end'],
+      sort_by: [
+        { field: 'started_at', direction: 'asc' },
+        { field: 'id', direction: 'asc' },
+      ],
+    });
+    expect(projected.map((c) => [c.id, c.wb_run_id, c.wb_run_step, c.wb_run_step_end])).toEqual([
+      ['c1', 'run-a', 2, 7],
+      ['c2', 'run-b', 1, null],
+    ]);
+    expect(projected[0]).toMatchObject({ svc_run_id: 'run-a', svc_run_step: 2 });
+
+    const count = ok(
+      await api.post('/calls/query_stats', {
+        project_id: P,
+        query: { $expr: { $eq: [{ $getField: 'wb_run_step' }, { $literal: 1 }] } },
+      }),
+    );
+    expect(count.body.count).toBe(1);
+  });
+});
+
+describe('/table/query sort entries', () => {
+  const P = 'acme/table-sort';
+
+  it('takes {field, direction} (the reference SDK) as well as {field, order} (the seed), in the same order', async () => {
+    const t = ok(await api.post('/table/create', { table: { project_id: P, rows: [{ n: 2 }, { n: 3 }, { n: 1 }] } }));
+    const sorted = async (entry: Record<string, string>) => {
+      const r = ok(await api.post('/table/query', { project_id: P, digest: t.body.digest, sort_by: [entry] }));
+      // The seed's answer shape: rows of {digest, val, original_index}.
+      expect(Object.keys(r.body)).toEqual(['rows']);
+      expect(Object.keys(r.body.rows[0]).sort()).toEqual(['digest', 'original_index', 'val']);
+      return r.body.rows.map((row: { val: { n: number } }) => row.val.n);
+    };
+    expect(await sorted({ field: 'n', direction: 'desc' })).toEqual([3, 2, 1]);
+    expect(await sorted({ field: 'n', order: 'desc' })).toEqual([3, 2, 1]);
+    expect(await sorted({ field: 'n', direction: 'asc' })).toEqual([1, 2, 3]);
+
+    const stream = await api.jsonl('/table/query_stream', {
+      project_id: P,
+      digest: t.body.digest,
+      sort_by: [{ field: 'n', direction: 'desc' }],
+    });
+    expect(stream.map((row) => row.val.n)).toEqual([3, 2, 1]);
+
+    const bad = await api.post('/table/query', { project_id: P, digest: t.body.digest, sort_by: [{ field: 'n', direction: 'up' }] });
+    expect(bad.status).toBe(422);
+    expect(bad.body.reason ?? bad.text).toContain('sort_by[0]');
+  });
+});

@@ -98,3 +98,59 @@ describe('/table/query sort entries', () => {
     expect(bad.body.reason ?? bad.text).toContain('sort_by[0]');
   });
 });
+
+describe('/feedback/query rows in the spelling of the caller', () => {
+  const P = 'acme/feedback-names';
+  const ref = `weave:///${P}/call/c1`;
+  /** Every member of weave 0.52.29's `Feedback` model (extra="forbid"). */
+  const REFERENCE_FEEDBACK_MODEL = [
+    'id',
+    'project_id',
+    'weave_ref',
+    'creator',
+    'feedback_type',
+    'payload',
+    'annotation_ref',
+    'runnable_ref',
+    'call_ref',
+    'trigger_ref',
+    'queue_id',
+    'wb_user_id',
+    'created_at',
+  ];
+
+  it('answers the SDK in the reference names only, and the interface callers with svc_ names', async () => {
+    ok(await api.post('/feedback/create', { project_id: P, weave_ref: ref, feedback_type: 'custom', payload: { a: 1 } }));
+    const query = { $expr: { $eq: [{ $getField: 'weave_ref' }, { $literal: ref }] } };
+
+    // The 0.52 SDK: pydantic's model_dump_json, every unset member null.
+    const sdk052 = ok(
+      await api.post('/feedback/query', {
+        project_id: P,
+        fields: null,
+        query,
+        sort_by: [{ field: 'created_at', direction: 'asc' }],
+        limit: null,
+        offset: null,
+      }),
+    ).body.result;
+    expect(sdk052).toHaveLength(1);
+    for (const key of Object.keys(sdk052[0])) expect(REFERENCE_FEEDBACK_MODEL).toContain(key);
+    expect(sdk052[0]).toMatchObject({ weave_ref: ref, project_id: P, payload: { a: 1 } });
+    expect(typeof sdk052[0].wb_user_id).toBe('string');
+
+    // The 0.54 SDK (its vendored client's headers, no nulls): `weave_ref` is required by its model.
+    const sdk054 = ok(
+      await api.post('/feedback/query', { project_id: P, query }, { 'x-stainless-lang': 'python', 'x-weave-client-capabilities': 'x' }),
+    ).body.result;
+    expect(sdk054[0]).toMatchObject({ weave_ref: ref });
+    expect(sdk054[0]).not.toHaveProperty('svc_ref');
+
+    // The interface's own callers: the documented svc_ names.
+    const ours = ok(
+      await api.post('/feedback/query', { project_id: P, query: { $expr: { $eq: [{ $getField: 'svc_ref' }, { $literal: ref }] } } }),
+    ).body.result;
+    expect(ours[0]).toMatchObject({ svc_ref: ref });
+    expect(typeof ours[0].svc_user_id).toBe('string');
+  });
+});

@@ -14,3 +14,4 @@ export * from './timeouts';
 export * from './readiness';
 export * from './turns';
 export * from './rate-limit';
+export * from './dialect';

@@ -207,6 +207,23 @@ export function withReferenceFeedbackNames(row: Record<string, unknown>): Record
   return row;
 }
 
+/**
+ * A feedback row in the reference's spellings only: the 0.52 SDK validates rows against a
+ * `Feedback` model that forbids other members, so `svc_ref` beside `weave_ref` fails it.
+ */
+function inReferenceFeedbackNames(row: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const theirs = new Map(Object.entries(REFERENCE_FEEDBACK_NAMES).map(([ref, ours]) => [ours, ref]));
+  for (const [k, v] of Object.entries(row)) out[theirs.get(k) ?? k] = v;
+  return out;
+}
+
+/**
+ * The spelling of the rows /feedback/query answers with when the caller names no `fields`:
+ * the interface's (with the reference's names alongside) or the reference's alone.
+ */
+export type FeedbackNames = 'interface' | 'reference';
+
 /** Fields of feedback for the query language, `fields` and `sort_by`: columns and `payload.<path>`. */
 export class FeedbackFieldResolver implements FieldResolver {
   resolve(path: string, p: Params): FieldRef {
@@ -227,7 +244,11 @@ export class FeedbackFieldResolver implements FieldResolver {
 export type FeedbackQueryInput = RequestOf<'feedbackQuery'>;
 
 /** /feedback/query: rows as objects with the requested fields (`payload` parsed, `payload.x` as text). */
-export async function queryFeedback(store: Store, req: FeedbackQueryInput): Promise<Record<string, unknown>[]> {
+export async function queryFeedback(
+  store: Store,
+  req: FeedbackQueryInput,
+  names: FeedbackNames = 'interface',
+): Promise<Record<string, unknown>[]> {
   const p = new Params();
   const resolver = new FeedbackFieldResolver();
   const conds = [`project_id = ${p.str(req.project_id)}`];
@@ -276,7 +297,8 @@ export async function queryFeedback(store: Store, req: FeedbackQueryInput): Prom
       else if (f === 'created_at' && typeof v === 'string') out.created_at = clickHouseToIso(v);
       else out[f] = v;
     });
-    return req.fields && req.fields.length > 0 ? out : withReferenceFeedbackNames(out);
+    if (req.fields && req.fields.length > 0) return out;
+    return names === 'reference' ? inReferenceFeedbackNames(out) : withReferenceFeedbackNames(out);
   });
 }
 

@@ -154,3 +154,27 @@ describe('/feedback/query rows in the spelling of the caller', () => {
     expect(typeof ours[0].svc_user_id).toBe('string');
   });
 });
+
+describe('reactions', () => {
+  const P = 'acme/reactions';
+  const ref = `weave:///${P}/call/c1`;
+
+  it('store the alias, detoned emoji and detoned alias in the payload, and answer them on create', async () => {
+    const made = ok(
+      await api.post('/feedback/create', { project_id: P, weave_ref: ref, feedback_type: 'wandb.reaction.1', payload: { emoji: '👍🏻' } }),
+    );
+    const expected = { emoji: '👍🏻', alias: ':thumbs_up_light_skin_tone:', detoned: '👍', detoned_alias: ':thumbs_up:' };
+    expect(made.body.payload).toEqual(expected);
+    const rows = ok(await api.post('/feedback/query', { project_id: P, fields: ['payload'] })).body.result;
+    expect(rows).toEqual([{ payload: expected }]);
+    // Grouping by the detoned alias is what the UI's reaction counts read.
+    const grouped = ok(
+      await api.post('/feedback/query', {
+        project_id: P,
+        fields: ['id'],
+        query: { $expr: { $eq: [{ $getField: 'payload.detoned_alias' }, { $literal: ':thumbs_up:' }] } },
+      }),
+    ).body.result;
+    expect(grouped).toHaveLength(1);
+  });
+});

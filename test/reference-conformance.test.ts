@@ -178,3 +178,92 @@ describe('reactions', () => {
     expect(grouped).toHaveLength(1);
   });
 });
+
+describe('calls filtered and sorted by their feedback (feedback.[type].payload…)', () => {
+  const P = 'acme/by-feedback';
+  const SCORER = `weave:///${P}/op/my_scorer:abc`;
+  const TYPE = 'wandb.runnable.my_scorer';
+  const outputs = ['a', 'x', 'c', 'y'];
+  const expected = ['a', 'b', 'c', 'd'];
+
+  const seed = async () => {
+    for (let i = 0; i < 4; i++) {
+      ok(
+        await api.post('/call/start', {
+          start: { project_id: P, id: `m${i}`, trace_id: `t${i}`, op_name: 'my_model', started_at: `2024-05-01T12:00:0${i}Z` },
+        }),
+      );
+      ok(
+        await api.post('/feedback/create', {
+          project_id: P,
+          weave_ref: `weave:///${P}/call/m${i}`,
+          feedback_type: TYPE,
+          runnable_ref: SCORER,
+          call_ref: `weave:///${P}/call/s${i}`,
+          payload: { output: { model_output: outputs[i], expected: expected[i], match: outputs[i] === expected[i] } },
+        }),
+      );
+    }
+    // Feedback of another type must not be read for this one.
+    ok(
+      await api.post('/feedback/create', {
+        project_id: P,
+        weave_ref: `weave:///${P}/call/m1`,
+        feedback_type: 'custom',
+        payload: { output: { model_output: 'zzz' } },
+      }),
+    );
+    // A call without feedback.
+    ok(
+      await api.post('/call/start', {
+        start: { project_id: P, id: 'bare', trace_id: 'tb', op_name: 'other', started_at: '2024-05-01T12:00:09Z' },
+      }),
+    );
+  };
+
+  const ids = async (body: Record<string, unknown>) =>
+    (await api.jsonl('/calls/stream_query', { project_id: P, filter: { op_names: ['my_model'] }, ...body })).map((c) => c.id);
+  const field = (f: string) => `feedback.[${TYPE}].payload.output.${f}`;
+
+  it('sorts and filters as the reference', async () => {
+    await seed();
+    const sorts: [string[], string[]][] = [
+      [[field('model_output')], ['m0', 'm2', 'm1', 'm3']],
+      [[field('expected')], ['m0', 'm1', 'm2', 'm3']],
+      [
+        [field('match'), field('model_output')],
+        ['m1', 'm3', 'm0', 'm2'],
+      ],
+    ];
+    for (const [fields, asc] of sorts) {
+      expect(await ids({ sort_by: fields.map((f) => ({ field: f, direction: 'asc' })) })).toEqual(asc);
+      expect(await ids({ sort_by: fields.map((f) => ({ field: f, direction: 'desc' })) })).toEqual([...asc].reverse());
+    }
+    const filters: [string, string, string[], string[]][] = [
+      [field('model_output'), 'a', ['m0'], ['m1', 'm2', 'm3']],
+      [field('expected'), 'c', ['m2'], ['m3']],
+      [field('match'), 'false', ['m1', 'm3'], ['m0', 'm2']],
+    ];
+    for (const [f, value, eq, gt] of filters) {
+      expect(await ids({ query: { $expr: { $eq: [{ $getField: f }, { $literal: value }] } } })).toEqual(eq);
+      expect(await ids({ query: { $expr: { $gt: [{ $getField: f }, { $literal: value }] } } })).toEqual(gt);
+    }
+    // Across ops, with the runnable ref, and counted the same way.
+    const byRunnable = await api.jsonl('/calls/stream_query', {
+      project_id: P,
+      query: { $expr: { $eq: [{ $getField: `feedback.[${TYPE}].runnable_ref` }, { $literal: SCORER }] } },
+    });
+    expect(byRunnable.map((c) => c.id)).toEqual(['m0', 'm1', 'm2', 'm3']);
+    const stats = ok(
+      await api.post('/calls/query_stats', {
+        project_id: P,
+        query: { $expr: { $eq: [{ $getField: field('match') }, { $literal: 'true' }] } },
+      }),
+    );
+    expect(stats.body.count).toBe(2);
+
+    const bad = await api.post('/calls/stream_query', { project_id: P, sort_by: [{ field: 'feedback.nope', direction: 'asc' }] });
+    expect(bad.status).toBe(400);
+    expect(bad.body.reason).toContain('sort_by[0].field');
+  });
+});

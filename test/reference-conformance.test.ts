@@ -267,3 +267,63 @@ describe('calls filtered and sorted by their feedback (feedback.[type].payloadâ€
     expect(bad.body.reason).toContain('sort_by[0].field');
   });
 });
+
+describe('object versions', () => {
+  const P = 'acme/obj-versions';
+  const create = async (object_id: string, val: unknown, extra: Record<string, unknown> = {}) =>
+    ok(await api.post('/obj/create', { obj: { project_id: P, object_id, val, ...extra } })).body.digest as string;
+  const versions = async (object_id: string) =>
+    ok(
+      await api.post('/objs/query', {
+        project_id: P,
+        filter: { object_ids: [object_id] },
+        sort_by: [{ field: 'created_at', direction: 'asc' }],
+      }),
+    ).body.objs as { digest: string; version_index: number; is_latest: number; base_object_class: string | null; val: unknown }[];
+
+  it('takes a new version of another type under an existing name', async () => {
+    const plain = await create('shared', { a: 1 });
+    const dataset = await create('shared', {
+      _type: 'Dataset',
+      _class_name: 'Dataset',
+      _bases: ['Object', 'BaseModel'],
+      name: 'shared',
+      rows: [],
+    });
+    const model = await create('shared', { _type: 'MyModel', _class_name: 'MyModel', _bases: ['Model', 'Object', 'BaseModel'], x: 2 });
+    const all = await versions('shared');
+    expect(all.map((v) => [v.digest, v.version_index, v.base_object_class])).toEqual([
+      [plain, 0, null],
+      [dataset, 1, 'Dataset'],
+      [model, 2, 'Model'],
+    ]);
+    expect(all.map((v) => v.is_latest)).toEqual([0, 0, 1]);
+  });
+
+  it('restores a deleted version when the same content is published again', async () => {
+    const v0 = await create('again', { i: 1 });
+    const v1 = await create('again', { i: 2 });
+    ok(await api.post('/obj/delete', { project_id: P, object_id: 'again', digests: [v0] }));
+    expect((await versions('again')).map((v) => v.digest)).toEqual([v1]);
+    expect((await api.post('/obj/read', { project_id: P, object_id: 'again', digest: v0 })).status).toBe(404);
+
+    expect(await create('again', { i: 1 })).toBe(v0);
+    const back = await versions('again');
+    expect(back.map((v) => [v.digest, v.version_index])).toEqual([
+      [v0, 0],
+      [v1, 1],
+    ]);
+    // The re-publish is the latest, as any publish.
+    expect(back.find((v) => v.digest === v0)!.is_latest).toBe(1);
+    expect(ok(await api.post('/obj/read', { project_id: P, object_id: 'again', digest: v0 })).body.obj).toMatchObject({
+      val: { i: 1 },
+      deleted_at: null,
+    });
+    const refs = ok(await api.post('/refs/read_batch', { refs: [`weave:///${P}/object/again:${v0}`] }));
+    expect(refs.body.vals).toEqual([{ i: 1 }]);
+
+    // Deleting it again works as before.
+    ok(await api.post('/obj/delete', { project_id: P, object_id: 'again', digests: [v0] }));
+    expect((await versions('again')).map((v) => v.digest)).toEqual([v1]);
+  });
+});

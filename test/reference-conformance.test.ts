@@ -327,3 +327,84 @@ describe('object versions', () => {
     expect((await versions('again')).map((v) => v.digest)).toEqual([v1]);
   });
 });
+
+describe('/cost/purge and /files/stats', () => {
+  const P = 'acme/cost-purge';
+
+  it('purges project prices by id only (the SDK purge_costs), leaving the rest', async () => {
+    const made = ok(
+      await api.post('/cost/create', {
+        project_id: P,
+        costs: {
+          'my-model': { prompt_token_cost: 1, completion_token_cost: 2 },
+          'other-model': { prompt_token_cost: 3, completion_token_cost: 4 },
+        },
+        wb_user_id: null,
+      }),
+    ).body.ids as [string, string][];
+    const idOf = (llm: string) => made.find(([, l]) => l === llm)![0];
+    const llms = async () =>
+      (
+        ok(
+          await api.post('/cost/query', {
+            project_id: P,
+            fields: ['llm_id', 'pricing_level'],
+            query: { $expr: { $eq: [{ $getField: 'pricing_level' }, { $literal: 'project' }] } },
+          }),
+        ).body.results as { llm_id: string }[]
+      )
+        .map((r) => r.llm_id)
+        .sort();
+    expect(await llms()).toEqual(['my-model', 'other-model']);
+
+    // What client.purge_costs sends: an $in of ids (several) or an $eq (one).
+    const purged = await api.post('/cost/purge', {
+      project_id: P,
+      query: { $expr: { $in: [{ $getField: 'id' }, [{ $literal: idOf('my-model') }]] } },
+    });
+    expect(purged.status, purged.text).toBe(200);
+    expect(purged.body).toEqual({});
+    expect(await llms()).toEqual(['other-model']);
+
+    // Anything but ids is refused, naming the query; another project's purge touches nothing here.
+    const byName = await api.post('/cost/purge', {
+      project_id: P,
+      query: { $expr: { $eq: [{ $getField: 'llm_id' }, { $literal: 'other-model' }] } },
+    });
+    expect(byName.status).toBe(400);
+    expect(byName.body).toMatchObject({ field: 'query' });
+    expect(byName.body.reason).toContain('cost ids');
+    ok(
+      await api.post('/cost/purge', {
+        project_id: 'acme/elsewhere',
+        query: { $expr: { $eq: [{ $getField: 'id' }, { $literal: idOf('other-model') }] } },
+      }),
+    );
+    expect(await llms()).toEqual(['other-model']);
+    ok(
+      await api.post('/cost/purge', {
+        project_id: P,
+        query: { $expr: { $or: [{ $eq: [{ $getField: 'id' }, { $literal: idOf('other-model') }] }] } },
+      }),
+    );
+    expect(await llms()).toEqual([]);
+  });
+
+  it('answers the bytes of the stored files, each file once', async () => {
+    const P2 = 'acme/files-stats';
+    const empty = ok(await api.post('/files/stats', { project_id: P2 }));
+    expect(empty.body).toEqual({ total_size_bytes: 0 });
+    const upload = async (content: string) => {
+      const form = new FormData();
+      form.set('project_id', P2);
+      form.set('file', new Blob([content]), 'obj.py');
+      const r = await fetch(`${api.baseUrl}/files/create`, { method: 'POST', headers: { authorization: api.authorization! }, body: form });
+      expect(r.status).toBe(200);
+    };
+    await upload('print(1)\n');
+    await upload('x'.repeat(250_000));
+    await upload('print(1)\n');
+    expect(ok(await api.post('/files/stats', { project_id: P2 })).body).toEqual({ total_size_bytes: 9 + 250_000 });
+    expect((await api.post('/files/stats', {})).status).toBe(422);
+  });
+});

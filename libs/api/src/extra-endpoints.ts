@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { callEndBody, callStartBody } from './calls';
-import { jsonObject, projectId, query, timestamp } from './common';
+import { emptyObject, jsonObject, projectId, query, timestamp } from './common';
 import { costCreateReq, costCreateRes, feedbackReplaceReq, tableCreateRes } from './objects';
 import { embeddingReq, textCompletionReq } from './inference';
 import type { EndpointSpec } from './endpoints';
@@ -88,6 +88,10 @@ export const feedbackBatchCreateReq = z.object({ batch: z.array(feedbackCreateRe
 export const feedbackPurgeReq = z.object({ project_id: projectId, query });
 
 export const fileContentReq = z.object({ project_id: projectId, digest: z.string().min(1) });
+/** The reference's CostPurgeReq: the query names the project prices to remove by id. */
+export const costPurgeReq = z.object({ project_id: projectId, query });
+export const filesStatsReq = z.object({ project_id: projectId });
+export const filesStatsRes = z.object({ total_size_bytes: z.number().int() });
 
 export const extraEndpoints = {
   tableCreate: {
@@ -113,6 +117,22 @@ export const extraEndpoints = {
     service: 'query',
     request: costCreateReq,
     response: costCreateRes,
+  },
+  costPurge: {
+    path: '/cost/purge',
+    summary: 'Remove project-level prices by id',
+    auth: 'basic',
+    service: 'query',
+    request: costPurgeReq,
+    response: emptyObject,
+  },
+  filesStats: {
+    path: '/files/stats',
+    summary: "Bytes of a project's stored files",
+    auth: 'basic',
+    service: 'query',
+    request: filesStatsReq,
+    response: filesStatsRes,
   },
   callsComplete: {
     path: '/v2/:entity/:project/calls/complete',

@@ -5,3 +5,4 @@ export * from './call-fields';
 export * from './costs';
 export * from './threads';
 export * from './aggregates';
+export * from './purge-ids';

@@ -4,7 +4,7 @@ import { emptyObject, jsonObject, projectId, query, timestamp } from './common';
 import { costCreateReq, costCreateRes, feedbackReplaceReq, tableCreateRes } from './objects';
 import { embeddingReq, textCompletionReq } from './inference';
 import type { EndpointSpec } from './endpoints';
-import { callsAggregateReq, callsAggregateRes, projectsListReq, projectsListRes } from './analytics';
+import { analyticsQueryReq, analyticsQueryRes, callsAggregateReq, callsAggregateRes, projectsListReq, projectsListRes } from './analytics';
 
 /**
  * Endpoints the reference's clients need beyond the interface's 20 (see README, "Extra
@@ -239,6 +239,15 @@ export const extraEndpoints = {
     service: 'query',
     request: callsAggregateReq,
     response: callsAggregateRes,
+    published: true,
+  },
+  analyticsQuery: {
+    path: '/analytics/query',
+    summary: 'Metrics over calls grouped by dimensions and time (counts, errors, latency quantiles, tokens, cost)',
+    auth: 'basic',
+    service: 'query',
+    request: analyticsQueryReq,
+    response: analyticsQueryRes,
     published: true,
   },
 } as const satisfies Record<string, ExtraEndpointSpec>;

@@ -6,3 +6,5 @@ export * from './costs';
 export * from './threads';
 export * from './aggregates';
 export * from './purge-ids';
+export * from './own-usage';
+export * from './metrics';

@@ -408,3 +408,131 @@ describe('/cost/purge and /files/stats', () => {
     expect((await api.post('/files/stats', {})).status).toBe(422);
   });
 });
+
+describe('/trace/usage, /calls/usage and /project/stats', () => {
+  const P = 'acme/usage';
+  const T = 'usage-trace';
+  const gpt = (prompt: number, completion: number, requests = 1) => ({
+    prompt_tokens: prompt,
+    completion_tokens: completion,
+    total_tokens: prompt + completion,
+    requests,
+  });
+  const call = async (id: string, parent: string | null, usage?: Record<string, unknown>) => {
+    ok(
+      await api.post('/call/start', {
+        start: {
+          project_id: P,
+          id,
+          trace_id: T,
+          parent_id: parent,
+          op_name: id,
+          started_at: '2024-05-01T12:00:00Z',
+          inputs: { big: 'x'.repeat(100) },
+        },
+      }),
+    );
+    if (usage) ok(await api.post('/call/end', { end: { project_id: P, id, ended_at: '2024-05-01T12:00:01Z', summary: { usage } } }));
+  };
+
+  it('counts each LLM request once, though the SDK rolls children usage up into their parents', async () => {
+    ok(
+      await api.post('/cost/create', {
+        project_id: P,
+        costs: { 'gpt-4': { prompt_token_cost: 0.01, completion_token_cost: 0.02, effective_date: '2024-01-01T00:00:00Z' } },
+      }),
+    );
+    // root ─ llm1 (gpt-4 3+1), mid ─ llm2 (gpt-4 2+1); root itself asks claude (10+2). Summaries as
+    // the SDK writes them: each parent's usage holds its children's.
+    await call('llm1', 'root', { 'gpt-4': gpt(3, 1) });
+    await call('llm2', 'mid', { 'gpt-4': gpt(2, 1) });
+    await call('mid', 'root', { 'gpt-4': gpt(2, 1) });
+    await call('running', 'root');
+    await call('root', null, { 'gpt-4': gpt(5, 2, 2), claude: { input_tokens: 10, output_tokens: 2, requests: 1 } });
+
+    const trace = ok(await api.post('/trace/usage', { project_id: P, filter: { trace_ids: [T] } })).body;
+    expect(trace.unfinished_call_ids).toEqual(['running']);
+    expect(trace.call_usage.running).toEqual({});
+    expect(trace.call_usage.mid).toEqual({
+      'gpt-4': {
+        requests: 1,
+        prompt_tokens: 2,
+        completion_tokens: 1,
+        total_tokens: 3,
+        prompt_tokens_total_cost: null,
+        completion_tokens_total_cost: null,
+      },
+    });
+    expect(trace.call_usage.root).toEqual({
+      'gpt-4': {
+        requests: 2,
+        prompt_tokens: 5,
+        completion_tokens: 2,
+        total_tokens: 7,
+        prompt_tokens_total_cost: null,
+        completion_tokens_total_cost: null,
+      },
+      claude: {
+        requests: 1,
+        prompt_tokens: 10,
+        completion_tokens: 2,
+        total_tokens: 12,
+        prompt_tokens_total_cost: null,
+        completion_tokens_total_cost: null,
+      },
+    });
+
+    const roots = ok(await api.post('/calls/usage', { project_id: P, call_ids: ['root', 'nope'], include_costs: true })).body;
+    expect(Object.keys(roots.call_usage).sort()).toEqual(['nope', 'root']);
+    expect(roots.call_usage.nope).toEqual({});
+    const g = roots.call_usage.root['gpt-4'];
+    expect(g).toMatchObject({ requests: 2, prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 });
+    expect(g.prompt_tokens_total_cost).toBeCloseTo(0.05, 10);
+    expect(g.completion_tokens_total_cost).toBeCloseTo(0.04, 10);
+    expect(roots.unfinished_call_ids).toEqual(['running']);
+
+    expect((await api.post('/calls/usage', { project_id: P })).status).toBe(422);
+    expect((await api.post('/trace/usage', { project_id: P, limit: 10_001 })).status).toBe(422);
+  });
+
+  it('answers the bytes stored per kind', async () => {
+    const P2 = 'acme/project-stats';
+    const empty = ok(await api.post('/project/stats', { project_id: P2 })).body;
+    expect(empty).toEqual({
+      trace_storage_size_bytes: 0,
+      objects_storage_size_bytes: 0,
+      tables_storage_size_bytes: 0,
+      files_storage_size_bytes: 0,
+    });
+    ok(
+      await api.post('/call/start', {
+        start: { project_id: P2, id: 'c', op_name: 'op', started_at: '2024-05-01T12:00:00Z', inputs: { a: 1 } },
+      }),
+    );
+    ok(await api.post('/obj/create', { obj: { project_id: P2, object_id: 'o', val: { k: 'v' } } }));
+    ok(await api.post('/obj/create', { obj: { project_id: P2, object_id: 'o', val: { k: 'v' } } }));
+    ok(await api.post('/table/create', { table: { project_id: P2, rows: [{ r: 1 }, { r: 22 }] } }));
+    const stats = ok(await api.post('/project/stats', { project_id: P2 })).body;
+    expect(stats.trace_storage_size_bytes).toBe('{}'.length + '{"a":1}'.length);
+    expect(stats.objects_storage_size_bytes).toBe('{"k": "v"}'.length);
+    expect(stats.tables_storage_size_bytes).toBe('{"r": 1}'.length + '{"r": 22}'.length);
+    expect(stats.files_storage_size_bytes).toBe(0);
+    const onlyObjects = ok(
+      await api.post('/project/stats', {
+        project_id: P2,
+        include_trace_storage_size: false,
+        include_table_storage_size: false,
+        include_file_storage_size: false,
+      }),
+    ).body;
+    expect(onlyObjects).toEqual({ ...empty, objects_storage_size_bytes: stats.objects_storage_size_bytes });
+    const none = await api.post('/project/stats', {
+      project_id: P2,
+      include_trace_storage_size: false,
+      include_object_storage_size: false,
+      include_table_storage_size: false,
+      include_file_storage_size: false,
+    });
+    expect(none.status).toBe(400);
+  });
+});

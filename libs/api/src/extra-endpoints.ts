@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { callEndBody, callStartBody } from './calls';
 import { emptyObject, jsonObject, projectId, query, timestamp } from './common';
+import { callUsageRes, callsUsageReq, projectStatsReq, projectStatsRes, traceUsageReq } from './usage';
 import { costCreateReq, costCreateRes, feedbackReplaceReq, tableCreateRes } from './objects';
 import { embeddingReq, textCompletionReq } from './inference';
 import type { EndpointSpec } from './endpoints';
@@ -133,6 +134,30 @@ export const extraEndpoints = {
     service: 'query',
     request: filesStatsReq,
     response: filesStatsRes,
+  },
+  traceUsage: {
+    path: '/trace/usage',
+    summary: 'Token and cost usage per call, with its descendants',
+    auth: 'basic',
+    service: 'query',
+    request: traceUsageReq,
+    response: callUsageRes,
+  },
+  callsUsage: {
+    path: '/calls/usage',
+    summary: 'Token and cost usage of root calls, with their descendants',
+    auth: 'basic',
+    service: 'query',
+    request: callsUsageReq,
+    response: callUsageRes,
+  },
+  projectStats: {
+    path: '/project/stats',
+    summary: "Bytes of a project's calls, objects, tables and files",
+    auth: 'basic',
+    service: 'query',
+    request: projectStatsReq,
+    response: projectStatsRes,
   },
   callsComplete: {
     path: '/v2/:entity/:project/calls/complete',

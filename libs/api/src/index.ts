@@ -9,3 +9,4 @@ export * from './extra-endpoints';
 export * from './routes';
 export * from './analytics';
 export * from './reference-requests';
+export * from './usage';

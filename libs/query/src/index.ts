@@ -8,3 +8,4 @@ export * from './aggregates';
 export * from './purge-ids';
 export * from './own-usage';
 export * from './metrics';
+export * from './usage-rollup';

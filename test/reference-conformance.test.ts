@@ -536,3 +536,104 @@ describe('/trace/usage, /calls/usage and /project/stats', () => {
     expect(none.status).toBe(400);
   });
 });
+
+describe('/calls/stats', () => {
+  const P = 'acme/call-stats';
+  const span = async (id: string, parent: string | null, start: string, end: string, extra: Record<string, unknown> = {}) => {
+    ok(
+      await api.post('/call/start', {
+        start: { project_id: P, id, trace_id: parent ? 'root' : id, parent_id: parent, op_name: id, started_at: start },
+      }),
+    );
+    ok(await api.post('/call/end', { end: { project_id: P, id, ended_at: end, ...extra } }));
+  };
+
+  it('answers call and usage metrics per bucket, each LLM request counted once', async () => {
+    ok(
+      await api.post('/cost/create', {
+        project_id: P,
+        costs: { 'gpt-4': { prompt_token_cost: 0.01, completion_token_cost: 0.02, effective_date: '2024-01-01T00:00:00Z' } },
+      }),
+    );
+    const usage = { 'gpt-4': { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4, requests: 1 } };
+    await span('llm', 'root', '2024-05-01T12:05:01Z', '2024-05-01T12:05:01.500Z', { summary: { usage } });
+    // The root's summary holds its child's usage, as the SDK rolls it up.
+    await span('root', null, '2024-05-01T12:05:00Z', '2024-05-01T12:05:02Z', { summary: { usage } });
+    await span('err', null, '2024-05-01T12:40:00Z', '2024-05-01T12:40:01Z', { exception: 'boom' });
+    await span('later', null, '2024-05-01T13:10:00Z', '2024-05-01T13:10:01Z', { summary: { usage } });
+
+    const r = ok(
+      await api.post('/calls/stats', {
+        project_id: P,
+        start: '2024-05-01T12:00:00Z',
+        end: '2024-05-01T13:00:00Z',
+        granularity: 1800,
+        call_metrics: [
+          { metric: 'call_count' },
+          { metric: 'latency_ms', aggregations: ['avg'], percentiles: [50] },
+          { metric: 'error_count', aggregations: ['sum'] },
+        ],
+        usage_metrics: [{ metric: 'input_tokens' }, { metric: 'total_cost' }],
+        filter: null,
+        timezone: 'UTC',
+      }),
+    ).body;
+    expect(r).toMatchObject({ start: '2024-05-01T12:00:00Z', end: '2024-05-01T13:00:00Z', granularity: 1800, timezone: 'UTC' });
+    expect(r.call_buckets).toEqual([
+      {
+        timestamp: '2024-05-01T12:00:00+00:00',
+        sum_call_count: 2,
+        avg_latency_ms: 1250,
+        p50_latency_ms: 1250,
+        sum_error_count: 0,
+        count: 2,
+      },
+      {
+        timestamp: '2024-05-01T12:30:00+00:00',
+        sum_call_count: 1,
+        avg_latency_ms: 1000,
+        p50_latency_ms: 1000,
+        sum_error_count: 1,
+        count: 1,
+      },
+    ]);
+    expect(r.usage_buckets).toHaveLength(2);
+    expect(r.usage_buckets[0]).toMatchObject({
+      timestamp: '2024-05-01T12:00:00+00:00',
+      model: 'gpt-4',
+      sum_input_tokens: 3,
+      sum_output_tokens: 1,
+      count: 1,
+    });
+    expect(r.usage_buckets[0].sum_total_cost).toBeCloseTo(0.05, 10);
+    expect(r.usage_buckets[1]).toEqual({
+      timestamp: '2024-05-01T12:30:00+00:00',
+      model: 'gpt-4',
+      sum_input_tokens: 0,
+      sum_total_cost: 0,
+      sum_output_tokens: 0,
+      count: 0,
+    });
+
+    // Buckets align to the caller's time zone.
+    const paris = ok(
+      await api.post('/calls/stats', {
+        project_id: P,
+        start: '2024-05-01T12:00:00Z',
+        end: '2024-05-01T13:00:00Z',
+        granularity: 3600,
+        call_metrics: [{ metric: 'call_count' }],
+        timezone: 'Europe/Paris',
+      }),
+    ).body;
+    expect(paris.call_buckets.map((b: { timestamp: string }) => b.timestamp)).toEqual(['2024-05-01T14:00:00+02:00']);
+    expect(paris.usage_buckets).toEqual([]);
+
+    const tooLong = await api.post('/calls/stats', { project_id: P, start: '2024-01-01T00:00:00Z', end: '2024-03-01T00:00:00Z' });
+    expect(tooLong.status).toBe(422);
+    expect(tooLong.body.field).toBe('end');
+    const badZone = await api.post('/calls/stats', { project_id: P, start: '2024-05-01T12:00:00Z', timezone: 'Mars/Olympus' });
+    expect(badZone.status).toBe(422);
+    expect(badZone.body.field).toBe('timezone');
+  });
+});

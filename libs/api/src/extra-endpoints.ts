@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { callEndBody, callStartBody } from './calls';
 import { emptyObject, jsonObject, projectId, query, timestamp } from './common';
+import { callStatsReq, callStatsRes } from './call-stats';
 import { callUsageRes, callsUsageReq, projectStatsReq, projectStatsRes, traceUsageReq } from './usage';
 import { costCreateReq, costCreateRes, feedbackReplaceReq, tableCreateRes } from './objects';
 import { embeddingReq, textCompletionReq } from './inference';
@@ -150,6 +151,14 @@ export const extraEndpoints = {
     service: 'query',
     request: callsUsageReq,
     response: callUsageRes,
+  },
+  callStats: {
+    path: '/calls/stats',
+    summary: 'Call and usage metrics per time bucket',
+    auth: 'basic',
+    service: 'query',
+    request: callStatsReq,
+    response: callStatsRes,
   },
   projectStats: {
     path: '/project/stats',

@@ -10,3 +10,4 @@ export * from './routes';
 export * from './analytics';
 export * from './reference-requests';
 export * from './usage';
+export * from './call-stats';

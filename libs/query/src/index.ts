@@ -9,3 +9,4 @@ export * from './purge-ids';
 export * from './own-usage';
 export * from './metrics';
 export * from './usage-rollup';
+export * from './call-stats';

@@ -10,6 +10,7 @@ import { filesStats } from '@weft/objects';
 import { streamThreads } from './threads';
 import { callsUsage, traceUsage } from './usage';
 import { projectStats } from './project-stats';
+import { callStats } from './call-stats';
 
 export interface QueryDeps {
   store: Store;
@@ -58,6 +59,7 @@ export async function queryRoutes(app: FastifyInstance, deps: QueryDeps): Promis
   addRoute(app, deps.auth, 'filesStats', async (body) => filesStats(deps.store, body.project_id));
   addRoute(app, deps.auth, 'traceUsage', async (body, { signal }) => traceUsage(deps.store, body, signal));
   addRoute(app, deps.auth, 'callsUsage', async (body, { signal }) => callsUsage(deps.store, body, signal));
+  addRoute(app, deps.auth, 'callStats', async (body, { signal }) => callStats(deps.store, body, signal));
   addRoute(app, deps.auth, 'projectStats', async (body, { signal }) => projectStats(deps.store, body, signal));
 
   // For the web UI (extras, published in /openapi.json).

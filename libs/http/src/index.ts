@@ -15,3 +15,4 @@ export * from './readiness';
 export * from './turns';
 export * from './rate-limit';
 export * from './route-docs';
+export * from './dialect';

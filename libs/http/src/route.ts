@@ -12,6 +12,7 @@ import type { Caller } from '@weft/core';
 import type { Authenticator } from './auth';
 import type { ErrorMapper } from './errors';
 import { defaultRequestLimits } from './limits';
+import { callerDialect, type Dialect } from './dialect';
 import { checkRouteBody } from './route-body';
 
 declare module 'fastify' {
@@ -33,6 +34,8 @@ export interface RouteContext {
    * work stops instead of running on for no one.
    */
   signal: AbortSignal;
+  /** The spelling the caller reads answers in (dialect.ts). */
+  dialect: Dialect;
 }
 
 declare const serializedOf: unique symbol;
@@ -68,6 +71,7 @@ export function addRoute<N extends RouteName>(
   const authenticate = authenticateHook(app, auth, spec.auth);
   const run = async (request: FastifyRequest, reply: FastifyReply) => {
     const caller = request.caller!;
+    const dialect = callerDialect(request.headers, request.body);
     let body: RouteRequestOf<N> | null = checkRouteBody(name, request.body, caller, limits, {
       refsPossible: request.bodyMayHoldRefs ?? true,
     });
@@ -77,7 +81,7 @@ export function addRoute<N extends RouteName>(
     return respond(request, reply, (signal) => {
       const taken = body!;
       body = null;
-      return handler(taken, { caller, request, reply, signal });
+      return handler(taken, { caller, request, reply, signal, dialect });
     });
   };
   const config = { ...routeConfig(spec, options), spec: name };
@@ -108,7 +112,8 @@ export function addRawBodyRoute<N extends RouteName>(
       scope.post(path, { onRequest: authenticate, config }, async (request, reply) => {
         const raw = Buffer.isBuffer(request.body) ? request.body : null;
         request.body = undefined;
-        return respond(request, reply, (signal) => handler(raw, { caller: request.caller!, request, reply, signal }));
+        const dialect = callerDialect(request.headers, undefined);
+        return respond(request, reply, (signal) => handler(raw, { caller: request.caller!, request, reply, signal, dialect }));
       });
     }
   });
@@ -141,7 +146,13 @@ export function addGuardedGet(
   const config = { doc: options.doc, ...(options.mapError ? { mapError: options.mapError } : {}) };
   app.get(path, { onRequest: authenticate, config }, async (request, reply) => {
     return respond(request, reply, (signal) =>
-      handler(request.params as Record<string, string>, { caller: request.caller!, request, reply, signal }),
+      handler(request.params as Record<string, string>, {
+        caller: request.caller!,
+        request,
+        reply,
+        signal,
+        dialect: callerDialect(request.headers, undefined),
+      }),
     );
   });
 }

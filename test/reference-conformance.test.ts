@@ -67,6 +67,14 @@ describe('the reference names of the svc_ call fields in queries (wb_run_id, wb_
       }),
     );
     expect(count.body.count).toBe(1);
+
+    // The reference suite's thread filter with a run-id query: a thread list matching no call counts 0.
+    const hasRun = { $expr: { $not: [{ $eq: [{ $getField: 'wb_run_id' }, { $literal: null }] }] } };
+    for (const thread_ids of [['none'], []]) {
+      const r = ok(await api.post('/calls/query_stats', { project_id: P, limit: 1, query: hasRun, filter: { thread_ids } }));
+      expect(r.body.count, JSON.stringify(thread_ids)).toBe(0);
+    }
+    expect(ok(await api.post('/calls/query_stats', { project_id: P, limit: 1, query: hasRun })).body.count).toBe(1);
   });
 });
 

@@ -1,11 +1,13 @@
-import { spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { execFile, spawn } from 'node:child_process';
+import { promisify } from 'node:util';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { useWeft } from './helpers/fixture';
 import { clientFor, createKey, type TestKey } from './helpers/keys';
-import { TEST_ROOT } from './helpers/paths';
+import { REPO_ROOT, TEST_ROOT } from './helpers/paths';
 import { ensureWeaveSdk, WEAVE_SDKS } from './helpers/weave-sdk';
+import { ensurePythonVenv } from './helpers/python-venv';
 import type { Client } from './helpers/client';
 
 /**
@@ -284,7 +286,7 @@ describe('/analytics/query', () => {
   const query = async (body: Record<string, unknown>) => {
     const r = await as(alice).post('/analytics/query', { project_id: P, ...body });
     expect(r.status, r.text).toBe(200);
-    return r.body as { rows: Call[]; truncated: boolean };
+    return r.body as { rows: Call[]; truncated: boolean; bucket_seconds?: number };
   };
   const latency = (c: Call) => c.summary.weave.latency_ms as number;
   const day = (c: Call) => new Date(startOfDay(Date.parse(c.started_at))).toISOString();
@@ -414,6 +416,10 @@ describe('/analytics/query', () => {
       { op: '__other__', count: counts[1]! + counts[2]! },
       { op: expect.any(String), count: counts[0] },
     ]);
+    // bucket auto: a round width for at most 120 buckets over the calls matched, said in the answer.
+    const auto = await query({ dimensions: ['time'], metrics: ['count'], bucket: 'auto' });
+    expect(auto.bucket_seconds).toBe(3600);
+    expect(auto.rows.reduce((s, r) => s + r.count, 0)).toBe(119);
     const cut = await query({ dimensions: ['trace_id'], metrics: ['count'], limit: 5 });
     expect(cut.rows).toHaveLength(5);
     expect(cut.truncated).toBe(true);
@@ -441,5 +447,101 @@ describe('/analytics/query', () => {
     expect(schema.status).toBe(422);
     expect((await as(carol).post('/analytics/query', { project_id: P, metrics: ['count'] })).status).toBe(403);
     expect((await api.withAuth(null).post('/analytics/query', { project_id: P, metrics: ['count'] })).status).toBe(401);
+  });
+
+  it("example 5: last month's failed calls as Parquet (read back with pyarrow), CSV and JSONL, the same rows", async () => {
+    await seed();
+    const body = {
+      project_id: P,
+      query: {
+        $expr: {
+          $and: [
+            { $eq: [{ $getField: 'summary.weave.status' }, { $literal: 'error' }] },
+            { $gte: [{ $getField: 'started_at' }, { $literal: new Date(now - 31 * DAY).toISOString() }] },
+          ],
+        },
+      },
+    };
+    const failed = await as(alice).jsonl('/calls/stream_query', body);
+    expect(failed.length).toBeGreaterThan(3);
+
+    const download = async (format: string, extra: Record<string, unknown> = {}) => {
+      const r = await fetch(`${weft.url}/calls/export`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Basic ${Buffer.from(`api:${alice.key}`).toString('base64')}` },
+        body: JSON.stringify({ ...body, format, ...extra }),
+      });
+      expect(r.status, format).toBe(200);
+      expect(r.headers.get('content-disposition')).toContain(`.${format}`);
+      return Buffer.from(await r.arrayBuffer());
+    };
+    const dir = mkdtempSync(join(TEST_ROOT, 'analytics-export-'));
+    const parquet = join(dir, 'failed.parquet');
+    writeFileSync(parquet, await download('parquet'));
+    const python = await ensurePythonVenv('pyarrow-21', ['pyarrow==21.0.0']);
+    const read = await promisify(execFile)(python, [
+      '-c',
+      'import sys, json, pyarrow.parquet as pq; t = pq.read_table(sys.argv[1]); print(json.dumps({"rows": t.num_rows, "columns": t.column_names, "ids": sorted(t.column("id").to_pylist()), "status": sorted(set(t.column("status").to_pylist())), "started": str(t.schema.field("started_at").type), "inputs": t.column("inputs").to_pylist()[0]}))',
+      parquet,
+    ]);
+    const table = JSON.parse(read.stdout);
+    expect(table.rows).toBe(failed.length);
+    expect(table.ids).toEqual(failed.map((c) => c.id).sort());
+    expect(table.status).toEqual(['error']);
+    expect(table.columns).toContain('latency_ms');
+    expect(table.started).toContain('timestamp');
+    expect(JSON.parse(table.inputs)).toHaveProperty('q');
+
+    const csv = (await download('csv', { columns: ['id', 'op_name', 'exception', 'inputs'] })).toString('utf8').trim().split('\r\n');
+    expect(csv[0]).toBe('id,op_name,exception,inputs');
+    expect(csv).toHaveLength(failed.length + 1);
+    expect(csv[1]).toMatch(/^0199bbbb-[^,]+,tool,ValueError: boom,"{""q"":""question \d+"",""n"":\d+}"$/);
+
+    const jsonl = (await download('jsonl'))
+      .toString('utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(jsonl.map((c) => c.id)).toEqual(failed.map((c) => c.id));
+
+    const bad = await as(alice).post('/calls/export', { ...body, format: 'xlsx' });
+    expect(bad.status).toBe(422);
+    expect(bad.body.field).toBe('format');
+  });
+
+  it('the CLI: weft export streams a file with its progress; weft analytics prints rows as CSV', async () => {
+    await seed();
+    const dir = mkdtempSync(join(TEST_ROOT, 'analytics-cli-'));
+    const cli = (args: string[]) =>
+      promisify(execFile)(process.execPath, [join(REPO_ROOT, 'services/cli/bin/weft.mjs'), ...args], {
+        cwd: REPO_ROOT,
+        env: { ...process.env, WEFT_URL: weft.url, WEFT_API_KEY: alice.key },
+        timeout: 90_000,
+      });
+    const out = join(dir, 'tools.csv');
+    const exported = await cli([
+      'export',
+      P,
+      '--format',
+      'csv',
+      '--filter',
+      '{"op_names":["tool"]}',
+      '--columns',
+      'id,status',
+      '--out',
+      out,
+    ]);
+    const stats = await as(alice).post('/calls/query_stats', { project_id: P, filter: { op_names: ['tool'] } });
+    expect(exported.stderr).toContain(`${stats.body.count} / ${stats.body.count} calls`);
+    const lines = readFileSync(out, 'utf8').trim().split('\r\n');
+    expect(lines[0]).toBe('id,status');
+    expect(lines).toHaveLength(stats.body.count + 1);
+
+    const rows = await cli(['analytics', P, '--metrics', 'count,errors', '--dimensions', 'op', '--format', 'csv']);
+    const q = await query({ dimensions: ['op'], metrics: ['count', 'errors'] });
+    expect(rows.stdout.trim().split('\r\n')).toEqual(['op,count,errors', ...q.rows.map((r) => `${r.op},${r.count},${r.errors}`)]);
+    const refused = await cli(['analytics', P, '--metrics', 'nope']).catch((e: { code: number; stderr: string }) => e);
+    expect((refused as { code: number }).code).toBe(1);
+    expect((refused as { stderr: string }).stderr).toContain("422: metrics[0]: unknown metric 'nope'");
   });
 });

@@ -5,7 +5,7 @@ import { createKey, type TestKey } from './helpers/keys';
 import { useWeft } from './helpers/fixture';
 
 /**
- * The endpoints weft serves for the Weave SDK beyond the 20 (README "Use the Weave SDK"),
+ * The endpoints weft serves for the Weave SDK beyond the 20 (docs/sdks.md),
  * over real HTTP: the edge's protections on each, and what the SDK relies on (422 for a body
  * that does not fit, digests, all-or-nothing batches, delete cascades).
  */

@@ -1,5 +1,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { routeSpecs, type EndpointSpec, type RouteName, type RouteRequestOf, type RouteResponseOf, type RouteSpec } from '@weft/api';
+import {
+  routeSpecs,
+  type EndpointSpec,
+  type RouteDoc,
+  type RouteName,
+  type RouteRequestOf,
+  type RouteResponseOf,
+  type RouteSpec,
+} from '@weft/api';
 import type { Caller } from '@weft/core';
 import type { Authenticator } from './auth';
 import type { ErrorMapper } from './errors';
@@ -76,7 +84,7 @@ export function addRoute<N extends RouteName>(
       return handler(taken, { caller, request, reply, signal, dialect });
     });
   };
-  const config = routeConfig(spec, options);
+  const config = { ...routeConfig(spec, options), spec: name };
   for (const path of [spec.path, ...(spec.aliases ?? [])]) app.post(path, { onRequest: authenticate, config }, run);
 }
 
@@ -95,7 +103,7 @@ export function addRawBodyRoute<N extends RouteName>(
 ): void {
   const spec: RouteSpec = routeSpecs[name];
   const authenticate = authenticateHook(app, auth, spec.auth);
-  const config = routeConfig(spec, options);
+  const config = { ...routeConfig(spec, options), spec: name };
   void app.register(async (scope) => {
     // In this scope only, a JSON body stays bytes (415 for other media types, as everywhere).
     scope.removeContentTypeParser('application/json');
@@ -132,10 +140,10 @@ export function addGuardedGet(
   path: string,
   scheme: EndpointSpec['auth'],
   handler: (params: Record<string, string>, ctx: RouteContext) => Promise<unknown>,
-  options: { mapError?: ErrorMapper } = {},
+  options: { mapError?: ErrorMapper; doc: RouteDoc },
 ): void {
   const authenticate = authenticateHook(app, auth, scheme);
-  const config = options.mapError ? { mapError: options.mapError } : {};
+  const config = { doc: options.doc, ...(options.mapError ? { mapError: options.mapError } : {}) };
   app.get(path, { onRequest: authenticate, config }, async (request, reply) => {
     return respond(request, reply, (signal) =>
       handler(request.params as Record<string, string>, {

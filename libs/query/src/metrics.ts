@@ -72,6 +72,15 @@ export class MetricsQueryPlan {
   readonly dimensions: Dimension[];
   readonly metrics: Metric[];
 
+  /** The calls' earliest and latest start (µs), for `bucket: 'auto'`: the query that gives them. */
+  static rangeQuery(req: AnalyticsQueryReq): BuiltQuery {
+    const plan = new CallsQueryPlan({ project_id: req.project_id, filter: req.filter, query: withTimeRange(req), sort_by: [] });
+    const p = plan.params;
+    const sql = `SELECT toUnixTimestamp64Micro(min(started_at)) AS min_us, toUnixTimestamp64Micro(max(started_at)) AS max_us
+    FROM (${plan.matchedCallsSql(p, ['started_at'])})`;
+    return { sql, params: p.values };
+  }
+
   constructor(private readonly req: AnalyticsQueryReq) {
     this.plan = new CallsQueryPlan({ project_id: req.project_id, filter: req.filter, query: withTimeRange(req), sort_by: [] });
     this.p = this.plan.params;
@@ -97,6 +106,7 @@ export class MetricsQueryPlan {
         throw unknown(`order_by[${i}].field: '${o.field}' is not a dimension or metric of the query`, `order_by[${i}].field`);
     });
     if (req.bucket && req.bucket_seconds) throw unknown('bucket: give bucket or bucket_seconds, not both', 'bucket');
+    if (req.bucket === 'auto') throw unknown('bucket: auto is resolved to bucket_seconds before planning', 'bucket');
   }
 
   private dimension(name: string, field: string): Dimension {

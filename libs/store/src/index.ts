@@ -6,3 +6,5 @@ export * from './errors';
 export * from './call-part-tsv';
 export * from './cluster-ddl';
 export * from './call-part-rowbinary';
+export * from './parquet';
+export * from './data-dir-lock';

@@ -134,8 +134,17 @@ export async function aggregateCalls(store: Store, req: CallsAggregateReq, signa
  * (libs/query metrics.ts); at most `limit` groups, `truncated` when more matched.
  */
 export async function queryMetrics(store: Store, req: AnalyticsQueryReq, signal: AbortSignal): Promise<AnalyticsQueryRes> {
+  const run = async (q: { sql: string; params: Record<string, unknown> }) => {
+    const rs = await store.client.query({ query: q.sql, query_params: q.params, format: 'JSONEachRow', abort_signal: signal });
+    return rs.json<Record<string, unknown>>();
+  };
+  let bucketSeconds = req.bucket_seconds;
+  if (req.bucket === 'auto') {
+    const [range] = await run(MetricsQueryPlan.rangeQuery(req));
+    bucketSeconds = chooseBucketSeconds(Number(range?.min_us ?? 0), Number(range?.max_us ?? 0));
+    req = { ...req, bucket: undefined, bucket_seconds: bucketSeconds };
+  }
   const plan = new MetricsQueryPlan(req);
-  const q = plan.query();
-  const rs = await store.client.query({ query: q.sql, query_params: q.params, format: 'JSONEachRow', abort_signal: signal });
-  return plan.rows(await rs.json<Record<string, unknown>>());
+  const answer = plan.rows(await run(plan.query()));
+  return bucketSeconds !== undefined && req.dimensions.includes('time') ? { ...answer, bucket_seconds: bucketSeconds } : answer;
 }

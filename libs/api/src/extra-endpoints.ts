@@ -6,6 +6,7 @@ import { callUsageRes, callsUsageReq, projectStatsReq, projectStatsRes, traceUsa
 import { costCreateReq, costCreateRes, feedbackReplaceReq, tableCreateRes } from './objects';
 import { embeddingReq, textCompletionReq } from './inference';
 import type { EndpointSpec } from './endpoints';
+import { ingestSamplingSettingsRes, projectSettingsReadReq, ttlSettingsRes, ttlSettingsUpdateReq } from './project-settings';
 import {
   analyticsQueryReq,
   analyticsQueryRes,
@@ -290,6 +291,33 @@ export const extraEndpoints = {
     service: 'query',
     request: callsExportReq,
     response: z.string().describe('the file: application/jsonl, text/csv or application/vnd.apache.parquet'),
+    published: true,
+  },
+  ttlSettingsRead: {
+    path: '/project/ttl_settings/read',
+    summary: "A project's retention: days its calls and their feedback are kept (null: forever)",
+    auth: 'basic',
+    service: 'query',
+    request: projectSettingsReadReq,
+    response: ttlSettingsRes,
+    published: true,
+  },
+  ttlSettingsUpdate: {
+    path: '/project/ttl_settings/update',
+    summary: "Sets a project's retention (null: keep forever); what is older leaves the store within an interval",
+    auth: 'basic',
+    service: 'query',
+    request: ttlSettingsUpdateReq,
+    response: ttlSettingsRes,
+    published: true,
+  },
+  ingestSamplingSettingsRead: {
+    path: '/project/ingest_sampling_settings/read',
+    summary: 'Ingest sampling of a project: weft stores every call (sample_rate 1)',
+    auth: 'basic',
+    service: 'query',
+    request: projectSettingsReadReq,
+    response: ingestSamplingSettingsRes,
     published: true,
   },
   analyticsQuery: {

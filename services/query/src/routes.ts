@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { addRoute, sendJsonl, sendJsonlText, type Authenticator } from '@weft/http';
 import { aggregateCalls, listProjects, queryMetrics } from './analytics';
 import { exportCalls } from './export';
+import { readTtlSettings, updateTtlSettings } from './project-settings';
 import type { Store } from '@weft/store';
 import { countCalls, needsEnrichment, readCall, streamCallLines, streamCalls } from './calls';
 import { withExpandedRefsAndFeedback } from './call-enrichment';
@@ -18,6 +19,8 @@ export interface QueryDeps {
   auth: Authenticator;
   /** Rows per ClickHouse query when streaming calls (see StreamOptions); default by store mode. */
   pageRows?: number;
+  /** Days kept in projects with no retention of their own (WEFT_RETENTION_DAYS). */
+  defaultRetentionDays?: number;
   /** Resolves once the writes acknowledged so far are stored (the all-in-one's ingest log): every read waits on it. */
   caughtUp?: () => Promise<void>;
 }
@@ -70,6 +73,9 @@ export async function queryRoutes(app: FastifyInstance, deps: QueryDeps): Promis
     await exportCalls(deps.store, body, reply, { pageRows });
     return undefined;
   });
+  addRoute(app, deps.auth, 'ttlSettingsRead', async (body) => readTtlSettings(deps.store, body.project_id, deps.defaultRetentionDays));
+  addRoute(app, deps.auth, 'ttlSettingsUpdate', async (body, { caller }) => updateTtlSettings(deps.store, body, caller.userId));
+  addRoute(app, deps.auth, 'ingestSamplingSettingsRead', async () => ({ dry_run: false, sample_rate: 1 }));
   addRoute(app, deps.auth, 'analyticsQuery', async (body, { signal }) => queryMetrics(deps.store, body, signal));
 
   await app.register(objectReadRoutes, { store: deps.store, auth: deps.auth });

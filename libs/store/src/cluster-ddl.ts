@@ -51,6 +51,10 @@ export const SHARDING_KEYS: Readonly<Record<string, string>> = {
   weft_memberships: 'cityHash64(user_id, entity)',
   weft_api_keys: 'cityHash64(key_hash)',
   weft_migrations: 'version',
+  // A queue's items and their progress on one shard: an items page joins the two.
+  annotation_queues: 'cityHash64(project_id, id)',
+  annotation_queue_items: 'cityHash64(project_id, queue_id)',
+  annotator_queue_items_progress: 'cityHash64(project_id, queue_id)',
 };
 
 /** The local (per-shard, replicated) table under the Distributed table `table`. */

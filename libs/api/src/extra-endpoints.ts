@@ -6,6 +6,7 @@ import { callUsageRes, callsUsageReq, projectStatsReq, projectStatsRes, traceUsa
 import { costCreateReq, costCreateRes, feedbackReplaceReq, tableCreateRes } from './objects';
 import { embeddingReq, textCompletionReq } from './inference';
 import type { EndpointSpec } from './endpoints';
+import { actionsExecuteBatchReq } from './actions';
 import {
   annotationQueue,
   annotationQueueAddCallsReq,
@@ -413,6 +414,15 @@ export const extraEndpoints = {
     service: 'query',
     request: annotatorProgressUpdateReq,
     response: annotatorProgressUpdateRes,
+    published: true,
+  },
+  actionsExecuteBatch: {
+    path: '/actions/execute_batch',
+    summary: "Run an ActionSpec (contains_words, llm_judge) on calls; each result is stored as the call's feedback",
+    auth: 'basic',
+    service: 'inference',
+    request: actionsExecuteBatchReq,
+    response: emptyObject,
     published: true,
   },
 } as const satisfies Record<string, ExtraEndpointSpec>;

@@ -12,3 +12,4 @@ export * from './reference-requests';
 export * from './usage';
 export * from './call-stats';
 export * from './annotation-queues';
+export * from './actions';

@@ -53,6 +53,10 @@ export const SHARDING_KEYS: Readonly<Record<string, string>> = {
   weft_migrations: 'version',
   // A project's settings, each one's versions on one shard (the latest replaces the others).
   project_settings: 'cityHash64(project_id, name)',
+  // A queue's items and their progress on one shard: an items page joins the two.
+  annotation_queues: 'cityHash64(project_id, id)',
+  annotation_queue_items: 'cityHash64(project_id, queue_id)',
+  annotator_queue_items_progress: 'cityHash64(project_id, queue_id)',
 };
 
 /** The local (per-shard, replicated) table under the Distributed table `table`. */

@@ -245,6 +245,11 @@ describe('the web UI in Chromium', () => {
       await signIn(page, member.key);
       await page.getByRole('link', { name: P }).click();
       const rows = page.locator('.vt-body .call-row');
+      // Trace roots only at first; every call once unticked.
+      const roots = await clientFor(api, member).post('/calls/query_stats', { project_id: P, filter: { trace_roots_only: true } });
+      await until(() => rows.count()).toBe(roots.body.count);
+      expect(roots.body.count).toBeLessThan(seeded.callCount);
+      await page.getByLabel('roots only').uncheck();
       await until(() => rows.count()).toBe(seeded.callCount);
       await until(() => page.locator('.table-meta').textContent()).toContain(`${seeded.callCount} calls`);
       await shot(page, '03-calls');

@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { post } from '../api';
-import { callStatus, fmtCost, fmtInt, fmtMs, fmtTime, latencyMs, opLabel, usageByModel } from '../format';
+import { callStatus, fmtCost, fmtInt, fmtMs, fmtTime, latencyMs, opLabel, usageByModel, type Status } from '../format';
+import { exceptionText } from '../exception';
 import { findRefs, parseRef, refHref } from '../refs';
 import { projectHref } from '../route';
 import type { Call, Feedback } from '../types';
@@ -11,8 +12,7 @@ import { Conversation, findConversation } from './messages';
 import { ErrorBox, Loading } from './states';
 
 /** Everything about one call: inputs, output (a chat as a conversation), exception, usage and cost, refs, feedback, attributes. */
-export function CallDetail({ call, projectId }: { call: Call; projectId: string }) {
-  const status = callStatus(call);
+export function CallDetail({ call, projectId, status = callStatus(call) }: { call: Call; projectId: string; status?: Status }) {
   const usage = usageByModel(call);
   const models = Object.entries(usage);
   const feedback = ((call.summary?.weave as Record<string, unknown> | undefined)?.feedback ?? []) as Feedback[];
@@ -26,7 +26,7 @@ export function CallDetail({ call, projectId }: { call: Call; projectId: string 
       <dl class="facts">
         <dt>Op</dt>
         <dd>
-          <code>{call.op_name}</code>
+          <OpLink opName={call.op_name} projectId={projectId} />
         </dd>
         <dt>Started</dt>
         <dd>{fmtTime(call.started_at, true)}</dd>
@@ -61,7 +61,7 @@ export function CallDetail({ call, projectId }: { call: Call; projectId: string 
       </dl>
       {call.exception ? (
         <Section title="Exception" open>
-          <pre class="exception">{call.exception}</pre>
+          <pre class="exception">{exceptionText(call.exception)}</pre>
         </Section>
       ) : null}
       <Section title="Inputs" open>
@@ -133,6 +133,17 @@ export function CallDetail({ call, projectId }: { call: Call; projectId: string 
         <JsonView value={call.summary} />
       </Section>
     </div>
+  );
+}
+
+/** The op by its short name: an op ref opens its version, a plain name (OTLP spans) its calls. */
+function OpLink({ opName, projectId }: { opName: string; projectId: string }) {
+  const ref = parseRef(opName);
+  const to = ref?.kind === 'op' ? refHref(ref) : projectHref(projectId, ['calls'], { op: opName });
+  return (
+    <a href={to} title={opName}>
+      {opLabel(opName)}
+    </a>
   );
 }
 

@@ -33,7 +33,7 @@ export function AnalyticsView({ projectId, route }: { projectId: string; route: 
   const apply = (f: CallsFilter) => navigate(projectHref(projectId, ['analytics'], { ...f }));
   const { data, error, loading } = useAsync(
     (signal) => {
-      const body = callsQueryBody(filter);
+      const body = callsQueryBody(filter, projectId);
       return post<Aggregate>('/calls/aggregate', { project_id: projectId, ...body }, signal);
     },
     [projectId, route.params.toString()],
@@ -93,8 +93,8 @@ function Charts({ data }: { data: Aggregate }) {
         <tbody>
           {data.by_op.map((o) => (
             <tr key={o.op_name}>
-              <td>
-                <code>{o.op_name}</code>
+              <td title={o.op_name}>
+                <code>{opLabel(o.op_name)}</code>
               </td>
               <td class="num">{fmtInt(o.calls)}</td>
               <td class="num">{fmtInt(o.errors)}</td>

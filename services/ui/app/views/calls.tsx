@@ -1,6 +1,6 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { post, postJsonl } from '../api';
-import { callsQueryBody, filterFromParams, FilterError, type CallsFilter } from '../calls-filter';
+import { callsQueryBody, filterFromParams, FilterError, rootsOnly, type CallsFilter } from '../calls-filter';
 import { FilterBar } from '../components/filter-bar';
 import { Layout } from '../components/layout';
 import { Empty, ErrorBox, Loading } from '../components/states';
@@ -8,6 +8,7 @@ import { callCost, callStatus, callTokens, fmtCost, fmtInt, fmtMs, fmtTime, late
 import { navigate, projectHref, type Route } from '../route';
 import { rowOffset, scrollTopShowing, scrollWindow } from '../virtual-scroll';
 import type { Call } from '../types';
+import { useBodyKeys } from '../use-body-keys';
 
 /** Rows per request: the table asks only for the pages that scroll into view. */
 export const PAGE_ROWS = 100;
@@ -87,7 +88,7 @@ function CallsTable({
 }) {
   const body = useMemo(() => {
     try {
-      return { ...callsQueryBody(filter), project_id: projectId };
+      return { ...callsQueryBody({ ...filter, roots: rootsOnly(filter) ? '1' : '0' }, projectId), project_id: projectId };
     } catch (e) {
       if (e instanceof FilterError) return e;
       throw e;
@@ -140,8 +141,10 @@ function CallsTable({
     return { ...req, offset: page * PAGE_ROWS };
   };
 
+  /** Set by the first failed request: the table then shows the error and asks for nothing more (no retry loop). */
+  const failed = useRef(false);
   const loadPage = (page: number) => {
-    if (body instanceof FilterError || pages.current.has(page)) return;
+    if (body instanceof FilterError || failed.current || pages.current.has(page)) return;
     pages.current.set(page, 'loading');
     postJsonl<Call>('/calls/stream_query', pageRequest(page, body), abort.current.signal).then(
       (rows) => {
@@ -151,7 +154,9 @@ function CallsTable({
       },
       (e) => {
         pages.current.delete(page);
-        if (e.name !== 'AbortError') setError(e);
+        if (e.name === 'AbortError') return;
+        failed.current = true;
+        setError(e);
       },
     );
   };
@@ -175,6 +180,7 @@ function CallsTable({
   useEffect(() => {
     const wantFirst = Math.floor(first / PAGE_ROWS);
     const wantLast = Math.max(wantFirst, Math.floor(Math.max(first, last - 1) / PAGE_ROWS));
+    if (failed.current) return;
     const missing: number[] = [];
     // A page whose predecessor is on its way waits for it (then continues from its last row).
     for (let p = wantFirst; p <= wantLast; p++) if (!pages.current.has(p) && pages.current.get(p - 1) !== 'loading') missing.push(p);
@@ -225,6 +231,7 @@ function CallsTable({
     else if (y + ROW_PX > w.rowsTop + el.clientHeight) el.scrollTop = scrollTopShowing(w, y + ROW_PX - el.clientHeight);
   };
 
+  useBodyKeys((e) => scroller.current && onKey(e));
   if (error) return <ErrorBox error={error} />;
   const firstPage = pages.current.get(0);
   const empty = Array.isArray(firstPage) && firstPage.length === 0;

@@ -9,12 +9,22 @@ export async function loadBenchCalls(client: ClickHouseClient, project: string, 
   await loadBenchCallRange(client, project, 0, n, 0);
 }
 
-/** Calls number `from` to `to` (exclusive) of the data set; `pad`: characters of filler text in inputs and output (0: ~300-byte calls; 350: ~1 KB). */
-export async function loadBenchCallRange(client: ClickHouseClient, project: string, from: number, to: number, pad: number): Promise<void> {
+/**
+ * Calls number `from` to `to` (exclusive) of the data set; `pad`: characters of filler text in
+ * inputs and output (0: ~300-byte calls; 350: ~1 KB); `stepMs`: the time between two calls' starts.
+ */
+export async function loadBenchCallRange(
+  client: ClickHouseClient,
+  project: string,
+  from: number,
+  to: number,
+  pad: number,
+  stepMs = 10,
+): Promise<void> {
   const filler = pad ? `,"text":"', repeat(char(97 + number % 26), ${pad}), '"` : '';
   const id = `concat('c-', leftPad(toString(number), 9, '0'))`;
   const root = `concat('c-', leftPad(toString(number - number % 10), 9, '0'))`;
-  const started = `toDateTime64('2024-01-01 00:00:00', 6, 'UTC') + toIntervalMillisecond(number * 10)`;
+  const started = `toDateTime64('2024-01-01 00:00:00', 6, 'UTC') + toIntervalMillisecond(number * ${stepMs})`;
   await client.command({
     query: `INSERT INTO call_parts (project_id, id, trace_id, parent_id, thread_id, turn_id, op_name, started_at,
       attributes_dump, inputs_dump, input_refs, output_refs, svc_user_id, created_at)

@@ -163,6 +163,25 @@ describe('benchmarks run (tiny mode)', () => {
     expect(r.out).toMatch(/filtered \(op_names, 1 in 20\) \+ columns, to the end.* 100 rows,/);
   }, 300_000);
 
+  it('bench:analytics loads calls over 30 days and times metrics queries and exports', async () => {
+    const r = await runBench('analytics.ts', {
+      BENCH_CALLS: '3000',
+      BENCH_RUNS: '1',
+      BENCH_EXPORT_CALLS: '1000',
+      BENCH_DATA_DIR: newDataDir('bench-analytics'),
+    });
+    ok(r);
+    expect(r.out).toMatch(/loaded 3000 calls over 30 days/);
+    const lines = r.out.match(/^(metrics|UI|export): .*$/gm) ?? [];
+    expect(lines).toHaveLength(7);
+    for (const l of lines) expect(l).toMatch(/ median +\d+ ms +CPU +\d+ ms +RSS \+\d+ MiB/);
+    expect(r.out).not.toContain('FAILED');
+    // 20 ops × 30 days; 13 model names; 1,000 calls exported in both formats.
+    expect(r.out).toMatch(/by op and day.* 600 rows/);
+    expect(r.out).toMatch(/dotted path.* 13 rows/);
+    expect(r.out.match(/export: 1,000 calls as (Parquet|JSONL).* calls\/s/g)).toHaveLength(2);
+  }, 300_000);
+
   it('bench:stream-memory loads, streams to the end, and splits the memory growth into its shares', async () => {
     const r = await runBench('stream-memory.ts', { BENCH_STREAM_CALLS: '3000', BENCH_DATA_DIR: newDataDir('bench-stream-memory') });
     ok(r);

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { callFilter, limit, projectId, query } from './common';
+import { callFilter, limit, projectId, query, timestamp } from './common';
+import { callsStreamQueryReq } from './calls';
 
 /**
  * Read endpoints the web UI needs beyond the interface (listed as extras in /openapi.json):
@@ -50,3 +51,95 @@ export const callsAggregateRes = z.object({
   by_model: z.array(z.object({ model: z.string(), calls: z.number().int(), requests: z.number().int(), ...usage })),
 });
 export type CallsAggregateRes = z.infer<typeof callsAggregateRes>;
+
+/** The time buckets a metrics query can group by (`bucket`), as ClickHouse's toStartOf… functions. */
+export const METRIC_BUCKETS = ['auto', 'minute', 'hour', 'day', 'week', 'month'] as const;
+/** Dimension and metric names are checked by the query builder (libs/query metrics.ts), which names the unknown one. */
+export const analyticsQueryReq = z.object({
+  project_id: projectId,
+  dimensions: z
+    .array(z.string().min(1))
+    .max(6)
+    .default([])
+    .describe(
+      'group-by names: op_name, op, status, model, svc_user_id, thread_id, trace_id, is_root, parent_op, time, or a dotted path under attributes., inputs., output., summary.',
+    ),
+  metrics: z
+    .array(z.string().min(1))
+    .min(1)
+    .max(30)
+    .describe(
+      'count, errors, error_rate, latency_{min,avg,p50,p90,p95,p99,max}_ms, requests, prompt_tokens, completion_tokens, total_tokens, cost, distinct_users, distinct_traces, or sum|avg|min|max|p50|p90|p95|p99(<dotted path>)',
+    ),
+  filter: callFilter.optional(),
+  query: query.optional(),
+  from: timestamp.optional().describe('calls started at or after (ISO 8601)'),
+  to: timestamp.optional().describe('calls started before (ISO 8601)'),
+  bucket: z
+    .enum(METRIC_BUCKETS)
+    .optional()
+    .describe('width of the `time` dimension (default: day); auto: a round width giving at most 120 buckets over the calls matched'),
+  bucket_seconds: z
+    .number()
+    .int()
+    .min(1)
+    .max(366 * 86_400)
+    .optional()
+    .describe('width of the `time` dimension in seconds (instead of `bucket`)'),
+  top: z
+    .object({ dimension: z.string().min(1), n: z.number().int().min(1).max(1000) })
+    .optional()
+    .describe('keep this dimension\'s n values with the most calls; the others are folded into one value, "__other__"'),
+  order_by: z
+    .array(z.object({ field: z.string().min(1), direction: z.enum(['asc', 'desc']).default('desc') }))
+    .max(8)
+    .optional()
+    .describe('metric or dimension names (default: time ascending if grouped by time, else the first metric descending)'),
+  limit: z.number().int().min(1).max(10_000).default(1000).describe('most rows returned; `truncated` says when more matched'),
+});
+export type AnalyticsQueryReq = z.infer<typeof analyticsQueryReq>;
+
+export const analyticsQueryRes = z.object({
+  rows: z.array(z.record(z.string(), z.unknown())).describe('one object per group: each dimension and metric by its name'),
+  truncated: z.boolean().describe('more groups matched than `limit`'),
+  bucket_seconds: z.number().int().optional().describe('the width of the `time` buckets when `bucket` is auto or bucket_seconds'),
+});
+export type AnalyticsQueryRes = z.infer<typeof analyticsQueryRes>;
+
+/** The formats /calls/export writes. */
+export const EXPORT_FORMATS = ['jsonl', 'csv', 'parquet'] as const;
+/** The flat columns of a CSV or Parquet export, in this order (objects as JSON text). */
+export const CALL_EXPORT_COLUMNS = [
+  'id',
+  'project_id',
+  'op_name',
+  'display_name',
+  'trace_id',
+  'parent_id',
+  'thread_id',
+  'turn_id',
+  'started_at',
+  'ended_at',
+  'status',
+  'latency_ms',
+  'exception',
+  'svc_user_id',
+  'svc_run_id',
+  'inputs',
+  'output',
+  'attributes',
+  'summary',
+] as const;
+export type CallExportColumn = (typeof CALL_EXPORT_COLUMNS)[number];
+
+export const callsExportReq = callsStreamQueryReq
+  .pick({ project_id: true, filter: true, query: true, sort_by: true, limit: true, offset: true, include_costs: true })
+  .extend({
+    format: z.enum(EXPORT_FORMATS).describe('jsonl: the Calls as /calls/stream_query sends them; csv and parquet: one flat row per call'),
+    columns: z
+      .array(z.enum(CALL_EXPORT_COLUMNS))
+      .min(1)
+      .optional()
+      .describe('the columns of a csv or parquet export (default: all), or the top-level fields of a jsonl one'),
+  });
+export type CallsExportReq = z.infer<typeof callsExportReq>;

@@ -4,7 +4,15 @@ import { jsonObject, projectId, query, timestamp } from './common';
 import { costCreateReq, costCreateRes, feedbackReplaceReq, tableCreateRes } from './objects';
 import { embeddingReq, textCompletionReq } from './inference';
 import type { EndpointSpec } from './endpoints';
-import { callsAggregateReq, callsAggregateRes, projectsListReq, projectsListRes } from './analytics';
+import {
+  analyticsQueryReq,
+  analyticsQueryRes,
+  callsExportReq,
+  callsAggregateReq,
+  callsAggregateRes,
+  projectsListReq,
+  projectsListRes,
+} from './analytics';
 
 /**
  * Endpoints the reference's clients need beyond the interface's 20 (see README, "Extra
@@ -219,6 +227,24 @@ export const extraEndpoints = {
     service: 'query',
     request: callsAggregateReq,
     response: callsAggregateRes,
+    published: true,
+  },
+  callsExport: {
+    path: '/calls/export',
+    summary: 'The calls a query matches as a download: JSONL, CSV or Parquet, streamed',
+    auth: 'basic',
+    service: 'query',
+    request: callsExportReq,
+    response: z.string().describe('the file: application/jsonl, text/csv or application/vnd.apache.parquet'),
+    published: true,
+  },
+  analyticsQuery: {
+    path: '/analytics/query',
+    summary: 'Metrics over calls grouped by dimensions and time (counts, errors, latency quantiles, tokens, cost)',
+    auth: 'basic',
+    service: 'query',
+    request: analyticsQueryReq,
+    response: analyticsQueryRes,
     published: true,
   },
 } as const satisfies Record<string, ExtraEndpointSpec>;

@@ -39,6 +39,8 @@ export interface StreamFraming<T> {
   close?: string;
   /** Called once when the client goes away or producing fails: stop the producer's work. */
   onAbort?: () => void;
+  /** More response headers (e.g. content-disposition for a download). */
+  headers?: Record<string, string>;
 }
 
 /**
@@ -62,7 +64,7 @@ export async function sendStream<T>(reply: FastifyReply, items: AsyncIterable<T>
   const iterator = items[Symbol.asyncIterator]();
   const first = await iterator.next();
   reply.hijack();
-  res.writeHead(200, { 'content-type': framing.contentType, 'cache-control': 'no-store' });
+  res.writeHead(200, { ...framing.headers, 'content-type': framing.contentType, 'cache-control': 'no-store' });
   try {
     if (framing.open) await writeOrWait(res, framing.open);
     for (let r = first; !r.done; r = await iterator.next()) {

@@ -1,5 +1,6 @@
 import type { CallsAggregateReq } from '@weft/api';
 import { CallsQueryPlan } from './calls';
+import { withOwnUsageSql } from './own-usage';
 import { priceRankOrderSql, projectPricesSql, tokenCostSql } from './costs';
 import type { Params, BuiltQuery } from './params';
 
@@ -45,7 +46,7 @@ export class CallsAggregatePlan {
   }
 
   /**
-   * Tokens and cost per (op, model) from summary.usage, each (call, model) priced with the price
+   * Tokens and cost per (op, model) from each call's own usage (own-usage.ts), each (call, model) priced with the price
    * in force at the call's start (as include_costs); unpriced usage counts tokens at cost 0.
    * Reads calls_ends' ready-made `usage` (no summary parsed) of the calls that have one (an
    * inner join). Pricing is linear in the token counts and the price picked for a call depends
@@ -57,7 +58,12 @@ export class CallsAggregatePlan {
   usageQuery(): BuiltQuery {
     const p = this.plan.params;
     const pid = this.plan.projectParam;
-    const calls = this.mergedSql(p, ['op_name', 'started_at', 'usage'], 'notEmpty(usage)');
+    // Each call's own usage: the Weave SDK rolls children's usage up into their parent's summary.
+    const calls = withOwnUsageSql(
+      this.mergedSql(p, ['op_name', 'started_at', 'usage'], 'notEmpty(usage)'),
+      ['op_name', 'started_at', 'usage'],
+      pid,
+    );
     // Each model's effective dates (the project's prices and the defaults): a small constant map.
     const dates = `(SELECT mapFromArrays(groupArray(llm_id), groupArray(ds)) FROM (SELECT llm_id, groupArray(effective_date) AS ds FROM (${projectPricesSql(pid)}) GROUP BY llm_id))`;
     const sums = `SELECT op_name, m.model AS llm_id, arrayCount(d -> d <= started_at, ${dates}[m.model]) AS epoch, any(started_at) AS epoch_start,

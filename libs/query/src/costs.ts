@@ -174,9 +174,10 @@ export const callTotalTokensSql = `if(empty(usage), NULL, arraySum(u -> if(u.5 >
  * include_costs puts in summary.weave.costs (each model priced with the price
  * priceRankOrderSql would pick), computed in the expression so ORDER BY can use it. The
  * project's prices are one small constant array (a scalar subquery, read once per query).
- * NULL when no model of the call has a price (as the UI's Cost column).
+ * NULL when no model of the call has a price (as the UI's Cost column). `usage`: the array
+ * priced (default: the column).
  */
-export function callTotalCostSql(pid: string): string {
+export function callTotalCostSql(pid: string, usage = 'usage'): string {
   // Each model's prices as (effective_date, level, prompt, completion, cache read, cache creation),
   // in a constant map by model: a usage entry looks up its own model's few prices instead of
   // filtering the whole price list for every row (10M calls, the cost sort: 7.0 → 2.8 s of CPU).
@@ -185,7 +186,7 @@ export function callTotalCostSql(pid: string): string {
     FROM (${projectPricesSql(pid)}) GROUP BY llm_id))`;
   // u's model's prices ranked by priceRankOrderSql's keys: in force at the start, level, newest.
   const ranked = `arraySort(pr -> (if(started_at >= pr.1, 1, 2), pr.2, -toUnixTimestamp64Milli(pr.1)), ${prices}[u.1])`;
-  const priced = `arrayMap(u -> (u, ${ranked}[1]), arrayFilter(u -> mapContains(${prices}, u.1), usage))`;
+  const priced = `arrayMap(u -> (u, ${ranked}[1]), arrayFilter(u -> mapContains(${prices}, u.1), ${usage}))`;
   // x.1: the usage tuple (.3 prompt, .4 completion, .6 cache read, .7 cache creation); x.2: its price.
   const cost = tokenCostSql({
     prompt: 'x.1.3',

@@ -5,3 +5,5 @@ export * from './call-fields';
 export * from './costs';
 export * from './threads';
 export * from './aggregates';
+export * from './own-usage';
+export * from './metrics';

@@ -6,3 +6,4 @@ export * from './errors';
 export * from './call-part-tsv';
 export * from './cluster-ddl';
 export * from './call-part-rowbinary';
+export * from './parquet';

@@ -16,6 +16,16 @@ export const USAGE = `usage: weft <command> [options]
   entities list                         list entities and their members
   entities add-member <entity> <user>   make a user a member of an entity
   entities remove-member <entity> <user>
+  export <entity/project> --format jsonl|csv|parquet [--out <file>] [--query <$expr JSON>]
+         [--filter <filter JSON>] [--columns <a,b,…>] [--limit <n>]
+                                        download the calls a query matches (progress on stderr)
+  analytics <entity/project> --metrics <a,b,…> [--dimensions <a,b,…>] [--from <ISO>] [--to <ISO>]
+         [--bucket minute|hour|day|week|month] [--query <$expr JSON>] [--filter <filter JSON>]
+         [--limit <n>] [--format json|csv] [--out <file>]
+                                        run a metrics query (/analytics/query); rows as JSON or CSV
+
+export and analytics always go through a server: --url (default http://localhost:6345) and
+--api-key (any key that may read the project).
 
 Where the store is:
   --url <url> (or WEFT_URL)             a running weft server: uses its admin endpoints with
@@ -28,6 +38,19 @@ export interface MigrateCommand {
   kind: 'migrate';
 }
 
+/** `weft export` / `weft analytics`: a read through a running server's HTTP API. */
+export interface ReadCommand {
+  kind: 'export' | 'analytics';
+  path: '/calls/export' | '/analytics/query';
+  body: Record<string, unknown>;
+  url: string;
+  apiKey?: string;
+  /** Where the bytes go (default: stdout). */
+  out?: string;
+  /** analytics: the rows as CSV instead of JSON. */
+  csv?: boolean;
+}
+
 export interface Command {
   kind: 'admin';
   path: AdminPath;
@@ -37,7 +60,10 @@ export interface Command {
 }
 
 /** Turns command-line arguments into one admin operation (the same bodies as the HTTP endpoints). */
-export function parseCommand(argv: string[], env: Record<string, string | undefined> = process.env): Command | MigrateCommand {
+export function parseCommand(
+  argv: string[],
+  env: Record<string, string | undefined> = process.env,
+): Command | MigrateCommand | ReadCommand {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
@@ -48,6 +74,17 @@ export function parseCommand(argv: string[], env: Record<string, string | undefi
       name: { type: 'string' },
       url: { type: 'string' },
       'api-key': { type: 'string' },
+      format: { type: 'string' },
+      out: { type: 'string' },
+      query: { type: 'string' },
+      filter: { type: 'string' },
+      columns: { type: 'string' },
+      limit: { type: 'string' },
+      metrics: { type: 'string' },
+      dimensions: { type: 'string' },
+      from: { type: 'string' },
+      to: { type: 'string' },
+      bucket: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -58,6 +95,10 @@ export function parseCommand(argv: string[], env: Record<string, string | undefi
     return { kind: 'migrate' };
   }
   const common = { url: values.url ?? env.WEFT_URL ?? undefined, apiKey: values['api-key'] ?? env.WEFT_API_KEY ?? undefined };
+  if (group === 'export' || group === 'analytics') {
+    if (!action || rest.length) throw new UsageError(`weft ${group} takes one project (<entity>/<project>)\n\n${USAGE}`);
+    return readCommand(group, action, values, { ...common, url: common.url ?? 'http://localhost:6345' });
+  }
   const need = (n: number, what: string) => {
     if (rest.length !== n) throw new UsageError(`weft ${group} ${action} takes ${what}\n\n${USAGE}`);
   };
@@ -88,4 +129,34 @@ export function parseCommand(argv: string[], env: Record<string, string | undefi
     default:
       throw new UsageError(USAGE);
   }
+}
+
+type ReadOptions = Partial<
+  Record<'format' | 'out' | 'query' | 'filter' | 'columns' | 'limit' | 'metrics' | 'dimensions' | 'from' | 'to' | 'bucket', string>
+>;
+
+/** The body of an export or a metrics query from the options (the server checks it and names what is wrong). */
+function readCommand(group: 'export' | 'analytics', project: string, o: ReadOptions, where: { url: string; apiKey?: string }): ReadCommand {
+  const json = (flag: 'query' | 'filter') => {
+    if (o[flag] === undefined) return undefined;
+    try {
+      const v = JSON.parse(o[flag]) as unknown;
+      return flag === 'query' ? { $expr: v } : v;
+    } catch {
+      throw new UsageError(`--${flag} is not JSON: ${o[flag]}`);
+    }
+  };
+  const list = (s: string | undefined) => (s === undefined ? undefined : s.split(',').filter(Boolean));
+  const limit = o.limit === undefined ? undefined : Number(o.limit);
+  if (limit !== undefined && !Number.isInteger(limit)) throw new UsageError(`--limit must be an integer: ${o.limit}`);
+  const body: Record<string, unknown> = { project_id: project, query: json('query'), filter: json('filter'), limit };
+  if (group === 'export') {
+    if (!o.format) throw new UsageError(`weft export needs --format jsonl|csv|parquet\n\n${USAGE}`);
+    Object.assign(body, { format: o.format, columns: list(o.columns) });
+    return { kind: 'export', path: '/calls/export', body, out: o.out, ...where };
+  }
+  if (!o.metrics) throw new UsageError(`weft analytics needs --metrics <a,b,…>\n\n${USAGE}`);
+  if (o.format !== undefined && o.format !== 'json' && o.format !== 'csv') throw new UsageError('--format is json or csv for analytics');
+  Object.assign(body, { metrics: list(o.metrics), dimensions: list(o.dimensions) ?? [], from: o.from, to: o.to, bucket: o.bucket });
+  return { kind: 'analytics', path: '/analytics/query', body, out: o.out, csv: o.format === 'csv', ...where };
 }

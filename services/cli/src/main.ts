@@ -1,7 +1,8 @@
 import { runAdmin, KeyStore } from '@weft/auth';
 import { isApiError, loadConfig } from '@weft/core';
 import { latestMigration, migrate, openStore, type Store } from '@weft/store';
-import { parseCommand, UsageError, type Command, type MigrateCommand } from './commands';
+import { parseCommand, UsageError, type Command, type MigrateCommand, type ReadCommand } from './commands';
+import { runRead } from './read';
 
 /** Through a running server's admin endpoints. */
 async function viaHttp(cmd: Command): Promise<unknown> {
@@ -45,8 +46,10 @@ async function viaStore(cmd: Command | MigrateCommand): Promise<unknown> {
   }
 }
 
+const isRead = (cmd: Command | MigrateCommand | ReadCommand): cmd is ReadCommand => cmd.kind === 'export' || cmd.kind === 'analytics';
+
 async function main(): Promise<number> {
-  let cmd: Command | MigrateCommand;
+  let cmd: Command | MigrateCommand | ReadCommand;
   try {
     cmd = parseCommand(process.argv.slice(2));
   } catch (e) {
@@ -54,6 +57,10 @@ async function main(): Promise<number> {
     return 2;
   }
   try {
+    if (isRead(cmd)) {
+      await runRead(cmd);
+      return 0;
+    }
     const result = cmd.kind === 'admin' && cmd.url ? await viaHttp(cmd) : await viaStore(cmd);
     process.stdout.write(JSON.stringify(result, null, 2) + '\n');
     if (cmd.kind === 'admin' && cmd.path === '/admin/keys/create')

@@ -1,6 +1,13 @@
-import type { CallsAggregateReq, CallsAggregateRes, ProjectsListReq, ProjectSummary } from '@weft/api';
+import type {
+  AnalyticsQueryReq,
+  AnalyticsQueryRes,
+  CallsAggregateReq,
+  CallsAggregateRes,
+  ProjectsListReq,
+  ProjectSummary,
+} from '@weft/api';
 import { ApiError, type Caller } from '@weft/core';
-import { CallsAggregatePlan, chooseBucketSeconds, Params } from '@weft/query';
+import { CallsAggregatePlan, chooseBucketSeconds, MetricsQueryPlan, Params } from '@weft/query';
 import type { Store } from '@weft/store';
 
 const DEFAULT_PROJECTS_LIMIT = 1000;
@@ -120,4 +127,24 @@ export async function aggregateCalls(store: Store, req: CallsAggregateReq, signa
     by_op: [...byOp.values()],
     by_model: [...byModel.values()].sort((a, b) => b.cost - a.cost || b.total_tokens - a.total_tokens || a.model.localeCompare(b.model)),
   };
+}
+
+/**
+ * /analytics/query: the request's metrics per group of its dimensions over the calls it matches
+ * (libs/query metrics.ts); at most `limit` groups, `truncated` when more matched.
+ */
+export async function queryMetrics(store: Store, req: AnalyticsQueryReq, signal: AbortSignal): Promise<AnalyticsQueryRes> {
+  const run = async (q: { sql: string; params: Record<string, unknown> }) => {
+    const rs = await store.client.query({ query: q.sql, query_params: q.params, format: 'JSONEachRow', abort_signal: signal });
+    return rs.json<Record<string, unknown>>();
+  };
+  let bucketSeconds = req.bucket_seconds;
+  if (req.bucket === 'auto') {
+    const [range] = await run(MetricsQueryPlan.rangeQuery(req));
+    bucketSeconds = chooseBucketSeconds(Number(range?.min_us ?? 0), Number(range?.max_us ?? 0));
+    req = { ...req, bucket: undefined, bucket_seconds: bucketSeconds };
+  }
+  const plan = new MetricsQueryPlan(req);
+  const answer = plan.rows(await run(plan.query()));
+  return bucketSeconds !== undefined && req.dimensions.includes('time') ? { ...answer, bucket_seconds: bucketSeconds } : answer;
 }

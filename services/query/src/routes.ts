@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { addRoute, sendJsonl, sendJsonlText, type Authenticator } from '@weft/http';
-import { aggregateCalls, listProjects } from './analytics';
+import { aggregateCalls, listProjects, queryMetrics } from './analytics';
+import { exportCalls } from './export';
 import type { Store } from '@weft/store';
 import { countCalls, needsEnrichment, readCall, streamCallLines, streamCalls } from './calls';
 import { withExpandedRefsAndFeedback } from './call-enrichment';
@@ -55,6 +56,11 @@ export async function queryRoutes(app: FastifyInstance, deps: QueryDeps): Promis
   // For the web UI (extras, published in /openapi.json).
   addRoute(app, deps.auth, 'projectsList', async (body, { caller }) => listProjects(deps.store, caller, body));
   addRoute(app, deps.auth, 'callsAggregate', async (body, { signal }) => aggregateCalls(deps.store, body, signal));
+  addRoute(app, deps.auth, 'callsExport', async (body, { reply }) => {
+    await exportCalls(deps.store, body, reply, { pageRows });
+    return undefined;
+  });
+  addRoute(app, deps.auth, 'analyticsQuery', async (body, { signal }) => queryMetrics(deps.store, body, signal));
 
   await app.register(objectReadRoutes, { store: deps.store, auth: deps.auth });
 }

@@ -1,0 +1,328 @@
+import type { AnalyticsQueryReq } from '@weft/api';
+import { ApiError } from '@weft/core';
+import { latencySql } from './call-json';
+import { CallsQueryPlan } from './calls';
+import { JSON_ROOTS } from './call-fields';
+import { callTotalCostSql } from './costs';
+import { splitFieldPath } from './expr';
+import { withOwnUsageSql } from './own-usage';
+import type { BuiltQuery, Params } from './params';
+
+/**
+ * /analytics/query: metrics over the calls a filter matches (the set /calls/query_stats counts),
+ * grouped by dimensions. Two levels: the matched calls (one row each, replays folded, deleted
+ * ones left out, with their own usage when a metric or dimension reads usage: own-usage.ts), then
+ * one GROUP BY over them, with a model's usage rows (`model`) or the parent's op (`parent_op`)
+ * joined in when asked for.
+ */
+
+/** The value a `top` dimension takes for the calls outside its top n. */
+export const OTHER_VALUE = '__other__';
+
+export type DimensionKind = 'string' | 'time' | 'bool' | 'json';
+
+interface Dimension {
+  name: string;
+  sql: string;
+  kind: DimensionKind;
+}
+
+interface Metric {
+  name: string;
+  sql: string;
+  /** A count (an integer), else a number or NULL. */
+  integer: boolean;
+}
+
+/** The usage array a row's token and cost metrics read: the call's own, or the one model's entry of its row. */
+const CALL_USAGE = 'usage';
+const MODEL_USAGE = '[own_u]';
+
+/** A versioned op ref's name (`weave:///e/p/op/<name>:<digest>`), or the op name itself (OTLP spans, plain names). */
+export const opBaseNameSql = (col: string) =>
+  `if(startsWith(${col}, 'weave:///'), replaceRegexpOne(${col}, '^weave:///[^/]+/[^/]+/op/([^:]*)(:.*)?$', '\\\\1'), ${col})`;
+
+const BUCKET_SQL: Record<string, string> = {
+  minute: 'toStartOfMinute(started_at)',
+  hour: 'toStartOfHour(started_at)',
+  day: 'toStartOfDay(started_at)',
+  week: "toDateTime(toStartOfWeek(started_at, 1), 'UTC')",
+  month: "toDateTime(toStartOfMonth(started_at), 'UTC')",
+};
+
+const PLAIN_DIMENSIONS = ['op_name', 'svc_user_id', 'thread_id', 'trace_id'];
+
+const QUANTILES: Record<string, number> = { p50: 0.5, p90: 0.9, p95: 0.95, p99: 0.99 };
+const PATH_AGGREGATES = ['sum', 'avg', 'min', 'max', ...Object.keys(QUANTILES)];
+
+const LATENCY = `toFloat64(${latencySql})`;
+const ENDED = 'ended_at IS NOT NULL';
+/** An aggregate over ended calls only, NULL when none ended. */
+const overEnded = (agg: string) => `if(countIf(${ENDED}) = 0, NULL, ${agg})`;
+
+export class MetricsQueryPlan {
+  private readonly plan: CallsQueryPlan;
+  private readonly p: Params;
+  private readonly projectSql: string;
+  /** Columns of the matched calls the dimensions and metrics read. */
+  private readonly columns = new Set<string>(['started_at']);
+  private usesUsage = false;
+  private modelRows = false;
+  private parentOp = false;
+  readonly dimensions: Dimension[];
+  readonly metrics: Metric[];
+
+  /** The calls' earliest and latest start (µs), for `bucket: 'auto'`: the query that gives them. */
+  static rangeQuery(req: AnalyticsQueryReq): BuiltQuery {
+    const plan = new CallsQueryPlan({ project_id: req.project_id, filter: req.filter, query: withTimeRange(req), sort_by: [] });
+    const p = plan.params;
+    const sql = `SELECT toUnixTimestamp64Micro(min(started_at)) AS min_us, toUnixTimestamp64Micro(max(started_at)) AS max_us
+    FROM (${plan.matchedCallsSql(p, ['started_at'])})`;
+    return { sql, params: p.values };
+  }
+
+  constructor(private readonly req: AnalyticsQueryReq) {
+    this.plan = new CallsQueryPlan({ project_id: req.project_id, filter: req.filter, query: withTimeRange(req), sort_by: [] });
+    this.p = this.plan.params;
+    this.projectSql = this.plan.projectParam;
+    this.dimensions = req.dimensions.map((d, i) => this.dimension(d, `dimensions[${i}]`));
+    const names = new Set<string>();
+    for (const d of this.dimensions) {
+      if (names.has(d.name)) throw unknown(`dimensions: '${d.name}' given twice`, 'dimensions');
+      names.add(d.name);
+    }
+    this.metrics = req.metrics.map((m, i) => this.metric(m, `metrics[${i}]`));
+    for (const m of this.metrics) {
+      if (names.has(m.name)) throw unknown(`metrics: '${m.name}' given twice`, 'metrics');
+      names.add(m.name);
+    }
+    if (req.top) {
+      const d = this.dimensions.find((x) => x.name === req.top!.dimension);
+      if (!d) throw unknown(`top.dimension: '${req.top.dimension}' is not one of the dimensions`, 'top.dimension');
+      if (d.kind === 'time' || d.kind === 'bool') throw unknown(`top.dimension: '${d.name}' has no top values to keep`, 'top.dimension');
+    }
+    (req.order_by ?? []).forEach((o, i) => {
+      if (!names.has(o.field))
+        throw unknown(`order_by[${i}].field: '${o.field}' is not a dimension or metric of the query`, `order_by[${i}].field`);
+    });
+    if (req.bucket && req.bucket_seconds) throw unknown('bucket: give bucket or bucket_seconds, not both', 'bucket');
+    if (req.bucket === 'auto') throw unknown('bucket: auto is resolved to bucket_seconds before planning', 'bucket');
+  }
+
+  private dimension(name: string, field: string): Dimension {
+    if (PLAIN_DIMENSIONS.includes(name)) {
+      this.columns.add(name);
+      return { name, sql: name, kind: 'string' };
+    }
+    switch (name) {
+      case 'op':
+        this.columns.add('op_name');
+        return { name, sql: opBaseNameSql('op_name'), kind: 'string' };
+      case 'status':
+        this.columns.add('status');
+        return { name, sql: `if(status = '', 'running', status)`, kind: 'string' };
+      case 'model':
+        this.usesUsage = true;
+        this.modelRows = true;
+        return { name, sql: `nullIf(own_u.1, '')`, kind: 'string' };
+      case 'is_root':
+        this.columns.add('parent_id');
+        return { name, sql: 'parent_id IS NULL', kind: 'bool' };
+      case 'parent_op':
+        this.columns.add('parent_id');
+        this.parentOp = true;
+        return { name, sql: `if(parent_id IS NULL, NULL, ${opBaseNameSql('po.parent_op_name')})`, kind: 'string' };
+      case 'time': {
+        const b = this.req.bucket_seconds;
+        const sql = b
+          ? `toStartOfInterval(started_at, toIntervalSecond(${this.p.add(b, 'UInt32')}))`
+          : BUCKET_SQL[this.req.bucket ?? 'day']!;
+        return { name, sql: `toUnixTimestamp(${sql})`, kind: 'time' };
+      }
+    }
+    const raw = this.jsonRaw(name, field, 'dimension');
+    if (raw) return { name, sql: `nullIf(nullIf(${raw}, ''), 'null')`, kind: 'json' };
+    throw unknown(
+      `${field}: unknown dimension '${name}' (op_name, op, status, model, svc_user_id, thread_id, trace_id, is_root, parent_op, time, or attributes.… inputs.… output.… summary.…)`,
+      field,
+    );
+  }
+
+  /** The raw JSON text at a dotted path under a call's attributes, inputs, output or summary ('' when absent); null for other names. */
+  private jsonRaw(path: string, field: string, what: string): string | null {
+    const [root, ...rest] = splitFieldPath(path);
+    if (!(JSON_ROOTS as readonly string[]).includes(root!) || !path.startsWith(`${root}.`)) return null;
+    if (rest.length === 0 || rest.some((k) => k === '')) throw unknown(`${field}: ${what} path '${path}' has an empty segment`, field);
+    const dump = `${root}_dump`;
+    this.columns.add(dump);
+    const keys = rest.map((k) => (/^\d+$/.test(k) && k.length < 10 ? this.p.add(Number(k) + 1, 'Int64') : this.p.str(k))).join(', ');
+    return `JSONExtractRaw(ifNull(${dump}, ''), ${keys})`;
+  }
+
+  private metric(name: string, field: string): Metric {
+    const usage = () => {
+      this.usesUsage = true;
+      return this.modelRowsUsage();
+    };
+    const count = (sql: string): Metric => ({ name, sql, integer: true });
+    const num = (sql: string): Metric => ({ name, sql, integer: false });
+    const tokens = (expr: string) => count(`toInt64(sum(arraySum(u -> ${expr}, ${usage()})))`);
+    const latency = (agg: string) => {
+      this.columns.add('ended_at');
+      return num(overEnded(agg));
+    };
+    switch (name) {
+      case 'count':
+        return count('count()');
+      case 'errors':
+        this.columns.add('exception');
+        return count('countIf(exception IS NOT NULL)');
+      case 'error_rate':
+        this.columns.add('exception');
+        return num('if(count() = 0, 0, countIf(exception IS NOT NULL) / count())');
+      case 'latency_min_ms':
+        return latency(`minIf(${LATENCY}, ${ENDED})`);
+      case 'latency_avg_ms':
+        return latency(`avgIf(${LATENCY}, ${ENDED})`);
+      case 'latency_max_ms':
+        return latency(`maxIf(${LATENCY}, ${ENDED})`);
+      case 'requests':
+        return tokens('u.2');
+      case 'prompt_tokens':
+        return tokens('u.3');
+      case 'completion_tokens':
+        return tokens('u.4');
+      case 'total_tokens':
+        // An entry's total_tokens, or its prompt + completion counts when it has none (as the UI's Tokens column).
+        return tokens('if(u.5 > 0, u.5, u.3 + u.4)');
+      case 'cost':
+        return num(`ifNull(sum(${callTotalCostSql(this.projectSql, usage())}), 0)`);
+      case 'distinct_users':
+        this.columns.add('svc_user_id');
+        return count('uniqExact(svc_user_id)');
+      case 'distinct_traces':
+        this.columns.add('trace_id');
+        return count('uniqExact(trace_id)');
+    }
+    const lat = /^latency_(p50|p90|p95|p99)_ms$/.exec(name);
+    if (lat) return latency(`quantileExactInclusiveIf(${QUANTILES[lat[1]!]})(${LATENCY}, ${ENDED})`);
+    const agg = /^([a-z0-9]+)\((.+)\)$/.exec(name);
+    if (agg && PATH_AGGREGATES.includes(agg[1]!)) {
+      const raw = this.jsonRaw(agg[2]!, field, 'metric');
+      if (!raw) throw unknown(`${field}: '${agg[2]}' is not a path under attributes., inputs., output. or summary.`, field);
+      const v = `toFloat64OrNull(${raw})`;
+      const fn = agg[1]!;
+      return num(QUANTILES[fn] !== undefined ? `quantileExactInclusive(${QUANTILES[fn]})(${v})` : `${fn}(${v})`);
+    }
+    throw unknown(
+      `${field}: unknown metric '${name}' (count, errors, error_rate, latency_{min,avg,p50,p90,p95,p99,max}_ms, requests, prompt_tokens, completion_tokens, total_tokens, cost, distinct_users, distinct_traces, or sum|avg|min|max|p50|p90|p95|p99(<path>))`,
+      field,
+    );
+  }
+
+  /** The usage array token and cost metrics read; decided once every dimension is known (model rows). */
+  private modelRowsUsage(): string {
+    return this.modelRows ? MODEL_USAGE : CALL_USAGE;
+  }
+
+  /** The matched calls with the columns the query reads (their own usage when read), then the joins the dimensions need. */
+  private fromSql(): string {
+    if (this.usesUsage) this.columns.add('usage');
+    const cols = [...this.columns];
+    let calls = this.plan.matchedCallsSql(this.p, cols);
+    if (this.usesUsage) calls = withOwnUsageSql(calls, cols, this.projectSql);
+    let from = `(${calls}) AS c`;
+    // A call's row per model of its own usage; a call without usage keeps one row (model NULL).
+    if (this.modelRows) from += ' LEFT ARRAY JOIN c.usage AS own_u';
+    if (this.parentOp) {
+      from += `\n  LEFT JOIN (SELECT id AS parent_call_id, any(op_name) AS parent_op_name FROM calls_starts
+      WHERE project_id = ${this.projectSql} AND id IN (SELECT parent_id FROM calls_starts WHERE project_id = ${this.projectSql} AND parent_id IS NOT NULL)
+      GROUP BY id) AS po ON po.parent_call_id = c.parent_id`;
+    }
+    return from;
+  }
+
+  query(): BuiltQuery {
+    const p = this.p;
+    const from = this.fromSql();
+    const dims = this.dimensions.map((d, i) => {
+      let sql = d.sql;
+      if (this.req.top?.dimension === d.name) {
+        // The top n values by calls, over the same rows; the rest folded into one value.
+        const top = `SELECT ${d.sql} AS v FROM ${from} GROUP BY v ORDER BY count() DESC, v LIMIT ${p.int(this.req.top.n)}`;
+        sql = `if(${d.sql} IN (${top}), ${d.sql}, ${p.str(OTHER_VALUE)})`;
+      }
+      return `${sql} AS d${i}`;
+    });
+    const select = [...dims, ...this.metrics.map((m, i) => `${m.sql} AS m${i}`)];
+    const alias = (name: string) => {
+      const d = this.dimensions.findIndex((x) => x.name === name);
+      return d >= 0 ? `d${d}` : `m${this.metrics.findIndex((x) => x.name === name)}`;
+    };
+    const order = (this.req.order_by ?? this.defaultOrder()).map(
+      (o) => `${alias(o.field)} ${o.direction === 'asc' ? 'ASC' : 'DESC'} NULLS LAST`,
+    );
+    // Every dimension last, so rows with equal sort values come in one order.
+    order.push(...this.dimensions.map((_, i) => `d${i} ASC NULLS LAST`));
+    let sql = `SELECT ${select.join(', ')}\n  FROM ${from}`;
+    if (this.dimensions.length) sql += `\n  GROUP BY ${this.dimensions.map((_, i) => `d${i}`).join(', ')}`;
+    sql += `\n  ORDER BY ${order.join(', ')}\n  LIMIT ${p.int(this.req.limit + 1)}\n  SETTINGS transform_null_in = 1`;
+    return { sql, params: p.values };
+  }
+
+  private defaultOrder(): { field: string; direction: 'asc' | 'desc' }[] {
+    if (this.dimensions.some((d) => d.kind === 'time')) return [{ field: 'time', direction: 'asc' }];
+    return [{ field: this.metrics[0]!.name, direction: 'desc' }];
+  }
+
+  /** The answer's rows, named, from the query's (d0…, m0…) rows: `limit` of them, and whether more matched. */
+  rows(raw: Record<string, unknown>[]): { rows: Record<string, unknown>[]; truncated: boolean } {
+    const truncated = raw.length > this.req.limit;
+    const rows = raw.slice(0, this.req.limit).map((r) => {
+      const out: Record<string, unknown> = {};
+      this.dimensions.forEach((d, i) => (out[d.name] = dimensionValue(d.kind, r[`d${i}`])));
+      this.metrics.forEach((m, i) => {
+        const v = r[`m${i}`];
+        out[m.name] = v === null || v === undefined ? null : Number(v);
+      });
+      return out;
+    });
+    return { rows, truncated };
+  }
+}
+
+function dimensionValue(kind: DimensionKind, v: unknown): unknown {
+  if (v === null || v === undefined) return null;
+  switch (kind) {
+    case 'time':
+      return new Date(Number(v) * 1000).toISOString();
+    case 'bool':
+      return Number(v) === 1;
+    case 'json':
+      if (v === OTHER_VALUE) return v;
+      try {
+        return JSON.parse(String(v));
+      } catch {
+        return String(v);
+      }
+    default:
+      return v;
+  }
+}
+
+const unknown = (reason: string, field: string) => new ApiError(422, reason, { field });
+
+/** The request's query with its time range (`from` inclusive, `to` exclusive) on started_at added as top-level terms. */
+function withTimeRange(req: AnalyticsQueryReq): { $expr: Record<string, unknown> } | undefined {
+  const terms: unknown[] = [];
+  if (req.query) {
+    const and = (req.query.$expr as { $and?: unknown }).$and;
+    if (Array.isArray(and)) terms.push(...(and as unknown[]));
+    else terms.push(req.query.$expr);
+  }
+  const started = { $getField: 'started_at' };
+  if (req.from) terms.push({ $gte: [started, { $literal: req.from }] });
+  if (req.to) terms.push({ $not: [{ $gte: [started, { $literal: req.to }] }] });
+  if (terms.length === 0) return undefined;
+  return { $expr: terms.length === 1 ? (terms[0] as Record<string, unknown>) : { $and: terms } };
+}

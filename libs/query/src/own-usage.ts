@@ -1,0 +1,48 @@
+/**
+ * A call's own usage: what its own LLM requests used, so that totals over calls count each
+ * request once.
+ *
+ * The Weave SDK rolls each child's `summary.usage` up into its parent's when the parent ends
+ * (per model, every count summed), so `summary.usage` of a parent is its children's plus its
+ * own. OTLP spans carry their own usage and their parents none. Both read the same way here:
+ * a call's own usage is its `usage` (calls_ends' ready-made column, one tuple per model) less
+ * the sum of its children's, per model and per count, never below 0; a model left with no
+ * count is dropped. Deleted children are subtracted too: the parent's summary still holds them,
+ * and they were their own calls' usage, not the parent's.
+ */
+
+/** calls_ends.usage's type (migration 100): own usage keeps its element names. */
+const USAGE_TYPE =
+  'Array(Tuple(model String, requests Int64, prompt_tokens Int64, completion_tokens Int64, total_tokens Int64, cache_read_input_tokens Int64, cache_creation_input_tokens Int64))';
+
+/**
+ * Per parent id, the sum of its children's usage as `sumMap`'s tuple (models, then the six
+ * counts in `usage`'s order: requests, prompt, completion, total, cache read, cache creation).
+ */
+export function childUsageSql(projectSql: string): string {
+  const counts = [2, 3, 4, 5, 6, 7].map((i) => `arrayMap(u -> u.${i}, e.usage)`).join(', ');
+  return `SELECT s.parent_id AS parent_id, sumMap(arrayMap(u -> u.1, e.usage), ${counts}) AS child_usage
+    FROM (SELECT id, assumeNotNull(parent_id) AS parent_id FROM calls_starts FINAL
+      WHERE project_id = ${projectSql} AND parent_id IS NOT NULL
+        AND id IN (SELECT id FROM calls_ends WHERE project_id = ${projectSql} AND notEmpty(usage))) AS s
+    INNER JOIN (SELECT id, usage FROM calls_ends FINAL WHERE project_id = ${projectSql} AND notEmpty(usage)) AS e ON e.id = s.id
+    GROUP BY parent_id`;
+}
+
+/** `usage` (a call's) less `child` (childUsageSql's tuple), per model and count, clamped at 0, empty entries dropped. */
+export function ownUsageExpr(usage: string, child: string): string {
+  const less = (i: number) => `greatest(x.1.${i} - if(x.2 = 0, 0, ${child}.${i}[x.2]), 0)`;
+  const own = `arrayMap(x -> (x.1.1, ${[2, 3, 4, 5, 6, 7].map(less).join(', ')}), arrayMap(u -> (u, indexOf(${child}.1, u.1)), ${usage}))`;
+  return `CAST(arrayFilter(t -> t.2 + t.3 + t.4 + t.5 + t.6 + t.7 > 0, ${own}), '${USAGE_TYPE}')`;
+}
+
+/**
+ * `callsSql`'s rows (with `id` and `usage` among `columns`) with `usage` replaced by the call's
+ * own usage. Calls whose children used nothing are unchanged.
+ */
+export function withOwnUsageSql(callsSql: string, columns: string[], projectSql: string): string {
+  const others = columns.filter((c) => c !== 'usage' && c !== 'id');
+  return `SELECT c.id AS id, ${others.map((col) => `c.${col} AS ${col}, `).join('')}${ownUsageExpr('c.usage', 'k.child_usage')} AS usage
+    FROM (${callsSql}) AS c
+    LEFT JOIN (${childUsageSql(projectSql)}) AS k ON k.parent_id = c.id`;
+}

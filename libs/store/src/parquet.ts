@@ -1,0 +1,39 @@
+import { createRequire } from 'node:module';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Store } from './connection';
+
+/**
+ * JSONEachRow file → Parquet file, written by the engine (no Parquet code of ours). The input
+ * file is read and the output written as streams, so memory stays bounded whatever the size.
+ * Embedded, the store's own chDB does it; with a ClickHouse server (which cannot read this
+ * process's files), a private chDB session of this process, opened on first use.
+ */
+export async function jsonlToParquet(store: Store, input: string, structure: string, output: string): Promise<void> {
+  const sql = `SELECT * FROM file(${quote(input)}, 'JSONEachRow', ${quote(structure)}) INTO OUTFILE ${quote(output)} FORMAT Parquet
+    SETTINGS date_time_input_format = 'best_effort', input_format_skip_unknown_fields = 1, output_format_parquet_compression_method = 'zstd'`;
+  if (store.mode === 'embedded') {
+    await store.client.command({ query: sql });
+    return;
+  }
+  const result = await converter().queryAsync(sql);
+  void result;
+}
+
+/** A SQL string literal (the paths are ours, never a caller's; quoted all the same). */
+const quote = (s: string) => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+
+interface ChdbSession {
+  queryAsync(query: string): Promise<unknown>;
+}
+let session: ChdbSession | undefined;
+function converter(): ChdbSession {
+  if (!session) {
+    // chdb is published as CommonJS.
+    const require = createRequire(import.meta.url);
+    const { Session } = require('chdb') as { Session: new (path: string) => ChdbSession };
+    session = new Session(mkdtempSync(join(tmpdir(), 'weft-parquet-')));
+  }
+  return session;
+}

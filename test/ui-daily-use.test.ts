@@ -176,8 +176,8 @@ async function newPage(opts: BrowserContextOptions = {}): Promise<Page> {
 }
 
 /** Fills the sign-in form shown for whatever URL the page is on. */
-async function signInHere(page: Page): Promise<void> {
-  await page.getByLabel('API key').fill(memberKey.key);
+async function signInHere(page: Page, key = memberKey.key): Promise<void> {
+  await page.getByLabel('API key').fill(key);
   await page.getByRole('button', { name: 'Sign in' }).click();
 }
 
@@ -267,6 +267,24 @@ describe('links', () => {
       await signInHere(page);
       await until(() => page.locator('.tree [role=treeitem][aria-selected=true]').getAttribute('data-call-id')).toBe(ids.agentV1Llm);
       expect(page.url()).toContain(`/trace/t-1`);
+      await page.close();
+    },
+    UI_TEST_MS,
+  );
+
+  it(
+    'a key refused mid-session (revoked) asks for a key again, then goes back to where the user was',
+    async () => {
+      const doomed = await createKey(api, 'daily-carol', ['daily']);
+      const page = await newPage();
+      await page.goto(weft.url + '/');
+      await signInHere(page, doomed.key);
+      await page.getByRole('heading', { name: 'Projects' }).waitFor();
+      expect((await api.post('/admin/keys/revoke', { key_id: doomed.key_id })).status).toBe(200);
+      await page.goto(weft.url + `/#/p/${D}/trace/t-2`);
+      await until(() => page.locator('.signin .notice').textContent()).toContain('Signed out');
+      await signInHere(page);
+      await until(() => page.locator('.tree [role=treeitem][aria-selected=true]').getAttribute('data-call-id')).toBe(ids.agentV2);
       await page.close();
     },
     UI_TEST_MS,

@@ -335,6 +335,8 @@ describe('links', () => {
       await page.goto(op[0]!);
       await until(() => page.locator('.object-head h2').textContent()).toContain('agent');
       expect(await page.locator('.object-head').textContent()).toContain('op');
+      await page.getByRole('link', { name: /Calls of this version/ }).click();
+      await until(async () => (await opCells(page)).sort()).toEqual(['agent']);
       await page.close();
     },
     UI_TEST_MS,

@@ -116,10 +116,10 @@ async function seed(): Promise<void> {
   expect(o.status, o.text).toBe(200);
 }
 
-/** Runs test/weave-sdk/ui-links.py with the SDK's own printing on, as a new user runs it. */
-async function runSdk(key: string): Promise<typeof sdk> {
+/** Runs one of test/weave-sdk/*.py with the SDK as a new user runs it (its own printing on); its output. */
+async function runPython(script: string, key: string, args: string[] = []): Promise<string> {
   const python = await ensureWeaveSdk(WEAVE_SDKS[0]);
-  const scratch = mkdtempSync(join(TEST_ROOT, 'ui-links-'));
+  const scratch = mkdtempSync(join(TEST_ROOT, 'ui-sdk-'));
   const env = {
     PATH: process.env.PATH ?? '/usr/bin:/bin',
     HOME: scratch,
@@ -130,8 +130,8 @@ async function runSdk(key: string): Promise<typeof sdk> {
     WANDB_API_KEY: key,
     WEFT_PROJECT: SDK_PROJECT,
   };
-  const output = await new Promise<string>((resolve, reject) => {
-    const child = spawn(python, [join(REPO_ROOT, 'test', 'weave-sdk', 'ui-links.py')], { cwd: scratch, env });
+  return new Promise<string>((resolve, reject) => {
+    const child = spawn(python, [join(REPO_ROOT, 'test', 'weave-sdk', script), ...args], { cwd: scratch, env });
     let out = '';
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (out += d));
@@ -139,9 +139,14 @@ async function runSdk(key: string): Promise<typeof sdk> {
     child.on('close', (code) => {
       clearTimeout(timer);
       if (code === 0) resolve(out);
-      else reject(new Error(`ui-links.py exited ${code}:\n${out.slice(-4000)}`));
+      else reject(new Error(`${script} exited ${code}:\n${out.slice(-4000)}`));
     });
   });
+}
+
+/** test/weave-sdk/ui-links.py: the links the SDK printed, and what it wrote. */
+async function runSdk(key: string): Promise<typeof sdk> {
+  const output = await runPython('ui-links.py', key);
   const last = JSON.parse(output.trim().split('\n').pop()!) as { dataset_digest: string; op_digest: string };
   const links = [...new Set(output.match(new RegExp(`${weft.url.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/[^\\s"']+`, 'g')) ?? [])];
   return { output, links, datasetDigest: last.dataset_digest, opDigest: last.op_digest };
@@ -548,6 +553,66 @@ describe('the page', () => {
       await page.goto(weft.url + `/#/p/${D}/trace/t-1?call=${ids.agentV1Llm}`);
       const box = await page.locator('.call-detail').boundingBox();
       expect(box!.width).toBeGreaterThanOrEqual(400);
+      await page.close();
+    },
+    UI_TEST_MS,
+  );
+});
+
+describe('annotation', () => {
+  it(
+    'thumbs up/down and notes from the UI are the feedback the Weave SDK reads; the calls table shows them',
+    async () => {
+      const [agent] = await member.jsonl('/calls/stream_query', {
+        project_id: SDK_PROJECT,
+        filter: { op_names: [`weave:///${SDK_PROJECT}/op/agent:*`] },
+      });
+      const callRef = `weave:///${SDK_PROJECT}/call/${agent.id}`;
+      const stored = async () =>
+        (await member.post('/feedback/query', { project_id: SDK_PROJECT })).body.result
+          .filter((f: { weave_ref?: string; svc_ref?: string }) => (f.svc_ref ?? f.weave_ref) === callRef)
+          .map((f: { feedback_type: string; payload: unknown }) => [f.feedback_type, f.payload]);
+      const page = await signedIn();
+      await page.goto(weft.url + `/#/p/${SDK_PROJECT}/call/${agent.id}`);
+      const up = page.getByRole('button', { name: 'Thumbs up' });
+      const down = page.getByRole('button', { name: 'Thumbs down' });
+      // A toggle: on, then off again (the user's own reaction is purged).
+      await up.click();
+      await until(() => up.getAttribute('aria-pressed')).toBe('true');
+      expect(await stored()).toEqual([['wandb.reaction.1', { emoji: '👍' }]]);
+      await up.click();
+      await until(() => up.getAttribute('aria-pressed')).toBe('false');
+      expect(await stored()).toEqual([]);
+      await down.click();
+      await until(() => down.getAttribute('aria-pressed')).toBe('true');
+      await page.getByRole('textbox', { name: 'Note' }).fill('needs a source');
+      await page.getByRole('button', { name: 'Add note' }).click();
+      await until(() => page.locator('.call-detail .feedback li').count()).toBe(2);
+      expect(await page.locator('.call-detail summary').filter({ hasText: 'Feedback' }).textContent()).toBe('Feedback (2)');
+      await shot(page, 'annotation');
+      expect((await stored()).sort()).toEqual([
+        ['wandb.note.1', { note: 'needs a source' }],
+        ['wandb.reaction.1', { emoji: '👎' }],
+      ]);
+      // Another call and back: the trace kept what was added.
+      await page.keyboard.press('ArrowDown');
+      await until(() => page.locator('.tree [role=treeitem][aria-selected=true]').getAttribute('data-call-id')).not.toBe(agent.id);
+      await page.keyboard.press('ArrowUp');
+      await until(() => page.locator('.call-detail .feedback li').count()).toBe(2);
+
+      // The Weave SDK reads it: call.feedback, client.get_feedback(reaction=…).
+      const read = JSON.parse((await runPython('read-feedback.py', memberKey.key, [agent.id])).trim().split('\n').pop()!);
+      expect(read.call.map((f: { feedback_type: string; payload: unknown }) => [f.feedback_type, f.payload]).sort()).toEqual([
+        ['wandb.note.1', { note: 'needs a source' }],
+        ['wandb.reaction.1', { emoji: '👎' }],
+      ]);
+      expect(read.thumbs_down_refs).toEqual([callRef]);
+
+      // The calls table's feedback column.
+      await page.goto(weft.url + `/#/p/${SDK_PROJECT}/calls`);
+      const cell = page.locator(`.vt-body .call-row[data-call-id="${agent.id}"] .col-feedback`);
+      await until(() => cell.locator('.feedback-cell').getAttribute('data-feedback')).toBe('👎1 📝1');
+      await shot(page, 'feedback-column');
       await page.close();
     },
     UI_TEST_MS,

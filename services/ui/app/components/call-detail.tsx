@@ -7,6 +7,7 @@ import { projectHref } from '../route';
 import type { Call, Feedback } from '../types';
 import { useAsync } from '../use-async';
 import { StatusBadge } from '../views/calls';
+import { Annotations } from './annotations';
 import { JsonView } from './json-view';
 import { Conversation, findConversation } from './messages';
 import { ErrorBox, Loading } from './states';
@@ -16,6 +17,7 @@ export function CallDetail({ call, projectId, status = callStatus(call) }: { cal
   const usage = usageByModel(call);
   const models = Object.entries(usage);
   const feedback = ((call.summary?.weave as Record<string, unknown> | undefined)?.feedback ?? []) as Feedback[];
+  const [feedbackCount, setFeedbackCount] = useState(feedback.length);
   const refs = [...new Set([...findRefs(call.inputs), ...findRefs(call.output)])];
   return (
     <div class="call-detail" aria-label="Call detail">
@@ -59,6 +61,19 @@ export function CallDetail({ call, projectId, status = callStatus(call) }: { cal
           </>
         ) : null}
       </dl>
+      <Section title={`Feedback (${feedbackCount})`} open>
+        <Annotations
+          projectId={projectId}
+          callId={call.id}
+          initial={feedback}
+          onChange={(list) => {
+            setFeedbackCount(list.length);
+            // The trace's copy of the call: selecting it again shows the feedback as it is now.
+            const summary = (call.summary ??= {}) as Record<string, unknown>;
+            summary.weave = { ...((summary.weave as Record<string, unknown> | undefined) ?? {}), feedback: list };
+          }}
+        />
+      </Section>
       {call.exception ? (
         <Section title="Exception" open>
           <pre class="exception">{exceptionText(call.exception)}</pre>
@@ -107,25 +122,6 @@ export function CallDetail({ call, projectId, status = callStatus(call) }: { cal
           <RefsView refs={refs} />
         </Section>
       ) : null}
-      <Section title={`Feedback (${feedback.length})`} open={feedback.length > 0}>
-        {feedback.length === 0 ? (
-          <p class="muted">
-            No feedback. Add some with <code>POST /feedback/replace</code> and <code>svc_ref</code>{' '}
-            <code>
-              weave:///{projectId}/call/{call.id}
-            </code>
-            .
-          </p>
-        ) : (
-          <ul class="feedback">
-            {feedback.map((f) => (
-              <li key={f.id}>
-                <FeedbackItem f={f} />
-              </li>
-            ))}
-          </ul>
-        )}
-      </Section>
       <Section title="Attributes" open={false}>
         <JsonView value={call.attributes} />
       </Section>
@@ -144,19 +140,6 @@ function OpLink({ opName, projectId }: { opName: string; projectId: string }) {
     <a href={to} title={opName}>
       {opLabel(opName)}
     </a>
-  );
-}
-
-function FeedbackItem({ f }: { f: Feedback }) {
-  const p = f.payload ?? {};
-  let body;
-  if (f.feedback_type === 'wandb.reaction.1') body = <span class="reaction">{String(p.emoji ?? '')}</span>;
-  else if (f.feedback_type === 'wandb.note.1') body = <span>“{String(p.note ?? '')}”</span>;
-  else body = <JsonView value={p} />;
-  return (
-    <div class="feedback-item">
-      <span class="feedback-type">{f.feedback_type}</span> {body} <span class="muted">{fmtTime(f.created_at)}</span>
-    </div>
   );
 }
 

@@ -7,7 +7,9 @@ import { Empty, ErrorBox, Loading } from '../components/states';
 import { callCost, callStatus, callTokens, fmtCost, fmtInt, fmtMs, fmtTime, latencyMs, opLabel } from '../format';
 import { navigate, projectHref, type Route } from '../route';
 import { rowOffset, scrollTopShowing, scrollWindow } from '../virtual-scroll';
-import type { Call } from '../types';
+import { NoteIcon, ReactionIcon } from '../components/reaction-icon';
+import { feedbackCounts, feedbackSummary } from '../feedback';
+import type { Call, Feedback } from '../types';
 import { useBodyKeys } from '../use-body-keys';
 
 /** Rows per request: the table asks only for the pages that scroll into view. */
@@ -21,8 +23,8 @@ const SCROLL_SETTLE_MS = 120;
 interface Column {
   id: string;
   label: string;
-  /** The API's sort field (tokens and cost: the server's sums over models). */
-  sort: string;
+  /** The API's sort field (tokens and cost: the server's sums over models); none: not sortable. */
+  sort?: string;
   num?: boolean;
   cell: (c: Call) => preact.ComponentChildren;
 }
@@ -35,8 +37,36 @@ const COLUMNS: Column[] = [
   { id: 'latency', label: 'Latency', sort: 'summary.weave.latency_ms', num: true, cell: (c) => fmtMs(latencyMs(c)) },
   { id: 'tokens', label: 'Tokens', sort: 'summary.weave.total_tokens', num: true, cell: (c) => fmtInt(callTokens(c)) },
   { id: 'cost', label: 'Cost', sort: 'summary.weave.total_cost', num: true, cell: (c) => fmtCost(callCost(c)) },
+  {
+    id: 'feedback',
+    label: 'Feedback',
+    cell: (c) => <FeedbackCell list={((c.summary?.weave as Record<string, unknown> | undefined)?.feedback ?? []) as Feedback[]} />,
+  },
   { id: 'user', label: 'User', sort: 'svc_user_id', cell: (c) => c.svc_user_id ?? '—' },
 ];
+
+/** Reactions and notes of a call, counted (the summary as text in `data-feedback` and the tooltip). */
+function FeedbackCell({ list }: { list: Feedback[] }) {
+  const { reactions, notes } = feedbackCounts(list);
+  if (reactions.length === 0 && notes === 0) return <span class="muted">—</span>;
+  const summary = feedbackSummary(list);
+  return (
+    <span class="feedback-cell" data-feedback={summary} title={summary}>
+      {reactions.map(([emoji, n]) => (
+        <span key={emoji}>
+          <ReactionIcon emoji={emoji} />
+          {n}
+        </span>
+      ))}
+      {notes ? (
+        <span>
+          <NoteIcon />
+          {notes}
+        </span>
+      ) : null}
+    </span>
+  );
+}
 
 /** Columns the table shows (the rest of a call is not sent). */
 const WANTED = ['id', 'op_name', 'display_name', 'started_at', 'ended_at', 'exception', 'summary', 'svc_user_id', 'trace_id', 'parent_id'];
@@ -123,7 +153,7 @@ function CallsTable({
    */
   const pageRequest = (page: number, base: Exclude<typeof body, FilterError>) => {
     const prev = pages.current.get(page - 1);
-    const req = { ...base, sort_by: [sort], limit: PAGE_ROWS, include_costs: true, columns: WANTED };
+    const req = { ...base, sort_by: [sort], limit: PAGE_ROWS, include_costs: true, include_feedback: true, columns: WANTED };
     if (sort.field === 'started_at' && Array.isArray(prev) && prev.length === PAGE_ROWS) {
       const last = prev[PAGE_ROWS - 1]!;
       const started = { $getField: 'started_at' };
@@ -253,9 +283,13 @@ function CallsTable({
               class={`vt-cell col-${col.id}${col.num ? ' num' : ''}`}
               aria-sort={sort.field === col.sort ? (sort.direction === 'asc' ? 'ascending' : 'descending') : undefined}
             >
-              <button type="button" class="sort" onClick={() => onSort(col.sort)} title={`Sort by ${col.label}`}>
-                {col.label} {sort.field === col.sort ? (sort.direction === 'asc' ? '▲' : '▼') : ''}
-              </button>
+              {col.sort ? (
+                <button type="button" class="sort" onClick={() => onSort(col.sort!)} title={`Sort by ${col.label}`}>
+                  {col.label} {sort.field === col.sort ? (sort.direction === 'asc' ? '▲' : '▼') : ''}
+                </button>
+              ) : (
+                <span class="unsorted">{col.label}</span>
+              )}
             </div>
           ))}
         </div>

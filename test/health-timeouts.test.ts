@@ -25,7 +25,7 @@ describe('health probes while Kafka dies', () => {
     // This file's own broker: it is killed mid-test, so it cannot be the shared one.
     broker = await startKafkaBroker(newDataDir('health-broker'));
     // A gateway alone (no writer): not paced by the writers, or its first write, never written,
-    // would have it refuse every later one (README "Writers behind").
+    // would have it refuse every later one (docs/operations.md "Writers behind").
     const gateway = await pipeline(broker.brokers, 'health').startGateway({ WEFT_MAX_WRITER_LAG_MS: '0' });
     running.push(gateway);
     const api = new Client(gateway.url);

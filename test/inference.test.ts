@@ -722,6 +722,66 @@ describe('tracing', () => {
     expect(bad.status).toBe(400);
     expect(bad.body.error.param).toBe('x-project-id');
   });
+
+  it("joins the caller's trace (W3C traceparent): the model call is one call under the caller's span, its usage counted once", async () => {
+    const TP = 'acme/traced-agent';
+    const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+    const spanId = '00f067aa0ba902b7';
+    const r = await ask({ model: 'm-vllm' }, { 'x-project-id': TP, traceparent: `00-${traceId}-${spanId}-01` });
+    expect(r.status, r.text).toBe(200);
+    const c = await callById(r.headers.get('x-svc-call-id')!, TP);
+    expect(c).toMatchObject({ trace_id: traceId, parent_id: spanId });
+    // The caller's own instrumentation exports its span of the same request, with the same usage.
+    const u = r.body.usage as { prompt_tokens: number; completion_tokens: number; total_tokens: number };
+    const now = BigInt(Date.now()) * 1_000_000n;
+    const attr = (key: string, v: string | number) => ({
+      key,
+      value: typeof v === 'number' ? { intValue: String(v) } : { stringValue: v },
+    });
+    const otlp = {
+      resourceSpans: [
+        {
+          resource: { attributes: [attr('service.name', 'agent')] },
+          scopeSpans: [
+            {
+              scope: { name: 'opentelemetry.instrumentation.openai_v2' },
+              spans: [
+                {
+                  traceId,
+                  spanId,
+                  name: 'chat m-vllm',
+                  kind: 3,
+                  startTimeUnixNano: String(now - 50_000_000n),
+                  endTimeUnixNano: String(now),
+                  attributes: [
+                    attr('gen_ai.operation.name', 'chat'),
+                    attr('gen_ai.request.model', 'm-vllm'),
+                    attr('gen_ai.usage.input_tokens', u.prompt_tokens),
+                    attr('gen_ai.usage.output_tokens', u.completion_tokens),
+                  ],
+                },
+              ],
+            },
+          ],
+        },
+      ],
+    };
+    const sent = await api.raw('/otel/v1/traces', JSON.stringify(otlp), { 'content-type': 'application/json', project_id: TP });
+    expect(sent.status, sent.text).toBe(200);
+    const trace = await api.jsonl('/calls/stream_query', { project_id: TP, filter: { trace_ids: [traceId] } });
+    expect(trace.map((x) => [x.id, x.parent_id]).sort()).toEqual([
+      [spanId, null],
+      [c.id, spanId],
+    ]);
+    const q = await api.post('/analytics/query', { project_id: TP, metrics: ['count', 'requests', 'total_tokens'] });
+    expect(q.body.rows).toEqual([{ count: 2, requests: 1, total_tokens: u.total_tokens }]);
+
+    // A traceparent that does not parse is ignored: the call is its own trace.
+    const loose = await ask({}, { 'x-project-id': TP, traceparent: `00-${'0'.repeat(32)}-${spanId}-01` });
+    const lc = await callById(loose.headers.get('x-svc-call-id')!, TP);
+    expect(lc.trace_id).not.toBe('0'.repeat(32));
+    expect(lc.parent_id).toBeNull();
+  });
 });
 
 describe('model records', () => {

@@ -141,13 +141,17 @@ describe('/obj/create digests', () => {
     expect(obj.val).toMatchObject({ _type: 'Leaderboard', _class_name: 'Leaderboard', _bases: ['BaseObject', 'BaseModel'], name: 'board' });
   });
 
-  it('refuses to publish an object name as a different type (ObjectNameTypeCollision)', async () => {
+  it('publishes a name as another type too, as the 0.52 reference does (no ObjectNameTypeCollision)', async () => {
     await api.post('/obj/create', { obj: { project_id: P, object_id: 'typed', val: { plain: true } } });
     const r = await api.post('/obj/create', {
       obj: { project_id: P, object_id: 'typed', val: { _class_name: 'Dataset', _bases: ['Object', 'BaseModel'] } },
     });
-    expect(r.status).toBe(400);
-    expect(r.body.reason).toContain('generic (untyped) object');
+    expect(r.status, r.text).toBe(200);
+    const objs = (await api.post('/objs/query', { project_id: P, filter: { object_ids: ['typed'] } })).body.objs;
+    expect(objs.map((o: any) => [o.version_index, o.base_object_class, o.is_latest])).toEqual([
+      [0, null, 0],
+      [1, 'Dataset', 1],
+    ]);
   });
 });
 
@@ -217,7 +221,7 @@ describe('versions', () => {
     const ops = (await api.post('/objs/query', { project_id: P, filter: { is_op: true } })).body.objs;
     expect(ops.map((o: any) => o.object_id)).toEqual(['my_op']);
     const datasets = (await api.post('/objs/query', { project_id: P, filter: { base_object_classes: ['Dataset'] } })).body.objs;
-    expect(datasets.map((o: any) => o.object_id).sort()).toEqual(['ds', 'ds-ref']);
+    expect(datasets.map((o: any) => o.object_id).sort()).toEqual(['ds', 'ds-ref', 'typed']);
     const sorted = (
       await api.post('/objs/query', { project_id: P, filter: { latest_only: true }, sort_by: [{ field: 'object_id', direction: 'desc' }] })
     ).body.objs;

@@ -67,7 +67,7 @@ describe('under clients that retry without waiting', () => {
   }, 300_000);
 });
 
-/** The documented bound (README "Overload, timeouts and health"): peak RSS with the defaults, engine included. */
+/** The documented bound (docs/operations.md): peak RSS with the defaults, engine included. */
 const RSS_BOUND_MIB = 2048;
 
 describe('memory under 200 clients × 1 MB bodies', () => {

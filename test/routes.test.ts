@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { routeSpecs } from '@weft/api';
+import { openApiPath, ROUTE_TAGS, routeSpecs } from '@weft/api';
 import { createLogger, loadConfig } from '@weft/core';
 import type { Weft } from '@weft/runtime';
 import { createWeft } from '../services/all-in-one/src/app';
@@ -60,6 +60,36 @@ describe('routes', () => {
         spec.path,
       ).toEqual([spec.service]);
     }
+  });
+
+  it('/openapi.json and /docs list every registered route, each in one group of /docs', async () => {
+    type Operation = { tags: string[]; summary: string };
+    const doc = (await weft.app.inject({ method: 'GET', url: '/openapi.json' })).json() as {
+      tags: { name: string }[];
+      paths: Record<string, Record<string, Operation>>;
+    };
+    const listed = new Set(Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`)));
+    const registered = weft.routes.filter((r) => r.method !== 'HEAD').map((r) => `${r.method} ${openApiPath(r.url)}`);
+    expect(registered.length).toBeGreaterThan(50);
+    expect(registered.filter((r) => !listed.has(r))).toEqual([]);
+    // The shell's own routes too.
+    for (const r of ['GET /health', 'GET /ready', 'GET /metrics', 'GET /openapi.json', 'GET /server_info']) expect(listed, r).toContain(r);
+
+    const operations = Object.entries(doc.paths).flatMap(([path, ops]) =>
+      Object.entries(ops).map(([m, op]) => ({ at: `${m} ${path}`, ...op })),
+    );
+    const groups = Object.keys(ROUTE_TAGS).filter((t) => t !== 'undocumented');
+    expect(operations.filter((op) => op.tags.length !== 1 || !groups.includes(op.tags[0]!)).map((op) => `${op.at} ${op.tags}`)).toEqual([]);
+    expect(operations.filter((op) => !op.summary).map((op) => op.at)).toEqual([]);
+    expect(doc.tags.map((t) => t.name)).toEqual(groups.filter((g) => operations.some((op) => op.tags[0] === g)));
+    expect(doc.paths['/v1/traces']?.post?.tags).toEqual(['otlp']);
+    expect(doc.paths['/v1/models/{path}']?.get?.tags).toEqual(['openai']);
+
+    // Swagger UI shows this very document.
+    expect((await weft.app.inject({ method: 'GET', url: '/docs/json' })).json()).toEqual(doc);
+    const page = await weft.app.inject({ method: 'GET', url: '/docs/' });
+    expect(page.statusCode).toBe(200);
+    expect(page.body).toContain('<html');
   });
 
   it('a route missing from the proxy is found', () => {

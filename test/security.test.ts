@@ -66,18 +66,25 @@ describe('API keys', () => {
     expect(alice.key.startsWith(list.body.keys[0].prefix)).toBe(true);
   });
 
-  it('answers missing, malformed, unknown and wrong-scheme credentials with 401', async () => {
+  it('answers missing, malformed, unknown and other-scheme credentials with 401 naming the reason in the body and in headers', async () => {
     const body = bodyFor('callsQueryStats', 'acme');
-    for (const authorization of [null, 'Basic', 'Basic !!!', basicAuth('weft_nope'), 'Bearer ' + alice.key, 'Digest abc']) {
+    for (const authorization of [null, 'Basic', 'Basic !!!', basicAuth('weft_nope'), 'Bearer weft_nope', 'Digest abc']) {
       const r = await admin.withAuth(authorization).post('/calls/query_stats', body);
       expect(r.status, String(authorization)).toBe(401);
       expect(r.body).toMatchObject({ status: 401 });
       expect(typeof r.body.reason).toBe('string');
-      expect(r.headers.get('www-authenticate')).toContain('Basic');
+      expect(r.headers.get('x-weft-error')).toBe(r.body.reason);
+      expect(r.headers.get('www-authenticate')).toContain('Basic realm="weft", Bearer realm="weft"');
+      expect(r.headers.get('www-authenticate')).toContain(`error_description="${r.body.reason}"`);
     }
-    // The username of Basic is ignored; Bearer works where the interface says Bearer.
+    // The username of Basic is ignored; Bearer works wherever Basic does (and the other way round).
     const ok = await admin.withAuth(`Basic ${Buffer.from(`anything:${alice.key}`).toString('base64')}`).post('/calls/query_stats', body);
     expect(ok.status).toBe(200);
+    const start = await admin.withAuth(bearerAuth(alice.key)).post('/call/start', {
+      start: { project_id: 'acme/bearer', op_name: 'op', started_at: '2026-01-01T00:00:00Z', inputs: {}, attributes: {} },
+    });
+    expect(start.status).toBe(200);
+    expect(start.body.id).toEqual(expect.any(String));
     const bearer = await admin.withAuth(bearerAuth(alice.key)).post('/v1/preview/models', bodyFor('modelCreate', 'acme'));
     expect(bearer.status).not.toBe(401);
     expect(bearer.status).not.toBe(403);
@@ -144,6 +151,8 @@ describe('tenancy', () => {
     expect(theirs.status, theirs.text).toBe(403);
     expect(spec.path.startsWith('/v1/') ? theirs.body.error.code : theirs.body.status).toBe(403);
     expect(reason(theirs)).toContain('globex');
+    // The reason in a header too, for clients that log headers and not bodies.
+    expect(theirs.headers.get('x-weft-error')).toBe(reason(theirs));
     // An entity that does not exist at all gets the very same answer: existence does not leak.
     const none = await c.post(spec.path, bodyFor(name, 'no-such-entity'));
     expect(none.status).toBe(403);

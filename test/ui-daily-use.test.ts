@@ -430,7 +430,7 @@ describe('the call detail', () => {
     async () => {
       const page = await signedIn();
       await page.goto(weft.url + `/#/p/${D}/analytics`);
-      const cells = page.locator('table.by-op tbody tr td:first-child');
+      const cells = page.locator('figure.chart.table tbody tr td:first-child');
       await until(() => cells.count()).toBeGreaterThan(3);
       const names = await cells.allTextContents();
       expect(names).toContain('agent');
@@ -539,7 +539,7 @@ describe('the page', () => {
       const views: [string, string, string][] = [
         ['calls', `/#/p/${D}/calls`, '.call-row'],
         ['trace', `/#/p/${D}/trace/t-1?call=${ids.agentV1Llm}`, '.call-detail'],
-        ['analytics', `/#/p/${D}/analytics`, 'table.by-op'],
+        ['analytics', `/#/p/${D}/analytics`, 'figure.chart.table tbody tr'],
         ['objects', `/#/p/${SDK_PROJECT}/objects/arith`, 'table.rows tbody tr'],
       ];
       for (const [name, path, ready] of views) {
@@ -579,7 +579,8 @@ describe('annotation', () => {
       // A toggle: on, then off again (the user's own reaction is purged).
       await up.click();
       await until(() => up.getAttribute('aria-pressed')).toBe('true');
-      expect(await stored()).toEqual([['wandb.reaction.1', { emoji: '👍' }]]);
+      // The server adds the reference's normalised forms (alias, detoned) to the payload.
+      expect(await stored()).toMatchObject([['wandb.reaction.1', { emoji: '👍' }]]);
       await up.click();
       await until(() => up.getAttribute('aria-pressed')).toBe('false');
       expect(await stored()).toEqual([]);
@@ -590,7 +591,7 @@ describe('annotation', () => {
       await until(() => page.locator('.call-detail .feedback li').count()).toBe(2);
       expect(await page.locator('.call-detail summary').filter({ hasText: 'Feedback' }).textContent()).toBe('Feedback (2)');
       await shot(page, 'annotation');
-      expect((await stored()).sort()).toEqual([
+      expect((await stored()).sort()).toMatchObject([
         ['wandb.note.1', { note: 'needs a source' }],
         ['wandb.reaction.1', { emoji: '👎' }],
       ]);
@@ -602,7 +603,7 @@ describe('annotation', () => {
 
       // The Weave SDK reads it: call.feedback, client.get_feedback(reaction=…).
       const read = JSON.parse((await runPython('read-feedback.py', memberKey.key, [agent.id])).trim().split('\n').pop()!);
-      expect(read.call.map((f: { feedback_type: string; payload: unknown }) => [f.feedback_type, f.payload]).sort()).toEqual([
+      expect(read.call.map((f: { feedback_type: string; payload: unknown }) => [f.feedback_type, f.payload]).sort()).toMatchObject([
         ['wandb.note.1', { note: 'needs a source' }],
         ['wandb.reaction.1', { emoji: '👎' }],
       ]);

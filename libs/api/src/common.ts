@@ -35,7 +35,15 @@ export const anyJson = z.unknown();
 
 export const sortDirection = z.enum(['asc', 'desc']);
 export const sortBy = z.array(z.object({ field: z.string().min(1), direction: sortDirection }));
-export const tableSortBy = z.array(z.object({ field: z.string().min(1), order: sortDirection }));
+/**
+ * Table sort entries: the seed's `{field, order}`, or `{field, direction}` as the reference's
+ * SDK sends it (SortBy, as everywhere else); read as `{field, order}` either way.
+ */
+const tableSortEntry = z.union([
+  z.object({ field: z.string().min(1), order: sortDirection }),
+  z.object({ field: z.string().min(1), direction: sortDirection }).transform(({ field, direction }) => ({ field, order: direction })),
+]);
+export const tableSortBy = z.array(tableSortEntry);
 
 export const limit = z.number().int().min(0);
 export const offset = z.number().int().min(0);

@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { callEndBody, callStartBody } from './calls';
-import { jsonObject, projectId, query, timestamp } from './common';
+import { emptyObject, jsonObject, projectId, query, timestamp } from './common';
+import { callStatsReq, callStatsRes } from './call-stats';
+import { callUsageRes, callsUsageReq, projectStatsReq, projectStatsRes, traceUsageReq } from './usage';
 import { costCreateReq, costCreateRes, feedbackReplaceReq, tableCreateRes } from './objects';
 import { embeddingReq, textCompletionReq } from './inference';
 import type { EndpointSpec } from './endpoints';
@@ -15,7 +17,7 @@ import {
 } from './analytics';
 
 /**
- * Endpoints the reference's clients need beyond the interface's 20 (see README, "Extra
+ * Endpoints the reference's clients need beyond the interface's 20 (see docs/api.md, "Extra
  * endpoints"). Kept out of `endpoints` so the published contract stays exactly the interface;
  * registered the same way (addRoute) and routed the same way (the front proxy, by `service`).
  */
@@ -96,6 +98,10 @@ export const feedbackBatchCreateReq = z.object({ batch: z.array(feedbackCreateRe
 export const feedbackPurgeReq = z.object({ project_id: projectId, query });
 
 export const fileContentReq = z.object({ project_id: projectId, digest: z.string().min(1) });
+/** The reference's CostPurgeReq: the query names the project prices to remove by id. */
+export const costPurgeReq = z.object({ project_id: projectId, query });
+export const filesStatsReq = z.object({ project_id: projectId });
+export const filesStatsRes = z.object({ total_size_bytes: z.number().int() });
 
 export const extraEndpoints = {
   tableCreate: {
@@ -121,6 +127,54 @@ export const extraEndpoints = {
     service: 'query',
     request: costCreateReq,
     response: costCreateRes,
+  },
+  costPurge: {
+    path: '/cost/purge',
+    summary: 'Remove project-level prices by id',
+    auth: 'basic',
+    service: 'query',
+    request: costPurgeReq,
+    response: emptyObject,
+  },
+  filesStats: {
+    path: '/files/stats',
+    summary: "Bytes of a project's stored files",
+    auth: 'basic',
+    service: 'query',
+    request: filesStatsReq,
+    response: filesStatsRes,
+  },
+  traceUsage: {
+    path: '/trace/usage',
+    summary: 'Token and cost usage per call, with its descendants',
+    auth: 'basic',
+    service: 'query',
+    request: traceUsageReq,
+    response: callUsageRes,
+  },
+  callsUsage: {
+    path: '/calls/usage',
+    summary: 'Token and cost usage of root calls, with their descendants',
+    auth: 'basic',
+    service: 'query',
+    request: callsUsageReq,
+    response: callUsageRes,
+  },
+  callStats: {
+    path: '/calls/stats',
+    summary: 'Call and usage metrics per time bucket',
+    auth: 'basic',
+    service: 'query',
+    request: callStatsReq,
+    response: callStatsRes,
+  },
+  projectStats: {
+    path: '/project/stats',
+    summary: "Bytes of a project's calls, objects, tables and files",
+    auth: 'basic',
+    service: 'query',
+    request: projectStatsReq,
+    response: projectStatsRes,
   },
   callsComplete: {
     path: '/v2/:entity/:project/calls/complete',

@@ -9,3 +9,5 @@ export * from './extra-endpoints';
 export * from './routes';
 export * from './analytics';
 export * from './reference-requests';
+export * from './usage';
+export * from './call-stats';

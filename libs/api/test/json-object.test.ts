@@ -28,7 +28,7 @@ describe('jsonObject (free-form JSON objects)', () => {
   });
 
   it('is an object of anything in /openapi.json', () => {
-    const doc = buildOpenApiDocument({ version: 'test' }) as any;
+    const doc = buildOpenApiDocument({ version: 'test', routes: [{ method: 'POST', url: '/call/start', spec: 'callStart' }] }) as any;
     const start = doc.paths['/call/start'].post.requestBody.content['application/json'].schema.properties.start;
     expect(start.properties.inputs).toEqual({ default: {}, type: 'object', additionalProperties: {} });
     expect(start.properties.otel_dump).toEqual({ anyOf: [{ type: 'object', additionalProperties: {} }, { type: 'null' }] });

@@ -56,6 +56,17 @@ export async function runAdmin(keys: KeyStore, path: AdminPath, input: unknown):
   }
 }
 
+/** What each admin endpoint does, for /docs (the same operations as `weft keys|entities`). */
+const ADMIN_SUMMARIES: Record<AdminPath, string> = {
+  '/admin/keys/create': 'Create an API key (shown once); its user and entities are created when missing',
+  '/admin/keys/list': 'List keys (never the keys themselves)',
+  '/admin/keys/revoke': 'Revoke a key',
+  '/admin/entities/create': 'Create an entity (team)',
+  '/admin/entities/list': 'List entities and their members',
+  '/admin/entities/add_member': 'Make a user a member of an entity',
+  '/admin/entities/remove_member': 'Remove a user from an entity',
+};
+
 /**
  * Admin endpoints (outside the interface's 20): what `weft keys|entities` calls while a
  * server holds the store. Admin keys only; Basic or Bearer. Every change clears this
@@ -69,7 +80,8 @@ export async function adminRoutes(app: FastifyInstance, deps: AdminDeps): Promis
     await app.weftRateLimit.check(caller);
   };
   for (const path of Object.keys(adminSchemas) as AdminPath[]) {
-    app.post(path, { onRequest: authenticate }, async (request) => {
+    const doc = { tag: 'admin', summary: ADMIN_SUMMARIES[path] } as const;
+    app.post(path, { onRequest: authenticate, config: { doc } }, async (request) => {
       const result = await runAdmin(deps.keys, path, request.body);
       if (!path.endsWith('/list')) deps.auth.invalidate();
       return result;

@@ -33,7 +33,8 @@ export async function graphqlRoutes(app: FastifyInstance, deps: GraphqlDeps): Pr
     request.caller = await deps.auth.authenticateAny(request.headers.authorization);
     await app.weftRateLimit.check(request.caller);
   };
-  app.post('/graphql', { onRequest: authenticate }, async (request) => {
+  const doc = { tag: 'sdk', summary: 'The W&B GraphQL operations weave.init asks (viewer, entity, project)' } as const;
+  app.post('/graphql', { onRequest: authenticate, config: { doc } }, async (request) => {
     const body = parseBody(graphqlRequest, request.body);
     return answerGraphql(request.caller!, operationOf(body.query, body.operationName), body.variables ?? {});
   });

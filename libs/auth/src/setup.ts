@@ -1,7 +1,7 @@
 import type { Config, Logger } from '@weft/core';
 import type { Store } from '@weft/store';
 import { KeyStoreAuthenticator } from './authenticator';
-import { bootstrapKeys } from './bootstrap';
+import { bootstrapKeys, type FirstKey } from './bootstrap';
 import { KeyStore } from './key-store';
 
 /**
@@ -15,8 +15,8 @@ export async function setupAuth(
   config: Config,
   log: Logger,
   opts: { createFirstKey?: boolean } = {},
-): Promise<{ keys: KeyStore; auth: KeyStoreAuthenticator }> {
+): Promise<{ keys: KeyStore; auth: KeyStoreAuthenticator; firstKey?: FirstKey }> {
   const keys = new KeyStore(store.client);
-  await bootstrapKeys(keys, config.WEFT_BOOTSTRAP_API_KEY, log, { createFirstKey: opts.createFirstKey ?? true });
-  return { keys, auth: new KeyStoreAuthenticator(keys, config.WEFT_AUTH_CACHE_TTL_MS) };
+  const firstKey = await bootstrapKeys(keys, config.WEFT_BOOTSTRAP_API_KEY, log, { createFirstKey: opts.createFirstKey ?? true });
+  return { keys, auth: new KeyStoreAuthenticator(keys, config.WEFT_AUTH_CACHE_TTL_MS), firstKey };
 }

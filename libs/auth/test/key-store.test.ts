@@ -89,12 +89,15 @@ describe('authenticator cache', () => {
     expect(await status(elsewhere.authenticate(header, 'basic'))).toBe(401);
   });
 
-  it('accepts Bearer where Bearer is expected and refuses the other scheme', async () => {
+  it('accepts Basic and Bearer whichever scheme the endpoint is given, and refuses any other', async () => {
     const k = await keys.createKey({ user: 'u4', entities: ['e4'] });
     const auth = new KeyStoreAuthenticator(keys, 1000);
-    expect((await auth.authenticate(`Bearer ${k.key}`, 'bearer')).keyId).toBe(k.key_id);
-    expect(await status(auth.authenticate(`Bearer ${k.key}`, 'basic'))).toBe(401);
-    expect(await status(auth.authenticate(basicHeader(k.key), 'bearer'))).toBe(401);
+    for (const expected of ['basic', 'bearer'] as const) {
+      expect((await auth.authenticate(`Bearer ${k.key}`, expected)).keyId).toBe(k.key_id);
+      expect((await auth.authenticate(basicHeader(k.key), expected)).keyId).toBe(k.key_id);
+      expect(await status(auth.authenticate(`Digest ${k.key}`, expected))).toBe(401);
+      expect(await status(auth.authenticate(`Bearer ${k.key}x`, expected))).toBe(401);
+    }
     expect((await auth.authenticateAny(`Bearer ${k.key}`)).keyId).toBe(k.key_id);
   });
 });

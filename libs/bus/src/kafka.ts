@@ -107,7 +107,7 @@ const retry = { retries: Number.MAX_SAFE_INTEGER, initialRetryTime: 100, maxRetr
  * The distributed bus on Apache Kafka (kafkajs). Publishing: acks from all in-sync replicas,
  * one request per partition at a time (concurrent publishes to a partition share it, so
  * requests grow with load); a publish is acknowledged once every partition it touched
- * acknowledged its part. Why per partition and why not kafkajs's idempotent mode: README,
+ * acknowledged its part. Why per partition and why not kafkajs's idempotent mode: docs/distributed.md,
  * "Acknowledged means durable" (both are paths on which kafkajs acknowledges lost data). Consuming: a
  * consumer group; each fetched batch is decoded (undecodable → dead-letter topic), handed to
  * the handler (grouped across partitions by size and time), and its offsets are committed

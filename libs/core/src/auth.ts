@@ -26,21 +26,22 @@ export interface Credential {
 }
 
 /**
- * Extracts the API key from an Authorization header. Basic carries `api:<key>` (the
- * username is ignored, as the reference's clients send it); Bearer carries `<key>`.
+ * Extracts the API key from an Authorization header. Basic carries `api:<key>` (the username
+ * is ignored, as the reference's clients send it); Bearer carries `<key>`. Either is accepted on
+ * every endpoint (stock exporters and SDKs send Bearer); `expected`, the interface's scheme for
+ * the endpoint, only shapes the message when the header is missing.
  */
 export function parseAuthorization(header: string | undefined, expected: AuthScheme): Credential {
-  if (!header) throw unauthorized(`missing Authorization header (${expected === 'basic' ? 'Basic api:<key>' : 'Bearer <key>'})`);
+  if (!header)
+    throw unauthorized(`missing Authorization header (${expected === 'basic' ? 'Basic api:<key>' : 'Bearer <key>'}; either scheme works)`);
   const space = header.indexOf(' ');
   const scheme = (space < 0 ? header : header.slice(0, space)).toLowerCase();
   const value = space < 0 ? '' : header.slice(space + 1).trim();
-  if (scheme !== expected) {
-    throw unauthorized(`this endpoint takes ${expected === 'basic' ? 'Basic' : 'Bearer'} authentication`);
-  }
-  if (expected === 'bearer') {
+  if (scheme === 'bearer') {
     if (!value) throw unauthorized('empty Bearer token');
-    return { scheme, key: value };
+    return { scheme: 'bearer', key: value };
   }
+  if (scheme !== 'basic') throw unauthorized(`unsupported Authorization scheme '${scheme}': send Basic api:<key> or Bearer <key>`);
   let decoded: string;
   try {
     if (!/^[A-Za-z0-9+/]+={0,2}$/.test(value)) throw new Error('not base64');
@@ -51,7 +52,7 @@ export function parseAuthorization(header: string | undefined, expected: AuthSch
   const colon = decoded.indexOf(':');
   const key = colon < 0 ? '' : decoded.slice(colon + 1);
   if (!key) throw unauthorized('Basic credentials must be api:<key>');
-  return { scheme, key };
+  return { scheme: 'basic', key };
 }
 
 /** Splits and checks a `<entity>/<project>` id. */

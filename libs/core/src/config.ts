@@ -3,7 +3,7 @@ import { z } from 'zod';
 /**
  * The whole configuration, read from the environment and validated once at start.
  * Defaults make the all-in-one mode (`npm start`) work with no variable set.
- * Every variable here is listed in the README's configuration table.
+ * Every variable here is listed, once, in the table of docs/configuration.md (test/unit/docs.test.ts).
  */
 const int = (def: number, min = 0) => z.coerce.number().int().min(min).default(def);
 const emptyAsUndefined = (v: unknown) => (v === '' ? undefined : v);
@@ -74,11 +74,11 @@ export const configSchema = z.object({
    * Kafka mode, gateway: while the backlog it acknowledged would take the writers longer than
    * this (ms) at their measured pace, call publishes wait; a part unwritten past 4× this gets
    * call writes 503 + Retry-After. The ack→queryable bound (libs/bus writer-lag.ts); 0 = off
-   * (the default: README "Writers behind" says why).
+   * (the default: docs/operations.md "Writers behind" says why).
    */
   WEFT_MAX_WRITER_LAG_MS: int(0, 0),
 
-  // --- Security: keys, tenancy, limits (README "Security") ---
+  // --- Security: keys, tenancy, limits (docs/security.md) ---
   /** An API key made to exist (as an admin key) at start; for deployments and tests. */
   WEFT_BOOTSTRAP_API_KEY: z.preprocess(emptyAsUndefined, z.string().min(1).optional()),
   /** How long a key lookup is cached in a process (ms); a revoke elsewhere is seen after at most this long. */
@@ -106,7 +106,7 @@ export const configSchema = z.object({
   /** Bytes of messages in flight to the bus (either bus) before publishers get 503 (bounded memory). */
   WEFT_BUS_MAX_PENDING_BYTES: int(256 * 1024 * 1024, 1024),
 
-  // --- Overload and timeouts (README "Overload, timeouts and health") ---
+  // --- Overload and timeouts (docs/operations.md) ---
   /** Bytes of request bodies (by Content-Length) admitted and not yet answered; beyond, 503 before the body is read. */
   WEFT_MAX_INFLIGHT_BODY_BYTES: int(32 * 1024 * 1024, 1024),
   /** Requests admitted and not yet answered (probes and /metrics aside); beyond, 503 at once. */
@@ -159,8 +159,12 @@ export const configSchema = z.object({
     )
     .pipe(z.array(z.enum(['gateway', 'writer', 'query', 'inference'])).min(1)),
 
-  /** Gateway: the OTLP/gRPC receiver's port (standard 4317); `0` = any free port, `off` = no gRPC receiver. */
-  WEFT_OTLP_GRPC_PORT: z.union([z.literal('off'), z.coerce.number().int().min(0).max(65535)]).default(4317),
+  /**
+   * Gateway: the OTLP/gRPC receiver's port; `0` = any free port, `off` = no gRPC receiver. Unset:
+   * the standard 4317 if it is free, else none (a Collector or Jaeger often holds it); set, a
+   * taken port stops the start.
+   */
+  WEFT_OTLP_GRPC_PORT: z.preprocess(emptyAsUndefined, z.union([z.literal('off'), z.coerce.number().int().min(0).max(65535)]).optional()),
 
   /**
    * Gateway: worker threads for the ingest routes' request bodies (OTLP spans decoded and

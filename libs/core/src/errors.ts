@@ -55,7 +55,13 @@ export class ApiError extends Error {
 }
 
 export const badRequest = (reason: string, field?: string) => new ApiError(400, reason, { field });
-export const unauthorized = (reason: string) => new ApiError(401, reason, { headers: { 'WWW-Authenticate': 'Basic realm="weft"' } });
+/** A 401 whose challenge offers both schemes and carries the reason (RFC 6750's error_description), which clients log. */
+export const unauthorized = (reason: string) =>
+  new ApiError(401, reason, {
+    headers: {
+      'WWW-Authenticate': `Basic realm="weft", Bearer realm="weft", error_description="${headerSafe(reason).replace(/["\\]/g, "'")}"`,
+    },
+  });
 export const forbidden = (reason: string) => new ApiError(403, reason);
 export const notFound = (reason: string) => new ApiError(404, reason);
 export const conflict = (reason: string) => new ApiError(409, reason);
@@ -65,4 +71,13 @@ export const unavailable = (reason: string, retryAfterSeconds = 1) =>
 
 export function isApiError(e: unknown): e is ApiError {
   return e instanceof ApiError;
+}
+
+/**
+ * Text fit for an HTTP header value: printable ASCII only (anything else becomes `?`), at most
+ * 400 characters. Reasons name user input, which may hold any character.
+ */
+export function headerSafe(text: string): string {
+  const ascii = text.replace(/[^\x20-\x7e]/g, '?');
+  return ascii.length > 400 ? `${ascii.slice(0, 397)}...` : ascii;
 }

@@ -10,3 +10,4 @@ export * from './health';
 export * from './version';
 export * from './failure';
 export * from './process-alive';
+export * from './startup-error';

@@ -1,5 +1,9 @@
+import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
-import { ApiError, isApiError, isRetryable, type Logger } from '@weft/core';
+import { ApiError, headerSafe, isApiError, isRetryable, type Logger } from '@weft/core';
+
+/** The response header that repeats a 401's or 403's reason. */
+export const WEFT_ERROR_HEADER = 'x-weft-error';
 
 /** Maps anything thrown by a route to an ApiError: the one place errors become responses. */
 export function toApiError(err: unknown): ApiError {
@@ -53,6 +57,12 @@ export function installErrorHandler(app: FastifyInstance, log: Logger): void {
       return;
     }
     if (api.headers) reply.headers(api.headers);
+    // Exporters and SDKs often log a refusal's status line or headers, not its body (the Python
+    // OTLP exporter prints the reason phrase): the reason goes in both too.
+    if (api.status === 401 || api.status === 403) {
+      reply.header(WEFT_ERROR_HEADER, headerSafe(api.reason));
+      reply.raw.statusMessage = `${STATUS_CODES[api.status]}: ${headerSafe(api.reason)}`;
+    }
     // A script that says so handles 401 itself (the web UI): a Basic challenge would make the
     // browser open its own password prompt over the page.
     if (api.status === 401 && request.headers['x-requested-with'] === 'XMLHttpRequest') reply.removeHeader('WWW-Authenticate');

@@ -14,3 +14,5 @@ export * from './timeouts';
 export * from './readiness';
 export * from './turns';
 export * from './rate-limit';
+export * from './route-docs';
+export * from './dialect';

@@ -3,7 +3,7 @@ import { badRequest, loadConfig, payloadTooLarge } from '@weft/core';
 
 /**
  * The request limits the HTTP edge enforces for every endpoint. They come from the
- * configuration (README "Security"); services that build their own server pass theirs.
+ * configuration (docs/security.md); services that build their own server pass theirs.
  */
 export interface RequestLimits {
   maxJsonDepth: number;

@@ -49,7 +49,12 @@ export async function checkReadiness(
  * answers within the deadline, else 503 whose reason names the ones that are down.
  */
 export function readinessRoute(app: FastifyInstance, checks: ReadinessChecks, timeoutMs: number): void {
-  app.get('/ready', { config: { probe: true } }, async (_req, reply) => {
+  const doc = {
+    tag: 'server',
+    summary: 'Readiness: every dependency of this process probed (503 naming those down)',
+    auth: 'none',
+  } as const;
+  app.get('/ready', { config: { probe: true, doc } }, async (_req, reply) => {
     const { ready, dependencies } = await checkReadiness(checks, timeoutMs);
     if (ready) return { status: 'ready', dependencies };
     const down = Object.entries(dependencies)

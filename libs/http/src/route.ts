@@ -1,9 +1,18 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { routeSpecs, type EndpointSpec, type RouteName, type RouteRequestOf, type RouteResponseOf, type RouteSpec } from '@weft/api';
+import {
+  routeSpecs,
+  type EndpointSpec,
+  type RouteDoc,
+  type RouteName,
+  type RouteRequestOf,
+  type RouteResponseOf,
+  type RouteSpec,
+} from '@weft/api';
 import type { Caller } from '@weft/core';
 import type { Authenticator } from './auth';
 import type { ErrorMapper } from './errors';
 import { defaultRequestLimits } from './limits';
+import { callerDialect, type Dialect } from './dialect';
 import { checkRouteBody } from './route-body';
 
 declare module 'fastify' {
@@ -25,6 +34,8 @@ export interface RouteContext {
    * work stops instead of running on for no one.
    */
   signal: AbortSignal;
+  /** The spelling the caller reads answers in (dialect.ts). */
+  dialect: Dialect;
 }
 
 declare const serializedOf: unique symbol;
@@ -60,6 +71,7 @@ export function addRoute<N extends RouteName>(
   const authenticate = authenticateHook(app, auth, spec.auth);
   const run = async (request: FastifyRequest, reply: FastifyReply) => {
     const caller = request.caller!;
+    const dialect = callerDialect(request.headers, request.body);
     let body: RouteRequestOf<N> | null = checkRouteBody(name, request.body, caller, limits, {
       refsPossible: request.bodyMayHoldRefs ?? true,
     });
@@ -69,10 +81,10 @@ export function addRoute<N extends RouteName>(
     return respond(request, reply, (signal) => {
       const taken = body!;
       body = null;
-      return handler(taken, { caller, request, reply, signal });
+      return handler(taken, { caller, request, reply, signal, dialect });
     });
   };
-  const config = routeConfig(spec, options);
+  const config = { ...routeConfig(spec, options), spec: name };
   for (const path of [spec.path, ...(spec.aliases ?? [])]) app.post(path, { onRequest: authenticate, config }, run);
 }
 
@@ -91,7 +103,7 @@ export function addRawBodyRoute<N extends RouteName>(
 ): void {
   const spec: RouteSpec = routeSpecs[name];
   const authenticate = authenticateHook(app, auth, spec.auth);
-  const config = routeConfig(spec, options);
+  const config = { ...routeConfig(spec, options), spec: name };
   void app.register(async (scope) => {
     // In this scope only, a JSON body stays bytes (415 for other media types, as everywhere).
     scope.removeContentTypeParser('application/json');
@@ -100,7 +112,8 @@ export function addRawBodyRoute<N extends RouteName>(
       scope.post(path, { onRequest: authenticate, config }, async (request, reply) => {
         const raw = Buffer.isBuffer(request.body) ? request.body : null;
         request.body = undefined;
-        return respond(request, reply, (signal) => handler(raw, { caller: request.caller!, request, reply, signal }));
+        const dialect = callerDialect(request.headers, undefined);
+        return respond(request, reply, (signal) => handler(raw, { caller: request.caller!, request, reply, signal, dialect }));
       });
     }
   });
@@ -127,13 +140,19 @@ export function addGuardedGet(
   path: string,
   scheme: EndpointSpec['auth'],
   handler: (params: Record<string, string>, ctx: RouteContext) => Promise<unknown>,
-  options: { mapError?: ErrorMapper } = {},
+  options: { mapError?: ErrorMapper; doc: RouteDoc },
 ): void {
   const authenticate = authenticateHook(app, auth, scheme);
-  const config = options.mapError ? { mapError: options.mapError } : {};
+  const config = { doc: options.doc, ...(options.mapError ? { mapError: options.mapError } : {}) };
   app.get(path, { onRequest: authenticate, config }, async (request, reply) => {
     return respond(request, reply, (signal) =>
-      handler(request.params as Record<string, string>, { caller: request.caller!, request, reply, signal }),
+      handler(request.params as Record<string, string>, {
+        caller: request.caller!,
+        request,
+        reply,
+        signal,
+        dialect: callerDialect(request.headers, undefined),
+      }),
     );
   });
 }

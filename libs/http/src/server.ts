@@ -2,7 +2,6 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import rateLimit from '@fastify/rate-limit';
-import { buildOpenApiDocument } from '@weft/api';
 import { metrics, metricsRegistry, VERSION, type Logger } from '@weft/core';
 import { installErrorHandler } from './errors';
 import { parseJsonBody } from './json-body';
@@ -13,6 +12,7 @@ import { whenHeavyBodyTurn } from './turns';
 import { installRequestTimeouts, serverTimeoutOptions } from './timeouts';
 import { readinessRoute, type ReadinessChecks } from './readiness';
 import { KeyRateLimiter } from './rate-limit';
+import { collectRoutes, documentWhenReady } from './route-docs';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -59,6 +59,7 @@ export async function createHttpServer(opts: HttpServerOptions): Promise<Fastify
     rewriteUrl: (req) => stripTracesPrefix(req.url ?? '/'),
   });
   installErrorHandler(app, opts.log);
+  const routes = collectRoutes(app);
 
   app.decorate('weftLimits', limits);
   // First hooks of every request: refuse what cannot be served before reading it; then the
@@ -96,20 +97,32 @@ export async function createHttpServer(opts: HttpServerOptions): Promise<Fastify
   app.decorate('weftRateLimit', new KeyRateLimiter(app, limits.rateLimitMax, limits.rateLimitWindowMs));
 
   const version = opts.version ?? VERSION;
-  const document = buildOpenApiDocument({ version });
+  // Filled once every route is registered (the roles add theirs after this shell is built).
+  const document: Record<string, unknown> = {};
+  documentWhenReady(app, document, version, routes);
   await app.register(swagger, { mode: 'static', specification: { document: document as never } });
   await app.register(swaggerUi, { routePrefix: '/docs' });
-  app.get('/openapi.json', async () => document);
+  app.get(
+    '/openapi.json',
+    { config: { doc: { tag: 'server', summary: 'This OpenAPI document (browsable at /docs)', auth: 'none' } } },
+    async () => document,
+  );
 
   // Liveness: the process serves HTTP. Answers at once, whatever the dependencies do (a restart
   // would not fix one): its version and what it runs (roles, store mode, bus kind).
-  app.get('/health', { config: { probe: true } }, async () => ({ status: 'ok', version, ...opts.describe }));
+  const liveness = { tag: 'server', summary: 'Liveness: version, roles, store mode, bus kind', auth: 'none' } as const;
+  app.get('/health', { config: { probe: true, doc: liveness } }, async () => ({ status: 'ok', version, ...opts.describe }));
   readinessRoute(app, opts.readiness ?? {}, limits.readyTimeoutMs);
   // The reference's SDK asks this at init.
-  app.get('/server_info', async () => ({ min_required_weave_python_version: '0.0.1', trace_server_version: version }));
+  const serverInfo = { tag: 'server', summary: "The trace server's version (the Weave SDK asks it at init)", auth: 'none' } as const;
+  app.get('/server_info', { config: { doc: serverInfo } }, async () => ({
+    min_required_weave_python_version: '0.0.1',
+    trace_server_version: version,
+  }));
 
   // Prometheus text format: every service exposes its own process's metrics.
-  app.get('/metrics', { config: { probe: true } }, async (_req, reply) => {
+  const metricsDoc = { tag: 'server', summary: 'Prometheus metrics of this process', auth: 'none' } as const;
+  app.get('/metrics', { config: { probe: true, doc: metricsDoc } }, async (_req, reply) => {
     reply.header('content-type', metricsRegistry.contentType);
     return metricsRegistry.metrics();
   });

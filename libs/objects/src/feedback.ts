@@ -3,6 +3,7 @@ import { RawJson, pythonJsonDumps, toJsonText } from '@weft/digest';
 import { Params, compileQuery, jsonFieldRef, sortTerms, splitFieldPath, type FieldRef, type FieldResolver } from '@weft/query';
 import { deleteStatement, type Store } from '@weft/store';
 import type { RequestOf } from '@weft/api';
+import { normalizeReaction } from './reactions';
 import { parseRef } from './refs';
 
 /** The reference's CLICKHOUSE_MAX_FEEDBACK_PAYLOAD_SIZE, measured on `json.dumps(payload)`. */
@@ -25,15 +26,30 @@ export interface FeedbackReplaceInput {
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** The reference's validate_feedback_create_req, for what we can check without its schemas. */
-export function validateFeedback(req: FeedbackReplaceInput): string {
-  const payloadJson = pythonJsonDumps(req.payload, { sortKeys: false, nonFinite: 'storage' });
+/** A checked feedback payload as stored: a reaction's with its emoji names added (reactions.ts). */
+export interface StoredPayload {
+  payload: Record<string, unknown>;
+  payloadJson: string;
+}
+
+/**
+ * The reference's validate_feedback_create_req, for what we can check without its schemas,
+ * then its payload processing: a reaction's names added, the size measured on the result.
+ */
+export function validateFeedback(req: FeedbackReplaceInput): StoredPayload {
+  checkFeedback(req);
+  const payload = req.feedback_type === 'wandb.reaction.1' ? normalizeReaction(req.payload) : req.payload;
+  const payloadJson = pythonJsonDumps(payload, { sortKeys: false, nonFinite: 'storage' });
   if (payloadJson.length > MAX_FEEDBACK_PAYLOAD_CHARS) {
     throw badRequest(
       `payload: Feedback payload too large (${payloadJson.length} characters of JSON; the limit is ${MAX_FEEDBACK_PAYLOAD_CHARS})`,
       'payload',
     );
   }
+  return { payload, payloadJson };
+}
+
+function checkFeedback(req: FeedbackReplaceInput): void {
   if (req.id && !UUID.test(req.id)) throw badRequest('id: must be a UUID (a time-ordered UUIDv7 is expected)', 'id');
   const ref = parseRef(req.svc_ref);
   if (!ref) throw badRequest(`svc_ref: not a valid ref: '${req.svc_ref}'`, 'svc_ref');
@@ -71,7 +87,6 @@ export function validateFeedback(req: FeedbackReplaceInput): string {
       }
     }
   }
-  return payloadJson;
 }
 
 function forbid(req: FeedbackReplaceInput, fields: (keyof FeedbackReplaceInput)[], type: string): void {
@@ -91,7 +106,7 @@ function refNamed(req: FeedbackReplaceInput, field: 'annotation_ref' | 'runnable
 export type FeedbackCreateInput = Omit<FeedbackReplaceInput, 'feedback_id'>;
 
 /** A validated feedback record, ready to insert, and the answer the reference gives for it. */
-function feedbackRecord(req: FeedbackCreateInput, payloadJson: string, userId: string, createdMicros: number) {
+function feedbackRecord(req: FeedbackCreateInput, stored: StoredPayload, userId: string, createdMicros: number) {
   const id = req.id || generateId();
   const row = {
     project_id: req.project_id,
@@ -99,7 +114,7 @@ function feedbackRecord(req: FeedbackCreateInput, payloadJson: string, userId: s
     svc_user_id: userId,
     id,
     feedback_type: req.feedback_type,
-    payload_dump: payloadJson,
+    payload_dump: stored.payloadJson,
     creator: req.creator ?? null,
     annotation_ref: req.annotation_ref ?? null,
     runnable_ref: req.runnable_ref ?? null,
@@ -114,7 +129,7 @@ function feedbackRecord(req: FeedbackCreateInput, payloadJson: string, userId: s
     created_at: clickHouseToIso(row.created_at),
     svc_user_id: userId,
     wb_user_id: userId,
-    payload: new RawJson(toJsonText(req.payload)),
+    payload: new RawJson(toJsonText(stored.payload)),
   };
   return { row, answer };
 }
@@ -139,11 +154,11 @@ export async function createFeedback(store: Store, reqs: FeedbackCreateInput[], 
  * fresh UUIDv7. `svc_user_id` is always the caller's.
  */
 export async function replaceFeedback(store: Store, req: FeedbackReplaceInput, userId: string) {
-  const payloadJson = validateFeedback(req);
+  const stored = validateFeedback(req);
   const p = new Params();
   const where = `project_id = ${p.str(req.project_id)} AND id = ${p.str(req.feedback_id)}`;
   await deleteFeedbackWhere(store, where, p);
-  const { row, answer } = feedbackRecord(req, payloadJson, userId, nowMillisAsMicros());
+  const { row, answer } = feedbackRecord(req, stored, userId, nowMillisAsMicros());
   await store.client.insert({ table: 'feedback', format: 'JSONEachRow', values: [row] });
   return answer;
 }
@@ -207,6 +222,23 @@ export function withReferenceFeedbackNames(row: Record<string, unknown>): Record
   return row;
 }
 
+/**
+ * A feedback row in the reference's spellings only: the 0.52 SDK validates rows against a
+ * `Feedback` model that forbids other members, so `svc_ref` beside `weave_ref` fails it.
+ */
+function inReferenceFeedbackNames(row: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const theirs = new Map(Object.entries(REFERENCE_FEEDBACK_NAMES).map(([ref, ours]) => [ours, ref]));
+  for (const [k, v] of Object.entries(row)) out[theirs.get(k) ?? k] = v;
+  return out;
+}
+
+/**
+ * The spelling of the rows /feedback/query answers with when the caller names no `fields`:
+ * the interface's (with the reference's names alongside) or the reference's alone.
+ */
+export type FeedbackNames = 'interface' | 'reference';
+
 /** Fields of feedback for the query language, `fields` and `sort_by`: columns and `payload.<path>`. */
 export class FeedbackFieldResolver implements FieldResolver {
   resolve(path: string, p: Params): FieldRef {
@@ -227,7 +259,11 @@ export class FeedbackFieldResolver implements FieldResolver {
 export type FeedbackQueryInput = RequestOf<'feedbackQuery'>;
 
 /** /feedback/query: rows as objects with the requested fields (`payload` parsed, `payload.x` as text). */
-export async function queryFeedback(store: Store, req: FeedbackQueryInput): Promise<Record<string, unknown>[]> {
+export async function queryFeedback(
+  store: Store,
+  req: FeedbackQueryInput,
+  names: FeedbackNames = 'interface',
+): Promise<Record<string, unknown>[]> {
   const p = new Params();
   const resolver = new FeedbackFieldResolver();
   const conds = [`project_id = ${p.str(req.project_id)}`];
@@ -276,7 +312,8 @@ export async function queryFeedback(store: Store, req: FeedbackQueryInput): Prom
       else if (f === 'created_at' && typeof v === 'string') out.created_at = clickHouseToIso(v);
       else out[f] = v;
     });
-    return req.fields && req.fields.length > 0 ? out : withReferenceFeedbackNames(out);
+    if (req.fields && req.fields.length > 0) return out;
+    return names === 'reference' ? inReferenceFeedbackNames(out) : withReferenceFeedbackNames(out);
   });
 }
 

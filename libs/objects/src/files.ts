@@ -52,3 +52,16 @@ export async function readFile(store: Store, projectId: string, digest: string):
   if (chunks.length === 0 || chunks.length !== Number(chunks[0]!.n_chunks)) throw notFound(`File ${digest} not found`);
   return Buffer.concat(chunks.map((c) => Buffer.from(c.val_base64, 'base64')));
 }
+
+/** /files/stats: the bytes of the project's stored files, each file counted once. */
+export async function filesStats(store: Store, projectId: string): Promise<{ total_size_bytes: number }> {
+  const p = new Params();
+  const rs = await store.client.query({
+    query: `SELECT toInt64(sum(size)) AS total FROM (
+      SELECT any(size_bytes) AS size FROM files WHERE project_id = ${p.str(projectId)} GROUP BY digest)`,
+    query_params: p.values,
+    format: 'JSONEachRow',
+  });
+  const [row] = await rs.json<{ total: number | string }>();
+  return { total_size_bytes: Number(row?.total ?? 0) };
+}

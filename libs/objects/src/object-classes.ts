@@ -18,7 +18,7 @@ export function objectClassesOf(val: unknown): { base: string | null; leaf: stri
 
 /**
  * The reference's builtin object classes (server-validated pydantic models). We know their
- * names and hierarchy, not their field schemas: see README (builtin classes).
+ * names and hierarchy, not their field schemas: see docs/api.md (builtin classes).
  */
 export const BUILTIN_OBJECT_CLASSES = new Set([
   'TestOnlyExample',

@@ -33,7 +33,9 @@ export interface ObjectVersionOut {
 
 /**
  * /obj/create: the digest is the reference's (so refs interoperate); re-publishing a digest
- * creates no new version but makes it the latest again (the reference's `latest` alias).
+ * creates no new version but makes it the latest again (the reference's `latest` alias), and
+ * restores it when it was deleted. As the reference, a name may hold versions of different
+ * types (an object, then a Dataset, then an op).
  */
 export async function createObject(store: Store, obj: ObjCreateInput, userId: string): Promise<{ digest: string; object_id: string }> {
   const builtin = obj.builtin_object_class ?? obj.set_base_object_class ?? null;
@@ -45,22 +47,6 @@ export async function createObject(store: Store, obj: ObjCreateInput, userId: st
   validateObjectId(obj.object_id, 'obj.object_id');
   const kind = kindOf(processed.val);
 
-  const existing = await liveVersions(store, obj.project_id, obj.object_id);
-  const republished = existing.some((v) => v.digest === digest);
-  if (!republished) {
-    const others = [...new Set(existing.filter((v) => v.kind === kind).map((v) => v.base_object_class))].filter(
-      (c) => c !== processed.baseObjectClass,
-    );
-    if (others.length > 0) {
-      const describe = (c: string | null) => (c === null ? 'a generic (untyped) object' : `a ${c}`);
-      throw new ApiError(
-        400,
-        `Cannot publish '${obj.object_id}' as ${describe(processed.baseObjectClass)}: that name is already used by ` +
-          `${others.map(describe).join(' or ')} in this project. Object versions cannot share types, publish this object under a different name.`,
-        { field: 'obj.object_id' },
-      );
-    }
-  }
   const now = microsToClickHouse(nowMicros());
   await store.client.insert({
     table: 'object_versions',
@@ -85,17 +71,12 @@ export async function createObject(store: Store, obj: ObjCreateInput, userId: st
   return { digest, object_id: obj.object_id };
 }
 
-async function liveVersions(store: Store, projectId: string, objectId: string) {
-  const p = new Params();
-  const rs = await store.client.query({
-    query: `SELECT kind, digest, any(base_object_class) AS base_object_class
-      FROM object_versions WHERE project_id = ${p.str(projectId)} AND object_id = ${p.str(objectId)}
-      GROUP BY kind, digest HAVING max(deleted_at) IS NULL`,
-    query_params: p.values,
-    format: 'JSONEachRow',
-  });
-  return rs.json<{ kind: string; digest: string; base_object_class: string | null }>();
-}
+/**
+ * A version's deletion time, or NULL when it is live: deleted unless published again since
+ * (a re-publish of deleted content restores it). Deletions are stored to the millisecond.
+ */
+const deletedAtSql = (lastDeleted: string, lastPublished: string) =>
+  `if(${lastDeleted} >= toDateTime64(${lastPublished}, 3, 'UTC'), ${lastDeleted}, NULL)`;
 
 interface VersionsSelect {
   projectId: string;
@@ -123,13 +104,16 @@ function versionsSql(p: Params, s: VersionsSelect): string {
     toUInt8(deleted_at IS NULL AND row_number() OVER (PARTITION BY object_id
       ORDER BY deleted_at IS NULL DESC, published_at DESC, created_at DESC, digest DESC) = 1) AS is_latest
   FROM (
-    SELECT project_id, kind, object_id, digest,
-      any(base_object_class) AS base_object_class, any(leaf_object_class) AS leaf_object_class,
-      any(svc_user_id) AS svc_user_id, min(created_at) AS created_at, max(published_at) AS published_at,
-      max(deleted_at) AS deleted_at${extra.length ? ', ' + extra.join(', ') : ''}
-    FROM object_versions
-    WHERE ${where.join(' AND ')}
-    GROUP BY project_id, kind, object_id, digest
+    SELECT * EXCEPT (last_deleted_at), ${deletedAtSql('last_deleted_at', 'published_at')} AS deleted_at
+    FROM (
+      SELECT project_id, kind, object_id, digest,
+        any(base_object_class) AS base_object_class, any(leaf_object_class) AS leaf_object_class,
+        any(svc_user_id) AS svc_user_id, min(created_at) AS created_at, max(published_at) AS published_at,
+        max(deleted_at) AS last_deleted_at${extra.length ? ', ' + extra.join(', ') : ''}
+      FROM object_versions
+      WHERE ${where.join(' AND ')}
+      GROUP BY project_id, kind, object_id, digest
+    )
   )`;
 }
 
@@ -305,7 +289,7 @@ export async function readObjectVals(
   if (keys.length === 0) return out;
   const p = new Params();
   const rs = await store.client.query({
-    query: `SELECT object_id, digest, any(val_dump) AS val_dump, max(deleted_at) IS NOT NULL AS deleted
+    query: `SELECT object_id, digest, any(val_dump) AS val_dump, ${deletedAtSql('max(deleted_at)', 'max(published_at)')} IS NOT NULL AS deleted
       FROM object_versions
       WHERE project_id = ${p.str(projectId)} AND object_id IN ${p.strArray([...new Set(keys.map((k) => k.name))])}
         AND digest IN ${p.strArray([...new Set(keys.map((k) => k.digest))])}

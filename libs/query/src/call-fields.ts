@@ -30,6 +30,50 @@ const PLAIN: Record<string, FieldRef['kind']> = {
   output_refs: 'array',
 };
 
+/** The reference's names of the svc_ fields (the Weave SDK filters, sorts and selects by them). */
+export const REFERENCE_CALL_FIELDS: Readonly<Record<string, string>> = {
+  wb_user_id: 'svc_user_id',
+  wb_run_id: 'svc_run_id',
+  wb_run_step: 'svc_run_step',
+  wb_run_step_end: 'svc_run_step_end',
+};
+
+/** A call field under the interface's name (`wb_run_id` → `svc_run_id`); other names as they are. */
+export const interfaceCallField = (name: string): string => REFERENCE_CALL_FIELDS[name] ?? name;
+
+/**
+ * Feedback on a call read as a column of its row (reference CallsMergedFeedbackPayloadField):
+ * `feedback.[<type>].payload.<path>`, `…runnable_ref`, `…trigger_ref`; `[*]` for any type. Each
+ * distinct (type, column) becomes one column `fb_<n>` of the joined row: one feedback row of that
+ * type per call (any, as the reference), joined by the call's ref.
+ */
+export interface FeedbackColumn {
+  name: string;
+  /** The feedback_type bound as a parameter, or null for `*`. */
+  typeSql: string | null;
+  column: 'payload_dump' | 'runnable_ref' | 'trigger_ref';
+}
+
+/** The feedback columns one calls query reads, shared by all its resolvers (types bound once, in the plan's parameters). */
+export class FeedbackColumns {
+  readonly byName = new Map<string, FeedbackColumn>();
+  private readonly byKey = new Map<string, FeedbackColumn>();
+  constructor(private readonly p: Params) {}
+
+  add(type: string, column: FeedbackColumn['column']): FeedbackColumn {
+    const key = `${type}\u0000${column}`;
+    let c = this.byKey.get(key);
+    if (!c) {
+      c = { name: `fb_${this.byKey.size}`, typeSql: type === '*' ? null : this.p.str(type), column };
+      this.byKey.set(key, c);
+      this.byName.set(c.name, c);
+    }
+    return c;
+  }
+}
+
+const FEEDBACK_FIELD = /^feedback\.\[(.+)\]\.(.+)$/;
+
 export const JSON_ROOTS = ['inputs', 'output', 'attributes', 'summary'] as const;
 
 /** Sortable and selectable, not filterable (as the reference). */
@@ -40,9 +84,14 @@ export class CallFieldResolver implements FieldResolver {
   readonly used = new Set<string>();
 
   /** @param projectParam the bound project id, which pricing a call's usage needs (total_cost). */
-  constructor(private readonly projectParam: string) {}
+  constructor(
+    private readonly projectParam: string,
+    private readonly feedback?: FeedbackColumns,
+  ) {}
 
-  resolve(path: string, p: Params): FieldRef {
+  resolve(field: string, p: Params): FieldRef {
+    if (field.startsWith('feedback.')) return this.feedbackField(field, p);
+    const path = interfaceCallField(field);
     const plain = PLAIN[path];
     if (plain) {
       if (path !== 'id' && path !== 'project_id') this.used.add(path);
@@ -64,6 +113,27 @@ export class CallFieldResolver implements FieldResolver {
       throw new ApiError(400, `field '${path}' can be selected but not filtered or sorted on`, { field: path });
     }
     throw new ApiError(400, `unknown field '${path}'`, { field: path });
+  }
+
+  private feedbackField(path: string, p: Params): FieldRef {
+    const m = FEEDBACK_FIELD.exec(path);
+    if (!m) throw new ApiError(400, `invalid feedback field '${path}': expected feedback.[<type>].payload.<path>`, { field: path });
+    if (!this.feedback) throw new ApiError(400, `field '${path}': feedback fields are not supported here`, { field: path });
+    const [root, ...rest] = splitFieldPath(m[2]!);
+    if (root === 'payload') {
+      if (rest.some((k) => k === '')) throw new ApiError(400, `field '${path}' has an empty path segment`, { field: path });
+      const c = this.feedback.add(m[1]!, 'payload_dump');
+      this.used.add(c.name);
+      return jsonFieldRef(c.name, rest, p);
+    }
+    if ((root === 'runnable_ref' || root === 'trigger_ref') && rest.length === 0) {
+      const c = this.feedback.add(m[1]!, root);
+      this.used.add(c.name);
+      return { sql: `nullIf(${c.name}, '')`, kind: 'string' };
+    }
+    throw new ApiError(400, `invalid feedback field '${path}': expected payload, runnable_ref or trigger_ref after the type`, {
+      field: path,
+    });
   }
 
   /** summary.weave.* computed from the row, as the derived summary shown on read. */

@@ -1,6 +1,6 @@
 import type { CallFilter, CallsQueryStatsReq, CallsStreamQueryReq } from '@weft/api';
 import { ApiError, badRequest } from '@weft/core';
-import { CallFieldResolver } from './call-fields';
+import { CallFieldResolver, FeedbackColumns, interfaceCallField } from './call-fields';
 import { callLineSelects, fragmentLineSql } from './call-json';
 import { compileQuery, type FieldRef } from './expr';
 import { Params, type BuiltQuery } from './params';
@@ -157,6 +157,8 @@ type CallsReq = Pick<CallsStreamQueryReq, 'project_id' | 'filter' | 'query'> &
  */
 export class CallsQueryPlan {
   private readonly base = new Params();
+  /** Feedback read as columns (`feedback.[type].payload…` in filters and sorts), joined by the call's ref. */
+  private readonly feedback = new FeedbackColumns(this.base);
   private readonly resolver: CallFieldResolver;
   private readonly projectSql: string;
   /** Conditions on the primary key itself. */
@@ -182,16 +184,16 @@ export class CallsQueryPlan {
   constructor(private readonly req: CallsReq) {
     const p = this.base;
     this.projectSql = p.str(req.project_id);
-    this.resolver = new CallFieldResolver(this.projectSql);
+    this.resolver = new CallFieldResolver(this.projectSql, this.feedback);
     this.resolver.used.add('started_at');
     this.addFilter(req.filter);
     if (req.query) {
       // A top-level $and is kept as separate conditions, so that its terms on start columns
       // filter calls_starts before any join (compiled whole first: limits and error paths).
-      const whole = compileQuery(req.query.$expr, new CallFieldResolver(this.projectSql), new Params());
+      const whole = compileQuery(req.query.$expr, new CallFieldResolver(this.projectSql, this.feedback), new Params());
       const and = (req.query.$expr as { $and?: unknown }).$and;
       for (const term of Array.isArray(and) && whole ? and : [req.query.$expr]) {
-        const qr = new CallFieldResolver(this.projectSql);
+        const qr = new CallFieldResolver(this.projectSql, this.feedback);
         this.addCond(compileQuery(term, qr, p), qr.used);
       }
     }
@@ -273,7 +275,7 @@ export class CallsQueryPlan {
     const keys: SortKey[] = [];
     sortBy.forEach((s, i) => {
       let ref: FieldRef;
-      const r = new CallFieldResolver(this.projectSql);
+      const r = new CallFieldResolver(this.projectSql, this.feedback);
       try {
         ref = r.resolve(s.field, this.base);
       } catch (e) {
@@ -302,7 +304,7 @@ export class CallsQueryPlan {
     const cols = this.req.columns;
     if (!cols || cols.length === 0) return undefined;
     const out = new Set<string>(['id', 'project_id', ...REQUIRED_COLUMNS]);
-    for (const c of cols) out.add(c.split('.')[0]!.replace(/_dump$/, ''));
+    for (const c of cols) out.add(interfaceCallField(c.split('.')[0]!.replace(/_dump$/, '')));
     if (this.req.include_costs) out.add('summary');
     if (out.has('summary')) ['ended_at', 'exception', 'display_name'].forEach((c) => out.add(c));
     return out;
@@ -459,6 +461,17 @@ LIMIT 1 BY id`;
       // A page's end rows (by id) are the small side: hashed, after the page's start rows.
       if (page.ids) from = `${from} LEFT JOIN ${ends} ON e.id = s.id`;
       else from = `${ends} ${page.endsOnly ? 'INNER' : 'RIGHT'} JOIN ${from} ON e.id = s.id`;
+    }
+    const feedbackCols = cols.flatMap((c) => this.feedback.byName.get(c) ?? []);
+    if (feedbackCols.length) {
+      // One row per call ref holding each feedback column (any row of its type, as the reference);
+      // a call without such feedback reads '' (no match in the LEFT JOIN).
+      const picks = feedbackCols.map(
+        (c) => `${c.typeSql ? `anyIf(${c.column}, feedback_type = ${c.typeSql})` : `any(${c.column})`} AS ${c.name}`,
+      );
+      const prefix = `concat('weave:///', ${this.projectSql}, '/call/')`;
+      from += `\n    LEFT JOIN (SELECT svc_ref, ${picks.join(', ')} FROM feedback WHERE project_id = ${this.projectSql} AND startsWith(svc_ref, ${prefix}) GROUP BY svc_ref) AS f ON f.svc_ref = concat(${prefix}, s.id)`;
+      select.push(...feedbackCols.map((c) => `ifNull(f.${c.name}, '') AS ${c.name}`));
     }
     if (renamed) {
       // Renames are few: the project's latest one per call, hashed.

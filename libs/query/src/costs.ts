@@ -170,6 +170,23 @@ export function tokenCostSql(t: PricedTokens): string {
 export const callTotalTokensSql = `if(empty(usage), NULL, arraySum(u -> if(u.5 > 0, u.5, u.3 + u.4), usage))`;
 
 /**
+ * Each model's prices as (effective_date, level, prompt, completion, cache read, cache creation),
+ * in a constant map by model (a scalar subquery, read once per query): a usage entry looks up its
+ * own model's few prices instead of filtering the whole price list for every row (10M calls, the
+ * cost sort: 7.0 → 2.8 s of CPU).
+ */
+export function modelPricesSql(pid: string): string {
+  return `(SELECT mapFromArrays(groupArray(llm_id), groupArray(ps)) FROM (SELECT llm_id, groupArray((effective_date,
+      ${priceLevelRankSql(pid, (c) => c)}, prompt_token_cost, completion_token_cost, cache_read_input_token_cost, cache_creation_input_token_cost)) AS ps
+    FROM (${projectPricesSql(pid)}) GROUP BY llm_id))`;
+}
+
+/** The price `model` gets at `started_at` (a row column) among modelPricesSql's, ranked by priceRankOrderSql's keys; only for a model that has one. */
+export function pickedPriceSql(prices: string, model: string): string {
+  return `arraySort(pr -> (if(started_at >= pr.1, 1, 2), pr.2, -toUnixTimestamp64Milli(pr.1)), ${prices}[${model}])[1]`;
+}
+
+/**
  * A call's cost summed over its priced models, per row, for filters and sorts: the same figures
  * include_costs puts in summary.weave.costs (each model priced with the price
  * priceRankOrderSql would pick), computed in the expression so ORDER BY can use it. The
@@ -178,15 +195,8 @@ export const callTotalTokensSql = `if(empty(usage), NULL, arraySum(u -> if(u.5 >
  * priced (default: the column).
  */
 export function callTotalCostSql(pid: string, usage = 'usage'): string {
-  // Each model's prices as (effective_date, level, prompt, completion, cache read, cache creation),
-  // in a constant map by model: a usage entry looks up its own model's few prices instead of
-  // filtering the whole price list for every row (10M calls, the cost sort: 7.0 → 2.8 s of CPU).
-  const prices = `(SELECT mapFromArrays(groupArray(llm_id), groupArray(ps)) FROM (SELECT llm_id, groupArray((effective_date,
-      ${priceLevelRankSql(pid, (c) => c)}, prompt_token_cost, completion_token_cost, cache_read_input_token_cost, cache_creation_input_token_cost)) AS ps
-    FROM (${projectPricesSql(pid)}) GROUP BY llm_id))`;
-  // u's model's prices ranked by priceRankOrderSql's keys: in force at the start, level, newest.
-  const ranked = `arraySort(pr -> (if(started_at >= pr.1, 1, 2), pr.2, -toUnixTimestamp64Milli(pr.1)), ${prices}[u.1])`;
-  const priced = `arrayMap(u -> (u, ${ranked}[1]), arrayFilter(u -> mapContains(${prices}, u.1), ${usage}))`;
+  const prices = modelPricesSql(pid);
+  const priced = `arrayMap(u -> (u, ${pickedPriceSql(prices, 'u.1')}), arrayFilter(u -> mapContains(${prices}, u.1), ${usage}))`;
   // x.1: the usage tuple (.3 prompt, .4 completion, .6 cache read, .7 cache creation); x.2: its price.
   const cost = tokenCostSql({
     prompt: 'x.1.3',

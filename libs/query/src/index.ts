@@ -5,5 +5,8 @@ export * from './call-fields';
 export * from './costs';
 export * from './threads';
 export * from './aggregates';
+export * from './purge-ids';
 export * from './own-usage';
 export * from './metrics';
+export * from './usage-rollup';
+export * from './call-stats';

@@ -22,6 +22,8 @@ export interface Weft {
   roles: RoleName[];
   /** Every route the roles registered (not the shell's /health, /ready, /metrics, /docs…), by role. */
   routes: readonly RegisteredRoute[];
+  /** The admin key this start created (an empty store, no WEFT_BOOTSTRAP_API_KEY): printed once more when listening. */
+  firstKey?: { key: string; key_id: string };
   /** In start order: store, bus (if any role uses it), then the roles' own. */
   components: readonly Component[];
   /** Stops taking requests, then stops the components in reverse order (the writer commits what it inserted). */
@@ -77,6 +79,7 @@ export async function compose(config: Config, log: Logger, roles: readonly Role[
       store: store.store,
       roles: plans.map((p) => p.name),
       routes,
+      ...(access?.firstKey ? { firstKey: access.firstKey } : {}),
       components: started,
       async close() {
         await app.close();

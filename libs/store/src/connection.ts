@@ -3,6 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { Readable } from 'node:stream';
 import { resolve } from 'node:path';
 import { createRequire } from 'node:module';
+import { claimDataDir } from './data-dir-lock';
 import { InsertFiles, insertStatement } from './insert-files';
 
 export type { ClickHouseClient };
@@ -107,11 +108,18 @@ export function openStore(opts: StoreOptions): Store {
   }
   const dir = resolve(opts.dataDir, 'clickhouse');
   mkdirSync(dir, { recursive: true });
+  const release = claimDataDir(resolve(opts.dataDir));
   // chdb/connection is published as CommonJS only.
   const require = createRequire(import.meta.url);
   // eslint-disable-next-line @typescript-eslint/consistent-type-imports -- a type of a CommonJS require
   const { createChdbConnection } = require('chdb/connection') as typeof import('chdb/connection');
-  const connection = createChdbConnection({ path: dir });
+  let connection: ReturnType<typeof createChdbConnection>;
+  try {
+    connection = createChdbConnection({ path: dir });
+  } catch (e) {
+    release();
+    throw e;
+  }
   const client = createClient({
     connection,
     clickhouse_settings: settings,
@@ -131,6 +139,12 @@ export function openStore(opts: StoreOptions): Store {
         client.command({ query: insertStatement(table, columns, format, path), clickhouse_settings }).then(() => undefined),
       );
     },
-    close: () => client.close(),
+    close: async () => {
+      try {
+        await client.close();
+      } finally {
+        release();
+      }
+    },
   };
 }

@@ -7,3 +7,4 @@ export * from './call-part-tsv';
 export * from './cluster-ddl';
 export * from './call-part-rowbinary';
 export * from './parquet';
+export * from './data-dir-lock';

@@ -41,5 +41,10 @@ export async function fileWriteRoutes(app: FastifyInstance, deps: FileWriteDeps)
     if (!file) throw new ApiError(422, 'file: a `file` part is required', { field: 'file' });
     return createFile(deps.store, parsed.data, file.name, file.content, fields.expected_digest || null);
   };
-  for (const path of [FILE_CREATE_PATH, '/files/create']) app.post(path, { onRequest: authenticate }, handler);
+  const doc = {
+    tag: 'sdk',
+    summary: 'Store a file (multipart: project_id, file) → its digest',
+    bodyTypes: ['multipart/form-data'],
+  } as const;
+  for (const path of [FILE_CREATE_PATH, '/files/create']) app.post(path, { onRequest: authenticate, config: { doc } }, handler);
 }

@@ -1,8 +1,16 @@
-import { Server, ServerCredentials, type Metadata, type ServerUnaryCall, type sendUnaryData, type ServiceError } from '@grpc/grpc-js';
+import {
+  Server,
+  ServerCredentials,
+  setLogger as setGrpcLogger,
+  type Metadata,
+  type ServerUnaryCall,
+  type sendUnaryData,
+  type ServiceError,
+} from '@grpc/grpc-js';
 import { projectId as projectIdSchema } from '@weft/api';
 import type { Bus } from '@weft/bus';
 import type { CallPartEnvelope } from '@weft/ingest';
-import { badRequest, type ApiError, type Config, type Logger } from '@weft/core';
+import { badRequest, StartupError, type ApiError, type Config, type Logger } from '@weft/core';
 import { toApiError, type Authenticator, type KeyRateLimiter } from '@weft/http';
 import { encodeExportTraceServiceResponse, grpcCodeForHttpStatus, type PartialSuccess } from '@weft/otlp';
 import { CallIngest } from '@weft/ingest';
@@ -53,6 +61,7 @@ const traceService = {
 };
 
 export async function startOtlpGrpc(opts: OtlpGrpcOptions): Promise<OtlpGrpcReceiver> {
+  setGrpcLogger(grpcLogger(opts.log));
   const server = new Server({
     'grpc.max_receive_message_length': opts.maxMessageBytes,
     'grpc.max_send_message_length': 4 * 1024 * 1024,
@@ -69,7 +78,7 @@ export async function startOtlpGrpc(opts: OtlpGrpcOptions): Promise<OtlpGrpcRece
     server.bindAsync(
       `${opts.host.includes(':') ? `[${opts.host}]` : opts.host}:${opts.port}`,
       ServerCredentials.createInsecure(),
-      (err, bound) => (err ? reject(new Error(`OTLP/gRPC: cannot listen on ${opts.host}:${opts.port}: ${err.message}`)) : resolve(bound)),
+      (err, bound) => (err ? reject(new Error(bindFailure(opts.host, opts.port, err.message))) : resolve(bound)),
     ),
   );
   return {
@@ -86,23 +95,67 @@ export async function startOtlpGrpc(opts: OtlpGrpcOptions): Promise<OtlpGrpcRece
 }
 
 /**
+ * grpc-js's own log lines (written raw to stderr by default) as weft's JSON lines. Its bind
+ * failure summary is dropped: the receiver reports that failure itself, naming the variable.
+ */
+function grpcLogger(log: Logger): Partial<Console> {
+  const line = (args: unknown[]) => args.map(String).join(' ');
+  return {
+    error: (...args: unknown[]) => {
+      const message = line(args);
+      if (message.startsWith('No address added')) log.debug({ grpc: message }, 'grpc-js');
+      else log.warn({ grpc: message }, 'grpc-js');
+    },
+    info: (...args: unknown[]) => log.info({ grpc: line(args) }, 'grpc-js'),
+    debug: (...args: unknown[]) => log.debug({ grpc: line(args) }, 'grpc-js'),
+  };
+}
+
+/** Why the receiver could not listen, in words (grpc-js wraps the socket's error in a list). */
+function bindFailure(host: string, port: number, message: string): string {
+  if (message.includes('EADDRINUSE')) return `port ${port} is already in use (on ${host})`;
+  if (message.includes('EACCES')) return `no permission to listen on port ${port} (on ${host})`;
+  return `cannot listen on ${host}:${port}: ${message}`;
+}
+
+/** The standard OTLP/gRPC port, used when WEFT_OTLP_GRPC_PORT is unset and it is free. */
+export const OTLP_GRPC_DEFAULT_PORT = 4317;
+
+/**
  * The receiver as the configuration says (`WEFT_OTLP_GRPC_PORT`, on HOST, the body limit as
- * message limit), or null when it is `off`. Logs `OTLP/gRPC listening` with the bound port.
+ * message limit), or null when it is `off`. Unset, the standard port is taken only if free:
+ * another OTLP receiver holding it is common on a developer's machine, and OTLP/HTTP still
+ * works, so weft starts without gRPC and says so in one line. Set, failing to bind stops the start.
  */
 export async function otlpGrpcFromConfig(
   config: Config,
   deps: { bus: Bus<CallPartEnvelope>; auth: Authenticator; rateLimit: KeyRateLimiter; log: Logger; workers?: IngestWorkers | null },
 ): Promise<OtlpGrpcReceiver | null> {
-  if (config.WEFT_OTLP_GRPC_PORT === 'off') return null;
-  const receiver = await startOtlpGrpc({
-    ingest: new OtelIngest(new CallIngest(deps.bus), deps.log, spanConverterFor(deps.workers)),
-    auth: deps.auth,
-    rateLimit: deps.rateLimit,
-    log: deps.log,
-    host: config.HOST,
-    port: config.WEFT_OTLP_GRPC_PORT,
-    maxMessageBytes: config.WEFT_BODY_LIMIT_BYTES,
-  });
+  const configured = config.WEFT_OTLP_GRPC_PORT;
+  if (configured === 'off') return null;
+  const port = configured ?? OTLP_GRPC_DEFAULT_PORT;
+  let receiver: OtlpGrpcReceiver;
+  try {
+    receiver = await startOtlpGrpc({
+      ingest: new OtelIngest(new CallIngest(deps.bus), deps.log, spanConverterFor(deps.workers)),
+      auth: deps.auth,
+      rateLimit: deps.rateLimit,
+      log: deps.log,
+      host: config.HOST,
+      port,
+      maxMessageBytes: config.WEFT_BODY_LIMIT_BYTES,
+    });
+  } catch (e) {
+    const why = (e as Error).message;
+    if (configured !== undefined) {
+      throw new StartupError(`WEFT_OTLP_GRPC_PORT=${configured}: the OTLP/gRPC ${why}. Choose a free port, 0 (any free port) or off`);
+    }
+    deps.log.warn(
+      { otlpGrpcPort: port, reason: why },
+      `OTLP/gRPC receiver not started: ${why}; OTLP/HTTP works as before. Set WEFT_OTLP_GRPC_PORT to a free port (or off) to choose`,
+    );
+    return null;
+  }
   deps.log.info({ otlpGrpcPort: receiver.port }, 'OTLP/gRPC listening');
   return receiver;
 }

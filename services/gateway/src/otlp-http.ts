@@ -15,6 +15,12 @@ export interface OtlpHttpDeps {
 
 /** The path stock OTLP/HTTP exporters post to (`<endpoint>/v1/traces`); outside the 20-endpoint contract. */
 export const OTLP_TRACES_PATH = '/otel/v1/traces';
+/**
+ * The OpenTelemetry Collector's path: exporters given only a base URL
+ * (OTEL_EXPORTER_OTLP_ENDPOINT=http://host:6345) post to `<base>/v1/traces`. Under the /v1 of
+ * the OpenAI-compatible routes, but served here, by the gateway.
+ */
+export const COLLECTOR_OTLP_TRACES_PATH = '/v1/traces';
 /** Where the Weave SDK's own OTel exporter posts (`<trace server>/agents/otel/v1/traces`): the same route. */
 export const SDK_OTLP_TRACES_PATH = '/agents/otel/v1/traces';
 
@@ -68,8 +74,15 @@ export async function otlpHttpRoutes(app: FastifyInstance, deps: OtlpHttpDeps): 
     // OTLP/JSON field names; an empty object means everything was accepted.
     return partial ? { partialSuccess: { rejectedSpans: partial.rejected_spans, errorMessage: partial.error_message } } : {};
   };
-  for (const path of [OTLP_TRACES_PATH, SDK_OTLP_TRACES_PATH])
-    app.post(path, { onRequest: authenticate, config: { mapError: otlpError, publishes: true } }, handler);
+  const summaries: Record<string, string> = {
+    [OTLP_TRACES_PATH]: 'OTLP/HTTP trace export (ExportTraceServiceRequest; project from the project_id header or resource attributes)',
+    [COLLECTOR_OTLP_TRACES_PATH]: "OTLP/HTTP trace export at the Collector's path (OTEL_EXPORTER_OTLP_ENDPOINT=<weft>)",
+    [SDK_OTLP_TRACES_PATH]: "OTLP/HTTP trace export where the Weave SDK's own OTel exporter posts",
+  };
+  for (const path of [OTLP_TRACES_PATH, COLLECTOR_OTLP_TRACES_PATH, SDK_OTLP_TRACES_PATH]) {
+    const doc = { tag: 'otlp', summary: summaries[path]!, bodyTypes: [...PROTOBUF_TYPES, 'application/json'] } as const;
+    app.post(path, { onRequest: authenticate, config: { mapError: otlpError, publishes: true, doc } }, handler);
+  }
 }
 
 /**

@@ -4,6 +4,7 @@ import type { RouteContext } from '@weft/http';
 import type { CallIngest } from '@weft/ingest';
 import { priorityError } from './chat-validation';
 import { unsupported, upstreamRequest, type RequestKind } from './dialects';
+import { parseTraceparent } from './trace-context';
 import { LlmCall, withoutNulls } from './llm-call';
 import { parseUpstreamError, type ResponseIdentity } from './normalize';
 import { badRequestError, errorMessage, modelNotFound, validationError } from './openai-errors';
@@ -68,7 +69,8 @@ export const REQUEST_ID_HEADER = 'x-request-id';
 /**
  * An OpenAI-compatible completion route (`/v1/chat/completions[/]`, `/v1/completions`):
  * validate as vLLM does, route by model, translate to the upstream's dialect, forward,
- * normalise, stream, and trace into the `x-project-id` project.
+ * normalise, stream, and trace into the `x-project-id` project (under the caller's span when a
+ * `traceparent` names one).
  */
 export class CompletionFront<R extends CompletionRequest> {
   constructor(
@@ -95,8 +97,16 @@ export class CompletionFront<R extends CompletionRequest> {
     const payload = upstreamRequest(upstream.dialect, { ...(req as Json), model }, { stream: !!req.stream, requestId, kind: k.kind });
     const priority = req.priority ?? 0;
     if (!upstream.priorityScheduling) delete payload.priority;
+    const parent = parseTraceparent(ctx.request.headers.traceparent);
     const call = projectId
-      ? LlmCall.begin(this.ingest, { projectId, caller: ctx.caller, opName: k.opName, inputs: withoutNulls(body as Json) })
+      ? LlmCall.begin(this.ingest, {
+          projectId,
+          caller: ctx.caller,
+          opName: k.opName,
+          inputs: withoutNulls(body as Json),
+          traceId: parent?.traceId,
+          parentId: parent?.parentId,
+        })
       : null;
     const headers: Record<string, string> = { [REQUEST_ID_HEADER]: requestId };
     if (call) headers[CALL_ID_HEADER] = call.id;

@@ -61,8 +61,14 @@ export async function inferenceRoutes(app: FastifyInstance, deps: InferenceDeps)
   );
   addRoute(app, deps.auth, 'textCompletions', (body, ctx) => text.handle(body, ctx), openAiShape);
   addRoute(app, deps.auth, 'embeddings', (body, ctx) => embeddings.handle(body, ctx), openAiShape);
-  addGuardedGet(app, deps.auth, '/v1/models', 'bearer', () => modelList.list(), openAiShape);
-  addGuardedGet(app, deps.auth, '/v1/models/*', 'bearer', (params) => modelList.retrieve(params['*'] ?? ''), openAiShape);
+  addGuardedGet(app, deps.auth, '/v1/models', 'bearer', () => modelList.list(), {
+    ...openAiShape,
+    doc: { tag: 'openai', summary: 'List the models the upstreams serve (OpenAI `GET /v1/models`)' },
+  });
+  addGuardedGet(app, deps.auth, '/v1/models/*', 'bearer', (params) => modelList.retrieve(params['*'] ?? ''), {
+    ...openAiShape,
+    doc: { tag: 'openai', summary: 'One model (OpenAI `GET /v1/models/{model}`)' },
+  });
   addRoute(app, deps.auth, 'completionsCreate', (body, ctx) => completions.create(body, ctx));
   addRoute(app, deps.auth, 'completionsCreateStream', (body, ctx) => completions.createStream(body, ctx));
   addRoute(app, deps.auth, 'modelCreate', (body, { caller }) => models.create(body, caller), openAiShape);

@@ -1,7 +1,7 @@
 import type { CostCreateReq } from '@weft/api';
 import { clickHouseToIso, generateId, microsToClickHouse, nowMicros, parseTimestampMicros } from '@weft/core';
-import { buildCallCostsQuery, buildCostQuery, type CallUsagePriceRow, type CostQueryReq } from '@weft/query';
-import type { Store } from '@weft/store';
+import { Params, buildCallCostsQuery, buildCostQuery, purgeIds, type CallUsagePriceRow, type CostQueryReq } from '@weft/query';
+import { deleteStatement, type Store } from '@weft/store';
 
 /**
  * Costs per model for a batch of calls (reference §3.7), keyed by call id then llm id: the token
@@ -81,4 +81,25 @@ export async function createCosts(store: Store, req: CostCreateReq, userId: stri
   }));
   if (rows.length) await store.client.insert({ table: 'llm_token_prices', values: rows, format: 'JSONEachRow' });
   return { ids: rows.map((r) => [r.id, r.llm_id]) };
+}
+
+/**
+ * POST /cost/purge (the SDK's `purge_costs`): removes the project's own prices named by id
+ * (the query may name nothing else, as the reference); the default prices are never touched.
+ */
+export async function purgeCosts(store: Store, projectId: string, expr: Record<string, unknown>): Promise<Record<string, never>> {
+  const ids = purgeIds(expr, 'Can only purge costs by specifying one or more cost ids');
+  if (ids.length === 0) return {};
+  const p = new Params();
+  const where = `pricing_level = 'project' AND pricing_level_id = ${p.str(projectId)} AND id IN ${p.strArray(ids)}`;
+  const rs = await store.client.query({
+    query: `SELECT count() AS n FROM llm_token_prices WHERE ${where}`,
+    query_params: p.values,
+    format: 'JSONEachRow',
+  });
+  const [{ n } = { n: 0 }] = await rs.json<{ n: number }>();
+  // A DELETE is a mutation: issued only when a price matches.
+  if (Number(n) > 0)
+    await store.client.command({ query: deleteStatement('llm_token_prices', where, store.cluster), query_params: p.values });
+  return {};
 }

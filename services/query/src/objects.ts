@@ -41,7 +41,10 @@ export async function objectReadRoutes(app: FastifyInstance, deps: ObjectReadDep
     return bytes;
   });
 
-  addRoute(app, auth, 'feedbackQuery', async (body, { reply }) => sendJsonText(reply, { result: await queryFeedback(store, body) }));
+  // The Weave SDK gets the reference's spellings only (its Feedback model forbids ours).
+  addRoute(app, auth, 'feedbackQuery', async (body, { reply, dialect }) =>
+    sendJsonText(reply, { result: await queryFeedback(store, body, dialect) }),
+  );
 
   addRoute(app, auth, 'refsReadBatch', async (body, { reply }) => {
     const resolved = await resolveRefs(store, body.refs, parseLosslessJson);

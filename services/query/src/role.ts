@@ -1,3 +1,4 @@
+import { documentRoutes } from '@weft/http';
 import { needs, type Role } from '@weft/runtime';
 import { uiRoutes } from '@weft/svc-ui';
 import { queryRoutes } from './routes';
@@ -13,6 +14,10 @@ export const queryRole: Role = (config) => ({
       pageRows: config.WEFT_QUERY_PAGE_ROWS,
       ...(bus?.caughtUp ? { caughtUp: () => bus.caughtUp!() } : {}),
     });
-    await app.register(uiRoutes);
+    // The UI's pages and files, whichever it serves, under the `ui` group of /docs.
+    await app.register(async (scope) => {
+      documentRoutes(scope, (url) => ({ tag: 'ui', summary: url === '/' ? 'The web UI' : `The web UI: ${url}`, auth: 'none' }));
+      await scope.register(uiRoutes);
+    });
   },
 });

@@ -6,8 +6,12 @@ import type { Store } from '@weft/store';
 import { countCalls, needsEnrichment, readCall, streamCallLines, streamCalls } from './calls';
 import { withExpandedRefsAndFeedback } from './call-enrichment';
 import { objectReadRoutes } from './objects';
-import { createCosts, queryCosts } from './costs';
+import { createCosts, purgeCosts, queryCosts } from './costs';
+import { filesStats } from '@weft/objects';
 import { streamThreads } from './threads';
+import { callsUsage, traceUsage } from './usage';
+import { projectStats } from './project-stats';
+import { callStats } from './call-stats';
 
 export interface QueryDeps {
   store: Store;
@@ -52,6 +56,12 @@ export async function queryRoutes(app: FastifyInstance, deps: QueryDeps): Promis
   addRoute(app, deps.auth, 'costQuery', async (body) => queryCosts(deps.store, body));
   // Not one of the 20 endpoints of the interface: the reference SDK's way to add project prices.
   addRoute(app, deps.auth, 'costCreate', async (body, { caller }) => createCosts(deps.store, body, caller.userId));
+  addRoute(app, deps.auth, 'costPurge', async (body) => purgeCosts(deps.store, body.project_id, body.query.$expr));
+  addRoute(app, deps.auth, 'filesStats', async (body) => filesStats(deps.store, body.project_id));
+  addRoute(app, deps.auth, 'traceUsage', async (body, { signal }) => traceUsage(deps.store, body, signal));
+  addRoute(app, deps.auth, 'callsUsage', async (body, { signal }) => callsUsage(deps.store, body, signal));
+  addRoute(app, deps.auth, 'callStats', async (body, { signal }) => callStats(deps.store, body, signal));
+  addRoute(app, deps.auth, 'projectStats', async (body, { signal }) => projectStats(deps.store, body, signal));
 
   // For the web UI (extras, published in /openapi.json).
   addRoute(app, deps.auth, 'projectsList', async (body, { caller }) => listProjects(deps.store, caller, body));

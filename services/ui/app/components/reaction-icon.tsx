@@ -13,9 +13,10 @@ export function ReactionIcon({ emoji }: { emoji: string }) {
       width="16"
       height="16"
       role="img"
-      aria-label={emoji}
       style={emoji === THUMBS_DOWN ? { transform: 'scaleY(-1)' } : undefined}
     >
+      {/* The emoji as the icon's name: its tooltip, what screen readers say, its text when copied. */}
+      <title>{emoji}</title>
       <path
         d="M7 10v10H4V10h3zm2 10V10l4.2-7c1.3 0 2.3 1.2 2 2.5L14.6 9H19a2 2 0 0 1 2 2.3l-1.3 7A2 2 0 0 1 17.7 20H9z"
         fill="currentColor"
@@ -27,7 +28,8 @@ export function ReactionIcon({ emoji }: { emoji: string }) {
 /** A note, drawn inline too. */
 export function NoteIcon() {
   return (
-    <svg class="reaction-icon" viewBox="0 0 24 24" width="15" height="15" role="img" aria-label="note">
+    <svg class="reaction-icon" viewBox="0 0 24 24" width="15" height="15" role="img">
+      <title>note</title>
       <path d="M5 3h10l4 4v14H5V3zm9 1.5V8h3.5M8 12h8M8 15.5h8M8 19h5" fill="none" stroke="currentColor" stroke-width="1.6" />
     </svg>
   );

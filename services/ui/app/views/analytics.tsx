@@ -1,112 +1,301 @@
+import { useState } from 'preact/hooks';
 import { post } from '../api';
 import { callsQueryBody, filterFromParams, type CallsFilter } from '../calls-filter';
-import { PALETTE } from '../components/palette';
+import { opCondition } from '../op-filter';
 import { FilterBar } from '../components/filter-bar';
 import { Layout } from '../components/layout';
 import { Empty, ErrorBox, Loading } from '../components/states';
-import { fmtCost, fmtInt, fmtMs, opLabel } from '../format';
+import {
+  chartQuery,
+  DEFAULT_DASHBOARD_ID,
+  DIMENSION_CHOICES,
+  listDashboards,
+  loadDashboard,
+  METRIC_CHOICES,
+  saveDashboard,
+  type ChartKind,
+  type ChartSpec,
+  type Dashboard,
+  type MetricsAnswer,
+} from '../dashboard';
+import { fmtCost, fmtInt, fmtMs } from '../format';
 import { navigate, projectHref, type Route } from '../route';
-import type { Aggregate } from '../types';
 import type * as ChartViewModule from '../components/chart';
+import { useAsync } from '../use-async';
+import { ChartCard } from './analytics-chart';
 
 type ChartViewType = typeof ChartViewModule.ChartView;
-import { useAsync } from '../use-async';
 
-/** A bucket start as an axis label: time of day when all buckets are within one day, else the date too. */
-function bucketLabels(starts: string[], bucketSeconds: number): string[] {
-  const p = (n: number) => String(n).padStart(2, '0');
-  return starts.map((s) => {
-    const d = new Date(s);
-    const day = `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}`;
-    const time = `${p(d.getHours())}:${p(d.getMinutes())}${bucketSeconds < 60 ? `:${p(d.getSeconds())}` : ''}`;
-    if (bucketSeconds >= 86_400) return day;
-    const oneDay = starts.length > 0 && new Date(starts[0]!).toDateString() === new Date(starts[starts.length - 1]!).toDateString();
-    return oneDay ? time : `${day.slice(5)} ${time}`;
-  });
-}
+const TOTALS = ['count', 'errors', 'latency_p50_ms', 'latency_p99_ms', 'total_tokens', 'cost'];
 
-const bucketName = (s: number) => (s < 60 ? `${s} s` : s < 3600 ? `${s / 60} min` : s < 86_400 ? `${s / 3600} h` : `${s / 86_400} d`);
-
-/** Calls, errors, latency, tokens and cost for a time range, from /calls/aggregate (computed in ClickHouse). */
+/**
+ * The project's numbers: totals, then a dashboard of charts, every figure from /analytics/query
+ * over the calls the filter matches (each LLM request counted once). The dashboard is the
+ * project's saved one (`?dashboard=<object id>`, default `weft-dashboard`) or the built-in
+ * default; charts are added, moved and removed here and saved as a new version of the object.
+ */
 export function AnalyticsView({ projectId, route }: { projectId: string; route: Route }) {
   const filter = filterFromParams(route.params);
-  const apply = (f: CallsFilter) => navigate(projectHref(projectId, ['analytics'], { ...f }));
-  const { data, error, loading } = useAsync(
-    (signal) => {
-      const body = callsQueryBody(filter, projectId);
-      return post<Aggregate>('/calls/aggregate', { project_id: projectId, ...body }, signal);
-    },
+  const dashboardParam = route.params.get('dashboard') ?? DEFAULT_DASHBOARD_ID;
+  const apply = (f: CallsFilter) =>
+    navigate(
+      projectHref(projectId, ['analytics'], { ...f, dashboard: dashboardParam === DEFAULT_DASHBOARD_ID ? undefined : dashboardParam }),
+    );
+  let view: ReturnType<typeof callsQueryBody> | undefined;
+  let filterError: Error | undefined;
+  try {
+    view = callsQueryBody(filter, projectId);
+  } catch (e) {
+    filterError = e as Error;
+  }
+  const totals = useAsync(
+    (signal) =>
+      view
+        ? post<MetricsAnswer>('/analytics/query', { project_id: projectId, metrics: TOTALS, ...view }, signal)
+        : Promise.reject(filterError!),
     [projectId, route.params.toString()],
   );
+  const stored = useAsync((signal) => loadDashboard(projectId, dashboardParam, signal), [projectId, dashboardParam]);
+  const charts = useAsync(() => import('../components/chart'), []);
+  const t = totals.data?.rows[0];
   return (
     <Layout projectId={projectId} tab="analytics">
       <FilterBar value={filter} onApply={apply} fields={['op', 'status', 'from', 'to', 'q', 'expr']} />
-      {loading ? <Loading what="aggregates" /> : null}
-      {error ? <ErrorBox error={error} /> : null}
-      {data && data.totals.calls === 0 ? (
+      {totals.loading ? <Loading what="totals" /> : null}
+      {totals.error ? <ErrorBox error={totals.error} /> : null}
+      {t && Number(t.count) === 0 ? (
         <Empty title="No calls in this range">
           <p>
             Widen the time range or the filter, or send calls (<code>POST /call/start</code>, <code>/call/upsert_batch</code>, OTLP).
           </p>
         </Empty>
       ) : null}
-      {data && data.totals.calls > 0 ? <Charts data={data} /> : null}
+      {t && Number(t.count) > 0 ? (
+        <div class="analytics">
+          <div class="totals" aria-label="Totals">
+            <Stat name="Calls" value={fmtInt(Number(t.count))} raw={Number(t.count)} />
+            <Stat
+              name="Errors"
+              value={fmtInt(Number(t.errors))}
+              raw={Number(t.errors)}
+              note={`${((100 * Number(t.errors)) / Number(t.count)).toFixed(1)} %`}
+            />
+            <Stat name="p50 latency" value={fmtMs(t.latency_p50_ms as number | null)} raw={(t.latency_p50_ms as number | null) ?? ''} />
+            <Stat name="p99 latency" value={fmtMs(t.latency_p99_ms as number | null)} raw={(t.latency_p99_ms as number | null) ?? ''} />
+            <Stat name="Tokens" value={fmtInt(Number(t.total_tokens))} raw={Number(t.total_tokens)} />
+            <Stat name="Cost" value={fmtCost(Number(t.cost))} raw={Number(t.cost)} />
+          </div>
+          {stored.error ? <ErrorBox error={stored.error} /> : null}
+          {charts.error ? <ErrorBox error={charts.error} /> : null}
+          {stored.data && charts.data && view ? (
+            <DashboardEditor
+              key={`${dashboardParam}:${stored.data.version ?? 'default'}`}
+              projectId={projectId}
+              initial={stored.data.dashboard}
+              version={stored.data.version}
+              view={view}
+              ChartView={charts.data.ChartView}
+              filterParams={filter}
+            />
+          ) : (
+            <Loading what="dashboard" />
+          )}
+        </div>
+      ) : null}
     </Layout>
   );
 }
 
-/** Chart.js is a chunk of its own, loaded by this view only (the calls view never waits for it). */
-const loadCharts = () => import('../components/chart');
-
-function Charts({ data }: { data: Aggregate }) {
-  const charts = useAsync(() => loadCharts(), []);
-  const t = data.totals;
-  const labels = bucketLabels(
-    data.series.map((s) => s.start),
-    data.bucket_seconds,
-  );
+function DashboardEditor({
+  projectId,
+  initial,
+  version,
+  view,
+  ChartView,
+  filterParams,
+}: {
+  projectId: string;
+  initial: Dashboard;
+  version: number | null;
+  view: ReturnType<typeof callsQueryBody>;
+  ChartView: ChartViewType;
+  filterParams: CallsFilter;
+}) {
+  const [charts, setCharts] = useState<ChartSpec[]>(initial.charts);
+  const [name, setName] = useState(initial.name);
+  const [saved, setSaved] = useState<string | undefined>(version === null ? undefined : `version ${version}`);
+  const [saveError, setSaveError] = useState<Error | undefined>();
+  const dirty = JSON.stringify(charts) !== JSON.stringify(initial.charts) || name !== initial.name;
+  const move = (i: number, by: number) => {
+    const next = [...charts];
+    const [c] = next.splice(i, 1);
+    next.splice(Math.max(0, Math.min(next.length, i + by)), 0, c!);
+    setCharts(next);
+  };
+  const save = async () => {
+    setSaveError(undefined);
+    try {
+      const r = await saveDashboard(projectId, { name, charts });
+      setSaved(`version ${r.version}`);
+      navigate(projectHref(projectId, ['analytics'], { ...filterParams, dashboard: r.id === DEFAULT_DASHBOARD_ID ? undefined : r.id }), {
+        replace: true,
+      });
+    } catch (e) {
+      setSaveError(e as Error);
+    }
+  };
+  const list = useAsync((signal) => listDashboards(projectId, signal), [projectId, saved]);
   return (
-    <div class="analytics">
-      <div class="totals" aria-label="Totals">
-        <Stat name="Calls" value={fmtInt(t.calls)} raw={t.calls} />
-        <Stat name="Errors" value={fmtInt(t.errors)} raw={t.errors} note={t.calls ? `${((100 * t.errors) / t.calls).toFixed(1)} %` : ''} />
-        <Stat name="p50 latency" value={fmtMs(t.p50_latency_ms)} raw={t.p50_latency_ms ?? ''} />
-        <Stat name="p99 latency" value={fmtMs(t.p99_latency_ms)} raw={t.p99_latency_ms ?? ''} />
-        <Stat name="Tokens" value={fmtInt(t.total_tokens)} raw={t.total_tokens} />
-        <Stat name="Cost" value={fmtCost(t.cost)} raw={t.cost} />
+    <section class="dashboard" aria-label="Dashboard">
+      <div class="dashboard-bar">
+        <label>
+          Dashboard{' '}
+          <select
+            aria-label="Dashboard"
+            value={initial.name === 'default' ? DEFAULT_DASHBOARD_ID : undefined}
+            onChange={(e) => {
+              const id = (e.target as HTMLSelectElement).value;
+              navigate(projectHref(projectId, ['analytics'], { ...filterParams, dashboard: id === DEFAULT_DASHBOARD_ID ? undefined : id }));
+            }}
+          >
+            {(list.data ?? [DEFAULT_DASHBOARD_ID]).map((id) => (
+              <option key={id} value={id} selected={id.endsWith(name) || (name === 'default' && id === DEFAULT_DASHBOARD_ID)}>
+                {id === DEFAULT_DASHBOARD_ID ? 'default' : id.slice(DEFAULT_DASHBOARD_ID.length + 1)}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Name{' '}
+          <input
+            aria-label="Dashboard name"
+            value={name}
+            onInput={(e) => setName((e.target as HTMLInputElement).value.trim() || 'default')}
+          />
+        </label>
+        <button type="button" onClick={() => void save()} disabled={!dirty && saved !== undefined}>
+          Save dashboard
+        </button>
+        <span class="muted" data-testid="dashboard-state">
+          {dirty ? 'unsaved changes' : saved ? `saved, ${saved}` : 'built-in default (not saved yet)'}
+        </span>
+        {saveError ? <ErrorBox error={saveError} /> : null}
       </div>
-      <p class="muted bucket-note">Buckets of {bucketName(data.bucket_seconds)}.</p>
-      {charts.error ? <ErrorBox error={charts.error} /> : null}
-      {charts.data ? <ChartGrid ChartView={charts.data.ChartView} data={data} labels={labels} /> : <Loading what="charts" />}
-      <table class="grid compact by-op">
-        <thead>
-          <tr>
-            <th>Op</th>
-            <th class="num">Calls</th>
-            <th class="num">Errors</th>
-            <th class="num">p50</th>
-            <th class="num">p99</th>
-            <th class="num">Tokens</th>
-            <th class="num">Cost</th>
-          </tr>
-        </thead>
-        <tbody>
-          {data.by_op.map((o) => (
-            <tr key={o.op_name}>
-              <td title={o.op_name}>
-                <code>{opLabel(o.op_name)}</code>
-              </td>
-              <td class="num">{fmtInt(o.calls)}</td>
-              <td class="num">{fmtInt(o.errors)}</td>
-              <td class="num">{fmtMs(o.p50_latency_ms)}</td>
-              <td class="num">{fmtMs(o.p99_latency_ms)}</td>
-              <td class="num">{fmtInt(o.total_tokens)}</td>
-              <td class="num">{fmtCost(o.cost)}</td>
-            </tr>
+      <div class="chart-grid">
+        {charts.map((spec, i) => (
+          <ChartCard
+            key={`${i}:${JSON.stringify(spec)}`}
+            body={chartQuery(projectId, spec, view, (op) => opCondition(op, projectId))}
+            spec={spec}
+            ChartView={ChartView}
+            onMove={(by) => move(i, by)}
+            onRemove={() => setCharts(charts.filter((_, j) => j !== i))}
+          />
+        ))}
+      </div>
+      <ChartBuilder onAdd={(spec) => setCharts([...charts, spec])} />
+    </section>
+  );
+}
+
+/** The small form that adds a chart: what to show, by what, of which calls. */
+function ChartBuilder({ onAdd }: { onAdd: (spec: ChartSpec) => void }) {
+  const [title, setTitle] = useState('');
+  const [kind, setKind] = useState<ChartKind>('line');
+  const [dimension, setDimension] = useState('time');
+  const [split, setSplit] = useState('');
+  const [metrics, setMetrics] = useState('count');
+  const [op, setOp] = useState('');
+  const [range, setRange] = useState('');
+  const submit = (e: Event) => {
+    e.preventDefault();
+    const ms = metrics
+      .split(',')
+      .map((m) => m.trim())
+      .filter(Boolean);
+    const dims = kind === 'number' ? [] : [dimension.trim(), split.trim()].filter(Boolean);
+    onAdd({
+      title: title.trim() || `${ms.join(', ')}${dims.length ? ` by ${dims.join(' and ')}` : ''}`,
+      kind,
+      dimensions: dims,
+      metrics: ms,
+      ...(op.trim() ? { op: op.trim() } : {}),
+      ...(range ? { range } : {}),
+      ...(dims[0] && dims[0] !== 'time' && kind !== 'table' ? { top: 12 } : {}),
+    });
+    setTitle('');
+  };
+  return (
+    <form class="chart-builder" aria-label="Add a chart" onSubmit={submit}>
+      <strong>Add a chart</strong>
+      <label>
+        Title <input aria-label="Chart title" value={title} onInput={(e) => setTitle((e.target as HTMLInputElement).value)} />
+      </label>
+      <label>
+        Kind{' '}
+        <select aria-label="Chart kind" value={kind} onChange={(e) => setKind((e.target as HTMLSelectElement).value as ChartKind)}>
+          {(['line', 'bar', 'stacked', 'table', 'number'] as const).map((k) => (
+            <option key={k} value={k}>
+              {k}
+            </option>
           ))}
-        </tbody>
-      </table>
-    </div>
+        </select>
+      </label>
+      <label>
+        By{' '}
+        <input
+          aria-label="Dimension"
+          list="weft-dimensions"
+          value={dimension}
+          onInput={(e) => setDimension((e.target as HTMLInputElement).value)}
+          placeholder="time, op, model, attributes.x…"
+        />
+      </label>
+      <label>
+        Split by{' '}
+        <input aria-label="Split by" list="weft-dimensions" value={split} onInput={(e) => setSplit((e.target as HTMLInputElement).value)} />
+      </label>
+      <datalist id="weft-dimensions">
+        {DIMENSION_CHOICES.map((d) => (
+          <option key={d} value={d} />
+        ))}
+      </datalist>
+      <label>
+        Metrics{' '}
+        <input
+          aria-label="Metrics"
+          list="weft-metrics"
+          value={metrics}
+          onInput={(e) => setMetrics((e.target as HTMLInputElement).value)}
+          placeholder="count, cost, avg(output.score)…"
+        />
+      </label>
+      <datalist id="weft-metrics">
+        {METRIC_CHOICES.map((m) => (
+          <option key={m} value={m} />
+        ))}
+      </datalist>
+      <label>
+        Only{' '}
+        <input
+          aria-label="Chart filter"
+          title="ops as the Op filter takes them; the view's filter when empty"
+          value={op}
+          onInput={(e) => setOp((e.target as HTMLInputElement).value)}
+          placeholder="all ops"
+        />
+      </label>
+      <label>
+        Range{' '}
+        <select aria-label="Chart range" value={range} onChange={(e) => setRange((e.target as HTMLSelectElement).value)}>
+          <option value="">the view's</option>
+          <option value="24h">last 24 h</option>
+          <option value="7d">last 7 days</option>
+          <option value="30d">last 30 days</option>
+        </select>
+      </label>
+      <button type="submit">Add chart</button>
+    </form>
   );
 }
 
@@ -116,73 +305,6 @@ function Stat({ name, value, raw, note }: { name: string; value: string; raw: nu
       <div class="stat-name">{name}</div>
       <div class="stat-value">{value}</div>
       {note ? <div class="stat-note">{note}</div> : null}
-    </div>
-  );
-}
-
-function ChartGrid({ ChartView, data, labels }: { ChartView: ChartViewType; data: Aggregate; labels: string[] }) {
-  const ops = data.by_op.slice(0, 12);
-  const models = data.by_model;
-  return (
-    <div class="chart-grid">
-      <ChartView
-        title="Calls and errors"
-        type="bar"
-        labels={labels}
-        series={[
-          { label: 'calls', data: data.series.map((s) => s.calls - s.errors), color: PALETTE[0] },
-          { label: 'errors', data: data.series.map((s) => s.errors), color: PALETTE[1] },
-        ]}
-        stacked
-      />
-      <ChartView
-        title="Latency p50 / p99"
-        type="line"
-        labels={labels}
-        series={[
-          { label: 'p50', data: data.series.map((s) => s.p50_latency_ms) },
-          { label: 'p99', data: data.series.map((s) => s.p99_latency_ms), color: PALETTE[3] },
-        ]}
-        format={(v) => fmtMs(v)}
-      />
-      {models.length ? (
-        <ChartView
-          title="Tokens per model"
-          type="bar"
-          labels={models.map((m) => m.model)}
-          series={[
-            { label: 'prompt', data: models.map((m) => m.prompt_tokens) },
-            { label: 'completion', data: models.map((m) => m.completion_tokens), color: PALETTE[2] },
-          ]}
-          stacked
-        />
-      ) : null}
-      {models.length ? (
-        <ChartView
-          title="Cost per model"
-          type="bar"
-          labels={models.map((m) => m.model)}
-          series={[{ label: 'cost (USD)', data: models.map((m) => m.cost), color: PALETTE[4] }]}
-          format={fmtCost}
-        />
-      ) : null}
-      <ChartView
-        title="Calls per op"
-        type="bar"
-        labels={ops.map((o) => opLabel(o.op_name))}
-        series={[
-          { label: 'calls', data: ops.map((o) => o.calls - o.errors) },
-          { label: 'errors', data: ops.map((o) => o.errors), color: PALETTE[1] },
-        ]}
-        stacked
-      />
-      <ChartView
-        title="Cost per op"
-        type="bar"
-        labels={ops.map((o) => opLabel(o.op_name))}
-        series={[{ label: 'cost (USD)', data: ops.map((o) => o.cost), color: PALETTE[5] }]}
-        format={fmtCost}
-      />
     </div>
   );
 }

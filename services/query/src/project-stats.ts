@@ -1,0 +1,41 @@
+import type { RouteRequestOf } from '@weft/api';
+import { badRequest } from '@weft/core';
+import { Params } from '@weft/query';
+import type { Store } from '@weft/store';
+
+/**
+ * POST /project/stats (the reference's ProjectStatsReq): bytes of a project's stored JSON, each
+ * stored thing once — calls (attributes, inputs, output, summary, as storage_size_bytes
+ * counts), object versions, table rows, files. A part not asked for reads 0.
+ */
+export async function projectStats(store: Store, req: RouteRequestOf<'projectStats'>, signal: AbortSignal) {
+  const want = {
+    trace: req.include_trace_storage_size,
+    objects: req.include_object_storage_size,
+    tables: req.include_table_storage_size,
+    files: req.include_file_storage_size,
+  };
+  if (!want.trace && !want.objects && !want.tables && !want.files) {
+    throw badRequest(
+      'include_trace_storage_size: at least one of the include_*_storage_size options must be true',
+      'include_trace_storage_size',
+    );
+  }
+  const p = new Params();
+  const pid = p.str(req.project_id);
+  const part = (on: boolean, sql: string) => (on ? `toInt64(ifNull((${sql}), 0))` : 'toInt64(0)');
+  const sql = `SELECT
+    ${part(want.trace, `SELECT sum(attributes_size_bytes + inputs_size_bytes) FROM calls_starts FINAL WHERE project_id = ${pid}`)}
+      + ${part(want.trace, `SELECT sum(output_size_bytes + summary_size_bytes) FROM calls_ends FINAL WHERE project_id = ${pid}`)} AS trace_storage_size_bytes,
+    ${part(want.objects, `SELECT sum(size) FROM (SELECT any(length(val_dump)) AS size FROM object_versions WHERE project_id = ${pid} GROUP BY kind, object_id, digest)`)} AS objects_storage_size_bytes,
+    ${part(want.tables, `SELECT sum(length(val_dump)) FROM table_rows FINAL WHERE project_id = ${pid}`)} AS tables_storage_size_bytes,
+    ${part(want.files, `SELECT sum(size) FROM (SELECT any(size_bytes) AS size FROM files WHERE project_id = ${pid} GROUP BY digest)`)} AS files_storage_size_bytes`;
+  const rs = await store.client.query({ query: sql, query_params: p.values, format: 'JSONEachRow', abort_signal: signal });
+  const [row] = await rs.json<Record<string, number | string>>();
+  return {
+    trace_storage_size_bytes: Number(row?.trace_storage_size_bytes ?? 0),
+    objects_storage_size_bytes: Number(row?.objects_storage_size_bytes ?? 0),
+    tables_storage_size_bytes: Number(row?.tables_storage_size_bytes ?? 0),
+    files_storage_size_bytes: Number(row?.files_storage_size_bytes ?? 0),
+  };
+}

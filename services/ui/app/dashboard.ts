@@ -1,0 +1,149 @@
+import type { OpCondition } from './op-filter';
+import { post } from './api';
+
+/**
+ * A dashboard: charts, each one /analytics/query, saved in the project as a versioned object
+ * (`WeftDashboard`, object id `weft-dashboard` for the project's default, `weft-dashboard-<name>`
+ * for others), so it is shared by URL, versioned like any object and readable through /obj/read.
+ */
+export type ChartKind = 'line' | 'bar' | 'stacked' | 'table' | 'number';
+
+export interface ChartSpec {
+  title: string;
+  kind: ChartKind;
+  /** The x axis first (e.g. `time`, `op`); a second dimension splits the first metric into series. */
+  dimensions: string[];
+  metrics: string[];
+  /** Ops as the Op filter takes them, for this chart only (else the view's filter). */
+  op?: string;
+  /** Only calls of the last `24h`, `7d` or `30d` (else the view's range). */
+  range?: string;
+  /** Keep the first dimension's n values with the most calls, the rest as "other". */
+  top?: number;
+}
+
+export interface Dashboard {
+  name: string;
+  charts: ChartSpec[];
+}
+
+export const DEFAULT_DASHBOARD_ID = 'weft-dashboard';
+
+export const dashboardId = (name: string) =>
+  name === 'default' ? DEFAULT_DASHBOARD_ID : `${DEFAULT_DASHBOARD_ID}-${name.toLowerCase().replace(/[^a-z0-9_-]+/g, '-')}`;
+
+/** What a project shows before anyone saved a dashboard: the six charts of calls, latency, tokens and cost, and the ops table. */
+export const DEFAULT_DASHBOARD: Dashboard = {
+  name: 'default',
+  charts: [
+    { title: 'Calls and errors', kind: 'stacked', dimensions: ['time', 'status'], metrics: ['count'] },
+    { title: 'Latency p50 / p99', kind: 'line', dimensions: ['time'], metrics: ['latency_p50_ms', 'latency_p99_ms'] },
+    { title: 'Tokens per model', kind: 'stacked', dimensions: ['model'], metrics: ['prompt_tokens', 'completion_tokens'] },
+    { title: 'Cost per model', kind: 'bar', dimensions: ['model'], metrics: ['cost'] },
+    { title: 'Calls per op', kind: 'stacked', dimensions: ['op', 'status'], metrics: ['count'], top: 12 },
+    { title: 'Cost per op', kind: 'bar', dimensions: ['op'], metrics: ['cost'], top: 12 },
+    {
+      title: 'Ops',
+      kind: 'table',
+      dimensions: ['op'],
+      metrics: ['count', 'errors', 'latency_p50_ms', 'latency_p99_ms', 'total_tokens', 'cost'],
+    },
+  ],
+};
+
+interface StoredVersion {
+  obj: { val: { name?: string; charts?: ChartSpec[] }; digest: string; version_index: number };
+}
+
+/** The saved dashboard `id` (latest version), or the default one when none was saved under the default id. */
+export async function loadDashboard(
+  projectId: string,
+  id: string,
+  signal: AbortSignal,
+): Promise<{ dashboard: Dashboard; version: number | null }> {
+  try {
+    const r = await post<StoredVersion>('/obj/read', { project_id: projectId, object_id: id, digest: 'latest' }, signal);
+    return { dashboard: { name: r.obj.val.name ?? id, charts: r.obj.val.charts ?? [] }, version: r.obj.version_index };
+  } catch (e) {
+    if (id === DEFAULT_DASHBOARD_ID && (e as { status?: number }).status === 404) return { dashboard: DEFAULT_DASHBOARD, version: null };
+    throw e;
+  }
+}
+
+/** Saves a new version; answers the object id and version number. */
+export async function saveDashboard(projectId: string, d: Dashboard): Promise<{ id: string; version: number }> {
+  const id = dashboardId(d.name);
+  const val = { _type: 'WeftDashboard', _class_name: 'WeftDashboard', _bases: ['Object', 'BaseModel'], name: d.name, charts: d.charts };
+  const created = await post<{ digest: string }>('/obj/create', { obj: { project_id: projectId, object_id: id, val } });
+  const read = await post<StoredVersion>('/obj/read', { project_id: projectId, object_id: id, digest: created.digest });
+  return { id, version: read.obj.version_index };
+}
+
+/** The saved dashboards of a project (their object ids), the default first. */
+export async function listDashboards(projectId: string, signal: AbortSignal): Promise<string[]> {
+  const r = await post<{ objs: { object_id: string }[] }>(
+    '/objs/query',
+    { project_id: projectId, filter: { latest_only: true }, metadata_only: true },
+    signal,
+  );
+  const ids = r.objs.map((o) => o.object_id).filter((id) => id === DEFAULT_DASHBOARD_ID || id.startsWith(`${DEFAULT_DASHBOARD_ID}-`));
+  return [DEFAULT_DASHBOARD_ID, ...ids.filter((id) => id !== DEFAULT_DASHBOARD_ID).sort()];
+}
+
+export interface MetricsAnswer {
+  rows: Record<string, unknown>[];
+  truncated: boolean;
+  bucket_seconds?: number;
+}
+
+const RANGES: Record<string, number> = { '24h': 86_400_000, '7d': 7 * 86_400_000, '30d': 30 * 86_400_000 };
+
+/** One chart's /analytics/query body: the view's filter and query, then the chart's own op and range. */
+export function chartQuery(
+  projectId: string,
+  spec: ChartSpec,
+  view: { filter?: Record<string, unknown>; query?: { $expr: Record<string, unknown> } },
+  opFilter: (op: string) => OpCondition,
+): Record<string, unknown> {
+  const filter = { ...view.filter };
+  let query = view.query;
+  // The chart's own op narrows the view's (names and prefixes as in the calls filter).
+  if (spec.op) {
+    const op = opFilter(spec.op);
+    if (op.op_names) filter.op_names = op.op_names;
+    if (op.expr) query = { $expr: query ? { $and: [query.$expr, op.expr] } : op.expr };
+  }
+  const body: Record<string, unknown> = {
+    project_id: projectId,
+    dimensions: spec.dimensions,
+    metrics: spec.metrics,
+    filter,
+    query,
+    limit: 2000,
+  };
+  if (spec.dimensions.includes('time')) body.bucket = 'auto';
+  if (spec.range && RANGES[spec.range]) body.from = new Date(Date.now() - RANGES[spec.range]!).toISOString();
+  if (spec.top && spec.dimensions[0] && spec.dimensions[0] !== 'time') body.top = { dimension: spec.dimensions[0], n: spec.top };
+  return body;
+}
+
+/** Names a person reads for the metrics and dimensions the builder offers. */
+export const METRIC_CHOICES = [
+  'count',
+  'errors',
+  'error_rate',
+  'latency_avg_ms',
+  'latency_p50_ms',
+  'latency_p90_ms',
+  'latency_p95_ms',
+  'latency_p99_ms',
+  'latency_max_ms',
+  'requests',
+  'prompt_tokens',
+  'completion_tokens',
+  'total_tokens',
+  'cost',
+  'distinct_users',
+  'distinct_traces',
+];
+export const DIMENSION_CHOICES = ['time', 'op', 'status', 'model', 'svc_user_id', 'thread_id', 'is_root', 'parent_op'];

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { FILTER_KEYS, type CallsFilter } from '../calls-filter';
+import { FILTER_KEYS, rootsOnly, type CallsFilter } from '../calls-filter';
 
 const STATUSES = ['', 'success', 'error', 'running', 'descendant_error'];
 
@@ -26,7 +26,7 @@ export function FilterBar({
     <form class="filter-bar" onSubmit={submit} aria-label="Filter calls">
       {has('op') ? (
         <label>
-          Op <input name="op" placeholder="name, or prefix:*" value={draft.op ?? ''} onInput={set('op')} />
+          Op <input name="op" placeholder="name, prefix*, a, b" value={draft.op ?? ''} onInput={set('op')} />
         </label>
       ) : null}
       {has('status') ? (
@@ -71,8 +71,8 @@ export function FilterBar({
           <input
             name="roots"
             type="checkbox"
-            checked={draft.roots === '1'}
-            onChange={(e) => onApply({ ...draft, roots: (e.target as HTMLInputElement).checked ? '1' : undefined })}
+            checked={rootsOnly(draft)}
+            onChange={(e) => onApply({ ...draft, roots: (e.target as HTMLInputElement).checked ? '1' : '0' })}
           />{' '}
           roots only
         </label>

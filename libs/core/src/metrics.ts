@@ -74,6 +74,12 @@ export const metrics = {
     labelNames: ['table'] as const,
     registers,
   }),
+  monitorScoreLag: new Histogram({
+    name: 'weft_monitor_score_lag_seconds',
+    help: "Time from a call's end to its monitor scores being stored",
+    buckets: [0.5, 1, 2, 5, 10, 30, 60, 300, 900, 3600],
+    registers,
+  }),
   producerLatency: new Histogram({
     name: 'weft_producer_latency_seconds',
     help: 'Time from publish to acknowledgement by the bus (Kafka: all in-sync replicas)',

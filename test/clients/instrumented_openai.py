@@ -5,6 +5,7 @@ Usage: instrumented_openai.py <mode> <weft url> <api key> <project> <dump file>
   mode: openinference   openinference-instrumentation-openai, a tool call then its answer, in a session
         genai-span      opentelemetry-instrumentation-openai-v2, latest GenAI semconv, content on spans
         agents          openai-agents + openinference-instrumentation-openai-agents, an agent with a tool
+        genai-events    opentelemetry-instrumentation-openai-v2, content as GenAI events (OTLP log records)
 Writes every exported span as one OTLP/JSON ExportTraceServiceRequest to <dump file> (the unit
 tests' fixtures are such dumps) and prints one JSON document: the versions and what the model said.
 """
@@ -113,6 +114,25 @@ elif mode == "agents":
         return result.final_output
 
     out["answers"] = asyncio.run(main())
+elif mode == "genai-events":
+    os.environ["OTEL_SEMCONV_STABILITY_OPT_IN"] = "gen_ai_latest_experimental"
+    os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "EVENT_ONLY"
+    from openai import OpenAI
+    from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
+    from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
+    from opentelemetry.sdk._logs import LoggerProvider
+    from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
+
+    # The Collector's paths, as an exporter given only OTEL_EXPORTER_OTLP_ENDPOINT posts to.
+    logs_exporter = OTLPLogExporter(endpoint=f"{weft}/v1/logs", headers={"project_id": project, "authorization": f"Bearer {key}"})
+    logger_provider = LoggerProvider(resource=Resource.create({"service.name": "weft-test-genai-events"}))
+    logger_provider.add_log_record_processor(BatchLogRecordProcessor(logs_exporter))
+    OpenAIInstrumentor().instrument(tracer_provider=provider, logger_provider=logger_provider)
+    out["versions"] = {p: version(p) for p in ["opentelemetry-instrumentation-openai-v2", "opentelemetry-util-genai", "openai"]}
+    client = OpenAI(base_url=f"{weft}/v1", api_key=key, max_retries=0)
+    out["answers"] = chat_with_tool(client)
+    out["logs_flushed"] = logger_provider.force_flush()
+    logger_provider.shutdown()
 else:
     sys.exit(f"unknown mode {mode}")
 

@@ -11,3 +11,4 @@ export * from './analytics';
 export * from './reference-requests';
 export * from './usage';
 export * from './call-stats';
+export * from './otel-logs';

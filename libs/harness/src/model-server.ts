@@ -24,6 +24,9 @@ import type { AddressInfo } from 'node:net';
  *   "reasoning"        reasoning text before the answer
  * A conversation ending in a tool result is answered with the plain text, so an agent that
  * asked for a tool ("tools") gets its final answer on the next turn.
+ *
+ * A test may script chat answers instead (`script`): e.g. an LLM judge's verdicts, whose last
+ * user message is the judged call's JSON.
  */
 
 export type FakeDialect = 'vllm' | 'sglang' | 'llamacpp' | 'ollama' | 'openai';
@@ -38,9 +41,16 @@ export interface RecordedRequest {
   finished: boolean;
 }
 
+/** A scripted chat answer: the assistant's content, or an error status in the dialect's shape. */
+export type ScriptedReply = { content: string | null } | { status: number; message?: string };
+/** Picks the answer to a (non-streaming) chat request; undefined: the built-in answers above. */
+export type ChatScript = (body: Record<string, any>) => ScriptedReply | undefined;
+
 export interface ModelServer {
   url: string;
   requests: RecordedRequest[];
+  /** Adds a script, asked before the built-in answers (the latest added first). */
+  script(fn: ChatScript): void;
   /** Resolves with the first recorded request matching `pred` (polls). */
   waitFor(pred: (r: RecordedRequest) => boolean, timeoutMs?: number): Promise<RecordedRequest>;
   close(): Promise<void>;
@@ -82,6 +92,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export async function startModelServer(opts: { vllmKey?: string } = {}): Promise<ModelServer> {
   const requests: RecordedRequest[] = [];
+  const scripts: ChatScript[] = [];
   const server = createServer((req, res) => {
     let raw = '';
     req.on('data', (d) => (raw += d));
@@ -110,7 +121,7 @@ export async function startModelServer(opts: { vllmKey?: string } = {}): Promise
       res.on('close', () => {
         if (!res.writableFinished) rec.aborted = true;
       });
-      void answer(rec, res, opts).then(() => (rec.finished = res.writableFinished));
+      void answer(rec, res, opts, scripts).then(() => (rec.finished = res.writableFinished));
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -118,6 +129,7 @@ export async function startModelServer(opts: { vllmKey?: string } = {}): Promise
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
+    script: (fn) => void scripts.unshift(fn),
     async waitFor(pred, timeoutMs = 5000) {
       const until = Date.now() + timeoutMs;
       for (;;) {
@@ -160,7 +172,7 @@ function errorBody(d: FakeDialect, status: number, message: string): unknown {
 const json = (res: ServerResponse, status: number, body: unknown) =>
   res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
 
-async function answer(rec: RecordedRequest, res: ServerResponse, opts: { vllmKey?: string }): Promise<void> {
+async function answer(rec: RecordedRequest, res: ServerResponse, opts: { vllmKey?: string }, scripts: ChatScript[]): Promise<void> {
   const { dialect: d, body } = rec;
   if (d === 'vllm' && opts.vllmKey && rec.headers.authorization !== `Bearer ${opts.vllmKey}`) {
     return void json(res, 401, { error: 'Unauthorized' });
@@ -169,6 +181,9 @@ async function answer(rec: RecordedRequest, res: ServerResponse, opts: { vllmKey
     const unknown = Object.keys(body).find((k) => !OPENAI_ONLY.has(k));
     if (unknown) return void json(res, 400, errorBody(d, 400, `Unrecognized request argument supplied: ${unknown}`));
   }
+  const scripted = body.stream ? undefined : scripts.map((fn) => fn(body)).find((r) => r !== undefined);
+  if (scripted && 'status' in scripted)
+    return void json(res, scripted.status, errorBody(d, scripted.status, scripted.message ?? 'scripted failure'));
   const text = lastUserText(body);
   if (text === 'hang') return; // never answers; the client must give up
   if (text === 'fail') return void json(res, 500, errorBody(d, 500, 'engine crashed'));
@@ -185,7 +200,7 @@ async function answer(rec: RecordedRequest, res: ServerResponse, opts: { vllmKey
   const id = d === 'vllm' ? `chatcmpl-${body.request_id}` : `upstream-${d}-id`;
 
   if (!body.stream) {
-    const message: Record<string, unknown> = { role: 'assistant', content: tokens.join('') };
+    const message: Record<string, unknown> = { role: 'assistant', content: scripted ? scripted.content : tokens.join('') };
     let finish = 'stop';
     if (text === 'tools') {
       message.content = null;

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { FILTER_KEYS, type CallsFilter } from '../calls-filter';
+import { FILTER_KEYS, rootsOnly, type CallsFilter } from '../calls-filter';
 
 const STATUSES = ['', 'success', 'error', 'running', 'descendant_error'];
 
@@ -22,11 +22,17 @@ export function FilterBar({
     e.preventDefault();
     onApply(draft);
   };
+  // A control that applies at once updates the draft in the same render as the URL: otherwise a
+  // render in between (the new URL, the old draft) would put the old value back into the control.
+  const applyNow = (next: CallsFilter) => {
+    setDraft(next);
+    onApply(next);
+  };
   return (
     <form class="filter-bar" onSubmit={submit} aria-label="Filter calls">
       {has('op') ? (
         <label>
-          Op <input name="op" placeholder="name, or prefix:*" value={draft.op ?? ''} onInput={set('op')} />
+          Op <input name="op" placeholder="name, prefix*, a, b" value={draft.op ?? ''} onInput={set('op')} />
         </label>
       ) : null}
       {has('status') ? (
@@ -35,7 +41,7 @@ export function FilterBar({
           <select
             name="status"
             value={draft.status ?? ''}
-            onChange={(e) => onApply({ ...draft, status: (e.target as HTMLSelectElement).value || undefined })}
+            onChange={(e) => applyNow({ ...draft, status: (e.target as HTMLSelectElement).value || undefined })}
           >
             {STATUSES.map((s) => (
               <option key={s} value={s}>
@@ -71,8 +77,8 @@ export function FilterBar({
           <input
             name="roots"
             type="checkbox"
-            checked={draft.roots === '1'}
-            onChange={(e) => onApply({ ...draft, roots: (e.target as HTMLInputElement).checked ? '1' : undefined })}
+            checked={rootsOnly(draft)}
+            onChange={(e) => applyNow({ ...draft, roots: (e.target as HTMLInputElement).checked ? '1' : '0' })}
           />{' '}
           roots only
         </label>

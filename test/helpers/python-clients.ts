@@ -65,8 +65,10 @@ export const INSTRUMENTATION_CLIENTS = [
   'opentelemetry-exporter-otlp-proto-grpc==1.45.2',
   'openinference-instrumentation-openai==0.1.66',
   'opentelemetry-instrumentation-openai-v2==2.4b0',
-  // openai-v2 imports httpx, which openai 3.x no longer brings.
+  // openai-v2 2.4b0 imports httpx (openai 3.x no longer brings it) and util-genai's `instruments`
+  // module, which util-genai 1.2b0 dropped: pip would otherwise pick 1.3b0 and the import fails.
   'httpx==0.28.1',
+  'opentelemetry-util-genai==1.1b0',
   'openai-agents==0.24.0',
   'openinference-instrumentation-openai-agents==2.6.0',
 ];

@@ -116,6 +116,18 @@ export const metrics = {
     labelNames: ['reason', 'transport'] as const,
     registers,
   }),
+  otlpLogRecordsAccepted: new Counter({
+    name: 'weft_otlp_log_records_accepted_total',
+    help: 'OTLP log records stored, by entrance (http, grpc)',
+    labelNames: ['transport'] as const,
+    registers,
+  }),
+  otlpLogRecordsRejected: new Counter({
+    name: 'weft_otlp_log_records_rejected_total',
+    help: 'OTLP log records refused (reported in partial_success or by the request error), by reason and entrance',
+    labelNames: ['reason', 'transport'] as const,
+    registers,
+  }),
   deadLettered: new Counter({
     name: 'weft_dead_lettered_total',
     help: 'Messages moved to the dead-letter topic, by reason kind',

@@ -224,6 +224,7 @@ describe('errors', () => {
         // A view that retries on error keeps asking (it sent ~60 a second): give it time to show.
         await page.waitForTimeout(1500);
         expect(requests, view).toBeLessThanOrEqual(4);
+        if (view.endsWith('/calls')) await shot(page, 'error-403');
       }
       await page.close();
     },
@@ -416,6 +417,7 @@ describe('the call detail', () => {
       const shown = (await inputs.locator('.json-string').first().textContent())!.length;
       expect(shown).toBeLessThan(300 * 1024);
       expect(openMs).toBeLessThan(4000);
+      await shot(page, 'big-input');
       await inputs.getByRole('button', { name: /Show all/ }).click();
       await until(async () => (await inputs.locator('.json-string').first().textContent())!.length).toBeGreaterThanOrEqual(
         BIG_INPUT_BYTES - 12,

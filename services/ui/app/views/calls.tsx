@@ -89,7 +89,7 @@ export function CallsView({ projectId, route }: { projectId: string; route: Rout
     navigate(projectHref(projectId, ['calls'], { ...f, sort: `${s.field}:${s.direction}` }), { replace: false });
   return (
     <Layout projectId={projectId} tab="calls">
-      <FilterBar value={filter} onApply={(f) => apply(f)} />
+      <FilterBar key={projectId} value={filter} onApply={(f) => apply(f)} />
       <CallsTable
         key={`${projectId}|${route.params.toString()}`}
         projectId={projectId}

@@ -182,6 +182,16 @@ describe('benchmarks run (tiny mode)', () => {
     expect(r.out.match(/export: 1,000 calls as (Parquet|JSONL).* calls\/s/g)).toHaveLength(2);
   }, 300_000);
 
+  it('bench:retention loads calls over 30 days and times one retention pass', async () => {
+    const r = await runBench('retention.ts', { BENCH_CALLS: '3000', BENCH_DATA_DIR: newDataDir('bench-retention') });
+    ok(r);
+    // Half the calls are older than the 15 days kept; every other one had a usage, irrelevant here.
+    expect(r.out).toMatch(
+      /retention pass: 3,000 → 1,\d{3} calls \(1,\d{3} end rows, \d+ feedback left\) in \d+ ms, CPU \d+ ms, peak RSS \+\d+ MiB/,
+    );
+    expect(r.out).toMatch(/second pass \(nothing expired\): \d+ ms/);
+  }, 300_000);
+
   it('bench:stream-memory loads, streams to the end, and splits the memory growth into its shares', async () => {
     const r = await runBench('stream-memory.ts', { BENCH_STREAM_CALLS: '3000', BENCH_DATA_DIR: newDataDir('bench-stream-memory') });
     ok(r);

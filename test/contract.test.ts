@@ -12,9 +12,13 @@ describe('the contract', () => {
     const doc = (await res.json()) as { openapi: string; paths: Record<string, Record<string, { tags: string[] }>> };
     expect(doc.openapi).toBe('3.1.0');
     for (const e of Object.values(endpoints)) expect(doc.paths[e.path]?.post?.tags, e.path).toEqual(['interface']);
-    const published = publishedExtraEndpoints().map(([, e]) => e.path);
+    const published = publishedExtraEndpoints().map(([, e]) => ({
+      // OpenAPI writes a path parameter `{name}` where the route has `:name`.
+      path: e.path.replace(/:(\w+)/g, '{$1}'),
+      method: (e.method ?? 'POST').toLowerCase(),
+    }));
     expect(published.length).toBeGreaterThan(0);
-    for (const p of published) expect(doc.paths[p]?.post?.tags, p).toEqual(['extra']);
+    for (const { path, method } of published) expect(doc.paths[path]?.[method]?.tags, `${method} ${path}`).toEqual(['extra']);
     // What the interface does not define is listed too (test/routes.test.ts checks every route).
     for (const [method, path] of [
       ['post', '/otel/v1/traces'],

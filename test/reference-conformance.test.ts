@@ -67,6 +67,14 @@ describe('the reference names of the svc_ call fields in queries (wb_run_id, wb_
       }),
     );
     expect(count.body.count).toBe(1);
+
+    // The reference suite's thread filter with a run-id query: a thread list matching no call counts 0.
+    const hasRun = { $expr: { $not: [{ $eq: [{ $getField: 'wb_run_id' }, { $literal: null }] }] } };
+    for (const thread_ids of [['none'], []]) {
+      const r = ok(await api.post('/calls/query_stats', { project_id: P, limit: 1, query: hasRun, filter: { thread_ids } }));
+      expect(r.body.count, JSON.stringify(thread_ids)).toBe(0);
+    }
+    expect(ok(await api.post('/calls/query_stats', { project_id: P, limit: 1, query: hasRun })).body.count).toBe(1);
   });
 });
 
@@ -635,5 +643,70 @@ describe('/calls/stats', () => {
     const badZone = await api.post('/calls/stats', { project_id: P, start: '2024-05-01T12:00:00Z', timezone: 'Mars/Olympus' });
     expect(badZone.status).toBe(422);
     expect(badZone.body.field).toBe('timezone');
+  });
+});
+
+describe('calls filtered and sorted on values inside referenced objects (expand_columns)', () => {
+  const P = 'acme/expand-filter';
+  const publish = async (name: string, val: unknown) =>
+    `weave:///${P}/object/${name}:${ok(await api.post('/obj/create', { obj: { project_id: P, object_id: name, val } })).body.digest}`;
+
+  it('reads the referenced values, through nested expansions, in queries, sorts and counts', async () => {
+    const config1 = await publish('config1', { temperature: 0.5, model: 'gpt-4' });
+    const config2 = await publish('config2', { temperature: 0.8, model: 'gpt-3.5' });
+    const worker1 = await publish('worker1', { id: 1, status: 'active', config: config1 });
+    const worker2 = await publish('worker2', { id: 2, status: 'inactive', config: config2 });
+    const project = await publish('project', { name: 'p', settings: { debug: true } });
+    for (const [id, worker] of [
+      ['c1', worker1],
+      ['c2', worker2],
+    ] as const) {
+      ok(
+        await api.post('/call/start', {
+          start: {
+            project_id: P,
+            id,
+            op_name: 'process',
+            started_at: '2024-05-01T12:00:00Z',
+            inputs: { worker_config: worker, project_info: project },
+          },
+        }),
+      );
+      ok(
+        await api.post('/call/end', { end: { project_id: P, id, ended_at: '2024-05-01T12:00:01Z', output: { processed_worker: worker } } }),
+      );
+    }
+    const ids = async (query: unknown, expand_columns: string[], extra: Record<string, unknown> = {}) =>
+      (await api.jsonl('/calls/stream_query', { project_id: P, query: { $expr: query }, expand_columns, ...extra })).map((c) => c.id);
+    const eq = (field: string, value: unknown) => ({ $eq: [{ $getField: field }, { $literal: value }] });
+
+    expect(
+      await ids({ $eq: [{ $convert: { input: { $getField: 'inputs.worker_config.id' }, to: 'double' } }, { $literal: 1 }] }, [
+        'inputs.worker_config',
+      ]),
+    ).toEqual(['c1']);
+    expect(await ids(eq('inputs.worker_config.config.model', 'gpt-4'), ['inputs.worker_config', 'inputs.worker_config.config'])).toEqual([
+      'c1',
+    ]);
+    expect(await ids(eq('inputs.project_info.settings.debug', 'true'), ['inputs.project_info'])).toEqual(['c1', 'c2']);
+    expect(await ids(eq('output.processed_worker.status', 'active'), ['output.processed_worker'])).toEqual(['c1']);
+    // Without the expansion, the field is read from the call itself (a ref string there): no match.
+    expect(await ids(eq('inputs.worker_config.status', 'active'), [])).toEqual([]);
+    // Sorted by a nested expanded value; values returned expanded as before.
+    const sorted = await api.jsonl('/calls/stream_query', {
+      project_id: P,
+      expand_columns: ['inputs.worker_config', 'inputs.worker_config.config'],
+      sort_by: [{ field: 'inputs.worker_config.config.temperature', direction: 'desc' }],
+    });
+    expect(sorted.map((c) => c.id)).toEqual(['c2', 'c1']);
+    expect(sorted[0].inputs.worker_config).toMatchObject({ id: 2, config: { model: 'gpt-3.5' } });
+    const stats = ok(
+      await api.post('/calls/query_stats', {
+        project_id: P,
+        query: { $expr: eq('inputs.worker_config.status', 'inactive') },
+        expand_columns: ['inputs.worker_config'],
+      }),
+    );
+    expect(stats.body.count).toBe(1);
   });
 });

@@ -54,7 +54,8 @@ describe('routes', () => {
 
   it('every route of the registry is served, by the service its spec names', () => {
     for (const spec of Object.values(routeSpecs)) {
-      const served = weft.routes.filter((r) => r.url === spec.path);
+      const method = 'method' in spec ? spec.method : 'POST';
+      const served = weft.routes.filter((r) => r.url === spec.path && r.method === method);
       expect(
         served.map((r) => r.role),
         spec.path,

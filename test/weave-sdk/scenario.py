@@ -21,9 +21,9 @@ import time
 WARNINGS: list[str] = []
 
 
-# The one notice allowed: weft answers feedback rows in both spellings (svc_ref and the SDK's
-# weave_ref...), and the SDK says once that it ignores the names it does not know.
-ALLOWED = ("Ignoring unexpected fields while validating Feedback: svc_ref, svc_user_id",)
+# No notice is allowed: weft answers the SDK's feedback rows in the reference's names only
+# (weave_ref, wb_user_id), so the SDK has no unknown name to warn about ignoring.
+ALLOWED: tuple[str, ...] = ()
 
 
 class Collect(logging.Handler):

@@ -6,6 +6,26 @@ import { callUsageRes, callsUsageReq, projectStatsReq, projectStatsRes, traceUsa
 import { costCreateReq, costCreateRes, feedbackReplaceReq, tableCreateRes } from './objects';
 import { embeddingReq, textCompletionReq } from './inference';
 import type { EndpointSpec } from './endpoints';
+import { ingestSamplingSettingsRes, projectSettingsReadReq, ttlSettingsRes, ttlSettingsUpdateReq } from './project-settings';
+import { actionsExecuteBatchReq } from './actions';
+import {
+  annotationQueue,
+  annotationQueueAddCallsReq,
+  annotationQueueAddCallsRes,
+  annotationQueueCreateReq,
+  annotationQueueCreateRes,
+  annotationQueueDeleteReq,
+  annotationQueueItemsQueryReq,
+  annotationQueueItemsQueryRes,
+  annotationQueueReadReq,
+  annotationQueueRes,
+  annotationQueuesQueryReq,
+  annotationQueuesStatsReq,
+  annotationQueuesStatsRes,
+  annotationQueueUpdateReq,
+  annotatorProgressUpdateReq,
+  annotatorProgressUpdateRes,
+} from './annotation-queues';
 import {
   analyticsQueryReq,
   analyticsQueryRes,
@@ -26,6 +46,10 @@ export type ExtraEndpointSpec = Omit<EndpointSpec, 'response'> & {
   response?: z.ZodType;
   /** Listed in /openapi.json (tagged `extra`); needs `response`. */
   published?: boolean;
+  /** The HTTP method; POST when absent. GET and DELETE have no body: the query string is the request. */
+  method?: 'GET' | 'PUT' | 'DELETE';
+  /** The path's parameters and the query string are members of the request (the reference's REST routes). */
+  urlMembers?: true;
 };
 
 export const tableCreateExtraReq = z.object({
@@ -292,6 +316,33 @@ export const extraEndpoints = {
     response: z.string().describe('the file: application/jsonl, text/csv or application/vnd.apache.parquet'),
     published: true,
   },
+  ttlSettingsRead: {
+    path: '/project/ttl_settings/read',
+    summary: "A project's retention: days its calls and their feedback are kept (null: forever)",
+    auth: 'basic',
+    service: 'query',
+    request: projectSettingsReadReq,
+    response: ttlSettingsRes,
+    published: true,
+  },
+  ttlSettingsUpdate: {
+    path: '/project/ttl_settings/update',
+    summary: "Sets a project's retention (null: keep forever); what is older leaves the store within an interval",
+    auth: 'basic',
+    service: 'query',
+    request: ttlSettingsUpdateReq,
+    response: ttlSettingsRes,
+    published: true,
+  },
+  ingestSamplingSettingsRead: {
+    path: '/project/ingest_sampling_settings/read',
+    summary: 'Ingest sampling of a project: weft stores every call (sample_rate 1)',
+    auth: 'basic',
+    service: 'query',
+    request: projectSettingsReadReq,
+    response: ingestSamplingSettingsRes,
+    published: true,
+  },
   analyticsQuery: {
     path: '/analytics/query',
     summary: 'Metrics over calls grouped by dimensions and time (counts, errors, latency quantiles, tokens, cost)',
@@ -299,6 +350,107 @@ export const extraEndpoints = {
     service: 'query',
     request: analyticsQueryReq,
     response: analyticsQueryRes,
+    published: true,
+  },
+  // Annotation queues at the paths the Weave SDK calls (0.52.29's client, 0.54's vendored one).
+  annotationQueueCreate: {
+    path: '/annotation_queues',
+    summary: 'Create an annotation queue',
+    auth: 'basic',
+    service: 'query',
+    request: annotationQueueCreateReq,
+    response: annotationQueueCreateRes,
+    published: true,
+  },
+  annotationQueuesQuery: {
+    path: '/annotation_queues/query',
+    summary: "A project's annotation queues (JSONL), by name part, sorted, paged",
+    auth: 'basic',
+    service: 'query',
+    request: annotationQueuesQueryReq,
+    response: annotationQueue,
+    stream: 'jsonl',
+    published: true,
+  },
+  annotationQueuesStats: {
+    path: '/annotation_queues/stats',
+    summary: 'Items and completed items of annotation queues',
+    auth: 'basic',
+    service: 'query',
+    request: annotationQueuesStatsReq,
+    response: annotationQueuesStatsRes,
+    published: true,
+  },
+  annotationQueueRead: {
+    path: '/annotation_queues/:queue_id',
+    method: 'GET',
+    urlMembers: true,
+    summary: 'Read an annotation queue',
+    auth: 'basic',
+    service: 'query',
+    request: annotationQueueReadReq,
+    response: annotationQueueRes,
+    published: true,
+  },
+  annotationQueueUpdate: {
+    path: '/annotation_queues/:queue_id',
+    method: 'PUT',
+    urlMembers: true,
+    summary: "Change an annotation queue's name, description or scorers",
+    auth: 'basic',
+    service: 'query',
+    request: annotationQueueUpdateReq,
+    response: annotationQueueRes,
+    published: true,
+  },
+  annotationQueueDelete: {
+    path: '/annotation_queues/:queue_id',
+    method: 'DELETE',
+    urlMembers: true,
+    summary: 'Delete an annotation queue (soft: its deleted_at is set)',
+    auth: 'basic',
+    service: 'query',
+    request: annotationQueueDeleteReq,
+    response: annotationQueueRes,
+    published: true,
+  },
+  annotationQueueAddCalls: {
+    path: '/annotation_queues/:queue_id/items',
+    urlMembers: true,
+    summary: 'Add calls to an annotation queue (calls already in it are skipped)',
+    auth: 'basic',
+    service: 'query',
+    request: annotationQueueAddCallsReq,
+    response: annotationQueueAddCallsRes,
+    published: true,
+  },
+  annotationQueueItemsQuery: {
+    path: '/annotation_queues/:queue_id/items/query',
+    urlMembers: true,
+    summary: "An annotation queue's items with their annotation state, filtered, sorted, paged",
+    auth: 'basic',
+    service: 'query',
+    request: annotationQueueItemsQueryReq,
+    response: annotationQueueItemsQueryRes,
+    published: true,
+  },
+  annotatorProgressUpdate: {
+    path: '/annotation_queues/:queue_id/items/:item_id/progress',
+    urlMembers: true,
+    summary: "Set the caller's annotation state of a queue item (in_progress, completed, skipped)",
+    auth: 'basic',
+    service: 'query',
+    request: annotatorProgressUpdateReq,
+    response: annotatorProgressUpdateRes,
+    published: true,
+  },
+  actionsExecuteBatch: {
+    path: '/actions/execute_batch',
+    summary: "Run an ActionSpec (contains_words, llm_judge) on calls; each result is stored as the call's feedback",
+    auth: 'basic',
+    service: 'inference',
+    request: actionsExecuteBatchReq,
+    response: emptyObject,
     published: true,
   },
 } as const satisfies Record<string, ExtraEndpointSpec>;

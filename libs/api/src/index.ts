@@ -11,3 +11,6 @@ export * from './analytics';
 export * from './reference-requests';
 export * from './usage';
 export * from './call-stats';
+export * from './project-settings';
+export * from './annotation-queues';
+export * from './actions';

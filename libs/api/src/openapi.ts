@@ -26,7 +26,7 @@ function schemaOf(s: z.ZodType, io: 'input' | 'output'): Record<string, unknown>
  */
 export const ROUTE_TAGS = {
   interface: "The trace-server interface's 20 endpoints (Weave-compatible)",
-  extra: 'Extra read endpoints with a published response (the web UI uses them)',
+  extra: "Extra endpoints with a published response: the web UI's, annotation queues",
   sdk: 'Extra endpoints the Weave SDKs call (request schema given; response as the reference)',
   otlp: 'OpenTelemetry: OTLP/HTTP trace export (protobuf or JSON, gzip); OTLP/gRPC is on WEFT_OTLP_GRPC_PORT',
   openai: 'OpenAI-compatible inference front (/v1)',
@@ -103,9 +103,34 @@ function specOperation(name: RouteName, path: string): Record<string, unknown> {
     tags: [isInterface ? 'interface' : published ? 'extra' : 'sdk'],
     // Either scheme works on every route; the interface's own is listed first.
     security: spec.auth === 'basic' ? bothSchemes : [...bothSchemes].reverse(),
-    ...pathParameters(path),
-    requestBody: { required: true, content: { 'application/json': { schema: schemaOf(spec.request, 'input') } } },
+    ...requestOf(spec, path),
     responses: { '200': { description: 'OK', content: okContent }, ...errorResponses(errorBody) },
+  };
+}
+
+/** A spec route's request: a JSON body (less the path's members), or for GET and DELETE the query string. */
+function requestOf(spec: RouteSpec, url: string): Record<string, unknown> {
+  const path = openApiPath(url);
+  const inPath = new Set([...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]!));
+  const schema = schemaOf(spec.request, 'input') as { properties?: Record<string, unknown>; required?: string[] };
+  if (spec.urlMembers && schema.properties) {
+    schema.properties = Object.fromEntries(Object.entries(schema.properties).filter(([name]) => !inPath.has(name)));
+    schema.required = schema.required?.filter((name) => !inPath.has(name));
+  }
+  const params = pathParameters(path).parameters ?? [];
+  if (spec.method === 'GET' || spec.method === 'DELETE') {
+    const required = new Set(schema.required ?? []);
+    const query = Object.entries(schema.properties ?? {}).map(([name, s]) => ({
+      name,
+      in: 'query',
+      required: required.has(name),
+      schema: s,
+    }));
+    return { parameters: [...params, ...query] };
+  }
+  return {
+    ...(params.length ? { parameters: params } : {}),
+    requestBody: { required: true, content: { 'application/json': { schema } } },
   };
 }
 

@@ -39,6 +39,11 @@ export const configSchema = z.object({
   WEFT_MIGRATE_WAIT_MS: int(120_000, 0),
 
   /** `inprocess` (all-in-one) or `kafka` (distributed). */
+  /** Days calls and their feedback are kept in projects that set no retention of their own (/project/ttl_settings); unset: forever. */
+  WEFT_RETENTION_DAYS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(1).optional()),
+  /** Time between two retention passes (ms), each removing what expired. */
+  WEFT_RETENTION_INTERVAL_MS: int(3_600_000, 100),
+
   WEFT_BUS: z.enum(['inprocess', 'kafka']).default('inprocess'),
   KAFKA_BROKERS: z.preprocess(emptyAsUndefined, z.string().optional()),
 

@@ -68,6 +68,12 @@ export const metrics = {
     labelNames: ['reason'] as const,
     registers,
   }),
+  retentionRowsRemoved: new Counter({
+    name: 'weft_retention_rows_removed_total',
+    help: 'Rows of calls and feedback removed by retention, by table',
+    labelNames: ['table'] as const,
+    registers,
+  }),
   producerLatency: new Histogram({
     name: 'weft_producer_latency_seconds',
     help: 'Time from publish to acknowledgement by the bus (Kafka: all in-sync replicas)',

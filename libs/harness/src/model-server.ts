@@ -22,6 +22,9 @@ import type { AddressInfo } from 'node:net';
  *   "stall"            two tokens, then silence (the connection stays open)
  *   "tools"            a tool call (fragmented arguments; whole for Ollama)
  *   "reasoning"        reasoning text before the answer
+ *
+ * A test may script chat answers instead (`script`): e.g. an LLM judge's verdicts, whose last
+ * user message is the judged call's JSON.
  */
 
 export type FakeDialect = 'vllm' | 'sglang' | 'llamacpp' | 'ollama' | 'openai';
@@ -36,9 +39,16 @@ export interface RecordedRequest {
   finished: boolean;
 }
 
+/** A scripted chat answer: the assistant's content, or an error status in the dialect's shape. */
+export type ScriptedReply = { content: string | null } | { status: number; message?: string };
+/** Picks the answer to a (non-streaming) chat request; undefined: the built-in answers above. */
+export type ChatScript = (body: Record<string, any>) => ScriptedReply | undefined;
+
 export interface ModelServer {
   url: string;
   requests: RecordedRequest[];
+  /** Adds a script, asked before the built-in answers (the latest added first). */
+  script(fn: ChatScript): void;
   /** Resolves with the first recorded request matching `pred` (polls). */
   waitFor(pred: (r: RecordedRequest) => boolean, timeoutMs?: number): Promise<RecordedRequest>;
   close(): Promise<void>;
@@ -80,6 +90,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export async function startModelServer(opts: { vllmKey?: string } = {}): Promise<ModelServer> {
   const requests: RecordedRequest[] = [];
+  const scripts: ChatScript[] = [];
   const server = createServer((req, res) => {
     let raw = '';
     req.on('data', (d) => (raw += d));
@@ -108,7 +119,7 @@ export async function startModelServer(opts: { vllmKey?: string } = {}): Promise
       res.on('close', () => {
         if (!res.writableFinished) rec.aborted = true;
       });
-      void answer(rec, res, opts).then(() => (rec.finished = res.writableFinished));
+      void answer(rec, res, opts, scripts).then(() => (rec.finished = res.writableFinished));
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -116,6 +127,7 @@ export async function startModelServer(opts: { vllmKey?: string } = {}): Promise
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
+    script: (fn) => void scripts.unshift(fn),
     async waitFor(pred, timeoutMs = 5000) {
       const until = Date.now() + timeoutMs;
       for (;;) {
@@ -157,7 +169,7 @@ function errorBody(d: FakeDialect, status: number, message: string): unknown {
 const json = (res: ServerResponse, status: number, body: unknown) =>
   res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
 
-async function answer(rec: RecordedRequest, res: ServerResponse, opts: { vllmKey?: string }): Promise<void> {
+async function answer(rec: RecordedRequest, res: ServerResponse, opts: { vllmKey?: string }, scripts: ChatScript[]): Promise<void> {
   const { dialect: d, body } = rec;
   if (d === 'vllm' && opts.vllmKey && rec.headers.authorization !== `Bearer ${opts.vllmKey}`) {
     return void json(res, 401, { error: 'Unauthorized' });
@@ -166,6 +178,9 @@ async function answer(rec: RecordedRequest, res: ServerResponse, opts: { vllmKey
     const unknown = Object.keys(body).find((k) => !OPENAI_ONLY.has(k));
     if (unknown) return void json(res, 400, errorBody(d, 400, `Unrecognized request argument supplied: ${unknown}`));
   }
+  const scripted = body.stream ? undefined : scripts.map((fn) => fn(body)).find((r) => r !== undefined);
+  if (scripted && 'status' in scripted)
+    return void json(res, scripted.status, errorBody(d, scripted.status, scripted.message ?? 'scripted failure'));
   const text = lastUserText(body);
   if (text === 'hang') return; // never answers; the client must give up
   if (text === 'fail') return void json(res, 500, errorBody(d, 500, 'engine crashed'));
@@ -182,7 +197,7 @@ async function answer(rec: RecordedRequest, res: ServerResponse, opts: { vllmKey
   const id = d === 'vllm' ? `chatcmpl-${body.request_id}` : `upstream-${d}-id`;
 
   if (!body.stream) {
-    const message: Record<string, unknown> = { role: 'assistant', content: tokens.join('') };
+    const message: Record<string, unknown> = { role: 'assistant', content: scripted ? scripted.content : tokens.join('') };
     let finish = 'stop';
     if (text === 'tools') {
       message.content = null;

@@ -71,8 +71,9 @@ export function addRoute<N extends RouteName>(
   const authenticate = authenticateHook(app, auth, spec.auth);
   const run = async (request: FastifyRequest, reply: FastifyReply) => {
     const caller = request.caller!;
-    const dialect = callerDialect(request.headers, request.body);
-    let body: RouteRequestOf<N> | null = checkRouteBody(name, request.body, caller, limits, {
+    const sent = spec.urlMembers ? withUrlMembers(request) : request.body;
+    const dialect = callerDialect(request.headers, sent);
+    let body: RouteRequestOf<N> | null = checkRouteBody(name, sent, caller, limits, {
       refsPossible: request.bodyMayHoldRefs ?? true,
     });
     // The handler has the body now: neither the request nor this closure keeps it (nor the parsed
@@ -85,7 +86,23 @@ export function addRoute<N extends RouteName>(
     });
   };
   const config = { ...routeConfig(spec, options), spec: name };
-  for (const path of [spec.path, ...(spec.aliases ?? [])]) app.post(path, { onRequest: authenticate, config }, run);
+  const method = spec.method ?? 'POST';
+  for (const path of [spec.path, ...(spec.aliases ?? [])]) app.route({ method, url: path, onRequest: authenticate, config, handler: run });
+}
+
+/**
+ * The request of a route whose URL carries members (the reference's REST routes): the query
+ * string's, then the body's, then the path's parameters, which win (the path names the thing).
+ * The tenancy check and the schema then see them as any body member.
+ */
+function withUrlMembers(request: FastifyRequest): unknown {
+  const body = request.body;
+  if (body !== undefined && body !== null && (typeof body !== 'object' || Array.isArray(body))) return body;
+  return {
+    ...(request.query as Record<string, unknown> | undefined),
+    ...(body as Record<string, unknown> | undefined),
+    ...(request.params as Record<string, unknown> | undefined),
+  };
 }
 
 /**

@@ -6,3 +6,4 @@ export * from './tables';
 export * from './feedback';
 export * from './resolve';
 export * from './files';
+export * from './project-settings';

@@ -72,6 +72,67 @@ export class FeedbackColumns {
   }
 }
 
+/** Where a ref expansion's ref is read: a call's dump (`inputs_dump`, `output_dump`) or an expansion's value. */
+const REF_SOURCE = '__ref_source__';
+
+/** An expanded ref column (`expand_columns`): the value of the object the ref at `path` names, as the column `x_<n>`. */
+export interface ExpansionColumn {
+  name: string;
+  /** The column the ref is read from: a dump of the call row, or the expansion it lies under. */
+  source: string;
+  /** The ref's text over the source (REF_SOURCE stands for it; see refSql). */
+  ref: string;
+}
+
+/**
+ * `expand_columns` for filters and sorts (reference §3.6): a field under an expanded column
+ * reads the referenced object's value, e.g. `inputs.worker_config.id` with
+ * `inputs.worker_config` expanded; an expanded column under another reads its ref from the
+ * outer one's value (`inputs.worker_config.config`). Each becomes one column of the joined
+ * row, joined with the project's object versions by ref (CallsQueryPlan).
+ */
+export class RefExpansions {
+  readonly columns: ExpansionColumn[] = [];
+  private readonly byPath = new Map<string, ExpansionColumn>();
+  private readonly paths: string[];
+
+  constructor(
+    expandColumns: readonly string[],
+    private readonly p: Params,
+  ) {
+    this.paths = [...new Set(expandColumns)].filter((c) => (JSON_ROOTS as readonly string[]).includes(c.split('.')[0]!) && c.includes('.'));
+  }
+
+  /** The expansion a field lies under (the longest expanded prefix), and the keys below it; null when none. */
+  under(path: string): { column: ExpansionColumn; keys: string[] } | null {
+    const prefix = this.longestPrefix(path);
+    if (!prefix) return null;
+    return { column: this.column(prefix), keys: splitFieldPath(path.slice(prefix.length + 1)) };
+  }
+
+  /** The SQL of a column's ref over the SQL of its source. */
+  static refSql(c: ExpansionColumn, sourceSql: string): string {
+    return `ifNull(${c.ref.replaceAll(REF_SOURCE, sourceSql)}, '')`;
+  }
+
+  private longestPrefix(path: string): string | undefined {
+    return this.paths.filter((c) => path.startsWith(`${c}.`)).sort((a, b) => b.length - a.length)[0];
+  }
+
+  private column(path: string): ExpansionColumn {
+    const known = this.byPath.get(path);
+    if (known) return known;
+    const outer = this.longestPrefix(path);
+    const [root, ...keys] = splitFieldPath(path);
+    const source = outer ? this.column(outer).name : `${root}_dump`;
+    const below = outer ? splitFieldPath(path.slice(outer.length + 1)) : keys;
+    const c: ExpansionColumn = { name: `x_${this.columns.length}`, source, ref: jsonFieldRef(REF_SOURCE, below, this.p).sql };
+    this.columns.push(c);
+    this.byPath.set(path, c);
+    return c;
+  }
+}
+
 const FEEDBACK_FIELD = /^feedback\.\[(.+)\]\.(.+)$/;
 
 export const JSON_ROOTS = ['inputs', 'output', 'attributes', 'summary'] as const;
@@ -87,6 +148,7 @@ export class CallFieldResolver implements FieldResolver {
   constructor(
     private readonly projectParam: string,
     private readonly feedback?: FeedbackColumns,
+    private readonly expansions?: RefExpansions,
   ) {}
 
   resolve(field: string, p: Params): FieldRef {
@@ -96,6 +158,12 @@ export class CallFieldResolver implements FieldResolver {
     if (plain) {
       if (path !== 'id' && path !== 'project_id') this.used.add(path);
       return { sql: path, kind: plain };
+    }
+    const expanded = this.expansions?.under(path);
+    if (expanded) {
+      if (expanded.keys.some((k) => k === '')) throw new ApiError(400, `field '${path}' has an empty path segment`, { field: path });
+      this.useExpansion(expanded.column);
+      return jsonFieldRef(expanded.column.name, expanded.keys, p);
     }
     const [root, ...rest] = splitFieldPath(path);
     if ((JSON_ROOTS as readonly string[]).includes(root!)) {
@@ -113,6 +181,14 @@ export class CallFieldResolver implements FieldResolver {
       throw new ApiError(400, `field '${path}' can be selected but not filtered or sorted on`, { field: path });
     }
     throw new ApiError(400, `unknown field '${path}'`, { field: path });
+  }
+
+  /** An expansion and what it is read from: the dump, or the outer expansion (columns the row must carry). */
+  private useExpansion(c: ExpansionColumn): void {
+    this.used.add(c.name);
+    const outer = this.expansions!.columns.find((x) => x.name === c.source);
+    if (outer) this.useExpansion(outer);
+    else this.used.add(c.source);
   }
 
   private feedbackField(path: string, p: Params): FieldRef {

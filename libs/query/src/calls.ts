@@ -1,6 +1,6 @@
 import type { CallFilter, CallsQueryStatsReq, CallsStreamQueryReq } from '@weft/api';
 import { ApiError, badRequest } from '@weft/core';
-import { CallFieldResolver, FeedbackColumns, interfaceCallField } from './call-fields';
+import { CallFieldResolver, FeedbackColumns, RefExpansions, interfaceCallField } from './call-fields';
 import { callLineSelects, fragmentLineSql } from './call-json';
 import { compileQuery, type FieldRef } from './expr';
 import { Params, type BuiltQuery } from './params';
@@ -145,7 +145,7 @@ function checkLength(key: string, values: readonly string[]): void {
 }
 
 type CallsReq = Pick<CallsStreamQueryReq, 'project_id' | 'filter' | 'query'> &
-  Partial<Pick<CallsStreamQueryReq, 'sort_by' | 'columns' | 'include_costs'>>;
+  Partial<Pick<CallsStreamQueryReq, 'sort_by' | 'columns' | 'include_costs' | 'expand_columns'>>;
 
 /**
  * A calls query, compiled once and run page by page over calls_starts ⋈ calls_ends (SCHEMA.md):
@@ -159,6 +159,8 @@ export class CallsQueryPlan {
   private readonly base = new Params();
   /** Feedback read as columns (`feedback.[type].payload…` in filters and sorts), joined by the call's ref. */
   private readonly feedback = new FeedbackColumns(this.base);
+  /** Fields under `expand_columns` read the referenced objects' values, joined by ref. */
+  private readonly expansions: RefExpansions;
   private readonly resolver: CallFieldResolver;
   private readonly projectSql: string;
   /** Conditions on the primary key itself. */
@@ -184,16 +186,17 @@ export class CallsQueryPlan {
   constructor(private readonly req: CallsReq) {
     const p = this.base;
     this.projectSql = p.str(req.project_id);
-    this.resolver = new CallFieldResolver(this.projectSql, this.feedback);
+    this.expansions = new RefExpansions(req.expand_columns ?? [], p);
+    this.resolver = new CallFieldResolver(this.projectSql, this.feedback, this.expansions);
     this.resolver.used.add('started_at');
     this.addFilter(req.filter);
     if (req.query) {
       // A top-level $and is kept as separate conditions, so that its terms on start columns
       // filter calls_starts before any join (compiled whole first: limits and error paths).
-      const whole = compileQuery(req.query.$expr, new CallFieldResolver(this.projectSql, this.feedback), new Params());
+      const whole = compileQuery(req.query.$expr, new CallFieldResolver(this.projectSql, this.feedback, this.expansions), new Params());
       const and = (req.query.$expr as { $and?: unknown }).$and;
       for (const term of Array.isArray(and) && whole ? and : [req.query.$expr]) {
-        const qr = new CallFieldResolver(this.projectSql, this.feedback);
+        const qr = new CallFieldResolver(this.projectSql, this.feedback, this.expansions);
         this.addCond(compileQuery(term, qr, p), qr.used);
       }
     }
@@ -275,7 +278,7 @@ export class CallsQueryPlan {
     const keys: SortKey[] = [];
     sortBy.forEach((s, i) => {
       let ref: FieldRef;
-      const r = new CallFieldResolver(this.projectSql, this.feedback);
+      const r = new CallFieldResolver(this.projectSql, this.feedback, this.expansions);
       try {
         ref = r.resolve(s.field, this.base);
       } catch (e) {
@@ -477,7 +480,27 @@ LIMIT 1 BY id`;
       // Renames are few: the project's latest one per call, hashed.
       from += `\n    LEFT JOIN (SELECT id, argMax(display_name, renamed_at) AS display_name FROM calls_renames WHERE project_id = ${this.projectSql} GROUP BY id) AS r ON r.id = s.id`;
     }
-    return `SELECT ${select.join(', ')}\n    FROM ${from}${endCols.length && !page.ids ? `\n    SETTINGS ${JOIN_BY_ID_SETTINGS}` : ''}`;
+    const sql = `SELECT ${select.join(', ')}\n    FROM ${from}${endCols.length && !page.ids ? `\n    SETTINGS ${JOIN_BY_ID_SETTINGS}` : ''}`;
+    return this.withExpansions(sql, cols);
+  }
+
+  /**
+   * The joined rows with the expanded ref columns among `cols` (x_<n>): each the value of the
+   * object version its ref names (one of the project's, live or not; NULL when none), joined by
+   * the ref read from the row's dump or from the outer expansion's value.
+   */
+  private withExpansions(rowsSql: string, cols: string[]): string {
+    const wanted = this.expansions.columns.filter((c) => cols.includes(c.name));
+    if (wanted.length === 0) return rowsSql;
+    const objects = `SELECT concat('weave:///', project_id, '/', if(kind = 'op', 'op', 'object'), '/', object_id, ':', digest) AS ref, any(val_dump) AS val
+      FROM object_versions WHERE project_id = ${this.projectSql} GROUP BY project_id, kind, object_id, digest`;
+    let from = `(${rowsSql}) AS j`;
+    for (const c of wanted) {
+      const source = c.source.startsWith('x_') ? `t_${c.source}.val` : `j.${c.source}`;
+      from += `\n    LEFT JOIN (${objects}) AS t_${c.name} ON t_${c.name}.ref = ${RefExpansions.refSql(c, source)}`;
+    }
+    const selects = wanted.map((c) => `if(t_${c.name}.ref = '', NULL, t_${c.name}.val) AS ${c.name}`);
+    return `SELECT j.*, ${selects.join(', ')}\n    FROM ${from}`;
   }
 
   /** Phase 1 when a condition or sort key reads more than start columns: the start conditions on calls_starts, the rest on the joined rows. */

@@ -10,3 +10,4 @@ export * from './own-usage';
 export * from './metrics';
 export * from './usage-rollup';
 export * from './call-stats';
+export * from './retention';

@@ -51,6 +51,12 @@ export const SHARDING_KEYS: Readonly<Record<string, string>> = {
   weft_memberships: 'cityHash64(user_id, entity)',
   weft_api_keys: 'cityHash64(key_hash)',
   weft_migrations: 'version',
+  // A project's settings, each one's versions on one shard (the latest replaces the others).
+  project_settings: 'cityHash64(project_id, name)',
+  // A queue's items and their progress on one shard: an items page joins the two.
+  annotation_queues: 'cityHash64(project_id, id)',
+  annotation_queue_items: 'cityHash64(project_id, queue_id)',
+  annotator_queue_items_progress: 'cityHash64(project_id, queue_id)',
 };
 
 /** The local (per-shard, replicated) table under the Distributed table `table`. */
@@ -129,6 +135,18 @@ export function clusterStatements(statement: string, cluster: string, tables = n
  */
 export function deleteStatement(table: string, where: string, cluster?: string): string {
   return cluster ? `DELETE FROM ${localTable(table)} ON CLUSTER ${cluster} WHERE ${where}` : `DELETE FROM ${table} WHERE ${where}`;
+}
+
+/**
+ * A delete that rewrites the parts holding matching rows (ALTER TABLE … DELETE): once it ends,
+ * the rows are gone from disk, not only masked as a lightweight delete leaves them until a merge.
+ * For data that must leave (retention): one statement per table, however many rows. On a
+ * cluster, on every shard's local table.
+ */
+export function physicalDeleteStatement(table: string, where: string, cluster?: string): string {
+  return cluster
+    ? `ALTER TABLE ${localTable(table)} ON CLUSTER ${cluster} DELETE WHERE ${where}`
+    : `ALTER TABLE ${table} DELETE WHERE ${where}`;
 }
 
 /** The whole list in cluster form, or unchanged (the very same strings) without a cluster. */

@@ -9,6 +9,7 @@ import {
   SHARDING_KEYS,
   clusterStatements,
   deleteStatement,
+  physicalDeleteStatement,
   loadMigrations,
   localTable,
   migrationPlan,
@@ -170,13 +171,23 @@ describe('mutations with CLICKHOUSE_CLUSTER', () => {
     );
   });
 
+  it('deletes physically (ALTER TABLE … DELETE) on the local tables ON CLUSTER, or on the table itself', () => {
+    const formatted = (q: string) => chdb.query(`SELECT formatQuerySingleLine(${sqlString(q)})`, 'TSVRaw').trim();
+    expect(formatted(physicalDeleteStatement('calls_starts', where, CLUSTER))).toBe(
+      `ALTER TABLE ${localTable('calls_starts')} ON CLUSTER ${CLUSTER} (DELETE WHERE (project_id = {p0:String}) AND (id IN ({p1:Array(String)})))`,
+    );
+    expect(formatted(physicalDeleteStatement('calls_starts', where, undefined))).toBe(
+      'ALTER TABLE calls_starts (DELETE WHERE (project_id = {p0:String}) AND (id IN ({p1:Array(String)})))',
+    );
+  });
+
   it('knows the cluster wherever a store is opened on one', async () => {
     const store = openStore({ url: 'http://127.0.0.1:1', dataDir: '/nonexistent', cluster: CLUSTER });
     expect(store.cluster).toBe(CLUSTER);
     await store.close();
   });
 
-  it('no service or library issues a mutation other than through deleteStatement', () => {
+  it('no service or library issues a mutation other than through deleteStatement or physicalDeleteStatement', () => {
     const root = resolve(__dirname, '../../..');
     const sources: string[] = [];
     const walk = (dir: string) => {

@@ -23,8 +23,10 @@ export const USAGE = `usage: weft <command> [options]
          [--bucket minute|hour|day|week|month] [--query <$expr JSON>] [--filter <filter JSON>]
          [--limit <n>] [--format json|csv] [--out <file>]
                                         run a metrics query (/analytics/query); rows as JSON or CSV
+  retention <entity/project> [<days>|off]
+                                        show, or set, how many days the project's calls are kept
 
-export and analytics always go through a server: --url (default http://localhost:6345) and
+export, analytics and retention always go through a server: --url (default http://localhost:6345) and
 --api-key (any key that may read the project).
 
 Where the store is:
@@ -40,8 +42,8 @@ export interface MigrateCommand {
 
 /** `weft export` / `weft analytics`: a read through a running server's HTTP API. */
 export interface ReadCommand {
-  kind: 'export' | 'analytics';
-  path: '/calls/export' | '/analytics/query';
+  kind: 'export' | 'analytics' | 'retention';
+  path: '/calls/export' | '/analytics/query' | '/project/ttl_settings/read' | '/project/ttl_settings/update';
   body: Record<string, unknown>;
   url: string;
   apiKey?: string;
@@ -95,6 +97,15 @@ export function parseCommand(
     return { kind: 'migrate' };
   }
   const common = { url: values.url ?? env.WEFT_URL ?? undefined, apiKey: values['api-key'] ?? env.WEFT_API_KEY ?? undefined };
+  if (group === 'retention') {
+    if (!action || rest.length > 1) throw new UsageError(`weft retention takes a project and, to set it, <days> or off\n\n${USAGE}`);
+    const where = { ...common, url: common.url ?? 'http://localhost:6345' };
+    if (rest.length === 0) return { kind: 'retention', path: '/project/ttl_settings/read', body: { project_id: action }, ...where };
+    const days = rest[0] === 'off' ? null : Number(rest[0]);
+    if (days !== null && !(Number.isInteger(days) && days >= 1))
+      throw new UsageError(`weft retention: <days> is a whole number ≥ 1, or off (got ${rest[0]})`);
+    return { kind: 'retention', path: '/project/ttl_settings/update', body: { project_id: action, retention_days: days }, ...where };
+  }
   if (group === 'export' || group === 'analytics') {
     if (!action || rest.length) throw new UsageError(`weft ${group} takes one project (<entity>/<project>)\n\n${USAGE}`);
     return readCommand(group, action, values, { ...common, url: common.url ?? 'http://localhost:6345' });

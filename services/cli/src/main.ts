@@ -46,7 +46,8 @@ async function viaStore(cmd: Command | MigrateCommand): Promise<unknown> {
   }
 }
 
-const isRead = (cmd: Command | MigrateCommand | ReadCommand): cmd is ReadCommand => cmd.kind === 'export' || cmd.kind === 'analytics';
+const isRead = (cmd: Command | MigrateCommand | ReadCommand): cmd is ReadCommand =>
+  cmd.kind === 'export' || cmd.kind === 'analytics' || cmd.kind === 'retention';
 
 async function main(): Promise<number> {
   let cmd: Command | MigrateCommand | ReadCommand;

@@ -19,6 +19,7 @@ export const inferenceRole: Role = (config, log) => {
         store: deps.store,
         upstreams,
         log,
+        ...(deps.bus?.caughtUp ? { caughtUp: () => deps.bus!.caughtUp!() } : {}),
       });
     },
   };

@@ -8,6 +8,7 @@ import { CallIngest, type CallPartEnvelope } from '@weft/ingest';
 import { chatCompletionKind } from './chat-completions';
 import { CompletionFront } from './completion-front';
 import { Completions } from './completions';
+import { Actions } from './actions';
 import { Embeddings } from './embeddings';
 import { ModelList } from './model-list';
 import { ModelRecords } from './models';
@@ -24,6 +25,8 @@ export interface InferenceDeps {
   /** Model servers, from WEFT_UPSTREAMS_FILE. */
   upstreams: UpstreamRegistry;
   log: Logger;
+  /** Resolves once the writes acknowledged so far are stored: actions read the calls they run on. */
+  caughtUp?: () => Promise<void>;
 }
 
 /** The `/v1` routes and their methods, for the 404/405 answers of everything else under `/v1`. */
@@ -45,6 +48,7 @@ export async function inferenceRoutes(app: FastifyInstance, deps: InferenceDeps)
   const modelList = new ModelList(deps.upstreams, deps.log);
   const completions = new Completions(deps.upstreams, ingest);
   const models = new ModelRecords(deps.store.client);
+  const actions = new Actions(deps.store, deps.upstreams, deps.caughtUp);
   for (const missing of deps.upstreams.missingKeys()) {
     deps.log.warn(missing, 'upstream API key variable is not set; its models will be refused');
   }
@@ -72,6 +76,7 @@ export async function inferenceRoutes(app: FastifyInstance, deps: InferenceDeps)
   addRoute(app, deps.auth, 'completionsCreate', (body, ctx) => completions.create(body, ctx));
   addRoute(app, deps.auth, 'completionsCreateStream', (body, ctx) => completions.createStream(body, ctx));
   addRoute(app, deps.auth, 'modelCreate', (body, { caller }) => models.create(body, caller), openAiShape);
+  addRoute(app, deps.auth, 'actionsExecuteBatch', (body, { caller }) => actions.executeBatch(body, caller.userId));
 
   // Anything else under /v1 answers in the same shape: 405 for a known path, 404 otherwise.
   await app.register(

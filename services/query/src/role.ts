@@ -12,6 +12,7 @@ export const queryRole: Role = (config) => ({
       store: deps.store,
       auth: needs(deps.auth, 'auth', 'query'),
       pageRows: config.WEFT_QUERY_PAGE_ROWS,
+      defaultRetentionDays: config.WEFT_RETENTION_DAYS,
       ...(bus?.caughtUp ? { caughtUp: () => bus.caughtUp!() } : {}),
     });
     // The UI's pages and files, whichever it serves, under the `ui` group of /docs.

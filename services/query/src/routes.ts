@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { addRoute, sendJsonl, sendJsonlText, type Authenticator } from '@weft/http';
 import { aggregateCalls, listProjects, queryMetrics } from './analytics';
 import { exportCalls } from './export';
+import { readTtlSettings, updateTtlSettings } from './project-settings';
 import type { Store } from '@weft/store';
 import { countCalls, needsEnrichment, readCall, streamCallLines, streamCalls } from './calls';
 import { withExpandedRefsAndFeedback } from './call-enrichment';
@@ -12,12 +13,25 @@ import { streamThreads } from './threads';
 import { callsUsage, traceUsage } from './usage';
 import { projectStats } from './project-stats';
 import { callStats } from './call-stats';
+import {
+  addCalls,
+  createQueue,
+  deleteQueue,
+  queryItems,
+  queryQueues,
+  queuesStats,
+  readQueue,
+  updateProgress,
+  updateQueue,
+} from './annotation-queues';
 
 export interface QueryDeps {
   store: Store;
   auth: Authenticator;
   /** Rows per ClickHouse query when streaming calls (see StreamOptions); default by store mode. */
   pageRows?: number;
+  /** Days kept in projects with no retention of their own (WEFT_RETENTION_DAYS). */
+  defaultRetentionDays?: number;
   /** Resolves once the writes acknowledged so far are stored (the all-in-one's ingest log): every read waits on it. */
   caughtUp?: () => Promise<void>;
 }
@@ -64,13 +78,33 @@ export async function queryRoutes(app: FastifyInstance, deps: QueryDeps): Promis
   addRoute(app, deps.auth, 'projectStats', async (body, { signal }) => projectStats(deps.store, body, signal));
 
   // For the web UI (extras, published in /openapi.json).
+  addRoute(app, deps.auth, 'annotationQueueCreate', async (body, { caller }) => createQueue(deps.store, body, caller.userId));
+  addRoute(app, deps.auth, 'annotationQueueRead', async (body) => readQueue(deps.store, body));
+  addRoute(app, deps.auth, 'annotationQueueUpdate', async (body) => updateQueue(deps.store, body));
+  addRoute(app, deps.auth, 'annotationQueueDelete', async (body) => deleteQueue(deps.store, body));
+  addRoute(app, deps.auth, 'annotationQueuesQuery', async (body, { reply, signal }) => {
+    await sendJsonl(reply, toAsync(await queryQueues(deps.store, body, signal)));
+    return undefined;
+  });
+  addRoute(app, deps.auth, 'annotationQueuesStats', async (body, { signal }) => queuesStats(deps.store, body, signal));
+  addRoute(app, deps.auth, 'annotationQueueAddCalls', async (body, { caller }) => addCalls(deps.store, body, caller.userId));
+  addRoute(app, deps.auth, 'annotationQueueItemsQuery', async (body, { signal }) => queryItems(deps.store, body, signal));
+  addRoute(app, deps.auth, 'annotatorProgressUpdate', async (body, { caller }) => updateProgress(deps.store, body, caller.userId));
+
   addRoute(app, deps.auth, 'projectsList', async (body, { caller }) => listProjects(deps.store, caller, body));
   addRoute(app, deps.auth, 'callsAggregate', async (body, { signal }) => aggregateCalls(deps.store, body, signal));
   addRoute(app, deps.auth, 'callsExport', async (body, { reply }) => {
     await exportCalls(deps.store, body, reply, { pageRows });
     return undefined;
   });
+  addRoute(app, deps.auth, 'ttlSettingsRead', async (body) => readTtlSettings(deps.store, body.project_id, deps.defaultRetentionDays));
+  addRoute(app, deps.auth, 'ttlSettingsUpdate', async (body, { caller }) => updateTtlSettings(deps.store, body, caller.userId));
+  addRoute(app, deps.auth, 'ingestSamplingSettingsRead', async () => ({ dry_run: false, sample_rate: 1 }));
   addRoute(app, deps.auth, 'analyticsQuery', async (body, { signal }) => queryMetrics(deps.store, body, signal));
 
   await app.register(objectReadRoutes, { store: deps.store, auth: deps.auth });
+}
+
+async function* toAsync<T>(items: readonly T[]): AsyncIterable<T> {
+  yield* items;
 }

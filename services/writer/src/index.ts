@@ -1,2 +1,3 @@
 export * from './writer';
 export * from './role';
+export * from './retention';

@@ -1,17 +1,23 @@
 import type { Subscription } from '@weft/bus';
 import { needs, type Role } from '@weft/runtime';
+import { RetentionSweeper } from './retention';
 import { CallPartsWriter } from './writer';
 
 /**
  * The writer stage: consumes the call-parts topic into ClickHouse. Its stop commits the offsets
  * of everything inserted (Kafka) or lets the in-process bus finish what publishers wait for.
+ * Retention (what expired leaves the store) runs beside it.
  */
-export const writerRole: Role = (_config, log) => ({
+export const writerRole: Role = (config, log) => ({
   name: 'writer',
   usesBus: true,
   components(deps) {
     const bus = needs(deps.bus, 'the bus', 'writer');
     let subscription: Subscription | null = null;
+    const retention = new RetentionSweeper(deps.store, log, {
+      defaultDays: config.WEFT_RETENTION_DAYS,
+      intervalMs: config.WEFT_RETENTION_INTERVAL_MS,
+    });
     return [
       {
         name: 'writer',
@@ -22,6 +28,8 @@ export const writerRole: Role = (_config, log) => ({
           await subscription?.stop();
         },
       },
+      // Runs beside the writer (one per writer process; a pass with nothing expired issues no mutation).
+      { name: 'retention', start: async () => retention.start(), stop: () => retention.stop() },
     ];
   },
 });

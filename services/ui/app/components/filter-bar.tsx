@@ -22,6 +22,12 @@ export function FilterBar({
     e.preventDefault();
     onApply(draft);
   };
+  // A control that applies at once updates the draft in the same render as the URL: otherwise a
+  // render in between (the new URL, the old draft) would put the old value back into the control.
+  const applyNow = (next: CallsFilter) => {
+    setDraft(next);
+    onApply(next);
+  };
   return (
     <form class="filter-bar" onSubmit={submit} aria-label="Filter calls">
       {has('op') ? (
@@ -35,7 +41,7 @@ export function FilterBar({
           <select
             name="status"
             value={draft.status ?? ''}
-            onChange={(e) => onApply({ ...draft, status: (e.target as HTMLSelectElement).value || undefined })}
+            onChange={(e) => applyNow({ ...draft, status: (e.target as HTMLSelectElement).value || undefined })}
           >
             {STATUSES.map((s) => (
               <option key={s} value={s}>
@@ -72,7 +78,7 @@ export function FilterBar({
             name="roots"
             type="checkbox"
             checked={rootsOnly(draft)}
-            onChange={(e) => onApply({ ...draft, roots: (e.target as HTMLInputElement).checked ? '1' : '0' })}
+            onChange={(e) => applyNow({ ...draft, roots: (e.target as HTMLInputElement).checked ? '1' : '0' })}
           />{' '}
           roots only
         </label>

@@ -1,0 +1,45 @@
+import { microsToIso, nowMicros } from '@weft/core';
+import type { Store } from '@weft/store';
+
+/**
+ * A project's settings (project_settings, migration 125): named JSON values, each change a new
+ * row, the latest kept. Today: `retention_days` (a number, or null for "keep forever").
+ */
+export type ProjectSettingName = 'retention_days';
+
+export async function readProjectSetting(store: Store, projectId: string, name: ProjectSettingName): Promise<unknown> {
+  const rs = await store.client.query({
+    query: `SELECT value_json FROM project_settings FINAL WHERE project_id = {p:String} AND name = {n:String}`,
+    query_params: { p: projectId, n: name },
+    format: 'JSONEachRow',
+  });
+  const [row] = await rs.json<{ value_json: string }>();
+  return row ? (JSON.parse(row.value_json) as unknown) : undefined;
+}
+
+export async function writeProjectSetting(
+  store: Store,
+  projectId: string,
+  name: ProjectSettingName,
+  value: unknown,
+  by: string,
+): Promise<void> {
+  await store.client.insert({
+    table: 'project_settings',
+    values: [{ project_id: projectId, name, value_json: JSON.stringify(value), updated_by: by, updated_at: microsToIso(nowMicros()) }],
+    format: 'JSONEachRow',
+  });
+}
+
+/** Every project that set `name`, with its value (the latest of each). */
+export async function listProjectSetting(store: Store, name: ProjectSettingName): Promise<{ project_id: string; value: unknown }[]> {
+  const rs = await store.client.query({
+    query: `SELECT project_id, value_json FROM project_settings FINAL WHERE name = {n:String}`,
+    query_params: { n: name },
+    format: 'JSONEachRow',
+  });
+  return (await rs.json<{ project_id: string; value_json: string }>()).map((r) => ({
+    project_id: r.project_id,
+    value: JSON.parse(r.value_json),
+  }));
+}

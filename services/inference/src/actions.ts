@@ -1,0 +1,167 @@
+import { randomUUID } from 'node:crypto';
+import { actionSpec, type ActionConfig, type RouteRequestOf } from '@weft/api';
+import { badRequest } from '@weft/core';
+import { parseLosslessJson, pythonJsonDumps, RawJson } from '@weft/digest';
+import { callRef, createFeedback, parseRef, readObject } from '@weft/objects';
+import { Params } from '@weft/query';
+import type { Store } from '@weft/store';
+import { upstreamRequest } from './dialects';
+import { normalizeCompletion } from './normalize';
+import { postUpstream, UpstreamFailure } from './upstream-client';
+import type { UpstreamRegistry } from './upstreams';
+
+/** The reference's RUNNABLE_FEEDBACK_TYPE_PREFIX: an action's result is `wandb.runnable.<action name>` feedback. */
+export const RUNNABLE_FEEDBACK_PREFIX = 'wandb.runnable.';
+/** Calls of one batch run at once (each may wait on a model server). */
+const CONCURRENCY = 4;
+/** Tries of a judge's model request when the server fails (5xx, unreachable, timeout): bounded. */
+const JUDGE_ATTEMPTS = 2;
+
+/** What an action made of one call: its output, or why there is none (stored as `{output: null, error}`). */
+export type ActionOutcome = { output: unknown } | { error: string };
+
+interface TargetCall {
+  id: string;
+  inputs: unknown;
+  output: unknown;
+}
+
+/**
+ * POST /actions/execute_batch (the reference's actions_execute_batch and its dispatcher): read
+ * the ActionSpec, run it on each call that exists, store each outcome as the call's
+ * `wandb.runnable.<name>` feedback linked to the action's ref. A call the action fails on (the
+ * judge's model unknown, failing or answering non-JSON) gets feedback too, with the reason.
+ */
+export class Actions {
+  constructor(
+    private readonly store: Store,
+    private readonly upstreams: UpstreamRegistry,
+    private readonly caughtUp?: () => Promise<void>,
+  ) {}
+
+  async executeBatch(req: RouteRequestOf<'actionsExecuteBatch'>, userId: string): Promise<Record<string, never>> {
+    const ref = parseRef(req.action_ref);
+    if (!ref || ref.kind !== 'object' || ref.extra.length > 0)
+      throw badRequest(`action_ref: not an object ref: '${req.action_ref}'`, 'action_ref');
+    if (ref.projectId !== req.project_id)
+      throw badRequest(`action_ref: ref project '${ref.projectId}' does not match project_id '${req.project_id}'`, 'action_ref');
+    const obj = await readObject(this.store, { project_id: req.project_id, object_id: ref.name, digest: ref.version });
+    // Plain numbers: the schema is sent on to a model server as JSON.
+    const spec = actionSpec.safeParse(obj.val instanceof RawJson ? JSON.parse(obj.val.text) : obj.val);
+    if (!spec.success) {
+      const issue = spec.error.issues[0]!;
+      throw badRequest(`action_ref: not an ActionSpec: ${issue.path.join('.')}: ${issue.message}`, 'action_ref');
+    }
+    if (req.call_ids.length === 0) return {};
+    // The calls may have been acknowledged but not stored yet (the all-in-one's ingest log).
+    await this.caughtUp?.();
+    const calls = await this.readCalls(req.project_id, [...new Set(req.call_ids)]);
+    const config = spec.data.config;
+    let next = 0;
+    const worker = async () => {
+      while (next < calls.length) {
+        const call = calls[next++]!;
+        const outcome = await this.run(config, call);
+        await createFeedback(
+          this.store,
+          [
+            {
+              project_id: req.project_id,
+              svc_ref: callRef(req.project_id, call.id),
+              feedback_type: RUNNABLE_FEEDBACK_PREFIX + ref.name,
+              runnable_ref: req.action_ref,
+              payload: 'error' in outcome ? { output: null, error: outcome.error } : { output: outcome.output },
+            },
+          ],
+          userId,
+        );
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(CONCURRENCY, calls.length) }, worker));
+    return {};
+  }
+
+  private async run(config: ActionConfig, call: TargetCall): Promise<ActionOutcome> {
+    if (config.action_type === 'contains_words') return { output: containsWords(config.target_words, call.output) };
+    return this.judge(config, call);
+  }
+
+  /**
+   * The reference's llm_judge: the prompt as the system message, `{"inputs", "output"}` of the
+   * call (Python's json.dumps) as the user message, the response schema as a json_schema
+   * response format (a non-object schema wrapped under `response`); the answer's content
+   * parsed as JSON. The model is served by an upstream of WEFT_UPSTREAMS_FILE, as /v1 serves it.
+   */
+  private async judge(config: Extract<ActionConfig, { action_type: 'llm_judge' }>, call: TargetCall): Promise<ActionOutcome> {
+    const upstream = this.upstreams.find(config.model);
+    if (!upstream) return { error: `Model ${config.model} is not served here: no configured upstream lists it` };
+    const wrapped = config.response_schema.type !== 'object';
+    const schema = wrapped
+      ? { type: 'object', properties: { response: config.response_schema }, additionalProperties: false }
+      : config.response_schema;
+    const request = {
+      model: config.model,
+      messages: [
+        { role: 'system', content: config.prompt },
+        { role: 'user', content: pythonJsonDumps({ inputs: call.inputs, output: call.output }, { sortKeys: false }) },
+      ],
+      response_format: { type: 'json_schema', json_schema: { name: 'response_format', schema } },
+    };
+    let answer: Record<string, unknown> | null = null;
+    let failure = '';
+    for (let attempt = 1; attempt <= JUDGE_ATTEMPTS && answer === null; attempt++) {
+      const requestId = randomUUID();
+      try {
+        const raw = await postUpstream(upstream, upstreamRequest(upstream.dialect, request, { stream: false, requestId, kind: 'chat' }));
+        answer = normalizeCompletion(raw, { id: `chatcmpl-${requestId}`, model: config.model, created: Math.floor(Date.now() / 1000) });
+      } catch (e) {
+        if (!(e instanceof UpstreamFailure)) throw e;
+        failure = e.message;
+        // A refusal (4xx, a missing key) would be refused again; only failures of the server are retried.
+        const retryable = e.kind === 'unreachable' || e.kind === 'timeout' || (e.kind === 'status' && (e.status ?? 0) >= 500);
+        if (!retryable) break;
+      }
+    }
+    if (answer === null) return { error: `judge model ${config.model} failed: ${failure}` };
+    const choices = answer.choices as { message?: { content?: unknown } }[] | undefined;
+    const content = choices?.[0]?.message?.content;
+    if (content === null || content === undefined) return { output: null };
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(String(content));
+    } catch {
+      return { error: `judge model ${config.model} answered non-JSON: ${JSON.stringify(String(content).slice(0, 200))}` };
+    }
+    if (!wrapped) return { output: parsed };
+    if (typeof parsed !== 'object' || parsed === null || !('response' in parsed))
+      return { error: `judge model ${config.model} answered without the 'response' member its schema asks for` };
+    return { output: (parsed as { response: unknown }).response };
+  }
+
+  /** The calls that exist and are not deleted, with their inputs and output (null while running). */
+  private async readCalls(projectId: string, ids: string[]): Promise<TargetCall[]> {
+    const p = new Params();
+    const pid = p.str(projectId);
+    const list = p.strArray(ids);
+    const rs = await this.store.client.query({
+      query: `SELECT s.id AS id, s.inputs_dump AS inputs_dump, e.output_dump AS output_dump
+        FROM (SELECT id, inputs_dump FROM calls_starts FINAL WHERE project_id = ${pid} AND id IN ${list}) AS s
+        LEFT JOIN (SELECT id, output_dump FROM calls_ends FINAL WHERE project_id = ${pid} AND id IN ${list}) AS e ON e.id = s.id
+        WHERE s.id NOT IN (SELECT id FROM calls_deleted WHERE project_id = ${pid} AND id IN ${list})
+        SETTINGS join_use_nulls = 1`,
+      query_params: p.values,
+      format: 'JSONEachRow',
+    });
+    const rows = await rs.json<{ id: string; inputs_dump: string | null; output_dump: string | null }>();
+    const parse = (text: string | null) => (text ? parseLosslessJson(text) : null);
+    const byId = new Map(rows.map((r) => [r.id, { id: r.id, inputs: parse(r.inputs_dump), output: parse(r.output_dump) }]));
+    // In the order asked.
+    return ids.flatMap((id) => (byId.has(id) ? [byId.get(id)!] : []));
+  }
+}
+
+/** The reference's contains_words: whether any target word occurs in `json.dumps(output)` (case-sensitive). */
+export function containsWords(targetWords: readonly string[], output: unknown): boolean {
+  const text = pythonJsonDumps(output ?? null, { sortKeys: false });
+  return targetWords.some((w) => text.includes(w));
+}

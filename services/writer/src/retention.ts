@@ -1,0 +1,89 @@
+import { metrics, type Logger } from '@weft/core';
+import { listProjectSetting } from '@weft/objects';
+import { Params, RETENTION_TABLES, type RetentionCutoffs } from '@weft/query';
+import { physicalDeleteStatement, type Store } from '@weft/store';
+
+const DAY_MS = 86_400_000;
+
+export interface RetentionOptions {
+  /** Days kept for projects that set no retention of their own (undefined: forever). */
+  defaultDays?: number;
+  /** Time between two passes (ms). */
+  intervalMs: number;
+  /** The clock (tests move it). */
+  now?: () => number;
+}
+
+/**
+ * Retention: every `intervalMs`, the calls (and their feedback) older than their project's
+ * retention leave the store. One pass is at most one physical delete (physicalDeleteStatement) per table for all
+ * projects together, issued only when a count finds expired rows: the engine rewrites the parts
+ * that hold them (streaming, part by part), and nothing is left masked on disk. Passes never
+ * overlap; a failed one is logged and retried at the next interval.
+ */
+export class RetentionSweeper {
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<void> | null = null;
+
+  constructor(
+    private readonly store: Store,
+    private readonly log: Logger,
+    private readonly opts: RetentionOptions,
+  ) {}
+
+  start(): void {
+    this.timer = setInterval(() => void this.pass(), this.opts.intervalMs);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.running;
+  }
+
+  /** One pass now (skipped if one is running): rows removed per table. */
+  pass(): Promise<void> {
+    if (this.running) return this.running;
+    this.running = this.sweep()
+      .catch((err: unknown) => this.log.error({ err }, 'retention pass failed; retried at the next interval'))
+      .finally(() => (this.running = null));
+    return this.running;
+  }
+
+  private async cutoffs(): Promise<RetentionCutoffs> {
+    const now = (this.opts.now ?? Date.now)();
+    const cutoff = (days: number) => (now - days * DAY_MS) * 1000;
+    const settings = await listProjectSetting(this.store, 'retention_days');
+    return {
+      projects: settings.flatMap((s) => (typeof s.value === 'number' ? [{ projectId: s.project_id, cutoffUs: cutoff(s.value) }] : [])),
+      keepForever: settings.filter((s) => s.value === null).map((s) => s.project_id),
+      defaultCutoffUs: this.opts.defaultDays === undefined ? undefined : cutoff(this.opts.defaultDays),
+    };
+  }
+
+  private async sweep(): Promise<void> {
+    const c = await this.cutoffs();
+    const removed: Record<string, number> = {};
+    for (const { table, expired } of RETENTION_TABLES) {
+      const p = new Params();
+      const where = expired(c, p);
+      if (!where) return; // no project keeps less than forever
+      const rs = await this.store.client.query({
+        query: `SELECT count() AS n FROM ${table} WHERE ${where}`,
+        query_params: p.values,
+        format: 'JSONEachRow',
+      });
+      const n = Number((await rs.json<{ n: string }>())[0]?.n ?? 0);
+      if (n === 0) continue;
+      await this.store.client.command({
+        query: physicalDeleteStatement(table, where, this.store.cluster),
+        query_params: p.values,
+        clickhouse_settings: { mutations_sync: this.store.cluster ? '2' : '1' },
+      });
+      removed[table] = n;
+      metrics.retentionRowsRemoved.inc({ table }, n);
+    }
+    if (Object.keys(removed).length) this.log.info({ removed }, 'retention: expired calls and feedback removed');
+  }
+}

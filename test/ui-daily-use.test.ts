@@ -176,7 +176,8 @@ async function newPage(opts: BrowserContextOptions = {}): Promise<Page> {
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, ...opts });
   const page = await context.newPage();
   page.on('pageerror', (e) => console.error('page error:', e.message));
-  page.on('close', () => void context.close());
+  // The context goes with its page (closing it after the browser did is fine).
+  page.on('close', () => context.close().catch(() => {}));
   return page;
 }
 

@@ -617,6 +617,21 @@ describe('annotation', () => {
       const cell = page.locator(`.vt-body .call-row[data-call-id="${agent.id}"] .col-feedback`);
       await until(() => cell.locator('.feedback-cell').getAttribute('data-feedback')).toBe('👎1 📝1');
       await shot(page, 'feedback-column');
+
+      // The Feedback filter: exact per kind, from the feedback itself.
+      const rows = page.locator('.vt-body .call-row');
+      for (const [kind, expected] of [
+        ['👎 thumbs down', [agent.id]],
+        ['a note', [agent.id]],
+        ['any feedback', [agent.id]],
+      ] as const) {
+        await page.getByLabel('Feedback').selectOption({ label: kind });
+        await until(() => rows.evaluateAll((els) => els.map((e) => e.getAttribute('data-call-id')))).toEqual(expected);
+        await until(() => page.locator('.table-meta').textContent()).toContain('1 call');
+      }
+      await page.getByLabel('Feedback').selectOption({ label: '👍 thumbs up' });
+      await until(() => page.locator('.state.empty h3').textContent()).toBe('No calls have that feedback');
+      expect(page.url()).toContain(`feedback=${encodeURIComponent('👍')}`);
       await page.close();
     },
     UI_TEST_MS,

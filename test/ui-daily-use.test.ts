@@ -8,7 +8,7 @@ import { Client } from './helpers/client';
 import { clientFor, createKey, type TestKey } from './helpers/keys';
 import { REPO_ROOT, TEST_ROOT } from './helpers/paths';
 import { startWeft, type RunningWeft } from './helpers/server';
-import { ensureWeaveSdk, WEAVE_SDKS } from './helpers/weave-sdk';
+import { ensureWeaveSdk, WEAVE_SDKS, weaveUserEnv } from './helpers/weave-sdk';
 
 /**
  * The web UI in daily use (issue 37's defects, issue 36's SDK links), in a real headless
@@ -120,16 +120,7 @@ async function seed(): Promise<void> {
 async function runPython(script: string, key: string, args: string[] = []): Promise<string> {
   const python = await ensureWeaveSdk(WEAVE_SDKS[0]);
   const scratch = mkdtempSync(join(TEST_ROOT, 'ui-sdk-'));
-  const env = {
-    PATH: process.env.PATH ?? '/usr/bin:/bin',
-    HOME: scratch,
-    WANDB_CONFIG_DIR: scratch,
-    WEAVE_SERVER_CACHE_DIR: join(scratch, 'cache'),
-    WANDB_ERROR_REPORTING: 'false',
-    WANDB_BASE_URL: weft.url,
-    WANDB_API_KEY: key,
-    WEFT_PROJECT: SDK_PROJECT,
-  };
+  const env = weaveUserEnv({ scratch, baseUrl: weft.url, apiKey: key, project: SDK_PROJECT, printLinks: true });
   return new Promise<string>((resolve, reject) => {
     const child = spawn(python, [join(REPO_ROOT, 'test', 'weave-sdk', script), ...args], { cwd: scratch, env });
     let out = '';

@@ -323,6 +323,8 @@ export const extraEndpoints = {
     service: 'query',
     request: callsExportReq,
     response: z.string().describe('the file: application/jsonl, text/csv or application/vnd.apache.parquet'),
+    // Streamed page by page: a limit as large as a stream's (WEFT_MAX_STREAM_LIMIT).
+    stream: 'file',
     published: true,
   },
   ttlSettingsRead: {

@@ -167,7 +167,8 @@ async function newPage(opts: BrowserContextOptions = {}): Promise<Page> {
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, ...opts });
   const page = await context.newPage();
   page.on('pageerror', (e) => console.error('page error:', e.message));
-  page.on('close', () => void context.close());
+  // The context goes with its page (closing it after the browser did is fine).
+  page.on('close', () => context.close().catch(() => {}));
   return page;
 }
 
@@ -215,6 +216,7 @@ describe('errors', () => {
         // A view that retries on error keeps asking (it sent ~60 a second): give it time to show.
         await page.waitForTimeout(1500);
         expect(requests, view).toBeLessThanOrEqual(4);
+        if (view.endsWith('/calls')) await shot(page, 'error-403');
       }
       await page.close();
     },
@@ -407,6 +409,7 @@ describe('the call detail', () => {
       const shown = (await inputs.locator('.json-string').first().textContent())!.length;
       expect(shown).toBeLessThan(300 * 1024);
       expect(openMs).toBeLessThan(4000);
+      await shot(page, 'big-input');
       await inputs.getByRole('button', { name: /Show all/ }).click();
       await until(async () => (await inputs.locator('.json-string').first().textContent())!.length).toBeGreaterThanOrEqual(
         BIG_INPUT_BYTES - 12,
@@ -605,6 +608,21 @@ describe('annotation', () => {
       const cell = page.locator(`.vt-body .call-row[data-call-id="${agent.id}"] .col-feedback`);
       await until(() => cell.locator('.feedback-cell').getAttribute('data-feedback')).toBe('👎1 📝1');
       await shot(page, 'feedback-column');
+
+      // The Feedback filter: exact per kind, from the feedback itself.
+      const rows = page.locator('.vt-body .call-row');
+      for (const [kind, expected] of [
+        ['👎 thumbs down', [agent.id]],
+        ['a note', [agent.id]],
+        ['any feedback', [agent.id]],
+      ] as const) {
+        await page.getByLabel('Feedback').selectOption({ label: kind });
+        await until(() => rows.evaluateAll((els) => els.map((e) => e.getAttribute('data-call-id')))).toEqual(expected);
+        await until(() => page.locator('.table-meta').textContent()).toContain('1 call');
+      }
+      await page.getByLabel('Feedback').selectOption({ label: '👍 thumbs up' });
+      await until(() => page.locator('.state.empty h3').textContent()).toBe('No calls have that feedback');
+      expect(page.url()).toContain(`feedback=${encodeURIComponent('👍')}`);
       await page.close();
     },
     UI_TEST_MS,

@@ -20,9 +20,11 @@ export interface CallsFilter {
   roots?: string;
   /** Calls taking this object ref as input. */
   ref?: string;
+  /** Calls with feedback of this kind (feedback-filter.ts; the calls view resolves it to ids). */
+  feedback?: string;
 }
 
-export const FILTER_KEYS = ['op', 'status', 'from', 'to', 'trace', 'thread', 'q', 'expr', 'roots', 'ref'] as const;
+export const FILTER_KEYS = ['op', 'status', 'from', 'to', 'trace', 'thread', 'q', 'expr', 'roots', 'ref', 'feedback'] as const;
 
 export function filterFromParams(params: URLSearchParams): CallsFilter {
   const f: CallsFilter = {};
@@ -39,7 +41,7 @@ export function filterFromParams(params: URLSearchParams): CallsFilter {
  */
 export function rootsOnly(f: CallsFilter): boolean {
   if (f.roots === '1' || f.roots === '0') return f.roots === '1';
-  return !f.op && !f.status && !f.trace && !f.thread && !f.q && !f.expr && !f.ref;
+  return !f.op && !f.status && !f.trace && !f.thread && !f.q && !f.expr && !f.ref && !f.feedback;
 }
 
 /** A local `datetime-local` value (or any date string) → ISO 8601 UTC. */

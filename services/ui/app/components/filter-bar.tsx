@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { FILTER_KEYS, rootsOnly, type CallsFilter } from '../calls-filter';
+import { FEEDBACK_FILTERS } from '../feedback-filter';
 
 const STATUSES = ['', 'success', 'error', 'running', 'descendant_error'];
 
@@ -57,6 +58,23 @@ export function FilterBar({
       <label>
         To <input name="to" type="datetime-local" step="1" value={draft.to ?? ''} onInput={set('to')} />
       </label>
+      {has('feedback') ? (
+        <label>
+          Feedback
+          <select
+            name="feedback"
+            value={draft.feedback ?? ''}
+            onChange={(e) => onApply({ ...draft, feedback: (e.target as HTMLSelectElement).value || undefined })}
+          >
+            <option value="">—</option>
+            {FEEDBACK_FILTERS.map(([v, label]) => (
+              <option key={v} value={v}>
+                {label}
+              </option>
+            ))}
+          </select>
+        </label>
+      ) : null}
       {has('trace') ? (
         <label>
           Trace <input name="trace" placeholder="trace id" value={draft.trace ?? ''} onInput={set('trace')} size={12} />

@@ -55,10 +55,11 @@ export function JsonView({ value, depth = 0, name }: { value: unknown; depth?: n
 }
 
 /**
- * Strings longer than this show their start and a "Show all": laying out megabytes of text
- * (a document as an input) froze the page for seconds.
+ * Strings longer than this show their start (STRING_PREVIEW_CHARS) and a "Show all": laying
+ * out megabytes of text (a document as an input) froze the page for seconds.
  */
-export const STRING_PREVIEW_CHARS = 64 * 1024;
+export const STRING_TRUNCATE_CHARS = 64 * 1024;
+export const STRING_PREVIEW_CHARS = 16 * 1024;
 /** Entries of an object or array rendered before a "Show all". */
 export const ENTRIES_PREVIEW = 500;
 
@@ -68,13 +69,16 @@ function Scalar({ value }: { value: unknown }) {
   const [all, setAll] = useState(false);
   if (value === null || value === undefined) return <span class="json-null">null</span>;
   if (typeof value === 'string') {
-    if (value.length > STRING_PREVIEW_CHARS && !all)
+    if (value.length > STRING_TRUNCATE_CHARS && !all)
       return (
         <div class="json-long">
+          <div class="truncated-note muted">
+            The first {fmtSize(STRING_PREVIEW_CHARS)} of {fmtSize(value.length)} characters.{' '}
+            <button type="button" class="link show-all" onClick={() => setAll(true)}>
+              Show all
+            </button>
+          </div>
           <pre class="json-string long truncated">{value.slice(0, STRING_PREVIEW_CHARS)}…</pre>
-          <button type="button" class="link show-all" onClick={() => setAll(true)}>
-            Show all ({fmtSize(value.length)} characters)
-          </button>
         </div>
       );
     if (value.length > 300 || value.includes('\n')) return <pre class="json-string long">{value}</pre>;

@@ -10,6 +10,8 @@ import { rowOffset, scrollTopShowing, scrollWindow } from '../virtual-scroll';
 import { NoteIcon, ReactionIcon } from '../components/reaction-icon';
 import { feedbackCounts, feedbackSummary } from '../feedback';
 import type { Call, Feedback } from '../types';
+import { useAsync } from '../use-async';
+import { callIdsWithFeedback, MAX_FEEDBACK_CALLS } from '../feedback-filter';
 import { useBodyKeys } from '../use-body-keys';
 
 /** Rows per request: the table asks only for the pages that scroll into view. */
@@ -87,16 +89,31 @@ export function CallsView({ projectId, route }: { projectId: string; route: Rout
   const sort = parseSort(route.params.get('sort'));
   const apply = (f: CallsFilter, s = sort) =>
     navigate(projectHref(projectId, ['calls'], { ...f, sort: `${s.field}:${s.direction}` }), { replace: false });
+  // The Feedback filter is a lookup in the feedback first; the table then asks for those calls.
+  const feedbackCalls = useAsync(
+    (signal) => (filter.feedback ? callIdsWithFeedback(projectId, filter.feedback, signal) : Promise.resolve(undefined)),
+    [projectId, filter.feedback],
+  );
+  const ready = !feedbackCalls.loading && !feedbackCalls.error;
   return (
     <Layout projectId={projectId} tab="calls">
-      <FilterBar value={filter} onApply={(f) => apply(f)} />
-      <CallsTable
-        key={`${projectId}|${route.params.toString()}`}
-        projectId={projectId}
-        filter={filter}
-        sort={sort}
-        onSort={(field) => apply(filter, { field, direction: sort.field === field && sort.direction === 'desc' ? 'asc' : 'desc' })}
-      />
+      <FilterBar key={projectId} value={filter} onApply={(f) => apply(f)} />
+      {filter.feedback && feedbackCalls.loading ? <Loading what="feedback" /> : null}
+      {feedbackCalls.error ? <ErrorBox error={feedbackCalls.error} /> : null}
+      {ready && feedbackCalls.data?.ids.length === 0 ? <Empty title="No calls have that feedback" /> : null}
+      {ready && feedbackCalls.data?.truncated ? (
+        <p class="muted">The {MAX_FEEDBACK_CALLS.toLocaleString('en-US')} calls with the latest such feedback.</p>
+      ) : null}
+      {!filter.feedback || (ready && feedbackCalls.data?.ids.length) ? (
+        <CallsTable
+          key={`${projectId}|${route.params.toString()}`}
+          projectId={projectId}
+          filter={filter}
+          callIds={feedbackCalls.data?.ids}
+          sort={sort}
+          onSort={(field) => apply(filter, { field, direction: sort.field === field && sort.direction === 'desc' ? 'asc' : 'desc' })}
+        />
+      ) : null}
     </Layout>
   );
 }
@@ -108,22 +125,27 @@ export function CallsView({ projectId, route }: { projectId: string; route: Rout
 function CallsTable({
   projectId,
   filter,
+  callIds,
   sort,
   onSort,
 }: {
   projectId: string;
   filter: CallsFilter;
+  /** Only these calls (the Feedback filter's). */
+  callIds?: string[];
   sort: { field: string; direction: 'asc' | 'desc' };
   onSort: (field: string) => void;
 }) {
   const body = useMemo(() => {
     try {
-      return { ...callsQueryBody({ ...filter, roots: rootsOnly(filter) ? '1' : '0' }, projectId), project_id: projectId };
+      const q = callsQueryBody({ ...filter, roots: rootsOnly(filter) ? '1' : '0' }, projectId);
+      if (callIds) q.filter = { ...q.filter, call_ids: callIds };
+      return { ...q, project_id: projectId };
     } catch (e) {
       if (e instanceof FilterError) return e;
       throw e;
     }
-  }, [projectId, JSON.stringify(filter)]);
+  }, [projectId, JSON.stringify(filter), callIds]);
   const pages = useRef(new Map<number, Call[] | 'loading'>());
   const abort = useRef(new AbortController());
   const [, setTick] = useState(0);

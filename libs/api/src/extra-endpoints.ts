@@ -4,7 +4,7 @@ import { emptyObject, jsonObject, projectId, query, timestamp } from './common';
 import { callStatsReq, callStatsRes } from './call-stats';
 import { callUsageRes, callsUsageReq, projectStatsReq, projectStatsRes, traceUsageReq } from './usage';
 import { costCreateReq, costCreateRes, feedbackReplaceReq, tableCreateRes } from './objects';
-import { embeddingReq, textCompletionReq } from './inference';
+import { embeddingReq, responsesReq, textCompletionReq } from './inference';
 import type { EndpointSpec } from './endpoints';
 import { otelLogsQueryReq, otelLogsQueryRes } from './otel-logs';
 import { ingestSamplingSettingsRes, projectSettingsReadReq, ttlSettingsRes, ttlSettingsUpdateReq } from './project-settings';
@@ -296,6 +296,14 @@ export const extraEndpoints = {
     auth: 'bearer',
     service: 'inference',
     request: embeddingReq,
+  },
+  responsesCreate: {
+    path: '/v1/responses',
+    summary: 'Create a model response (OpenAI Responses API, forwarded; streamed as its SSE events)',
+    auth: 'bearer',
+    service: 'inference',
+    request: responsesReq,
+    stream: 'sse',
   },
   // For the web UI (services/ui); published in /openapi.json.
   projectsList: {

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { addRoute, sendJsonl, sendJsonlText, type Authenticator } from '@weft/http';
 import { aggregateCalls, listProjects, queryMetrics } from './analytics';
 import { exportCalls } from './export';
+import { exportTable } from './table-export';
 import { readTtlSettings, updateTtlSettings } from './project-settings';
 import type { Store } from '@weft/store';
 import { countCalls, needsEnrichment, readCall, streamCallLines, streamCalls } from './calls';
@@ -109,6 +110,10 @@ export async function queryRoutes(app: FastifyInstance, deps: QueryDeps): Promis
   addRoute(app, deps.auth, 'ttlSettingsRead', async (body) => readTtlSettings(deps.store, body.project_id, deps.defaultRetentionDays));
   addRoute(app, deps.auth, 'ttlSettingsUpdate', async (body, { caller }) => updateTtlSettings(deps.store, body, caller.userId));
   addRoute(app, deps.auth, 'ingestSamplingSettingsRead', async () => ({ dry_run: false, sample_rate: 1 }));
+  addRoute(app, deps.auth, 'tableExport', async (body, { reply }) => {
+    await exportTable(deps.store, body, reply);
+    return undefined;
+  });
   addRoute(app, deps.auth, 'analyticsQuery', async (body, { signal }) => queryMetrics(deps.store, body, signal));
 
   await app.register(objectReadRoutes, { store: deps.store, auth: deps.auth });

@@ -56,7 +56,7 @@ export function verdict(path: string, baseline: number | null, value: number | n
   if (value === baseline) return 'same';
   const d = direction(path);
   if (d === 'none') return 'none';
-  return (value > baseline) === (d === 'up') ? 'better' : 'worse';
+  return value > baseline === (d === 'up') ? 'better' : 'worse';
 }
 
 /** What a run's root call names, resolved from its refs. */

@@ -48,7 +48,11 @@ function App() {
       case 'analytics':
         return <AnalyticsView projectId={projectId} route={route} />;
       case 'evaluations':
-        return rest[0] === 'compare' ? <EvaluationCompareView projectId={projectId} route={route} /> : <EvaluationsView projectId={projectId} route={route} />;
+        return rest[0] === 'compare' ? (
+          <EvaluationCompareView projectId={projectId} route={route} />
+        ) : (
+          <EvaluationsView projectId={projectId} route={route} />
+        );
       case 'leaderboards':
         if (rest[0]) return <LeaderboardView key={rest[0]} projectId={projectId} name={rest[0]} route={route} />;
         break;

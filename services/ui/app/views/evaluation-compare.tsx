@@ -117,7 +117,12 @@ function SummaryTable({ runs }: { runs: EvalRun[] }) {
                     <span class="delta">
                       {' '}
                       ({delta > 0 ? '+' : delta < 0 ? '−' : '±'}
-                      {line.path === 'latency' ? fmtMs(Math.abs(delta)) : line.path === 'cost' ? fmtCost(Math.abs(delta)) : fmtMetric(Math.abs(delta))})
+                      {line.path === 'latency'
+                        ? fmtMs(Math.abs(delta))
+                        : line.path === 'cost'
+                          ? fmtCost(Math.abs(delta))
+                          : fmtMetric(Math.abs(delta))}
+                      )
                     </span>
                   ) : null}
                 </td>
@@ -216,7 +221,9 @@ export function EvaluationCompareView({ projectId, route }: { projectId: string;
       {ids.length < 2 ? <Empty title="Pick 2–4 runs to compare">Tick them in the Evaluations list.</Empty> : null}
       {loading ? <Loading what="the comparison" /> : null}
       {error ? <ErrorBox error={error} /> : null}
-      {data && data.runs.length < ids.length ? <p class="error-text">{ids.length - data.runs.length} of the runs asked for were not found.</p> : null}
+      {data && data.runs.length < ids.length ? (
+        <p class="error-text">{ids.length - data.runs.length} of the runs asked for were not found.</p>
+      ) : null}
       {data && data.runs.length > 0 ? (
         <>
           <div class="compare-runs">
@@ -272,7 +279,11 @@ export function EvaluationCompareView({ projectId, route }: { projectId: string;
               {shown.map((row) => (
                 <tr key={row.key} class="example-row" data-example-key={row.key}>
                   <td class="example">
-                    <ExampleInputs value={typeof row.example === 'string' && data.examples.has(row.example) ? data.examples.get(row.example) : row.example} />
+                    <ExampleInputs
+                      value={
+                        typeof row.example === 'string' && data.examples.has(row.example) ? data.examples.get(row.example) : row.example
+                      }
+                    />
                   </td>
                   {data.runs.map((r, i) => (
                     <ResultCell key={r.call.id} projectId={projectId} row={row} run={i} />
@@ -281,7 +292,9 @@ export function EvaluationCompareView({ projectId, route }: { projectId: string;
               ))}
             </tbody>
           </table>
-          {rows.length === 0 ? <p class="muted">{regressionsOnly ? 'No example scored worse than the baseline.' : 'No examples.'}</p> : null}
+          {rows.length === 0 ? (
+            <p class="muted">{regressionsOnly ? 'No example scored worse than the baseline.' : 'No examples.'}</p>
+          ) : null}
           {rows.length > EXAMPLES_PAGE ? (
             <div class="pager">
               <button type="button" disabled={page === 0} onClick={() => setPage(page - 1)}>

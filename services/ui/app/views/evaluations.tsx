@@ -74,8 +74,7 @@ export function EvaluationsView({ projectId, route }: { projectId: string; route
     },
     [projectId, page],
   );
-  const toggle = (id: string) =>
-    setPicked((p) => (p.includes(id) ? p.filter((x) => x !== id) : p.length < MAX_COMPARED ? [...p, id] : p));
+  const toggle = (id: string) => setPicked((p) => (p.includes(id) ? p.filter((x) => x !== id) : p.length < MAX_COMPARED ? [...p, id] : p));
   const go = (p: number) => navigate(projectHref(projectId, ['evaluations'], { page: p ? String(p) : null }));
   return (
     <Layout projectId={projectId} tab="evaluations">

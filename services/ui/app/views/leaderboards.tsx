@@ -169,7 +169,11 @@ export function LeaderboardView({ projectId, name, route }: { projectId: string;
                           data-column={`${c.scorer_name}.${c.summary_metric_path}`}
                           data-value={v === null ? '' : String(v)}
                         >
-                          {run ? <a href={projectHref(projectId, ['trace', run.call.trace_id], { call: run.call.id })}>{fmtMetric(v)}</a> : '—'}
+                          {run ? (
+                            <a href={projectHref(projectId, ['trace', run.call.trace_id], { call: run.call.id })}>{fmtMetric(v)}</a>
+                          ) : (
+                            '—'
+                          )}
                         </td>
                       );
                     })}

@@ -145,7 +145,7 @@ export function EvaluationsView({ projectId, route }: { projectId: string; route
                     <RefLink uri={run.datasetRef} />
                   </td>
                   <td>{run.scorers.join(', ') || <span class="muted">—</span>}</td>
-                  <td>
+                  <td class="eval-scores">
                     <ScoreChips run={run} />
                   </td>
                   <td>

@@ -96,7 +96,7 @@ afterAll(async () => {
 });
 
 async function signedIn(path: string): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   const page = await context.newPage();
   page.on('pageerror', (e) => console.error('page error:', e.message));
   page.on('close', () => context.close().catch(() => {}));
@@ -132,7 +132,7 @@ describe('evaluations', () => {
         const text = (await row.textContent())!;
         expect(text).toContain('sums-eval');
         expect(text).toContain('sums:');
-        expect(text).toContain('exact, closeness');
+        expect(await row.locator('.eval-scorers').textContent()).toBe('scorers exact, closeness');
         expect(text).toContain('success');
         const chips = await row
           .locator('.score-chip')
@@ -140,6 +140,8 @@ describe('evaluations', () => {
         expect(chips).toEqual(expectedScores(call));
         expect(chips.length).toBe(3); // exact.correct.true_count, .true_fraction, closeness.mean
       }
+      // At 1280 px the table fits the page.
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(1280);
       await shot(page, 'list');
       await page.close();
     },
@@ -180,6 +182,7 @@ describe('evaluations', () => {
       // The dataset rows' inputs are shown, read through their refs.
       const firstExample = page.locator('tr.example-row td.example').first();
       expect(await firstExample.textContent()).toMatch(/question\s*\d+ \+ \d+/);
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(1280);
       await shot(page, 'compare');
 
       // Regressions, computed here from the predict_and_score calls: hasty worse on any score.

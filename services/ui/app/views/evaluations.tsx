@@ -107,9 +107,7 @@ export function EvaluationsView({ projectId, route }: { projectId: string; route
               <th aria-label="Compare" />
               <th>Run</th>
               <th>Model</th>
-              <th>Evaluation</th>
-              <th>Dataset</th>
-              <th>Scorers</th>
+              <th>Evaluation · dataset · scorers</th>
               <th>Scores</th>
               <th>Status</th>
               <th class="num">Cost</th>
@@ -138,13 +136,15 @@ export function EvaluationsView({ projectId, route }: { projectId: string; route
                   <td class="eval-model">
                     <RefLink uri={run.modelRef} label={run.modelName} />
                   </td>
-                  <td>
+                  <td class="eval-what">
                     <RefLink uri={run.evaluationRef} label={run.evaluationName} />
+                    <div>
+                      <span class="muted">dataset</span> <RefLink uri={run.datasetRef} />
+                    </div>
+                    <div class="eval-scorers">
+                      <span class="muted">scorers</span> {run.scorers.join(', ') || '—'}
+                    </div>
                   </td>
-                  <td>
-                    <RefLink uri={run.datasetRef} />
-                  </td>
-                  <td>{run.scorers.join(', ') || <span class="muted">—</span>}</td>
                   <td class="eval-scores">
                     <ScoreChips run={run} />
                   </td>

@@ -494,6 +494,12 @@ describe('/analytics/query', () => {
       .map((l) => JSON.parse(l));
     expect(jsonl.map((c) => c.id)).toEqual(failed.map((c) => c.id));
 
+    // A query the compiler refuses is a clean 400 in every format (never a response cut short).
+    for (const format of ['csv', 'jsonl', 'parquet']) {
+      const refused = await as(alice).post('/calls/export', { project_id: P, format, query: { $expr: {} } });
+      expect(refused.status, format).toBe(400);
+      expect(refused.body.field, format).toContain('$expr');
+    }
     const bad = await as(alice).post('/calls/export', { ...body, format: 'xlsx' });
     expect(bad.status).toBe(422);
     expect(bad.body.field).toBe('format');

@@ -112,17 +112,19 @@ describe('docker-compose.yml', () => {
     const routes = proxyRoutes();
     const conf = readFileSync(join(REPO_ROOT, 'deploy', 'nginx', 'nginx.conf'), 'utf8');
     // Paths with parameters (/v2/{entity}/{project}/…) go by a regex location.
+    const prefixRoutes = [...conf.matchAll(/location\s+(\/\S*)\s*\{\s*proxy_pass\s+http:\/\/([\w-]+);/g)].map(
+      (m) => [m[1]!, m[2]!] as const,
+    );
     const regexRoutes = [...conf.matchAll(/location\s+~\s+(\S+)\s*\{\s*proxy_pass\s+http:\/\/([\w-]+);/g)].map(
       (m) => [new RegExp(m[1]!), m[2]!] as const,
     );
     for (const spec of Object.values(extraEndpoints) as { path: string; service: string; aliases?: readonly string[] }[]) {
       for (const path of [spec.path, ...(spec.aliases ?? [])]) {
-        if (path.includes('/:')) {
-          const example = path.replace(/:[a-z]+/g, 'x');
-          expect(regexRoutes.find(([re]) => re.test(example))?.[1], path).toBe(spec.service);
-        } else {
-          expect(routes.get(path), path).toBe(spec.service);
-        }
+        // An exact location, else a regex one (paths with parameters), else the longest prefix one.
+        const example = path.replace(/:[a-z_]+/g, 'x');
+        const prefix = prefixRoutes.filter(([pre]) => example.startsWith(pre)).sort((a, b) => b[0].length - a[0].length)[0];
+        const owner = routes.get(path) ?? regexRoutes.find(([re]) => re.test(example))?.[1] ?? prefix?.[1];
+        expect(owner, path).toBe(spec.service);
       }
     }
     for (const path of ['/graphql', '/file/create', '/files/create', '/agents/otel/v1/traces'])

@@ -101,11 +101,12 @@ describe('retention', () => {
     const short = 'ret/short'; // its own retention: 5 days
     const deflt = 'ret/default'; // the server's 30 days
     const forever = 'ret/forever'; // null: keeps everything
+    // Settings first: until a project sets its own, the server's default (30 days) applies to it.
+    await as(key).post('/project/ttl_settings/update', { project_id: short, retention_days: 5 });
+    await as(key).post('/project/ttl_settings/update', { project_id: forever, retention_days: null });
     const [s10, s1] = await seed(short, [10, 1]);
     const [d40, d10] = await seed(deflt, [40, 10]);
     const forIds = await seed(forever, [40, 10]);
-    await as(key).post('/project/ttl_settings/update', { project_id: short, retention_days: 5 });
-    await as(key).post('/project/ttl_settings/update', { project_id: forever, retention_days: null });
 
     await expect.poll(() => callIds(short), { timeout: 30_000, interval: 250 }).toEqual([s1]);
     await expect.poll(() => callIds(deflt), { timeout: 30_000, interval: 250 }).toEqual([d10]);

@@ -466,6 +466,8 @@ describe('the calls table', () => {
       await until(() => page.locator('.tree [role=treeitem][aria-selected=true]').getAttribute('data-call-id')).toBe(id);
       await page.goto(weft.url + `/#/p/${D}/trace/t-1`);
       await until(() => page.locator('.tree [role=treeitem][aria-selected=true]').getAttribute('data-call-id')).toBe(ids.agentV1);
+      // As a user does: the next row is on screen before the key is pressed.
+      await page.locator(`.tree [role=treeitem][data-call-id="${ids.agentV1Llm}"]`).waitFor();
       await page.keyboard.press('ArrowDown');
       await until(() => page.locator('.tree [role=treeitem][aria-selected=true]').getAttribute('data-call-id')).toBe(ids.agentV1Llm);
       await page.close();

@@ -58,10 +58,14 @@ export async function sendRows<R>(
 
 /** RFC 4180: a header, then one line per row; a field with a comma, quote or line break is quoted. */
 async function* csvLines<R>(rows: AsyncIterable<R>, columns: ExportColumn<R>[]): AsyncGenerator<string> {
+  // The first row is read before the header goes out: a refused query (a bad $expr) is then still
+  // a clean 4xx, not a response cut after its first line.
+  const it = rows[Symbol.asyncIterator]();
+  let next = await it.next();
   yield columns.map((c) => csvField(c.name)).join(',') + '\r\n';
   let batch = '';
-  for await (const r of rows) {
-    batch += columns.map((col) => csvField(col.value(r))).join(',') + '\r\n';
+  for (; !next.done; next = await it.next()) {
+    batch += columns.map((col) => csvField(col.value(next.value as R))).join(',') + '\r\n';
     if (batch.length > 1 << 16) {
       yield batch;
       batch = '';

@@ -19,6 +19,9 @@ export interface RequestLimits {
   /** Admission before the body is read (admission.ts). */
   maxInflightBodyBytes: number;
   maxInflightRequests: number;
+  /** Refused, unread bodies read and discarded at once, and for how long (refused-body.ts). */
+  refusedBodyDrainBytes: number;
+  refusedBodyDrainMs: number;
   /** Timeouts of the phases of a request (timeouts.ts). */
   headersTimeoutMs: number;
   bodyIdleTimeoutMs: number;
@@ -40,6 +43,8 @@ export function requestLimitsFromConfig(config: Config): RequestLimits {
     rateLimitWindowMs: config.WEFT_RATE_LIMIT_WINDOW_MS,
     maxInflightBodyBytes: config.WEFT_MAX_INFLIGHT_BODY_BYTES,
     maxInflightRequests: config.WEFT_MAX_INFLIGHT_REQUESTS,
+    refusedBodyDrainBytes: config.WEFT_REFUSED_BODY_DRAIN_BYTES,
+    refusedBodyDrainMs: config.WEFT_REFUSED_BODY_DRAIN_MS,
     headersTimeoutMs: config.WEFT_HEADERS_TIMEOUT_MS,
     bodyIdleTimeoutMs: config.WEFT_BODY_IDLE_TIMEOUT_MS,
     requestTimeoutMs: config.WEFT_REQUEST_TIMEOUT_MS,

@@ -102,6 +102,8 @@ export const configSchema = z.object({
   WEFT_MAX_STREAM_LIMIT: int(1_000_000, 1),
   /** Largest `limit` of paged queries (objects, tables, feedback, costs) (400 above). */
   WEFT_MAX_PAGE_LIMIT: int(100_000, 1),
+  /** A call's input, output or attribute value (each member) larger than this, as JSON, is stored truncated with a marker; 0 = never. */
+  WEFT_MAX_VALUE_BYTES: int(1024 * 1024, 0),
   /** Largest query expression (`query`), in bytes of JSON (413 above). */
   WEFT_MAX_QUERY_BYTES: int(64 * 1024, 16),
   /** Deepest query expression (`query.$expr`) nesting (400 above). */

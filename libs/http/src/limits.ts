@@ -13,6 +13,8 @@ export interface RequestLimits {
   maxPageLimit: number;
   maxQueryBytes: number;
   maxQueryDepth: number;
+  /** Call values over this many bytes of JSON are stored truncated (WEFT_MAX_VALUE_BYTES; 0: never). */
+  maxValueBytes: number;
   /** Requests per API key per window; 0 disables rate limiting. */
   rateLimitMax: number;
   rateLimitWindowMs: number;
@@ -39,6 +41,7 @@ export function requestLimitsFromConfig(config: Config): RequestLimits {
     maxPageLimit: config.WEFT_MAX_PAGE_LIMIT,
     maxQueryBytes: config.WEFT_MAX_QUERY_BYTES,
     maxQueryDepth: config.WEFT_MAX_QUERY_DEPTH,
+    maxValueBytes: config.WEFT_MAX_VALUE_BYTES,
     rateLimitMax: config.WEFT_RATE_LIMIT_MAX,
     rateLimitWindowMs: config.WEFT_RATE_LIMIT_WINDOW_MS,
     maxInflightBodyBytes: config.WEFT_MAX_INFLIGHT_BODY_BYTES,

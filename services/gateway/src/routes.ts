@@ -25,7 +25,8 @@ export interface GatewayDeps {
 
 /** The write side: call parts through the bus; objects, tables and feedback straight to ClickHouse. */
 export async function gatewayRoutes(app: FastifyInstance, deps: GatewayDeps): Promise<void> {
-  const ingest = new CallIngest(deps.bus);
+  const limits = app.weftLimits ?? defaultRequestLimits;
+  const ingest = new CallIngest(deps.bus, { maxValueBytes: limits.maxValueBytes });
   // Call writes are refused before their body is read while the bus is full or down.
   app.weftAdmission?.watchBus(deps.bus);
   const publishes = { publishes: true };
@@ -37,7 +38,6 @@ export async function gatewayRoutes(app: FastifyInstance, deps: GatewayDeps): Pr
   const workers = deps.workers;
   if (workers) {
     // The body goes to a worker as bytes; the edge's checks, the rows and their encoding run there (call-batches.ts).
-    const limits = app.weftLimits ?? defaultRequestLimits;
     addRawBodyRoute(
       app,
       deps.auth,
@@ -56,7 +56,7 @@ export async function gatewayRoutes(app: FastifyInstance, deps: GatewayDeps): Pr
       deps.auth,
       'callUpsertBatch',
       async (body, { caller }) => {
-        const { rows, res } = upsertBatchParts(body.batch, caller, nowMicros());
+        const { rows, res } = upsertBatchParts(body.batch, caller, nowMicros(), ingest.maxValueBytes);
         return ingest.publish(rows).then(() => ({ res }));
       },
       publishes,

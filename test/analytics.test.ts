@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { useWeft } from './helpers/fixture';
 import { clientFor, createKey, type TestKey } from './helpers/keys';
 import { REPO_ROOT, TEST_ROOT } from './helpers/paths';
-import { ensureWeaveSdk, WEAVE_SDKS } from './helpers/weave-sdk';
+import { ensureWeaveSdk, WEAVE_SDKS, weaveUserEnv } from './helpers/weave-sdk';
 import { ensurePythonVenv } from './helpers/python-venv';
 import type { Client } from './helpers/client';
 
@@ -57,17 +57,7 @@ async function runWeave(key: TestKey, project: string, script: string): Promise<
   const python = await ensureWeaveSdk(SDK);
   const scratch = mkdtempSync(join(TEST_ROOT, 'analytics-sdk-'));
   writeFileSync(join(scratch, 'script.py'), script);
-  const env: Record<string, string> = {
-    PATH: process.env.PATH ?? '/usr/bin:/bin',
-    HOME: scratch,
-    WANDB_CONFIG_DIR: scratch,
-    WEAVE_SERVER_CACHE_DIR: join(scratch, 'cache'),
-    WANDB_ERROR_REPORTING: 'false',
-    WEAVE_PRINT_CALL_LINK: 'false',
-    WANDB_BASE_URL: weft.url,
-    WANDB_API_KEY: key.key,
-    WEFT_PROJECT: project,
-  };
+  const env = weaveUserEnv({ scratch, baseUrl: weft.url, apiKey: key.key, project });
   return new Promise((resolve, reject) => {
     const child = spawn(python, [join(scratch, 'script.py')], { cwd: scratch, env });
     let output = '';

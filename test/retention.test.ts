@@ -84,6 +84,17 @@ describe('retention', () => {
       dry_run: false,
       sample_rate: 1,
     });
+
+    // The CLI, through the server.
+    const cli = (...args: string[]) =>
+      promisify(execFile)(process.execPath, [join(REPO_ROOT, 'services/cli/bin/weft.mjs'), 'retention', ...args], {
+        env: { ...process.env, WEFT_URL: weft.url, WEFT_API_KEY: key.key },
+        timeout: 60_000,
+      });
+    expect(JSON.parse((await cli(P, '14')).stdout)).toEqual({ retention_days: 14 });
+    expect(JSON.parse((await cli(P)).stdout)).toEqual({ retention_days: 14 });
+    expect(JSON.parse((await cli(P, 'off')).stdout)).toEqual({ retention_days: null });
+    await expect(cli(P, '0')).rejects.toMatchObject({ code: 2 });
   });
 
   it('removes what expired — calls, their end rows and feedback — per project, keeping the rest', async () => {

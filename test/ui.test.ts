@@ -37,8 +37,8 @@ afterAll(async () => {
   await weft?.stop();
 });
 
-async function newPage(width = 1280, height = 800): Promise<Page> {
-  const page = await browser.newPage({ viewport: { width, height } });
+async function newPage(width = 1280, height = 800, colorScheme: 'light' | 'dark' = 'light'): Promise<Page> {
+  const page = await browser.newPage({ viewport: { width, height }, colorScheme });
   page.on('pageerror', (e) => console.error('page error:', e.message));
   return page;
 }
@@ -245,6 +245,11 @@ describe('the web UI in Chromium', () => {
       await signIn(page, member.key);
       await page.getByRole('link', { name: P }).click();
       const rows = page.locator('.vt-body .call-row');
+      // Trace roots only at first; every call once unticked.
+      const roots = await clientFor(api, member).post('/calls/query_stats', { project_id: P, filter: { trace_roots_only: true } });
+      await until(() => rows.count()).toBe(roots.body.count);
+      expect(roots.body.count).toBeLessThan(seeded.callCount);
+      await page.getByLabel('roots only').uncheck();
       await until(() => rows.count()).toBe(seeded.callCount);
       await until(() => page.locator('.table-meta').textContent()).toContain(`${seeded.callCount} calls`);
       await shot(page, '03-calls');
@@ -553,10 +558,14 @@ describe('the web UI views', () => {
   );
 
   it(
-    'looks right at 1920 px too (no horizontal overflow in any view)',
+    'looks right at 1920 px too, and in dark mode (no horizontal overflow in any view)',
     async () => {
-      for (const width of [1280, 1920]) {
-        const page = await newPage(width, 1000);
+      for (const [width, scheme] of [
+        [1280, 'light'],
+        [1920, 'light'],
+        [1280, 'dark'],
+      ] as const) {
+        const page = await newPage(width, 1000, scheme);
         await signIn(page, member.key);
         // Each view with what shows it is loaded.
         const views: [string, string, string][] = [
@@ -573,7 +582,7 @@ describe('the web UI views', () => {
           await page.waitForLoadState('networkidle');
           const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
           expect(overflow, `${name} at ${width}px`).toBeLessThanOrEqual(0);
-          await shot(page, `w${width}-${name}`);
+          await shot(page, `w${width}${scheme === 'dark' ? '-dark' : ''}-${name}`);
         }
         await page.close();
       }

@@ -6,7 +6,7 @@ import { Client } from './helpers/client';
 import { createKey, type TestKey } from './helpers/keys';
 import { REPO_ROOT, TEST_ROOT } from './helpers/paths';
 import { startWeft, type RunningWeft } from './helpers/server';
-import { ensureWeaveSdk, WEAVE_SDKS } from './helpers/weave-sdk';
+import { ensureWeaveSdk, WEAVE_SDKS, weaveUserEnv } from './helpers/weave-sdk';
 
 /**
  * The official Weave Python SDK, unmodified, against a real weft (test/weave-sdk/scenario.py):
@@ -43,19 +43,7 @@ function runScenario(
   project: string,
 ): Promise<{ code: number | null; output: string; last: Record<string, unknown> | null }> {
   const scratch = mkdtempSync(join(TEST_ROOT, `weave-sdk-${version}-`));
-  // Only what a new user sets, plus switches that keep the SDK off the internet and its
-  // on-disk response cache per run (the SDK shares one across processes otherwise).
-  const env: Record<string, string> = {
-    PATH: process.env.PATH ?? '/usr/bin:/bin',
-    HOME: scratch,
-    WANDB_CONFIG_DIR: scratch,
-    WEAVE_SERVER_CACHE_DIR: join(scratch, 'cache'),
-    WANDB_ERROR_REPORTING: 'false',
-    WEAVE_PRINT_CALL_LINK: 'false',
-    WANDB_BASE_URL: weft.url,
-    WANDB_API_KEY: key.key,
-    WEFT_PROJECT: project,
-  };
+  const env = weaveUserEnv({ scratch, baseUrl: weft.url, apiKey: key.key, project });
   return new Promise((resolve) => {
     const child = spawn(pythons.get(version)!, [join(REPO_ROOT, 'test', 'weave-sdk', 'scenario.py')], { cwd: scratch, env });
     let output = '';

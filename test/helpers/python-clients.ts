@@ -25,7 +25,15 @@ export async function runPythonClient(
   args: string[],
   opts: { env?: Record<string, string>; timeoutMs?: number } = {},
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const python = await ensurePythonClients();
+  return runPython(await ensurePythonClients(), script, args, opts);
+}
+
+function runPython(
+  python: string,
+  script: string,
+  args: string[],
+  opts: { env?: Record<string, string>; timeoutMs?: number },
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const child = spawn(python, [join(REPO_ROOT, 'test', 'clients', script), ...args], {
       env: { ...process.env, ...opts.env, PYTHONUNBUFFERED: '1' },
@@ -43,4 +51,36 @@ export async function runPythonClient(
       resolve({ code, stdout, stderr });
     });
   });
+}
+
+/**
+ * The LLM instrumentations whose traces weft reads, pinned with the OpenTelemetry SDK they
+ * export through: OpenInference (OpenAI, and the OpenAI Agents SDK) and OpenTelemetry's own
+ * openai-v2 (GenAI semconv). One venv: they resolve together.
+ */
+export const INSTRUMENTATION_CLIENTS = [
+  'openai==3.54.0',
+  'opentelemetry-sdk==1.45.2',
+  'opentelemetry-exporter-otlp-proto-http==1.45.2',
+  'opentelemetry-exporter-otlp-proto-grpc==1.45.2',
+  'openinference-instrumentation-openai==0.1.66',
+  'opentelemetry-instrumentation-openai-v2==2.4b0',
+  // openai-v2 2.4b0 imports httpx (openai 3.x no longer brings it) and util-genai's `instruments`
+  // module, which util-genai 1.2b0 dropped: pip would otherwise pick 1.3b0 and the import fails.
+  'httpx==0.28.1',
+  'opentelemetry-util-genai==1.1b0',
+  'openai-agents==0.24.0',
+  'openinference-instrumentation-openai-agents==2.6.0',
+];
+
+export const ensureInstrumentationClients = () =>
+  ensurePythonVenv('pyinstrumentations-oi0.1.66-otelv2-2.4b0-agents0.24.0', INSTRUMENTATION_CLIENTS);
+
+/** Runs test/clients/<script> with the pinned instrumentations; as runPythonClient. */
+export async function runInstrumentedClient(
+  script: string,
+  args: string[],
+  opts: { env?: Record<string, string>; timeoutMs?: number } = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return runPython(await ensureInstrumentationClients(), script, args, opts);
 }

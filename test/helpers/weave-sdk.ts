@@ -35,3 +35,28 @@ export async function ensureWeaveSdk(sdk: (typeof WEAVE_SDKS)[number]): Promise<
   renameSync(building, venv);
   return python;
 }
+
+/**
+ * The environment a new user gives the SDK (base URL, key, project), plus switches that keep
+ * it off the internet and its on-disk response cache per run (the SDK shares one across
+ * processes otherwise). `printLinks`: the SDK's own link printing, off unless asked.
+ */
+export function weaveUserEnv(o: {
+  scratch: string;
+  baseUrl: string;
+  apiKey: string;
+  project: string;
+  printLinks?: boolean;
+}): Record<string, string> {
+  return {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    HOME: o.scratch,
+    WANDB_CONFIG_DIR: o.scratch,
+    WEAVE_SERVER_CACHE_DIR: join(o.scratch, 'cache'),
+    WANDB_ERROR_REPORTING: 'false',
+    ...(o.printLinks ? {} : { WEAVE_PRINT_CALL_LINK: 'false' }),
+    WANDB_BASE_URL: o.baseUrl,
+    WANDB_API_KEY: o.apiKey,
+    WEFT_PROJECT: o.project,
+  };
+}

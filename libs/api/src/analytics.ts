@@ -22,17 +22,18 @@ export const projectSummary = z.object({
 export const projectsListRes = z.object({ projects: z.array(projectSummary) });
 export type ProjectSummary = z.infer<typeof projectSummary>;
 
+/** A time bucket's width in seconds: a second to a year. */
+const bucketSeconds = z
+  .number()
+  .int()
+  .min(1)
+  .max(366 * 86_400);
+
 export const callsAggregateReq = z.object({
   project_id: projectId,
   filter: callFilter.optional(),
   query: query.optional(),
-  bucket_seconds: z
-    .number()
-    .int()
-    .min(1)
-    .max(366 * 86_400)
-    .optional()
-    .describe('width of a time bucket (default: chosen for ≤ 120 buckets over the calls matched)'),
+  bucket_seconds: bucketSeconds.optional().describe('width of a time bucket (default: chosen for ≤ 120 buckets over the calls matched)'),
 });
 export type CallsAggregateReq = z.infer<typeof callsAggregateReq>;
 
@@ -79,13 +80,7 @@ export const analyticsQueryReq = z.object({
     .enum(METRIC_BUCKETS)
     .optional()
     .describe('width of the `time` dimension (default: day); auto: a round width giving at most 120 buckets over the calls matched'),
-  bucket_seconds: z
-    .number()
-    .int()
-    .min(1)
-    .max(366 * 86_400)
-    .optional()
-    .describe('width of the `time` dimension in seconds (instead of `bucket`)'),
+  bucket_seconds: bucketSeconds.optional().describe('width of the `time` dimension in seconds (instead of `bucket`)'),
   top: z
     .object({ dimension: z.string().min(1), n: z.number().int().min(1).max(1000) })
     .optional()

@@ -6,6 +6,7 @@ import { callUsageRes, callsUsageReq, projectStatsReq, projectStatsRes, traceUsa
 import { costCreateReq, costCreateRes, feedbackReplaceReq, tableCreateRes } from './objects';
 import { embeddingReq, textCompletionReq } from './inference';
 import type { EndpointSpec } from './endpoints';
+import { otelLogsQueryReq, otelLogsQueryRes } from './otel-logs';
 import { ingestSamplingSettingsRes, projectSettingsReadReq, ttlSettingsRes, ttlSettingsUpdateReq } from './project-settings';
 import { actionsExecuteBatchReq } from './actions';
 import {
@@ -159,6 +160,14 @@ export const extraEndpoints = {
     service: 'query',
     request: costPurgeReq,
     response: emptyObject,
+  },
+  otelLogsQuery: {
+    path: '/otel/logs/query',
+    summary: "A project's OTLP log records (GenAI events and others), newest first; of one trace or span if asked",
+    auth: 'basic',
+    service: 'query',
+    request: otelLogsQueryReq,
+    response: otelLogsQueryRes,
   },
   filesStats: {
     path: '/files/stats',

@@ -11,6 +11,7 @@ export * from './analytics';
 export * from './reference-requests';
 export * from './usage';
 export * from './call-stats';
+export * from './otel-logs';
 export * from './project-settings';
 export * from './annotation-queues';
 export * from './actions';

@@ -44,6 +44,9 @@ export const configSchema = z.object({
   /** Time between two retention passes (ms), each removing what expired. */
   WEFT_RETENTION_INTERVAL_MS: int(3_600_000, 100),
 
+  /** Inference role: time between two looks for new calls to score by active Weave Monitors (ms); 0: this process scores none. */
+  WEFT_MONITORS_INTERVAL_MS: int(5_000, 0),
+
   WEFT_BUS: z.enum(['inprocess', 'kafka']).default('inprocess'),
   KAFKA_BROKERS: z.preprocess(emptyAsUndefined, z.string().optional()),
 

@@ -85,6 +85,12 @@ export const metrics = {
     labelNames: ['table'] as const,
     registers,
   }),
+  monitorScoreLag: new Histogram({
+    name: 'weft_monitor_score_lag_seconds',
+    help: "Time from a call's end to its monitor scores being stored",
+    buckets: [0.5, 1, 2, 5, 10, 30, 60, 300, 900, 3600],
+    registers,
+  }),
   producerLatency: new Histogram({
     name: 'weft_producer_latency_seconds',
     help: 'Time from publish to acknowledgement by the bus (Kafka: all in-sync replicas)',
@@ -118,6 +124,18 @@ export const metrics = {
   otlpSpansRejected: new Counter({
     name: 'weft_otlp_spans_rejected_total',
     help: 'OTLP spans refused (reported in partial_success or by the request error), by reason and entrance',
+    labelNames: ['reason', 'transport'] as const,
+    registers,
+  }),
+  otlpLogRecordsAccepted: new Counter({
+    name: 'weft_otlp_log_records_accepted_total',
+    help: 'OTLP log records stored, by entrance (http, grpc)',
+    labelNames: ['transport'] as const,
+    registers,
+  }),
+  otlpLogRecordsRejected: new Counter({
+    name: 'weft_otlp_log_records_rejected_total',
+    help: 'OTLP log records refused (reported in partial_success or by the request error), by reason and entrance',
     labelNames: ['reason', 'transport'] as const,
     registers,
   }),

@@ -22,6 +22,8 @@ import type { AddressInfo } from 'node:net';
  *   "stall"            two tokens, then silence (the connection stays open)
  *   "tools"            a tool call (fragmented arguments; whole for Ollama)
  *   "reasoning"        reasoning text before the answer
+ * A conversation ending in a tool result is answered with the plain text, so an agent that
+ * asked for a tool ("tools") gets its final answer on the next turn.
  *
  * A test may script chat answers instead (`script`): e.g. an LLM judge's verdicts, whose last
  * user message is the judged call's JSON.
@@ -147,6 +149,7 @@ export async function startModelServer(opts: { vllmKey?: string } = {}): Promise
 
 function lastUserText(body: Record<string, any>): string {
   const msgs = Array.isArray(body.messages) ? body.messages : [];
+  if (msgs.at(-1)?.role === 'tool') return '';
   const last = [...msgs].reverse().find((x: any) => x.role === 'user');
   return typeof last?.content === 'string' ? last.content : '';
 }

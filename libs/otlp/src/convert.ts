@@ -4,6 +4,7 @@ import { microsToIso, parseProjectId, parseTimestampMicros } from '@weft/core';
 import { expandAttributes, getPath } from './attributes';
 import { OtlpRequestError, SpanConversionError } from './errors';
 import { idForMessage, parentIdHex, spanIdHex, traceIdHex } from './ids';
+import { addNormalizedReading } from './normalized';
 import { extractAttributes, extractInputs, extractOutput, extractUsage, extractWandbKeys, modelName } from './semconv';
 import { toBigInt, unixNanosToMicros } from './time';
 import { getOwn, isObject, keyValuesToRecord, member, setOwn, type Loose } from './values';
@@ -219,10 +220,12 @@ export function convertSpan(span: unknown, ctx: SpanContext): OtelCall {
     }));
   // Some agents (Bedrock/Strands) put messages in span events: visible to the input/output keys as `events.<name>`.
   const withEvents = events.length > 0 ? withEventTree(tree, events) : tree;
-  const inputs = extractInputs(withEvents);
-  const output = extractOutput(withEvents);
+  const {
+    inputs,
+    output,
+    attributes: mapped,
+  } = addNormalizedReading(tree, extractInputs(withEvents), extractOutput(withEvents), extractAttributes(tree));
   const usage = extractUsage(tree);
-  const mapped = extractAttributes(tree);
   const nothingFound = Object.keys(inputs).length === 0 && output === null && usage === null && Object.keys(mapped).length === 0;
   const wb = extractWandbKeys(tree);
 
@@ -267,8 +270,10 @@ export function convertSpan(span: unknown, ctx: SpanContext): OtelCall {
   };
 
   const threadId = wb.threadId;
-  const turnId = threadId && (wb.isTurn === true || (wb.isTurn === null && parentId === null)) ? spanId : null;
-  return {
+  // A span naming its thread without saying whether it is a turn is one until linkTurns finds
+  // an ancestor of the same thread in the request (then it is part of that ancestor's turn).
+  const turnId = threadId && wb.isTurn !== false ? spanId : null;
+  const call: OtelCall = {
     start: {
       project_id: ctx.project,
       id: spanId,
@@ -295,7 +300,12 @@ export function convertSpan(span: unknown, ctx: SpanContext): OtelCall {
       svc_run_step_end: wb.runStepEnd,
     },
   };
+  if (threadId && wb.isTurn === null) implicitTurns.add(call);
+  return call;
 }
+
+/** Calls whose turn was taken from their thread alone (no `wandb.is_turn`). */
+const implicitTurns = new WeakSet<OtelCall>();
 
 /** `tree` plus `events.<event name>` = the list of those events' attributes (the reference's event tree). */
 function withEventTree(
@@ -343,19 +353,37 @@ function exceptionFromEvents(events: { name: string; attributes: Record<string, 
 }
 
 /**
- * Descendants of a turn carry its turn id (the reference's convention). A span that names
- * its thread but no turn inherits the turn of its nearest ancestor in the same request and thread.
+ * Descendants of a turn carry its turn id (the reference's convention). A span that names its
+ * thread but not whether it is a turn (no `wandb.is_turn`):
+ * - a root, or a span whose parent is in the request outside the thread (a session set below the
+ *   root: OpenInference's `using_session` around one step of an app), is a turn itself;
+ * - a span whose parent is in the request in the same thread is part of that parent's turn;
+ * - a span whose parent is not in the request is not a turn: its parent, exported later (spans
+ *   end bottom-up), most often carries the same session, and every span of a trace exported one
+ *   by one would otherwise count as a turn.
+ * A span marked `wandb.is_turn: false` is part of its ancestor's turn, or of none.
  */
 function linkTurns(calls: OtelCall[]): void {
   if (!calls.some((c) => c.start.thread_id)) return;
   const byId = new Map(calls.map((c) => [`${c.start.project_id}/${c.start.id}`, c]));
+  const resolved = new Map<OtelCall, string | null>();
   const resolve = (c: OtelCall, depth: number): string | null => {
-    if (c.start.turn_id || depth > 256) return c.start.turn_id ?? null;
-    const parent = c.start.parent_id ? byId.get(`${c.start.project_id}/${c.start.parent_id}`) : undefined;
-    if (!parent || parent.start.thread_id !== c.start.thread_id) return null;
-    return resolve(parent, depth + 1);
+    const known = resolved.get(c);
+    if (known !== undefined) return known;
+    let turn: string | null;
+    if (c.start.turn_id && !implicitTurns.has(c))
+      turn = c.start.turn_id; // wandb.is_turn: true
+    else if (!c.start.parent_id) turn = c.start.turn_id ?? null;
+    else {
+      const parent = byId.get(`${c.start.project_id}/${c.start.parent_id}`);
+      if (!parent) turn = null;
+      else if (parent.start.thread_id === c.start.thread_id && depth < 256) turn = resolve(parent, depth + 1);
+      else turn = c.start.turn_id ?? null;
+    }
+    resolved.set(c, turn);
+    return turn;
   };
   for (const c of calls) {
-    if (c.start.thread_id && !c.start.turn_id) c.start.turn_id = resolve(c, 0);
+    if (c.start.thread_id) c.start.turn_id = resolve(c, 0);
   }
 }

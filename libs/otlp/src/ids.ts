@@ -64,3 +64,15 @@ export function idForMessage(value: unknown): string {
   if (typeof value === 'string') return value.slice(0, 64);
   return '';
 }
+
+/** A log record's trace id: null when absent, empty or all zeros (logs need not belong to a span). */
+export function optionalTraceIdHex(value: unknown): string | null {
+  const hex = idHex(value, 16, 'trace_id');
+  return hex === '' || hex === ZERO_TRACE ? null : hex;
+}
+
+/** A log record's span id: null when absent, empty or all zeros. */
+export function optionalSpanIdHex(value: unknown): string | null {
+  const hex = idHex(value, 8, 'span_id');
+  return hex === '' || hex === ZERO_SPAN ? null : hex;
+}

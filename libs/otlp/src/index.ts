@@ -16,3 +16,11 @@ export { OtlpRequestError, SpanConversionError } from './errors';
 export { expandAttributes, getPath } from './attributes';
 export { INPUT_KEYS, OUTPUT_KEYS, USAGE_KEYS, ATTRIBUTE_KEYS, THREAD_KEYS } from './semconv';
 export { decodeRpcStatus, encodeRpcStatus, GrpcCode, grpcCodeForHttpStatus } from './status';
+export {
+  decodeExportLogsServiceRequest,
+  decodeExportLogsServiceResponse,
+  encodeExportLogsServiceRequest,
+  encodeExportLogsServiceResponse,
+} from './logs-protobuf';
+export { convertExportLogsRequest, conversationFromEvents, logsPartialSuccessOf, GENAI_MESSAGE_EVENTS, MAX_LOG_BODY_CHARS } from './logs';
+export type { LogRecordRow, LogRejection, LogsConversion, LogsPartialSuccess } from './logs';

@@ -20,6 +20,8 @@ export const INPUT_KEYS = [
   'gcp.vertex.agent.tool_call_args',
   'gcp.vertex.agent.llm_request',
   'events.gen_ai.user.message',
+  // GenAI execute_tool spans (our addition, after the reference's keys).
+  'gen_ai.tool.call.arguments',
   'input',
   'inputs',
 ] as const;
@@ -36,6 +38,7 @@ export const OUTPUT_KEYS = [
   'gcp.vertex.agent.tool_response',
   'gcp.vertex.agent.llm_response',
   'events.gen_ai.choice',
+  'gen_ai.tool.call.result',
   'output',
   'outputs',
 ] as const;
@@ -65,13 +68,25 @@ export const ATTRIBUTE_KEYS: Record<string, readonly string[]> = {
   model: ['gen_ai.response.model', 'gen_ai.request.model', 'llm.model_name', 'ai.model.id'],
   provider: ['llm.provider', 'gen_ai.provider.name', 'ai.model.provider'],
   model_parameters: ['gen_ai.request', 'llm.invocation_parameters'],
-  agent: ['gen_ai.agent.name'],
+  agent: ['gen_ai.agent.name', 'agent.name'],
+  // Replaced by the OpenAI-format definitions when the span offers tools (normalized.ts).
   tools: ['gen_ai.agent.tools'],
   operation: ['gen_ai.operation.name'],
+  // Our additions: OpenInference `user.id` on any span, OpenLLMetry's workflow and entity names.
+  user: ['user.id', 'enduser.id', 'traceloop.association.properties.user_id'],
+  workflow: ['traceloop.workflow.name'],
+  entity: ['traceloop.entity.name'],
 };
 
 /** Conversation/session ids that make a thread, strongest first. */
-export const THREAD_KEYS = ['wandb.thread_id', 'gcp.vertex.agent.session_id', 'gen_ai.conversation.id', 'session.id'] as const;
+export const THREAD_KEYS = [
+  'wandb.thread_id',
+  'gcp.vertex.agent.session_id',
+  'gen_ai.conversation.id',
+  'session.id',
+  'traceloop.association.properties.session_id',
+  'traceloop.association.properties.chat_id',
+] as const;
 
 /** Python's truthiness, which the reference's "first present key" test uses. */
 function truthy(v: unknown): boolean {

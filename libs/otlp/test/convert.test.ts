@@ -167,8 +167,15 @@ describe('conventions', () => {
       }),
     );
     expect(cached.end.summary.usage).toEqual({ m: { input_tokens: 10, cache_read_input_tokens: 4, requests: 1 } });
-    expect(c.start.inputs).toEqual({ 'gen_ai.input.messages': [{ role: 'user', parts: [{ type: 'text', content: 'hi' }] }] });
-    expect(c.end.output).toEqual({ 'gen_ai.output.messages': [{ role: 'assistant', parts: [] }] });
+    // The semconv's own shape, and beside it the OpenAI chat reading.
+    expect(c.start.inputs).toEqual({
+      'gen_ai.input.messages': [{ role: 'user', parts: [{ type: 'text', content: 'hi' }] }],
+      messages: [{ role: 'user', content: 'hi' }],
+    });
+    expect(c.end.output).toEqual({
+      'gen_ai.output.messages': [{ role: 'assistant', parts: [] }],
+      choices: [{ index: 0, message: { role: 'assistant', content: null }, finish_reason: null }],
+    });
     expect(c.end.summary).toEqual({
       usage: { 'gpt-4o-2024-08-06': { input_tokens: 10, output_tokens: 5, total_tokens: 15, requests: 1 } },
     });
@@ -191,13 +198,15 @@ describe('conventions', () => {
         ],
       }),
     );
-    expect(c.start.inputs).toEqual({
-      'gen_ai.prompt': [
-        { role: 'system', content: 'be brief' },
-        { role: 'user', content: 'hi' },
-      ],
+    const prompt = [
+      { role: 'system', content: 'be brief' },
+      { role: 'user', content: 'hi' },
+    ];
+    expect(c.start.inputs).toEqual({ 'gen_ai.prompt': prompt, messages: prompt });
+    expect(c.end.output).toEqual({
+      'gen_ai.completion': [{ content: 'hello' }],
+      choices: [{ index: 0, message: { role: 'assistant', content: 'hello' }, finish_reason: null }],
     });
-    expect(c.end.output).toEqual({ 'gen_ai.completion': [{ content: 'hello' }] });
     expect(c.end.summary.usage).toEqual({ usage: { prompt_tokens: 7, completion_tokens: 2, total_tokens: 9, requests: 1 } });
   });
 
@@ -221,7 +230,7 @@ describe('conventions', () => {
     expect(c.end.output).toEqual({ 'output.value': 'answer' });
     expect(c.end.summary.usage).toEqual({ 'llama-3': { prompt_tokens: 3, completion_tokens: 4, total_tokens: 7, requests: 1 } });
     expect(c.start.attributes).toEqual({ kind: 'LLM', model: 'llama-3' });
-    // Not a root and not marked as a turn: in the thread, no turn of its own.
+    // Not a root, its parent not in the request (most often in the same session): no turn of its own.
     expect(c.start).toMatchObject({ thread_id: 's-1', turn_id: null });
   });
 
@@ -236,6 +245,29 @@ describe('conventions', () => {
     expect(r.calls.map((c) => [c.start.op_name, c.start.turn_id])).toEqual([
       ['child', 'aaaaaaaaaaaaaaa1'],
       ['root', 'aaaaaaaaaaaaaaa1'],
+    ]);
+  });
+
+  it('a session set below the root: the topmost span of the thread is the turn, its descendants part of it', () => {
+    const r = convertExportRequest(
+      req([
+        span({ spanId: 'bbbbbbbbbbbbbbb3', parentSpanId: 'bbbbbbbbbbbbbbb2', name: 'llm', attributes: [kv('session.id', 's')] }),
+        span({ spanId: 'bbbbbbbbbbbbbbb2', parentSpanId: 'bbbbbbbbbbbbbbb1', name: 'step', attributes: [kv('session.id', 's')] }),
+        span({
+          spanId: 'bbbbbbbbbbbbbbb4',
+          parentSpanId: 'bbbbbbbbbbbbbbb1',
+          name: 'not-a-turn',
+          attributes: [kv('session.id', 's'), kv('wandb.is_turn', false)],
+        }),
+        span({ spanId: 'bbbbbbbbbbbbbbb1', name: 'http server' }),
+      ]),
+      { projectId: 'e/p' },
+    );
+    expect(r.calls.map((c) => [c.start.op_name, c.start.thread_id, c.start.turn_id])).toEqual([
+      ['llm', 's', 'bbbbbbbbbbbbbbb2'],
+      ['step', 's', 'bbbbbbbbbbbbbbb2'],
+      ['not-a-turn', 's', null],
+      ['http server', null, null],
     ]);
   });
 

@@ -4,11 +4,13 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { projectId as projectIdSchema } from '@weft/api';
 import { ApiError, badRequest, payloadTooLarge, type AuthScheme, type Caller } from '@weft/core';
 import type { Authenticator } from '@weft/http';
-import { encodeExportTraceServiceResponse, encodeRpcStatus, grpcCodeForHttpStatus } from '@weft/otlp';
+import { encodeExportLogsServiceResponse, encodeExportTraceServiceResponse, encodeRpcStatus, grpcCodeForHttpStatus } from '@weft/otlp';
 import type { OtelIngest } from './otel';
+import type { OtelLogsIngest } from './otel-logs';
 
 export interface OtlpHttpDeps {
   ingest: OtelIngest;
+  logs: OtelLogsIngest;
   auth: Authenticator;
   bodyLimitBytes: number;
 }
@@ -23,6 +25,9 @@ export const OTLP_TRACES_PATH = '/otel/v1/traces';
 export const COLLECTOR_OTLP_TRACES_PATH = '/v1/traces';
 /** Where the Weave SDK's own OTel exporter posts (`<trace server>/agents/otel/v1/traces`): the same route. */
 export const SDK_OTLP_TRACES_PATH = '/agents/otel/v1/traces';
+/** OTLP/HTTP logs (GenAI events among them), at the standard and the Collector's paths. */
+export const OTLP_LOGS_PATH = '/otel/v1/logs';
+export const COLLECTOR_OTLP_LOGS_PATH = '/v1/logs';
 
 const PROTOBUF_TYPES = ['application/x-protobuf', 'application/protobuf'];
 const gunzipAsync = promisify<Buffer, ZlibOptions, Buffer>(gunzip);
@@ -82,6 +87,21 @@ export async function otlpHttpRoutes(app: FastifyInstance, deps: OtlpHttpDeps): 
   for (const path of [OTLP_TRACES_PATH, COLLECTOR_OTLP_TRACES_PATH, SDK_OTLP_TRACES_PATH]) {
     const doc = { tag: 'otlp', summary: summaries[path]!, bodyTypes: [...PROTOBUF_TYPES, 'application/json'] } as const;
     app.post(path, { onRequest: authenticate, config: { mapError: otlpError, publishes: true, doc } }, handler);
+  }
+
+  const logsHandler = async (request: FastifyRequest, reply: FastifyReply) => {
+    const caller = callers.get(request)!;
+    const protobuf = PROTOBUF_TYPES.includes(mediaType(request));
+    const raw = await decompress(request.body as Buffer, request.headers['content-encoding'], deps.bodyLimitBytes);
+    const payload = protobuf ? { protobuf: raw } : { json: raw.toString('utf8') };
+    const partial = await deps.logs.ingest(payload, { projectId: projectHeader(request), transport: 'http' }, caller);
+    if (protobuf) return reply.type('application/x-protobuf').send(Buffer.from(encodeExportLogsServiceResponse(partial)));
+    return partial ? { partialSuccess: { rejectedLogRecords: partial.rejected_log_records, errorMessage: partial.error_message } } : {};
+  };
+  for (const path of [OTLP_LOGS_PATH, COLLECTOR_OTLP_LOGS_PATH]) {
+    const summary = 'OTLP/HTTP log export (ExportLogsServiceRequest; GenAI events and other records, stored per project)';
+    const doc = { tag: 'otlp', summary, bodyTypes: [...PROTOBUF_TYPES, 'application/json'] } as const;
+    app.post(path, { onRequest: authenticate, config: { mapError: otlpError, doc } }, logsHandler);
   }
 }
 

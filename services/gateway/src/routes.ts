@@ -8,6 +8,7 @@ import { callBatchError, type CallBatchRefused, type EncodedCallBatch } from './
 import { CallMutations } from './call-mutations';
 import { fileWriteRoutes } from './files';
 import { OtelIngest } from './otel';
+import { OtelLogsIngest } from './otel-logs';
 import { otlpHttpRoutes } from './otlp-http';
 import { objectWriteRoutes } from './objects';
 import type { IngestWorkers } from './ingest-workers';
@@ -99,6 +100,7 @@ export async function gatewayRoutes(app: FastifyInstance, deps: GatewayDeps): Pr
   // Standard OTLP/HTTP (protobuf or JSON, gzip) for stock exporters, in its own encapsulated scope.
   await app.register(otlpHttpRoutes, {
     ingest: otel,
+    logs: new OtelLogsIngest(deps.store, app.log as Logger),
     auth: deps.auth,
     bodyLimitBytes: deps.bodyLimitBytes ?? app.initialConfig.bodyLimit ?? 32 * 1024 * 1024,
   });

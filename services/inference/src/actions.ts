@@ -1,21 +1,16 @@
-import { randomUUID } from 'node:crypto';
 import { actionSpec, type ActionConfig, type RouteRequestOf } from '@weft/api';
 import { badRequest } from '@weft/core';
 import { parseLosslessJson, pythonJsonDumps, RawJson } from '@weft/digest';
 import { callRef, createFeedback, parseRef, readObject } from '@weft/objects';
 import { Params } from '@weft/query';
 import type { Store } from '@weft/store';
-import { upstreamRequest } from './dialects';
-import { normalizeCompletion } from './normalize';
-import { postUpstream, UpstreamFailure } from './upstream-client';
+import { askJudge } from './judge-model';
 import type { UpstreamRegistry } from './upstreams';
 
 /** The reference's RUNNABLE_FEEDBACK_TYPE_PREFIX: an action's result is `wandb.runnable.<action name>` feedback. */
 export const RUNNABLE_FEEDBACK_PREFIX = 'wandb.runnable.';
 /** Calls of one batch run at once (each may wait on a model server). */
 const CONCURRENCY = 4;
-/** Tries of a judge's model request when the server fails (5xx, unreachable, timeout): bounded. */
-const JUDGE_ATTEMPTS = 2;
 
 /** What an action made of one call: its output, or why there is none (stored as `{output: null, error}`). */
 export type ActionOutcome = { output: unknown } | { error: string };
@@ -93,44 +88,24 @@ export class Actions {
    * parsed as JSON. The model is served by an upstream of WEFT_UPSTREAMS_FILE, as /v1 serves it.
    */
   private async judge(config: Extract<ActionConfig, { action_type: 'llm_judge' }>, call: TargetCall): Promise<ActionOutcome> {
-    const upstream = this.upstreams.find(config.model);
-    if (!upstream) return { error: `Model ${config.model} is not served here: no configured upstream lists it` };
     const wrapped = config.response_schema.type !== 'object';
     const schema = wrapped
       ? { type: 'object', properties: { response: config.response_schema }, additionalProperties: false }
       : config.response_schema;
-    const request = {
-      model: config.model,
+    const answer = await askJudge(this.upstreams, config.model, {
       messages: [
         { role: 'system', content: config.prompt },
         { role: 'user', content: pythonJsonDumps({ inputs: call.inputs, output: call.output }, { sortKeys: false }) },
       ],
       response_format: { type: 'json_schema', json_schema: { name: 'response_format', schema } },
-    };
-    let answer: Record<string, unknown> | null = null;
-    let failure = '';
-    for (let attempt = 1; attempt <= JUDGE_ATTEMPTS && answer === null; attempt++) {
-      const requestId = randomUUID();
-      try {
-        const raw = await postUpstream(upstream, upstreamRequest(upstream.dialect, request, { stream: false, requestId, kind: 'chat' }));
-        answer = normalizeCompletion(raw, { id: `chatcmpl-${requestId}`, model: config.model, created: Math.floor(Date.now() / 1000) });
-      } catch (e) {
-        if (!(e instanceof UpstreamFailure)) throw e;
-        failure = e.message;
-        // A refusal (4xx, a missing key) would be refused again; only failures of the server are retried.
-        const retryable = e.kind === 'unreachable' || e.kind === 'timeout' || (e.kind === 'status' && (e.status ?? 0) >= 500);
-        if (!retryable) break;
-      }
-    }
-    if (answer === null) return { error: `judge model ${config.model} failed: ${failure}` };
-    const choices = answer.choices as { message?: { content?: unknown } }[] | undefined;
-    const content = choices?.[0]?.message?.content;
-    if (content === null || content === undefined) return { output: null };
+    });
+    if ('error' in answer) return answer;
+    if (answer.content === null) return { output: null };
     let parsed: unknown;
     try {
-      parsed = JSON.parse(String(content));
+      parsed = JSON.parse(answer.content);
     } catch {
-      return { error: `judge model ${config.model} answered non-JSON: ${JSON.stringify(String(content).slice(0, 200))}` };
+      return { error: `judge model ${config.model} answered non-JSON: ${JSON.stringify(answer.content.slice(0, 200))}` };
     }
     if (!wrapped) return { output: parsed };
     if (typeof parsed !== 'object' || parsed === null || !('response' in parsed))

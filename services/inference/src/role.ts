@@ -1,10 +1,11 @@
 import { needs, type Role } from '@weft/runtime';
+import { MonitorWorker } from './monitors';
 import { loadUpstreams } from './upstreams';
 import { inferenceRoutes } from './routes';
 
 /**
  * Chat completions, project completions and model records. Completions are traced as calls
- * through the bus; model records live in the store.
+ * through the bus; model records live in the store. Active Weave Monitors are scored here.
  */
 export const inferenceRole: Role = (config, log) => {
   // Read before anything is opened: a bad upstreams file stops the start at once.
@@ -12,6 +13,17 @@ export const inferenceRole: Role = (config, log) => {
   return {
     name: 'inference',
     usesBus: true,
+    // Weave Monitors are scored where the judges' model servers are (the upstreams).
+    components(deps) {
+      if (config.WEFT_MONITORS_INTERVAL_MS === 0) return [];
+      const bus = deps.bus;
+      const worker = new MonitorWorker(deps.store, upstreams, log, {
+        intervalMs: config.WEFT_MONITORS_INTERVAL_MS,
+        batchCalls: 200,
+        ...(bus?.caughtUp ? { caughtUp: () => bus.caughtUp!() } : {}),
+      });
+      return [{ name: 'monitors', start: async () => worker.start(), stop: () => worker.stop() }];
+    },
     async routes(app, deps) {
       await app.register(inferenceRoutes, {
         auth: needs(deps.auth, 'auth', 'inference'),

@@ -10,6 +10,7 @@ import { objectReadRoutes } from './objects';
 import { createCosts, purgeCosts, queryCosts } from './costs';
 import { filesStats } from '@weft/objects';
 import { streamThreads } from './threads';
+import { queryOtelLogs } from './otel-logs';
 import { callsUsage, traceUsage } from './usage';
 import { projectStats } from './project-stats';
 import { callStats } from './call-stats';
@@ -72,6 +73,7 @@ export async function queryRoutes(app: FastifyInstance, deps: QueryDeps): Promis
   addRoute(app, deps.auth, 'costCreate', async (body, { caller }) => createCosts(deps.store, body, caller.userId));
   addRoute(app, deps.auth, 'costPurge', async (body) => purgeCosts(deps.store, body.project_id, body.query.$expr));
   addRoute(app, deps.auth, 'filesStats', async (body) => filesStats(deps.store, body.project_id));
+  addRoute(app, deps.auth, 'otelLogsQuery', async (body) => queryOtelLogs(deps.store, body));
   addRoute(app, deps.auth, 'traceUsage', async (body, { signal }) => traceUsage(deps.store, body, signal));
   addRoute(app, deps.auth, 'callsUsage', async (body, { signal }) => callsUsage(deps.store, body, signal));
   addRoute(app, deps.auth, 'callStats', async (body, { signal }) => callStats(deps.store, body, signal));

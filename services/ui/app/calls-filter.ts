@@ -1,3 +1,5 @@
+import { opCondition } from './op-filter';
+
 /**
  * The calls filter as it lives in the URL (`?op=…&status=…&from=…`), and its translation into
  * the API's `filter` + `query.$expr` (the same body for /calls/stream_query, /calls/query_stats
@@ -14,12 +16,15 @@ export interface CallsFilter {
   q?: string;
   /** A raw `$expr` (JSON), and-ed with the rest. */
   expr?: string;
+  /** `1` trace roots only, `0` every call; unset: see rootsOnly. */
   roots?: string;
   /** Calls taking this object ref as input. */
   ref?: string;
+  /** Calls with feedback of this kind (feedback-filter.ts; the calls view resolves it to ids). */
+  feedback?: string;
 }
 
-export const FILTER_KEYS = ['op', 'status', 'from', 'to', 'trace', 'thread', 'q', 'expr', 'roots', 'ref'] as const;
+export const FILTER_KEYS = ['op', 'status', 'from', 'to', 'trace', 'thread', 'q', 'expr', 'roots', 'ref', 'feedback'] as const;
 
 export function filterFromParams(params: URLSearchParams): CallsFilter {
   const f: CallsFilter = {};
@@ -28,6 +33,15 @@ export function filterFromParams(params: URLSearchParams): CallsFilter {
     if (v) f[k] = v;
   }
   return f;
+}
+
+/**
+ * Whether the calls table shows trace roots only: by default when browsing (no filter but time),
+ * not once the user looks for something (an op, a status, text…), which is often in a child call.
+ */
+export function rootsOnly(f: CallsFilter): boolean {
+  if (f.roots === '1' || f.roots === '0') return f.roots === '1';
+  return !f.op && !f.status && !f.trace && !f.thread && !f.q && !f.expr && !f.ref && !f.feedback;
 }
 
 /** A local `datetime-local` value (or any date string) → ISO 8601 UTC. */
@@ -41,18 +55,21 @@ const lit = (v: unknown) => ({ $literal: v });
 
 export class FilterError extends Error {}
 
-export function callsQueryBody(f: CallsFilter): { filter?: Record<string, unknown>; query?: { $expr: Record<string, unknown> } } {
+export function callsQueryBody(
+  f: CallsFilter,
+  projectId: string,
+): { filter?: Record<string, unknown>; query?: { $expr: Record<string, unknown> } } {
   const filter: Record<string, unknown> = {};
-  if (f.op)
-    filter.op_names = f.op
-      .split(',')
-      .map((s) => s.trim())
-      .filter(Boolean);
+  const and: Record<string, unknown>[] = [];
+  if (f.op) {
+    const op = opCondition(f.op, projectId);
+    if (op.op_names) filter.op_names = op.op_names;
+    if (op.expr) and.push(op.expr);
+  }
   if (f.trace) filter.trace_ids = [f.trace.trim()];
   if (f.thread) filter.thread_ids = [f.thread.trim()];
   if (f.roots === '1') filter.trace_roots_only = true;
   if (f.ref) filter.input_refs = [f.ref];
-  const and: Record<string, unknown>[] = [];
   if (f.status) and.push({ $eq: [field('summary.weave.status'), lit(f.status)] });
   if (f.from) and.push({ $gte: [field('started_at'), lit(toIso(f.from))] });
   if (f.to) and.push({ $lt: [field('started_at'), lit(toIso(f.to))] });

@@ -1,3 +1,4 @@
+import type { OpCondition } from './op-filter';
 import { post } from './api';
 
 /**
@@ -102,16 +103,22 @@ export function chartQuery(
   projectId: string,
   spec: ChartSpec,
   view: { filter?: Record<string, unknown>; query?: { $expr: Record<string, unknown> } },
-  opNames: (op: string) => string[],
+  opFilter: (op: string) => OpCondition,
 ): Record<string, unknown> {
   const filter = { ...view.filter };
-  if (spec.op) filter.op_names = opNames(spec.op);
+  let query = view.query;
+  // The chart's own op narrows the view's (names and prefixes as in the calls filter).
+  if (spec.op) {
+    const op = opFilter(spec.op);
+    if (op.op_names) filter.op_names = op.op_names;
+    if (op.expr) query = { $expr: query ? { $and: [query.$expr, op.expr] } : op.expr };
+  }
   const body: Record<string, unknown> = {
     project_id: projectId,
     dimensions: spec.dimensions,
     metrics: spec.metrics,
     filter,
-    query: view.query,
+    query,
     limit: 2000,
   };
   if (spec.dimensions.includes('time')) body.bucket = 'auto';

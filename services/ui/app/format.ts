@@ -1,13 +1,20 @@
 import type { Call } from './types';
 
-/** `2026-01-01 12:00:00` in the browser's time zone (milliseconds when asked). */
+const zoneName = new Intl.DateTimeFormat('en-US', { timeZoneName: 'short' });
+
+/** The browser's time zone at that instant, as `UTC`, `GMT+2`, `GMT+5:30` or `EST`. */
+export function fmtZone(d: Date): string {
+  return zoneName.formatToParts(d).find((x) => x.type === 'timeZoneName')?.value ?? '';
+}
+
+/** `2026-01-01 12:00:00 GMT+1` in the browser's time zone, marked (milliseconds when asked). */
 export function fmtTime(iso: string | null | undefined, ms = false): string {
   if (!iso) return '—';
   const d = new Date(iso);
   if (Number.isNaN(d.getTime())) return iso;
   const p = (n: number, w = 2) => String(n).padStart(w, '0');
   const s = `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
-  return ms ? `${s}.${p(d.getMilliseconds(), 3)}` : s;
+  return `${ms ? `${s}.${p(d.getMilliseconds(), 3)}` : s} ${fmtZone(d)}`.trimEnd();
 }
 
 export function fmtAgo(iso: string | null | undefined): string {

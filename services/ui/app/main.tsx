@@ -1,7 +1,8 @@
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { setUnauthorizedHandler } from './api';
-import { href, navigate, useRoute } from './route';
+import { href, navigate, parseHash, useRoute } from './route';
+import { hashForSdkPath } from './sdk-links';
 import { getKey } from './session';
 import { AnalyticsView } from './views/analytics';
 import { CallsView } from './views/calls';
@@ -21,11 +22,13 @@ function App() {
   useEffect(() => {
     setUnauthorizedHandler((reason) => {
       setNotice(`Signed out: ${reason}`);
-      navigate(href(['signin']));
+      // Back where the user was once signed in again.
+      if (parseHash(location.hash).path[0] !== 'signin') navigate(href(['signin'], { next: location.hash }), { replace: true });
     });
   }, []);
   const [head, entity, project, view, ...rest] = route.path;
-  if (head === 'signin' || !getKey()) return <SignIn notice={notice} />;
+  // Without a key any URL shows sign-in and stays as it is, so signing in lands on it.
+  if (head === 'signin' || !getKey()) return <SignIn notice={notice} next={head === 'signin' ? route.params.get('next') : location.hash} />;
   if (head === 'p' && entity && project) {
     const projectId = `${entity}/${project}`;
     switch (view ?? 'calls') {
@@ -61,6 +64,9 @@ function NotFound({ what }: { what: string }) {
     </div>
   );
 }
+
+// A link the Weave SDK printed (`/<entity>/<project>/weave/…`) is served this page: shown as its view.
+if (location.pathname !== '/') history.replaceState(null, '', `/${hashForSdkPath(location.pathname) ?? '#/'}`);
 
 const root = document.getElementById('app')!;
 root.textContent = ''; // the boot message

@@ -1,8 +1,15 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { bundleUi, type UiAssets } from './bundle';
 
 /** Paths the UI is served on (the front proxy sends them to the query service). */
 export const UI_PATHS = { index: '/', assets: '/ui/' } as const;
+
+/**
+ * The pages the Weave SDK links to (weave/trace/urls.py: `<base>/<entity>/<project>/weave[/…]`,
+ * `<base>/<entity>/<project>/r/call/<id>`): each is the UI's page, whose router shows the view
+ * (app/sdk-links.ts).
+ */
+export const SDK_LINK_PATHS = ['/:entity/:project/weave', '/:entity/:project/weave/*', '/:entity/:project/r/call/:id'] as const;
 
 /**
  * The web UI: `/` is the page, `/ui/<file>` its script chunks and stylesheet (names with a content
@@ -17,11 +24,13 @@ export async function uiRoutes(app: FastifyInstance): Promise<void> {
     });
     return assets;
   };
-  app.get(UI_PATHS.index, async (_req, reply) => {
+  const index = async (_req: unknown, reply: FastifyReply) => {
     const a = await get();
     reply.header('content-type', 'text/html; charset=utf-8').header('cache-control', 'no-cache');
     return page(a.entry, a.stylesheet);
-  });
+  };
+  app.get(UI_PATHS.index, index);
+  for (const path of SDK_LINK_PATHS) app.get(path, index);
   app.get(`${UI_PATHS.assets}:file`, async (req, reply) => {
     const a = await get();
     const file = (req.params as { file: string }).file;
@@ -32,6 +41,13 @@ export async function uiRoutes(app: FastifyInstance): Promise<void> {
   });
 }
 
+/** The woven-threads mark, inline (no request, nothing for the proxy to route). */
+const FAVICON = `data:image/svg+xml,${encodeURIComponent(
+  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="7" fill="#2f5bea"/>' +
+    '<path d="M7 10h18M7 16h18M7 22h18" stroke="#fff" stroke-width="2.5" stroke-linecap="round"/>' +
+    '<path d="M12 7v18M20 7v18" stroke="#b9c9ff" stroke-width="2.5" stroke-linecap="round"/></svg>',
+)}`;
+
 function page(entry: string, stylesheet: string): string {
   return `<!doctype html>
 <html lang="en">
@@ -39,6 +55,8 @@ function page(entry: string, stylesheet: string): string {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>weft</title>
+<meta name="color-scheme" content="light dark">
+<link rel="icon" href="${FAVICON}">
 <link rel="stylesheet" href="/ui/${stylesheet}">
 </head>
 <body>

@@ -1,21 +1,23 @@
 import { useState } from 'preact/hooks';
 import { post } from '../api';
-import { callStatus, fmtCost, fmtInt, fmtMs, fmtTime, latencyMs, opLabel, usageByModel } from '../format';
+import { callStatus, fmtCost, fmtInt, fmtMs, fmtTime, latencyMs, opLabel, usageByModel, type Status } from '../format';
+import { exceptionText } from '../exception';
 import { findRefs, parseRef, refHref } from '../refs';
 import { projectHref } from '../route';
 import type { Call, Feedback } from '../types';
 import { useAsync } from '../use-async';
 import { StatusBadge } from '../views/calls';
+import { Annotations } from './annotations';
 import { JsonView } from './json-view';
 import { Conversation, findConversation } from './messages';
 import { ErrorBox, Loading } from './states';
 
 /** Everything about one call: inputs, output (a chat as a conversation), exception, usage and cost, refs, feedback, attributes. */
-export function CallDetail({ call, projectId }: { call: Call; projectId: string }) {
-  const status = callStatus(call);
+export function CallDetail({ call, projectId, status = callStatus(call) }: { call: Call; projectId: string; status?: Status }) {
   const usage = usageByModel(call);
   const models = Object.entries(usage);
   const feedback = ((call.summary?.weave as Record<string, unknown> | undefined)?.feedback ?? []) as Feedback[];
+  const [feedbackCount, setFeedbackCount] = useState(feedback.length);
   const refs = [...new Set([...findRefs(call.inputs), ...findRefs(call.output)])];
   return (
     <div class="call-detail" aria-label="Call detail">
@@ -26,7 +28,7 @@ export function CallDetail({ call, projectId }: { call: Call; projectId: string 
       <dl class="facts">
         <dt>Op</dt>
         <dd>
-          <code>{call.op_name}</code>
+          <OpLink opName={call.op_name} projectId={projectId} />
         </dd>
         <dt>Started</dt>
         <dd>{fmtTime(call.started_at, true)}</dd>
@@ -59,9 +61,22 @@ export function CallDetail({ call, projectId }: { call: Call; projectId: string 
           </>
         ) : null}
       </dl>
+      <Section title={`Feedback (${feedbackCount})`} open>
+        <Annotations
+          projectId={projectId}
+          callId={call.id}
+          initial={feedback}
+          onChange={(list) => {
+            setFeedbackCount(list.length);
+            // The trace's copy of the call: selecting it again shows the feedback as it is now.
+            const summary = (call.summary ??= {}) as Record<string, unknown>;
+            summary.weave = { ...((summary.weave as Record<string, unknown> | undefined) ?? {}), feedback: list };
+          }}
+        />
+      </Section>
       {call.exception ? (
         <Section title="Exception" open>
-          <pre class="exception">{call.exception}</pre>
+          <pre class="exception">{exceptionText(call.exception)}</pre>
         </Section>
       ) : null}
       <Section title="Inputs" open>
@@ -107,25 +122,6 @@ export function CallDetail({ call, projectId }: { call: Call; projectId: string 
           <RefsView refs={refs} />
         </Section>
       ) : null}
-      <Section title={`Feedback (${feedback.length})`} open={feedback.length > 0}>
-        {feedback.length === 0 ? (
-          <p class="muted">
-            No feedback. Add some with <code>POST /feedback/replace</code> and <code>svc_ref</code>{' '}
-            <code>
-              weave:///{projectId}/call/{call.id}
-            </code>
-            .
-          </p>
-        ) : (
-          <ul class="feedback">
-            {feedback.map((f) => (
-              <li key={f.id}>
-                <FeedbackItem f={f} />
-              </li>
-            ))}
-          </ul>
-        )}
-      </Section>
       <Section title="Attributes" open={false}>
         <JsonView value={call.attributes} />
       </Section>
@@ -136,16 +132,14 @@ export function CallDetail({ call, projectId }: { call: Call; projectId: string 
   );
 }
 
-function FeedbackItem({ f }: { f: Feedback }) {
-  const p = f.payload ?? {};
-  let body;
-  if (f.feedback_type === 'wandb.reaction.1') body = <span class="reaction">{String(p.emoji ?? '')}</span>;
-  else if (f.feedback_type === 'wandb.note.1') body = <span>“{String(p.note ?? '')}”</span>;
-  else body = <JsonView value={p} />;
+/** The op by its short name: an op ref opens its version, a plain name (OTLP spans) its calls. */
+function OpLink({ opName, projectId }: { opName: string; projectId: string }) {
+  const ref = parseRef(opName);
+  const to = ref?.kind === 'op' ? refHref(ref) : projectHref(projectId, ['calls'], { op: opName });
   return (
-    <div class="feedback-item">
-      <span class="feedback-type">{f.feedback_type}</span> {body} <span class="muted">{fmtTime(f.created_at)}</span>
-    </div>
+    <a href={to} title={opName}>
+      {opLabel(opName)}
+    </a>
   );
 }
 

@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
-import { FILTER_KEYS, type CallsFilter } from '../calls-filter';
+import { FILTER_KEYS, rootsOnly, type CallsFilter } from '../calls-filter';
+import { FEEDBACK_FILTERS } from '../feedback-filter';
 
 const STATUSES = ['', 'success', 'error', 'running', 'descendant_error'];
 
@@ -22,11 +23,17 @@ export function FilterBar({
     e.preventDefault();
     onApply(draft);
   };
+  // A control that applies at once updates the draft in the same render as the URL: otherwise a
+  // render in between (the new URL, the old draft) would put the old value back into the control.
+  const applyNow = (next: CallsFilter) => {
+    setDraft(next);
+    onApply(next);
+  };
   return (
     <form class="filter-bar" onSubmit={submit} aria-label="Filter calls">
       {has('op') ? (
         <label>
-          Op <input name="op" placeholder="name, or prefix:*" value={draft.op ?? ''} onInput={set('op')} />
+          Op <input name="op" placeholder="name, prefix*, a, b" value={draft.op ?? ''} onInput={set('op')} />
         </label>
       ) : null}
       {has('status') ? (
@@ -35,7 +42,7 @@ export function FilterBar({
           <select
             name="status"
             value={draft.status ?? ''}
-            onChange={(e) => onApply({ ...draft, status: (e.target as HTMLSelectElement).value || undefined })}
+            onChange={(e) => applyNow({ ...draft, status: (e.target as HTMLSelectElement).value || undefined })}
           >
             {STATUSES.map((s) => (
               <option key={s} value={s}>
@@ -51,6 +58,23 @@ export function FilterBar({
       <label>
         To <input name="to" type="datetime-local" step="1" value={draft.to ?? ''} onInput={set('to')} />
       </label>
+      {has('feedback') ? (
+        <label>
+          Feedback
+          <select
+            name="feedback"
+            value={draft.feedback ?? ''}
+            onChange={(e) => onApply({ ...draft, feedback: (e.target as HTMLSelectElement).value || undefined })}
+          >
+            <option value="">—</option>
+            {FEEDBACK_FILTERS.map(([v, label]) => (
+              <option key={v} value={v}>
+                {label}
+              </option>
+            ))}
+          </select>
+        </label>
+      ) : null}
       {has('trace') ? (
         <label>
           Trace <input name="trace" placeholder="trace id" value={draft.trace ?? ''} onInput={set('trace')} size={12} />
@@ -71,8 +95,8 @@ export function FilterBar({
           <input
             name="roots"
             type="checkbox"
-            checked={draft.roots === '1'}
-            onChange={(e) => onApply({ ...draft, roots: (e.target as HTMLInputElement).checked ? '1' : undefined })}
+            checked={rootsOnly(draft)}
+            onChange={(e) => applyNow({ ...draft, roots: (e.target as HTMLInputElement).checked ? '1' : '0' })}
           />{' '}
           roots only
         </label>

@@ -2,7 +2,7 @@ import { post } from '../api';
 import { PALETTE } from '../components/palette';
 import { ErrorBox, Loading } from '../components/states';
 import type { ChartSpec, MetricsAnswer } from '../dashboard';
-import { fmtCost, fmtInt, fmtMs } from '../format';
+import { fmtCost, fmtInt, fmtMs, opLabel } from '../format';
 import type * as ChartViewModule from '../components/chart';
 import { useAsync } from '../use-async';
 
@@ -36,6 +36,8 @@ const STATUS_COLORS: Record<string, string | undefined> = {
 };
 
 const text = (v: unknown) => (v === null || v === undefined ? '(none)' : typeof v === 'object' ? JSON.stringify(v) : String(v));
+/** What a reader sees for a dimension's value: ops by their short names (the full ref in a tooltip). */
+const shown = (dimension: string, v: string) => (dimension === 'op' || dimension === 'parent_op' ? opLabel(v) : v);
 
 /** One chart of a dashboard: its /analytics/query, drawn as its kind says, with buttons to move or remove it. */
 export function ChartCard({
@@ -113,8 +115,8 @@ function ChartBody({ spec, answer, ChartView }: { spec: ChartSpec; answer: Metri
             {rows.map((r, i) => (
               <tr key={i}>
                 {spec.dimensions.map((d) => (
-                  <td key={d}>
-                    <code>{text(r[d])}</code>
+                  <td key={d} title={text(r[d])}>
+                    <code>{shown(d, text(r[d]))}</code>
                   </td>
                 ))}
                 {spec.metrics.map((m) => (
@@ -139,7 +141,7 @@ function ChartBody({ spec, answer, ChartView }: { spec: ChartSpec; answer: Metri
     series = keys.map((k, i) => {
       const data: (number | null)[] = xs.map(() => null);
       for (const r of rows) if (text(r[split]) === k) data[at.get(text(r[x]))!] = r[metric] === null ? null : Number(r[metric]);
-      return { label: k, data, color: split === 'status' ? STATUS_COLORS[k] : PALETTE[i % PALETTE.length] };
+      return { label: shown(split, k), data, color: split === 'status' ? STATUS_COLORS[k] : PALETTE[i % PALETTE.length] };
     });
   } else {
     series = spec.metrics.map((m, i) => {
@@ -150,7 +152,7 @@ function ChartBody({ spec, answer, ChartView }: { spec: ChartSpec; answer: Metri
   }
   const bucket = answer.bucket_seconds ?? 86_400;
   const oneDay = xs.length > 0 && new Date(xs[0]!).toDateString() === new Date(xs[xs.length - 1]!).toDateString();
-  const labels = x === 'time' ? xs.map((v) => bucketLabel(v, bucket, oneDay)) : xs;
+  const labels = x === 'time' ? xs.map((v) => bucketLabel(v, bucket, oneDay)) : xs.map((v) => shown(x, v));
   return (
     <ChartView
       title={spec.title}

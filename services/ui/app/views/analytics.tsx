@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { post } from '../api';
 import { callsQueryBody, filterFromParams, type CallsFilter } from '../calls-filter';
+import { opCondition } from '../op-filter';
 import { FilterBar } from '../components/filter-bar';
 import { Layout } from '../components/layout';
 import { Empty, ErrorBox, Loading } from '../components/states';
@@ -43,7 +44,7 @@ export function AnalyticsView({ projectId, route }: { projectId: string; route: 
   let view: ReturnType<typeof callsQueryBody> | undefined;
   let filterError: Error | undefined;
   try {
-    view = callsQueryBody(filter);
+    view = callsQueryBody(filter, projectId);
   } catch (e) {
     filterError = e as Error;
   }
@@ -184,7 +185,7 @@ function DashboardEditor({
         {charts.map((spec, i) => (
           <ChartCard
             key={`${i}:${JSON.stringify(spec)}`}
-            body={chartQuery(projectId, spec, view, (op) => callsQueryBody({ op }).filter?.op_names as string[])}
+            body={chartQuery(projectId, spec, view, (op) => opCondition(op, projectId))}
             spec={spec}
             ChartView={ChartView}
             onMove={(by) => move(i, by)}

@@ -1,13 +1,18 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { post, postJsonl } from '../api';
-import { callsQueryBody, filterFromParams, FilterError, type CallsFilter } from '../calls-filter';
+import { callsQueryBody, filterFromParams, FilterError, rootsOnly, type CallsFilter } from '../calls-filter';
 import { FilterBar } from '../components/filter-bar';
 import { Layout } from '../components/layout';
 import { Empty, ErrorBox, Loading } from '../components/states';
 import { callCost, callStatus, callTokens, fmtCost, fmtInt, fmtMs, fmtTime, latencyMs, opLabel } from '../format';
 import { navigate, projectHref, type Route } from '../route';
 import { rowOffset, scrollTopShowing, scrollWindow } from '../virtual-scroll';
-import type { Call } from '../types';
+import { NoteIcon, ReactionIcon } from '../components/reaction-icon';
+import { feedbackCounts, feedbackSummary } from '../feedback';
+import type { Call, Feedback } from '../types';
+import { useAsync } from '../use-async';
+import { callIdsWithFeedback, MAX_FEEDBACK_CALLS } from '../feedback-filter';
+import { useBodyKeys } from '../use-body-keys';
 
 /** Rows per request: the table asks only for the pages that scroll into view. */
 export const PAGE_ROWS = 100;
@@ -20,8 +25,8 @@ const SCROLL_SETTLE_MS = 120;
 interface Column {
   id: string;
   label: string;
-  /** The API's sort field (tokens and cost: the server's sums over models). */
-  sort: string;
+  /** The API's sort field (tokens and cost: the server's sums over models); none: not sortable. */
+  sort?: string;
   num?: boolean;
   cell: (c: Call) => preact.ComponentChildren;
 }
@@ -34,8 +39,36 @@ const COLUMNS: Column[] = [
   { id: 'latency', label: 'Latency', sort: 'summary.weave.latency_ms', num: true, cell: (c) => fmtMs(latencyMs(c)) },
   { id: 'tokens', label: 'Tokens', sort: 'summary.weave.total_tokens', num: true, cell: (c) => fmtInt(callTokens(c)) },
   { id: 'cost', label: 'Cost', sort: 'summary.weave.total_cost', num: true, cell: (c) => fmtCost(callCost(c)) },
+  {
+    id: 'feedback',
+    label: 'Feedback',
+    cell: (c) => <FeedbackCell list={((c.summary?.weave as Record<string, unknown> | undefined)?.feedback ?? []) as Feedback[]} />,
+  },
   { id: 'user', label: 'User', sort: 'svc_user_id', cell: (c) => c.svc_user_id ?? '—' },
 ];
+
+/** Reactions and notes of a call, counted (the summary as text in `data-feedback` and the tooltip). */
+function FeedbackCell({ list }: { list: Feedback[] }) {
+  const { reactions, notes } = feedbackCounts(list);
+  if (reactions.length === 0 && notes === 0) return <span class="muted">—</span>;
+  const summary = feedbackSummary(list);
+  return (
+    <span class="feedback-cell" data-feedback={summary} title={summary}>
+      {reactions.map(([emoji, n]) => (
+        <span key={emoji}>
+          <ReactionIcon emoji={emoji} />
+          {n}
+        </span>
+      ))}
+      {notes ? (
+        <span>
+          <NoteIcon />
+          {notes}
+        </span>
+      ) : null}
+    </span>
+  );
+}
 
 /** Columns the table shows (the rest of a call is not sent). */
 const WANTED = ['id', 'op_name', 'display_name', 'started_at', 'ended_at', 'exception', 'summary', 'svc_user_id', 'trace_id', 'parent_id'];
@@ -56,16 +89,31 @@ export function CallsView({ projectId, route }: { projectId: string; route: Rout
   const sort = parseSort(route.params.get('sort'));
   const apply = (f: CallsFilter, s = sort) =>
     navigate(projectHref(projectId, ['calls'], { ...f, sort: `${s.field}:${s.direction}` }), { replace: false });
+  // The Feedback filter is a lookup in the feedback first; the table then asks for those calls.
+  const feedbackCalls = useAsync(
+    (signal) => (filter.feedback ? callIdsWithFeedback(projectId, filter.feedback, signal) : Promise.resolve(undefined)),
+    [projectId, filter.feedback],
+  );
+  const ready = !feedbackCalls.loading && !feedbackCalls.error;
   return (
     <Layout projectId={projectId} tab="calls">
-      <FilterBar value={filter} onApply={(f) => apply(f)} />
-      <CallsTable
-        key={`${projectId}|${route.params.toString()}`}
-        projectId={projectId}
-        filter={filter}
-        sort={sort}
-        onSort={(field) => apply(filter, { field, direction: sort.field === field && sort.direction === 'desc' ? 'asc' : 'desc' })}
-      />
+      <FilterBar key={projectId} value={filter} onApply={(f) => apply(f)} />
+      {filter.feedback && feedbackCalls.loading ? <Loading what="feedback" /> : null}
+      {feedbackCalls.error ? <ErrorBox error={feedbackCalls.error} /> : null}
+      {ready && feedbackCalls.data?.ids.length === 0 ? <Empty title="No calls have that feedback" /> : null}
+      {ready && feedbackCalls.data?.truncated ? (
+        <p class="muted">The {MAX_FEEDBACK_CALLS.toLocaleString('en-US')} calls with the latest such feedback.</p>
+      ) : null}
+      {!filter.feedback || (ready && feedbackCalls.data?.ids.length) ? (
+        <CallsTable
+          key={`${projectId}|${route.params.toString()}`}
+          projectId={projectId}
+          filter={filter}
+          callIds={feedbackCalls.data?.ids}
+          sort={sort}
+          onSort={(field) => apply(filter, { field, direction: sort.field === field && sort.direction === 'desc' ? 'asc' : 'desc' })}
+        />
+      ) : null}
     </Layout>
   );
 }
@@ -77,22 +125,27 @@ export function CallsView({ projectId, route }: { projectId: string; route: Rout
 function CallsTable({
   projectId,
   filter,
+  callIds,
   sort,
   onSort,
 }: {
   projectId: string;
   filter: CallsFilter;
+  /** Only these calls (the Feedback filter's). */
+  callIds?: string[];
   sort: { field: string; direction: 'asc' | 'desc' };
   onSort: (field: string) => void;
 }) {
   const body = useMemo(() => {
     try {
-      return { ...callsQueryBody(filter), project_id: projectId };
+      const q = callsQueryBody({ ...filter, roots: rootsOnly(filter) ? '1' : '0' }, projectId);
+      if (callIds) q.filter = { ...q.filter, call_ids: callIds };
+      return { ...q, project_id: projectId };
     } catch (e) {
       if (e instanceof FilterError) return e;
       throw e;
     }
-  }, [projectId, JSON.stringify(filter)]);
+  }, [projectId, JSON.stringify(filter), callIds]);
   const pages = useRef(new Map<number, Call[] | 'loading'>());
   const abort = useRef(new AbortController());
   const [, setTick] = useState(0);
@@ -122,7 +175,7 @@ function CallsTable({
    */
   const pageRequest = (page: number, base: Exclude<typeof body, FilterError>) => {
     const prev = pages.current.get(page - 1);
-    const req = { ...base, sort_by: [sort], limit: PAGE_ROWS, include_costs: true, columns: WANTED };
+    const req = { ...base, sort_by: [sort], limit: PAGE_ROWS, include_costs: true, include_feedback: true, columns: WANTED };
     if (sort.field === 'started_at' && Array.isArray(prev) && prev.length === PAGE_ROWS) {
       const last = prev[PAGE_ROWS - 1]!;
       const started = { $getField: 'started_at' };
@@ -140,8 +193,10 @@ function CallsTable({
     return { ...req, offset: page * PAGE_ROWS };
   };
 
+  /** Set by the first failed request: the table then shows the error and asks for nothing more (no retry loop). */
+  const failed = useRef(false);
   const loadPage = (page: number) => {
-    if (body instanceof FilterError || pages.current.has(page)) return;
+    if (body instanceof FilterError || failed.current || pages.current.has(page)) return;
     pages.current.set(page, 'loading');
     postJsonl<Call>('/calls/stream_query', pageRequest(page, body), abort.current.signal).then(
       (rows) => {
@@ -151,7 +206,9 @@ function CallsTable({
       },
       (e) => {
         pages.current.delete(page);
-        if (e.name !== 'AbortError') setError(e);
+        if (e.name === 'AbortError') return;
+        failed.current = true;
+        setError(e);
       },
     );
   };
@@ -175,6 +232,7 @@ function CallsTable({
   useEffect(() => {
     const wantFirst = Math.floor(first / PAGE_ROWS);
     const wantLast = Math.max(wantFirst, Math.floor(Math.max(first, last - 1) / PAGE_ROWS));
+    if (failed.current) return;
     const missing: number[] = [];
     // A page whose predecessor is on its way waits for it (then continues from its last row).
     for (let p = wantFirst; p <= wantLast; p++) if (!pages.current.has(p) && pages.current.get(p - 1) !== 'loading') missing.push(p);
@@ -225,6 +283,7 @@ function CallsTable({
     else if (y + ROW_PX > w.rowsTop + el.clientHeight) el.scrollTop = scrollTopShowing(w, y + ROW_PX - el.clientHeight);
   };
 
+  useBodyKeys((e) => scroller.current && onKey(e));
   if (error) return <ErrorBox error={error} />;
   const firstPage = pages.current.get(0);
   const empty = Array.isArray(firstPage) && firstPage.length === 0;
@@ -246,9 +305,13 @@ function CallsTable({
               class={`vt-cell col-${col.id}${col.num ? ' num' : ''}`}
               aria-sort={sort.field === col.sort ? (sort.direction === 'asc' ? 'ascending' : 'descending') : undefined}
             >
-              <button type="button" class="sort" onClick={() => onSort(col.sort)} title={`Sort by ${col.label}`}>
-                {col.label} {sort.field === col.sort ? (sort.direction === 'asc' ? '▲' : '▼') : ''}
-              </button>
+              {col.sort ? (
+                <button type="button" class="sort" onClick={() => onSort(col.sort!)} title={`Sort by ${col.label}`}>
+                  {col.label} {sort.field === col.sort ? (sort.direction === 'asc' ? '▲' : '▼') : ''}
+                </button>
+              ) : (
+                <span class="unsorted">{col.label}</span>
+              )}
             </div>
           ))}
         </div>

@@ -74,9 +74,15 @@ export function ObjectView({ projectId, objectId, route }: { projectId: string; 
                 </h2>
                 <span class="muted">{obj.base_object_class ?? obj.kind}</span>
                 <span class="spacer" />
-                <a href={projectHref(projectId, ['calls'], { ref: ref! })} class="button-link">
-                  Calls using this version →
-                </a>
+                {obj.kind === 'op' ? (
+                  <a href={projectHref(projectId, ['calls'], { op: ref! })} class="button-link">
+                    Calls of this version →
+                  </a>
+                ) : (
+                  <a href={projectHref(projectId, ['calls'], { ref: ref! })} class="button-link">
+                    Calls using this version →
+                  </a>
+                )}
               </div>
               <dl class="facts">
                 <dt>Ref</dt>

@@ -3,8 +3,11 @@ import { ApiError, checkKey } from '../api';
 import { href, navigate } from '../route';
 import { setKey } from '../session';
 
-/** Sign in with an API key: checked against weft, then kept for this browser tab only. */
-export function SignIn({ notice }: { notice?: string }) {
+/**
+ * Sign in with an API key: checked against weft, then kept for this browser tab only. Then on to
+ * `next` (the URL the user opened, e.g. a shared trace link), else the projects.
+ */
+export function SignIn({ notice, next }: { notice?: string; next?: string | null }) {
   const [key, setKeyInput] = useState('');
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
@@ -15,7 +18,7 @@ export function SignIn({ notice }: { notice?: string }) {
     try {
       await checkKey(key.trim());
       setKey(key.trim());
-      navigate(href([]));
+      navigate(next && next.startsWith('#/') && !next.startsWith('#/signin') ? next : href([]), { replace: true });
     } catch (err) {
       setError(err instanceof ApiError ? `${err.status}: ${err.reason}` : String(err));
     } finally {

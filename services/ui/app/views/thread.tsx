@@ -1,5 +1,6 @@
 import { postJsonl } from '../api';
 import { Payload } from '../components/call-detail';
+import { exceptionText } from '../exception';
 import { Layout } from '../components/layout';
 import { Empty, ErrorBox, Loading } from '../components/states';
 import { callLabel, callStatus, fmtMs, fmtTime, latencyMs } from '../format';
@@ -67,7 +68,7 @@ export function ThreadView({ projectId, threadId }: { projectId: string; threadI
                 </div>
                 <div class="turn-out">
                   <div class="turn-label">Out</div>
-                  {t.exception ? <pre class="exception">{t.exception}</pre> : <Payload value={t.output} />}
+                  {t.exception ? <pre class="exception">{exceptionText(t.exception)}</pre> : <Payload value={t.output} />}
                 </div>
               </div>
             </li>

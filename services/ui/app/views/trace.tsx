@@ -3,10 +3,12 @@ import { postJsonl } from '../api';
 import { CallDetail } from '../components/call-detail';
 import { Layout } from '../components/layout';
 import { Empty, ErrorBox, Loading } from '../components/states';
-import { callLabel, callStatus, fmtMs, fmtTime, micros } from '../format';
+import { exceptionHeadline } from '../exception';
+import { callLabel, callStatus, fmtMs, fmtTime, micros, type Status } from '../format';
 import { navigate, projectHref, type Route } from '../route';
 import type { Call } from '../types';
 import { useAsync } from '../use-async';
+import { useBodyKeys } from '../use-body-keys';
 
 /** Most calls of one trace the view loads (a larger trace says it was cut). */
 const MAX_TRACE_CALLS = 5000;
@@ -40,6 +42,24 @@ function buildTree(calls: Call[]): Node[] {
   };
   walk(roots, 0);
   return roots;
+}
+
+/**
+ * Each call's status as the trace shows it: a call that did not fail itself but has a failed
+ * descendant is a `descendant_error` even when its summary says success (OTLP spans carry no
+ * status counts of their children; the Weave SDK's do).
+ */
+function statusesOf(roots: Node[]): Map<string, Status> {
+  const out = new Map<string, Status>();
+  const visit = (n: Node): boolean => {
+    let childFailed = false;
+    for (const c of n.children) if (visit(c)) childFailed = true;
+    const own = callStatus(n.call);
+    out.set(n.call.id, childFailed && own === 'success' ? 'descendant_error' : own);
+    return childFailed || own === 'error';
+  };
+  roots.forEach(visit);
+  return out;
 }
 
 function flatten(roots: Node[], collapsed: Set<string>): Node[] {
@@ -102,6 +122,7 @@ function Trace({
   selectedId: string | null;
 }) {
   const roots = useMemo(() => buildTree(calls), [calls]);
+  const statuses = useMemo(() => statusesOf(roots), [roots]);
   const [collapsed, setCollapsed] = useState(new Set<string>());
   const rows = flatten(roots, collapsed);
   const selected = calls.find((c) => c.id === selectedId) ?? roots[0]!.call;
@@ -133,6 +154,7 @@ function Trace({
     else return;
     e.preventDefault();
   };
+  useBodyKeys(onKey);
   const errors = calls.filter((c) => c.exception).length;
   const ticks = [0, 0.25, 0.5, 0.75, 1];
   return (
@@ -160,7 +182,7 @@ function Trace({
         </div>
         <div class="tree" role="tree" aria-label="Calls of the trace" tabIndex={0} onKeyDown={onKey} ref={listRef}>
           {rows.map((n) => {
-            const status = callStatus(n.call);
+            const status = statuses.get(n.call.id)!;
             const left = ((n.start - t0) / span) * 100;
             const width = Math.max(0.3, (((n.end ?? t1) - n.start) / span) * 100);
             return (
@@ -197,7 +219,7 @@ function Trace({
                     {callLabel(n.call)}
                   </span>
                   {n.call.exception ? (
-                    <span class="error-mark" title={n.call.exception}>
+                    <span class="error-mark" title={exceptionHeadline(n.call.exception)}>
                       !
                     </span>
                   ) : null}
@@ -219,7 +241,7 @@ function Trace({
         </div>
       </div>
       <aside class="trace-detail">
-        <CallDetail key={selected.id} call={selected} projectId={projectId} />
+        <CallDetail key={selected.id} call={selected} projectId={projectId} status={statuses.get(selected.id)} />
       </aside>
     </div>
   );

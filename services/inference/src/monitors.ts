@@ -1,0 +1,287 @@
+import { createHash } from 'node:crypto';
+import { XMLValidator } from 'fast-xml-parser';
+import { metrics, type Logger } from '@weft/core';
+import { parseLosslessJson, RawJson } from '@weft/digest';
+import { callRef, createFeedback, readObject, resolveRefs } from '@weft/objects';
+import { CallsQueryPlan } from '@weft/query';
+import type { Store } from '@weft/store';
+import { askJudge } from './judge-model';
+import type { UpstreamRegistry } from './upstreams';
+
+/** A scorer's result is `wandb.runnable.<scorer name>` feedback, as Weave's scoring workers write it. */
+const RUNNABLE_FEEDBACK_PREFIX = 'wandb.runnable.';
+
+export interface MonitorWorkerOptions {
+  /** Time between two looks for new calls (ms). */
+  intervalMs: number;
+  /** Most calls one monitor scores per look (the rest wait for the next one). */
+  batchCalls: number;
+  /** Resolves once the writes acknowledged so far are stored. */
+  caughtUp?: () => Promise<void>;
+}
+
+/** A Weave `Monitor` object (weave.Monitor(...).activate() publishes it), as stored. */
+interface MonitorVal {
+  name?: string;
+  active?: boolean;
+  op_names?: string[];
+  query?: { $expr?: Record<string, unknown> } | null;
+  sampling_rate?: number;
+  scorers?: string[];
+}
+
+interface ActiveMonitor {
+  projectId: string;
+  name: string;
+  ref: string;
+  /** Calls that ended before the version was published are not scored (as Weave: monitors see new calls). */
+  sinceUs: number;
+  userId: string;
+  val: MonitorVal;
+}
+
+interface Scorer {
+  ref: string;
+  name: string;
+  val: Record<string, unknown>;
+}
+
+interface CallToScore {
+  id: string;
+  inputs: Record<string, unknown>;
+  output: unknown;
+  endedUs: number;
+}
+
+/**
+ * The server side of Weave Monitors: every `intervalMs`, for each active `Monitor` object of any
+ * project, the ended calls that match its op names and query, ended after it was published, fall
+ * in its sample (a hash of call and monitor, so the choice is stable) and carry none of its
+ * feedback yet are scored by each of its scorers, and the results stored as the feedback Weave
+ * writes (`wandb.runnable.<scorer>`, runnable_ref the scorer, trigger_ref the monitor). A call's
+ * results are written in one insert with ids derived from (monitor, call, scorer): a restart
+ * looks again at what has no feedback, and a result written twice replaces itself. LLM judges
+ * (LLMAsAJudgeScorer) ask the model their LLMStructuredCompletionModel names through the
+ * upstreams of WEFT_UPSTREAMS_FILE; ValidJSONScorer and ValidXMLScorer run here; any other
+ * scorer's result is an error saying weft does not run it.
+ */
+export class MonitorWorker {
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<void> | null = null;
+  private stopped = false;
+
+  constructor(
+    private readonly store: Store,
+    private readonly upstreams: UpstreamRegistry,
+    private readonly log: Logger,
+    private readonly opts: MonitorWorkerOptions,
+  ) {}
+
+  start(): void {
+    this.timer = setInterval(() => void this.look(), this.opts.intervalMs);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    await this.running;
+  }
+
+  /** One look now (or the one running). */
+  look(): Promise<void> {
+    if (this.running) return this.running;
+    this.running = this.scoreNewCalls()
+      .catch((err: unknown) => this.log.error({ err }, 'monitors: scoring failed; tried again at the next interval'))
+      .finally(() => (this.running = null));
+    return this.running;
+  }
+
+  private async scoreNewCalls(): Promise<void> {
+    await this.opts.caughtUp?.();
+    for (const monitor of await this.activeMonitors()) {
+      if (this.stopped) return;
+      try {
+        await this.scoreMonitor(monitor);
+      } catch (err) {
+        this.log.error({ err, monitor: monitor.ref }, 'monitors: a monitor could not score its calls');
+      }
+    }
+  }
+
+  /** The latest live version of every Monitor object whose `active` is true. */
+  private async activeMonitors(): Promise<ActiveMonitor[]> {
+    const rs = await this.store.client.query({
+      query: `SELECT DISTINCT project_id, object_id FROM object_versions WHERE kind = 'object' AND base_object_class = 'Monitor'`,
+      format: 'JSONEachRow',
+    });
+    const out: ActiveMonitor[] = [];
+    for (const { project_id, object_id } of await rs.json<{ project_id: string; object_id: string }>()) {
+      let obj;
+      try {
+        obj = await readObject(this.store, { project_id, object_id, digest: 'latest' });
+      } catch {
+        continue; // every version deleted
+      }
+      const val = toPlain(obj.val) as MonitorVal;
+      if (val.active !== true) continue;
+      out.push({
+        projectId: project_id,
+        name: object_id,
+        ref: `weave:///${project_id}/object/${object_id}:${obj.digest}`,
+        sinceUs: Date.parse(obj.created_at) * 1000,
+        userId: obj.svc_user_id ?? 'monitor',
+        val,
+      });
+    }
+    return out;
+  }
+
+  private async scoreMonitor(m: ActiveMonitor): Promise<void> {
+    const scorers = await this.scorers(m);
+    if (scorers.length === 0) return;
+    for (const call of await this.callsToScore(m)) {
+      const results = await Promise.all(scorers.map((s) => this.score(s, call)));
+      await createFeedback(
+        this.store,
+        scorers.map((s, i) => ({
+          id: feedbackId(m.name, call.id, s.ref),
+          project_id: m.projectId,
+          svc_ref: callRef(m.projectId, call.id),
+          feedback_type: RUNNABLE_FEEDBACK_PREFIX + s.name,
+          runnable_ref: s.ref,
+          trigger_ref: m.ref,
+          payload:
+            'error' in results[i]!
+              ? { output: null, error: (results[i] as { error: string }).error }
+              : { output: (results[i] as { output: unknown }).output },
+        })),
+        m.userId,
+      );
+      metrics.monitorScoreLag.observe(Math.max(0, Date.now() - call.endedUs / 1000) / 1000);
+    }
+  }
+
+  private async scorers(m: ActiveMonitor): Promise<Scorer[]> {
+    const refs = (m.val.scorers ?? []).filter((r): r is string => typeof r === 'string');
+    const resolved = await resolveRefs(this.store, refs, JSON.parse);
+    return resolved.flatMap((r, i) => {
+      if (r.status !== 'ok' || typeof r.value !== 'object' || r.value === null) return [];
+      const val = r.value as Record<string, unknown>;
+      const name = typeof val.name === 'string' && val.name ? val.name : String(val._class_name ?? 'scorer');
+      return [{ ref: refs[i]!, name, val }];
+    });
+  }
+
+  /** Ended calls of the monitor's ops and query, in its sample, with none of its feedback yet: the oldest first. */
+  private async callsToScore(m: ActiveMonitor): Promise<CallToScore[]> {
+    const plan = new CallsQueryPlan({
+      project_id: m.projectId,
+      filter: m.val.op_names?.length ? { op_names: m.val.op_names } : undefined,
+      query: m.val.query?.$expr ? { $expr: m.val.query.$expr } : undefined,
+      sort_by: [],
+    });
+    const p = plan.params;
+    const rate = Math.max(0, Math.min(1, m.val.sampling_rate ?? 1));
+    const pid = plan.projectParam;
+    const sql = `SELECT id, inputs_dump, output_dump, toUnixTimestamp64Micro(ended_at) AS ended_us
+      FROM (${plan.matchedCallsSql(p, ['inputs_dump', 'output_dump', 'ended_at'])})
+      WHERE ended_at IS NOT NULL AND ended_at >= fromUnixTimestamp64Micro(${p.add(m.sinceUs, 'Int64')}, 'UTC')
+        AND cityHash64(id, ${p.str(m.name)}) % 1000000 < ${p.add(Math.round(rate * 1_000_000), 'UInt64')}
+        AND concat('weave:///', ${pid}, '/call/', id) NOT IN (
+          SELECT svc_ref FROM feedback WHERE project_id = ${pid} AND startsWith(ifNull(trigger_ref, ''), ${p.str(`weave:///${m.projectId}/object/${m.name}:`)}))
+      ORDER BY ended_at LIMIT ${p.int(this.opts.batchCalls)}`;
+    const rs = await this.store.client.query({ query: sql, query_params: p.values, format: 'JSONEachRow' });
+    return (await rs.json<{ id: string; inputs_dump: string | null; output_dump: string | null; ended_us: string }>()).map((r) => ({
+      id: r.id,
+      inputs: (r.inputs_dump ? JSON.parse(r.inputs_dump) : {}) as Record<string, unknown>,
+      output: r.output_dump ? (JSON.parse(r.output_dump) as unknown) : null,
+      endedUs: Number(r.ended_us),
+    }));
+  }
+
+  private async score(s: Scorer, call: CallToScore): Promise<{ output: unknown } | { error: string }> {
+    switch (s.val._class_name) {
+      case 'LLMAsAJudgeScorer':
+        return this.judge(s, call);
+      case 'ValidJSONScorer':
+        return { output: { json_valid: isJsonText(call.output) } };
+      case 'ValidXMLScorer':
+        return { output: { xml_valid: typeof call.output === 'string' && XMLValidator.validate(call.output) === true } };
+      default:
+        return {
+          error: `scorer ${String(s.val._class_name)} is not run by weft (LLMAsAJudgeScorer, ValidJSONScorer and ValidXMLScorer are)`,
+        };
+    }
+  }
+
+  /**
+   * LLMAsAJudgeScorer.score: the scoring prompt formatted with the call's output and inputs
+   * (Python's str.format), after the model's messages template, sent to its llm_model_id; with a
+   * JSON response format the answer is parsed.
+   */
+  private async judge(s: Scorer, call: CallToScore): Promise<{ output: unknown } | { error: string }> {
+    const [model] = await resolveRefs(this.store, [String(s.val.model)], JSON.parse);
+    const m = (model?.status === 'ok' ? model.value : s.val.model) as {
+      llm_model_id?: string;
+      default_params?: Record<string, unknown>;
+    } | null;
+    if (!m || typeof m.llm_model_id !== 'string') return { error: 'the scorer names no model (LLMStructuredCompletionModel.llm_model_id)' };
+    const params = m.default_params ?? {};
+    const vars = { ...call.inputs, output: call.output };
+    const template = Array.isArray(params.messages_template) ? (params.messages_template as { role?: string; content?: unknown }[]) : [];
+    const messages = [
+      ...template.map((t) => ({
+        role: t.role ?? 'system',
+        content: typeof t.content === 'string' ? pythonFormat(t.content, vars) : t.content,
+      })),
+      { role: 'user', content: pythonFormat(String(s.val.scoring_prompt ?? '{output}'), vars) },
+    ];
+    const json = params.response_format === 'json_object' || params.response_format === 'json';
+    const request: Record<string, unknown> = { messages, ...(json ? { response_format: { type: 'json_object' } } : {}) };
+    for (const k of ['temperature', 'top_p', 'max_tokens', 'presence_penalty', 'frequency_penalty', 'stop'])
+      if (params[k] !== null && params[k] !== undefined) request[k] = params[k];
+    // `<provider>/<model>` when no upstream lists the whole id.
+    const id = this.upstreams.find(m.llm_model_id) ? m.llm_model_id : m.llm_model_id.replace(/^[^/]+\//, '');
+    const answer = await askJudge(this.upstreams, id, request);
+    if ('error' in answer) return answer;
+    if (!json || answer.content === null) return { output: answer.content };
+    try {
+      return { output: JSON.parse(answer.content) as unknown };
+    } catch {
+      return { error: `judge model ${id} answered non-JSON: ${JSON.stringify(answer.content.slice(0, 200))}` };
+    }
+  }
+}
+
+/** A stored value (lossless JSON) as plain values. */
+function toPlain(v: unknown): unknown {
+  return v instanceof RawJson ? JSON.parse(v.text) : typeof v === 'string' ? parseLosslessJson(v) : v;
+}
+
+function isJsonText(output: unknown): boolean {
+  if (typeof output !== 'string') return false;
+  try {
+    JSON.parse(output);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Python's str.format with named fields: `{name}` replaced by the value (text as it is, others as JSON), `{{`/`}}` literal. */
+export function pythonFormat(template: string, vars: Record<string, unknown>): string {
+  return template.replace(/\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (all, name: string | undefined) => {
+    if (all === '{{') return '{';
+    if (all === '}}') return '}';
+    if (!(name! in vars)) return all;
+    const v = vars[name!];
+    return typeof v === 'string' ? v : JSON.stringify(v);
+  });
+}
+
+/** The same (monitor, call, scorer) always writes the same feedback id: a result written again replaces itself. */
+function feedbackId(monitor: string, callId: string, scorerRef: string): string {
+  const h = createHash('sha256').update(`${monitor}\n${callId}\n${scorerRef}`).digest('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-8${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}

@@ -1,0 +1,119 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Client } from './helpers/client';
+import { createKey, clientFor, type TestKey } from './helpers/keys';
+import { startModelServer, type ModelServer } from './helpers/model-server';
+import { REPO_ROOT, TEST_ROOT } from './helpers/paths';
+import { newDataDir, startWeft, type RunningWeft } from './helpers/server';
+import { ensureWeaveSdk, WEAVE_SDKS, weaveUserEnv } from './helpers/weave-sdk';
+
+/**
+ * Weave Monitors scored by weft: the real Weave SDK activates a monitor (an LLM judge and a JSON
+ * check on one op), traces calls, and weft's monitor worker scores each new call of that op
+ * once, storing the feedback Weave's scoring workers write; the judge is the model stand-in,
+ * scripted to answer, to answer non-JSON, or to fail.
+ */
+const P = 'mon/app';
+const JUDGE = 'judge-mini';
+let upstream: ModelServer;
+let weft: RunningWeft;
+let api: Client;
+let key: TestKey;
+const judged: string[] = [];
+
+beforeAll(async () => {
+  upstream = await startModelServer();
+  const dir = newDataDir('monitors');
+  const file = join(dir, 'upstreams.json');
+  writeFileSync(file, JSON.stringify({ upstreams: [{ name: 'judges', base_url: `${upstream.url}/vllm/v1`, models: [JUDGE] }] }));
+  weft = await startWeft({ dataDir: dir, env: { WEFT_UPSTREAMS_FILE: file, WEFT_MONITORS_INTERVAL_MS: '300', WEFT_RATE_LIMIT_MAX: '0' } });
+  api = new Client(weft.url);
+  expect((await api.post('/admin/entities/create', { name: 'mon' })).status).toBe(200);
+  key = await createKey(api, 'mon-alice', ['mon']);
+  upstream.script((body) => {
+    if (body.messages?.[0]?.content !== 'You grade answers.') return undefined;
+    const prompt = String(body.messages[1].content);
+    judged.push(prompt);
+    if (prompt.includes('(to: broken)')) return { content: 'not json at all' };
+    if (prompt.includes('(to: failing)')) return { status: 500, message: 'judge down' };
+    return { content: JSON.stringify({ helpful: !prompt.includes('(to: rude)'), format: body.response_format?.type }) };
+  });
+}, 180_000);
+afterAll(async () => {
+  await weft?.stop();
+  await upstream?.close();
+});
+
+function runMonitorScript(questions: string[]): Promise<{ calls: string[]; other: string }> {
+  return ensureWeaveSdk(WEAVE_SDKS[0]).then(
+    (python) =>
+      new Promise((resolve, reject) => {
+        const scratch = mkdtempSync(join(TEST_ROOT, 'monitor-sdk-'));
+        const env = { ...weaveUserEnv({ scratch, baseUrl: weft.url, apiKey: key.key, project: P }), JUDGE_MODEL: JUDGE };
+        const child = spawn(python, [join(REPO_ROOT, 'test', 'weave-sdk', 'monitor.py'), ...questions], { cwd: scratch, env });
+        let out = '';
+        child.stdout.on('data', (d) => (out += d));
+        child.stderr.on('data', (d) => (out += d));
+        child.on('close', (code) => {
+          const last = out
+            .split('\n')
+            .filter((l) => l.startsWith('{"calls"'))
+            .pop();
+          if (code !== 0 || !last) reject(new Error(`monitor.py exited ${code}: ${out.slice(-4000)}`));
+          else resolve(JSON.parse(last));
+        });
+      }),
+  );
+}
+
+type Feedback = {
+  feedback_type: string;
+  payload: { output: unknown; error?: string };
+  runnable_ref: string;
+  trigger_ref: string;
+  weave_ref: string;
+};
+const feedbackOn = async (id: string): Promise<Feedback[]> =>
+  (
+    await clientFor(api, key).post('/feedback/query', {
+      project_id: P,
+      query: { $expr: { $eq: [{ $getField: 'weave_ref' }, { $literal: `weave:///${P}/call/${id}` }] } },
+    })
+  ).body.result;
+
+describe('Weave Monitors run by weft', () => {
+  it("scores every new call of the monitor's op once with its LLM judge and JSON check, as Weave's feedback; judge failures stored as errors", async () => {
+    const { calls, other } = await runMonitorScript(['weather', 'json', 'rude', 'broken', 'failing']);
+    const [weather, json, rude, broken, failing] = calls as [string, string, string, string, string];
+    await expect.poll(async () => (await feedbackOn(failing)).length, { timeout: 60_000, interval: 300 }).toBe(2);
+    for (const id of calls) await expect.poll(async () => (await feedbackOn(id)).length, { timeout: 30_000, interval: 300 }).toBe(2);
+
+    const byType = async (id: string) => Object.fromEntries((await feedbackOn(id)).map((f) => [f.feedback_type, f]));
+    const w = await byType(weather);
+    expect(Object.keys(w).sort()).toEqual(['wandb.runnable.ValidJSONScorer', 'wandb.runnable.helpful']);
+    expect(w['wandb.runnable.helpful']!.payload).toEqual({ output: { helpful: true, format: 'json_object' } });
+    expect(w['wandb.runnable.helpful']!.runnable_ref).toMatch(new RegExp(`^weave:///${P}/object/helpful:`));
+    expect(w['wandb.runnable.helpful']!.trigger_ref).toMatch(new RegExp(`^weave:///${P}/object/helpfulness:`));
+    expect(w['wandb.runnable.ValidJSONScorer']!.payload).toEqual({ output: { json_valid: false } });
+    expect((await byType(json))['wandb.runnable.ValidJSONScorer']!.payload).toEqual({ output: { json_valid: true } });
+    expect((await byType(rude))['wandb.runnable.helpful']!.payload).toEqual({ output: { helpful: false, format: 'json_object' } });
+    expect((await byType(broken))['wandb.runnable.helpful']!.payload).toMatchObject({
+      output: null,
+      error: expect.stringContaining('non-JSON'),
+    });
+    expect((await byType(failing))['wandb.runnable.helpful']!.payload).toMatchObject({
+      output: null,
+      error: expect.stringContaining('judge down'),
+    });
+    // The prompt is the scorer's, formatted with the call's output and inputs.
+    expect(judged).toContain('Grade this answer: an answer to weather (to: weather)');
+    // A call of another op is not the monitor's; nothing is scored twice over later looks.
+    expect(await feedbackOn(other)).toEqual([]);
+    const asked = judged.length;
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(judged.length).toBe(asked);
+    for (const id of calls) expect((await feedbackOn(id)).length).toBe(2);
+  }, 600_000);
+});

@@ -9,6 +9,7 @@ import type { EndpointSpec } from './endpoints';
 import { otelLogsQueryReq, otelLogsQueryRes } from './otel-logs';
 import { ingestSamplingSettingsRes, projectSettingsReadReq, ttlSettingsRes, ttlSettingsUpdateReq } from './project-settings';
 import { actionsExecuteBatchReq } from './actions';
+import { deletionStatusReq, deletionStatusRes, projectDeleteReq, userDataDeleteReq } from './deletions';
 import {
   annotationQueue,
   annotationQueueAddCallsReq,
@@ -341,6 +342,34 @@ export const extraEndpoints = {
     service: 'query',
     request: ttlSettingsUpdateReq,
     response: ttlSettingsRes,
+    published: true,
+  },
+  // Deletions that delete (docs/operations.md "Deletion"): jobs whose status says when the data is off the disk.
+  projectDelete: {
+    path: '/project/delete',
+    summary: "Deletes every row of a project (calls, feedback, objects, tables, files, settings…) from the engine's parts; a job",
+    auth: 'basic',
+    service: 'gateway',
+    request: projectDeleteReq,
+    response: deletionStatusRes,
+    published: true,
+  },
+  userDataDelete: {
+    path: '/user_data/delete',
+    summary: 'Admin keys: deletes every call of a svc_user_id, in every project, and the feedback on them (a data-subject request); a job',
+    auth: 'basic',
+    service: 'gateway',
+    request: userDataDeleteReq,
+    response: deletionStatusRes,
+    published: true,
+  },
+  deletionStatus: {
+    path: '/deletion/status',
+    summary: 'A deletion job: running, or done once no row of it is left in the parts and its mutations ended',
+    auth: 'basic',
+    service: 'gateway',
+    request: deletionStatusReq,
+    response: deletionStatusRes,
     published: true,
   },
   ingestSamplingSettingsRead: {

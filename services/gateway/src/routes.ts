@@ -1,11 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import type { Bus } from '@weft/bus';
-import { badRequest, nowMicros, type Logger } from '@weft/core';
+import { badRequest, forbidden, nowMicros, type Logger } from '@weft/core';
 import { addRawBodyRoute, addRoute, defaultRequestLimits, type Authenticator, type RouteContext } from '@weft/http';
 import type { Store } from '@weft/store';
 import { CallIngest, encodedCallPartMessages, upsertBatchParts, type CallPartEnvelope } from '@weft/ingest';
 import { callBatchError, type CallBatchRefused, type EncodedCallBatch } from './call-batches';
 import { CallMutations } from './call-mutations';
+import { DeletionJobs } from './deletion-jobs';
 import { fileWriteRoutes } from './files';
 import { OtelIngest } from './otel';
 import { OtelLogsIngest } from './otel-logs';
@@ -82,6 +83,15 @@ export async function gatewayRoutes(app: FastifyInstance, deps: GatewayDeps): Pr
   const mutations = new CallMutations(ingest, deps.store, bus.caughtUp ? () => bus.caughtUp!() : undefined);
   addRoute(app, deps.auth, 'callUpdate', async (body) => mutations.rename(body.project_id, body.call_id, body.display_name));
   addRoute(app, deps.auth, 'callsDelete', async (body) => mutations.delete(body.project_id, body.call_ids));
+  // Deletions that delete (deletion-jobs.ts). A project's: admins and members of its entity (the
+  // tenancy check of addRoute); a data subject's calls span entities: admin keys only.
+  const deletions = new DeletionJobs(deps.store, app.log as Logger, bus.caughtUp ? () => bus.caughtUp!() : undefined);
+  addRoute(app, deps.auth, 'projectDelete', async (body, { caller }) => deletions.create('project', body.project_id, caller));
+  addRoute(app, deps.auth, 'userDataDelete', async (body, { caller }) => {
+    if (!caller.isAdmin) throw forbidden("deleting a user's data needs an admin key");
+    return deletions.create('user', body.svc_user_id, caller);
+  });
+  addRoute(app, deps.auth, 'deletionStatus', async (body, { caller }) => deletions.status(body.job_id, caller));
 
   const otel = new OtelIngest(ingest, app.log as Logger, spanConverterFor(deps.workers));
   addRoute(

@@ -7,6 +7,7 @@ import { CallIngest, encodedCallPartMessages, upsertBatchParts, type CallPartEnv
 import { callBatchError, type CallBatchRefused, type EncodedCallBatch } from './call-batches';
 import { CallMutations } from './call-mutations';
 import { DeletionJobs } from './deletion-jobs';
+import { deadLetterRoutes } from './dead-letter-routes';
 import { fileWriteRoutes } from './files';
 import { OtelIngest } from './otel';
 import { OtelLogsIngest } from './otel-logs';
@@ -92,6 +93,7 @@ export async function gatewayRoutes(app: FastifyInstance, deps: GatewayDeps): Pr
     return deletions.create('user', body.svc_user_id, caller);
   });
   addRoute(app, deps.auth, 'deletionStatus', async (body, { caller }) => deletions.status(body.job_id, caller));
+  deadLetterRoutes(app, deps.auth, bus);
 
   const otel = new OtelIngest(ingest, app.log as Logger, spanConverterFor(deps.workers));
   addRoute(

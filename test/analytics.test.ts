@@ -534,4 +534,53 @@ describe('/analytics/query', () => {
     expect((refused as { code: number }).code).toBe(1);
     expect((refused as { stderr: string }).stderr).toContain("422: metrics[0]: unknown metric 'nope'");
   });
+
+  it("a table's rows (a dataset) as JSONL, CSV and Parquet, columns from every row's keys", async () => {
+    const rows = [
+      { question: 'What is 1 + 1?', answer: '2' },
+      { question: 'Say "hi", twice', answer: 'hi, hi', tags: ['greeting'] },
+      { question: 'No answer', difficulty: 3 },
+    ];
+    const t = await as(alice).post('/table/create', { table: { project_id: P, rows } });
+    expect(t.status, t.text).toBe(200);
+    const download = async (format: string) => {
+      const r = await fetch(`${weft.url}/table/export`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Basic ${Buffer.from(`api:${alice.key}`).toString('base64')}` },
+        body: JSON.stringify({ project_id: P, digest: t.body.digest, format }),
+      });
+      expect(r.status, format).toBe(200);
+      return Buffer.from(await r.arrayBuffer());
+    };
+    const jsonl = (await download('jsonl'))
+      .toString('utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(jsonl).toEqual(rows);
+    const csv = (await download('csv')).toString('utf8').trim().split('\r\n');
+    // Keys in the order the rows are stored (each row's keys sorted, as the reference digests them).
+    expect(csv).toEqual([
+      'answer,question,tags,difficulty',
+      '2,What is 1 + 1?,,',
+      '"hi, hi","Say ""hi"", twice","[""greeting""]",',
+      ',No answer,,3',
+    ]);
+    const file = join(mkdtempSync(join(TEST_ROOT, 'analytics-table-')), 'rows.parquet');
+    writeFileSync(file, await download('parquet'));
+    const python = await ensurePythonVenv('pyarrow-21', ['pyarrow==21.0.0']);
+    const read = await promisify(execFile)(python, [
+      '-c',
+      'import sys, json, pyarrow.parquet as pq; t = pq.read_table(sys.argv[1]); print(json.dumps(t.to_pylist()))',
+      file,
+    ]);
+    expect(JSON.parse(read.stdout)).toEqual([
+      { question: 'What is 1 + 1?', answer: '2', tags: null, difficulty: null },
+      { question: 'Say "hi", twice', answer: 'hi, hi', tags: '["greeting"]', difficulty: null },
+      { question: 'No answer', answer: null, tags: null, difficulty: '3' },
+    ]);
+    const bad = await as(alice).post('/table/export', { project_id: P, digest: t.body.digest, format: 'xml' });
+    expect(bad.status).toBe(422);
+    expect(bad.body.field).toBe('format');
+  });
 });

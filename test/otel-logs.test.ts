@@ -176,8 +176,24 @@ describe('GenAI events from opentelemetry-instrumentation-openai-v2 (event_only)
     const calls = await admin.jsonl<any>('/calls/stream_query', { project_id: P, sort_by: [{ field: 'started_at', direction: 'asc' }] });
     const chats = calls.filter((c) => c.attributes.operation === 'chat');
     expect(chats).toHaveLength(2);
-    // event_only: no content on the spans themselves.
-    expect(chats[0].inputs.messages).toBeUndefined();
+    // event_only: no content on the spans; the call reads its conversation from its span's events.
+    expect(chats[0].inputs['gen_ai.input.messages']).toBeUndefined();
+    const SYSTEM = { role: 'system', content: 'You answer briefly.' };
+    const USER = { role: 'user', content: 'tools' };
+    expect(chats[0].inputs.messages).toEqual([SYSTEM, USER]);
+    expect(chats[0].output.choices).toEqual([
+      expect.objectContaining({
+        message: expect.objectContaining({ role: 'assistant', tool_calls: [expect.objectContaining({ id: 'call_1' })] }),
+      }),
+    ]);
+    expect(chats[1].inputs.messages.slice(0, 2)).toEqual([SYSTEM, USER]);
+    expect(chats[1].inputs.messages.at(-1)).toMatchObject({ role: 'tool', content: 'sunny', tool_call_id: 'call_1' });
+    expect(chats[1].output.choices[0].message).toMatchObject({ role: 'assistant', content: 'Hello from vllm' });
+    // /call/read joins the same way; the span's own attributes are kept.
+    const { call } = (await admin.post('/call/read', { project_id: P, id: chats[1].id })).body;
+    expect(call.inputs.messages).toEqual(chats[1].inputs.messages);
+    expect(call.output.choices).toEqual(chats[1].output.choices);
+    expect(call.summary.usage).toEqual(chats[1].summary.usage);
     const { logs } = (await admin.post('/otel/logs/query', { project_id: P })).body;
     expect(logs.length).toBeGreaterThan(0);
     for (const chat of chats) {
@@ -194,4 +210,78 @@ describe('GenAI events from opentelemetry-instrumentation-openai-v2 (event_only)
       expect(conversation?.choices?.length).toBe(1);
     }
   }, 300_000);
+});
+
+describe('GenAI events joined to their span’s call', () => {
+  const TRACE = 'a1b2c3d4e5f60718293a4b5c6d7e8f90';
+  const SPAN = '0123456789abcdef';
+  const userEvent = (content: string) => ({
+    timeUnixNano: '1714564800000001000',
+    traceId: TRACE,
+    spanId: SPAN,
+    eventName: 'gen_ai.user.message',
+    body: { kvlistValue: { values: [str('content', content)] } },
+  });
+  const choiceEvent = {
+    timeUnixNano: '1714564800000002000',
+    traceId: TRACE,
+    spanId: SPAN,
+    eventName: 'gen_ai.choice',
+    body: {
+      kvlistValue: {
+        values: [
+          { key: 'index', value: { intValue: '0' } },
+          { key: 'finish_reason', value: { stringValue: 'stop' } },
+          { key: 'message', value: { kvlistValue: { values: [str('role', 'assistant'), str('content', 'hello back')] } } },
+        ],
+      },
+    },
+  };
+  const chatSpan = {
+    resourceSpans: [
+      {
+        resource: { attributes: [str('service.name', 'svc')] },
+        scopeSpans: [
+          {
+            scope: { name: 'app' },
+            spans: [
+              {
+                traceId: TRACE,
+                spanId: SPAN,
+                name: 'chat m-vllm',
+                kind: 3,
+                startTimeUnixNano: '1714564800000000000',
+                endTimeUnixNano: '1714564800500000000',
+                attributes: [str('gen_ai.operation.name', 'chat'), str('gen_ai.request.model', 'm-vllm')],
+              },
+            ],
+          },
+        ],
+      },
+    ],
+  };
+
+  it('events that arrive before their span are read into its call; another project’s events for the same ids never are', async () => {
+    const P = 'acme/events-first';
+    expect((await post('/otel/v1/logs', logsBody([userEvent('hi'), choiceEvent]), member.key, P)).status).toBe(200);
+    // The same span ids in another project of the same key: not this call's events.
+    expect((await post('/otel/v1/logs', logsBody([userEvent('intruder')]), member.key, 'acme/events-other')).status).toBe(200);
+    expect((await post('/otel/v1/traces', chatSpan, member.key, P)).status).toBe(200);
+    const [call] = await admin.jsonl<any>('/calls/stream_query', { project_id: P });
+    expect(call).toMatchObject({ id: SPAN, trace_id: TRACE });
+    expect(call.inputs.messages).toEqual([{ role: 'user', content: 'hi' }]);
+    expect(call.output.choices).toEqual([
+      expect.objectContaining({
+        index: 0,
+        finish_reason: 'stop',
+        message: expect.objectContaining({ role: 'assistant', content: 'hello back' }),
+      }),
+    ]);
+    // The other project has the events but no such call: nothing to join there, nothing made up.
+    expect(await admin.jsonl<any>('/calls/stream_query', { project_id: 'acme/events-other' })).toEqual([]);
+    // A project with the span and no events: the call is as stored.
+    expect((await post('/otel/v1/traces', chatSpan, member.key, 'acme/events-none')).status).toBe(200);
+    const [bare] = await admin.jsonl<any>('/calls/stream_query', { project_id: 'acme/events-none' });
+    expect(bare.inputs.messages).toBeUndefined();
+  });
 });

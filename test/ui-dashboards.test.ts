@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
@@ -139,6 +140,32 @@ describe('Analytics dashboards', () => {
       await page.waitForTimeout(2000);
       // The totals, then one query per chart: no retry loop after the error.
       expect(queries).toBe(3);
+      await page.close();
+    },
+    UI_TEST_MS,
+  );
+
+  it(
+    "exports what the calls view shows (CSV) and a dataset's rows (Parquet) with the Export menu",
+    async () => {
+      const m = clientFor(api, member);
+      const page = await signedIn();
+      await page.goto(weft.url + `/#/p/${P}/calls`);
+      await page.locator('.vt-body .call-row').first().waitFor();
+      const [csv] = await Promise.all([page.waitForEvent('download'), page.getByLabel('Export').first().selectOption('csv')]);
+      expect(csv.suggestedFilename()).toBe('dash-shop-calls.csv');
+      const text = readFileSync((await csv.path())!, 'utf8')
+        .trim()
+        .split('\r\n');
+      // The view shows roots only by default: so does its export.
+      const roots = await m.post('/calls/query_stats', { project_id: P, filter: { trace_roots_only: true } });
+      expect(text[0]!.split(',')[0]).toBe('id');
+      expect(text.length - 1).toBe(roots.body.count);
+      await page.goto(weft.url + `/#/p/${P}/table/${seeded.tableDigest}`);
+      const [parquet] = await Promise.all([page.waitForEvent('download'), page.getByLabel('Export').first().selectOption('parquet')]);
+      const bytes = readFileSync((await parquet.path())!);
+      expect(bytes.subarray(0, 4).toString()).toBe('PAR1');
+      await page.screenshot({ path: join(ARTIFACTS_DIR, 'calls-export.png') });
       await page.close();
     },
     UI_TEST_MS,

@@ -138,3 +138,16 @@ export const callsExportReq = callsStreamQueryReq
       .describe('the columns of a csv or parquet export (default: all), or the top-level fields of a jsonl one'),
   });
 export type CallsExportReq = z.infer<typeof callsExportReq>;
+
+export const tableExportReq = z.object({
+  project_id: projectId,
+  digest: z.string().min(1).describe("the table's digest (a Dataset's `rows` ref names it)"),
+  format: z.enum(EXPORT_FORMATS).describe('jsonl: each row as stored; csv and parquet: a column per row key'),
+  columns: z
+    .array(z.string().min(1))
+    .min(1)
+    .max(1000)
+    .optional()
+    .describe('the columns of a csv or parquet export (default: every key of any row)'),
+});
+export type TableExportReq = z.infer<typeof tableExportReq>;

@@ -16,8 +16,8 @@ export interface EndpointSpec {
   request: z.ZodType;
   /** For JSON responses, the body; for streams, the shape of one JSONL line. */
   response: z.ZodType;
-  /** `jsonl`: the response is a stream of JSON objects, one per line. `sse`: may be Server-Sent Events. */
-  stream?: 'jsonl' | 'sse';
+  /** `jsonl`: the response is a stream of JSON objects, one per line. `sse`: may be Server-Sent Events. `file`: a download (JSONL, CSV or Parquet). */
+  stream?: 'jsonl' | 'sse' | 'file';
   /** Other paths answering the same (e.g. without the trailing slash); not in /openapi.json. */
   aliases?: readonly string[];
 }

@@ -4,7 +4,7 @@ import { emptyObject, jsonObject, projectId, query, timestamp } from './common';
 import { callStatsReq, callStatsRes } from './call-stats';
 import { callUsageRes, callsUsageReq, projectStatsReq, projectStatsRes, traceUsageReq } from './usage';
 import { costCreateReq, costCreateRes, feedbackReplaceReq, tableCreateRes } from './objects';
-import { embeddingReq, textCompletionReq } from './inference';
+import { embeddingReq, responsesReq, textCompletionReq } from './inference';
 import type { EndpointSpec } from './endpoints';
 import { otelLogsQueryReq, otelLogsQueryRes } from './otel-logs';
 import { ingestSamplingSettingsRes, projectSettingsReadReq, ttlSettingsRes, ttlSettingsUpdateReq } from './project-settings';
@@ -33,6 +33,7 @@ import {
   analyticsQueryReq,
   analyticsQueryRes,
   callsExportReq,
+  tableExportReq,
   callsAggregateReq,
   callsAggregateRes,
   projectsListReq,
@@ -299,6 +300,14 @@ export const extraEndpoints = {
     service: 'inference',
     request: embeddingReq,
   },
+  responsesCreate: {
+    path: '/v1/responses',
+    summary: 'Create a model response (OpenAI Responses API, forwarded; streamed as its SSE events)',
+    auth: 'bearer',
+    service: 'inference',
+    request: responsesReq,
+    stream: 'sse',
+  },
   // For the web UI (services/ui); published in /openapi.json.
   projectsList: {
     path: '/projects/list',
@@ -325,6 +334,8 @@ export const extraEndpoints = {
     service: 'query',
     request: callsExportReq,
     response: z.string().describe('the file: application/jsonl, text/csv or application/vnd.apache.parquet'),
+    // Streamed page by page: a limit as large as a stream's (WEFT_MAX_STREAM_LIMIT).
+    stream: 'file',
     published: true,
   },
   ttlSettingsRead: {
@@ -417,6 +428,16 @@ export const extraEndpoints = {
     service: 'query',
     request: projectSettingsReadReq,
     response: ingestSamplingSettingsRes,
+    published: true,
+  },
+  tableExport: {
+    path: '/table/export',
+    summary: "A table's rows (a dataset's) as a download: JSONL, CSV or Parquet, streamed",
+    auth: 'basic',
+    service: 'query',
+    request: tableExportReq,
+    response: z.string().describe('the file: application/jsonl, text/csv or application/vnd.apache.parquet'),
+    stream: 'file',
     published: true,
   },
   analyticsQuery: {

@@ -244,3 +244,31 @@ export const modelRecord = z.object({
 });
 
 export { projectId };
+
+/**
+ * `POST /v1/responses` (OpenAI Responses API): forwarded to the model's server as sent. Types of
+ * what weft reads (routing, streaming, the recorded conversation) are checked here; unknown
+ * fields pass through.
+ */
+const responseInputItem = z.object({ type: z.string().optional(), role: z.string().optional() }).passthrough();
+const responseTool = z
+  .object({ type: z.string(), name: z.string().optional(), parameters: jsonObject.nullish() })
+  .passthrough()
+  .refine((t) => t.type !== 'function' || typeof t.name === 'string', { message: 'a function tool needs a name', path: ['name'] });
+export const responsesReq = z
+  .object({
+    model: z.string().min(1).nullish(),
+    input: z.union([z.string(), z.array(responseInputItem)]),
+    instructions: z.string().nullish(),
+    previous_response_id: z.string().min(1).nullish(),
+    tools: z.array(responseTool).nullish(),
+    tool_choice: z.union([z.string(), jsonObject]).nullish(),
+    stream: z.boolean().nullish(),
+    max_output_tokens: z.number().int().min(1).nullish(),
+    temperature: z.number().min(0).max(2).nullish(),
+    top_p: z.number().min(0).max(1).nullish(),
+    store: z.boolean().nullish(),
+    metadata: z.record(z.string(), z.string()).nullish(),
+  })
+  .passthrough();
+export type ResponsesReq = z.infer<typeof responsesReq>;

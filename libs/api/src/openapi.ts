@@ -94,7 +94,14 @@ function specOperation(name: RouteName, path: string): Record<string, unknown> {
                 schema: { type: 'string', description: 'Server-Sent Events of chat.completion.chunk objects, ending with `data: [DONE]`' },
               },
             }
-          : { 'application/json': { schema: schemaOf(response, 'output') } };
+          : spec.stream === 'file'
+            ? Object.fromEntries(
+                ['application/jsonl', 'text/csv', 'application/vnd.apache.parquet'].map((type) => [
+                  type,
+                  { schema: { type: 'string', format: 'binary', description: 'the calls, as the format asked for' } },
+                ]),
+              )
+            : { 'application/json': { schema: schemaOf(response, 'output') } };
   const alias = path !== spec.path;
   return {
     operationId: alias ? `${name}_at_${path.replace(/[^A-Za-z0-9]+/g, '_')}` : name,

@@ -9,6 +9,8 @@ import type { AddressInfo } from 'node:net';
  * (legacy, prompt in; the prompt picks the answer as below), `/<dialect>/v1/embeddings`
  * (a 3-number vector per input, float or base64) and, for vllm and openai only,
  * `/<dialect>/v1/models` (the others answer 404 there, as servers without a model list do).
+ * vllm and openai also serve `/<dialect>/v1/responses` (the Responses API: whole or streamed as
+ * its SSE events, function tools, `previous_response_id` for the responses it gave).
  *
  * What it answers is chosen by the last user message:
  *   (anything)         "Hello from <dialect>" in three tokens
@@ -93,13 +95,19 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export async function startModelServer(opts: { vllmKey?: string } = {}): Promise<ModelServer> {
   const requests: RecordedRequest[] = [];
   const scripts: ChatScript[] = [];
+  // The conversations of the responses given, by id, for `previous_response_id`.
+  const stored = new Map<string, unknown[]>();
   const server = createServer((req, res) => {
     let raw = '';
     req.on('data', (d) => (raw += d));
     req.on('end', () => {
-      const m = /^\/(vllm|sglang|llamacpp|ollama|openai)\/v1\/(chat\/completions\/?|completions|embeddings|models)$/.exec(req.url ?? '');
+      const m = /^\/(vllm|sglang|llamacpp|ollama|openai)\/v1\/(chat\/completions\/?|completions|embeddings|models|responses)$/.exec(
+        req.url ?? '',
+      );
       const listing = m?.[2] === 'models';
-      if (!m || req.method !== (listing ? 'GET' : 'POST') || (listing && m[1] !== 'vllm' && m[1] !== 'openai')) {
+      // Model lists and the Responses API: vLLM and OpenAI serve them; the others answer 404.
+      const vllmOrOpenAi = m?.[1] === 'vllm' || m?.[1] === 'openai';
+      if (!m || req.method !== (listing ? 'GET' : 'POST') || ((listing || m[2] === 'responses') && !vllmOrOpenAi)) {
         res.writeHead(404, { 'content-type': 'application/json' }).end('{"detail":"Not Found"}');
         return;
       }
@@ -113,7 +121,14 @@ export async function startModelServer(opts: { vllmKey?: string } = {}): Promise
       };
       if (m[2] !== 'chat/completions' && m[2] !== 'chat/completions/') {
         requests.push(rec);
-        const other = m[2] === 'models' ? answerModels : m[2] === 'embeddings' ? answerEmbeddings : answerText;
+        const other =
+          m[2] === 'models'
+            ? answerModels
+            : m[2] === 'embeddings'
+              ? answerEmbeddings
+              : m[2] === 'responses'
+                ? (r: RecordedRequest, out: ServerResponse) => answerResponses(r, out, stored)
+                : answerText;
         void other(rec, res).then(() => (rec.finished = res.writableFinished));
         return;
       }
@@ -363,5 +378,125 @@ async function answerText(rec: RecordedRequest, res: ServerResponse): Promise<vo
   }
   if (body.stream_options?.include_usage) send({ id, object: 'text_completion', created, model, choices: [], usage });
   send('[DONE]');
+  res.end();
+}
+
+/** A Responses API input (string, or items) as items. */
+const responseItems = (input: unknown): Record<string, any>[] =>
+  typeof input === 'string' ? [{ type: 'message', role: 'user', content: input }] : Array.isArray(input) ? input : [];
+
+/** The text of the last user message of a Responses conversation; '' after a function call's output. */
+function lastUserInput(items: Record<string, any>[]): string {
+  if (items.at(-1)?.type === 'function_call_output') return '';
+  const last = [...items].reverse().find((x) => (x.type ?? 'message') === 'message' && x.role === 'user');
+  const c = last?.content;
+  if (typeof c === 'string') return c;
+  return Array.isArray(c) ? c.map((p: any) => (typeof p?.text === 'string' ? p.text : '')).join('') : '';
+}
+
+/**
+ * `POST /v1/responses`: the last user input picks the answer as for chat ("tools": a get_weather
+ * function call; "fail"/"bad": 500/400; else "Hello from <dialect>" in three tokens). Each answer
+ * is stored, so a later request may continue it with `previous_response_id` (an unknown id: 404).
+ */
+async function answerResponses(rec: RecordedRequest, res: ServerResponse, stored: Map<string, unknown[]>): Promise<void> {
+  const { body, dialect: d } = rec;
+  let history: unknown[] = [];
+  if (body.previous_response_id !== undefined && body.previous_response_id !== null) {
+    const prev = stored.get(String(body.previous_response_id));
+    if (!prev) {
+      return void json(res, 404, {
+        error: {
+          message: `Previous response with id '${body.previous_response_id}' not found.`,
+          type: 'invalid_request_error',
+          param: 'previous_response_id',
+          code: d === 'vllm' ? 404 : 'previous_response_not_found',
+        },
+      });
+    }
+    history = prev;
+  }
+  const items = [...history, ...responseItems(body.input)] as Record<string, any>[];
+  const text = lastUserInput(items);
+  if (text === 'fail') return void json(res, 500, errorBody(d, 500, 'engine crashed'));
+  if (text === 'bad') return void json(res, 400, errorBody(d, 400, 'bad request from upstream'));
+  const id = `resp_${d}_${stored.size + 1}`;
+  const tokens = ['Hello', ' from', ` ${d}`];
+  const output: Record<string, any>[] =
+    text === 'tools'
+      ? [
+          {
+            type: 'function_call',
+            id: 'fc_1',
+            call_id: 'call_1',
+            name: 'get_weather',
+            arguments: '{"city": "Paris"}',
+            status: 'completed',
+          },
+        ]
+      : [
+          {
+            type: 'message',
+            id: `msg_${id}`,
+            status: 'completed',
+            role: 'assistant',
+            content: [{ type: 'output_text', text: tokens.join(''), annotations: [], logprobs: [] }],
+          },
+        ];
+  stored.set(id, [...items, ...output]);
+  const usage = {
+    input_tokens: 7,
+    input_tokens_details: { cached_tokens: 0 },
+    output_tokens: 3,
+    output_tokens_details: { reasoning_tokens: 0 },
+    total_tokens: 10,
+  };
+  const response = (status: string, out: unknown[], u: unknown) => ({
+    id,
+    object: 'response',
+    created_at: 1_730_000_000,
+    status,
+    error: null,
+    incomplete_details: null,
+    instructions: body.instructions ?? null,
+    max_output_tokens: body.max_output_tokens ?? null,
+    model: String(body.model),
+    output: out,
+    parallel_tool_calls: body.parallel_tool_calls ?? true,
+    previous_response_id: body.previous_response_id ?? null,
+    temperature: body.temperature ?? 1,
+    text: { format: { type: 'text' } },
+    tool_choice: body.tool_choice ?? 'auto',
+    tools: body.tools ?? [],
+    top_p: body.top_p ?? 1,
+    truncation: 'disabled',
+    usage: u,
+    metadata: body.metadata ?? {},
+  });
+  if (!body.stream) return void json(res, 200, response('completed', output, usage));
+
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  let seq = 0;
+  const send = (type: string, fields: Record<string, unknown>) =>
+    res.write(`event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: seq++, ...fields })}\n\n`);
+  send('response.created', { response: response('in_progress', [], null) });
+  send('response.in_progress', { response: response('in_progress', [], null) });
+  const item = output[0]!;
+  if (item.type === 'function_call') {
+    send('response.output_item.added', { output_index: 0, item: { ...item, arguments: '', status: 'in_progress' } });
+    for (const frag of ['{"city', '": "Par', 'is"}'])
+      send('response.function_call_arguments.delta', { item_id: item.id, output_index: 0, delta: frag });
+    send('response.function_call_arguments.done', { item_id: item.id, output_index: 0, arguments: item.arguments });
+  } else {
+    send('response.output_item.added', { output_index: 0, item: { ...item, content: [], status: 'in_progress' } });
+    const part = { type: 'output_text', text: '', annotations: [] };
+    send('response.content_part.added', { item_id: item.id, output_index: 0, content_index: 0, part });
+    for (const t of tokens)
+      send('response.output_text.delta', { item_id: item.id, output_index: 0, content_index: 0, delta: t, logprobs: [] });
+    send('response.output_text.done', { item_id: item.id, output_index: 0, content_index: 0, text: tokens.join(''), logprobs: [] });
+    send('response.content_part.done', { item_id: item.id, output_index: 0, content_index: 0, part: { ...part, text: tokens.join('') } });
+  }
+  send('response.output_item.done', { output_index: 0, item });
+  send('response.completed', { response: response('completed', output, usage) });
   res.end();
 }

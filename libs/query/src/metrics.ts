@@ -32,6 +32,8 @@ interface Metric {
   sql: string;
   /** A count (an integer), else a number or NULL. */
   integer: boolean;
+  /** Read from the calls' own usage (tokens, requests, cost). */
+  usage?: boolean;
 }
 
 /** The usage array a row's token and cost metrics read: the call's own, or the one model's entry of its row. */
@@ -166,7 +168,7 @@ export class MetricsQueryPlan {
     };
     const count = (sql: string): Metric => ({ name, sql, integer: true });
     const num = (sql: string): Metric => ({ name, sql, integer: false });
-    const tokens = (expr: string) => count(`toInt64(sum(arraySum(u -> ${expr}, ${usage()})))`);
+    const tokens = (expr: string): Metric => ({ ...count(`toInt64(sum(arraySum(u -> ${expr}, ${usage()})))`), usage: true });
     const latency = (agg: string) => {
       this.columns.add('ended_at');
       return num(overEnded(agg));
@@ -196,7 +198,7 @@ export class MetricsQueryPlan {
         // An entry's total_tokens, or its prompt + completion counts when it has none (as the UI's Tokens column).
         return tokens('if(u.5 > 0, u.5, u.3 + u.4)');
       case 'cost':
-        return num(`ifNull(sum(${callTotalCostSql(this.projectSql, usage())}), 0)`);
+        return { ...num(`ifNull(sum(${callTotalCostSql(this.projectSql, usage())}), 0)`), usage: true };
       case 'distinct_users':
         this.columns.add('svc_user_id');
         return count('uniqExact(svc_user_id)');
@@ -225,12 +227,15 @@ export class MetricsQueryPlan {
     return this.modelRows ? MODEL_USAGE : CALL_USAGE;
   }
 
-  /** The matched calls with the columns the query reads (their own usage when read), then the joins the dimensions need. */
-  private fromSql(): string {
-    if (this.usesUsage) this.columns.add('usage');
-    const cols = [...this.columns];
-    let calls = this.plan.matchedCallsSql(this.p, cols);
-    if (this.usesUsage) calls = withOwnUsageSql(calls, cols, this.projectSql);
+  /**
+   * The rows a query groups, then the joins the dimensions need: `all`, the matched calls with
+   * their own usage when read (and with `model`, a row per model of it); `calls`, the matched
+   * calls without usage; `usage`, only the matched calls that have usage, with their own.
+   */
+  private fromSql(rows: 'all' | 'calls' | 'usage'): string {
+    const cols = [...this.columns, ...(rows === 'calls' || !this.usesUsage ? [] : ['usage'])];
+    let calls = this.plan.matchedCallsSql(this.p, cols, rows === 'usage' ? 'notEmpty(usage)' : undefined);
+    if (cols.includes('usage')) calls = withOwnUsageSql(calls, cols, this.projectSql);
     let from = `(${calls}) AS c`;
     // A call's row per model of its own usage; a call without usage keeps one row (model NULL).
     if (this.modelRows) from += ' LEFT ARRAY JOIN c.usage AS own_u';
@@ -242,19 +247,47 @@ export class MetricsQueryPlan {
     return from;
   }
 
-  query(): BuiltQuery {
-    const p = this.p;
-    const from = this.fromSql();
-    const dims = this.dimensions.map((d, i) => {
+  /** The dimensions' SELECT terms (d0…); a `top` dimension ranked over `rankFrom`'s rows. */
+  private dimensionTerms(rankFrom: string): string[] {
+    return this.dimensions.map((d, i) => {
       let sql = d.sql;
       if (this.req.top?.dimension === d.name) {
-        // The top n values by calls, over the same rows; the rest folded into one value.
-        const top = `SELECT ${d.sql} AS v FROM ${from} GROUP BY v ORDER BY count() DESC, v LIMIT ${p.int(this.req.top.n)}`;
-        sql = `if(${d.sql} IN (${top}), ${d.sql}, ${p.str(OTHER_VALUE)})`;
+        // The top n values by calls; the rest folded into one value.
+        const top = `SELECT ${d.sql} AS v FROM ${rankFrom} GROUP BY v ORDER BY count() DESC, v LIMIT ${this.p.int(this.req.top.n)}`;
+        sql = `if(${d.sql} IN (${top}), ${d.sql}, ${this.p.str(OTHER_VALUE)})`;
       }
       return `${sql} AS d${i}`;
     });
-    const select = [...dims, ...this.metrics.map((m, i) => `${m.sql} AS m${i}`)];
+  }
+
+  private groupBy(): string {
+    return this.dimensions.length ? `\n  GROUP BY ${this.dimensions.map((_, i) => `d${i}`).join(', ')}` : '';
+  }
+
+  query(): BuiltQuery {
+    const p = this.p;
+    let sql: string;
+    if (!this.usesUsage || this.modelRows) {
+      const from = this.fromSql('all');
+      const select = [...this.dimensionTerms(from), ...this.metrics.map((m, i) => `${m.sql} AS m${i}`)];
+      sql = `SELECT ${select.join(', ')}\n  FROM ${from}${this.groupBy()}`;
+    } else {
+      // Usage is read only where there is some: the call figures over every matched call, the
+      // usage figures over the calls with usage (a quarter of the bench's), joined by group.
+      const calls = this.fromSql('calls');
+      const usage = this.fromSql('usage');
+      const none = `CAST(NULL, 'Nullable(Float64)')`;
+      const side = (from: string, usageSide: boolean) =>
+        `SELECT ${[
+          ...this.dimensionTerms(calls),
+          ...this.metrics.map((m, i) => `${!!m.usage === usageSide ? `toNullable(toFloat64(${m.sql}))` : none} AS m${i}`),
+        ].join(', ')}\n  FROM ${from}${this.groupBy()}`;
+      const outer = [
+        ...this.dimensions.map((_, i) => `d${i}`),
+        ...this.metrics.map((m, i) => (m.usage ? `ifNull(max(m${i}), 0) AS m${i}` : `max(m${i}) AS m${i}`)),
+      ];
+      sql = `SELECT ${outer.join(', ')} FROM (\n  ${side(calls, false)}\n  UNION ALL\n  ${side(usage, true)}\n)${this.groupBy()}`;
+    }
     const alias = (name: string) => {
       const d = this.dimensions.findIndex((x) => x.name === name);
       return d >= 0 ? `d${d}` : `m${this.metrics.findIndex((x) => x.name === name)}`;
@@ -264,8 +297,6 @@ export class MetricsQueryPlan {
     );
     // Every dimension last, so rows with equal sort values come in one order.
     order.push(...this.dimensions.map((_, i) => `d${i} ASC NULLS LAST`));
-    let sql = `SELECT ${select.join(', ')}\n  FROM ${from}`;
-    if (this.dimensions.length) sql += `\n  GROUP BY ${this.dimensions.map((_, i) => `d${i}`).join(', ')}`;
     sql += `\n  ORDER BY ${order.join(', ')}\n  LIMIT ${p.int(this.req.limit + 1)}\n  SETTINGS transform_null_in = 1`;
     return { sql, params: p.values };
   }

@@ -13,6 +13,7 @@ import { Embeddings } from './embeddings';
 import { ModelList } from './model-list';
 import { ModelRecords } from './models';
 import { openAiError, toOpenAiError } from './openai-errors';
+import { ResponsesFront } from './responses';
 import { textCompletionKind } from './text-completions';
 import type { UpstreamRegistry } from './upstreams';
 
@@ -34,18 +35,20 @@ const V1_ROUTES: { method: string; path: RegExp }[] = [
   { method: 'POST', path: /^\/v1\/chat\/completions\/?$/ },
   { method: 'POST', path: /^\/v1\/completions$/ },
   { method: 'POST', path: /^\/v1\/embeddings$/ },
+  { method: 'POST', path: /^\/v1\/responses$/ },
   { method: 'POST', path: /^\/v1\/preview\/models$/ },
   { method: 'GET', path: /^\/v1\/models$/ },
   { method: 'GET', path: /^\/v1\/models\/.+$/ },
 ];
 
-/** The OpenAI-compatible front (chat and legacy completions, embeddings, model list), project completions and model records. */
+/** The OpenAI-compatible front (chat and legacy completions, responses, embeddings, model list), project completions and model records. */
 export async function inferenceRoutes(app: FastifyInstance, deps: InferenceDeps): Promise<void> {
   // Recorded completions truncate oversized values as every other call does (WEFT_MAX_VALUE_BYTES).
   const ingest = new CallIngest(deps.bus, { maxValueBytes: app.weftLimits?.maxValueBytes });
   const chat = new CompletionFront(chatCompletionKind, deps.upstreams, ingest, deps.log);
   const text = new CompletionFront(textCompletionKind, deps.upstreams, ingest, deps.log);
   const embeddings = new Embeddings(deps.upstreams, ingest);
+  const responses = new ResponsesFront(deps.upstreams, ingest, deps.log);
   const modelList = new ModelList(deps.upstreams, deps.log);
   const completions = new Completions(deps.upstreams, ingest);
   const models = new ModelRecords(deps.store.client);
@@ -66,6 +69,7 @@ export async function inferenceRoutes(app: FastifyInstance, deps: InferenceDeps)
   );
   addRoute(app, deps.auth, 'textCompletions', (body, ctx) => text.handle(body, ctx), openAiShape);
   addRoute(app, deps.auth, 'embeddings', (body, ctx) => embeddings.handle(body, ctx), openAiShape);
+  addRoute(app, deps.auth, 'responsesCreate', (body, ctx) => responses.handle(body, ctx), openAiShape);
   addGuardedGet(app, deps.auth, '/v1/models', 'bearer', () => modelList.list(), {
     ...openAiShape,
     doc: { tag: 'openai', summary: 'List the models the upstreams serve (OpenAI `GET /v1/models`)' },

@@ -29,6 +29,11 @@ export class SseWriter {
     await this.write(`data: ${typeof payload === 'string' ? payload : JSON.stringify(payload)}\n\n`);
   }
 
+  /** A named event (`event: <name>`), as the Responses API streams them. */
+  async event(name: string, payload: unknown): Promise<void> {
+    await this.write(`event: ${name}\ndata: ${JSON.stringify(payload)}\n\n`);
+  }
+
   private async write(text: string): Promise<void> {
     if (!this.closed) await writeOrWait(this.res, text);
   }

@@ -1,18 +1,14 @@
-import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { FastifyReply } from 'fastify';
 import { CALL_EXPORT_COLUMNS, type CallExportColumn, type CallsExportReq, type CallsStreamQueryReq } from '@weft/api';
 import { sendStream } from '@weft/http';
-import { jsonlToParquet, type Store } from '@weft/store';
+import type { Store } from '@weft/store';
 import { streamCallLines, type StreamOptions } from './calls';
+import { downloadFraming, sendRows } from './row-export';
 
 /**
  * /calls/export: the calls a query matches as a file, streamed. The calls are read page by page
  * as /calls/stream_query reads them (bounded memory whatever the count): JSONL is those lines;
- * CSV is written here from them row by row; Parquet is written by the engine from a JSONL file
- * of the flat rows (store/parquet.ts), then sent from disk.
+ * CSV and Parquet are their flat rows (row-export.ts).
  */
 
 type Call = Record<string, unknown> & { summary?: { weave?: { status?: string; latency_ms?: number } } | null };
@@ -40,38 +36,17 @@ const COLUMNS: Record<CallExportColumn, { type: string; value: (c: Call) => unkn
   summary: { type: 'Nullable(String)', value: (c) => (c.summary ? JSON.stringify(c.summary) : null) },
 };
 
-const CONTENT_TYPES = { jsonl: 'application/jsonl', csv: 'text/csv; charset=utf-8', parquet: 'application/vnd.apache.parquet' };
-
 export async function exportCalls(store: Store, req: CallsExportReq, reply: FastifyReply, opts: StreamOptions): Promise<void> {
   const abort = new AbortController();
-  const headers = { 'content-disposition': `attachment; filename="${req.project_id.replace('/', '-')}-calls.${req.format}"` };
-  const framing = { contentType: CONTENT_TYPES[req.format], headers, toText: (b: Buffer | string) => b, onAbort: () => abort.abort() };
+  const framing = downloadFraming(req.format, `${req.project_id}-calls`, () => abort.abort());
   if (req.format === 'jsonl') {
     // status and latency_ms are read from the summary (summary.weave).
     const columns = req.columns?.map((c) => (c === 'status' || c === 'latency_ms' ? 'summary' : c));
     const lines = streamCallLines(store, { ...streamReq(req), columns }, abort.signal, opts);
     return sendStream(reply, lines, framing);
   }
-  const columns = req.columns ?? [...CALL_EXPORT_COLUMNS];
-  const calls = callsOf(streamCallLines(store, streamReq(req), abort.signal, opts));
-  if (req.format === 'csv') return sendStream(reply, csvLines(calls, columns), framing);
-
-  const dir = await mkdtemp(join(tmpdir(), 'weft-export-'));
-  try {
-    const jsonl = join(dir, 'calls.jsonl');
-    const out = createWriteStream(jsonl);
-    for await (const c of calls) {
-      const row: Record<string, unknown> = {};
-      for (const col of columns) row[col] = COLUMNS[col].value(c);
-      if (!out.write(JSON.stringify(row) + '\n')) await new Promise<void>((resolve) => out.once('drain', () => resolve()));
-    }
-    await new Promise<void>((resolve, reject) => out.end((e?: Error | null) => (e ? reject(e) : resolve())));
-    const parquet = join(dir, 'calls.parquet');
-    await jsonlToParquet(store, jsonl, columns.map((col) => `${col} ${COLUMNS[col].type}`).join(', '), parquet);
-    await sendStream(reply, createReadStream(parquet, { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>, framing);
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
+  const columns = (req.columns ?? [...CALL_EXPORT_COLUMNS]).map((name) => ({ name, ...COLUMNS[name] }));
+  await sendRows(store, reply, req.format, framing, columns, callsOf(streamCallLines(store, streamReq(req), abort.signal, opts)));
 }
 
 /** The stream query of an export: every call the filter matches, in its order, with the whole Call (columns are the export's). */
@@ -101,24 +76,4 @@ async function* callsOf(chunks: AsyncIterable<Buffer>): AsyncGenerator<Call> {
     for (const line of lines) if (line) yield JSON.parse(line) as Call;
   }
   if (rest) yield JSON.parse(rest) as Call;
-}
-
-/** RFC 4180: a header, then one line per call; a field with a comma, quote or line break is quoted. */
-async function* csvLines(calls: AsyncIterable<Call>, columns: CallExportColumn[]): AsyncGenerator<string> {
-  yield columns.join(',') + '\r\n';
-  let batch = '';
-  for await (const c of calls) {
-    batch += columns.map((col) => csvField(COLUMNS[col].value(c))).join(',') + '\r\n';
-    if (batch.length > 1 << 16) {
-      yield batch;
-      batch = '';
-    }
-  }
-  if (batch) yield batch;
-}
-
-function csvField(v: unknown): string {
-  if (v === null || v === undefined) return '';
-  const s = String(v);
-  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }

@@ -1,22 +1,10 @@
 import type { OtelLogRecord, OtelLogsQueryReq } from '@weft/api';
+import type { LogRecordRow } from '@weft/otlp';
 import { Params } from '@weft/query';
 import type { Store } from '@weft/store';
 
-interface LogRow {
-  time: string;
-  observed_time: string;
-  trace_id: string | null;
-  span_id: string | null;
-  severity_number: number;
-  severity_text: string;
-  event_name: string;
-  body_dump: string;
-  body_truncated: number;
-  attributes_dump: string;
-  resource_dump: string;
-  scope_name: string;
-  scope_version: string;
-}
+/** A stored record as read back: the row libs/otlp writes, less its project. */
+type LogRow = Omit<LogRecordRow, 'project_id'>;
 
 /** A project's stored OTLP log records, newest first (the ingest side: services/gateway otel-logs.ts). */
 export async function queryOtelLogs(store: Store, req: OtelLogsQueryReq): Promise<{ logs: OtelLogRecord[] }> {

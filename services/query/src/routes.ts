@@ -2,9 +2,11 @@ import type { FastifyInstance } from 'fastify';
 import { addRoute, sendJsonl, sendJsonlText, type Authenticator } from '@weft/http';
 import { aggregateCalls, listProjects, queryMetrics } from './analytics';
 import { exportCalls } from './export';
+import { exportTable } from './table-export';
 import { readTtlSettings, updateTtlSettings } from './project-settings';
 import type { Store } from '@weft/store';
 import { countCalls, needsEnrichment, readCall, streamCallLines, streamCalls } from './calls';
+import { fillFromGenAiEvents, projectHasGenAiEvents, withGenAiEvents } from './genai-events';
 import { withExpandedRefsAndFeedback } from './call-enrichment';
 import { objectReadRoutes } from './objects';
 import { createCosts, purgeCosts, queryCosts } from './costs';
@@ -51,17 +53,23 @@ export async function queryRoutes(app: FastifyInstance, deps: QueryDeps): Promis
   if (caughtUp) app.addHook('preHandler', async () => caughtUp());
   addRoute(app, deps.auth, 'callsStreamQuery', async (body, { reply }) => {
     const abort = new AbortController();
-    if (!needsEnrichment(body)) {
+    const joinEvents = await projectHasGenAiEvents(deps.store, body.project_id);
+    if (!needsEnrichment(body) && !joinEvents) {
       // The lines ClickHouse builds go to the socket as they are.
       await sendJsonlText(reply, streamCallLines(deps.store, body, abort.signal, { pageRows }), () => abort.abort());
       return undefined;
     }
-    const calls = streamCalls(deps.store, body, abort.signal, { pageRows });
+    let calls = streamCalls(deps.store, body, abort.signal, { pageRows });
+    if (joinEvents) calls = withGenAiEvents(deps.store, body.project_id, calls);
     await sendJsonl(reply, withExpandedRefsAndFeedback(deps.store, body, calls), () => abort.abort());
     return undefined;
   });
   addRoute(app, deps.auth, 'callsQueryStats', async (body) => countCalls(deps.store, body));
-  addRoute(app, deps.auth, 'callRead', async (body) => readCall(deps.store, body));
+  addRoute(app, deps.auth, 'callRead', async (body) => {
+    const read = await readCall(deps.store, body);
+    if (read.call) await fillFromGenAiEvents(deps.store, body.project_id, [read.call]);
+    return read;
+  });
 
   addRoute(app, deps.auth, 'threadsStreamQuery', async (body, { reply }) => {
     const abort = new AbortController();
@@ -102,6 +110,10 @@ export async function queryRoutes(app: FastifyInstance, deps: QueryDeps): Promis
   addRoute(app, deps.auth, 'ttlSettingsRead', async (body) => readTtlSettings(deps.store, body.project_id, deps.defaultRetentionDays));
   addRoute(app, deps.auth, 'ttlSettingsUpdate', async (body, { caller }) => updateTtlSettings(deps.store, body, caller.userId));
   addRoute(app, deps.auth, 'ingestSamplingSettingsRead', async () => ({ dry_run: false, sample_rate: 1 }));
+  addRoute(app, deps.auth, 'tableExport', async (body, { reply }) => {
+    await exportTable(deps.store, body, reply);
+    return undefined;
+  });
   addRoute(app, deps.auth, 'analyticsQuery', async (body, { signal }) => queryMetrics(deps.store, body, signal));
 
   await app.register(objectReadRoutes, { store: deps.store, auth: deps.auth });

@@ -67,6 +67,23 @@ export async function postJsonl<T>(path: string, body: unknown, signal?: AbortSi
   return out;
 }
 
+/**
+ * POST a body, save the answer as a file (an export): the browser's download of a blob made from
+ * the response, named as its content-disposition says (else `fallback`).
+ */
+export async function download(path: string, body: unknown, fallback: string): Promise<void> {
+  const res = await request(path, body);
+  const name = /filename="([^"]+)"/.exec(res.headers.get('content-disposition') ?? '')?.[1] ?? fallback;
+  const url = URL.createObjectURL(await res.blob());
+  const a = document.createElement('a');
+  a.href = url;
+  a.download = name;
+  document.body.appendChild(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 60_000);
+}
+
 /** Checks a key before keeping it: the project list answers 401 for a bad key. */
 export async function checkKey(key: string): Promise<void> {
   await request('/projects/list', { limit: 1 }, undefined, key);

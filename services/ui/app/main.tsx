@@ -6,6 +6,9 @@ import { hashForSdkPath } from './sdk-links';
 import { getKey } from './session';
 import { AnalyticsView } from './views/analytics';
 import { CallsView } from './views/calls';
+import { EvaluationCompareView } from './views/evaluation-compare';
+import { EvaluationsView } from './views/evaluations';
+import { LeaderboardView } from './views/leaderboards';
 import { ObjectView } from './views/object';
 import { ObjectsView } from './views/objects';
 import { Projects } from './views/projects';
@@ -44,6 +47,15 @@ function App() {
         return rest[0] ? <ThreadView projectId={projectId} threadId={rest[0]} /> : <ThreadsView projectId={projectId} route={route} />;
       case 'analytics':
         return <AnalyticsView projectId={projectId} route={route} />;
+      case 'evaluations':
+        return rest[0] === 'compare' ? (
+          <EvaluationCompareView projectId={projectId} route={route} />
+        ) : (
+          <EvaluationsView projectId={projectId} route={route} />
+        );
+      case 'leaderboards':
+        if (rest[0]) return <LeaderboardView key={rest[0]} projectId={projectId} name={rest[0]} route={route} />;
+        break;
       case 'objects':
         return rest[0] ? <ObjectView projectId={projectId} objectId={rest[0]} route={route} /> : <ObjectsView projectId={projectId} />;
       case 'table':

@@ -6,7 +6,7 @@ import { href } from './route';
  *   /<e>/<p>/r/call/<id>, /<e>/<p>/weave/r/call/<id>, /<e>/<p>/weave/calls/<id> → the call in its trace
  *   /<e>/<p>/weave/objects/<name>/versions/<digest>  → that object version (datasets are objects)
  *   /<e>/<p>/weave/ops/<name>/versions/<digest>      → that op version
- *   /<e>/<p>/weave/leaderboards/<name>               → the leaderboard object
+ *   /<e>/<p>/weave/leaderboards/<name>               → the leaderboard
  *   /<e>/<p>/weave/agents/conversations/<id>         → the thread
  * Anything else under /<e>/<p>/weave opens the project. Null: not such a link.
  */
@@ -24,7 +24,7 @@ export function hashForSdkPath(pathname: string): string | null {
     const v = sub === 'versions' && version ? version : undefined;
     return href(['p', entity, project, 'objects', name], { v });
   }
-  if (kind === 'leaderboards' && name) return at('objects', name);
+  if (kind === 'leaderboards' && name) return at('leaderboards', name);
   if (kind === 'agents' && name === 'conversations' && sub) return at('threads', sub);
   return at('calls');
 }

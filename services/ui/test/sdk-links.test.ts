@@ -12,7 +12,7 @@ describe('links the Weave SDK prints', () => {
     expect(hashForSdkPath('/acme/p/weave/objects/my%20data/versions/abc')).toBe('#/p/acme/p/objects/my%20data?v=abc');
     expect(hashForSdkPath('/acme/p/weave/ops/agent/versions/abc')).toBe('#/p/acme/p/objects/agent?v=abc');
     expect(hashForSdkPath('/acme/p/weave/objects/qa')).toBe('#/p/acme/p/objects/qa');
-    expect(hashForSdkPath('/acme/p/weave/leaderboards/board')).toBe('#/p/acme/p/objects/board');
+    expect(hashForSdkPath('/acme/p/weave/leaderboards/board')).toBe('#/p/acme/p/leaderboards/board');
     expect(hashForSdkPath('/acme/p/weave/agents/conversations/c%201')).toBe('#/p/acme/p/threads/c%201');
     expect(hashForSdkPath('/acme/p/weave/somewhere/else')).toBe('#/p/acme/p/calls');
   });

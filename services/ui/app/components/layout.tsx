@@ -5,6 +5,7 @@ import { href, navigate, projectHref } from '../route';
 const TABS: [string, string][] = [
   ['calls', 'Calls'],
   ['threads', 'Threads'],
+  ['evaluations', 'Evaluations'],
   ['analytics', 'Analytics'],
   ['objects', 'Objects'],
 ];

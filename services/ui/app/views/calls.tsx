@@ -1,6 +1,7 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { post, postJsonl } from '../api';
 import { callsQueryBody, filterFromParams, FilterError, rootsOnly, type CallsFilter } from '../calls-filter';
+import { ExportMenu } from '../components/export-menu';
 import { FilterBar } from '../components/filter-bar';
 import { Layout } from '../components/layout';
 import { Empty, ErrorBox, Loading } from '../components/states';
@@ -295,6 +296,9 @@ function CallsTable({
           {' '}
           · sorted by {sort.field} {sort.direction} · ↑↓ to move, Enter to open
         </span>
+        {body instanceof FilterError ? null : (
+          <ExportMenu path="/calls/export" body={{ ...body, sort_by: [sort] }} fallbackName={`${projectId.replace('/', '-')}-calls`} />
+        )}
       </div>
       <div class="vt" role="grid" aria-rowcount={total} aria-label="Calls">
         <div class="vt-head vt-row" role="row">

@@ -1,5 +1,6 @@
 import { post } from '../api';
 import { JsonView } from '../components/json-view';
+import { ExportMenu } from '../components/export-menu';
 import { Layout } from '../components/layout';
 import { Empty, ErrorBox, Loading } from '../components/states';
 import { fmtInt } from '../format';
@@ -86,7 +87,8 @@ export function TableView({ projectId, digest, route }: { projectId: string; dig
   return (
     <Layout projectId={projectId} tab="objects">
       <div class="crumbs">
-        <a href={projectHref(projectId, ['objects'])}>Objects</a> / table <code>{digest.slice(0, 16)}…</code>
+        <a href={projectHref(projectId, ['objects'])}>Objects</a> / table <code>{digest.slice(0, 16)}…</code>{' '}
+        <ExportMenu path="/table/export" body={{ project_id: projectId, digest }} fallbackName={`table-${digest.slice(0, 12)}`} />
       </div>
       <TableRows projectId={projectId} digest={digest} route={route} />
     </Layout>

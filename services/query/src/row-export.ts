@@ -1,0 +1,77 @@
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FastifyReply } from 'fastify';
+import { sendStream } from '@weft/http';
+import { jsonlToParquet, type Store } from '@weft/store';
+
+/**
+ * Rows as a download, streamed: CSV written here row by row; Parquet written by the engine from
+ * a JSONL file of the rows (store/parquet.ts: it needs the whole file for its footer), then sent
+ * from disk. Memory stays bounded whatever the count: rows are produced and written one by one.
+ */
+export interface ExportColumn<R> {
+  name: string;
+  /** The column's Parquet (ClickHouse) type. */
+  type: string;
+  value: (row: R) => unknown;
+}
+
+const CONTENT_TYPES = { jsonl: 'application/jsonl', csv: 'text/csv; charset=utf-8', parquet: 'application/vnd.apache.parquet' };
+
+export function downloadFraming(format: keyof typeof CONTENT_TYPES, filename: string, onAbort: () => void) {
+  return {
+    contentType: CONTENT_TYPES[format],
+    headers: { 'content-disposition': `attachment; filename="${filename.replace(/[^A-Za-z0-9._-]/g, '-')}.${format}"` },
+    toText: (b: Buffer | string) => b,
+    onAbort,
+  };
+}
+
+export async function sendRows<R>(
+  store: Store,
+  reply: FastifyReply,
+  format: 'csv' | 'parquet',
+  framing: ReturnType<typeof downloadFraming>,
+  columns: ExportColumn<R>[],
+  rows: AsyncIterable<R>,
+): Promise<void> {
+  if (format === 'csv') return sendStream(reply, csvLines(rows, columns), framing);
+  const dir = await mkdtemp(join(tmpdir(), 'weft-export-'));
+  try {
+    const jsonl = join(dir, 'rows.jsonl');
+    const out = createWriteStream(jsonl);
+    for await (const r of rows) {
+      const row: Record<string, unknown> = {};
+      for (const col of columns) row[col.name] = col.value(r);
+      if (!out.write(JSON.stringify(row) + '\n')) await new Promise<void>((resolve) => out.once('drain', () => resolve()));
+    }
+    await new Promise<void>((resolve, reject) => out.end((e?: Error | null) => (e ? reject(e) : resolve())));
+    const parquet = join(dir, 'rows.parquet');
+    await jsonlToParquet(store, jsonl, columns.map((col) => `\`${col.name.replace(/`/g, '')}\` ${col.type}`).join(', '), parquet);
+    await sendStream(reply, createReadStream(parquet, { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>, framing);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** RFC 4180: a header, then one line per row; a field with a comma, quote or line break is quoted. */
+async function* csvLines<R>(rows: AsyncIterable<R>, columns: ExportColumn<R>[]): AsyncGenerator<string> {
+  yield columns.map((c) => csvField(c.name)).join(',') + '\r\n';
+  let batch = '';
+  for await (const r of rows) {
+    batch += columns.map((col) => csvField(col.value(r))).join(',') + '\r\n';
+    if (batch.length > 1 << 16) {
+      yield batch;
+      batch = '';
+    }
+  }
+  if (batch) yield batch;
+}
+
+function csvField(v: unknown): string {
+  if (v === null || v === undefined) return '';
+  const s = String(v);
+  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+}

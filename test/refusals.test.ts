@@ -22,6 +22,9 @@ const { weft, api } = useWeft({
     WEFT_MAX_INFLIGHT_BODY_BYTES: String(LIMIT),
     WEFT_RATE_LIMIT_MAX: String(RATE),
     WEFT_RATE_LIMIT_WINDOW_MS: '600000',
+    // Room for several 40 MiB drains at once: fetch and Go return with the answer while their
+    // upload still runs, so the next try may start beside it (the bound itself: libs/http/test/refused-body.test.ts).
+    WEFT_REFUSED_BODY_DRAIN_BYTES: String(256 * 1024 * 1024),
     // The held request below stays open for the whole 503 block.
     WEFT_BODY_IDLE_TIMEOUT_MS: '600000',
     WEFT_REQUEST_TIMEOUT_MS: '600000',

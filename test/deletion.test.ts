@@ -1,6 +1,11 @@
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { openStore } from '@weft/store';
+import { HARNESS_API_KEY } from './helpers/client';
 import { useWeft } from './helpers/fixture';
+import { REPO_ROOT } from './helpers/paths';
 import { clientFor, createKey, type TestKey } from './helpers/keys';
 
 /**
@@ -123,6 +128,13 @@ describe("deleting a data subject's calls", () => {
     expect((await as(alice).post('/deletion/status', { job_id: job.body.job_id })).status).toBe(404);
     const done = await untilDone(null, job.body.job_id);
     expect(done.tables.every((t: { rows_left: number }) => t.rows_left === 0)).toBe(true);
+    // The CLI reads the same status through the server.
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      [join(REPO_ROOT, 'services/cli/bin/weft.mjs'), 'delete', 'status', job.body.job_id],
+      { env: { ...process.env, WEFT_URL: weft.url, WEFT_API_KEY: HARNESS_API_KEY }, timeout: 60_000 },
+    );
+    expect(JSON.parse(stdout)).toMatchObject({ job_id: job.body.job_id, state: 'done' });
 
     expect(await callIds(carol, 'del/p1')).toEqual([...carolCalls].sort());
     expect(await callIds(carol, 'del/p2')).toEqual([]);

@@ -9,6 +9,8 @@ import type { EndpointSpec } from './endpoints';
 import { otelLogsQueryReq, otelLogsQueryRes } from './otel-logs';
 import { ingestSamplingSettingsRes, projectSettingsReadReq, ttlSettingsRes, ttlSettingsUpdateReq } from './project-settings';
 import { actionsExecuteBatchReq } from './actions';
+import { deadLetterEntry, deadLetterReq, deadLetterRes, deadLettersListReq, deadLettersListRes } from './dead-letters';
+import { deletionStatusReq, deletionStatusRes, projectDeleteReq, userDataDeleteReq } from './deletions';
 import {
   annotationQueue,
   annotationQueueAddCallsReq,
@@ -352,6 +354,71 @@ export const extraEndpoints = {
     service: 'query',
     request: ttlSettingsUpdateReq,
     response: ttlSettingsRes,
+    published: true,
+  },
+  // Deletions that delete (docs/operations.md "Deletion"): jobs whose status says when the data is off the disk.
+  projectDelete: {
+    path: '/project/delete',
+    summary: "Deletes every row of a project (calls, feedback, objects, tables, files, settings…) from the engine's parts; a job",
+    auth: 'basic',
+    service: 'gateway',
+    request: projectDeleteReq,
+    response: deletionStatusRes,
+    published: true,
+  },
+  userDataDelete: {
+    path: '/user_data/delete',
+    summary: 'Admin keys: deletes every call of a svc_user_id, in every project, and the feedback on them (a data-subject request); a job',
+    auth: 'basic',
+    service: 'gateway',
+    request: userDataDeleteReq,
+    response: deletionStatusRes,
+    published: true,
+  },
+  deletionStatus: {
+    path: '/deletion/status',
+    summary: 'A deletion job: running, or done once no row of it is left in the parts and its mutations ended',
+    auth: 'basic',
+    service: 'gateway',
+    request: deletionStatusReq,
+    response: deletionStatusRes,
+    published: true,
+  },
+  // The ingest log's dead letters (all-in-one; admin keys): `weft dead-letters` calls these.
+  deadLettersList: {
+    path: '/admin/dead_letters/list',
+    summary: "Admin keys: the ingest log's dead letters (values the store refused for good), with why and what became of them",
+    auth: 'basic',
+    service: 'gateway',
+    request: deadLettersListReq,
+    response: deadLettersListRes,
+    published: true,
+  },
+  deadLetterRead: {
+    path: '/admin/dead_letters/read',
+    summary: 'Admin keys: one dead letter with its values (each call part as the row that was to be stored)',
+    auth: 'basic',
+    service: 'gateway',
+    request: deadLetterReq,
+    response: deadLetterRes,
+    published: true,
+  },
+  deadLetterReplay: {
+    path: '/admin/dead_letters/replay',
+    summary: 'Admin keys: publishes a dead letter again through the normal write path (once: a replayed one is left as it is)',
+    auth: 'basic',
+    service: 'gateway',
+    request: deadLetterReq,
+    response: deadLetterEntry,
+    published: true,
+  },
+  deadLetterDiscard: {
+    path: '/admin/dead_letters/discard',
+    summary: 'Admin keys: marks a dead letter discarded (it is no longer pending)',
+    auth: 'basic',
+    service: 'gateway',
+    request: deadLetterReq,
+    response: deadLetterEntry,
     published: true,
   },
   ingestSamplingSettingsRead: {

@@ -13,5 +13,7 @@ export * from './usage';
 export * from './call-stats';
 export * from './otel-logs';
 export * from './project-settings';
+export * from './deletions';
+export * from './dead-letters';
 export * from './annotation-queues';
 export * from './actions';

@@ -3,6 +3,7 @@ export * from './messages';
 export * from './in-process';
 export * from './local-log';
 export * from './log-bus';
+export * from './dead-letters';
 export * from './codec';
 export * from './group-commit';
 export * from './kafka';

@@ -92,18 +92,9 @@ export class LocalLog {
     starts.forEach((start, i) => {
       const file = join(this.opts.dir, segmentName(start));
       const bytes = readFileSync(file);
-      let seq = start;
-      let at = 0;
-      while (at + HEADER <= bytes.length) {
-        const length = bytes.readUInt32LE(at);
-        const end = at + HEADER + length;
-        if (end > bytes.length) break;
-        const payload = bytes.subarray(at + HEADER, end);
-        if (crc32(payload) !== bytes.readUInt32LE(at + 4)) break;
-        if (seq > this.committedSeq) pending.push({ seq, payload: Buffer.from(payload) });
-        seq++;
-        at = end;
-      }
+      const { records, end: at } = readFrames(bytes, start);
+      for (const r of records) if (r.seq > this.committedSeq) pending.push(r);
+      const seq = start + records.length;
       if (at < bytes.length) {
         // A torn frame: only the last segment's tail can be one (a write cut by a kill, never acknowledged).
         if (i !== starts.length - 1) throw new Error(`local log ${file}: corrupt frame at byte ${at} of a closed segment`);
@@ -120,6 +111,16 @@ export class LocalLog {
     else this.fd = openSync(join(this.opts.dir, segmentName(this.segmentStart)), 'a');
     this.dropCommittedSegments();
     return pending;
+  }
+
+  /** The records not yet committed, read again from the files (the log stays open; a torn tail is left out). */
+  read(): LogRecord[] {
+    const out: LogRecord[] = [];
+    for (const start of this.segments) {
+      const bytes = readFileSync(join(this.opts.dir, segmentName(start)), { flag: 'r' });
+      for (const r of readFrames(bytes, start).records) if (r.seq > this.committedSeq) out.push(r);
+    }
+    return out;
   }
 
   /** Appends payloads as consecutive records (one write); resolves with the first one's sequence number once written. */
@@ -208,6 +209,22 @@ export class LocalLog {
       rmSync(join(this.opts.dir, segmentName(this.segments.shift()!)), { force: true });
     }
   }
+}
+
+/** The whole frames of a segment whose first record is `start`, and where they end (a torn or corrupt frame stops the read). */
+function readFrames(bytes: Buffer, start: number): { records: LogRecord[]; end: number } {
+  const records: LogRecord[] = [];
+  let at = 0;
+  while (at + HEADER <= bytes.length) {
+    const length = bytes.readUInt32LE(at);
+    const end = at + HEADER + length;
+    if (end > bytes.length) break;
+    const payload = bytes.subarray(at + HEADER, end);
+    if (crc32(payload) !== bytes.readUInt32LE(at + 4)) break;
+    records.push({ seq: start + records.length, payload: Buffer.from(payload) });
+    at = end;
+  }
+  return { records, end: at };
 }
 
 /** writev until every byte is written (a regular file may take a write in parts). */

@@ -3,6 +3,7 @@ import { metrics, type Logger } from '@weft/core';
 import type { BatchHandler, Bus, BusPressure, Subscription } from './bus';
 import { BusUnavailableError } from './bus';
 import type { EnvelopeCodec } from './codec';
+import { DeadLetters } from './dead-letters';
 import { LocalLog, LogWriteError, type LogRecord } from './local-log';
 import type { BusMessage } from './messages';
 
@@ -72,10 +73,11 @@ export class LogBus<T> implements Bus<T> {
   /** Values per record (one publish) in the last batch stored: how gather estimates the values waiting. */
   private rowsPerRecord = 1;
   private closed = false;
-  private readonly deadLetters: LocalLog;
+  /** Values the store refused for good: listed, replayed or discarded (dead-letters.ts). */
+  readonly deadLetters: DeadLetters<T>;
 
   constructor(private readonly opts: LogBusOptions<T>) {
-    this.deadLetters = new LocalLog({ dir: join(opts.dir, 'dead-letter'), segmentBytes: this.segmentBytes, fsync: opts.fsync });
+    this.deadLetters = DeadLetters.at(join(opts.dir, 'dead-letter'), { segmentBytes: this.segmentBytes, fsync: opts.fsync }, opts.codec);
   }
 
   private get segmentBytes(): number {
@@ -85,6 +87,16 @@ export class LogBus<T> implements Bus<T> {
   /** Opens the dead-letter log (each topic's log opens with its first use or subscriber). */
   open(): void {
     this.deadLetters.open();
+  }
+
+  /** Publishes a pending dead letter's values again, through publish (the normal path); a handled one is left as it is. */
+  replayDeadLetter(seq: number): ReturnType<DeadLetters<T>['replay']> {
+    return this.deadLetters.replay(seq, (topic, values) =>
+      this.publish(
+        topic,
+        values.map((value) => ({ key: '', value })),
+      ),
+    );
   }
 
   private topic(name: string): Topic<T> {
@@ -275,8 +287,7 @@ export class LogBus<T> implements Bus<T> {
         for (const r of outcome?.rejected ?? []) {
           const reason = `store rejected: ${r.reason.slice(0, 500)}`;
           this.opts.log.warn({ topic: name, reason }, 'message dead-lettered');
-          const header = Buffer.from(`${JSON.stringify({ topic: name, reason })}\n`);
-          await this.deadLetters.append([Buffer.concat([header, this.opts.codec.encodeMany([values[r.index]!])])]);
+          await this.deadLetters.add(name, reason, [values[r.index]!]);
           metrics.deadLettered.inc({ kind: 'rejected' });
         }
         return true;

@@ -105,6 +105,8 @@ export const configSchema = z.object({
   WEFT_MAX_STREAM_LIMIT: int(1_000_000, 1),
   /** Largest `limit` of paged queries (objects, tables, feedback, costs) (400 above). */
   WEFT_MAX_PAGE_LIMIT: int(100_000, 1),
+  /** A call's input, output or attribute value (each member) larger than this, as JSON, is stored truncated with a marker; 0 = never. */
+  WEFT_MAX_VALUE_BYTES: int(1024 * 1024, 0),
   /** Largest query expression (`query`), in bytes of JSON (413 above). */
   WEFT_MAX_QUERY_BYTES: int(64 * 1024, 16),
   /** Deepest query expression (`query.$expr`) nesting (400 above). */
@@ -119,6 +121,10 @@ export const configSchema = z.object({
   WEFT_MAX_INFLIGHT_BODY_BYTES: int(32 * 1024 * 1024, 1024),
   /** Requests admitted and not yet answered (probes and /metrics aside); beyond, 503 at once. */
   WEFT_MAX_INFLIGHT_REQUESTS: int(1024, 1),
+  /** Bytes of refused, unread request bodies read and discarded at once so clients can read the refusal; 0 = close unread. */
+  WEFT_REFUSED_BODY_DRAIN_BYTES: int(64 * 1024 * 1024, 0),
+  /** A refused body still arriving after this many ms has its connection closed. */
+  WEFT_REFUSED_BODY_DRAIN_MS: int(10_000, 100),
   /** A request's headers must arrive within this many ms of its first byte (408 and close). */
   WEFT_HEADERS_TIMEOUT_MS: int(15_000, 100),
   /** A request body that sends nothing for this many ms is abandoned (408 and close). */

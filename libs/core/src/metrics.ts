@@ -56,6 +56,17 @@ export const metrics = {
     labelNames: ['reason'] as const,
     registers,
   }),
+  refusedBodies: new Counter({
+    name: 'weft_refused_bodies_total',
+    help: 'Bodies of requests refused before they were read: drained (read and discarded), closed unread (over the drain bound), cut (deadline or bound reached while draining)',
+    labelNames: ['outcome'] as const,
+    registers,
+  }),
+  refusedBodyBytesDrained: new Counter({
+    name: 'weft_refused_body_bytes_drained_total',
+    help: 'Bytes of refused request bodies read and discarded',
+    registers,
+  }),
   requestTimeouts: new Counter({
     name: 'weft_request_timeouts_total',
     help: 'Requests cut by a timeout, by phase (headers, body, whole request)',

@@ -25,8 +25,6 @@ declare module 'fastify' {
 
 /** Bodies sent without Content-Length (chunked) count as this many bytes until they are read. */
 export const CHUNKED_BODY_ESTIMATE = 1024 * 1024;
-/** A refused request with a larger body gets `Connection: close`: we do not read what we refuse. */
-const DRAIN_AT_MOST = 64 * 1024;
 
 /**
  * Admission before work: every request is admitted or refused (503 + Retry-After) in its
@@ -63,9 +61,8 @@ export class Admission {
   admit(declaredBytes: number, publishes: boolean): () => void {
     const refuse = (reason: string, label: string, retryAfter: number): never => {
       metrics.admissionRefused.inc({ reason: label });
-      const headers: Record<string, string> = { 'Retry-After': String(retryAfter) };
-      if (declaredBytes > DRAIN_AT_MOST) headers.Connection = 'close';
-      throw new ApiError(503, `${reason}; not stored, retry after ${retryAfter}s`, { headers });
+      // The unread body is drained or its connection closed by the error handler (refused-body.ts).
+      throw new ApiError(503, `${reason}; not stored, retry after ${retryAfter}s`, { headers: { 'Retry-After': String(retryAfter) } });
     };
     if (this.inflightRequests >= this.limits.maxInflightRequests) {
       refuse(`server busy: ${this.inflightRequests} requests in flight`, 'requests', 1);

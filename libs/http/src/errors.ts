@@ -57,6 +57,8 @@ export function installErrorHandler(app: FastifyInstance, log: Logger): void {
       return;
     }
     if (api.headers) reply.headers(api.headers);
+    // Refused before its body was read: drain it so the client reads this answer, or close.
+    app.weftRefusedBodies?.settle(request, reply);
     // Exporters and SDKs often log a refusal's status line or headers, not its body (the Python
     // OTLP exporter prints the reason phrase): the reason goes in both too.
     if (api.status === 401 || api.status === 403) {

@@ -13,12 +13,17 @@ export interface RequestLimits {
   maxPageLimit: number;
   maxQueryBytes: number;
   maxQueryDepth: number;
+  /** Call values over this many bytes of JSON are stored truncated (WEFT_MAX_VALUE_BYTES; 0: never). */
+  maxValueBytes: number;
   /** Requests per API key per window; 0 disables rate limiting. */
   rateLimitMax: number;
   rateLimitWindowMs: number;
   /** Admission before the body is read (admission.ts). */
   maxInflightBodyBytes: number;
   maxInflightRequests: number;
+  /** Refused, unread bodies read and discarded at once, and for how long (refused-body.ts). */
+  refusedBodyDrainBytes: number;
+  refusedBodyDrainMs: number;
   /** Timeouts of the phases of a request (timeouts.ts). */
   headersTimeoutMs: number;
   bodyIdleTimeoutMs: number;
@@ -36,10 +41,13 @@ export function requestLimitsFromConfig(config: Config): RequestLimits {
     maxPageLimit: config.WEFT_MAX_PAGE_LIMIT,
     maxQueryBytes: config.WEFT_MAX_QUERY_BYTES,
     maxQueryDepth: config.WEFT_MAX_QUERY_DEPTH,
+    maxValueBytes: config.WEFT_MAX_VALUE_BYTES,
     rateLimitMax: config.WEFT_RATE_LIMIT_MAX,
     rateLimitWindowMs: config.WEFT_RATE_LIMIT_WINDOW_MS,
     maxInflightBodyBytes: config.WEFT_MAX_INFLIGHT_BODY_BYTES,
     maxInflightRequests: config.WEFT_MAX_INFLIGHT_REQUESTS,
+    refusedBodyDrainBytes: config.WEFT_REFUSED_BODY_DRAIN_BYTES,
+    refusedBodyDrainMs: config.WEFT_REFUSED_BODY_DRAIN_MS,
     headersTimeoutMs: config.WEFT_HEADERS_TIMEOUT_MS,
     bodyIdleTimeoutMs: config.WEFT_BODY_IDLE_TIMEOUT_MS,
     requestTimeoutMs: config.WEFT_REQUEST_TIMEOUT_MS,

@@ -8,6 +8,7 @@ import { parseJsonBody } from './json-body';
 import { mayHoldRefs } from './tenancy';
 import { defaultRequestLimits, type RequestLimits } from './limits';
 import { installAdmission } from './admission';
+import { installRefusedBodies } from './refused-body';
 import { whenHeavyBodyTurn } from './turns';
 import { installRequestTimeouts, serverTimeoutOptions } from './timeouts';
 import { readinessRoute, type ReadinessChecks } from './readiness';
@@ -62,8 +63,10 @@ export async function createHttpServer(opts: HttpServerOptions): Promise<Fastify
   const routes = collectRoutes(app);
 
   app.decorate('weftLimits', limits);
-  // First hooks of every request: refuse what cannot be served before reading it; then the
-  // body-inactivity and whole-request deadlines.
+  // First hooks of every request: a body over the limit by its Content-Length (413), then
+  // admission refuse what cannot be served before reading it; then the body-inactivity and
+  // whole-request deadlines. What a refusal leaves unread is drained (refused-body.ts).
+  installRefusedBodies(app, limits);
   installAdmission(app, limits);
   installRequestTimeouts(app, limits, opts.log);
   // A body sent without any Content-Type is read as JSON, as the reference does (Weave SDKs

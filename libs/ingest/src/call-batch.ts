@@ -4,34 +4,40 @@ import { encodeCallPartsRowBinary, endPart, isWholeCallPart, startPart, type Cal
 import { coalesceCallParts } from './coalesce';
 import { callPartKey } from './envelope';
 
-/** A call start's part, with the ids the reference would decide: missing id and trace_id become fresh UUIDv7s. */
+/**
+ * A call start's part, with the ids the reference would decide: missing id and trace_id become
+ * fresh UUIDv7s. Values over `maxValueBytes` (WEFT_MAX_VALUE_BYTES) are stored truncated (startPart).
+ */
 export function callStartPart(
   start: CallStartBody,
   caller: Caller,
   acceptedAt: number,
+  maxValueBytes = 0,
 ): { row: CallPartRow; id: string; trace_id: string } {
   const id = start.id || generateId();
   const trace_id = start.trace_id || generateId();
-  return { row: startPart({ ...start, id, trace_id }, caller.userId, acceptedAt), id, trace_id };
+  return { row: startPart({ ...start, id, trace_id }, caller.userId, acceptedAt, maxValueBytes), id, trace_id };
 }
 
-export const callEndPart = (end: CallEndBody, acceptedAt: number): CallPartRow => endPart(end, acceptedAt);
+export const callEndPart = (end: CallEndBody, acceptedAt: number, maxValueBytes = 0): CallPartRow =>
+  endPart(end, acceptedAt, maxValueBytes);
 
 /** An upsert batch's parts, in its order, and its response (each start's ids, `{}` per end). */
 export function upsertBatchParts(
   batch: RequestOf<'callUpsertBatch'>['batch'],
   caller: Caller,
   acceptedAt: number,
+  maxValueBytes = 0,
 ): { rows: CallPartRow[]; res: ResponseOf<'callUpsertBatch'>['res'] } {
   const rows: CallPartRow[] = [];
   const res: ResponseOf<'callUpsertBatch'>['res'] = [];
   for (const item of batch) {
     if (item.mode === 'start') {
-      const { row, id, trace_id } = callStartPart(item.req.start, caller, acceptedAt);
+      const { row, id, trace_id } = callStartPart(item.req.start, caller, acceptedAt, maxValueBytes);
       rows.push(row);
       res.push({ id, trace_id });
     } else {
-      rows.push(callEndPart(item.req.end, acceptedAt));
+      rows.push(callEndPart(item.req.end, acceptedAt, maxValueBytes));
       res.push({});
     }
   }

@@ -12,7 +12,15 @@ import { callPartMessage, type CallPartEnvelope } from './envelope';
  * or rows alive while the bus acknowledges (every scavenge meanwhile would copy them).
  */
 export class CallIngest {
-  constructor(private readonly bus: Bus<CallPartEnvelope>) {}
+  /** Call values over this many bytes of JSON are stored truncated (WEFT_MAX_VALUE_BYTES; 0: no limit). */
+  readonly maxValueBytes: number;
+
+  constructor(
+    private readonly bus: Bus<CallPartEnvelope>,
+    opts: { maxValueBytes?: number } = {},
+  ) {
+    this.maxValueBytes = opts.maxValueBytes ?? 0;
+  }
 
   /** Publishes the parts (a call's start and end in the same batch as one part); resolves once durable. */
   publish(rows: CallPartRow[]): Promise<void> {
@@ -38,7 +46,7 @@ export class CallIngest {
     const at = nowMicros();
     const rows = batch.map((c) =>
       wholeCallPart(
-        callStartPart(c, caller, at).row,
+        callStartPart(c, caller, at, this.maxValueBytes).row,
         callEndPart(
           {
             project_id: c.project_id,
@@ -50,6 +58,7 @@ export class CallIngest {
             svc_run_step_end: c.svc_run_step_end,
           },
           at,
+          this.maxValueBytes,
         ),
       ),
     );
@@ -57,11 +66,11 @@ export class CallIngest {
   }
 
   async start(start: CallStartBody, caller: Caller): Promise<{ id: string; trace_id: string }> {
-    const { row, id, trace_id } = callStartPart(start, caller, nowMicros());
+    const { row, id, trace_id } = callStartPart(start, caller, nowMicros(), this.maxValueBytes);
     return this.publish([row]).then(() => ({ id, trace_id }));
   }
 
   async end(end: CallEndBody): Promise<Record<string, never>> {
-    return this.publish([callEndPart(end, nowMicros())]).then(() => ({}));
+    return this.publish([callEndPart(end, nowMicros(), this.maxValueBytes)]).then(() => ({}));
   }
 }

@@ -3,6 +3,7 @@ import { extractRefs, microsToClickHouse, parseTimestampMicros, REF_PREFIX } fro
 import { CALL_PART_COLUMNS, type CallPartRow } from './call-part-row';
 import { encodeCallPartsRowBinary } from './call-part-rowbinary';
 import type { RawRowFormat, Store } from './connection';
+import { truncateOversized } from './truncated-value';
 
 const orNull = <T>(v: T | null | undefined): T | null => (v === undefined ? null : v);
 const chTime = (iso: string) => microsToClickHouse(parseTimestampMicros(iso)!);
@@ -24,9 +25,20 @@ function acceptedAt(micros: number): string {
  */
 const refsOf = (value: unknown, dump: string): string[] => (dump.includes(REF_PREFIX) ? extractRefs(value) : []);
 
-/** The start part of a call. `id` and `trace_id` are already decided; the user id comes from the caller. */
-export function startPart(s: CallStartBody & { id: string; trace_id: string }, userId: string, acceptedAtMicros: number): CallPartRow {
-  const inputs = JSON.stringify(s.inputs ?? {});
+/**
+ * The start part of a call. `id` and `trace_id` are already decided; the user id comes from the
+ * caller. Inputs, attributes and the OTel dump members over `maxValueBytes` (as JSON; 0: no
+ * limit) are stored as truncation markers (truncated-value.ts): every entrance makes its parts
+ * here, so all agree.
+ */
+export function startPart(
+  s: CallStartBody & { id: string; trace_id: string },
+  userId: string,
+  acceptedAtMicros: number,
+  maxValueBytes = 0,
+): CallPartRow {
+  const inputs = truncateOversized(s.inputs ?? {}, JSON.stringify(s.inputs ?? {}), maxValueBytes);
+  const attributes = JSON.stringify(s.attributes ?? {});
   return {
     project_id: s.project_id,
     id: s.id,
@@ -37,11 +49,11 @@ export function startPart(s: CallStartBody & { id: string; trace_id: string }, u
     op_name: s.op_name,
     display_name: s.display_name || null,
     started_at: chTime(s.started_at),
-    attributes_dump: JSON.stringify(s.attributes ?? {}),
-    inputs_dump: inputs,
-    input_refs: refsOf(s.inputs, inputs),
+    attributes_dump: truncateOversized(s.attributes ?? {}, attributes, maxValueBytes).json,
+    inputs_dump: inputs.json,
+    input_refs: refsOf(inputs.value, inputs.json),
     output_refs: [],
-    otel_dump: s.otel_dump ? JSON.stringify(s.otel_dump) : null,
+    otel_dump: s.otel_dump ? truncateOversized(s.otel_dump, JSON.stringify(s.otel_dump), maxValueBytes).json : null,
     svc_user_id: userId,
     svc_run_id: orNull(s.svc_run_id),
     svc_run_step: orNull(s.svc_run_step),
@@ -49,16 +61,16 @@ export function startPart(s: CallStartBody & { id: string; trace_id: string }, u
   };
 }
 
-/** The end part of a call. */
-export function endPart(e: CallEndBody, acceptedAtMicros: number): CallPartRow {
-  const output = e.output === undefined ? null : e.output;
-  const outputDump = JSON.stringify(output);
+/** The end part of a call; an output (or its members) over `maxValueBytes` is stored truncated, as in startPart. */
+export function endPart(e: CallEndBody, acceptedAtMicros: number, maxValueBytes = 0): CallPartRow {
+  const sent = e.output === undefined ? null : e.output;
+  const output = truncateOversized(sent, JSON.stringify(sent), maxValueBytes);
   return {
     project_id: e.project_id,
     id: e.id,
     ended_at: chTime(e.ended_at),
-    output_dump: outputDump,
-    output_refs: refsOf(output, outputDump),
+    output_dump: output.json,
+    output_refs: refsOf(output.value, output.json),
     summary_dump: JSON.stringify(e.summary ?? {}),
     exception: orNull(e.exception),
     input_refs: [],

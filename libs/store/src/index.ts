@@ -2,6 +2,7 @@ export * from './connection';
 export * from './migrate';
 export * from './call-part-row';
 export * from './call-parts';
+export * from './truncated-value';
 export * from './errors';
 export * from './call-part-tsv';
 export * from './cluster-ddl';

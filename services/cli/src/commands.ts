@@ -25,8 +25,16 @@ export const USAGE = `usage: weft <command> [options]
                                         run a metrics query (/analytics/query); rows as JSON or CSV
   retention <entity/project> [<days>|off]
                                         show, or set, how many days the project's calls are kept
+  dead-letters list [--state pending|replayed|discarded]
+  dead-letters show|replay|discard <seq>
+                                        the ingest log's dead letters (admin key): list them, show one
+                                        with its values, publish one again through the write path
+                                        (once), or discard it
+  delete project <entity/project>       delete a project's data from the engine's parts (a job)
+  delete user <svc_user_id>             delete every call of a user and the feedback on them (admin key)
+  delete status <job_id>                whether a deletion job's data is gone
 
-export, analytics and retention always go through a server: --url (default http://localhost:6345) and
+export, analytics, retention, dead-letters and delete always go through a server: --url (default http://localhost:6345) and
 --api-key (any key that may read the project).
 
 Where the store is:
@@ -42,8 +50,19 @@ export interface MigrateCommand {
 
 /** `weft export` / `weft analytics`: a read through a running server's HTTP API. */
 export interface ReadCommand {
-  kind: 'export' | 'analytics' | 'retention';
-  path: '/calls/export' | '/analytics/query' | '/project/ttl_settings/read' | '/project/ttl_settings/update';
+  kind: 'export' | 'analytics' | 'retention' | 'dead-letters' | 'delete';
+  path:
+    | '/calls/export'
+    | '/analytics/query'
+    | '/project/ttl_settings/read'
+    | '/project/ttl_settings/update'
+    | '/admin/dead_letters/list'
+    | '/admin/dead_letters/read'
+    | '/admin/dead_letters/replay'
+    | '/admin/dead_letters/discard'
+    | '/project/delete'
+    | '/user_data/delete'
+    | '/deletion/status';
   body: Record<string, unknown>;
   url: string;
   apiKey?: string;
@@ -87,6 +106,7 @@ export function parseCommand(
       from: { type: 'string' },
       to: { type: 'string' },
       bucket: { type: 'string' },
+      state: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -105,6 +125,29 @@ export function parseCommand(
     if (days !== null && !(Number.isInteger(days) && days >= 1))
       throw new UsageError(`weft retention: <days> is a whole number ≥ 1, or off (got ${rest[0]})`);
     return { kind: 'retention', path: '/project/ttl_settings/update', body: { project_id: action, retention_days: days }, ...where };
+  }
+  if (group === 'dead-letters') {
+    const where = { ...common, url: common.url ?? 'http://localhost:6345' };
+    if (action === 'list' && rest.length === 0)
+      return { kind: 'dead-letters', path: '/admin/dead_letters/list', body: values.state ? { state: values.state } : {}, ...where };
+    const paths = {
+      show: '/admin/dead_letters/read',
+      replay: '/admin/dead_letters/replay',
+      discard: '/admin/dead_letters/discard',
+    } as const;
+    const seq = Number(rest[0]);
+    if (!(action! in paths) || rest.length !== 1 || !Number.isInteger(seq) || seq < 0)
+      throw new UsageError(`weft dead-letters takes list, or show|replay|discard and a dead letter's number\n\n${USAGE}`);
+    return { kind: 'dead-letters', path: paths[action as keyof typeof paths], body: { seq }, ...where };
+  }
+  if (group === 'delete') {
+    const where = { ...common, url: common.url ?? 'http://localhost:6345' };
+    if (rest.length !== 1)
+      throw new UsageError(`weft delete takes project <entity/project>, user <svc_user_id> or status <job_id>\n\n${USAGE}`);
+    if (action === 'project') return { kind: 'delete', path: '/project/delete', body: { project_id: rest[0] }, ...where };
+    if (action === 'user') return { kind: 'delete', path: '/user_data/delete', body: { svc_user_id: rest[0] }, ...where };
+    if (action === 'status') return { kind: 'delete', path: '/deletion/status', body: { job_id: rest[0] }, ...where };
+    throw new UsageError(`weft delete takes project <entity/project>, user <svc_user_id> or status <job_id>\n\n${USAGE}`);
   }
   if (group === 'export' || group === 'analytics') {
     if (!action || rest.length) throw new UsageError(`weft ${group} takes one project (<entity>/<project>)\n\n${USAGE}`);

@@ -3,7 +3,7 @@ import { type Writable } from 'node:stream';
 import type { ReadCommand } from './commands';
 
 /**
- * `weft export`, `weft analytics` and `weft retention`: one POST to a running server. An export streams to the
+ * `weft export`, `weft analytics`, `weft retention`, `weft dead-letters` and `weft delete`: one POST to a running server. An export streams to the
  * file (or stdout) as it arrives, with its progress on stderr (rows of JSONL/CSV out of the
  * matching count, bytes of Parquet); a metrics query prints its rows as JSON or CSV.
  */
@@ -23,7 +23,7 @@ export async function runRead(cmd: ReadCommand, progress: NodeJS.WriteStream = p
     throw new Error(`${res.status}: ${reason}`);
   }
   const out = cmd.out ? createWriteStream(cmd.out) : process.stdout;
-  if (cmd.kind === 'retention') {
+  if (cmd.kind === 'retention' || cmd.kind === 'dead-letters' || cmd.kind === 'delete') {
     await write(out, JSON.stringify(await res.json(), null, 2) + '\n');
     return end(out);
   }

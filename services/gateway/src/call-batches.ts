@@ -45,7 +45,7 @@ export function encodeCallBatch(task: CallBatchTask): EncodedCallBatch | CallBat
     if (!(e instanceof ApiError)) throw e;
     return { ok: false, status: e.status, reason: e.reason, field: e.field, extra: e.extra, headers: e.headers };
   }
-  const { rows, res } = upsertBatchParts(body.batch, task.caller, task.acceptedAtMicros);
+  const { rows, res } = upsertBatchParts(body.batch, task.caller, task.acceptedAtMicros, task.limits.maxValueBytes);
   return { ok: true, res, ...encodeCallPartRows(rows) };
 }
 

@@ -36,7 +36,13 @@ export class OtelIngest {
     const transport = opts.transport;
     const parts = await this.spans.convert({
       payload,
-      opts: { projectId: opts.projectId, runId: opts.runId ?? null, userId: caller.userId, acceptedAtMicros: nowMicros() },
+      opts: {
+        projectId: opts.projectId,
+        runId: opts.runId ?? null,
+        userId: caller.userId,
+        acceptedAtMicros: nowMicros(),
+        maxValueBytes: this.calls.maxValueBytes,
+      },
     });
     if (!parts.ok) {
       // Undecodable: the body's own error. Unusable as a whole: logged and counted too.

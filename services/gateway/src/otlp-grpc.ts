@@ -137,7 +137,11 @@ export async function otlpGrpcFromConfig(
   let receiver: OtlpGrpcReceiver;
   try {
     receiver = await startOtlpGrpc({
-      ingest: new OtelIngest(new CallIngest(deps.bus), deps.log, spanConverterFor(deps.workers)),
+      ingest: new OtelIngest(
+        new CallIngest(deps.bus, { maxValueBytes: config.WEFT_MAX_VALUE_BYTES }),
+        deps.log,
+        spanConverterFor(deps.workers),
+      ),
       auth: deps.auth,
       rateLimit: deps.rateLimit,
       log: deps.log,

@@ -12,6 +12,8 @@ export interface SpanPartsOptions {
   userId: string;
   /** When the request was accepted (epoch µs): every part's created_at. */
   acceptedAtMicros: number;
+  /** Values over this many bytes of JSON are stored truncated (WEFT_MAX_VALUE_BYTES; 0 or absent: never). */
+  maxValueBytes?: number;
 }
 
 /** A request's accepted spans as call parts (a start and an end each), ready to publish. */
@@ -76,7 +78,12 @@ export function spansToParts(payload: OtlpPayload, opts: SpanPartsOptions): Span
   for (const c of conversion.calls) {
     projects.add(c.start.project_id);
     // A span is a finished call: one whole-call part.
-    rows.push(wholeCallPart(startPart(c.start, opts.userId, opts.acceptedAtMicros), endPart(c.end, opts.acceptedAtMicros)));
+    rows.push(
+      wholeCallPart(
+        startPart(c.start, opts.userId, opts.acceptedAtMicros, opts.maxValueBytes),
+        endPart(c.end, opts.acceptedAtMicros, opts.maxValueBytes),
+      ),
+    );
   }
   return {
     ok: true,

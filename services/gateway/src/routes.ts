@@ -1,11 +1,13 @@
 import type { FastifyInstance } from 'fastify';
 import type { Bus } from '@weft/bus';
-import { badRequest, nowMicros, type Logger } from '@weft/core';
+import { badRequest, forbidden, nowMicros, type Logger } from '@weft/core';
 import { addRawBodyRoute, addRoute, defaultRequestLimits, type Authenticator, type RouteContext } from '@weft/http';
 import type { Store } from '@weft/store';
 import { CallIngest, encodedCallPartMessages, upsertBatchParts, type CallPartEnvelope } from '@weft/ingest';
 import { callBatchError, type CallBatchRefused, type EncodedCallBatch } from './call-batches';
 import { CallMutations } from './call-mutations';
+import { DeletionJobs } from './deletion-jobs';
+import { deadLetterRoutes } from './dead-letter-routes';
 import { fileWriteRoutes } from './files';
 import { OtelIngest } from './otel';
 import { OtelLogsIngest } from './otel-logs';
@@ -26,7 +28,8 @@ export interface GatewayDeps {
 
 /** The write side: call parts through the bus; objects, tables and feedback straight to ClickHouse. */
 export async function gatewayRoutes(app: FastifyInstance, deps: GatewayDeps): Promise<void> {
-  const ingest = new CallIngest(deps.bus);
+  const limits = app.weftLimits ?? defaultRequestLimits;
+  const ingest = new CallIngest(deps.bus, { maxValueBytes: limits.maxValueBytes });
   // Call writes are refused before their body is read while the bus is full or down.
   app.weftAdmission?.watchBus(deps.bus);
   const publishes = { publishes: true };
@@ -38,7 +41,6 @@ export async function gatewayRoutes(app: FastifyInstance, deps: GatewayDeps): Pr
   const workers = deps.workers;
   if (workers) {
     // The body goes to a worker as bytes; the edge's checks, the rows and their encoding run there (call-batches.ts).
-    const limits = app.weftLimits ?? defaultRequestLimits;
     addRawBodyRoute(
       app,
       deps.auth,
@@ -57,7 +59,7 @@ export async function gatewayRoutes(app: FastifyInstance, deps: GatewayDeps): Pr
       deps.auth,
       'callUpsertBatch',
       async (body, { caller }) => {
-        const { rows, res } = upsertBatchParts(body.batch, caller, nowMicros());
+        const { rows, res } = upsertBatchParts(body.batch, caller, nowMicros(), ingest.maxValueBytes);
         return ingest.publish(rows).then(() => ({ res }));
       },
       publishes,
@@ -82,6 +84,16 @@ export async function gatewayRoutes(app: FastifyInstance, deps: GatewayDeps): Pr
   const mutations = new CallMutations(ingest, deps.store, bus.caughtUp ? () => bus.caughtUp!() : undefined);
   addRoute(app, deps.auth, 'callUpdate', async (body) => mutations.rename(body.project_id, body.call_id, body.display_name));
   addRoute(app, deps.auth, 'callsDelete', async (body) => mutations.delete(body.project_id, body.call_ids));
+  // Deletions that delete (deletion-jobs.ts). A project's: admins and members of its entity (the
+  // tenancy check of addRoute); a data subject's calls span entities: admin keys only.
+  const deletions = new DeletionJobs(deps.store, app.log as Logger, bus.caughtUp ? () => bus.caughtUp!() : undefined);
+  addRoute(app, deps.auth, 'projectDelete', async (body, { caller }) => deletions.create('project', body.project_id, caller));
+  addRoute(app, deps.auth, 'userDataDelete', async (body, { caller }) => {
+    if (!caller.isAdmin) throw forbidden("deleting a user's data needs an admin key");
+    return deletions.create('user', body.svc_user_id, caller);
+  });
+  addRoute(app, deps.auth, 'deletionStatus', async (body, { caller }) => deletions.status(body.job_id, caller));
+  deadLetterRoutes(app, deps.auth, bus);
 
   const otel = new OtelIngest(ingest, app.log as Logger, spanConverterFor(deps.workers));
   addRoute(

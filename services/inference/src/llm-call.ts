@@ -41,6 +41,7 @@ export class LlmCall {
       },
       c.caller,
       nowMicros(),
+      ingest.maxValueBytes,
     );
     return new LlmCall(ingest, c.projectId, id, trace_id, row);
   }
@@ -67,6 +68,7 @@ export class LlmCall {
         exception: r.exception ?? null,
       },
       nowMicros(),
+      this.ingest.maxValueBytes,
     );
     await this.ingest.publish(this.startPublished ? [endRow] : [this.startRow, endRow]);
   }

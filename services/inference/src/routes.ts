@@ -43,7 +43,8 @@ const V1_ROUTES: { method: string; path: RegExp }[] = [
 
 /** The OpenAI-compatible front (chat and legacy completions, responses, embeddings, model list), project completions and model records. */
 export async function inferenceRoutes(app: FastifyInstance, deps: InferenceDeps): Promise<void> {
-  const ingest = new CallIngest(deps.bus);
+  // Recorded completions truncate oversized values as every other call does (WEFT_MAX_VALUE_BYTES).
+  const ingest = new CallIngest(deps.bus, { maxValueBytes: app.weftLimits?.maxValueBytes });
   const chat = new CompletionFront(chatCompletionKind, deps.upstreams, ingest, deps.log);
   const text = new CompletionFront(textCompletionKind, deps.upstreams, ingest, deps.log);
   const embeddings = new Embeddings(deps.upstreams, ingest);

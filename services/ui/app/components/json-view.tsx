@@ -1,4 +1,5 @@
 import { useState } from 'preact/hooks';
+import { truncatedMarker, truncatedNote } from '../truncated';
 
 /** Collapsible JSON: objects and arrays fold; deep or long ones start folded. */
 export function JsonView({ value, depth = 0, name }: { value: unknown; depth?: number; name?: string }) {
@@ -7,6 +8,15 @@ export function JsonView({ value, depth = 0, name }: { value: unknown; depth?: n
   const [open, setOpen] = useState(depth < 2 && entries.length <= 50);
   const [all, setAll] = useState(false);
   const label = name !== undefined ? <span class="json-key">{name}: </span> : null;
+  const marker = truncatedMarker(value);
+  if (marker)
+    return (
+      <div class="json-line json-long">
+        {label}
+        <div class="truncated-note muted">{truncatedNote(marker)}</div>
+        <pre class="json-string long truncated">{marker.preview}…</pre>
+      </div>
+    );
   if (!isObj)
     return (
       <div class="json-line">

@@ -1,0 +1,162 @@
+import type { z } from 'zod';
+import type { deletionStatusRes } from '@weft/api';
+import {
+  ApiError,
+  generateId,
+  microsToClickHouse,
+  microsToIso,
+  nowMicros,
+  parseTimestampMicros,
+  type Caller,
+  type Logger,
+} from '@weft/core';
+import { localTable, physicalDeleteStatement, type Store } from '@weft/store';
+import { deletionSteps, type DeletionKind, type DeletionStep } from './deletion-plan';
+
+export type DeletionStatus = z.infer<typeof deletionStatusRes>;
+
+interface JobRow {
+  id: string;
+  kind: DeletionKind;
+  target: string;
+  requested_by: string;
+  requested_at: string;
+  state: 'running' | 'done' | 'failed';
+  error: string | null;
+}
+
+/**
+ * Deletions that delete: a project's data, or a data subject's calls. A job is recorded
+ * (deletion_jobs), then runs its steps one after the other, each a physical delete
+ * (physicalDeleteStatement: the engine rewrites the parts holding the rows, so when it ends they
+ * are off the disk, not masked), waiting for each mutation to end. Its status reads the rows
+ * left in the parts (deleted masks ignored) and the tables' pending mutations, so "done" is the
+ * engine's word, not ours. A job cut short (process stopped, an error) is run again by the next
+ * status read: every step deletes by condition, so running one twice is harmless.
+ */
+export class DeletionJobs {
+  /** Jobs running in this process. */
+  private readonly running = new Map<string, Promise<void>>();
+
+  constructor(
+    private readonly store: Store,
+    private readonly log: Logger,
+    /** Resolves once the writes acknowledged so far are stored (Bus.caughtUp): they are deleted too. */
+    private readonly caughtUp: () => Promise<void> = async () => undefined,
+  ) {}
+
+  async create(kind: DeletionKind, target: string, caller: Caller): Promise<DeletionStatus> {
+    const at = nowMicros();
+    const job: JobRow = {
+      id: generateId(),
+      kind,
+      target,
+      requested_by: caller.userId,
+      requested_at: microsToClickHouse(at),
+      state: 'running',
+      error: null,
+    };
+    await this.record(job);
+    this.start(job);
+    return this.statusOf(job);
+  }
+
+  /** A job's status, or 404 when there is none the caller may see (another entity's project, another's user job). */
+  async status(jobId: string, caller: Caller): Promise<DeletionStatus> {
+    const job = await this.read(jobId);
+    if (!job || !mayRead(caller, job)) throw new ApiError(404, `no deletion job ${jobId}`, { field: 'job_id' });
+    if (job.state !== 'done' && !this.running.has(job.id)) this.start(job);
+    return this.statusOf(job);
+  }
+
+  /** Waits for the jobs under way in this process (stop, tests). */
+  async idle(): Promise<void> {
+    await Promise.all(this.running.values());
+  }
+
+  private start(job: JobRow): void {
+    if (this.running.has(job.id)) return;
+    const run = this.run(job)
+      .then(() => this.record({ ...job, state: 'done', error: null }))
+      .catch(async (err: unknown) => {
+        this.log.error({ err, job: job.id, kind: job.kind }, 'deletion job failed; run again at its next status read');
+        await this.record({ ...job, state: 'failed', error: String((err as Error).message ?? err) }).catch(() => undefined);
+      })
+      .finally(() => this.running.delete(job.id));
+    this.running.set(job.id, run);
+  }
+
+  private async run(job: JobRow): Promise<void> {
+    await this.caughtUp();
+    for (const step of await deletionSteps(this.store, job.kind)) {
+      if ((await this.rowsLeft(step, job.target)) === 0) continue;
+      await this.store.client.command({
+        query: physicalDeleteStatement(step.table, step.where, this.store.cluster),
+        query_params: { target: job.target },
+        // Each step ends before the next begins (the steps after depend on calls_starts).
+        clickhouse_settings: { mutations_sync: this.store.cluster ? '2' : '1' },
+      });
+    }
+    this.log.info({ job: job.id, kind: job.kind }, 'deletion job done: its rows are off the disk');
+  }
+
+  /** Rows of the step still in the table's parts, masked ones included. */
+  private async rowsLeft(step: DeletionStep, target: string): Promise<number> {
+    const rs = await this.store.client.query({
+      query: `SELECT count() AS n FROM ${step.table} WHERE ${step.where} SETTINGS apply_deleted_mask = 0`,
+      query_params: { target },
+      format: 'JSONEachRow',
+    });
+    return Number((await rs.json<{ n: string }>())[0]?.n ?? 0);
+  }
+
+  private async statusOf(job: JobRow): Promise<DeletionStatus> {
+    const steps = await deletionSteps(this.store, job.kind);
+    const tables = [];
+    for (const step of steps) tables.push({ table: step.table, rows_left: await this.rowsLeft(step, job.target) });
+    const mutations = this.store.cluster ? `clusterAllReplicas('${this.store.cluster}', system.mutations)` : 'system.mutations';
+    const names = steps.map((s) => (this.store.cluster ? localTable(s.table) : s.table));
+    const rs = await this.store.client.query({
+      query: `SELECT count() AS n FROM ${mutations} WHERE database = currentDatabase() AND NOT is_done AND has({tables:Array(String)}, table)`,
+      query_params: { tables: names },
+      format: 'JSONEachRow',
+    });
+    const pending = Number((await rs.json<{ n: string }>())[0]?.n ?? 0);
+    const current = (await this.read(job.id)) ?? job;
+    const done = current.state === 'done' && pending === 0 && !this.running.has(job.id);
+    return {
+      job_id: job.id,
+      kind: job.kind,
+      target: job.target,
+      requested_at: microsToIso(parseTimestampMicros(`${job.requested_at}Z`.replace(' ', 'T'))!),
+      state: done ? 'done' : current.state === 'failed' ? 'failed' : 'running',
+      tables,
+      mutations_pending: pending,
+      error: current.error,
+    };
+  }
+
+  private async record(job: JobRow): Promise<void> {
+    await this.store.client.insert({
+      table: 'deletion_jobs',
+      values: [{ ...job, updated_at: microsToClickHouse(nowMicros()) }],
+      format: 'JSONEachRow',
+    });
+  }
+
+  private async read(id: string): Promise<JobRow | null> {
+    const rs = await this.store.client.query({
+      query: `SELECT id, kind, target, requested_by, toString(requested_at) AS requested_at, state, error
+        FROM deletion_jobs FINAL WHERE id = {id:String}`,
+      query_params: { id },
+      format: 'JSONEachRow',
+    });
+    return (await rs.json<JobRow>())[0] ?? null;
+  }
+}
+
+/** A project job: admins and members of the project's entity; a user job: admins. */
+function mayRead(caller: Caller, job: JobRow): boolean {
+  if (caller.isAdmin) return true;
+  return job.kind === 'project' && caller.entities.includes(job.target.split('/')[0]!);
+}

@@ -1,0 +1,50 @@
+import type { Store } from '@weft/store';
+
+/** One physical delete of a job: a table and the rows that go (`{target:String}` is the job's target). */
+export interface DeletionStep {
+  table: string;
+  where: string;
+}
+
+export type DeletionKind = 'project' | 'user';
+
+/** The calls of the data subject, as (project_id, id) pairs. */
+const CALLS_OF_USER = 'SELECT project_id, id FROM calls_starts WHERE svc_user_id = {target:String}';
+
+/**
+ * A data-subject request: every call of a `svc_user_id` in every project, and what hangs on it
+ * — its end, renames, deletion marks, the feedback on it, its annotation queue items. In this
+ * order, one after the other: calls_starts, which names the calls, goes last, so a job cut
+ * short and run again still finds what the earlier steps were to delete.
+ */
+const USER_STEPS: readonly DeletionStep[] = [
+  {
+    table: 'feedback',
+    where: `svc_ref IN (SELECT concat('weave:///', project_id, '/call/', id) FROM calls_starts WHERE svc_user_id = {target:String})`,
+  },
+  { table: 'annotation_queue_items', where: `(project_id, call_id) IN (${CALLS_OF_USER})` },
+  { table: 'calls_ends', where: `(project_id, id) IN (${CALLS_OF_USER})` },
+  { table: 'calls_renames', where: `(project_id, id) IN (${CALLS_OF_USER})` },
+  { table: 'calls_deleted', where: `(project_id, id) IN (${CALLS_OF_USER})` },
+  // Calls written before migration 092 (nothing reads them any more).
+  { table: 'calls_merged', where: `(project_id, id) IN (${CALLS_OF_USER})` },
+  { table: 'calls_starts', where: 'svc_user_id = {target:String}' },
+];
+
+/**
+ * The steps of a job. A project's: every table of the database with a `project_id` column
+ * (read from the engine, so a table added later is covered without a change here), all of
+ * its rows. On a cluster the Distributed tables name them (the deletes run on their local tables).
+ */
+export async function deletionSteps(store: Store, kind: DeletionKind): Promise<DeletionStep[]> {
+  if (kind === 'user') return [...USER_STEPS];
+  const engine = store.cluster ? "engine = 'Distributed'" : "engine LIKE '%MergeTree'";
+  const rs = await store.client.query({
+    query: `SELECT name FROM system.tables
+      WHERE database = currentDatabase() AND ${engine}
+        AND name IN (SELECT table FROM system.columns WHERE database = currentDatabase() AND name = 'project_id')
+      ORDER BY name`,
+    format: 'JSONEachRow',
+  });
+  return (await rs.json<{ name: string }>()).map((r) => ({ table: r.name, where: 'project_id = {target:String}' }));
+}

@@ -15,3 +15,4 @@ export * from './otel-logs';
 export * from './project-settings';
 export * from './annotation-queues';
 export * from './actions';
+export * from './evaluations';

@@ -252,8 +252,8 @@ describe('server-side evaluations (/evaluations/evaluate_model)', () => {
     const unknown = await as.post('/evaluations/status', { project_id: P, call_id: '0199aaaa-0000-7000-8000-000000000000' });
     expect(unknown.body).toEqual({ status: { code: 'not_found' } });
     // A call that is not a server-side run's root (a row of one) has no status either.
-    const calls = await as.jsonl<Call>('/calls/stream_query', { project_id: P });
-    const row = calls.find((c) => c.parent_id !== null)!;
+    const { callId } = await runToEnd(refs.unserved);
+    const row = (await traceOf(callId)).find((c) => c.parent_id === callId)!;
     expect((await as.post('/evaluations/status', { project_id: P, call_id: row.id })).body).toEqual({ status: { code: 'not_found' } });
   }, 120_000);
 });

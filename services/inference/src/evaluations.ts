@@ -160,7 +160,9 @@ export class EvaluationRuns {
     }>();
     const attrs = row?.attributes_dump ? (JSON.parse(row.attributes_dump) as RootAttributes) : null;
     // Only the root of a server-side run has a status; any other call is not one.
-    if (!row || attrs?._weave_eval_meta?.evaluate_model_worker !== true) return { status: { code: 'not_found' } };
+    // (its rows carry the worker's eval meta too; only the root carries the run's row count).
+    if (!row || attrs?._weave_eval_meta?.evaluate_model_worker !== true || typeof attrs.weft?.evaluate_model?.total_rows !== 'number')
+      return { status: { code: 'not_found' } };
     if (!row.ended) {
       const total = Number(attrs.weft?.evaluate_model?.total_rows ?? 0);
       return { status: { code: 'running', completed_rows: Math.min(Number(row.completed), total), total_rows: total } };

@@ -11,6 +11,7 @@ import { ingestSamplingSettingsRes, projectSettingsReadReq, ttlSettingsRes, ttlS
 import { actionsExecuteBatchReq } from './actions';
 import { deadLetterEntry, deadLetterReq, deadLetterRes, deadLettersListReq, deadLettersListRes } from './dead-letters';
 import { deletionStatusReq, deletionStatusRes, projectDeleteReq, userDataDeleteReq } from './deletions';
+import { evaluateModelReq, evaluateModelRes, evaluationStatusReq, evaluationStatusRes } from './evaluations';
 import {
   annotationQueue,
   annotationQueueAddCallsReq,
@@ -548,6 +549,24 @@ export const extraEndpoints = {
     service: 'inference',
     request: actionsExecuteBatchReq,
     response: emptyObject,
+    published: true,
+  },
+  evaluationsEvaluateModel: {
+    path: '/evaluations/evaluate_model',
+    summary: 'Run an Evaluation against an LLMStructuredCompletionModel on the server; answers the root call id at once',
+    auth: 'basic',
+    service: 'inference',
+    request: evaluateModelReq,
+    response: evaluateModelRes,
+    published: true,
+  },
+  evaluationsStatus: {
+    path: '/evaluations/status',
+    summary: 'Progress of a server-side evaluation: not_found, running (rows done of total), failed, or complete with its summary',
+    auth: 'basic',
+    service: 'inference',
+    request: evaluationStatusReq,
+    response: evaluationStatusRes,
     published: true,
   },
 } as const satisfies Record<string, ExtraEndpointSpec>;

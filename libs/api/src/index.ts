@@ -17,3 +17,4 @@ export * from './deletions';
 export * from './dead-letters';
 export * from './annotation-queues';
 export * from './actions';
+export * from './evaluations';

@@ -7,8 +7,8 @@ import type { UpstreamRegistry } from './upstreams';
 /** Tries of a judge's model request when the server fails (5xx, unreachable, timeout): bounded. */
 const JUDGE_ATTEMPTS = 2;
 
-/** A judge's answer: the content of its first choice (null when it gave none), or why there is none. */
-export type JudgeAnswer = { content: string | null } | { error: string };
+/** A judge's answer: the content of its first choice (null when it gave none) and the usage it reported, or why there is none. */
+export type JudgeAnswer = { content: string | null; usage?: unknown } | { error: string };
 
 /**
  * One chat completion for a judge (actions' llm_judge, monitors' LLM scorers), sent to the
@@ -29,7 +29,7 @@ export async function askJudge(upstreams: UpstreamRegistry, model: string, reque
       );
       const answer = normalizeCompletion(raw, { id: `chatcmpl-${requestId}`, model, created: Math.floor(Date.now() / 1000) });
       const content = (answer.choices as { message?: { content?: unknown } }[] | undefined)?.[0]?.message?.content;
-      return { content: content === null || content === undefined ? null : String(content) };
+      return { content: content === null || content === undefined ? null : String(content), usage: answer.usage };
     } catch (e) {
       if (!(e instanceof UpstreamFailure)) throw e;
       failure = e.message;

@@ -27,6 +27,8 @@ export class LlmCall {
       inputs: Record<string, unknown>;
       traceId?: string | null;
       parentId?: string | null;
+      attributes?: Record<string, unknown>;
+      displayName?: string | null;
     },
   ): LlmCall {
     const { row, id, trace_id } = callStartPart(
@@ -34,8 +36,9 @@ export class LlmCall {
         project_id: c.projectId,
         op_name: c.opName,
         started_at: microsToIso(nowMicros()),
-        attributes: {},
+        attributes: c.attributes ?? {},
         inputs: c.inputs,
+        ...(c.displayName ? { display_name: c.displayName } : {}),
         trace_id: c.traceId ?? null,
         parent_id: c.parentId ?? null,
       },
@@ -52,12 +55,12 @@ export class LlmCall {
     this.startPublished = true;
   }
 
-  async end(r: { output: unknown; model: string; usage?: unknown; exception?: string | null }): Promise<void> {
+  async end(r: { output: unknown; model?: string; usage?: unknown; exception?: string | null }): Promise<void> {
     if (this.ended) return;
     this.ended = true;
     const summary: Record<string, unknown> = {};
     // One request per recorded call, as the OTLP-derived usage counts it (costs read `requests`).
-    if (r.usage && typeof r.usage === 'object') summary.usage = { [r.model]: { ...r.usage, requests: 1 } };
+    if (r.model && r.usage && typeof r.usage === 'object') summary.usage = { [r.model]: { ...r.usage, requests: 1 } };
     const endRow = callEndPart(
       {
         project_id: this.projectId,

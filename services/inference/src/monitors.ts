@@ -1,11 +1,10 @@
 import { createHash } from 'node:crypto';
-import { XMLValidator } from 'fast-xml-parser';
 import { metrics, type Logger } from '@weft/core';
 import { parseLosslessJson, RawJson } from '@weft/digest';
-import { callRef, createFeedback, readObject, resolveRefs } from '@weft/objects';
+import { callRef, createFeedback, readObject } from '@weft/objects';
 import { CallsQueryPlan } from '@weft/query';
 import type { Store } from '@weft/store';
-import { askJudge } from './judge-model';
+import { readScorers, runScorer, type Scorer } from './scorers';
 import type { UpstreamRegistry } from './upstreams';
 
 /** A scorer's result is `wandb.runnable.<scorer name>` feedback, as Weave's scoring workers write it. */
@@ -38,12 +37,6 @@ interface ActiveMonitor {
   sinceUs: number;
   userId: string;
   val: MonitorVal;
-}
-
-interface Scorer {
-  ref: string;
-  name: string;
-  val: Record<string, unknown>;
 }
 
 interface CallToScore {
@@ -162,15 +155,8 @@ export class MonitorWorker {
     }
   }
 
-  private async scorers(m: ActiveMonitor): Promise<Scorer[]> {
-    const refs = (m.val.scorers ?? []).filter((r): r is string => typeof r === 'string');
-    const resolved = await resolveRefs(this.store, refs, JSON.parse);
-    return resolved.flatMap((r, i) => {
-      if (r.status !== 'ok' || typeof r.value !== 'object' || r.value === null) return [];
-      const val = r.value as Record<string, unknown>;
-      const name = typeof val.name === 'string' && val.name ? val.name : String(val._class_name ?? 'scorer');
-      return [{ ref: refs[i]!, name, val }];
-    });
+  private scorers(m: ActiveMonitor): Promise<Scorer[]> {
+    return readScorers(this.store, m.val.scorers ?? []);
   }
 
   /** Ended calls of the monitor's ops and query, in its sample, with none of its feedback yet: the oldest first. */
@@ -200,84 +186,14 @@ export class MonitorWorker {
     }));
   }
 
-  private async score(s: Scorer, call: CallToScore): Promise<{ output: unknown } | { error: string }> {
-    switch (s.val._class_name) {
-      case 'LLMAsAJudgeScorer':
-        return this.judge(s, call);
-      case 'ValidJSONScorer':
-        return { output: { json_valid: isJsonText(call.output) } };
-      case 'ValidXMLScorer':
-        return { output: { xml_valid: typeof call.output === 'string' && XMLValidator.validate(call.output) === true } };
-      default:
-        return {
-          error: `scorer ${String(s.val._class_name)} is not run by weft (LLMAsAJudgeScorer, ValidJSONScorer and ValidXMLScorer are)`,
-        };
-    }
-  }
-
-  /**
-   * LLMAsAJudgeScorer.score: the scoring prompt formatted with the call's output and inputs
-   * (Python's str.format), after the model's messages template, sent to its llm_model_id; with a
-   * JSON response format the answer is parsed.
-   */
-  private async judge(s: Scorer, call: CallToScore): Promise<{ output: unknown } | { error: string }> {
-    const [model] = await resolveRefs(this.store, [String(s.val.model)], JSON.parse);
-    const m = (model?.status === 'ok' ? model.value : s.val.model) as {
-      llm_model_id?: string;
-      default_params?: Record<string, unknown>;
-    } | null;
-    if (!m || typeof m.llm_model_id !== 'string') return { error: 'the scorer names no model (LLMStructuredCompletionModel.llm_model_id)' };
-    const params = m.default_params ?? {};
-    const vars = { ...call.inputs, output: call.output };
-    const template = Array.isArray(params.messages_template) ? (params.messages_template as { role?: string; content?: unknown }[]) : [];
-    const messages = [
-      ...template.map((t) => ({
-        role: t.role ?? 'system',
-        content: typeof t.content === 'string' ? pythonFormat(t.content, vars) : t.content,
-      })),
-      { role: 'user', content: pythonFormat(String(s.val.scoring_prompt ?? '{output}'), vars) },
-    ];
-    const json = params.response_format === 'json_object' || params.response_format === 'json';
-    const request: Record<string, unknown> = { messages, ...(json ? { response_format: { type: 'json_object' } } : {}) };
-    for (const k of ['temperature', 'top_p', 'max_tokens', 'presence_penalty', 'frequency_penalty', 'stop'])
-      if (params[k] !== null && params[k] !== undefined) request[k] = params[k];
-    // `<provider>/<model>` when no upstream lists the whole id.
-    const id = this.upstreams.find(m.llm_model_id) ? m.llm_model_id : m.llm_model_id.replace(/^[^/]+\//, '');
-    const answer = await askJudge(this.upstreams, id, request);
-    if ('error' in answer) return answer;
-    if (!json || answer.content === null) return { output: answer.content };
-    try {
-      return { output: JSON.parse(answer.content) as unknown };
-    } catch {
-      return { error: `judge model ${id} answered non-JSON: ${JSON.stringify(answer.content.slice(0, 200))}` };
-    }
+  private score(s: Scorer, call: CallToScore): Promise<{ output: unknown } | { error: string }> {
+    return runScorer(this.store, this.upstreams, s, call.output, call.inputs);
   }
 }
 
 /** A stored value (lossless JSON) as plain values. */
 function toPlain(v: unknown): unknown {
   return v instanceof RawJson ? JSON.parse(v.text) : typeof v === 'string' ? parseLosslessJson(v) : v;
-}
-
-function isJsonText(output: unknown): boolean {
-  if (typeof output !== 'string') return false;
-  try {
-    JSON.parse(output);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** Python's str.format with named fields: `{name}` replaced by the value (text as it is, others as JSON), `{{`/`}}` literal. */
-export function pythonFormat(template: string, vars: Record<string, unknown>): string {
-  return template.replace(/\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (all, name: string | undefined) => {
-    if (all === '{{') return '{';
-    if (all === '}}') return '}';
-    if (!(name! in vars)) return all;
-    const v = vars[name!];
-    return typeof v === 'string' ? v : JSON.stringify(v);
-  });
 }
 
 /** The same (monitor, call, scorer) always writes the same feedback id: a result written again replaces itself. */

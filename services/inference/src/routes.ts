@@ -10,6 +10,7 @@ import { CompletionFront } from './completion-front';
 import { Completions } from './completions';
 import { Actions } from './actions';
 import { Embeddings } from './embeddings';
+import { EvaluationRuns } from './evaluations';
 import { ModelList } from './model-list';
 import { ModelRecords } from './models';
 import { openAiError, toOpenAiError } from './openai-errors';
@@ -53,6 +54,9 @@ export async function inferenceRoutes(app: FastifyInstance, deps: InferenceDeps)
   const completions = new Completions(deps.upstreams, ingest);
   const models = new ModelRecords(deps.store.client);
   const actions = new Actions(deps.store, deps.upstreams, deps.caughtUp);
+  const evaluations = new EvaluationRuns(deps.store, deps.upstreams, ingest, deps.log, deps.caughtUp);
+  // Runs still going end their rows and roots before the bus closes (HTTP stops first).
+  app.addHook('onClose', () => evaluations.stop());
   for (const missing of deps.upstreams.missingKeys()) {
     deps.log.warn(missing, 'upstream API key variable is not set; its models will be refused');
   }
@@ -82,6 +86,8 @@ export async function inferenceRoutes(app: FastifyInstance, deps: InferenceDeps)
   addRoute(app, deps.auth, 'completionsCreateStream', (body, ctx) => completions.createStream(body, ctx));
   addRoute(app, deps.auth, 'modelCreate', (body, { caller }) => models.create(body, caller), openAiShape);
   addRoute(app, deps.auth, 'actionsExecuteBatch', (body, { caller }) => actions.executeBatch(body, caller.userId));
+  addRoute(app, deps.auth, 'evaluationsEvaluateModel', (body, { caller }) => evaluations.evaluateModel(body, caller));
+  addRoute(app, deps.auth, 'evaluationsStatus', (body) => evaluations.status(body));
 
   // Anything else under /v1 answers in the same shape: 405 for a known path, 404 otherwise.
   await app.register(

@@ -1,0 +1,259 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Client } from './helpers/client';
+import { createKey, clientFor, type TestKey } from './helpers/keys';
+import { startModelServer, type ModelServer } from './helpers/model-server';
+import { REPO_ROOT, TEST_ROOT } from './helpers/paths';
+import { newDataDir, startWeft, type RunningWeft } from './helpers/server';
+import { ensureWeaveSdk, WEAVE_SDKS, weaveUserEnv } from './helpers/weave-sdk';
+
+/**
+ * Server-side evaluations: the real Weave SDK publishes an Evaluation (a Dataset of five
+ * questions, an LLM judge and a JSON check) and LLMStructuredCompletionModels; weft runs it on
+ * /evaluations/evaluate_model, recording the call tree Evaluation.evaluate makes, and the SDK
+ * reads the run back as an evaluation. The answering model and the judge are the model
+ * stand-in, scripted.
+ */
+const P = 'evals/app';
+const ANSWER = 'answer-mini';
+const JUDGE = 'judge-mini';
+let upstream: ModelServer;
+let weft: RunningWeft;
+let api: Client;
+let key: TestKey;
+let as: Client;
+const asked: string[] = [];
+const judged: string[] = [];
+let refs: { evaluation: string; model: string; unserved: string; dataset: string };
+
+function runScript(args: string[]): Promise<any> {
+  return ensureWeaveSdk(WEAVE_SDKS[0]).then(
+    (python) =>
+      new Promise((resolve, reject) => {
+        const scratch = mkdtempSync(join(TEST_ROOT, 'evaluation-sdk-'));
+        const env = {
+          ...weaveUserEnv({ scratch, baseUrl: weft.url, apiKey: key.key, project: P }),
+          JUDGE_MODEL: JUDGE,
+          ANSWER_MODEL: ANSWER,
+        };
+        const child = spawn(python, [join(REPO_ROOT, 'test', 'weave-sdk', 'evaluation.py'), ...args], { cwd: scratch, env });
+        let out = '';
+        child.stdout.on('data', (d) => (out += d));
+        child.stderr.on('data', (d) => (out += d));
+        child.on('close', (code) => {
+          const last = out
+            .split('\n')
+            .filter((l) => l.startsWith('{'))
+            .pop();
+          if (code !== 0 || !last) reject(new Error(`evaluation.py exited ${code}: ${out.slice(-4000)}`));
+          else resolve(JSON.parse(last));
+        });
+      }),
+  );
+}
+
+beforeAll(async () => {
+  upstream = await startModelServer();
+  const dir = newDataDir('evaluations');
+  const file = join(dir, 'upstreams.json');
+  writeFileSync(file, JSON.stringify({ upstreams: [{ name: 'models', base_url: `${upstream.url}/vllm/v1`, models: [ANSWER, JUDGE] }] }));
+  weft = await startWeft({ dataDir: dir, env: { WEFT_UPSTREAMS_FILE: file, WEFT_MONITORS_INTERVAL_MS: '0', WEFT_RATE_LIMIT_MAX: '0' } });
+  api = new Client(weft.url);
+  expect((await api.post('/admin/entities/create', { name: 'evals' })).status).toBe(200);
+  key = await createKey(api, 'evals-alice', ['evals']);
+  as = clientFor(api, key);
+  upstream.script((body) => {
+    const system = body.messages?.[0]?.content;
+    const prompt = String(body.messages?.[1]?.content ?? '');
+    if (system === 'Answer briefly.') {
+      asked.push(prompt);
+      const q = prompt.replace('Question: ', '');
+      return { content: q === 'json' ? '{"answer": "JSON"}' : `The answer is ${q.toUpperCase()}` };
+    }
+    if (system === 'You grade answers.') {
+      judged.push(prompt);
+      // A boolean (true_count/true_fraction) and a number (mean) in each verdict.
+      return { content: JSON.stringify({ helpful: !prompt.includes('question: rude'), length: prompt.length }) };
+    }
+    return undefined;
+  });
+  refs = await runScript([]);
+}, 600_000);
+afterAll(async () => {
+  await weft?.stop();
+  await upstream?.close();
+});
+
+type Call = {
+  id: string;
+  op_name: string;
+  parent_id: string | null;
+  trace_id: string;
+  inputs: Record<string, any>;
+  output: any;
+  exception: string | null;
+  ended_at: string | null;
+  attributes: Record<string, any>;
+};
+
+async function runToEnd(modelRef: string): Promise<{ callId: string; final: any; seen: any[] }> {
+  const r = await as.post('/evaluations/evaluate_model', { project_id: P, evaluation_ref: refs.evaluation, model_ref: modelRef });
+  expect(r.status, r.text).toBe(200);
+  const callId = r.body.call_id as string;
+  const seen: any[] = [];
+  await expect
+    .poll(
+      async () => {
+        const s = await as.post('/evaluations/status', { project_id: P, call_id: callId });
+        expect(s.status, s.text).toBe(200);
+        seen.push(s.body.status);
+        return s.body.status.code;
+      },
+      { timeout: 120_000, interval: 200 },
+    )
+    .not.toBe('running');
+  return { callId, final: seen.at(-1), seen };
+}
+
+const shortOp = (c: Call) => c.op_name.split('/').pop()!.split(':')[0]!;
+
+async function traceOf(root: string): Promise<Call[]> {
+  const [first] = await as.jsonl<Call>('/calls/stream_query', { project_id: P, filter: { call_ids: [root] } });
+  return as.jsonl<Call>('/calls/stream_query', { project_id: P, filter: { trace_ids: [first!.trace_id] } });
+}
+
+describe('server-side evaluations (/evaluations/evaluate_model)', () => {
+  it("runs each row through the model and the scorers, recording Evaluation.evaluate's call tree; the summary is the rows' scores summarized", async () => {
+    const { callId, final, seen } = await runToEnd(refs.model);
+    expect(final.code).toBe('complete');
+    // Progress counts rows of the five, never backwards.
+    const running = seen.filter((s) => s.code === 'running');
+    for (const s of running) expect(s.total_rows).toBe(5);
+    const done = running.map((s) => s.completed_rows as number);
+    expect(done).toEqual([...done].sort((a, b) => a - b));
+
+    const calls = await traceOf(callId);
+    const root = calls.find((c) => c.id === callId)!;
+    const evaluation = (await as.post('/obj/read', { project_id: P, object_id: 'capitals-eval', digest: refs.evaluation.split(':').pop() }))
+      .body.obj.val;
+    // The ops the SDK published with the Evaluation.
+    expect(root.op_name).toBe(evaluation.evaluate);
+    expect(root.parent_id).toBeNull();
+    expect(root.inputs).toEqual({ self: refs.evaluation, model: refs.model });
+    expect(root.attributes._weave_eval_meta).toEqual({ evaluate_model_worker: true });
+
+    const rows = calls.filter((c) => c.parent_id === callId && c.op_name === evaluation.predict_and_score);
+    expect(rows).toHaveLength(5);
+    const examples = rows.map((r) => r.inputs.example as string);
+    expect(new Set(examples).size).toBe(5);
+    for (const row of rows) {
+      expect(row.inputs.self).toBe(refs.evaluation);
+      expect(row.inputs.model).toBe(refs.model);
+      expect(row.inputs.example).toMatch(new RegExp(`^${refs.dataset}/attr/rows/id/[A-Za-z0-9]+$`));
+      const kids = calls.filter((c) => c.parent_id === row.id);
+      expect(kids.map(shortOp).sort()).toEqual([
+        'LLMAsAJudgeScorer.score',
+        'LLMStructuredCompletionModel.predict',
+        'ValidJSONScorer.score',
+      ]);
+      const predict = kids.find((c) => shortOp(c) === 'LLMStructuredCompletionModel.predict')!;
+      const q = predict.inputs.template_vars.q as string;
+      expect(predict.inputs).toEqual({ self: refs.model, template_vars: { q, expected: q.toUpperCase() } });
+      expect(predict.output).toBe(q === 'json' ? '{"answer": "JSON"}' : `The answer is ${q.toUpperCase()}`);
+      const judge = kids.find((c) => shortOp(c) === 'LLMAsAJudgeScorer.score')!;
+      expect(judge.inputs.output).toBe(predict.output);
+      expect(judge.output.helpful).toBe(q !== 'rude');
+      // The ValidJSONScorer ref carries its score op, which the call names.
+      const jsonCheck = kids.find((c) => shortOp(c) === 'ValidJSONScorer.score')!;
+      expect(jsonCheck.op_name).toMatch(/^weave:\/\/\/evals\/app\/op\/ValidJSONScorer\.score:/);
+      expect(row.output).toEqual({
+        output: predict.output,
+        scores: { helpful: judge.output, ValidJSONScorer: { json_valid: q === 'json' } },
+        model_latency: expect.any(Number),
+      });
+    }
+    // The model saw the row's columns in its template; the judge, the scorer's prompt with the output and the row.
+    expect(asked.sort()).toEqual(['Question: berlin', 'Question: json', 'Question: paris', 'Question: rome', 'Question: rude']);
+    expect(judged).toContain('Grade: The answer is PARIS (question: paris, expected: PARIS)');
+
+    // The summary, from the rows' own outputs.
+    const outs = rows.map((r) => r.output);
+    const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+    const expected = {
+      helpful: {
+        helpful: { true_count: outs.filter((o) => o.scores.helpful.helpful).length, true_fraction: 0.8 },
+        length: { mean: mean(outs.map((o) => o.scores.helpful.length)) },
+      },
+      ValidJSONScorer: { json_valid: { true_count: 1, true_fraction: 0.2 } },
+      model_latency: { mean: mean(outs.map((o) => o.model_latency)) },
+    };
+    expect(expected.helpful.helpful.true_count).toBe(4);
+    const summarize = calls.find((c) => c.parent_id === callId && c.op_name === evaluation.summarize)!;
+    expect(summarize.inputs).toEqual({ self: refs.evaluation });
+    for (const got of [root.output, summarize.output, final.output]) {
+      expect(Object.keys(got)).toEqual(['helpful', 'ValidJSONScorer', 'model_latency']);
+      expect(got.helpful.helpful).toEqual(expected.helpful.helpful);
+      expect(got.helpful.length.mean).toBeCloseTo(expected.helpful.length.mean, 9);
+      expect(got.ValidJSONScorer).toEqual(expected.ValidJSONScorer);
+      expect(got.model_latency.mean).toBeCloseTo(expected.model_latency.mean, 9);
+    }
+
+    // The SDK finds the run as any run of that Evaluation and reads its tree.
+    const read = await runScript(['read', refs.evaluation, callId]);
+    expect(read.evaluate_calls).toContain(callId);
+    expect(read.output).toEqual(root.output);
+    expect(read.children.filter((n: string) => n === 'Evaluation.predict_and_score')).toHaveLength(5);
+    expect(read.children.at(-1)).toBe('Evaluation.summarize');
+  }, 600_000);
+
+  it('a model no upstream serves: every row recorded with its error, no scores, and the run completes', async () => {
+    const before = judged.length;
+    const { callId, final } = await runToEnd(refs.unserved);
+    expect(final).toEqual({
+      code: 'complete',
+      output: { helpful: null, ValidJSONScorer: null, model_latency: { mean: expect.any(Number) } },
+    });
+    const calls = await traceOf(callId);
+    const predicts = calls.filter((c) => shortOp(c) === 'LLMStructuredCompletionModel.predict');
+    expect(predicts).toHaveLength(5);
+    for (const p of predicts) {
+      expect(p.output).toBeNull();
+      expect(JSON.parse(p.exception!).message).toBe('Model nobody-serves-this is not served here: no configured upstream lists it');
+    }
+    const rows = calls.filter((c) => shortOp(c) === 'Evaluation.predict_and_score');
+    expect(rows).toHaveLength(5);
+    for (const r of rows) expect(r.output).toEqual({ output: null, scores: {}, model_latency: expect.any(Number) });
+    // No row was scored.
+    expect(calls.filter((c) => shortOp(c).endsWith('.score'))).toEqual([]);
+    expect(judged.length).toBe(before);
+  }, 300_000);
+
+  it('refuses what it cannot run with a 4xx naming the field; an unknown run is not_found', async () => {
+    const post = (body: Record<string, unknown>) => as.post('/evaluations/evaluate_model', { project_id: P, ...body });
+    const swapped = await post({ evaluation_ref: refs.model, model_ref: refs.model });
+    expect(swapped.status).toBe(400);
+    expect(swapped.text).toContain('evaluation_ref');
+    expect(swapped.text).toContain('not an Evaluation');
+    const notModel = await post({ evaluation_ref: refs.evaluation, model_ref: refs.dataset });
+    expect(notModel.status).toBe(400);
+    expect(notModel.text).toContain('model_ref');
+    const missing = await post({ evaluation_ref: refs.evaluation, model_ref: `weave:///${P}/object/nothing:abc` });
+    expect(missing.status).toBe(404);
+    expect(missing.text).toContain('model_ref');
+    const otherProject = await post({ evaluation_ref: refs.evaluation.replace(`/${P}/`, '/evals/other/'), model_ref: refs.model });
+    expect(otherProject.status).toBe(400);
+    expect(otherProject.text).toContain('evaluation_ref');
+    const noRef = await post({ model_ref: refs.model });
+    expect(noRef.status).toBe(422); // schema validation, as for every endpoint
+    expect(noRef.text).toContain('evaluation_ref');
+
+    const unknown = await as.post('/evaluations/status', { project_id: P, call_id: '0199aaaa-0000-7000-8000-000000000000' });
+    expect(unknown.body).toEqual({ status: { code: 'not_found' } });
+    // A call that is not a server-side run's root (a row of one) has no status either.
+    const { callId } = await runToEnd(refs.unserved);
+    const row = (await traceOf(callId)).find((c) => c.parent_id === callId)!;
+    expect((await as.post('/evaluations/status', { project_id: P, call_id: row.id })).body).toEqual({ status: { code: 'not_found' } });
+  }, 120_000);
+});

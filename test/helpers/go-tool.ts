@@ -18,8 +18,9 @@ export async function ensureGoTool(pkg: string, version: string, timeoutMs = 1_8
   if (existsSync(bin)) return bin;
   const building = `${dir}.build-${process.pid}`;
   rmSync(building, { recursive: true, force: true });
-  // -trimpath: the same binary whatever the checkout's path; GOFLAGS from the caller still apply.
-  await run('go', ['install', '-trimpath', `${pkg}@${version}`], {
+  // -trimpath: the same binary whatever the checkout's path. nice: the build (minutes, every
+  // core) yields to the test files running beside it.
+  await run('nice', ['-n', '10', 'go', 'install', '-trimpath', `${pkg}@${version}`], {
     env: { ...process.env, GOBIN: building },
     timeout: timeoutMs,
     maxBuffer: 64 * 1024 * 1024,

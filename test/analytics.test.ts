@@ -585,6 +585,22 @@ describe('/analytics/query', () => {
       { question: 'Say "hi", twice', answer: 'hi, hi', tags: '["greeting"]', difficulty: null },
       { question: 'No answer', answer: null, tags: null, difficulty: '3' },
     ]);
+    // An empty table exports empty (Parquet with one `value` column); an unknown one is a 404 naming the digest.
+    const empty = await as(alice).post('/table/create', { table: { project_id: P, rows: [] } });
+    const none = await fetch(`${weft.url}/table/export`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Basic ${Buffer.from(`api:${alice.key}`).toString('base64')}` },
+      body: JSON.stringify({ project_id: P, digest: empty.body.digest, format: 'parquet' }),
+    });
+    expect(none.status).toBe(200);
+    expect(
+      Buffer.from(await none.arrayBuffer())
+        .subarray(0, 4)
+        .toString(),
+    ).toBe('PAR1');
+    const unknown = await as(alice).post('/table/export', { project_id: P, digest: 'no-such-digest', format: 'csv' });
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.field).toBe('digest');
     const bad = await as(alice).post('/table/export', { project_id: P, digest: t.body.digest, format: 'xml' });
     expect(bad.status).toBe(422);
     expect(bad.body.field).toBe('format');

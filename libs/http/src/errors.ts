@@ -58,7 +58,7 @@ export function installErrorHandler(app: FastifyInstance, log: Logger): void {
     }
     if (api.headers) reply.headers(api.headers);
     // Refused before its body was read: drain it so the client reads this answer, or close.
-    app.weftRefusedBodies?.settle(request, reply);
+    app.weftRefusedBodies?.settle(request, reply, api.status);
     // Exporters and SDKs often log a refusal's status line or headers, not its body (the Python
     // OTLP exporter prints the reason phrase): the reason goes in both too.
     if (api.status === 401 || api.status === 403) {

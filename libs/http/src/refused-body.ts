@@ -19,6 +19,9 @@ declare module 'fastify' {
  * what it sent), a body that would not fit is not read (`Connection: close`, as before), and a
  * drain still going after `deadlineMs` is cut.
  */
+/** The largest refused body drained under overload (503, 429); a larger one closes its connection. */
+export const OVERLOAD_DRAIN_MAX_BYTES = 64 * 1024;
+
 export class RefusedBodies {
   /** Bytes reserved by the drains in progress. */
   private held = 0;
@@ -36,9 +39,9 @@ export class RefusedBodies {
   /**
    * Reads and discards the rest of `req`'s body, or returns false when the bound has no room
    * for it (the caller then closes the connection). `declared` is its Content-Length, null
-   * when chunked.
+   * when chunked; a body past `maxBodyBytes` is cut.
    */
-  drain(req: IncomingMessage, declared: number | null): boolean {
+  drain(req: IncomingMessage, declared: number | null, maxBodyBytes = Infinity): boolean {
     let reserved = declared ?? 0;
     if (this.maxBytes === 0 || this.held + reserved > this.maxBytes) return false;
     this.held += reserved;
@@ -61,6 +64,7 @@ export class RefusedBodies {
     };
     const onData = (chunk: Buffer) => {
       drained += chunk.length;
+      if (drained > maxBodyBytes) return cut();
       // A chunked body reserves what it sends, as it sends it.
       if (drained > reserved) {
         const more = drained - reserved;
@@ -85,9 +89,13 @@ export class RefusedBodies {
    * drain it or mark the answer `Connection: close`. A client that asked `Expect:
    * 100-continue` and was not told to continue sends no body: its connection closes.
    */
-  settle(request: FastifyRequest, reply: FastifyReply): void {
+  settle(request: FastifyRequest, reply: FastifyReply, status: number): void {
     const req = request.raw;
     if (req.complete || req.destroyed || !hasBody(req)) return;
+    // Under overload (503, 429) reading refused bodies spends what the server lacks: only small
+    // ones are drained (Kafka mode, 128 clients retrying 480 KB bodies without waiting: 0.54 of
+    // the polite clients' rate with every body drained, 1.03 with none).
+    const overload = status === 503 || status === 429;
     if (awaitingContinue.has(req)) {
       reply.header('Connection', 'close');
       return;
@@ -98,7 +106,12 @@ export class RefusedBodies {
       reply.header('Connection', 'close');
       return;
     }
-    if (this.drain(req, declared)) {
+    if (overload && declared !== null && declared > OVERLOAD_DRAIN_MAX_BYTES) {
+      metrics.refusedBodies.inc({ outcome: 'closed' });
+      reply.header('Connection', 'close');
+      return;
+    }
+    if (this.drain(req, declared, overload ? OVERLOAD_DRAIN_MAX_BYTES : Infinity)) {
       // Fastify marks every parse failure `Connection: close`; the drain makes it unnecessary.
       reply.removeHeader('Connection');
     } else {

@@ -53,10 +53,11 @@ describe('admission before the body is read', () => {
     const first = post(`${url}/slow`, body);
     await untilInflight(1);
     expect(app!.weftAdmission.snapshot().bodyBytes).toBe(body.length);
-    const refused = await post(`${url}/slow`, body);
+    // A body small enough to be drained under overload (refused-body.ts OVERLOAD_DRAIN_MAX_BYTES).
+    const refused = await post(`${url}/slow`, Buffer.from(JSON.stringify({ x: 'a'.repeat(60_000) })));
     expect(refused.status).toBe(503);
     expect(refused.headers.get('retry-after')).toBe('1');
-    // The refused body was drained (refused-body.ts), so the connection stays open.
+    // The refused body was drained, so the connection stays open.
     expect(refused.headers.get('connection')).not.toBe('close');
     expect(((await refused.json()) as { reason: string }).reason).toMatch(/server busy: \d+ bytes of request bodies in flight; not stored/);
     // A small body still fits.

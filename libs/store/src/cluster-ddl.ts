@@ -53,6 +53,8 @@ export const SHARDING_KEYS: Readonly<Record<string, string>> = {
   weft_migrations: 'version',
   // A project's log records on one shard (their key is the project and time; reads are by project).
   otel_logs: 'cityHash64(project_id)',
+  // A deletion job's versions on one shard (the latest replaces the others).
+  deletion_jobs: 'cityHash64(id)',
   // A project's settings, each one's versions on one shard (the latest replaces the others).
   project_settings: 'cityHash64(project_id, name)',
   // A queue's items and their progress on one shard: an items page joins the two.

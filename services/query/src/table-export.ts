@@ -1,7 +1,8 @@
 import type { FastifyReply } from 'fastify';
 import type { TableExportReq } from '@weft/api';
 import { sendStream } from '@weft/http';
-import { queryTableRows } from '@weft/objects';
+import { queryTableRows, tableRowCount } from '@weft/objects';
+import { ApiError } from '@weft/core';
 import type { Store } from '@weft/store';
 import { downloadFraming, sendRows } from './row-export';
 
@@ -12,6 +13,9 @@ import { downloadFraming, sendRows } from './row-export';
  * as JSON text, a missing key empty.
  */
 export async function exportTable(store: Store, req: TableExportReq, reply: FastifyReply): Promise<void> {
+  // An unknown table is a 404 (an empty one exports empty).
+  if ((await tableRowCount(store, req.project_id, req.digest)) === null)
+    throw new ApiError(404, `digest: table ${req.digest} not found`, { field: 'digest' });
   const abort = new AbortController();
   const framing = downloadFraming(req.format, `${req.project_id}-table-${req.digest.slice(0, 12)}`, () => abort.abort());
   const rows = () => queryTableRows(store, { project_id: req.project_id, digest: req.digest }, abort.signal);
@@ -28,6 +32,8 @@ export async function exportTable(store: Store, req: TableExportReq, reply: Fast
     for await (const r of rows()) for (const k of Object.keys(parse(r.val.text))) seen.add(k);
     keys = [...seen];
   }
+  // A Parquet file has at least one column: an empty table's is `value`.
+  if (keys.length === 0) keys = ['value'];
   const columns = keys.map((name) => ({
     name,
     type: 'Nullable(String)',

@@ -13,7 +13,6 @@ const LIMIT = 32 * 1024 * 1024;
 // Bodies far larger than the loopback socket buffers, so a client is still sending when the
 // answer comes: over the limit for the 413, under it (so the 413 does not come first) for the others.
 const OVER = 40 * 1024 * 1024;
-const UNDER = 24 * 1024 * 1024;
 /** Under overload (503, 429) only bodies up to OVERLOAD_DRAIN_MAX_BYTES are drained: a body just under it. */
 const OVERLOADED_BODY = 60 * 1024;
 const RATE = 30;

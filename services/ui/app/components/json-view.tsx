@@ -14,7 +14,8 @@ export function JsonView({ value, depth = 0, name }: { value: unknown; depth?: n
       <div class="json-line json-long">
         {label}
         <div class="truncated-note muted">{truncatedNote(marker)}</div>
-        <pre class="json-string long truncated">{marker.preview}…</pre>
+        {/* The preview can be up to WEFT_MAX_VALUE_BYTES: shown as any long string is. */}
+        <Scalar value={`${marker.preview}…`} />
       </div>
     );
   if (!isObj)

@@ -1,13 +1,11 @@
-import { spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from './helpers/client';
 import { createKey, clientFor, type TestKey } from './helpers/keys';
 import { startModelServer, type ModelServer } from './helpers/model-server';
-import { REPO_ROOT, TEST_ROOT } from './helpers/paths';
 import { newDataDir, startWeft, type RunningWeft } from './helpers/server';
-import { ensureWeaveSdk, WEAVE_SDKS, weaveUserEnv } from './helpers/weave-sdk';
+import { runWeaveScript } from './helpers/weave-sdk';
 
 /**
  * Server-side evaluations: the real Weave SDK publishes an Evaluation (a Dataset of five
@@ -28,31 +26,13 @@ const asked: string[] = [];
 const judged: string[] = [];
 let refs: { evaluation: string; model: string; unserved: string; dataset: string };
 
-function runScript(args: string[]): Promise<any> {
-  return ensureWeaveSdk(WEAVE_SDKS[0]).then(
-    (python) =>
-      new Promise((resolve, reject) => {
-        const scratch = mkdtempSync(join(TEST_ROOT, 'evaluation-sdk-'));
-        const env = {
-          ...weaveUserEnv({ scratch, baseUrl: weft.url, apiKey: key.key, project: P }),
-          JUDGE_MODEL: JUDGE,
-          ANSWER_MODEL: ANSWER,
-        };
-        const child = spawn(python, [join(REPO_ROOT, 'test', 'weave-sdk', 'evaluation.py'), ...args], { cwd: scratch, env });
-        let out = '';
-        child.stdout.on('data', (d) => (out += d));
-        child.stderr.on('data', (d) => (out += d));
-        child.on('close', (code) => {
-          const last = out
-            .split('\n')
-            .filter((l) => l.startsWith('{'))
-            .pop();
-          if (code !== 0 || !last) reject(new Error(`evaluation.py exited ${code}: ${out.slice(-4000)}`));
-          else resolve(JSON.parse(last));
-        });
-      }),
-  );
-}
+const runScript = (args: string[]): Promise<any> =>
+  runWeaveScript('evaluation.py', args, {
+    baseUrl: weft.url,
+    apiKey: key.key,
+    project: P,
+    extraEnv: { JUDGE_MODEL: JUDGE, ANSWER_MODEL: ANSWER },
+  });
 
 beforeAll(async () => {
   upstream = await startModelServer();

@@ -1,13 +1,11 @@
-import { spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from './helpers/client';
 import { createKey, clientFor, type TestKey } from './helpers/keys';
 import { startModelServer, type ModelServer } from './helpers/model-server';
-import { REPO_ROOT, TEST_ROOT } from './helpers/paths';
 import { newDataDir, startWeft, type RunningWeft } from './helpers/server';
-import { ensureWeaveSdk, WEAVE_SDKS, weaveUserEnv } from './helpers/weave-sdk';
+import { runWeaveScript } from './helpers/weave-sdk';
 
 /**
  * Weave Monitors scored by weft: the real Weave SDK activates a monitor (an LLM judge and a JSON
@@ -46,28 +44,6 @@ afterAll(async () => {
   await upstream?.close();
 });
 
-function runMonitorScript(questions: string[]): Promise<{ calls: string[]; other: string }> {
-  return ensureWeaveSdk(WEAVE_SDKS[0]).then(
-    (python) =>
-      new Promise((resolve, reject) => {
-        const scratch = mkdtempSync(join(TEST_ROOT, 'monitor-sdk-'));
-        const env = { ...weaveUserEnv({ scratch, baseUrl: weft.url, apiKey: key.key, project: P }), JUDGE_MODEL: JUDGE };
-        const child = spawn(python, [join(REPO_ROOT, 'test', 'weave-sdk', 'monitor.py'), ...questions], { cwd: scratch, env });
-        let out = '';
-        child.stdout.on('data', (d) => (out += d));
-        child.stderr.on('data', (d) => (out += d));
-        child.on('close', (code) => {
-          const last = out
-            .split('\n')
-            .filter((l) => l.startsWith('{"calls"'))
-            .pop();
-          if (code !== 0 || !last) reject(new Error(`monitor.py exited ${code}: ${out.slice(-4000)}`));
-          else resolve(JSON.parse(last));
-        });
-      }),
-  );
-}
-
 type Feedback = {
   feedback_type: string;
   payload: { output: unknown; error?: string };
@@ -85,7 +61,16 @@ const feedbackOn = async (id: string): Promise<Feedback[]> =>
 
 describe('Weave Monitors run by weft', () => {
   it("scores every new call of the monitor's op once with its LLM judge and JSON check, as Weave's feedback; judge failures stored as errors", async () => {
-    const { calls, other } = await runMonitorScript(['weather', 'json', 'rude', 'broken', 'failing']);
+    const { calls, other } = await runWeaveScript<{ calls: string[]; other: string }>(
+      'monitor.py',
+      ['weather', 'json', 'rude', 'broken', 'failing'],
+      {
+        baseUrl: weft.url,
+        apiKey: key.key,
+        project: P,
+        extraEnv: { JUDGE_MODEL: JUDGE },
+      },
+    );
     const [weather, json, rude, broken, failing] = calls as [string, string, string, string, string];
     await expect.poll(async () => (await feedbackOn(failing)).length, { timeout: 60_000, interval: 300 }).toBe(2);
     for (const id of calls) await expect.poll(async () => (await feedbackOn(id)).length, { timeout: 30_000, interval: 300 }).toBe(2);
@@ -115,5 +100,14 @@ describe('Weave Monitors run by weft', () => {
     await new Promise((r) => setTimeout(r, 1500));
     expect(judged.length).toBe(asked);
     for (const id of calls) expect((await feedbackOn(id)).length).toBe(2);
+    // The SDK reads the scores as the call's feedback.
+    const seen = await runWeaveScript<{ call: { feedback_type: string; payload: unknown }[] }>('read-feedback.py', [weather], {
+      baseUrl: weft.url,
+      apiKey: key.key,
+      project: P,
+    });
+    expect(seen.call).toEqual(
+      expect.arrayContaining([{ feedback_type: 'wandb.runnable.helpful', payload: { output: { helpful: true, format: 'json_object' } } }]),
+    );
   }, 600_000);
 });

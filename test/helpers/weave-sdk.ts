@@ -1,8 +1,8 @@
-import { execFile } from 'node:child_process';
-import { existsSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { execFile, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { REPO_ROOT } from './paths';
+import { REPO_ROOT, TEST_ROOT } from './paths';
 
 const run = promisify(execFile);
 
@@ -59,4 +59,33 @@ export function weaveUserEnv(o: {
     WANDB_API_KEY: o.apiKey,
     WEFT_PROJECT: o.project,
   };
+}
+
+/**
+ * Runs test/weave-sdk/<script> with the newest pinned SDK as a new user runs it (weaveUserEnv plus
+ * `extraEnv`, in a scratch HOME); resolves with its last output line that starts with `{`,
+ * parsed, and rejects with its output's tail when it fails or prints none.
+ */
+export async function runWeaveScript<T>(
+  script: string,
+  args: string[],
+  o: { baseUrl: string; apiKey: string; project: string; extraEnv?: Record<string, string> },
+): Promise<T> {
+  const python = await ensureWeaveSdk(WEAVE_SDKS[0]);
+  const scratch = mkdtempSync(join(TEST_ROOT, `${script.replace(/\W/g, '-')}-`));
+  const env = { ...weaveUserEnv({ scratch, baseUrl: o.baseUrl, apiKey: o.apiKey, project: o.project }), ...o.extraEnv };
+  return new Promise((resolve, reject) => {
+    const child = spawn(python, [join(REPO_ROOT, 'test', 'weave-sdk', script), ...args], { cwd: scratch, env });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (out += d));
+    child.on('close', (code) => {
+      const last = out
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .pop();
+      if (code !== 0 || !last) reject(new Error(`${script} exited ${code}: ${out.slice(-4000)}`));
+      else resolve(JSON.parse(last) as T);
+    });
+  });
 }

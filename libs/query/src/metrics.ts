@@ -30,8 +30,6 @@ interface Dimension {
 interface Metric {
   name: string;
   sql: string;
-  /** A count (an integer), else a number or NULL. */
-  integer: boolean;
   /** Read from the calls' own usage (tokens, requests, cost). */
   usage?: boolean;
 }
@@ -166,8 +164,8 @@ export class MetricsQueryPlan {
       this.usesUsage = true;
       return this.modelRowsUsage();
     };
-    const count = (sql: string): Metric => ({ name, sql, integer: true });
-    const num = (sql: string): Metric => ({ name, sql, integer: false });
+    const count = (sql: string): Metric => ({ name, sql });
+    const num = count;
     const tokens = (expr: string): Metric => ({ ...count(`toInt64(sum(arraySum(u -> ${expr}, ${usage()})))`), usage: true });
     const latency = (agg: string) => {
       this.columns.add('ended_at');

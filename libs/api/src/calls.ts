@@ -30,6 +30,7 @@ export const callEndBody = z.object({
   exception: optStr,
   output: anyJson.optional(),
   svc_run_step_end: z.number().int().min(0).nullish(),
+  trace_id: optStr.describe("the call's trace (the Weave SDK sends it since 0.54): ingest sampling decides an end by it; not stored"),
 });
 export type CallEndBody = z.infer<typeof callEndBody>;
 

@@ -7,9 +7,18 @@ import { costCreateReq, costCreateRes, feedbackReplaceReq, tableCreateRes } from
 import { embeddingReq, responsesReq, textCompletionReq } from './inference';
 import type { EndpointSpec } from './endpoints';
 import { otelLogsQueryReq, otelLogsQueryRes } from './otel-logs';
-import { ingestSamplingSettingsRes, projectSettingsReadReq, ttlSettingsRes, ttlSettingsUpdateReq } from './project-settings';
+import {
+  ingestSamplingSettingsRes,
+  ingestSamplingSettingsUpdateReq,
+  projectSettingsReadReq,
+  sensitiveDataSettingsRes,
+  sensitiveDataSettingsUpdateReq,
+  ttlSettingsRes,
+  ttlSettingsUpdateReq,
+} from './project-settings';
 import { actionsExecuteBatchReq } from './actions';
 import { deadLetterEntry, deadLetterReq, deadLetterRes, deadLettersListReq, deadLettersListRes } from './dead-letters';
+import { projectDeliveryReq, projectDeliveryRes, projectsDeliveryReq, projectsDeliveryRes } from './delivery';
 import { deletionStatusReq, deletionStatusRes, projectDeleteReq, userDataDeleteReq } from './deletions';
 import { evaluateModelReq, evaluateModelRes, evaluationStatusReq, evaluationStatusRes } from './evaluations';
 import {
@@ -422,13 +431,63 @@ export const extraEndpoints = {
     response: deadLetterEntry,
     published: true,
   },
+  // Visible delivery (docs/operations.md "Visible delivery"): the counts of the process that answers.
+  projectDelivery: {
+    path: '/project/delivery',
+    summary:
+      "What became of a project's calls per entrance (accepted, stored, refused by reason, dead-lettered, sampled out) and its ack→queryable lag",
+    auth: 'basic',
+    service: 'gateway',
+    request: projectDeliveryReq,
+    response: projectDeliveryRes,
+    published: true,
+  },
+  projectsDelivery: {
+    path: '/projects/delivery',
+    summary: 'Delivery totals and lag of every project the key can see (admin keys: also refusals whose project was not known)',
+    auth: 'basic',
+    service: 'gateway',
+    request: projectsDeliveryReq,
+    response: projectsDeliveryRes,
+    published: true,
+  },
+  // Ingest policies (docs/operations.md "Redaction and sampling"): the gateway applies them, so it keeps them.
   ingestSamplingSettingsRead: {
     path: '/project/ingest_sampling_settings/read',
-    summary: 'Ingest sampling of a project: weft stores every call (sample_rate 1)',
+    summary: "A project's ingest sampling: the share of new traces stored (decided per trace id), and whether it is a dry run",
     auth: 'basic',
-    service: 'query',
+    service: 'gateway',
     request: projectSettingsReadReq,
     response: ingestSamplingSettingsRes,
+    published: true,
+  },
+  ingestSamplingSettingsUpdate: {
+    path: '/project/ingest_sampling_settings/update',
+    summary: "Sets a project's ingest sampling rate for new traces (1: keep all), or a dry run that only counts",
+    auth: 'basic',
+    service: 'gateway',
+    request: ingestSamplingSettingsUpdateReq,
+    response: ingestSamplingSettingsRes,
+    published: true,
+  },
+  sensitiveDataSettingsRead: {
+    path: '/project/sensitive_data_settings',
+    method: 'GET',
+    urlMembers: true,
+    summary: "A project's sensitive-data policy: off, or pii-v1 (new calls' sensitive values redacted on the server)",
+    auth: 'basic',
+    service: 'gateway',
+    request: projectSettingsReadReq,
+    response: sensitiveDataSettingsRes,
+    published: true,
+  },
+  sensitiveDataSettingsUpdate: {
+    path: '/project/sensitive_data_settings/update',
+    summary: "Sets a project's sensitive-data policy (pii-v1: redact e-mail addresses, phone and card numbers… in new calls; off)",
+    auth: 'basic',
+    service: 'gateway',
+    request: sensitiveDataSettingsUpdateReq,
+    response: sensitiveDataSettingsRes,
     published: true,
   },
   tableExport: {

@@ -15,6 +15,7 @@ export * from './otel-logs';
 export * from './project-settings';
 export * from './deletions';
 export * from './dead-letters';
+export * from './delivery';
 export * from './annotation-queues';
 export * from './actions';
 export * from './evaluations';

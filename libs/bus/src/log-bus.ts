@@ -223,7 +223,8 @@ export class LogBus<T> implements Bus<T> {
   }
 
   private kick(name: string, t: Topic<T>): void {
-    if (t.running || !t.handler) return;
+    // Not again once closing: a store failing then would be retried at once, for ever (the log keeps the values).
+    if (t.running || !t.handler || this.closed) return;
     t.running = this.consume(name, t).finally(() => {
       t.running = undefined;
       if (t.queue.length && t.handler) this.kick(name, t);

@@ -43,6 +43,8 @@ export const configSchema = z.object({
   WEFT_RETENTION_DAYS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(1).optional()),
   /** Time between two retention passes (ms), each removing what expired. */
   WEFT_RETENTION_INTERVAL_MS: int(3_600_000, 100),
+  /** A project whose ack→queryable lag is over this (ms) is flagged by /project/delivery and the web UI's banner. */
+  WEFT_DELIVERY_LAG_WARN_MS: int(30_000, 1),
 
   /** Inference role: time between two looks for new calls to score by active Weave Monitors (ms); 0: this process scores none. */
   WEFT_MONITORS_INTERVAL_MS: int(5_000, 0),

@@ -21,6 +21,8 @@ export class ApiError extends Error {
    * protobuf `google.rpc.Status` for protobuf requests.
    */
   readonly payload?: { contentType: string; data: Uint8Array };
+  /** A bounded name for why (admission's `bus_full`, …): what counts of refusals are labelled with; never sent. */
+  readonly label?: string;
 
   constructor(
     status: number,
@@ -32,6 +34,7 @@ export class ApiError extends Error {
       body?: Record<string, unknown>;
       payload?: { contentType: string; data: Uint8Array };
       cause?: unknown;
+      label?: string;
     } = {},
   ) {
     super(reason, opts.cause !== undefined ? { cause: opts.cause } : undefined);
@@ -43,6 +46,7 @@ export class ApiError extends Error {
     this.headers = opts.headers;
     this.body = opts.body;
     this.payload = opts.payload;
+    this.label = opts.label;
   }
 
   toBody(): Record<string, unknown> {

@@ -11,3 +11,4 @@ export * from './version';
 export * from './failure';
 export * from './process-alive';
 export * from './startup-error';
+export * from './delivery';

@@ -62,7 +62,10 @@ export class Admission {
     const refuse = (reason: string, label: string, retryAfter: number): never => {
       metrics.admissionRefused.inc({ reason: label });
       // The unread body is drained or its connection closed by the error handler (refused-body.ts).
-      throw new ApiError(503, `${reason}; not stored, retry after ${retryAfter}s`, { headers: { 'Retry-After': String(retryAfter) } });
+      throw new ApiError(503, `${reason}; not stored, retry after ${retryAfter}s`, {
+        headers: { 'Retry-After': String(retryAfter) },
+        label,
+      });
     };
     if (this.inflightRequests >= this.limits.maxInflightRequests) {
       refuse(`server busy: ${this.inflightRequests} requests in flight`, 'requests', 1);

@@ -1,6 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
-import { ApiError, headerSafe, isApiError, isRetryable, type Logger } from '@weft/core';
+import { ApiError, deliveryProjectOf, headerSafe, isApiError, isRetryable, type Logger } from '@weft/core';
+import { noteRefusal } from './delivery-counts';
 
 /** The response header that repeats a 401's or 403's reason. */
 export const WEFT_ERROR_HEADER = 'x-weft-error';
@@ -12,6 +13,8 @@ export function toApiError(err: unknown): ApiError {
     return new ApiError(503, err.message, { headers: { 'Retry-After': String(err.retryAfterSeconds) } });
   }
   const fe = err as Partial<FastifyError> & { statusCode?: number };
+  // The bus's stage refused some parts for good (ack after insert): 422, not worth retrying as is.
+  if (fe.name === 'RejectedByStoreError') return new ApiError(422, fe.message ?? 'refused by the store', { label: 'store_refused' });
   switch (fe.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return new ApiError(413, 'request body too large');
@@ -47,7 +50,9 @@ declare module 'fastify' {
 export function installErrorHandler(app: FastifyInstance, log: Logger): void {
   app.setErrorHandler((err, request, reply) => {
     const mapError = request.routeOptions?.config?.mapError;
-    const api = mapError ? mapError(toApiError(err), request) : toApiError(err);
+    const plain = toApiError(err);
+    const api = mapError ? mapError(plain, request) : plain;
+    noteRefusal(request, plain.label, deliveryProjectOf(err));
     if (api.status >= 500 && api.status !== 503) {
       log.error({ err, url: request.url, reqId: request.id }, 'request failed');
     }

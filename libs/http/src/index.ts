@@ -16,3 +16,4 @@ export * from './turns';
 export * from './rate-limit';
 export * from './route-docs';
 export * from './dialect';
+export * from './delivery-counts';

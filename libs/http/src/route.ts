@@ -8,7 +8,8 @@ import {
   type RouteResponseOf,
   type RouteSpec,
 } from '@weft/api';
-import type { Caller } from '@weft/core';
+import type { Caller, Entrance } from '@weft/core';
+import { noteHandled, noteProject, projectNamedBy } from './delivery-counts';
 import type { Authenticator } from './auth';
 import type { ErrorMapper } from './errors';
 import { defaultRequestLimits } from './limits';
@@ -64,7 +65,7 @@ export function addRoute<N extends RouteName>(
   auth: Authenticator,
   name: N,
   handler: RouteHandler<N>,
-  options: { mapError?: ErrorMapper; publishes?: boolean } = {},
+  options: RouteOptions = {},
 ): void {
   const spec: RouteSpec = routeSpecs[name];
   const limits = app.weftLimits ?? defaultRequestLimits;
@@ -73,9 +74,14 @@ export function addRoute<N extends RouteName>(
     const caller = request.caller!;
     const sent = spec.urlMembers ? withUrlMembers(request) : request.body;
     const dialect = callerDialect(request.headers, sent);
-    let body: RouteRequestOf<N> | null = checkRouteBody(name, sent, caller, limits, {
-      refsPossible: request.bodyMayHoldRefs ?? true,
-    });
+    let body: RouteRequestOf<N> | null;
+    try {
+      body = checkRouteBody(name, sent, caller, limits, { refsPossible: request.bodyMayHoldRefs ?? true });
+    } finally {
+      // The project a refusal (this one, or the handler's) is counted for.
+      if (options.entrance) noteProject(request, projectNamedBy(sent));
+    }
+    if (options.entrance) noteHandled(request);
     // The handler has the body now: neither the request nor this closure keeps it (nor the parsed
     // JSON it came from) alive while the handler waits, e.g. for the bus to acknowledge.
     request.body = undefined;
@@ -116,7 +122,7 @@ export function addRawBodyRoute<N extends RouteName>(
   auth: Authenticator,
   name: N,
   handler: (raw: Buffer | null, ctx: RouteContext) => Promise<RouteResponseOf<N>>,
-  options: { mapError?: ErrorMapper; publishes?: boolean } = {},
+  options: RouteOptions = {},
 ): void {
   const spec: RouteSpec = routeSpecs[name];
   const authenticate = authenticateHook(app, auth, spec.auth);
@@ -136,9 +142,19 @@ export function addRawBodyRoute<N extends RouteName>(
   });
 }
 
-function routeConfig(spec: RouteSpec, options: { mapError?: ErrorMapper; publishes?: boolean }) {
+/** How a route is registered beyond its spec. */
+export interface RouteOptions {
+  mapError?: ErrorMapper;
+  /** The route publishes call parts: admission refuses it while the bus is full or down. */
+  publishes?: boolean;
+  /** The route takes calls in by this entrance: its refusals are counted per project (delivery-counts.ts). */
+  entrance?: Entrance;
+}
+
+function routeConfig(spec: RouteSpec, options: RouteOptions) {
   return {
     ...(options.mapError ? { mapError: options.mapError } : {}),
+    ...(options.entrance ? { entrance: options.entrance } : {}),
     // Admission refuses these while the bus is full or down (admission.ts).
     ...(options.publishes ? { publishes: true } : {}),
     // Streams, and inference (bounded by the upstream's timeout), have no whole-request deadline (timeouts.ts).

@@ -8,6 +8,7 @@ import { parseJsonBody } from './json-body';
 import { mayHoldRefs } from './tenancy';
 import { defaultRequestLimits, type RequestLimits } from './limits';
 import { installAdmission } from './admission';
+import { installDeliveryCounts } from './delivery-counts';
 import { installRefusedBodies } from './refused-body';
 import { whenHeavyBodyTurn } from './turns';
 import { installRequestTimeouts, serverTimeoutOptions } from './timeouts';
@@ -69,6 +70,7 @@ export async function createHttpServer(opts: HttpServerOptions): Promise<Fastify
   installRefusedBodies(app, limits);
   installAdmission(app, limits);
   installRequestTimeouts(app, limits, opts.log);
+  installDeliveryCounts(app);
   // A body sent without any Content-Type is read as JSON, as the reference does (Weave SDKs
   // before 0.52 send none); a Content-Type other than JSON is still 415.
   app.addHook('onRequest', async (request) => {

@@ -22,26 +22,32 @@ export function callStartPart(
 export const callEndPart = (end: CallEndBody, acceptedAt: number, maxValueBytes = 0): CallPartRow =>
   endPart(end, acceptedAt, maxValueBytes);
 
-/** An upsert batch's parts, in its order, and its response (each start's ids, `{}` per end). */
+/** The trace ids ends named (by callPartKey): ingest sampling decides an end that came apart from its start by it. */
+export type EndTraceIds = Map<string, string>;
+
+/** An upsert batch's parts, in its order, its response (each start's ids, `{}` per end) and the trace ids its ends named. */
 export function upsertBatchParts(
   batch: RequestOf<'callUpsertBatch'>['batch'],
   caller: Caller,
   acceptedAt: number,
   maxValueBytes = 0,
-): { rows: CallPartRow[]; res: ResponseOf<'callUpsertBatch'>['res'] } {
+): { rows: CallPartRow[]; res: ResponseOf<'callUpsertBatch'>['res']; endTraceIds: EndTraceIds } {
   const rows: CallPartRow[] = [];
   const res: ResponseOf<'callUpsertBatch'>['res'] = [];
+  const endTraceIds: EndTraceIds = new Map();
   for (const item of batch) {
     if (item.mode === 'start') {
       const { row, id, trace_id } = callStartPart(item.req.start, caller, acceptedAt, maxValueBytes);
       rows.push(row);
       res.push({ id, trace_id });
     } else {
-      rows.push(callEndPart(item.req.end, acceptedAt, maxValueBytes));
+      const row = callEndPart(item.req.end, acceptedAt, maxValueBytes);
+      if (item.req.end.trace_id) endTraceIds.set(callPartKey(row), item.req.end.trace_id);
+      rows.push(row);
       res.push({});
     }
   }
-  return { rows, res };
+  return { rows, res, endTraceIds };
 }
 
 /**
@@ -56,14 +62,31 @@ export interface EncodedCallPartRows {
   keys: string[];
   /** Call halves acknowledged: a whole-call part counts two, whether it came as one or two. */
   acknowledged: number;
+  /** Per part: the call halves it holds (start, end; a rename none), whether its call's start is one of them... */
+  halves: number[];
+  starts: boolean[];
+  /** ...and its trace id (a start's own; an end's as the request named it, else null): what ingest sampling decides by. */
+  traceIds: (string | null)[];
 }
 
-export function encodeCallPartRows(rows: readonly CallPartRow[]): EncodedCallPartRows {
+export function encodeCallPartRows(rows: readonly CallPartRow[], endTraceIds?: EndTraceIds): EncodedCallPartRows {
   const parts = coalesceCallParts(rows);
   const ends: number[] = [];
   const bytes = encodeCallPartsRowBinary(parts, undefined, ends);
-  return { bytes, ends, keys: parts.map(callPartKey), acknowledged: acknowledgedHalves(rows) };
+  const keys = parts.map(callPartKey);
+  return {
+    bytes,
+    ends,
+    keys,
+    acknowledged: acknowledgedHalves(rows),
+    halves: parts.map(partHalves),
+    starts: parts.map((p) => p.started_at != null),
+    traceIds: parts.map((p, i) => (p.started_at != null ? (p.trace_id ?? null) : (endTraceIds?.get(keys[i]!) ?? null))),
+  };
 }
+
+/** The call halves a part holds: its start, its end (a rename or a deletion mark: none). */
+export const partHalves = (r: CallPartRow): number => (r.started_at != null ? 1 : 0) + (r.ended_at != null ? 1 : 0);
 
 /** The call halves parts acknowledge: a start and an end count as two, whether or not they travel as one part. */
 export function acknowledgedHalves(rows: readonly CallPartRow[]): number {

@@ -1,41 +1,121 @@
 import type { CallEndBody, CallStartBody, CompletedCall } from '@weft/api';
-import { TOPICS, type Bus, type BusMessage } from '@weft/bus';
-import { metrics, nowMicros, type Caller } from '@weft/core';
+import { TOPICS, type Bus } from '@weft/bus';
+import { delivery, metrics, nowMicros, type Caller, type Entrance } from '@weft/core';
 import { wholeCallPart, type CallPartRow } from '@weft/store';
-import { acknowledgedHalves, callEndPart, callStartPart } from './call-batch';
-import { coalesceCallParts } from './coalesce';
-import { callPartMessage, type CallPartEnvelope } from './envelope';
+import { callEndPart, callStartPart, encodeCallPartRows, type EncodedCallPartRows, type EndTraceIds } from './call-batch';
+import { callPartKey, encodedCallPartMessages, projectOfCallPartKey, type CallPartEnvelope } from './envelope';
+import type { IngestPolicies, IngestSettings } from './ingest-settings';
+import { redactCallParts } from './redaction';
+import { DroppedCalls, traceKept } from './sampling';
+
+const NO_POLICIES: IngestPolicies = { redact: new Set(), sampling: new Map() };
+
+/** Calls dropped by sampling, remembered for their later ends: one memory per process, whatever the entrance. */
+const dropped = new DroppedCalls();
+
+/** One publish's parts as sampling and counting see them. */
+interface PartFacts {
+  key: string;
+  project: string;
+  halves: number;
+  /** The part holds its call's start (a start decides; an end follows it). */
+  started: boolean;
+  traceId: string | null;
+}
 
 /**
  * Turns call starts and ends into call parts and publishes them; resolves once durable. Each
  * write returns its publish rather than awaiting it, so no suspended frame keeps the call's body
  * or rows alive while the bus acknowledges (every scavenge meanwhile would copy them).
+ *
+ * On the way, a project's ingest policies apply (IngestSettings: redaction of sensitive values,
+ * sampling by trace id), and what was accepted and sampled out is counted per project at this
+ * entrance (libs/core delivery.ts).
  */
 export class CallIngest {
   /** Call values over this many bytes of JSON are stored truncated (WEFT_MAX_VALUE_BYTES; 0: no limit). */
   readonly maxValueBytes: number;
+  /** Where the calls published through this come in (delivery counts, the parts' envelope). */
+  readonly entrance: Entrance;
+  private readonly settings: IngestSettings | null;
 
   constructor(
     private readonly bus: Bus<CallPartEnvelope>,
-    opts: { maxValueBytes?: number } = {},
+    opts: { maxValueBytes?: number; entrance?: Entrance; settings?: IngestSettings } = {},
   ) {
     this.maxValueBytes = opts.maxValueBytes ?? 0;
+    this.entrance = opts.entrance ?? 'calls';
+    this.settings = opts.settings ?? null;
+  }
+
+  /** The policies in force (read once at the first use: a call is never stored before its project's redaction is known). */
+  policies(): IngestPolicies | Promise<IngestPolicies> {
+    const s = this.settings;
+    if (!s) return NO_POLICIES;
+    if (s.isReady) return s.current();
+    return s.ready().then(() => s.current());
+  }
+
+  /** The projects whose new calls are redacted now: what a worker thread converting a request needs to know. */
+  async redactedProjects(): Promise<string[]> {
+    return [...(await this.policies()).redact];
   }
 
   /** Publishes the parts (a call's start and end in the same batch as one part); resolves once durable. */
-  publish(rows: CallPartRow[]): Promise<void> {
-    const count = acknowledgedHalves(rows);
-    return this.bus
-      .publish(TOPICS.callParts, coalesceCallParts(rows).map(callPartMessage))
-      .then(() => void metrics.callPartsAccepted.inc(count));
+  publish(rows: CallPartRow[], endTraceIds?: EndTraceIds): Promise<void> {
+    const policies = this.policies();
+    if (policies instanceof Promise) return policies.then(() => this.publish(rows, endTraceIds));
+    const encoded = encodeCallPartRows(redactCallParts(rows, policies.redact), endTraceIds);
+    return this.publishSampled(encoded, policies);
   }
 
   /**
-   * Parts encoded elsewhere (encodedCallPartMessages: OTLP spans and call batches converted off
-   * the serving thread), `acknowledged` call halves in all; resolves once durable.
+   * Parts encoded elsewhere (encodeCallPartRows: OTLP spans and call batches converted off the
+   * serving thread, redacted there as redactedProjects() said); resolves once durable.
    */
-  publishEncoded(messages: BusMessage<CallPartEnvelope>[], acknowledged: number): Promise<void> {
-    return this.bus.publish(TOPICS.callParts, messages).then(() => void metrics.callPartsAccepted.inc(acknowledged));
+  publishEncoded(encoded: EncodedCallPartRows): Promise<void> {
+    const policies = this.policies();
+    if (policies instanceof Promise) return policies.then(() => this.publishEncoded(encoded));
+    return this.publishSampled(encoded, policies);
+  }
+
+  /** The parts sampling keeps, published; every part counted (accepted, and sampled out) once the publish is durable. */
+  private publishSampled(encoded: EncodedCallPartRows, policies: IngestPolicies): Promise<void> {
+    const facts = encoded.keys.map((key, i): PartFacts => ({
+      key,
+      project: projectOfCallPartKey(key),
+      halves: encoded.halves[i]!,
+      started: encoded.starts[i]!,
+      traceId: encoded.traceIds[i]!,
+    }));
+    const decisions = policies.sampling.size > 0 ? facts.map((f) => decide(f, policies)) : null;
+    let messages = encodedCallPartMessages(encoded.bytes, encoded.ends, encoded.keys, this.entrance);
+    if (decisions) messages = messages.filter((_, i) => decisions[i] !== 'drop');
+    const count = () => {
+      metrics.callPartsAccepted.inc(encoded.acknowledged);
+      this.count(facts, decisions);
+    };
+    if (messages.length === 0) {
+      count();
+      return Promise.resolve();
+    }
+    return this.bus.publish(TOPICS.callParts, messages).then(count);
+  }
+
+  private count(facts: PartFacts[], decisions: Decision[] | null): void {
+    const accepted = new Map<string, number>();
+    const droppedParts = new Map<string, number>();
+    const wouldDrop = new Map<string, number>();
+    const add = (m: Map<string, number>, project: string, n: number) => m.set(project, (m.get(project) ?? 0) + n);
+    facts.forEach((f, i) => {
+      if (f.halves === 0) return;
+      add(accepted, f.project, f.halves);
+      if (decisions?.[i] === 'drop') add(droppedParts, f.project, f.halves);
+      else if (decisions?.[i] === 'would_drop') add(wouldDrop, f.project, f.halves);
+    });
+    for (const [project, n] of accepted) delivery.accepted(project, this.entrance, n);
+    for (const [project, n] of droppedParts) delivery.sampledOut(project, this.entrance, n, false);
+    for (const [project, n] of wouldDrop) delivery.sampledOut(project, this.entrance, n, true);
   }
 
   /**
@@ -71,6 +151,27 @@ export class CallIngest {
   }
 
   async end(end: CallEndBody): Promise<Record<string, never>> {
-    return this.publish([callEndPart(end, nowMicros(), this.maxValueBytes)]).then(() => ({}));
+    const row = callEndPart(end, nowMicros(), this.maxValueBytes);
+    return this.publish([row], end.trace_id ? new Map([[callPartKey(row), end.trace_id]]) : undefined).then(() => ({}));
   }
+}
+
+type Decision = 'keep' | 'drop' | 'would_drop';
+
+/**
+ * A part's fate under its project's sampling: a start (or whole call) by its trace id — a
+ * dropped one is remembered, so its end follows it — an end by its start's fate if remembered,
+ * else by the trace id it named, else kept.
+ */
+function decide(f: PartFacts, policies: IngestPolicies): Decision {
+  const setting = policies.sampling.get(f.project);
+  if (!setting || f.halves === 0) return 'keep';
+  const out: Decision = setting.dry_run ? 'would_drop' : 'drop';
+  if (f.started) {
+    if (f.traceId === null || traceKept(f.traceId, setting.sample_rate)) return 'keep';
+    dropped.add(f.key);
+    return out;
+  }
+  if (dropped.has(f.key)) return out;
+  return f.traceId !== null && !traceKept(f.traceId, setting.sample_rate) ? out : 'keep';
 }

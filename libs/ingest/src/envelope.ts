@@ -1,8 +1,11 @@
 import { z } from 'zod';
 import { UndecodableMessageError, type BusMessage, type EnvelopeCodec } from '@weft/bus';
+import { clickHouseToMicros, ENTRANCES, type Entrance } from '@weft/core';
 import {
   CALL_PART_COLUMNS,
   callPartRowBinaryEnd,
+  callPartRowBinaryFacts,
+  type CallPartFacts,
   callPartRowSchema,
   callPartTsvLineProblem,
   decodeCallPartRowBinary,
@@ -25,6 +28,9 @@ import {
  *   before version 4: still read and inserted as TabSeparated, so a topic or a local log written
  *   by an older version is stored after an upgrade. Upgrade writers before gateways: a writer
  *   older than version 4 dead-letters what it cannot decode.
+ * - Version 5 is version 4 with the entrance the parts came in by (one byte after 0x05: HTTP
+ *   calls, OTLP/HTTP, OTLP/gRPC, inference), so the writer counts what it stores per entrance
+ *   (libs/core delivery.ts). A writer older than version 5 dead-letters it: upgrade writers first.
  * Consumers dead-letter what does not decode.
  */
 export const callPartEnvelopeSchema = z.object({
@@ -36,8 +42,13 @@ export const callPartEnvelopeSchema = z.object({
 /** A part as bytes ready for the insert (versions 2 and 4): it is its own EncodedCallParts. */
 type EncodedEnvelope<V, F> = { v: V; kind: 'call_part'; format: F; bytes: Uint8Array };
 
+/** Where the part came in (absent: unknown, e.g. written before version 5); travels as version 5. */
+type WithEntrance = { entrance?: Entrance };
+
 export type CallPartEnvelope =
-  z.infer<typeof callPartEnvelopeSchema> | EncodedEnvelope<2, 'TabSeparated'> | EncodedEnvelope<4, 'RowBinary'>;
+  | (z.infer<typeof callPartEnvelopeSchema> & WithEntrance)
+  | EncodedEnvelope<2, 'TabSeparated'>
+  | (EncodedEnvelope<4, 'RowBinary'> & WithEntrance);
 
 /** A call part's bus key, its project and call id: a call's start and end share a partition and an order. */
 export const callPartKey = (row: Pick<CallPartRow, 'project_id' | 'id'>): string => `${row.project_id}/${row.id}`;
@@ -47,6 +58,14 @@ export function callPartMessage(row: CallPartRow): BusMessage<CallPartEnvelope> 
   return { key: callPartKey(row), value: { v: 1, kind: 'call_part', row } };
 }
 
+/** A call part as a message that names the entrance it came in by. */
+export function enteredCallPartMessage(row: CallPartRow, entrance: Entrance): BusMessage<CallPartEnvelope> {
+  return { key: callPartKey(row), value: { v: 1, kind: 'call_part', row, entrance } };
+}
+
+/** The project of a call part's bus key (`<entity>/<project>/<call id>`: a call id holds no `/`). */
+export const projectOfCallPartKey = (key: string): string => key.slice(0, key.lastIndexOf('/'));
+
 /**
  * Parts already encoded (RowBinary rows one after another in `bytes`, row i ending at `ends[i]`,
  * keyed by `keys[i]`) as messages: each value a view of `bytes`, nothing copied.
@@ -55,11 +74,18 @@ export function encodedCallPartMessages(
   bytes: Uint8Array,
   ends: readonly number[],
   keys: readonly string[],
+  entrance?: Entrance,
 ): BusMessage<CallPartEnvelope>[] {
   const messages: BusMessage<CallPartEnvelope>[] = [];
   let from = 0;
   for (let i = 0; i < ends.length; i++) {
-    messages.push({ key: keys[i]!, value: { v: 4, kind: 'call_part', format: 'RowBinary', bytes: bytes.subarray(from, ends[i]) } });
+    const part = bytes.subarray(from, ends[i]);
+    messages.push({
+      key: keys[i]!,
+      value: entrance
+        ? { v: 4, kind: 'call_part', format: 'RowBinary', bytes: part, entrance }
+        : { v: 4, kind: 'call_part', format: 'RowBinary', bytes: part },
+    });
     from = ends[i]!;
   }
   return messages;
@@ -87,6 +113,27 @@ export function callPartIdentity(envelope: CallPartEnvelope): { project_id: stri
 
 const callPartColumn = (name: keyof CallPartRow) => CALL_PART_COLUMNS.indexOf(name);
 
+/** A part's project, halves, trace and acceptance time (µs; null for a version-2 part), cheaply: what delivery counting reads of every stored part. */
+export function callPartFacts(envelope: CallPartEnvelope): Omit<CallPartFacts, 'createdAtMicros'> & { createdAtMicros: number | null } {
+  if (envelope.v === 4) return callPartRowBinaryFacts(envelope.bytes);
+  if (envelope.v === 1) {
+    const r = envelope.row;
+    return {
+      project_id: r.project_id,
+      id: r.id,
+      trace_id: r.trace_id ?? null,
+      started: r.started_at != null,
+      ended: r.ended_at != null,
+      createdAtMicros: clickHouseToMicros(r.created_at),
+    };
+  }
+  const { project_id, id, start, end } = callPartIdentity(envelope);
+  return { project_id, id, trace_id: null, started: start, ended: end, createdAtMicros: null };
+}
+
+/** The call halves (a start, an end) a part holds: a rename or a deletion mark holds none. */
+export const callHalves = (facts: { started: boolean; ended: boolean }): number => (facts.started ? 1 : 0) + (facts.ended ? 1 : 0);
+
 /**
  * About the bytes a call part takes on the wire (UTF-16 units of its text members plus a little
  * per field), without encoding it.
@@ -110,28 +157,44 @@ const V2 = 0x02;
 const V3 = 0x03;
 /** The first byte of a version-4 value: one or more RowBinary rows. */
 const V4 = Buffer.of(0x04);
+/** The first byte of a version-5 value: the entrance's byte (ENTRANCE_CODES), then RowBinary rows. */
+const V5 = 0x05;
+/** An entrance's byte in a version-5 value: its place in ENTRANCES, from 1. */
+const entranceCode = (e: Entrance): number => ENTRANCES.indexOf(e) + 1;
+
+/** The header of a RowBinary value: version 5 with the entrance when the parts carry one, else version 4. */
+function rowBinaryHeader(entrance: Entrance | undefined): Buffer {
+  return entrance ? Buffer.of(V5, entranceCode(entrance)) : V4;
+}
+
+/** The entrance of a record's parts: the first's (a record holds one publish, which has one entrance). */
+const entranceOf = (envelopes: readonly CallPartEnvelope[]): Entrance | undefined =>
+  envelopes[0]?.v === 2 ? undefined : envelopes[0]?.entrance;
 
 /**
- * The call-parts topic's codec: parts are written as version 4 (one record for the parts of one
- * publish for one partition: the byte 0x04 then their rows); reads every version.
+ * The call-parts topic's codec: parts are written as version 5, or 4 when they carry no
+ * entrance (one record for the parts of one publish for one partition: the version byte, the
+ * entrance's, then their rows); reads every version.
  */
 export const callPartCodec: EnvelopeCodec<CallPartEnvelope> = {
   sizeOf: envelopeBytes,
   encode(envelope) {
-    if (envelope.v === 1) return encodeCallPartsRowBinary([envelope.row], V4);
-    return Buffer.concat([envelope.v === 2 ? Buffer.of(V2) : V4, envelope.bytes]);
+    if (envelope.v === 1) return encodeCallPartsRowBinary([envelope.row], rowBinaryHeader(envelope.entrance));
+    if (envelope.v === 2) return Buffer.concat([Buffer.of(V2), envelope.bytes]);
+    return Buffer.concat([rowBinaryHeader(envelope.entrance), envelope.bytes]);
   },
   encodeMany(envelopes) {
+    const header = rowBinaryHeader(entranceOf(envelopes));
     // Rows (what publishers build) encoded together; parts already encoded are copied.
     if (envelopes.every((e) => e.v === 1))
       return encodeCallPartsRowBinary(
         envelopes.map((e) => e.row),
-        V4,
+        header,
       );
     if (envelopes.every((e) => e.v === 2)) return Buffer.concat([Buffer.of(V3), ...envelopes.map((e) => e.bytes)]);
     // Only a dead letter re-encodes decoded parts, one at a time: a record never mixes formats.
     if (envelopes.some((e) => e.v === 2)) throw new Error('call parts of TabSeparated (version 2) and RowBinary in one record');
-    return Buffer.concat([V4, ...envelopes.map((e) => (e.v === 1 ? encodeCallPartsRowBinary([e.row]) : e.bytes))]);
+    return Buffer.concat([header, ...envelopes.map((e) => (e.v === 1 ? encodeCallPartsRowBinary([e.row]) : e.bytes))]);
   },
   decode(bytes) {
     const parts = callPartCodec.decodeMany!(bytes);
@@ -141,8 +204,13 @@ export const callPartCodec: EnvelopeCodec<CallPartEnvelope> = {
   decodeMany(bytes) {
     if (!bytes || bytes.length === 0) throw new UndecodableMessageError('empty message value');
     switch (bytes[0]) {
+      case V5: {
+        const entrance = ENTRANCES[(bytes[1] ?? 0) - 1];
+        if (!entrance) throw new UndecodableMessageError(`invalid envelope (version 5): unknown entrance ${bytes[1] ?? '(none)'}`);
+        return decodeRows(bytes, 2, entrance);
+      }
       case V4[0]:
-        return decodeRows(bytes);
+        return decodeRows(bytes, 1);
       case V3:
         return decodeLines(bytes);
       case V2:
@@ -153,16 +221,23 @@ export const callPartCodec: EnvelopeCodec<CallPartEnvelope> = {
   },
 };
 
-/** A version-4 value: each row's bytes, found by walking the columns' layout. */
-function decodeRows(bytes: Buffer): CallPartEnvelope[] {
+/** A version-4 or -5 value (its rows from `from`): each row's bytes, found by walking the columns' layout. */
+function decodeRows(bytes: Buffer, from: number, entrance?: Entrance): CallPartEnvelope[] {
   const parts: CallPartEnvelope[] = [];
-  for (let at = 1; at < bytes.length;) {
+  const version = entrance ? 5 : 4;
+  for (let at = from; at < bytes.length;) {
     const end = callPartRowBinaryEnd(bytes, at);
-    if (typeof end === 'string') throw new UndecodableMessageError(`invalid envelope (version 4, part ${parts.length + 1}): ${end}`);
-    parts.push({ v: 4, kind: 'call_part', format: 'RowBinary', bytes: bytes.subarray(at, end) });
+    if (typeof end === 'string')
+      throw new UndecodableMessageError(`invalid envelope (version ${version}, part ${parts.length + 1}): ${end}`);
+    const part = bytes.subarray(at, end);
+    parts.push(
+      entrance
+        ? { v: 4, kind: 'call_part', format: 'RowBinary', bytes: part, entrance }
+        : { v: 4, kind: 'call_part', format: 'RowBinary', bytes: part },
+    );
     at = end;
   }
-  if (parts.length === 0) throw new UndecodableMessageError('invalid envelope (version 4): no part');
+  if (parts.length === 0) throw new UndecodableMessageError(`invalid envelope (version ${version}): no part`);
   return parts;
 }
 

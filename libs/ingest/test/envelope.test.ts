@@ -1,7 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import { UndecodableMessageError } from '@weft/bus';
 import { callPartTsvLine, decodeCallPartRowBinary, encodeCallPartsRowBinary, type CallPartRow } from '@weft/store';
-import { callPartCodec, callPartIdentity, callPartInsertable, callPartMessage, type CallPartEnvelope } from '@weft/ingest';
+import {
+  callPartCodec,
+  callPartFacts,
+  callPartIdentity,
+  callPartInsertable,
+  callPartMessage,
+  encodeCallPartRows,
+  encodedCallPartMessages,
+  enteredCallPartMessage,
+  type CallPartEnvelope,
+} from '@weft/ingest';
 
 const row: CallPartRow = {
   project_id: 'p/q',
@@ -48,6 +58,37 @@ describe('call-part envelope on the bus', () => {
     });
     // Re-encoding a decoded part (a dead letter replayed) gives the same bytes.
     expect(callPartCodec.encode(decoded)).toEqual(bytes);
+  });
+
+  it('carries the entrance as version 5, read back on every part with the facts delivery counts', () => {
+    const rows: CallPartRow[] = [
+      { ...row, id: 'a', trace_id: 't', started_at: '2026-01-01 00:00:00.000001', created_at: '2026-01-01 00:00:02.500000' },
+      { ...row, id: 'b', ended_at: '2026-01-01 00:00:01.000000' },
+    ];
+    const encoded = encodeCallPartRows(rows);
+    const joined = callPartCodec.encodeMany!(
+      encodedCallPartMessages(encoded.bytes, encoded.ends, encoded.keys, 'otlp_grpc').map((m) => m.value),
+    );
+    expect([joined[0], joined[1]]).toEqual([5, 3]);
+    const parts = callPartCodec.decodeMany!(joined);
+    expect(parts.map((p) => (p.v === 4 ? p.entrance : null))).toEqual(['otlp_grpc', 'otlp_grpc']);
+    expect(parts.map(callPartFacts)).toEqual([
+      {
+        project_id: 'p/q',
+        id: 'a',
+        trace_id: 't',
+        started: true,
+        ended: false,
+        createdAtMicros: Date.UTC(2026, 0, 1, 0, 0, 2, 500) * 1000,
+      },
+      { project_id: 'p/q', id: 'b', trace_id: null, started: false, ended: true, createdAtMicros: Date.UTC(2026, 0, 1) * 1000 },
+    ]);
+    // A row publish names its entrance too; the bytes are the insert's, after the two header bytes.
+    const one = callPartCodec.encode(enteredCallPartMessage(rows[0]!, 'inference').value);
+    expect([one[0], one[1]]).toEqual([5, 4]);
+    expect(decodeCallPartRowBinary(bytesOf(callPartCodec.decode(one)).bytes)).toEqual(withNulls(rows[0]!));
+    expect(reason(Buffer.of(5, 9, ...one.subarray(2)))).toMatch(/version 5\): unknown entrance 9/);
+    expect(reason(one.subarray(0, one.length - 3))).toMatch(/version 5, part 1\): cut short/);
   });
 
   it('joins the parts of one publish in one version-4 value, read back as one envelope each', () => {

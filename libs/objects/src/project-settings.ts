@@ -3,9 +3,10 @@ import type { Store } from '@weft/store';
 
 /**
  * A project's settings (project_settings, migration 125): named JSON values, each change a new
- * row, the latest kept. Today: `retention_days` (a number, or null for "keep forever").
+ * row, the latest kept: `retention_days` (a number, or null for "keep forever"), `pii_policy`
+ * (`off` or `pii-v1`), `ingest_sampling` (`{sample_rate, dry_run}`).
  */
-export type ProjectSettingName = 'retention_days';
+export type ProjectSettingName = 'retention_days' | 'pii_policy' | 'ingest_sampling';
 
 export async function readProjectSetting(store: Store, projectId: string, name: ProjectSettingName): Promise<unknown> {
   const rs = await store.client.query({

@@ -3,7 +3,7 @@ import { ApiError, type Caller } from '@weft/core';
 // The checks alone, not @weft/http's index: a worker thread need not load the HTTP server.
 import { checkRouteJsonBody } from '@weft/http/route-body';
 import type { RequestLimits } from '@weft/http';
-import { encodeCallPartRows, upsertBatchParts, type EncodedCallPartRows } from '@weft/ingest';
+import { encodeCallPartRows, redactCallParts, upsertBatchParts, type EncodedCallPartRows } from '@weft/ingest';
 
 /** One /call/upsert_batch body, as an ingest worker takes it. */
 export interface CallBatchTask {
@@ -13,6 +13,8 @@ export interface CallBatchTask {
   /** When the request was accepted (epoch µs): every part's created_at. */
   acceptedAtMicros: number;
   limits: RequestLimits;
+  /** The projects whose values are redacted (their ingest policy), as the serving thread read them. */
+  redact?: string[];
 }
 
 /** The batch's parts encoded for the bus, and the route's response. */
@@ -45,8 +47,8 @@ export function encodeCallBatch(task: CallBatchTask): EncodedCallBatch | CallBat
     if (!(e instanceof ApiError)) throw e;
     return { ok: false, status: e.status, reason: e.reason, field: e.field, extra: e.extra, headers: e.headers };
   }
-  const { rows, res } = upsertBatchParts(body.batch, task.caller, task.acceptedAtMicros, task.limits.maxValueBytes);
-  return { ok: true, res, ...encodeCallPartRows(rows) };
+  const { rows, res, endTraceIds } = upsertBatchParts(body.batch, task.caller, task.acceptedAtMicros, task.limits.maxValueBytes);
+  return { ok: true, res, ...encodeCallPartRows(redactCallParts(rows, task.redact), endTraceIds) };
 }
 
 /** The refusal as the error the serving thread's checks would have thrown. */

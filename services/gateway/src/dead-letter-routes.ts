@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { LogBus, type Bus } from '@weft/bus';
-import { ApiError, forbidden, type Caller } from '@weft/core';
+import { ApiError, delivery, forbidden, type Caller } from '@weft/core';
 import { addRoute, type Authenticator } from '@weft/http';
-import type { CallPartEnvelope } from '@weft/ingest';
+import { callHalves, callPartFacts, type CallPartEnvelope } from '@weft/ingest';
 import { decodeCallPartRowBinary } from '@weft/store';
 
 /**
@@ -35,9 +35,10 @@ export function deadLetterRoutes(app: FastifyInstance, auth: Authenticator, bus:
     return { ...letter, payload: letter.payload.map(readablePart) };
   });
   addRoute(app, auth, 'deadLetterReplay', async (body, { caller }) => {
-    letters(caller);
+    const before = letters(caller).get(body.seq);
     const entry = await logBus!.replayDeadLetter(body.seq);
     if (!entry) throw missing(body.seq);
+    if (before?.state === 'pending' && entry.state === 'replayed') countReplayed(before.payload);
     return entry;
   });
   addRoute(app, auth, 'deadLetterDiscard', async (body, { caller }) => {
@@ -45,6 +46,14 @@ export function deadLetterRoutes(app: FastifyInstance, auth: Authenticator, bus:
     if (!entry) throw missing(body.seq);
     return entry;
   });
+}
+
+/** A replayed dead letter's parts in the delivery counts (they wait to be stored again). */
+function countReplayed(parts: readonly CallPartEnvelope[]): void {
+  for (const part of parts) {
+    const facts = callPartFacts(part);
+    delivery.replayed(facts.project_id, (part.v !== 2 && part.entrance) || 'unknown', callHalves(facts));
+  }
 }
 
 /** A call part as the row it was to be: decoded from RowBinary; an old TabSeparated part as its text. */

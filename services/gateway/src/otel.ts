@@ -1,6 +1,6 @@
-import { badRequest, forbidden, metrics, nowMicros, type Caller, type Logger } from '@weft/core';
+import { badRequest, delivery, forbidden, metrics, nowMicros, withDeliveryProject, type Caller, type Logger } from '@weft/core';
 import { partialSuccessOf, type PartialSuccess } from '@weft/otlp';
-import { encodedCallPartMessages, type CallIngest } from '@weft/ingest';
+import type { CallIngest } from '@weft/ingest';
 import type { OtlpPayload } from './otlp-spans';
 import { inlineSpanConverter, type SpanConverter } from './span-conversion';
 
@@ -42,6 +42,7 @@ export class OtelIngest {
         userId: caller.userId,
         acceptedAtMicros: nowMicros(),
         maxValueBytes: this.calls.maxValueBytes,
+        redact: await this.calls.redactedProjects(),
       },
     });
     if (!parts.ok) {
@@ -57,15 +58,17 @@ export class OtelIngest {
         const entity = project.slice(0, project.indexOf('/'));
         if (!caller.entities.includes(entity)) {
           this.refused('forbidden', `no access to project ${project}`, transport, project, caller, parts.accepted + parts.rejectedSpans);
-          throw forbidden(`no access to project ${project}`);
+          throw withDeliveryProject(forbidden(`no access to project ${project}`), project);
         }
       }
     }
     // Each span is a finished call: its start and its end acknowledged in one part.
-    if (parts.keys.length > 0)
-      await this.calls.publishEncoded(encodedCallPartMessages(parts.bytes, parts.ends, parts.keys), parts.acknowledged);
+    if (parts.keys.length > 0) await this.calls.publishEncoded(parts);
     metrics.otlpSpansAccepted.inc({ transport }, parts.accepted);
-    for (const r of parts.rejections) metrics.otlpSpansRejected.inc({ reason: r.reason, transport });
+    for (const r of parts.rejections) {
+      metrics.otlpSpansRejected.inc({ reason: r.reason, transport });
+      delivery.spansRejected(r.project ?? opts.projectId, this.calls.entrance, r.reason, 1);
+    }
     parts.rejections.slice(0, MAX_LOGGED_REJECTIONS).forEach((r) => {
       this.log.warn(
         {

@@ -9,9 +9,9 @@ import {
 } from '@grpc/grpc-js';
 import { projectId as projectIdSchema } from '@weft/api';
 import type { Bus } from '@weft/bus';
-import type { CallPartEnvelope } from '@weft/ingest';
-import { badRequest, StartupError, type ApiError, type Config, type Logger } from '@weft/core';
-import { toApiError, type Authenticator, type KeyRateLimiter } from '@weft/http';
+import type { CallPartEnvelope, IngestSettings } from '@weft/ingest';
+import { badRequest, delivery, deliveryProjectOf, StartupError, type ApiError, type Config, type Logger } from '@weft/core';
+import { refusalReason, toApiError, type Authenticator, type KeyRateLimiter } from '@weft/http';
 import { encodeExportTraceServiceResponse, grpcCodeForHttpStatus, type PartialSuccess } from '@weft/otlp';
 import { CallIngest } from '@weft/ingest';
 import { OtelIngest } from './otel';
@@ -70,7 +70,12 @@ export async function startOtlpGrpc(opts: OtlpGrpcOptions): Promise<OtlpGrpcRece
     Export: (call: ServerUnaryCall<Buffer, PartialSuccess | null>, callback: sendUnaryData<PartialSuccess | null>) => {
       exportTraces(call, opts).then(
         (partial) => callback(null, partial),
-        (e) => callback(grpcError(e, opts.log)),
+        (e) => {
+          const api = toApiError(e);
+          const project = deliveryProjectOf(e) ?? metadataValue(call.metadata, 'project_id') ?? null;
+          delivery.refused(project || null, 'otlp_grpc', refusalReason(api.status, api.label));
+          callback(grpcError(e, opts.log));
+        },
       );
     },
   });
@@ -129,7 +134,14 @@ export const OTLP_GRPC_DEFAULT_PORT = 4317;
  */
 export async function otlpGrpcFromConfig(
   config: Config,
-  deps: { bus: Bus<CallPartEnvelope>; auth: Authenticator; rateLimit: KeyRateLimiter; log: Logger; workers?: IngestWorkers | null },
+  deps: {
+    bus: Bus<CallPartEnvelope>;
+    auth: Authenticator;
+    rateLimit: KeyRateLimiter;
+    log: Logger;
+    workers?: IngestWorkers | null;
+    settings: IngestSettings;
+  },
 ): Promise<OtlpGrpcReceiver | null> {
   const configured = config.WEFT_OTLP_GRPC_PORT;
   if (configured === 'off') return null;
@@ -138,7 +150,7 @@ export async function otlpGrpcFromConfig(
   try {
     receiver = await startOtlpGrpc({
       ingest: new OtelIngest(
-        new CallIngest(deps.bus, { maxValueBytes: config.WEFT_MAX_VALUE_BYTES }),
+        new CallIngest(deps.bus, { maxValueBytes: config.WEFT_MAX_VALUE_BYTES, entrance: 'otlp_grpc', settings: deps.settings }),
         deps.log,
         spanConverterFor(deps.workers),
       ),

@@ -86,7 +86,7 @@ export async function otlpHttpRoutes(app: FastifyInstance, deps: OtlpHttpDeps): 
   };
   for (const path of [OTLP_TRACES_PATH, COLLECTOR_OTLP_TRACES_PATH, SDK_OTLP_TRACES_PATH]) {
     const doc = { tag: 'otlp', summary: summaries[path]!, bodyTypes: [...PROTOBUF_TYPES, 'application/json'] } as const;
-    app.post(path, { onRequest: authenticate, config: { mapError: otlpError, publishes: true, doc } }, handler);
+    app.post(path, { onRequest: authenticate, config: { mapError: otlpError, publishes: true, entrance: 'otlp_http', doc } }, handler);
   }
 
   const logsHandler = async (request: FastifyRequest, reply: FastifyReply) => {

@@ -1,5 +1,5 @@
 import { convertExportRequest, decodeExportTraceServiceRequest, OtlpRequestError, parseOtlpJson, type SpanRejection } from '@weft/otlp';
-import { encodeCallPartRows, type EncodedCallPartRows } from '@weft/ingest';
+import { encodeCallPartRows, redactCallParts, type EncodedCallPartRows } from '@weft/ingest';
 import { endPart, startPart, wholeCallPart, type CallPartRow } from '@weft/store';
 
 /** An OTLP export request as it arrived: protobuf bytes, OTLP/JSON text, or already decoded (the contract's /otel/v1/trace body). */
@@ -14,6 +14,8 @@ export interface SpanPartsOptions {
   acceptedAtMicros: number;
   /** Values over this many bytes of JSON are stored truncated (WEFT_MAX_VALUE_BYTES; 0 or absent: never). */
   maxValueBytes?: number;
+  /** The projects whose values are redacted (their ingest policy). */
+  redact?: string[];
 }
 
 /** A request's accepted spans as call parts (a start and an end each), ready to publish. */
@@ -101,5 +103,5 @@ export function encodeSpanParts(payload: OtlpPayload, opts: SpanPartsOptions): E
   const parts = spansToParts(payload, opts);
   if (!parts.ok) return parts;
   const { rows, ...rest } = parts;
-  return { ...rest, ...encodeCallPartRows(rows) };
+  return { ...rest, ...encodeCallPartRows(redactCallParts(rows, opts.redact)) };
 }

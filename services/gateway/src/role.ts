@@ -1,4 +1,6 @@
 import { adminRoutes, graphqlRoutes } from '@weft/auth';
+import { delivery } from '@weft/core';
+import { ingestSettingsFor } from '@weft/ingest';
 import { needs, type Role } from '@weft/runtime';
 import { otlpGrpcFromConfig, type OtlpGrpcReceiver } from './otlp-grpc';
 import { gatewayRoutes } from './routes';
@@ -21,11 +23,14 @@ export const gatewayRole: Role = (config, log) => ({
       await grpc?.close();
       await workers?.close();
     });
-    await app.register(gatewayRoutes, { bus, store: deps.store, auth, workers });
+    // The projects' ingest policies, one reader for every entrance of the process.
+    const settings = ingestSettingsFor(deps.store, log);
+    delivery.lagWarningSeconds = config.WEFT_DELIVERY_LAG_WARN_MS / 1000;
+    await app.register(gatewayRoutes, { bus, store: deps.store, auth, workers, settings });
     await app.register(adminRoutes, { keys: needs(deps.keys, 'the key store', 'gateway'), auth });
     // weave.init's W&B GraphQL operations, so WANDB_BASE_URL=<weft> is enough for the SDK.
     await app.register(graphqlRoutes, { auth });
     // OTLP/gRPC on its own port (WEFT_OTLP_GRPC_PORT).
-    grpc = await otlpGrpcFromConfig(config, { bus, auth, rateLimit: app.weftRateLimit, log, workers });
+    grpc = await otlpGrpcFromConfig(config, { bus, auth, rateLimit: app.weftRateLimit, log, workers, settings });
   },
 });

@@ -1,13 +1,30 @@
 import type { FastifyInstance } from 'fastify';
 import type { Bus } from '@weft/bus';
-import { badRequest, forbidden, nowMicros, type Logger } from '@weft/core';
-import { addRawBodyRoute, addRoute, defaultRequestLimits, type Authenticator, type RouteContext } from '@weft/http';
+import { badRequest, delivery, forbidden, nowMicros, withDeliveryProject, type Logger } from '@weft/core';
+import {
+  addRawBodyRoute,
+  addRoute,
+  defaultRequestLimits,
+  noteProject,
+  projectInJsonBytes,
+  type Authenticator,
+  type RouteContext,
+} from '@weft/http';
 import type { Store } from '@weft/store';
-import { CallIngest, encodedCallPartMessages, upsertBatchParts, type CallPartEnvelope } from '@weft/ingest';
+import {
+  CallIngest,
+  ingestSettingsFor,
+  projectOfCallPartKey,
+  upsertBatchParts,
+  type CallPartEnvelope,
+  type IngestSettings,
+} from '@weft/ingest';
 import { callBatchError, type CallBatchRefused, type EncodedCallBatch } from './call-batches';
 import { CallMutations } from './call-mutations';
 import { DeletionJobs } from './deletion-jobs';
 import { deadLetterRoutes } from './dead-letter-routes';
+import { deliveryRoutes } from './delivery-routes';
+import { ingestSettingsRoutes } from './ingest-settings-routes';
 import { fileWriteRoutes } from './files';
 import { OtelIngest } from './otel';
 import { OtelLogsIngest } from './otel-logs';
@@ -24,15 +41,22 @@ export interface GatewayDeps {
   bodyLimitBytes?: number;
   /** The ingest worker threads, where OTLP spans are converted and upsert batches parsed, checked and encoded (default: none, the serving thread). */
   workers?: IngestWorkers | null;
+  /** The projects' ingest policies (default: the process's, for the store). */
+  settings?: IngestSettings;
 }
 
 /** The write side: call parts through the bus; objects, tables and feedback straight to ClickHouse. */
 export async function gatewayRoutes(app: FastifyInstance, deps: GatewayDeps): Promise<void> {
   const limits = app.weftLimits ?? defaultRequestLimits;
-  const ingest = new CallIngest(deps.bus, { maxValueBytes: limits.maxValueBytes });
+  // Redaction and sampling as each project set them (read before the first call is taken).
+  const settings = deps.settings ?? ingestSettingsFor(deps.store, app.log as Logger);
+  await settings.ready();
+  const ingest = new CallIngest(deps.bus, { maxValueBytes: limits.maxValueBytes, entrance: 'calls', settings });
   // Call writes are refused before their body is read while the bus is full or down.
   app.weftAdmission?.watchBus(deps.bus);
-  const publishes = { publishes: true };
+  const publishes = { publishes: true, entrance: 'calls' } as const;
+  const calls = { entrance: 'calls' } as const;
+  delivery.countsAccepted();
 
   addRoute(app, deps.auth, 'callStart', async (body, { caller }) => ingest.start(body.start, caller), publishes);
   addRoute(app, deps.auth, 'callEnd', async (body) => ingest.end(body.end), publishes);
@@ -45,11 +69,12 @@ export async function gatewayRoutes(app: FastifyInstance, deps: GatewayDeps): Pr
       app,
       deps.auth,
       'callUpsertBatch',
-      async (body, { caller }) => {
-        const task = { body, caller, acceptedAtMicros: nowMicros(), limits };
+      async (body, { caller, request }) => {
+        const task = { body, caller, acceptedAtMicros: nowMicros(), limits, redact: await ingest.redactedProjects() };
         const r = await workers.run<EncodedCallBatch | CallBatchRefused>('convertCallBatch', task);
-        if (!r.ok) throw callBatchError(r);
-        return ingest.publishEncoded(encodedCallPartMessages(r.bytes, r.ends, r.keys), r.acknowledged).then(() => ({ res: r.res }));
+        if (!r.ok) throw withDeliveryProject(callBatchError(r), projectInJsonBytes(body));
+        if (r.keys.length > 0) noteProject(request, projectOfCallPartKey(r.keys[0]!));
+        return ingest.publishEncoded(r).then(() => ({ res: r.res }));
       },
       publishes,
     );
@@ -59,27 +84,45 @@ export async function gatewayRoutes(app: FastifyInstance, deps: GatewayDeps): Pr
       deps.auth,
       'callUpsertBatch',
       async (body, { caller }) => {
-        const { rows, res } = upsertBatchParts(body.batch, caller, nowMicros(), ingest.maxValueBytes);
-        return ingest.publish(rows).then(() => ({ res }));
+        const { rows, res, endTraceIds } = upsertBatchParts(body.batch, caller, nowMicros(), ingest.maxValueBytes);
+        return ingest.publish(rows, endTraceIds).then(() => ({ res }));
       },
       publishes,
     );
   }
 
   // The reference SDK's v2 call paths (its default write path since 0.52): the project is in the path too.
-  addRoute(app, deps.auth, 'callsComplete', async (body, ctx) => {
-    const project = v2Project(ctx);
-    body.batch.forEach((c, i) => sameProject(project, c.project_id, `batch[${i}].project_id`));
-    return ingest.complete(body.batch, ctx.caller);
-  });
-  addRoute(app, deps.auth, 'callStartV2', async (body, ctx) => {
-    sameProject(v2Project(ctx), body.start.project_id, 'start.project_id');
-    return ingest.start(body.start, ctx.caller);
-  });
-  addRoute(app, deps.auth, 'callEndV2', async (body, ctx) => {
-    sameProject(v2Project(ctx), body.end.project_id, 'end.project_id');
-    return ingest.end(body.end);
-  });
+  addRoute(
+    app,
+    deps.auth,
+    'callsComplete',
+    async (body, ctx) => {
+      const project = v2Project(ctx);
+      body.batch.forEach((c, i) => sameProject(project, c.project_id, `batch[${i}].project_id`));
+      return ingest.complete(body.batch, ctx.caller);
+    },
+    calls,
+  );
+  addRoute(
+    app,
+    deps.auth,
+    'callStartV2',
+    async (body, ctx) => {
+      sameProject(v2Project(ctx), body.start.project_id, 'start.project_id');
+      return ingest.start(body.start, ctx.caller);
+    },
+    calls,
+  );
+  addRoute(
+    app,
+    deps.auth,
+    'callEndV2',
+    async (body, ctx) => {
+      sameProject(v2Project(ctx), body.end.project_id, 'end.project_id');
+      return ingest.end(body.end);
+    },
+    calls,
+  );
   const bus = deps.bus;
   const mutations = new CallMutations(ingest, deps.store, bus.caughtUp ? () => bus.caughtUp!() : undefined);
   addRoute(app, deps.auth, 'callUpdate', async (body) => mutations.rename(body.project_id, body.call_id, body.display_name));
@@ -94,8 +137,11 @@ export async function gatewayRoutes(app: FastifyInstance, deps: GatewayDeps): Pr
   });
   addRoute(app, deps.auth, 'deletionStatus', async (body, { caller }) => deletions.status(body.job_id, caller));
   deadLetterRoutes(app, deps.auth, bus);
+  deliveryRoutes(app, deps.auth);
+  ingestSettingsRoutes(app, deps.auth, deps.store, settings);
 
-  const otel = new OtelIngest(ingest, app.log as Logger, spanConverterFor(deps.workers));
+  const otlpIngest = new CallIngest(deps.bus, { maxValueBytes: limits.maxValueBytes, entrance: 'otlp_http', settings });
+  const otel = new OtelIngest(otlpIngest, app.log as Logger, spanConverterFor(deps.workers));
   addRoute(
     app,
     deps.auth,
@@ -107,7 +153,7 @@ export async function gatewayRoutes(app: FastifyInstance, deps: GatewayDeps): Pr
         caller,
       ),
     }),
-    publishes,
+    { publishes: true, entrance: 'otlp_http' },
   );
   // Standard OTLP/HTTP (protobuf or JSON, gzip) for stock exporters, in its own encapsulated scope.
   await app.register(otlpHttpRoutes, {

@@ -1,10 +1,10 @@
 import type { ResponseOf } from '@weft/api';
 import type { FastifyInstance } from 'fastify';
 import type { Bus } from '@weft/bus';
-import type { Logger } from '@weft/core';
+import { delivery, type Logger } from '@weft/core';
 import { addGuardedGet, addRoute, type Authenticator } from '@weft/http';
 import type { Store } from '@weft/store';
-import { CallIngest, type CallPartEnvelope } from '@weft/ingest';
+import { CallIngest, ingestSettingsFor, type CallPartEnvelope } from '@weft/ingest';
 import { chatCompletionKind } from './chat-completions';
 import { CompletionFront } from './completion-front';
 import { Completions } from './completions';
@@ -45,7 +45,11 @@ const V1_ROUTES: { method: string; path: RegExp }[] = [
 /** The OpenAI-compatible front (chat and legacy completions, responses, embeddings, model list), project completions and model records. */
 export async function inferenceRoutes(app: FastifyInstance, deps: InferenceDeps): Promise<void> {
   // Recorded completions truncate oversized values as every other call does (WEFT_MAX_VALUE_BYTES).
-  const ingest = new CallIngest(deps.bus, { maxValueBytes: app.weftLimits?.maxValueBytes });
+  // Redaction and sampling apply to recorded completions as to every call (read before the first is taken).
+  const settings = ingestSettingsFor(deps.store, deps.log);
+  await settings.ready();
+  const ingest = new CallIngest(deps.bus, { maxValueBytes: app.weftLimits?.maxValueBytes, entrance: 'inference', settings });
+  delivery.countsAccepted();
   const chat = new CompletionFront(chatCompletionKind, deps.upstreams, ingest, deps.log);
   const text = new CompletionFront(textCompletionKind, deps.upstreams, ingest, deps.log);
   const embeddings = new Embeddings(deps.upstreams, ingest);
@@ -63,17 +67,19 @@ export async function inferenceRoutes(app: FastifyInstance, deps: InferenceDeps)
 
   // The OpenAI-compatible /v1 routes answer errors in vLLM's `{"error": {...}}` shape.
   const openAiShape = { mapError: toOpenAiError };
+  // Routes whose requests are recorded as calls: their refusals are counted (delivery-counts.ts).
+  const recorded = { ...openAiShape, entrance: 'inference' } as const;
   // The completion front answers the response schema's chat.completion (or streams it).
   addRoute(
     app,
     deps.auth,
     'chatCompletions',
     (body, ctx) => chat.handle(body, ctx) as Promise<ResponseOf<'chatCompletions'> | undefined>,
-    openAiShape,
+    recorded,
   );
-  addRoute(app, deps.auth, 'textCompletions', (body, ctx) => text.handle(body, ctx), openAiShape);
-  addRoute(app, deps.auth, 'embeddings', (body, ctx) => embeddings.handle(body, ctx), openAiShape);
-  addRoute(app, deps.auth, 'responsesCreate', (body, ctx) => responses.handle(body, ctx), openAiShape);
+  addRoute(app, deps.auth, 'textCompletions', (body, ctx) => text.handle(body, ctx), recorded);
+  addRoute(app, deps.auth, 'embeddings', (body, ctx) => embeddings.handle(body, ctx), recorded);
+  addRoute(app, deps.auth, 'responsesCreate', (body, ctx) => responses.handle(body, ctx), recorded);
   addGuardedGet(app, deps.auth, '/v1/models', 'bearer', () => modelList.list(), {
     ...openAiShape,
     doc: { tag: 'openai', summary: 'List the models the upstreams serve (OpenAI `GET /v1/models`)' },
@@ -82,8 +88,8 @@ export async function inferenceRoutes(app: FastifyInstance, deps: InferenceDeps)
     ...openAiShape,
     doc: { tag: 'openai', summary: 'One model (OpenAI `GET /v1/models/{model}`)' },
   });
-  addRoute(app, deps.auth, 'completionsCreate', (body, ctx) => completions.create(body, ctx));
-  addRoute(app, deps.auth, 'completionsCreateStream', (body, ctx) => completions.createStream(body, ctx));
+  addRoute(app, deps.auth, 'completionsCreate', (body, ctx) => completions.create(body, ctx), { entrance: 'inference' });
+  addRoute(app, deps.auth, 'completionsCreateStream', (body, ctx) => completions.createStream(body, ctx), { entrance: 'inference' });
   addRoute(app, deps.auth, 'modelCreate', (body, { caller }) => models.create(body, caller), openAiShape);
   addRoute(app, deps.auth, 'actionsExecuteBatch', (body, { caller }) => actions.executeBatch(body, caller.userId));
   addRoute(app, deps.auth, 'evaluationsEvaluateModel', (body, { caller }) => evaluations.evaluateModel(body, caller));

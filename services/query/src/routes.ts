@@ -109,7 +109,6 @@ export async function queryRoutes(app: FastifyInstance, deps: QueryDeps): Promis
   });
   addRoute(app, deps.auth, 'ttlSettingsRead', async (body) => readTtlSettings(deps.store, body.project_id, deps.defaultRetentionDays));
   addRoute(app, deps.auth, 'ttlSettingsUpdate', async (body, { caller }) => updateTtlSettings(deps.store, body, caller.userId));
-  addRoute(app, deps.auth, 'ingestSamplingSettingsRead', async () => ({ dry_run: false, sample_rate: 1 }));
   addRoute(app, deps.auth, 'tableExport', async (body, { reply }) => {
     await exportTable(deps.store, body, reply);
     return undefined;

@@ -6,6 +6,7 @@ import { hashForSdkPath } from './sdk-links';
 import { getKey } from './session';
 import { AnalyticsView } from './views/analytics';
 import { CallsView } from './views/calls';
+import { DeliveryView } from './views/delivery';
 import { EvaluationCompareView } from './views/evaluation-compare';
 import { EvaluationsView } from './views/evaluations';
 import { LeaderboardView } from './views/leaderboards';
@@ -61,6 +62,8 @@ function App() {
       case 'table':
         if (rest[0]) return <TableView projectId={projectId} digest={rest[0]} route={route} />;
         break;
+      case 'delivery':
+        return <DeliveryView projectId={projectId} />;
     }
     return <NotFound what={`view '${[view, ...rest].join('/')}'`} />;
   }

@@ -1,6 +1,6 @@
 /** Shapes of weft's API, from the one contract (type-only imports: nothing of it is bundled). */
 import type { z } from 'zod';
-import type { Call, callsAggregateRes, objectVersion, projectSummary, tableRow, thread } from '@weft/api';
+import type { Call, callsAggregateRes, objectVersion, projectDeliveryRes, projectSummary, tableRow, thread } from '@weft/api';
 
 export type { Call };
 export type Thread = z.infer<typeof thread>;
@@ -8,6 +8,7 @@ export type ProjectSummary = z.infer<typeof projectSummary>;
 export type Aggregate = z.infer<typeof callsAggregateRes>;
 export type ObjectVersion = z.infer<typeof objectVersion>;
 export type TableRow = z.infer<typeof tableRow>;
+export type ProjectDelivery = z.infer<typeof projectDeliveryRes>;
 
 export interface Feedback {
   id: string;

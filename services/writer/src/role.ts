@@ -1,4 +1,5 @@
 import type { Subscription } from '@weft/bus';
+import { delivery } from '@weft/core';
 import { needs, type Role } from '@weft/runtime';
 import { RetentionSweeper } from './retention';
 import { CallPartsWriter } from './writer';
@@ -13,6 +14,9 @@ export const writerRole: Role = (config, log) => ({
   usesBus: true,
   components(deps) {
     const bus = needs(deps.bus, 'the bus', 'writer');
+    delivery.countsStored();
+    // The ingest log and Kafka dead-letter what the store refuses; ack-after-insert refuses its publishes instead.
+    const deadLetters = config.WEFT_BUS === 'kafka' || config.WEFT_ACK_AFTER === 'log';
     let subscription: Subscription | null = null;
     const retention = new RetentionSweeper(deps.store, log, {
       defaultDays: config.WEFT_RETENTION_DAYS,
@@ -22,7 +26,7 @@ export const writerRole: Role = (config, log) => ({
       {
         name: 'writer',
         start: async () => {
-          subscription = await new CallPartsWriter(deps.store, log).subscribe(bus);
+          subscription = await new CallPartsWriter(deps.store, log, { deadLetters }).subscribe(bus);
         },
         stop: async () => {
           await subscription?.stop();

@@ -1,6 +1,7 @@
 import type { ComponentChildren } from 'preact';
 import { clearKey } from '../session';
 import { href, navigate, projectHref } from '../route';
+import { LagBanner } from './lag-banner';
 
 const TABS: [string, string][] = [
   ['calls', 'Calls'],
@@ -8,6 +9,7 @@ const TABS: [string, string][] = [
   ['evaluations', 'Evaluations'],
   ['analytics', 'Analytics'],
   ['objects', 'Objects'],
+  ['delivery', 'Delivery'],
 ];
 
 /** The frame of every signed-in view: brand, project, tabs, sign out. */
@@ -49,6 +51,7 @@ export function Layout({ projectId, tab, children }: { projectId?: string; tab?:
           Sign out
         </button>
       </header>
+      {projectId ? <LagBanner projectId={projectId} /> : null}
       <main class="content">{children}</main>
     </div>
   );

@@ -25,6 +25,11 @@ export const USAGE = `usage: weft <command> [options]
                                         run a metrics query (/analytics/query); rows as JSON or CSV
   retention <entity/project> [<days>|off]
                                         show, or set, how many days the project's calls are kept
+  redaction <entity/project> [off|pii-v1]
+                                        show, or set, the project's sensitive-data policy (new calls)
+  sampling <entity/project> [<rate 0–1> [--dry-run]]
+                                        show, or set, the share of the project's new traces stored
+  delivery <entity/project>             what became of the project's calls per entrance, and its lag
   dead-letters list [--state pending|replayed|discarded]
   dead-letters show|replay|discard <seq>
                                         the ingest log's dead letters (admin key): list them, show one
@@ -34,7 +39,7 @@ export const USAGE = `usage: weft <command> [options]
   delete user <svc_user_id>             delete every call of a user and the feedback on them (admin key)
   delete status <job_id>                whether a deletion job's data is gone
 
-export, analytics, retention, dead-letters and delete always go through a server: --url (default http://localhost:6345) and
+export, analytics, retention, redaction, sampling, delivery, dead-letters and delete always go through a server: --url (default http://localhost:6345) and
 --api-key (any key that may read the project).
 
 Where the store is:
@@ -50,12 +55,17 @@ export interface MigrateCommand {
 
 /** `weft export` / `weft analytics`: a read through a running server's HTTP API. */
 export interface ReadCommand {
-  kind: 'export' | 'analytics' | 'retention' | 'dead-letters' | 'delete';
+  kind: 'export' | 'analytics' | 'retention' | 'settings' | 'dead-letters' | 'delete';
   path:
     | '/calls/export'
     | '/analytics/query'
     | '/project/ttl_settings/read'
     | '/project/ttl_settings/update'
+    | '/project/sensitive_data_settings'
+    | '/project/sensitive_data_settings/update'
+    | '/project/ingest_sampling_settings/read'
+    | '/project/ingest_sampling_settings/update'
+    | '/project/delivery'
     | '/admin/dead_letters/list'
     | '/admin/dead_letters/read'
     | '/admin/dead_letters/replay'
@@ -64,6 +74,8 @@ export interface ReadCommand {
     | '/user_data/delete'
     | '/deletion/status';
   body: Record<string, unknown>;
+  /** Weave's GET routes take the body as the query string. */
+  method?: 'GET';
   url: string;
   apiKey?: string;
   /** Where the bytes go (default: stdout). */
@@ -107,6 +119,7 @@ export function parseCommand(
       to: { type: 'string' },
       bucket: { type: 'string' },
       state: { type: 'string' },
+      'dry-run': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -125,6 +138,30 @@ export function parseCommand(
     if (days !== null && !(Number.isInteger(days) && days >= 1))
       throw new UsageError(`weft retention: <days> is a whole number ≥ 1, or off (got ${rest[0]})`);
     return { kind: 'retention', path: '/project/ttl_settings/update', body: { project_id: action, retention_days: days }, ...where };
+  }
+  if (group === 'redaction' || group === 'sampling' || group === 'delivery') {
+    const where = { ...common, url: common.url ?? 'http://localhost:6345' };
+    const takes = { redaction: 'off or pii-v1', sampling: 'a rate from 0 to 1', delivery: 'nothing more' }[group];
+    if (!action || rest.length > (group === 'delivery' ? 0 : 1))
+      throw new UsageError(`weft ${group} takes a project and ${takes}\n\n${USAGE}`);
+    const project_id = action;
+    if (group === 'delivery') return { kind: 'settings', path: '/project/delivery', body: { project_id }, ...where };
+    if (group === 'redaction') {
+      if (rest.length === 0)
+        return { kind: 'settings', method: 'GET', path: '/project/sensitive_data_settings', body: { project_id }, ...where };
+      if (rest[0] !== 'off' && rest[0] !== 'pii-v1') throw new UsageError(`weft redaction: the policy is off or pii-v1 (got ${rest[0]})`);
+      return { kind: 'settings', path: '/project/sensitive_data_settings/update', body: { project_id, policy: rest[0] }, ...where };
+    }
+    if (rest.length === 0) return { kind: 'settings', path: '/project/ingest_sampling_settings/read', body: { project_id }, ...where };
+    const rate = Number(rest[0]);
+    if (!(rest[0] !== '' && rate >= 0 && rate <= 1))
+      throw new UsageError(`weft sampling: the rate is a number from 0 to 1 (got ${rest[0]})`);
+    return {
+      kind: 'settings',
+      path: '/project/ingest_sampling_settings/update',
+      body: { project_id, sample_rate: rate, dry_run: values['dry-run'] },
+      ...where,
+    };
   }
   if (group === 'dead-letters') {
     const where = { ...common, url: common.url ?? 'http://localhost:6345' };

@@ -47,7 +47,12 @@ async function viaStore(cmd: Command | MigrateCommand): Promise<unknown> {
 }
 
 const isRead = (cmd: Command | MigrateCommand | ReadCommand): cmd is ReadCommand =>
-  cmd.kind === 'export' || cmd.kind === 'analytics' || cmd.kind === 'retention' || cmd.kind === 'dead-letters' || cmd.kind === 'delete';
+  cmd.kind === 'export' ||
+  cmd.kind === 'analytics' ||
+  cmd.kind === 'retention' ||
+  cmd.kind === 'settings' ||
+  cmd.kind === 'dead-letters' ||
+  cmd.kind === 'delete';
 
 async function main(): Promise<number> {
   let cmd: Command | MigrateCommand | ReadCommand;

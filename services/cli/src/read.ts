@@ -3,27 +3,30 @@ import { type Writable } from 'node:stream';
 import type { ReadCommand } from './commands';
 
 /**
- * `weft export`, `weft analytics`, `weft retention`, `weft dead-letters` and `weft delete`: one POST to a running server. An export streams to the
+ * `weft export`, `weft analytics`, `weft retention`, `weft redaction|sampling|delivery`, `weft dead-letters` and `weft delete`:
+ * one request to a running server (a POST, or Weave's GET with the body as its query string). An export streams to the
  * file (or stdout) as it arrives, with its progress on stderr (rows of JSONL/CSV out of the
  * matching count, bytes of Parquet); a metrics query prints its rows as JSON or CSV.
  */
 export async function runRead(cmd: ReadCommand, progress: NodeJS.WriteStream = process.stderr): Promise<void> {
-  const post = (path: string, body: unknown) =>
-    fetch(new URL(path, cmd.url), {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        ...(cmd.apiKey ? { authorization: `Basic ${Buffer.from(`api:${cmd.apiKey}`).toString('base64')}` } : {}),
-      },
-      body: JSON.stringify(body),
-    });
+  const authorization: Record<string, string> = cmd.apiKey
+    ? { authorization: `Basic ${Buffer.from(`api:${cmd.apiKey}`).toString('base64')}` }
+    : {};
+  const post = (path: string, body: Record<string, unknown>) =>
+    cmd.method === 'GET'
+      ? fetch(new URL(`${path}?${new URLSearchParams(body as Record<string, string>)}`, cmd.url), { headers: authorization })
+      : fetch(new URL(path, cmd.url), {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...authorization },
+          body: JSON.stringify(body),
+        });
   const res = await post(cmd.path, cmd.body);
   if (!res.ok || !res.body) {
     const reason = ((await res.json().catch(() => ({}))) as { reason?: string }).reason ?? res.statusText;
     throw new Error(`${res.status}: ${reason}`);
   }
   const out = cmd.out ? createWriteStream(cmd.out) : process.stdout;
-  if (cmd.kind === 'retention' || cmd.kind === 'dead-letters' || cmd.kind === 'delete') {
+  if (cmd.kind === 'retention' || cmd.kind === 'settings' || cmd.kind === 'dead-letters' || cmd.kind === 'delete') {
     await write(out, JSON.stringify(await res.json(), null, 2) + '\n');
     return end(out);
   }

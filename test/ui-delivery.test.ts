@@ -42,7 +42,10 @@ const calls = (from: number, n: number) =>
   ]);
 
 beforeAll(async () => {
-  weft = await startWeft({ env: { WEFT_LOG_FLUSH_MS: '30000', WEFT_DELIVERY_LAG_WARN_MS: '1500', WEFT_BODY_LIMIT_BYTES: '65536' } });
+  // No monitor passes: each reads calls, which would store what waits.
+  weft = await startWeft({
+    env: { WEFT_LOG_FLUSH_MS: '30000', WEFT_DELIVERY_LAG_WARN_MS: '1500', WEFT_BODY_LIMIT_BYTES: '65536', WEFT_MONITORS_INTERVAL_MS: '0' },
+  });
   api = new Client(weft.url);
   await api.post('/admin/entities/create', { name: 'ui' });
   key = await createKey(api, 'ui-operator', ['ui']);
@@ -61,7 +64,7 @@ async function signedIn(): Promise<Page> {
   await page.goto(weft.url + '/');
   await page.getByLabel('API key').fill(key.key);
   await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('heading', { name: 'Projects' }).waitFor();
+  await page.getByRole('heading', { name: 'Projects', exact: true }).waitFor();
   return page;
 }
 
@@ -96,5 +99,52 @@ describe('delivery in the UI', () => {
     expect(await page.locator('.lag-panel').textContent()).toMatch(/nothing waiting/);
     expect(await row('All entrances').locator('td').allTextContents()).toEqual(['All entrances', '6', '6', '0', '0', '1 too_large 1', '0']);
     await shot(page, 'stored');
+  }, 120_000);
+
+  it("sets the project's retention, redaction and sampling on its Settings tab, as a newcomer would", async () => {
+    const page = await signedIn();
+    await page.goto(`${weft.url}/#/p/${P}/settings`);
+    await page.getByRole('heading', { name: 'Settings' }).waitFor();
+    const section = (name: string) => page.locator('section.setting', { has: page.getByRole('heading', { name }) });
+    const forever = page.getByRole('radio', { name: 'Keep calls forever' });
+    await forever.waitFor();
+    expect(await forever.isChecked()).toBe(true);
+    await shot(page, 'settings-default');
+
+    await page.getByRole('radio', { name: 'Keep calls for days', exact: true }).check();
+    await page.getByLabel('Retention in days').fill('14');
+    await section('Retention').getByRole('button', { name: 'Save' }).click();
+    await section('Retention').getByRole('status').filter({ hasText: 'Saved' }).waitFor();
+    expect((await member.post('/project/ttl_settings/read', { project_id: P })).body).toEqual({ retention_days: 14 });
+
+    await page.getByRole('checkbox', { name: /Redact sensitive data/ }).check();
+    await section('Sensitive data').getByRole('button', { name: 'Save' }).click();
+    await section('Sensitive data').getByRole('status').filter({ hasText: 'Saved' }).waitFor();
+
+    await page.getByLabel('Share of traces stored, in percent').fill('0');
+    await page.getByRole('checkbox', { name: /Dry run/ }).check();
+    await section('Sampling').getByRole('button', { name: 'Save' }).click();
+    await section('Sampling').getByRole('status').filter({ hasText: 'Saved' }).waitFor();
+    expect((await member.post('/project/ingest_sampling_settings/read', { project_id: P })).body).toEqual({
+      sample_rate: 0,
+      dry_run: true,
+    });
+    await shot(page, 'settings-saved');
+
+    // Kept: a new visit shows them; a new call is redacted, kept (a dry run) and counted.
+    await page.reload();
+    await page.getByLabel('Retention in days').waitFor();
+    expect(await page.getByLabel('Retention in days').inputValue()).toBe('14');
+    expect(await page.getByRole('checkbox', { name: /Redact sensitive data/ }).isChecked()).toBe(true);
+    expect(await page.getByLabel('Share of traces stored, in percent').inputValue()).toBe('0');
+    const batch = calls(10, 1);
+    (batch[0]!.req as { start: { inputs: Record<string, string> } }).start.inputs = { to: 'frank@example.com' };
+    expect((await member.post('/call/upsert_batch', { batch })).status).toBe(200);
+    const stored = await member.jsonl('/calls/stream_query', { project_id: P, filter: { call_ids: [id(10)] } });
+    expect(stored[0].inputs).toEqual({ to: '<EMAIL_ADDRESS>' });
+    await page.getByRole('navigation', { name: 'Views' }).getByRole('link', { name: 'Delivery' }).click();
+    const row = page.locator('table.delivery tr', { hasText: 'HTTP calls' });
+    await expect.poll(() => row.locator('td').nth(4).textContent(), { timeout: 15_000 }).toBe('0 (+2 dry run)');
+    await shot(page, 'dry-run');
   }, 120_000);
 });

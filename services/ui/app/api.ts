@@ -22,16 +22,24 @@ export function basicAuth(key: string): string {
   return `Basic ${btoa(`api:${key}`)}`;
 }
 
-async function request(path: string, body: unknown, signal?: AbortSignal, key = getKey()): Promise<Response> {
-  const res = await fetch(path, {
-    method: 'POST',
+async function request(
+  path: string,
+  body: unknown,
+  signal?: AbortSignal,
+  key = getKey(),
+  method: 'POST' | 'GET' = 'POST',
+): Promise<Response> {
+  // A GET's members travel in its query string.
+  const url = method === 'GET' ? `${path}?${new URLSearchParams(body as Record<string, string>)}` : path;
+  const res = await fetch(url, {
+    method,
     // x-requested-with: weft then answers a bad key without a Basic challenge (no browser prompt).
     headers: {
-      'content-type': 'application/json',
+      ...(method === 'POST' ? { 'content-type': 'application/json' } : {}),
       'x-requested-with': 'XMLHttpRequest',
       ...(key ? { authorization: basicAuth(key) } : {}),
     },
-    body: JSON.stringify(body),
+    ...(method === 'POST' ? { body: JSON.stringify(body) } : {}),
     signal,
   });
   if (res.ok) return res;
@@ -55,6 +63,12 @@ async function request(path: string, body: unknown, signal?: AbortSignal, key = 
 /** POST a JSON body, get the JSON answer. */
 export async function post<T>(path: string, body: unknown, signal?: AbortSignal): Promise<T> {
   const res = await request(path, body, signal);
+  return (await res.json()) as T;
+}
+
+/** GET a JSON answer (Weave's few GET routes), the members as the query string. */
+export async function get<T>(path: string, query: Record<string, string>, signal?: AbortSignal): Promise<T> {
+  const res = await request(path, query, signal, getKey(), 'GET');
   return (await res.json()) as T;
 }
 

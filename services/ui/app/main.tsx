@@ -13,6 +13,7 @@ import { LeaderboardView } from './views/leaderboards';
 import { ObjectView } from './views/object';
 import { ObjectsView } from './views/objects';
 import { Projects } from './views/projects';
+import { SettingsView } from './views/settings';
 import { SignIn } from './views/signin';
 import { TableView } from './views/table';
 import { ThreadView } from './views/thread';
@@ -64,6 +65,8 @@ function App() {
         break;
       case 'delivery':
         return <DeliveryView projectId={projectId} />;
+      case 'settings':
+        return <SettingsView projectId={projectId} />;
     }
     return <NotFound what={`view '${[view, ...rest].join('/')}'`} />;
   }

@@ -10,6 +10,7 @@ const TABS: [string, string][] = [
   ['analytics', 'Analytics'],
   ['objects', 'Objects'],
   ['delivery', 'Delivery'],
+  ['settings', 'Settings'],
 ];
 
 /** The frame of every signed-in view: brand, project, tabs, sign out. */

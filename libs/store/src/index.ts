@@ -9,3 +9,4 @@ export * from './cluster-ddl';
 export * from './call-part-rowbinary';
 export * from './parquet';
 export * from './data-dir-lock';
+export * from './backup';

@@ -35,6 +35,9 @@ export const USAGE = `usage: weft <command> [options]
                                         the ingest log's dead letters (admin key): list them, show one
                                         with its values, publish one again through the write path
                                         (once), or discard it
+  backup <dir> [--data-dir <dir>]       back up an all-in-one data directory (WEFT_DATA_DIR) into a new
+                                        directory, with no server running on it (the engine's BACKUP)
+  restore <dir> [--data-dir <dir>]      restore such a backup into a new data directory
   delete project <entity/project>       delete a project's data from the engine's parts (a job)
   delete user <svc_user_id>             delete every call of a user and the feedback on them (admin key)
   delete status <job_id>                whether a deletion job's data is gone
@@ -51,6 +54,15 @@ Where the store is:
 /** `weft migrate`: on the store only (never through a server). */
 export interface MigrateCommand {
   kind: 'migrate';
+}
+
+/** `weft backup|restore`: an all-in-one data directory, with no server on it. */
+export interface BackupCommand {
+  kind: 'backup' | 'restore';
+  /** The backup's directory. */
+  dir: string;
+  /** The data directory (default WEFT_DATA_DIR). */
+  dataDir?: string;
 }
 
 /** `weft export` / `weft analytics`: a read through a running server's HTTP API. */
@@ -96,7 +108,7 @@ export interface Command {
 export function parseCommand(
   argv: string[],
   env: Record<string, string | undefined> = process.env,
-): Command | MigrateCommand | ReadCommand {
+): Command | MigrateCommand | ReadCommand | BackupCommand {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
@@ -120,6 +132,7 @@ export function parseCommand(
       bucket: { type: 'string' },
       state: { type: 'string' },
       'dry-run': { type: 'boolean', default: false },
+      'data-dir': { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -128,6 +141,10 @@ export function parseCommand(
   if (group === 'migrate') {
     if (action !== undefined) throw new UsageError(`weft migrate takes no arguments\n\n${USAGE}`);
     return { kind: 'migrate' };
+  }
+  if (group === 'backup' || group === 'restore') {
+    if (!action || rest.length > 0) throw new UsageError(`weft ${group} takes one directory (the backup's)\n\n${USAGE}`);
+    return { kind: group, dir: action, ...(values['data-dir'] ? { dataDir: values['data-dir'] } : {}) };
   }
   const common = { url: values.url ?? env.WEFT_URL ?? undefined, apiKey: values['api-key'] ?? env.WEFT_API_KEY ?? undefined };
   if (group === 'retention') {

@@ -1,7 +1,7 @@
 import { runAdmin, KeyStore } from '@weft/auth';
 import { isApiError, loadConfig } from '@weft/core';
-import { latestMigration, migrate, openStore, type Store } from '@weft/store';
-import { parseCommand, UsageError, type Command, type MigrateCommand, type ReadCommand } from './commands';
+import { backupDataDir, latestMigration, migrate, openStore, restoreDataDir, type Store } from '@weft/store';
+import { parseCommand, UsageError, type BackupCommand, type Command, type MigrateCommand, type ReadCommand } from './commands';
 import { runRead } from './read';
 
 /** Through a running server's admin endpoints. */
@@ -46,7 +46,18 @@ async function viaStore(cmd: Command | MigrateCommand): Promise<unknown> {
   }
 }
 
-const isRead = (cmd: Command | MigrateCommand | ReadCommand): cmd is ReadCommand =>
+/** `weft backup|restore`: the embedded store's data directory, never a ClickHouse server (its own BACKUP: docs/operations.md). */
+async function backupOrRestore(cmd: BackupCommand): Promise<unknown> {
+  const config = loadConfig();
+  if (config.CLICKHOUSE_URL)
+    throw new UsageError(
+      `weft ${cmd.kind} is for the all-in-one's embedded store; CLICKHOUSE_URL is set: use ClickHouse's own BACKUP/RESTORE (docs/operations.md "Backups")`,
+    );
+  const dataDir = cmd.dataDir ?? config.WEFT_DATA_DIR;
+  return cmd.kind === 'backup' ? backupDataDir(dataDir, cmd.dir) : restoreDataDir(cmd.dir, dataDir);
+}
+
+const isRead = (cmd: Command | MigrateCommand | ReadCommand | BackupCommand): cmd is ReadCommand =>
   cmd.kind === 'export' ||
   cmd.kind === 'analytics' ||
   cmd.kind === 'retention' ||
@@ -54,8 +65,10 @@ const isRead = (cmd: Command | MigrateCommand | ReadCommand): cmd is ReadCommand
   cmd.kind === 'dead-letters' ||
   cmd.kind === 'delete';
 
+const isBackup = (cmd: Command | MigrateCommand | BackupCommand): cmd is BackupCommand => cmd.kind === 'backup' || cmd.kind === 'restore';
+
 async function main(): Promise<number> {
-  let cmd: Command | MigrateCommand | ReadCommand;
+  let cmd: Command | MigrateCommand | ReadCommand | BackupCommand;
   try {
     cmd = parseCommand(process.argv.slice(2));
   } catch (e) {
@@ -65,6 +78,10 @@ async function main(): Promise<number> {
   try {
     if (isRead(cmd)) {
       await runRead(cmd);
+      return 0;
+    }
+    if (isBackup(cmd)) {
+      process.stdout.write(JSON.stringify(await backupOrRestore(cmd), null, 2) + '\n');
       return 0;
     }
     const result = cmd.kind === 'admin' && cmd.url ? await viaHttp(cmd) : await viaStore(cmd);

@@ -7,7 +7,9 @@ export const deadLettersListReq = z.object({
 export const deadLetterReq = z.object({ seq: z.number().int().min(0).describe('the dead letter, by its number in the list') });
 
 export const deadLetterEntry = z.object({
-  seq: z.number().int(),
+  seq: z.number().int().describe('its number (Kafka: partition × 2³² + offset in the dead-letter topic)'),
+  partition: z.number().int().optional().describe('Kafka: its partition in the dead-letter topic'),
+  offset: z.number().int().optional().describe('Kafka: its offset there'),
   topic: z.string(),
   reason: z.string().describe('why the store refused it'),
   values: z.number().int(),
@@ -17,5 +19,7 @@ export const deadLetterEntry = z.object({
 });
 export const deadLettersListRes = z.object({ dead_letters: z.array(deadLetterEntry) });
 export const deadLetterRes = deadLetterEntry.extend({
-  payload: z.array(z.unknown()).describe('its values: each call part as the row that was to be stored'),
+  payload: z
+    .array(z.unknown())
+    .describe('its values: each call part as the row that was to be stored (`[{undecodable}]`: a value that does not decode, and why)'),
 });

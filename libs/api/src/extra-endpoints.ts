@@ -394,10 +394,11 @@ export const extraEndpoints = {
     response: deletionStatusRes,
     published: true,
   },
-  // The ingest log's dead letters (all-in-one; admin keys): `weft dead-letters` calls these.
+  // The bus's dead letters (the all-in-one's ingest log, or the Kafka dead-letter topic; admin keys): `weft dead-letters` calls these.
   deadLettersList: {
     path: '/admin/dead_letters/list',
-    summary: "Admin keys: the ingest log's dead letters (values the store refused for good), with why and what became of them",
+    summary:
+      "Admin keys: the bus's dead letters (the ingest log's or the Kafka dead-letter topic's: values the store refused for good), with why and what became of them",
     auth: 'basic',
     service: 'gateway',
     request: deadLettersListReq,

@@ -8,3 +8,4 @@ export * from './codec';
 export * from './group-commit';
 export * from './kafka';
 export * from './create';
+export * from './kafka-dead-letters';

@@ -16,6 +16,7 @@ import { BusUnavailableError } from './bus';
 import { UndecodableMessageError, type EnvelopeCodec } from './codec';
 import { publishWithDeadline, type Settleable } from './deadline';
 import { GroupCommit } from './group-commit';
+import { KafkaDeadLetterReader } from './kafka-dead-letters';
 import { untilKafkaReady } from './kafka-startup';
 import { keyPartition } from './murmur2';
 import { useSynchronousGzip } from './kafka-gzip';
@@ -251,6 +252,23 @@ export class KafkaBus<T> implements Bus<T> {
   }
 
   /** The Kafka topic behind a bus topic name. */
+  /** The dead-letter topic's records, for the admin endpoints (kafka-dead-letters.ts). */
+  deadLetterReader(): KafkaDeadLetterReader {
+    this.deadLetterReading ??= new KafkaDeadLetterReader(this.kafka, this.physical(this.opts.deadLetterTopic), this.opts.clientId);
+    return this.deadLetterReading;
+  }
+  private deadLetterReading: KafkaDeadLetterReader | null = null;
+
+  /** A topic's name as the code knows it, from its name on the cluster (null: not one of this deployment's). */
+  logical(physical: string): string | null {
+    return physical.startsWith(this.opts.topicPrefix) ? physical.slice(this.opts.topicPrefix.length) : null;
+  }
+
+  /** The bus's codec (what a dead letter's value is decoded with). */
+  get codec(): EnvelopeCodec<T> {
+    return this.opts.codec;
+  }
+
   physical(topic: string): string {
     return this.opts.topicPrefix + topic;
   }

@@ -55,6 +55,8 @@ export const SHARDING_KEYS: Readonly<Record<string, string>> = {
   otel_logs: 'cityHash64(project_id)',
   // A deletion job's versions on one shard (the latest replaces the others).
   deletion_jobs: 'cityHash64(id)',
+  // Every action on one dead letter on one shard (the first one counts).
+  dead_letter_actions: 'cityHash64(letter)',
   // A project's settings, each one's versions on one shard (the latest replaces the others).
   project_settings: 'cityHash64(project_id, name)',
   // A queue's items and their progress on one shard: an items page joins the two.

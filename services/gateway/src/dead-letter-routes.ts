@@ -1,48 +1,48 @@
 import type { FastifyInstance } from 'fastify';
-import { LogBus, type Bus } from '@weft/bus';
+import { KafkaBus, LogBus, type Bus } from '@weft/bus';
 import { ApiError, delivery, forbidden, type Caller } from '@weft/core';
 import { addRoute, type Authenticator } from '@weft/http';
 import { callHalves, callPartFacts, type CallPartEnvelope } from '@weft/ingest';
-import { decodeCallPartRowBinary } from '@weft/store';
+import { decodeCallPartRowBinary, type Store } from '@weft/store';
+import { ingestLogDeadLetters, kafkaDeadLetters, type DeadLetterSource } from './dead-letter-sources';
 
 /**
- * The ingest log's dead letters through the API (admin keys): list, read, replay (through the
- * bus's normal publish, so the writer stores the parts as any write, idempotently: parts merge
- * by call id, and a dead letter is replayed once) or discard. Only the all-in-one's ingest log
- * keeps them here; with Kafka they are in the dead-letter topic (docs/operations.md).
+ * The bus's dead letters through the API (admin keys): list, read, replay (through the bus's
+ * normal publish, so the writer stores the parts as any write, idempotently: parts merge by call
+ * id, and a dead letter is replayed once) or discard. The all-in-one's are in its ingest log,
+ * the distributed mode's in the Kafka dead-letter topic (dead-letter-sources.ts).
  */
-export function deadLetterRoutes(app: FastifyInstance, auth: Authenticator, bus: Bus<CallPartEnvelope>): void {
-  const logBus = bus instanceof LogBus ? (bus as LogBus<CallPartEnvelope>) : null;
-  const letters = (caller: Caller) => {
+export function deadLetterRoutes(app: FastifyInstance, auth: Authenticator, bus: Bus<CallPartEnvelope>, store: Store): void {
+  const source: DeadLetterSource | null =
+    bus instanceof LogBus
+      ? ingestLogDeadLetters(bus as LogBus<CallPartEnvelope>)
+      : bus instanceof KafkaBus
+        ? kafkaDeadLetters(bus as KafkaBus<CallPartEnvelope>, store)
+        : null;
+  const letters = (caller: Caller): DeadLetterSource => {
     if (!caller.isAdmin) throw forbidden('dead letters need an admin key');
-    if (!logBus)
-      throw new ApiError(
-        501,
-        'this process keeps no ingest log dead letters (WEFT_ACK_AFTER=log only; with Kafka, read the dead-letter topic)',
-      );
-    return logBus.deadLetters;
+    if (!source)
+      throw new ApiError(501, 'this process keeps no dead letters (WEFT_ACK_AFTER=insert refuses what the store refuses instead)');
+    return source;
   };
   const missing = (seq: number) => new ApiError(404, `no dead letter ${seq}`, { field: 'seq' });
 
   addRoute(app, auth, 'deadLettersList', async (body, { caller }) => ({
-    dead_letters: letters(caller)
-      .list()
-      .filter((d) => !body.state || d.state === body.state),
+    dead_letters: (await letters(caller).list()).filter((d) => !body.state || d.state === body.state),
   }));
   addRoute(app, auth, 'deadLetterRead', async (body, { caller }) => {
-    const letter = letters(caller).get(body.seq);
+    const letter = await letters(caller).get(body.seq);
     if (!letter) throw missing(body.seq);
-    return { ...letter, payload: letter.payload.map(readablePart) };
+    return { ...letter, payload: letter.payload ? letter.payload.map(readablePart) : [{ undecodable: letter.undecodable }] };
   });
   addRoute(app, auth, 'deadLetterReplay', async (body, { caller }) => {
-    const before = letters(caller).get(body.seq);
-    const entry = await logBus!.replayDeadLetter(body.seq);
-    if (!entry) throw missing(body.seq);
-    if (before?.state === 'pending' && entry.state === 'replayed') countReplayed(before.payload);
-    return entry;
+    const done = await letters(caller).replay(body.seq, caller.userId);
+    if (!done) throw missing(body.seq);
+    countReplayed(done.replayed);
+    return done.entry;
   });
   addRoute(app, auth, 'deadLetterDiscard', async (body, { caller }) => {
-    const entry = letters(caller).discard(body.seq);
+    const entry = await letters(caller).discard(body.seq, caller.userId);
     if (!entry) throw missing(body.seq);
     return entry;
   });

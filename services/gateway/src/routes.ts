@@ -136,7 +136,7 @@ export async function gatewayRoutes(app: FastifyInstance, deps: GatewayDeps): Pr
     return deletions.create('user', body.svc_user_id, caller);
   });
   addRoute(app, deps.auth, 'deletionStatus', async (body, { caller }) => deletions.status(body.job_id, caller));
-  deadLetterRoutes(app, deps.auth, bus);
+  deadLetterRoutes(app, deps.auth, bus, deps.store);
   deliveryRoutes(app, deps.auth);
   ingestSettingsRoutes(app, deps.auth, deps.store, settings);
 

@@ -14,6 +14,11 @@ export const evaluateModelReq = z.object({
   evaluation_ref: objectRef('an Evaluation object (dataset and scorers)'),
   model_ref: objectRef('an LLMStructuredCompletionModel object'),
   svc_user_id: z.string().nullish().describe('ignored: the server sets it from the caller'),
+  max_cost_usd: z
+    .number()
+    .positive()
+    .optional()
+    .describe("weft's own: stop starting rows once the run's model and judge requests cost this much (USD; every model needs a price)"),
 });
 
 export const evaluateModelRes = z.object({ call_id: z.string().describe('id of the Evaluation.evaluate call the run records') });
@@ -22,6 +27,8 @@ export const evaluationStatusReq = z.object({
   project_id: projectId,
   call_id: z.string().min(1).describe('the call_id evaluate_model answered'),
 });
+
+export const evaluationCancelReq = evaluationStatusReq;
 
 export const evaluationStatusRes = z.object({
   status: z.discriminatedUnion('code', [

@@ -11,7 +11,7 @@ import { ingestSamplingSettingsRes, projectSettingsReadReq, ttlSettingsRes, ttlS
 import { actionsExecuteBatchReq } from './actions';
 import { deadLetterEntry, deadLetterReq, deadLetterRes, deadLettersListReq, deadLettersListRes } from './dead-letters';
 import { deletionStatusReq, deletionStatusRes, projectDeleteReq, userDataDeleteReq } from './deletions';
-import { evaluateModelReq, evaluateModelRes, evaluationStatusReq, evaluationStatusRes } from './evaluations';
+import { evaluateModelReq, evaluateModelRes, evaluationCancelReq, evaluationStatusReq, evaluationStatusRes } from './evaluations';
 import {
   annotationQueue,
   annotationQueueAddCallsReq,
@@ -566,6 +566,16 @@ export const extraEndpoints = {
     auth: 'basic',
     service: 'inference',
     request: evaluationStatusReq,
+    response: evaluationStatusRes,
+    published: true,
+  },
+  evaluationsCancel: {
+    path: '/evaluations/cancel',
+    summary:
+      "weft's own: cancel a server-side evaluation (no row starts after it; the run ends failed, saying who cancelled); answers its status",
+    auth: 'basic',
+    service: 'inference',
+    request: evaluationCancelReq,
     response: evaluationStatusRes,
     published: true,
   },

@@ -2,6 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from './helpers/client';
+import { weftCli } from './helpers/cli';
 import { createKey, clientFor, type TestKey } from './helpers/keys';
 import { startModelServer, type ModelServer } from './helpers/model-server';
 import { newDataDir, startWeft, type RunningWeft } from './helpers/server';
@@ -368,4 +369,82 @@ describe('server-side evaluations: cancel, cost cap, resume after a crash', () =
       await second?.stop();
     }
   }, 600_000);
+
+  it('replay: the calls a filter matches become a Dataset and an Evaluation, run through the model with the scorers', async () => {
+    const start = (q: string, op: string) => ({
+      start: { project_id: P, op_name: op, started_at: new Date().toISOString(), inputs: { q }, attributes: {} },
+    });
+    const ids: string[] = [];
+    for (const [q, op] of [
+      ['paris', 'ask'],
+      ['rome', 'ask'],
+      ['json', 'ask'],
+      ['ignored', 'other'],
+    ] as const) {
+      const r = await as.post('/call/start', start(q, op));
+      expect(r.status, r.text).toBe(200);
+      ids.push(r.body.id);
+      const end = await as.post('/call/end', {
+        end: { project_id: P, id: r.body.id, ended_at: new Date().toISOString(), output: `old answer to ${q}`, summary: {} },
+      });
+      expect(end.status, end.text).toBe(200);
+    }
+    const evaluation = (await as.post('/obj/read', { project_id: P, object_id: 'capitals-eval', digest: refs.evaluation.split(':').pop() }))
+      .body.obj.val;
+    const r = await as.post('/evaluations/replay', {
+      project_id: P,
+      model_ref: refs.model,
+      scorer_refs: evaluation.scorers,
+      filter: { op_names: ['ask'] },
+      name: 'ask-replay',
+    });
+    expect(r.status, r.text).toBe(200);
+    expect(r.body.dataset_ref).toMatch(new RegExp(`^weave:///${P}/object/ask-replay:`));
+    expect(r.body.evaluation_ref).toMatch(new RegExp(`^weave:///${P}/object/ask-replay-evaluation:`));
+    const { final } = await waitForEnd(as, r.body.call_id);
+    expect(final.code, JSON.stringify(final)).toBe('complete');
+    expect(final.output.ValidJSONScorer).toEqual({ json_valid: { true_count: 1, true_fraction: 1 / 3 } });
+
+    // The dataset: one row per matched call, oldest first, its inputs, original output and ref.
+    const dataset = (await as.post('/obj/read', { project_id: P, object_id: 'ask-replay', digest: r.body.dataset_ref.split(':').pop() }))
+      .body.obj.val;
+    expect(dataset._class_name).toBe('Dataset');
+    const table = await as.post('/table/query', { project_id: P, digest: dataset.rows.split('/').pop() });
+    expect(table.body.rows.map((x: any) => x.val)).toEqual(
+      ['paris', 'rome', 'json'].map((q, i) => ({ q, original_output: `old answer to ${q}`, source_call: `weave:///${P}/call/${ids[i]}` })),
+    );
+    // The run is an ordinary evaluation of that Evaluation: its rows name the dataset's.
+    const rows = (await traceOf(r.body.call_id)).filter((c) => shortOp(c) === 'Evaluation.predict_and_score');
+    expect(rows).toHaveLength(3);
+    for (const row of rows) expect(row.inputs.example).toMatch(new RegExp(`^${r.body.dataset_ref}/attr/rows/id/`));
+    const predicts = (await traceOf(r.body.call_id)).filter((c) => shortOp(c) === 'LLMStructuredCompletionModel.predict');
+    expect(predicts.map((c) => c.output).sort()).toEqual(['The answer is PARIS', 'The answer is ROME', '{"answer": "JSON"}'].sort());
+
+    const none = await as.post('/evaluations/replay', { project_id: P, model_ref: refs.model, filter: { op_names: ['never-called'] } });
+    expect(none.status).toBe(400);
+    expect(none.text).toContain('filter');
+    const badScorer = await as.post('/evaluations/replay', {
+      project_id: P,
+      model_ref: refs.model,
+      scorer_refs: [`weave:///evals/other/object/x:abc`],
+      filter: { op_names: ['ask'] },
+    });
+    expect(badScorer.status).toBe(400);
+    expect(badScorer.text).toContain('scorer_refs');
+  }, 180_000);
+
+  it("weft evaluate runs an evaluation to its end (--wait), and reads a run's status", async () => {
+    const env = { WEFT_URL: weft.url, WEFT_API_KEY: key.key };
+    const r = await weftCli(['evaluate', P, '--evaluation', refs.evaluation, '--model', refs.model, '--wait'], env);
+    expect(r.code, r.err).toBe(0);
+    const out = JSON.parse(r.out);
+    expect(out.status.code).toBe('complete');
+    expect(out.status.output.ValidJSONScorer).toEqual({ json_valid: { true_count: 1, true_fraction: 0.2 } });
+    expect(r.err).toContain(`evaluation ${out.call_id}: complete`);
+    const s = await weftCli(['evaluate', P, 'status', out.call_id], env);
+    expect(JSON.parse(s.out)).toEqual({ call_id: out.call_id, status: out.status });
+    const missing = await weftCli(['evaluate', P, '--model', refs.model], env);
+    expect(missing.code).toBe(2);
+    expect(missing.err).toContain('--evaluation');
+  }, 180_000);
 });

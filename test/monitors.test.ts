@@ -2,6 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from './helpers/client';
+import { weftCli } from './helpers/cli';
 import { createKey, clientFor, type TestKey } from './helpers/keys';
 import { startModelServer, type ModelServer } from './helpers/model-server';
 import { newDataDir, startWeft, type RunningWeft } from './helpers/server';
@@ -146,4 +147,31 @@ describe('Weave Monitors run by weft', () => {
     expect((await feedbackOn(t1.at(-1)!)).length).toBe(1);
     expect(judged.filter((j) => j.startsWith('Thread last:'))).toHaveLength(3);
   }, 600_000);
+
+  it('weft monitors lists the monitors and deactivates one as the SDK would; a deactivated monitor scores nothing new', async () => {
+    const env = { WEFT_URL: weft.url, WEFT_API_KEY: key.key };
+    const list = await weftCli(['monitors', P], env);
+    expect(list.code, list.err).toBe(0);
+    const monitors = JSON.parse(list.out).monitors as { name: string; active: boolean; op_names: string[] }[];
+    expect(monitors.map((m) => m.name).sort()).toEqual(['helpfulness', 'per-thread', 'per-trace']);
+    expect(monitors.find((m) => m.name === 'helpfulness')).toMatchObject({
+      active: true,
+      op_names: [expect.stringContaining('/op/answer:')],
+    });
+    const off = await weftCli(['monitors', P, 'deactivate', 'helpfulness'], env);
+    expect(off.code, off.err).toBe(0);
+    expect(JSON.parse(off.out)).toMatchObject({ name: 'helpfulness', active: false });
+    expect(JSON.parse((await weftCli(['monitors', P], env)).out).monitors.find((m: any) => m.name === 'helpfulness').active).toBe(false);
+
+    const { calls } = await runWeaveScript<{ calls: string[] }>('monitor.py', ['after-deactivation'], {
+      baseUrl: weft.url,
+      apiKey: key.key,
+      project: P,
+      extraEnv: { JUDGE_MODEL: JUDGE, MONITOR_INACTIVE: '1' },
+    });
+    await new Promise((r) => setTimeout(r, 2000));
+    expect(await feedbackOn(calls[0]!)).toEqual([]);
+    const bad = await weftCli(['monitors', P, 'activate'], env);
+    expect(bad.code).toBe(2);
+  }, 300_000);
 });

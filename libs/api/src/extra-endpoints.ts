@@ -11,7 +11,15 @@ import { ingestSamplingSettingsRes, projectSettingsReadReq, ttlSettingsRes, ttlS
 import { actionsExecuteBatchReq } from './actions';
 import { deadLetterEntry, deadLetterReq, deadLetterRes, deadLettersListReq, deadLettersListRes } from './dead-letters';
 import { deletionStatusReq, deletionStatusRes, projectDeleteReq, userDataDeleteReq } from './deletions';
-import { evaluateModelReq, evaluateModelRes, evaluationCancelReq, evaluationStatusReq, evaluationStatusRes } from './evaluations';
+import {
+  evaluateModelReq,
+  evaluateModelRes,
+  evaluationCancelReq,
+  evaluationReplayReq,
+  evaluationReplayRes,
+  evaluationStatusReq,
+  evaluationStatusRes,
+} from './evaluations';
 import {
   annotationQueue,
   annotationQueueAddCallsReq,
@@ -577,6 +585,16 @@ export const extraEndpoints = {
     service: 'inference',
     request: evaluationCancelReq,
     response: evaluationStatusRes,
+    published: true,
+  },
+  evaluationsReplay: {
+    path: '/evaluations/replay',
+    summary:
+      "weft's own: replay the calls a filter matches through a model object: they become a Dataset (inputs, original output, source call) and an Evaluation with the scorers, run as evaluate_model runs it",
+    auth: 'basic',
+    service: 'inference',
+    request: evaluationReplayReq,
+    response: evaluationReplayRes,
     published: true,
   },
 } as const satisfies Record<string, ExtraEndpointSpec>;

@@ -96,6 +96,7 @@ export async function inferenceRoutes(app: FastifyInstance, deps: InferenceDeps)
   addRoute(app, deps.auth, 'evaluationsEvaluateModel', (body, { caller }) => evaluations.evaluateModel(body, caller));
   addRoute(app, deps.auth, 'evaluationsStatus', (body) => evaluations.status(body));
   addRoute(app, deps.auth, 'evaluationsCancel', (body, { caller }) => evaluations.cancel(body, caller));
+  addRoute(app, deps.auth, 'evaluationsReplay', (body, { caller }) => evaluations.replay(body, caller));
 
   // Anything else under /v1 answers in the same shape: 405 for a known path, 404 otherwise.
   await app.register(

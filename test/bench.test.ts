@@ -182,6 +182,19 @@ describe('benchmarks run (tiny mode)', () => {
     expect(r.out.match(/export: 1,000 calls as (Parquet|JSONL).* calls\/s/g)).toHaveLength(2);
   }, 300_000);
 
+  it('bench:monitors scores every call of a paced run and of a burst', async () => {
+    const r = await runBench('monitors.ts', {
+      BENCH_RATE: '40',
+      BENCH_SECONDS: '2',
+      BENCH_BURST: '300',
+      BENCH_DATA_DIR: newDataDir('bench-monitors'),
+    });
+    ok(r);
+    expect(r.out).toMatch(/paced: 80 calls at \d+ calls\/s for [\d.]+ s: end → scores p50 \d+ ms, p99 \d+ ms, max \d+ ms/);
+    // Each call once per scorer: the paced run's 80 and the burst's 300 calls, one judge request each.
+    expect(r.out).toMatch(/burst: 300 calls sent in [\d.]+ s, all scored after [\d.]+ s: [\d,]+ calls\/s, CPU [\d.]+ ms per call .*judge requests so far 380$/m);
+  }, 300_000);
+
   it('bench:retention loads calls over 30 days and times one retention pass', async () => {
     const r = await runBench('retention.ts', { BENCH_CALLS: '3000', BENCH_DATA_DIR: newDataDir('bench-retention') });
     ok(r);

@@ -1,6 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { endedCallsBatch, publishMonitor } from '@weft/harness';
 import { Client } from './helpers/client';
 import { weftCli } from './helpers/cli';
 import { createKey, clientFor, type TestKey } from './helpers/keys';
@@ -173,5 +174,47 @@ describe('Weave Monitors run by weft', () => {
     expect(await feedbackOn(calls[0]!)).toEqual([]);
     const bad = await weftCli(['monitors', P, 'activate'], env);
     expect(bad.code).toBe(2);
+  }, 300_000);
+
+  it('a SIGKILL mid-backlog: after the restart every call is scored, and none has its score twice', async () => {
+    const dir = newDataDir('monitors-crash');
+    const file = join(dir, 'upstreams.json');
+    writeFileSync(file, JSON.stringify({ upstreams: [{ name: 'judges', base_url: `${upstream.url}/vllm/v1`, models: [JUDGE] }] }));
+    const env = { WEFT_UPSTREAMS_FILE: file, WEFT_MONITORS_INTERVAL_MS: '200', WEFT_RATE_LIMIT_MAX: '0' };
+    const Q = 'mon/crash';
+    let first: RunningWeft | null = await startWeft({ dataDir: dir, env });
+    let second: RunningWeft | null = null;
+    try {
+      const admin = new Client(first.url);
+      const post = async (path: string, body: unknown) => {
+        const r = await admin.post(path, body);
+        if (r.status !== 200) throw new Error(`${path} → ${r.status} ${r.text}`);
+        return r.body as Record<string, unknown>;
+      };
+      await publishMonitor(post, { project: Q, op: 'backlog', judgeModel: JUDGE });
+      const ids = Array.from({ length: 1500 }, (_, i) => `backlog-${i}`);
+      for (let i = 0; i < ids.length; i += 500) await post('/call/upsert_batch', endedCallsBatch(Q, 'backlog', ids.slice(i, i + 500)));
+      const scored = async (client: Client) => {
+        const { result } = (await client.post('/feedback/query', { project_id: Q, fields: ['weave_ref', 'feedback_type'], limit: 100_000 }))
+          .body as { result: { weave_ref: string; feedback_type: string }[] };
+        return result;
+      };
+      // Killed once some of the backlog is scored, not all.
+      await expect.poll(async () => (await scored(admin)).length, { timeout: 60_000, interval: 20 }).toBeGreaterThan(0);
+      await first.kill();
+      first = null;
+      second = await startWeft({ dataDir: dir, env });
+      const again = new Client(second.url);
+      await expect.poll(async () => (await scored(again)).length, { timeout: 120_000, interval: 300 }).toBeGreaterThanOrEqual(3000);
+      const rows = await scored(again);
+      const keys = rows.map((f) => `${f.weave_ref} ${f.feedback_type}`);
+      expect(new Set(keys).size).toBe(keys.length);
+      expect(keys.length).toBe(3000);
+      const called = new Set(rows.map((f) => f.weave_ref.split('/').pop()));
+      expect(ids.every((id) => called.has(id))).toBe(true);
+    } finally {
+      await first?.kill();
+      await second?.stop();
+    }
   }, 300_000);
 });

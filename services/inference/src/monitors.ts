@@ -1,11 +1,15 @@
 import { createHash } from 'node:crypto';
 import { metrics, type Logger } from '@weft/core';
 import { parseLosslessJson, RawJson } from '@weft/digest';
-import { callRef, createFeedback, readObject } from '@weft/objects';
+import { callRef, createFeedback, parseRef, readObject } from '@weft/objects';
 import { CallsQueryPlan } from '@weft/query';
 import type { Store } from '@weft/store';
-import { readScorers, runScorer, type Scorer } from './scorers';
+import { readScorers, runScorer, type ScoreResult, type Scorer } from './scorers';
 import type { UpstreamRegistry } from './upstreams';
+
+/** Calls scored at once (each waits on its judges), and written per insert. */
+const SCORE_CONCURRENCY = 16;
+const FEEDBACK_CHUNK = 100;
 
 /** A scorer's result is `wandb.runnable.<scorer name>` feedback, as Weave's scoring workers write it. */
 const RUNNABLE_FEEDBACK_PREFIX = 'wandb.runnable.';
@@ -140,28 +144,44 @@ export class MonitorWorker {
     return out;
   }
 
+  /**
+   * Scores the monitor's backlog: batches of its unscored calls (oldest first), each batch's
+   * calls scored SCORE_CONCURRENCY at a time, their results written in one insert per chunk of
+   * FEEDBACK_CHUNK calls; the next batch is read once the last one is stored. A crash loses at
+   * most the chunks under way: those calls have no feedback, so the next look scores them (the
+   * ids are derived, so a result written twice replaces itself).
+   */
   private async scoreMonitor(m: ActiveMonitor): Promise<void> {
     const scorers = await this.scorers(m);
     if (scorers.length === 0) return;
-    for (const call of await this.callsToScore(m)) {
-      const results = await Promise.all(scorers.map((s) => this.score(s, call)));
-      await createFeedback(
-        this.store,
-        scorers.map((s, i) => ({
-          id: feedbackId(m.name, call.id, s.ref),
-          project_id: m.projectId,
-          svc_ref: callRef(m.projectId, call.id),
-          feedback_type: RUNNABLE_FEEDBACK_PREFIX + s.name,
-          runnable_ref: s.ref,
-          trigger_ref: m.ref,
-          payload:
-            'error' in results[i]!
-              ? { output: null, error: (results[i] as { error: string }).error }
-              : { output: (results[i] as { output: unknown }).output },
-        })),
-        m.userId,
-      );
-      metrics.monitorScoreLag.observe(Math.max(0, Date.now() - call.endedUs / 1000) / 1000);
+    for (;;) {
+      const calls = await this.callsToScore(m);
+      for (let i = 0; i < calls.length && !this.stopped; i += FEEDBACK_CHUNK) {
+        const chunk = calls.slice(i, i + FEEDBACK_CHUNK);
+        const results = await mapConcurrently(chunk, SCORE_CONCURRENCY, (call) => Promise.all(scorers.map((s) => this.score(s, call))));
+        await createFeedback(
+          this.store,
+          chunk.flatMap((call, c) =>
+            scorers.map((s, i) => {
+              const r = results[c]![i]!;
+              return {
+                id: feedbackId(m.name, call.id, s.ref),
+                project_id: m.projectId,
+                svc_ref: callRef(m.projectId, call.id),
+                feedback_type: RUNNABLE_FEEDBACK_PREFIX + runnableName(s),
+                runnable_ref: s.ref,
+                trigger_ref: m.ref,
+                payload: 'error' in r ? { output: null, error: r.error } : { output: r.output },
+              };
+            }),
+          ),
+          m.userId,
+        );
+        const now = Date.now();
+        for (const call of chunk) metrics.monitorScoreLag.observe(Math.max(0, now - call.endedUs / 1000) / 1000);
+      }
+      // A full batch: more may be waiting; a short one is the end of the backlog.
+      if (calls.length < this.opts.batchCalls || this.stopped) return;
     }
   }
 
@@ -277,9 +297,32 @@ export class MonitorWorker {
     );
   }
 
-  private score(s: Scorer, call: CallToScore): Promise<{ output: unknown } | { error: string }> {
+  private score(s: Scorer, call: CallToScore): Promise<ScoreResult> {
     return runScorer(this.store, this.upstreams, s, call.output, call.inputs);
   }
+}
+
+/**
+ * The name a scorer's feedback goes under: its object's name (the SDK publishes a scorer under
+ * its `name`, so the two agree), which Weave's feedback rule requires of runnable_ref.
+ */
+function runnableName(s: Scorer): string {
+  const ref = parseRef(s.ref);
+  return ref?.kind === 'object' ? ref.name : s.name;
+}
+
+/** `fn` over `items`, at most `limit` at once, results in order. */
+async function mapConcurrently<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return out;
 }
 
 /** A stored value (lossless JSON) as plain values. */

@@ -19,7 +19,7 @@ export const inferenceRole: Role = (config, log) => {
       const bus = deps.bus;
       const worker = new MonitorWorker(deps.store, upstreams, log, {
         intervalMs: config.WEFT_MONITORS_INTERVAL_MS,
-        batchCalls: 200,
+        batchCalls: 500,
         ...(bus?.caughtUp ? { caughtUp: () => bus.caughtUp!() } : {}),
       });
       return [{ name: 'monitors', start: async () => worker.start(), stop: () => worker.stop() }];

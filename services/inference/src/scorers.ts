@@ -65,13 +65,27 @@ export async function runScorer(
  * llm_model_id; with a JSON response format the answer is parsed.
  */
 async function judge(store: Store, upstreams: UpstreamRegistry, s: Scorer, vars: Record<string, unknown>): Promise<ScoreResult> {
-  const [model] = await resolveRefs(store, [String(s.val.model)], JSON.parse);
-  const m = (model?.status === 'ok' ? model.value : s.val.model) as StructuredModel | null;
+  const m = await judgeModel(store, s);
   if (!m || typeof m.llm_model_id !== 'string') return { error: 'the scorer names no model (LLMStructuredCompletionModel.llm_model_id)' };
   const r = await completeStructured(upstreams, m, vars, [
     { role: 'user', content: pythonFormat(String(s.val.scoring_prompt ?? '{output}'), vars) },
   ]);
   return 'error' in r ? r : { output: r.output, model: r.model, usage: r.usage };
+}
+
+/** A judge's model object, read once per scorer object (refs name immutable versions). */
+const judgeModels = new WeakMap<Scorer, Promise<StructuredModel | null>>();
+function judgeModel(store: Store, s: Scorer): Promise<StructuredModel | null> {
+  let m = judgeModels.get(s);
+  if (!m) {
+    m = resolveRefs(store, [String(s.val.model)], JSON.parse).then(
+      ([model]) => (model?.status === 'ok' ? model.value : s.val.model) as StructuredModel | null,
+    );
+    // A failed read is not kept: the next score tries again.
+    m.catch(() => judgeModels.delete(s));
+    judgeModels.set(s, m);
+  }
+  return m;
 }
 
 /**

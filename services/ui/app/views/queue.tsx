@@ -32,15 +32,23 @@ function valueAt(call: Call, path: string): unknown {
  */
 export function QueueView({ projectId, queueId, route }: { projectId: string; queueId: string; route: Route }) {
   const queue = useAsync((signal) => readQueue(projectId, queueId, signal), [projectId, queueId]);
-  const specs = useAsync((signal) => (queue.data ? specsByRef(queue.data.scorer_refs, signal) : Promise.resolve([])), [queue.data]);
-  const loaded = useAsync((signal) => queueItems(projectId, queueId, signal), [projectId, queueId]);
+  // Items, scores and stats once the queue is known to exist (a wrong id asks for nothing more).
+  const specs = useAsync((signal) => (queue.data ? specsByRef(queue.data.scorer_refs, signal) : Promise.resolve(null)), [queue.data]);
+  const loaded = useAsync((signal) => (queue.data ? queueItems(projectId, queueId, signal) : Promise.resolve(null)), [queue.data]);
   const [items, setItems] = useState<AnnotationQueueItem[] | null>(null);
   useEffect(() => setItems(loaded.data ?? null), [loaded.data]);
+  // The latest states, for progress updates made after a render (a write finishing, a key pressed at once).
+  const itemsNow = useRef(items);
+  itemsNow.current = items;
   const [statsTick, setStatsTick] = useState(0);
-  const stats = useAsync((signal) => queueStats(projectId, [queueId], signal), [projectId, queueId, statsTick]);
+  const stats = useAsync(
+    (signal) => (queue.data ? queueStats(projectId, [queueId], signal) : Promise.resolve(null)),
+    [queue.data, statsTick],
+  );
   const me = useAsync(() => currentUserId(), []).data ?? null;
   const [error, setError] = useState<unknown>(null);
-  const busy = useRef(false);
+  // Progress updates go one after another, in the order asked.
+  const chain = useRef<Promise<unknown>>(Promise.resolve());
 
   const asked = Number(route.params.get('item'));
   // Without ?item= the walk starts at the first item nobody finished.
@@ -57,27 +65,31 @@ export function QueueView({ projectId, queueId, route }: { projectId: string; qu
     items &&
     navigate(projectHref(projectId, ['queues', queueId], { item: String(Math.max(1, Math.min(items.length, i + 1))) }), { replace: true });
 
-  const progress = async (it: AnnotationQueueItem, state: SettableState): Promise<boolean> => {
-    // Finished by this annotator: nothing to change (the server refuses leaving completed or skipped).
-    if (isDone(it) && it.annotator_user_id === me) return true;
-    if (state === 'in_progress' && it.annotation_state !== 'unstarted') return true;
-    if (busy.current) return false;
-    busy.current = true;
-    setError(null);
-    try {
-      const updated = await setProgress(projectId, queueId, it.id, state);
-      setItems((xs) => xs?.map((x) => (x.id === updated.id ? updated : x)) ?? xs);
-      setStatsTick((t) => t + 1);
-      return true;
-    } catch (e) {
-      setError(e);
-      return false;
-    } finally {
-      busy.current = false;
-    }
+  const progress = (itemId: string, state: SettableState): Promise<boolean> => {
+    const step = chain.current.then(async () => {
+      const it = itemsNow.current?.find((x) => x.id === itemId);
+      if (!it) return false;
+      // Finished by this annotator: nothing to change (the server refuses leaving completed or skipped).
+      if (isDone(it) && it.annotator_user_id === me) return true;
+      if (state === 'in_progress' && it.annotation_state !== 'unstarted') return true;
+      setError(null);
+      try {
+        const updated = await setProgress(projectId, queueId, it.id, state);
+        const next = itemsNow.current?.map((x) => (x.id === updated.id ? updated : x)) ?? null;
+        itemsNow.current = next;
+        setItems(next);
+        setStatsTick((t) => t + 1);
+        return true;
+      } catch (e) {
+        setError(e);
+        return false;
+      }
+    });
+    chain.current = step;
+    return step;
   };
   const finish = async (state: 'completed' | 'skipped') => {
-    if (item && (await progress(item, state)) && items && index < items.length - 1) go(index + 1);
+    if (item && (await progress(item.id, state)) && items && index < items.length - 1) go(index + 1);
   };
 
   useBodyKeys((e) => {
@@ -163,7 +175,7 @@ export function QueueView({ projectId, queueId, route }: { projectId: string; qu
                   position={index + 1}
                   count={items.length}
                   specs={specs.data}
-                  onWrite={() => void progress(item, 'in_progress')}
+                  onWrite={() => void progress(item.id, 'in_progress')}
                   onPrev={() => go(index - 1)}
                   onNext={() => go(index + 1)}
                   onFinish={(s) => void finish(s)}

@@ -154,8 +154,8 @@ afterAll(async () => {
   await upstream?.close();
 });
 
-async function signedIn(path: string, width = 1280): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width, height: 900 } });
+async function signedIn(path: string, width = 1280, colorScheme: 'light' | 'dark' = 'light'): Promise<Page> {
+  const context = await browser.newContext({ viewport: { width, height: 900 }, colorScheme });
   const page = await context.newPage();
   page.on('pageerror', (e) => console.error('page error:', e.message));
   page.on('close', () => context.close().catch(() => {}));
@@ -520,6 +520,33 @@ describe('playground', () => {
   );
 
   it(
+    'shows a foreign project’s 403 once, asking nothing more',
+    async () => {
+      const page = await signedIn(`/#/p/${P}/queues`);
+      await until(() => page.locator('table.queues tr').count()).toBeGreaterThan(1);
+      const asked: string[] = [];
+      page.on('request', (r) => {
+        const path = new URL(r.url()).pathname;
+        if (path !== '/' && !path.startsWith('/ui/')) asked.push(path);
+      });
+      await page.goto(`${weft.url}/#/p/annotate-other/secret/playground/${sdk.llm_call_id}`);
+      await until(() => page.locator('.state.error').first().textContent()).toContain('Error 403');
+      await page.goto(`${weft.url}/#/p/annotate-other/secret/queues/00000000-0000-7000-8000-000000000000`);
+      await until(() => page.locator('.state.error').first().textContent()).toContain('Error 403');
+      await page.waitForTimeout(1500);
+      // One each: the call, the models, the queue, and who the user is (asked once per key).
+      expect(asked.sort()).toEqual([
+        '/annotation_queues/00000000-0000-7000-8000-000000000000',
+        '/calls/stream_query',
+        '/graphql',
+        '/v1/models',
+      ]);
+      await page.close();
+    },
+    UI_TEST_MS,
+  );
+
+  it(
     'fits 800 px wide: the queue and the playground stack their columns',
     async () => {
       const [queue] = await member.jsonl('/annotation_queues/query', { project_id: P });
@@ -531,6 +558,10 @@ describe('playground', () => {
         await shot(page, path.includes('queues') ? 'queue-800' : 'playground-800');
         await page.close();
       }
+      const dark = await signedIn(`/#/p/${P}/playground/${sdk.llm_call_id}`, 1280, 'dark');
+      await until(() => dark.locator('[data-output="original"] .message-text').count()).toBe(1);
+      await shot(dark, 'playground-dark');
+      await dark.close();
     },
     UI_TEST_MS,
   );

@@ -11,6 +11,9 @@ import { EvaluationsView } from './views/evaluations';
 import { LeaderboardView } from './views/leaderboards';
 import { ObjectView } from './views/object';
 import { ObjectsView } from './views/objects';
+import { PlaygroundView } from './views/playground';
+import { QueueView } from './views/queue';
+import { QueuesView } from './views/queues';
 import { Projects } from './views/projects';
 import { SignIn } from './views/signin';
 import { TableView } from './views/table';
@@ -56,6 +59,14 @@ function App() {
       case 'leaderboards':
         if (rest[0]) return <LeaderboardView key={rest[0]} projectId={projectId} name={rest[0]} route={route} />;
         break;
+      case 'queues':
+        return rest[0] ? (
+          <QueueView key={rest[0]} projectId={projectId} queueId={rest[0]} route={route} />
+        ) : (
+          <QueuesView projectId={projectId} />
+        );
+      case 'playground':
+        return <PlaygroundView key={rest[0] ?? ''} projectId={projectId} callId={rest[0]} />;
       case 'objects':
         return rest[0] ? <ObjectView projectId={projectId} objectId={rest[0]} route={route} /> : <ObjectsView projectId={projectId} />;
       case 'table':

@@ -14,6 +14,8 @@ import type { Call, Feedback } from '../types';
 import { useAsync } from '../use-async';
 import { callIdsWithFeedback, MAX_FEEDBACK_CALLS } from '../feedback-filter';
 import { useBodyKeys } from '../use-body-keys';
+import { AddToQueue } from '../components/add-to-queue';
+import { MAX_QUEUE_ADD_CALLS } from '../queues';
 
 /** Rows per request: the table asks only for the pages that scroll into view. */
 export const PAGE_ROWS = 100;
@@ -50,8 +52,8 @@ const COLUMNS: Column[] = [
 
 /** Reactions and notes of a call, counted (the summary as text in `data-feedback` and the tooltip). */
 function FeedbackCell({ list }: { list: Feedback[] }) {
-  const { reactions, notes } = feedbackCounts(list);
-  if (reactions.length === 0 && notes === 0) return <span class="muted">—</span>;
+  const { reactions, notes, scores } = feedbackCounts(list);
+  if (reactions.length === 0 && notes === 0 && scores === 0) return <span class="muted">—</span>;
   const summary = feedbackSummary(list);
   return (
     <span class="feedback-cell" data-feedback={summary} title={summary}>
@@ -65,6 +67,12 @@ function FeedbackCell({ list }: { list: Feedback[] }) {
         <span>
           <NoteIcon />
           {notes}
+        </span>
+      ) : null}
+      {scores ? (
+        <span title={`${scores} score${scores === 1 ? '' : 's'}`}>
+          <span class="score-star">★</span>
+          {scores}
         </span>
       ) : null}
     </span>
@@ -155,6 +163,14 @@ function CallsTable({
   const [error, setError] = useState<unknown>(body instanceof FilterError ? body : null);
   const [view, setView] = useState({ top: 0, height: 600 });
   const [active, setActive] = useState(0);
+  // Calls ticked for an action on several (add to a queue); `x` ticks the active row.
+  const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
+  const toggleSelected = (id: string) =>
+    setSelected((s) => {
+      const n = new Set(s);
+      if (!n.delete(id)) n.add(id);
+      return n;
+    });
   const scroller = useRef<HTMLDivElement>(null);
 
   useEffect(() => () => abort.current.abort(), []);
@@ -269,7 +285,12 @@ function CallsTable({
     else if (e.key === 'PageUp') next = active - perPage;
     else if (e.key === 'Home') next = 0;
     else if (e.key === 'End') next = total - 1;
-    else if (e.key === 'Enter') {
+    else if (e.key === 'x') {
+      const c = rowAt(active);
+      if (c && c !== 'loading') toggleSelected(c.id);
+      e.preventDefault();
+      return;
+    } else if (e.key === 'Enter') {
       const c = rowAt(active);
       if (c && c !== 'loading') open(c);
       return;
@@ -288,20 +309,43 @@ function CallsTable({
   if (error) return <ErrorBox error={error} />;
   const firstPage = pages.current.get(0);
   const empty = Array.isArray(firstPage) && firstPage.length === 0;
+  const loadedRows = [...pages.current.values()].flatMap((p) => (Array.isArray(p) ? p : []));
+  const allTicked = loadedRows.length > 0 && loadedRows.every((c) => selected.has(c.id));
   return (
     <div class="calls">
       <div class="table-meta" aria-live="polite">
         {count === null ? 'Counting calls…' : `${fmtInt(count)} call${count === 1 ? '' : 's'}`}
         <span class="muted">
           {' '}
-          · sorted by {sort.field} {sort.direction} · ↑↓ to move, Enter to open
+          · sorted by {sort.field} {sort.direction} · ↑↓ to move, Enter to open, x to tick
         </span>
+        {selected.size ? (
+          <span class="selection-bar" aria-label="Ticked calls">
+            <strong>{fmtInt(selected.size)} ticked</strong>
+            {selected.size > MAX_QUEUE_ADD_CALLS ? (
+              <span class="muted"> (at most {fmtInt(MAX_QUEUE_ADD_CALLS)} go in a queue at a time)</span>
+            ) : (
+              <AddToQueue projectId={projectId} callIds={[...selected]} />
+            )}
+            <button type="button" class="link" onClick={() => setSelected(new Set())}>
+              Clear
+            </button>
+          </span>
+        ) : null}
         {body instanceof FilterError ? null : (
           <ExportMenu path="/calls/export" body={{ ...body, sort_by: [sort] }} fallbackName={`${projectId.replace('/', '-')}-calls`} />
         )}
       </div>
       <div class="vt" role="grid" aria-rowcount={total} aria-label="Calls">
         <div class="vt-head vt-row" role="row">
+          <div role="columnheader" class="vt-cell col-select">
+            <input
+              type="checkbox"
+              aria-label="Tick the loaded calls"
+              checked={allTicked}
+              onChange={() => setSelected(allTicked ? new Set() : new Set(loadedRows.map((c) => c.id)))}
+            />
+          </div>
           {COLUMNS.map((col) => (
             <div
               key={col.id}
@@ -343,6 +387,7 @@ function CallsTable({
                 if (c === 'loading' || c === null) {
                   return (
                     <div key={i} class="vt-row placeholder" role="row" style={style} aria-rowindex={i + 1}>
+                      <div class="vt-cell col-select" />
                       <div class="vt-cell">{c === 'loading' ? 'Loading…' : ''}</div>
                     </div>
                   );
@@ -361,6 +406,14 @@ function CallsTable({
                       open(c);
                     }}
                   >
+                    <div role="gridcell" class="vt-cell col-select" onClick={(e) => e.stopPropagation()}>
+                      <input
+                        type="checkbox"
+                        aria-label={`Tick call ${c.id}`}
+                        checked={selected.has(c.id)}
+                        onChange={() => toggleSelected(c.id)}
+                      />
+                    </div>
                     {COLUMNS.map((col) => (
                       <div key={col.id} role="gridcell" class={`vt-cell col-${col.id}${col.num ? ' num' : ''}`}>
                         {col.cell(c)}

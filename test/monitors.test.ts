@@ -102,6 +102,17 @@ describe('Weave Monitors run by weft', () => {
     await new Promise((r) => setTimeout(r, 1500));
     expect(judged.length).toBe(asked);
     for (const id of calls) expect((await feedbackOn(id)).length).toBe(2);
+    // The judge's requests are recorded beside the project, each naming the call it judged; never scored.
+    const judges = await clientFor(api, key).jsonl<any>('/calls/stream_query', { project_id: `${P}-judges` });
+    expect(judges.length).toBeGreaterThanOrEqual(calls.length);
+    expect(new Set(judges.map((c) => c.op_name))).toEqual(new Set(['weft.judge']));
+    expect(new Set(judges.map((c) => c.attributes.weft.judged.call_id))).toEqual(new Set(calls));
+    const weatherJudge = judges.find((c) => c.attributes.weft.judged.call_id === weather)!;
+    expect(weatherJudge.inputs.model).toBe(JUDGE);
+    expect(weatherJudge.output).toBe(JSON.stringify({ helpful: true, format: 'json_object' }));
+    expect(weatherJudge.summary.usage[JUDGE].total_tokens).toBeGreaterThan(0);
+    expect(JSON.parse(judges.find((c) => c.attributes.weft.judged.call_id === failing)!.exception).message).toContain('judge down');
+    expect((await clientFor(api, key).post('/feedback/query', { project_id: `${P}-judges` })).body.result).toEqual([]);
     // The SDK reads the scores as the call's feedback.
     const seen = await runWeaveScript<{ call: { feedback_type: string; payload: unknown }[] }>('read-feedback.py', [weather], {
       baseUrl: weft.url,

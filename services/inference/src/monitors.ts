@@ -5,6 +5,7 @@ import { callRef, createFeedback, parseRef, readObject } from '@weft/objects';
 import { CallsQueryPlan } from '@weft/query';
 import type { Store } from '@weft/store';
 import { readScorers, runScorer, type ScoreResult, type Scorer } from './scorers';
+import type { JudgeRecorder } from './judge-model';
 import type { UpstreamRegistry } from './upstreams';
 
 /** Calls scored at once (each waits on its judges), and written per insert. */
@@ -21,6 +22,8 @@ export interface MonitorWorkerOptions {
   batchCalls: number;
   /** Resolves once the writes acknowledged so far are stored. */
   caughtUp?: () => Promise<void>;
+  /** Records the judges' requests (in each project's judges project). */
+  judges?: JudgeRecorder;
 }
 
 /** A Weave `Monitor` object (weave.Monitor(...).activate() publishes it), as stored. */
@@ -158,7 +161,7 @@ export class MonitorWorker {
       const calls = await this.callsToScore(m);
       for (let i = 0; i < calls.length && !this.stopped; i += FEEDBACK_CHUNK) {
         const chunk = calls.slice(i, i + FEEDBACK_CHUNK);
-        const results = await mapConcurrently(chunk, SCORE_CONCURRENCY, (call) => Promise.all(scorers.map((s) => this.score(s, call))));
+        const results = await mapConcurrently(chunk, SCORE_CONCURRENCY, (call) => Promise.all(scorers.map((s) => this.score(m, s, call))));
         await createFeedback(
           this.store,
           chunk.flatMap((call, c) =>
@@ -297,8 +300,9 @@ export class MonitorWorker {
     );
   }
 
-  private score(s: Scorer, call: CallToScore): Promise<ScoreResult> {
-    return runScorer(this.store, this.upstreams, s, call.output, call.inputs);
+  private score(m: ActiveMonitor, s: Scorer, call: CallToScore): Promise<ScoreResult> {
+    const trace = this.opts.judges?.for(m.projectId, m.userId, { call_id: call.id, monitor: m.ref, scorer: s.ref });
+    return runScorer(this.store, this.upstreams, s, call.output, call.inputs, trace);
   }
 }
 

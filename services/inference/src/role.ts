@@ -1,4 +1,6 @@
 import { needs, type Role } from '@weft/runtime';
+import { CallIngest } from '@weft/ingest';
+import { JudgeRecorder } from './judge-model';
 import { MonitorWorker } from './monitors';
 import { loadUpstreams } from './upstreams';
 import { inferenceRoutes } from './routes';
@@ -20,6 +22,7 @@ export const inferenceRole: Role = (config, log) => {
       const worker = new MonitorWorker(deps.store, upstreams, log, {
         intervalMs: config.WEFT_MONITORS_INTERVAL_MS,
         batchCalls: 500,
+        ...(bus ? { judges: new JudgeRecorder(new CallIngest(bus, { maxValueBytes: config.WEFT_MAX_VALUE_BYTES })) } : {}),
         ...(bus?.caughtUp ? { caughtUp: () => bus.caughtUp!() } : {}),
       });
       return [{ name: 'monitors', start: async () => worker.start(), stop: () => worker.stop() }];

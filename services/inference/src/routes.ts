@@ -11,6 +11,7 @@ import { Completions } from './completions';
 import { Actions } from './actions';
 import { Embeddings } from './embeddings';
 import { EvaluationRuns } from './evaluations';
+import { JudgeRecorder } from './judge-model';
 import { ModelList } from './model-list';
 import { ModelRecords } from './models';
 import { openAiError, toOpenAiError } from './openai-errors';
@@ -55,7 +56,7 @@ export async function inferenceRoutes(app: FastifyInstance, deps: InferenceDeps)
   const modelList = new ModelList(deps.upstreams, deps.log);
   const completions = new Completions(deps.upstreams, ingest);
   const models = new ModelRecords(deps.store.client);
-  const actions = new Actions(deps.store, deps.upstreams, deps.caughtUp);
+  const actions = new Actions(deps.store, deps.upstreams, new JudgeRecorder(ingest), deps.caughtUp);
   const evaluations = new EvaluationRuns(deps.store, deps.upstreams, ingest, deps.log, {
     heartbeatMs: deps.evaluationHeartbeatMs,
     ...(deps.caughtUp ? { caughtUp: deps.caughtUp } : {}),

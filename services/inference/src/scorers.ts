@@ -1,7 +1,7 @@
 import { XMLValidator } from 'fast-xml-parser';
 import { resolveRefs } from '@weft/objects';
 import type { Store } from '@weft/store';
-import { askJudge } from './judge-model';
+import { askJudge, type JudgeTrace } from './judge-model';
 import type { UpstreamRegistry } from './upstreams';
 
 /** A scorer object (LLMAsAJudgeScorer, ValidJSONScorer…) as stored, with its ref and the name its results go under. */
@@ -46,10 +46,11 @@ export async function runScorer(
   s: Scorer,
   output: unknown,
   vars: Record<string, unknown>,
+  trace?: JudgeTrace,
 ): Promise<ScoreResult> {
   switch (s.val._class_name) {
     case 'LLMAsAJudgeScorer':
-      return judge(store, upstreams, s, { ...vars, output });
+      return judge(store, upstreams, s, { ...vars, output }, trace);
     case 'ValidJSONScorer':
       return { output: { json_valid: isJsonText(output) } };
     case 'ValidXMLScorer':
@@ -64,12 +65,22 @@ export async function runScorer(
  * variables (Python's str.format), after the model's messages template, sent to its
  * llm_model_id; with a JSON response format the answer is parsed.
  */
-async function judge(store: Store, upstreams: UpstreamRegistry, s: Scorer, vars: Record<string, unknown>): Promise<ScoreResult> {
+async function judge(
+  store: Store,
+  upstreams: UpstreamRegistry,
+  s: Scorer,
+  vars: Record<string, unknown>,
+  trace?: JudgeTrace,
+): Promise<ScoreResult> {
   const m = await judgeModel(store, s);
   if (!m || typeof m.llm_model_id !== 'string') return { error: 'the scorer names no model (LLMStructuredCompletionModel.llm_model_id)' };
-  const r = await completeStructured(upstreams, m, vars, [
-    { role: 'user', content: pythonFormat(String(s.val.scoring_prompt ?? '{output}'), vars) },
-  ]);
+  const r = await completeStructured(
+    upstreams,
+    m,
+    vars,
+    [{ role: 'user', content: pythonFormat(String(s.val.scoring_prompt ?? '{output}'), vars) }],
+    trace,
+  );
   return 'error' in r ? r : { output: r.output, model: r.model, usage: r.usage };
 }
 
@@ -99,6 +110,7 @@ export async function completeStructured(
   m: StructuredModel,
   vars: Record<string, unknown>,
   extra: { role: string; content: string }[] = [],
+  trace?: JudgeTrace,
 ): Promise<{ output: unknown; model: string; usage?: unknown } | { error: string }> {
   if (typeof m.llm_model_id !== 'string' || !m.llm_model_id) return { error: 'the model names no llm_model_id' };
   const params = m.default_params ?? {};
@@ -115,7 +127,7 @@ export async function completeStructured(
   for (const k of ['temperature', 'top_p', 'max_tokens', 'presence_penalty', 'frequency_penalty', 'stop'])
     if (params[k] !== null && params[k] !== undefined) request[k] = params[k];
   const id = upstreams.find(m.llm_model_id) ? m.llm_model_id : m.llm_model_id.replace(/^[^/]+\//, '');
-  const answer = await askJudge(upstreams, id, request);
+  const answer = await askJudge(upstreams, id, request, trace);
   if ('error' in answer) return answer;
   if (!json || answer.content === null) return { output: answer.content, model: id, usage: answer.usage };
   try {

@@ -126,11 +126,11 @@ export function AddToDataset({
         <div class="form-row">
           <label>
             Dataset
-            <select name="dataset" value={target} onChange={(e) => setTarget((e.target as HTMLSelectElement).value)}>
+            <select name="dataset" aria-label="Dataset" value={target} onChange={(e) => setTarget((e.target as HTMLSelectElement).value)}>
               <option value={NEW}>New dataset…</option>
               {datasets.data?.objs.map((o) => (
                 <option key={o.object_id} value={o.object_id}>
-                  {o.object_id} (next: v{o.version_index + 1})
+                  {o.object_id} (now v{o.version_index})
                 </option>
               ))}
             </select>
@@ -209,8 +209,25 @@ export function AddToDataset({
                 (the first {Math.min(PREVIEW_ROWS, rows.length)} of {fmtInt(rows.length)} rows)
               </span>
             </h4>
-            <div class="value-box preview">
-              <JsonView value={rows.slice(0, PREVIEW_ROWS)} />
+            <div class="preview">
+              <table class="grid compact rows">
+                <thead>
+                  <tr>
+                    {columnsOf(rows).map((c) => (
+                      <th key={c}>{c}</th>
+                    ))}
+                  </tr>
+                </thead>
+                <tbody>
+                  {rows.slice(0, PREVIEW_ROWS).map((r, i) => (
+                    <tr key={i}>
+                      {columnsOf(rows).map((c) => (
+                        <td key={c}>{r[c] !== null && typeof r[c] === 'object' ? <JsonView value={r[c]} /> : String(r[c] ?? '')}</td>
+                      ))}
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
             </div>
           </>
         ) : null}

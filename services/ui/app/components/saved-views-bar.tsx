@@ -109,7 +109,6 @@ export function SavedViewsBar({
       </label>
       {view ? (
         <span class="view-name" data-view-id={view.object_id}>
-          <strong>{view.val.label ?? view.object_id}</strong>
           {modified ? <span class="chip modified">modified</span> : null}
           {modified ? (
             <button type="button" disabled={busy} onClick={() => void save(view.object_id, String(view.val.label ?? view.object_id))}>

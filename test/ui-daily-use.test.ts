@@ -397,11 +397,11 @@ describe('the call detail', () => {
       await page.goto(weft.url + `/#/p/${D}/calls?trace=${OTEL_TRACE}&roots=1`);
       const badge = page.locator('.vt-body .call-row .col-status .badge');
       await until(() => badge.textContent()).toBe('child error');
-      const [root] = await member.jsonl('/calls/stream_query', {
+      const [stored] = await member.jsonl('/calls/stream_query', {
         project_id: D,
         filter: { trace_ids: [OTEL_TRACE], trace_roots_only: true },
       });
-      expect(root.summary.weave.status).toBe('success');
+      expect(stored.summary.weave.status).toBe('success');
       await shot(page, 'child-error-table');
       await page.close();
     },

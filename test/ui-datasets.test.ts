@@ -264,6 +264,11 @@ describe('saved views', () => {
       await until(async () => (await rowIds(page)).length).toBe(6);
       const shown = await rowIds(page);
       expect(await page.locator('.vt-head .col-tokens').count()).toBe(0);
+      // One more column hidden from the Columns menu.
+      await page.locator('.columns-menu summary').click();
+      await page.getByRole('group', { name: 'Columns shown' }).getByLabel('Display name').uncheck();
+      await until(() => page.url()).toContain(`hide=${encodeURIComponent('name,tokens,cost')}`);
+      expect(await page.locator('.vt-head .col-name').count()).toBe(0);
       await page.getByRole('button', { name: 'Save view…' }).click();
       await page.getByLabel('View name').fill('Fast answers');
       await page.getByRole('button', { name: 'Save view', exact: true }).click();
@@ -281,6 +286,7 @@ describe('saved views', () => {
         expect(await again.locator('.vt-head .col-latency').getAttribute('aria-sort')).toBe('ascending');
         expect(await again.locator('.vt-head .col-tokens').count()).toBe(0);
         expect(await again.locator('.vt-head .col-cost').count()).toBe(0);
+        expect(await again.locator('.vt-head .col-name').count()).toBe(0);
         expect(await again.locator('.vt-head .col-user').count()).toBe(1);
         expect(await again.getByLabel('Saved view').inputValue()).toBe('traces-fast-answers');
         expect(await again.locator('.chip.modified').count()).toBe(0);
@@ -305,7 +311,14 @@ describe('saved views', () => {
       expect(read.view_type).toBe('traces');
       expect(read.filter.op_names).toEqual(['answer', `weave:///${P}/op/answer:*`]);
       expect(read.sort_by).toEqual([{ field: 'summary.weave.latency_ms', direction: 'asc' }]);
-      expect(read.columns.map((c) => c.join('.'))).not.toContain('summary.weave.total_tokens');
+      expect(read.columns.map((c) => c.join('.'))).toEqual([
+        'op_name',
+        'summary.weave.status',
+        'started_at',
+        'summary.weave.latency_ms',
+        'feedback',
+        'wb_user_id',
+      ]);
       expect([...read.call_ids].sort()).toEqual([...shown].sort());
     },
     UI_TEST_MS,

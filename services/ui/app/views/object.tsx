@@ -115,7 +115,7 @@ export function ObjectView({ projectId, objectId, route }: { projectId: string; 
                 <div class="dataset">
                   <h3>Rows</h3>
                   {isDataset && !obj.is_latest ? (
-                    <p class="muted">Edits to an older version are saved as the dataset's newest version.</p>
+                    <p class="muted">This is an older version: saved edits make the dataset's next version from these rows.</p>
                   ) : null}
                   <TableRows
                     key={tableRef.digest}

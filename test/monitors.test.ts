@@ -2,6 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from './helpers/client';
+import { weftCli } from './helpers/cli';
 import { createKey, clientFor, type TestKey } from './helpers/keys';
 import { startModelServer, type ModelServer } from './helpers/model-server';
 import { newDataDir, startWeft, type RunningWeft } from './helpers/server';
@@ -110,4 +111,67 @@ describe('Weave Monitors run by weft', () => {
       expect.arrayContaining([{ feedback_type: 'wandb.runnable.helpful', payload: { output: { helpful: true, format: 'json_object' } } }]),
     );
   }, 600_000);
+
+  it('debounced (scorer_debounce_config): a thread is scored once quiet, on its last call; a trace with all_messages, on all its outputs', async () => {
+    const run = <T>(args: string[]) =>
+      runWeaveScript<T>('monitor-debounce.py', args, { baseUrl: weft.url, apiKey: key.key, project: P, extraEnv: { JUDGE_MODEL: JUDGE } });
+    await run(['setup']);
+    const t1 = (await run<{ calls: string[] }>(['thread', 'thread-1', 'a', 'b', 'c'])).calls;
+    const t2 = (await run<{ calls: string[] }>(['thread', 'thread-2', 'd', 'e'])).calls;
+    const { root } = await run<{ root: string }>(['trace', 'x', 'y', 'z']);
+    const steps = (
+      await clientFor(api, key).jsonl<{ id: string; parent_id: string }>('/calls/stream_query', {
+        project_id: P,
+        filter: { parent_ids: [root] },
+        sort_by: [{ field: 'started_at', direction: 'asc' }],
+      })
+    ).map((c) => c.id);
+    expect(steps).toHaveLength(3);
+
+    // Each thread's last call gets the thread judge's score; the calls before it none.
+    await expect.poll(async () => (await feedbackOn(t1.at(-1)!)).length, { timeout: 30_000, interval: 300 }).toBe(1);
+    await expect.poll(async () => (await feedbackOn(t2.at(-1)!)).length, { timeout: 30_000, interval: 300 }).toBe(1);
+    expect((await feedbackOn(t1.at(-1)!))[0]!.feedback_type).toBe('wandb.runnable.thread_judge');
+    for (const id of [...t1.slice(0, -1), ...t2.slice(0, -1)]) expect(await feedbackOn(id)).toEqual([]);
+    expect(judged).toContain('Thread last: reply to c (to: c)');
+    expect(judged.filter((j) => j.startsWith('Thread last:'))).toHaveLength(2);
+
+    // The trace: one score, on its last step, of every step's output in order.
+    await expect.poll(async () => (await feedbackOn(steps[2]!)).length, { timeout: 30_000, interval: 300 }).toBe(1);
+    for (const id of steps.slice(0, 2)) expect(await feedbackOn(id)).toEqual([]);
+    expect(judged).toContain('Trace all: ["step x","step y","step z"]');
+
+    // A thread that speaks again is scored again once quiet, on its new last call.
+    const more = (await run<{ calls: string[] }>(['thread', 'thread-1', 'f'])).calls;
+    await expect.poll(async () => (await feedbackOn(more[0]!)).length, { timeout: 30_000, interval: 300 }).toBe(1);
+    expect((await feedbackOn(t1.at(-1)!)).length).toBe(1);
+    expect(judged.filter((j) => j.startsWith('Thread last:'))).toHaveLength(3);
+  }, 600_000);
+
+  it('weft monitors lists the monitors and deactivates one as the SDK would; a deactivated monitor scores nothing new', async () => {
+    const env = { WEFT_URL: weft.url, WEFT_API_KEY: key.key };
+    const list = await weftCli(['monitors', P], env);
+    expect(list.code, list.err).toBe(0);
+    const monitors = JSON.parse(list.out).monitors as { name: string; active: boolean; op_names: string[] }[];
+    expect(monitors.map((m) => m.name).sort()).toEqual(['helpfulness', 'per-thread', 'per-trace']);
+    expect(monitors.find((m) => m.name === 'helpfulness')).toMatchObject({
+      active: true,
+      op_names: [expect.stringContaining('/op/answer:')],
+    });
+    const off = await weftCli(['monitors', P, 'deactivate', 'helpfulness'], env);
+    expect(off.code, off.err).toBe(0);
+    expect(JSON.parse(off.out)).toMatchObject({ name: 'helpfulness', active: false });
+    expect(JSON.parse((await weftCli(['monitors', P], env)).out).monitors.find((m: any) => m.name === 'helpfulness').active).toBe(false);
+
+    const { calls } = await runWeaveScript<{ calls: string[] }>('monitor.py', ['after-deactivation'], {
+      baseUrl: weft.url,
+      apiKey: key.key,
+      project: P,
+      extraEnv: { JUDGE_MODEL: JUDGE, MONITOR_INACTIVE: '1' },
+    });
+    await new Promise((r) => setTimeout(r, 2000));
+    expect(await feedbackOn(calls[0]!)).toEqual([]);
+    const bad = await weftCli(['monitors', P, 'activate'], env);
+    expect(bad.code).toBe(2);
+  }, 300_000);
 });

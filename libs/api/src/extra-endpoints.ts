@@ -13,7 +13,15 @@ import { deadLetterEntry, deadLetterReq, deadLetterRes, deadLettersListReq, dead
 import { deletionStatusReq, deletionStatusRes, projectDeleteReq, userDataDeleteReq } from './deletions';
 import { tableDiffReq, tableDiffRes } from './table-diff';
 import { usersReadBatchReq, usersReadBatchRes } from './users';
-import { evaluateModelReq, evaluateModelRes, evaluationStatusReq, evaluationStatusRes } from './evaluations';
+import {
+  evaluateModelReq,
+  evaluateModelRes,
+  evaluationCancelReq,
+  evaluationReplayReq,
+  evaluationReplayRes,
+  evaluationStatusReq,
+  evaluationStatusRes,
+} from './evaluations';
 import {
   annotationQueue,
   annotationQueueAddCallsReq,
@@ -587,6 +595,26 @@ export const extraEndpoints = {
     service: 'inference',
     request: evaluationStatusReq,
     response: evaluationStatusRes,
+    published: true,
+  },
+  evaluationsCancel: {
+    path: '/evaluations/cancel',
+    summary:
+      "weft's own: cancel a server-side evaluation (no row starts after it; the run ends failed, saying who cancelled); answers its status",
+    auth: 'basic',
+    service: 'inference',
+    request: evaluationCancelReq,
+    response: evaluationStatusRes,
+    published: true,
+  },
+  evaluationsReplay: {
+    path: '/evaluations/replay',
+    summary:
+      "weft's own: replay the calls a filter matches through a model object: they become a Dataset (inputs, original output, source call) and an Evaluation with the scorers, run as evaluate_model runs it",
+    auth: 'basic',
+    service: 'inference',
+    request: evaluationReplayReq,
+    response: evaluationReplayRes,
     published: true,
   },
 } as const satisfies Record<string, ExtraEndpointSpec>;

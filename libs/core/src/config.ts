@@ -46,6 +46,7 @@ export const configSchema = z.object({
 
   /** Inference role: time between two looks for new calls to score by active Weave Monitors (ms); 0: this process scores none. */
   WEFT_MONITORS_INTERVAL_MS: int(5_000, 0),
+  WEFT_EVALUATION_HEARTBEAT_MS: int(10_000, 100),
 
   WEFT_BUS: z.enum(['inprocess', 'kafka']).default('inprocess'),
   KAFKA_BROKERS: z.preprocess(emptyAsUndefined, z.string().optional()),

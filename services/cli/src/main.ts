@@ -1,8 +1,9 @@
 import { runAdmin, KeyStore } from '@weft/auth';
 import { isApiError, loadConfig } from '@weft/core';
 import { latestMigration, migrate, openStore, type Store } from '@weft/store';
-import { parseCommand, UsageError, type Command, type MigrateCommand, type ReadCommand } from './commands';
+import { parseCommand, UsageError, type Command, type MigrateCommand, type ReadCommand, type ServerWorkCommand } from './commands';
 import { runRead } from './read';
+import { runServerWork } from './server-work';
 
 /** Through a running server's admin endpoints. */
 async function viaHttp(cmd: Command): Promise<unknown> {
@@ -46,11 +47,13 @@ async function viaStore(cmd: Command | MigrateCommand): Promise<unknown> {
   }
 }
 
-const isRead = (cmd: Command | MigrateCommand | ReadCommand): cmd is ReadCommand =>
+type AnyCommand = Command | MigrateCommand | ReadCommand | ServerWorkCommand;
+
+const isRead = (cmd: AnyCommand): cmd is ReadCommand =>
   cmd.kind === 'export' || cmd.kind === 'analytics' || cmd.kind === 'retention' || cmd.kind === 'dead-letters' || cmd.kind === 'delete';
 
 async function main(): Promise<number> {
-  let cmd: Command | MigrateCommand | ReadCommand;
+  let cmd: AnyCommand;
   try {
     cmd = parseCommand(process.argv.slice(2));
   } catch (e) {
@@ -61,6 +64,10 @@ async function main(): Promise<number> {
     if (isRead(cmd)) {
       await runRead(cmd);
       return 0;
+    }
+    if (cmd.kind === 'server-work') {
+      process.stdout.write(JSON.stringify(await runServerWork(cmd), null, 2) + '\n');
+      return Number(process.exitCode ?? 0);
     }
     const result = cmd.kind === 'admin' && cmd.url ? await viaHttp(cmd) : await viaStore(cmd);
     process.stdout.write(JSON.stringify(result, null, 2) + '\n');

@@ -27,6 +27,14 @@ interface MonitorVal {
   query?: { $expr?: Record<string, unknown> } | null;
   sampling_rate?: number;
   scorers?: string[];
+  scorer_debounce_config?: DebounceConfig | null;
+}
+
+/** Weave's ScorerDebounceConfig: score a trace's or thread's calls once they have gone quiet. */
+interface DebounceConfig {
+  aggregation_field?: unknown;
+  aggregation_method?: unknown;
+  timeout_seconds?: unknown;
 }
 
 interface ActiveMonitor {
@@ -45,6 +53,8 @@ interface CallToScore {
   output: unknown;
   endedUs: number;
 }
+
+const DEBOUNCE_FIELDS = ['trace_id', 'thread_id'];
 
 /**
  * The server side of Weave Monitors: every `intervalMs`, for each active `Monitor` object of any
@@ -161,6 +171,8 @@ export class MonitorWorker {
 
   /** Ended calls of the monitor's ops and query, in its sample, with none of its feedback yet: the oldest first. */
   private async callsToScore(m: ActiveMonitor): Promise<CallToScore[]> {
+    const debounce = m.val.scorer_debounce_config;
+    if (debounce && DEBOUNCE_FIELDS.includes(String(debounce.aggregation_field))) return this.debouncedCallsToScore(m, debounce);
     const plan = new CallsQueryPlan({
       project_id: m.projectId,
       filter: m.val.op_names?.length ? { op_names: m.val.op_names } : undefined,
@@ -184,6 +196,85 @@ export class MonitorWorker {
       output: r.output_dump ? (JSON.parse(r.output_dump) as unknown) : null,
       endedUs: Number(r.ended_us),
     }));
+  }
+
+  /**
+   * Debounced (scorer_debounce_config): the monitor's calls grouped by their trace or thread (a
+   * call without one is its own group); a group is scored once no call of it has ended for
+   * `timeout_seconds`, on its last call, whose feedback the results become. `last_message`
+   * (the default) scores that call as it is; `all_messages` scores the group's outputs, oldest
+   * first, as `output`, with the calls as `messages` ({inputs, output} each) beside the last
+   * call's inputs. A group that gets more calls later is scored again on its new last call.
+   * The sample is drawn by group, so a trace or thread is in or out whole.
+   */
+  private async debouncedCallsToScore(m: ActiveMonitor, d: DebounceConfig): Promise<CallToScore[]> {
+    const plan = new CallsQueryPlan({
+      project_id: m.projectId,
+      filter: m.val.op_names?.length ? { op_names: m.val.op_names } : undefined,
+      query: m.val.query?.$expr ? { $expr: m.val.query.$expr } : undefined,
+      sort_by: [],
+    });
+    const p = plan.params;
+    const pid = plan.projectParam;
+    const field = String(d.aggregation_field);
+    const all = d.aggregation_method === 'all_messages';
+    const quietMs = Math.max(0, Math.round(Number(d.timeout_seconds ?? 0) * 1000)) || 0;
+    const rate = Math.max(0, Math.min(1, m.val.sampling_rate ?? 1));
+    const sql = `SELECT last_id AS id, toUnixTimestamp64Micro(last_end) AS ended_us, inputs_dump, output_dump, window_ids FROM (
+        SELECT ifNull(${field}, id) AS grp, argMax(id, ended_at) AS last_id, max(ended_at) AS last_end,
+          argMax(inputs_dump, ended_at) AS inputs_dump, argMax(output_dump, ended_at) AS output_dump,
+          ${all ? 'arrayMap(x -> x.2, arraySort(groupArray((ended_at, id))))' : "CAST([], 'Array(String)')"} AS window_ids
+        FROM (${plan.matchedCallsSql(p, ['inputs_dump', 'output_dump', 'ended_at', field])})
+        WHERE ended_at IS NOT NULL AND ended_at >= fromUnixTimestamp64Micro(${p.add(m.sinceUs, 'Int64')}, 'UTC')
+        GROUP BY grp
+        HAVING last_end <= now64(6) - toIntervalMillisecond(${p.add(quietMs, 'UInt64')})
+          AND cityHash64(grp, ${p.str(m.name)}) % 1000000 < ${p.add(Math.round(rate * 1_000_000), 'UInt64')})
+      WHERE concat('weave:///', ${pid}, '/call/', last_id) NOT IN (
+        SELECT svc_ref FROM feedback WHERE project_id = ${pid} AND startsWith(ifNull(trigger_ref, ''), ${p.str(`weave:///${m.projectId}/object/${m.name}:`)}))
+      ORDER BY last_end LIMIT ${p.int(this.opts.batchCalls)}`;
+    const rs = await this.store.client.query({ query: sql, query_params: p.values, format: 'JSONEachRow' });
+    const groups = await rs.json<{
+      id: string;
+      ended_us: string;
+      inputs_dump: string | null;
+      output_dump: string | null;
+      window_ids: string[];
+    }>();
+    const parse = (s: string | null) => (s ? (JSON.parse(s) as unknown) : null);
+    const windows = all
+      ? await this.callBodies(
+          m.projectId,
+          groups.flatMap((g) => g.window_ids),
+        )
+      : new Map();
+    return groups.map((g) => {
+      const inputs = (parse(g.inputs_dump) ?? {}) as Record<string, unknown>;
+      if (!all) return { id: g.id, inputs, output: parse(g.output_dump), endedUs: Number(g.ended_us) };
+      const messages = g.window_ids.map((id) => windows.get(id) ?? { inputs: {}, output: null });
+      return { id: g.id, inputs: { ...inputs, messages }, output: messages.map((x) => x.output), endedUs: Number(g.ended_us) };
+    });
+  }
+
+  /** The inputs and output of calls, by id. */
+  private async callBodies(projectId: string, ids: string[]): Promise<Map<string, { inputs: unknown; output: unknown }>> {
+    if (ids.length === 0) return new Map();
+    const plan = new CallsQueryPlan({ project_id: projectId, filter: { call_ids: ids }, sort_by: [] });
+    const p = plan.params;
+    const rs = await this.store.client.query({
+      query: `SELECT id, inputs_dump, output_dump FROM (${plan.matchedCallsSql(p, ['inputs_dump', 'output_dump'])})`,
+      query_params: p.values,
+      format: 'JSONEachRow',
+    });
+    const rows = await rs.json<{ id: string; inputs_dump: string | null; output_dump: string | null }>();
+    return new Map(
+      rows.map((r) => [
+        r.id,
+        {
+          inputs: r.inputs_dump ? (JSON.parse(r.inputs_dump) as unknown) : {},
+          output: r.output_dump ? (JSON.parse(r.output_dump) as unknown) : null,
+        },
+      ]),
+    );
   }
 
   private score(s: Scorer, call: CallToScore): Promise<{ output: unknown } | { error: string }> {

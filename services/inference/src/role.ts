@@ -31,6 +31,7 @@ export const inferenceRole: Role = (config, log) => {
         store: deps.store,
         upstreams,
         log,
+        evaluationHeartbeatMs: config.WEFT_EVALUATION_HEARTBEAT_MS,
         ...(deps.bus?.caughtUp ? { caughtUp: () => deps.bus!.caughtUp!() } : {}),
       });
     },

@@ -11,8 +11,8 @@ export interface Scorer {
   val: Record<string, unknown>;
 }
 
-/** A scorer's result, or why there is none. */
-export type ScoreResult = { output: unknown } | { error: string };
+/** A scorer's result (with the model and usage of an LLM judge's request), or why there is none. */
+export type ScoreResult = { output: unknown; model?: string; usage?: unknown } | { error: string };
 
 /** The scorer classes weft runs itself; any other is an error result naming them. */
 const RUN_HERE = 'LLMAsAJudgeScorer, ValidJSONScorer and ValidXMLScorer';
@@ -71,7 +71,7 @@ async function judge(store: Store, upstreams: UpstreamRegistry, s: Scorer, vars:
   const r = await completeStructured(upstreams, m, vars, [
     { role: 'user', content: pythonFormat(String(s.val.scoring_prompt ?? '{output}'), vars) },
   ]);
-  return 'error' in r ? r : { output: r.output };
+  return 'error' in r ? r : { output: r.output, model: r.model, usage: r.usage };
 }
 
 /**

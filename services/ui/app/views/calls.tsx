@@ -79,7 +79,7 @@ export const COLUMNS: Column[] = [
     label: 'Latency',
     sort: 'summary.weave.latency_ms',
     num: true,
-    width: ['90px', '76px'],
+    width: ['100px', '76px'],
     cell: (c) => fmtMs(latencyMs(c)),
   },
   {

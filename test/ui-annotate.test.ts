@@ -284,7 +284,7 @@ describe('annotation', () => {
       await page.goto(`${weft.url}/#/p/${P}/calls?op=answer`);
       await until(() => page.locator('.vt-body .call-row').count()).toBe(4);
       for (const key of ['x', 'j', 'x', 'j', 'x']) await page.keyboard.press(key);
-      await until(() => page.locator('.selection-bar strong').textContent()).toBe('3 ticked');
+      await until(() => page.locator('.selection strong').textContent()).toBe('3 selected');
       await page.getByRole('button', { name: 'Add to queue…' }).click();
       await page.getByLabel('Queue', { exact: true }).selectOption({ label: 'Review answers' });
       await page.getByRole('button', { name: 'Add 3' }).click();

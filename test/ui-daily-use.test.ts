@@ -393,6 +393,16 @@ describe('the call detail', () => {
       const root = page.locator('.tree [role=treeitem]').first();
       await until(() => root.locator('.dot').getAttribute('class')).toContain('status-descendant_error');
       expect(await page.locator('.call-detail .detail-head .badge').textContent()).toBe('child error');
+      // The calls table says the same of the root (its stored status is success).
+      await page.goto(weft.url + `/#/p/${D}/calls?trace=${OTEL_TRACE}&roots=1`);
+      const badge = page.locator('.vt-body .call-row .col-status .badge');
+      await until(() => badge.textContent()).toBe('child error');
+      const [stored] = await member.jsonl('/calls/stream_query', {
+        project_id: D,
+        filter: { trace_ids: [OTEL_TRACE], trace_roots_only: true },
+      });
+      expect(stored.summary.weave.status).toBe('success');
+      await shot(page, 'child-error-table');
       await page.close();
     },
     UI_TEST_MS,

@@ -11,6 +11,8 @@ import { ingestSamplingSettingsRes, projectSettingsReadReq, ttlSettingsRes, ttlS
 import { actionsExecuteBatchReq } from './actions';
 import { deadLetterEntry, deadLetterReq, deadLetterRes, deadLettersListReq, deadLettersListRes } from './dead-letters';
 import { deletionStatusReq, deletionStatusRes, projectDeleteReq, userDataDeleteReq } from './deletions';
+import { tableDiffReq, tableDiffRes } from './table-diff';
+import { usersReadBatchReq, usersReadBatchRes } from './users';
 import {
   evaluateModelReq,
   evaluateModelRes,
@@ -447,6 +449,24 @@ export const extraEndpoints = {
     request: tableExportReq,
     response: z.string().describe('the file: application/jsonl, text/csv or application/vnd.apache.parquet'),
     stream: 'file',
+    published: true,
+  },
+  tableDiff: {
+    path: '/table/diff',
+    summary: "Two versions of a table (a dataset's rows) compared by row digest: rows added, removed and changed, paged",
+    auth: 'basic',
+    service: 'query',
+    request: tableDiffReq,
+    response: tableDiffRes,
+    published: true,
+  },
+  usersReadBatch: {
+    path: '/users/read_batch',
+    summary: "Names of user ids (svc_user_id): the members, present or past, of the project's entity, and the caller",
+    auth: 'basic',
+    service: 'query',
+    request: usersReadBatchReq,
+    response: usersReadBatchRes,
     published: true,
   },
   analyticsQuery: {

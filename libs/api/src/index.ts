@@ -18,3 +18,5 @@ export * from './dead-letters';
 export * from './annotation-queues';
 export * from './actions';
 export * from './evaluations';
+export * from './table-diff';
+export * from './users';

@@ -6,6 +6,7 @@ import { hashForSdkPath } from './sdk-links';
 import { getKey } from './session';
 import { AnalyticsView } from './views/analytics';
 import { CallsView } from './views/calls';
+import { DatasetDiffView } from './views/dataset-diff';
 import { EvaluationCompareView } from './views/evaluation-compare';
 import { EvaluationsView } from './views/evaluations';
 import { LeaderboardView } from './views/leaderboards';
@@ -68,6 +69,7 @@ function App() {
       case 'playground':
         return <PlaygroundView key={rest[0] ?? ''} projectId={projectId} callId={rest[0]} />;
       case 'objects':
+        if (rest[0] && rest[1] === 'diff') return <DatasetDiffView projectId={projectId} objectId={rest[0]} route={route} />;
         return rest[0] ? <ObjectView projectId={projectId} objectId={rest[0]} route={route} /> : <ObjectsView projectId={projectId} />;
       case 'table':
         if (rest[0]) return <TableView projectId={projectId} digest={rest[0]} route={route} />;
@@ -89,7 +91,7 @@ function NotFound({ what }: { what: string }) {
 }
 
 // A link the Weave SDK printed (`/<entity>/<project>/weave/…`) is served this page: shown as its view.
-if (location.pathname !== '/') history.replaceState(null, '', `/${hashForSdkPath(location.pathname) ?? '#/'}`);
+if (location.pathname !== '/') history.replaceState(null, '', `/${hashForSdkPath(location.pathname, location.search) ?? '#/'}`);
 
 const root = document.getElementById('app')!;
 root.textContent = ''; // the boot message

@@ -192,7 +192,9 @@ describe('benchmarks run (tiny mode)', () => {
     ok(r);
     expect(r.out).toMatch(/paced: 80 calls at \d+ calls\/s for [\d.]+ s: end → scores p50 \d+ ms, p99 \d+ ms, max \d+ ms/);
     // Each call once per scorer: the paced run's 80 and the burst's 300 calls, one judge request each.
-    expect(r.out).toMatch(/burst: 300 calls sent in [\d.]+ s, all scored after [\d.]+ s: [\d,]+ calls\/s, CPU [\d.]+ ms per call .*judge requests so far 380$/m);
+    expect(r.out).toMatch(
+      /burst: 300 calls sent in [\d.]+ s, all scored after [\d.]+ s: [\d,]+ calls\/s, CPU [\d.]+ ms per call .*judge requests so far 380$/m,
+    );
   }, 300_000);
 
   it('bench:retention loads calls over 30 days and times one retention pass', async () => {

@@ -106,6 +106,16 @@ async function seed(): Promise<void> {
                 message: 'UNAVAILABLE: upstream down',
               }),
               { ...span('3333333333333333', 'http.get /health', 600, 700), traceId: '8b8b8b8b8b8b8b8b8b8b8b8b8b8b8b8b' },
+              // A model call under the server span: the root's own span carries no usage, its trace does.
+              {
+                ...span('4444444444444444', 'chat m-1', 100, 300, '1111111111111111'),
+                attributes: [
+                  { key: 'gen_ai.operation.name', value: { stringValue: 'chat' } },
+                  { key: 'gen_ai.request.model', value: { stringValue: 'm-1' } },
+                  { key: 'gen_ai.usage.input_tokens', value: { intValue: 30 } },
+                  { key: 'gen_ai.usage.output_tokens', value: { intValue: 12 } },
+                ],
+              },
             ],
           },
         ],
@@ -386,7 +396,7 @@ describe('the call detail', () => {
   );
 
   it(
-    'shows an OTLP root whose child failed as "child error"',
+    'shows an OTLP root whose child failed as "child error", and its trace’s usage as its total',
     async () => {
       const page = await signedIn();
       await page.goto(weft.url + `/#/p/${D}/trace/${OTEL_TRACE}`);
@@ -402,6 +412,11 @@ describe('the call detail', () => {
         filter: { trace_ids: [OTEL_TRACE], trace_roots_only: true },
       });
       expect(stored.summary.weave.status).toBe('success');
+      // The root's span carries no usage; its row shows its trace's (the model call's 30 + 12 tokens), marked Σ.
+      expect(stored.summary.usage ?? {}).toEqual({});
+      await until(() => page.locator('.vt-body .call-row .col-tokens').textContent()).toBe('Σ 42');
+      // m-1 has no price: no cost to show.
+      expect(await page.locator('.vt-body .call-row .col-cost').textContent()).toBe('—');
       await shot(page, 'child-error-table');
       await page.close();
     },
@@ -456,7 +471,8 @@ describe('the calls table', () => {
       await until(() => page.locator('.vt-body .call-row').count()).toBe(6);
       expect(await page.getByLabel('roots only').isChecked()).toBe(true);
       await page.getByLabel('roots only').uncheck();
-      await until(() => page.locator('.vt-body .call-row').count()).toBe(8);
+      // And below them: agent's llm, grpc.client/Fetch, chat m-1.
+      await until(() => page.locator('.vt-body .call-row').count()).toBe(9);
       expect(page.url()).toContain('roots=0');
       await page.close();
     },

@@ -2,6 +2,7 @@ import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { post, postJsonl } from '../api';
 import { callsQueryBody, filterFromParams, FilterError, rootsOnly, type CallsFilter } from '../calls-filter';
 import { rootsToCheck, tracesWithErrors } from '../child-errors';
+import { rolledUpUsage, rootsWithoutUsage, type RolledUsage } from '../rolled-usage';
 import { AddToDataset } from '../components/add-to-dataset';
 import { ColumnsMenu } from '../components/columns-menu';
 import { ExportMenu } from '../components/export-menu';
@@ -40,7 +41,16 @@ interface CellContext {
   projectId: string;
   /** A call under this trace root failed (its own status says success). */
   childError: boolean;
+  /** An OTLP trace root's usage with its descendants' (its own span carries none). */
+  rolledUp?: RolledUsage;
 }
+
+/** A trace root's total, marked as its trace's (Σ). */
+const rolled = (text: string) => (
+  <span class="rolled-up" title="The whole trace's usage: this span's and its descendants'">
+    Σ {text}
+  </span>
+);
 
 interface Column {
   id: string;
@@ -90,7 +100,7 @@ export const COLUMNS: Column[] = [
     sort: 'summary.weave.total_tokens',
     num: true,
     width: ['80px', '64px'],
-    cell: (c) => fmtInt(callTokens(c)),
+    cell: (c, ctx) => (callTokens(c) === null && ctx.rolledUp ? rolled(fmtInt(ctx.rolledUp.tokens)) : fmtInt(callTokens(c))),
   },
   {
     id: 'cost',
@@ -98,7 +108,10 @@ export const COLUMNS: Column[] = [
     sort: 'summary.weave.total_cost',
     num: true,
     width: ['100px', null],
-    cell: (c) => fmtCost(callCost(c)),
+    cell: (c, ctx) =>
+      callCost(c) === null && ctx.rolledUp?.cost !== null && ctx.rolledUp?.cost !== undefined
+        ? rolled(fmtCost(ctx.rolledUp.cost))
+        : fmtCost(callCost(c)),
   },
   {
     id: 'feedback',
@@ -326,6 +339,8 @@ function CallsTable({
   /** Trace roots whose traces have a failed call (child-errors.ts), and the traces asked about. */
   const childErrors = useRef(new Set<string>());
   const checkedTraces = useRef(new Set<string>());
+  /** OTLP trace roots' usage with their descendants' (rolled-usage.ts), by root id. */
+  const rolledUp = useRef(new Map<string, RolledUsage>());
   const scroller = useRef<HTMLDivElement>(null);
   const columns = COLUMNS.filter((c) => !hidden.includes(c.id));
 
@@ -361,6 +376,18 @@ function CallsTable({
       (failed) => {
         if (failed.size === 0) return;
         for (const t of failed) childErrors.current.add(t);
+        rerender();
+      },
+      () => {},
+    );
+    rolledUpUsage(
+      projectId,
+      rootsWithoutUsage(rows).filter((c) => !rolledUp.current.has(c.id)),
+      signal,
+    ).then(
+      (usage) => {
+        if (usage.size === 0) return;
+        for (const [id, u] of usage) rolledUp.current.set(id, u);
         rerender();
       },
       () => {},
@@ -435,6 +462,7 @@ function CallsTable({
           pages.current = new Map([[0, rows]]);
           checkedTraces.current = new Set();
           childErrors.current = new Set();
+          rolledUp.current = new Map();
           annotatePage(rows);
           setCount(stats.count);
           rerender();
@@ -660,6 +688,7 @@ function CallsTable({
                 const ctx: CellContext = {
                   projectId,
                   childError: !c.parent_id && childErrors.current.has(c.trace_id) && callStatus(c) === 'success',
+                  rolledUp: rolledUp.current.get(c.id),
                 };
                 return (
                   <div

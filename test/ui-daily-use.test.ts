@@ -403,6 +403,49 @@ describe('the call detail', () => {
       const root = page.locator('.tree [role=treeitem]').first();
       await until(() => root.locator('.dot').getAttribute('class')).toContain('status-descendant_error');
       expect(await page.locator('.call-detail .detail-head .badge').textContent()).toBe('child error');
+      // The trace's log records (an event of the model call's span, a plain line) under its waterfall; a span opens its call.
+      const str = (key: string, v: string) => ({ key, value: { stringValue: v } });
+      const logs = await member.post(
+        '/otel/v1/logs',
+        {
+          resourceLogs: [
+            {
+              resource: { attributes: [str('service.name', 'checker')] },
+              scopeLogs: [
+                {
+                  scope: { name: 'test' },
+                  logRecords: [
+                    {
+                      timeUnixNano: String(BigInt(Date.now()) * 1_000_000n),
+                      traceId: OTEL_TRACE,
+                      spanId: '4444444444444444',
+                      eventName: 'gen_ai.user.message',
+                      body: { kvlistValue: { values: [str('content', 'is it up?')] } },
+                    },
+                    {
+                      timeUnixNano: String(BigInt(Date.now()) * 1_000_000n),
+                      traceId: OTEL_TRACE,
+                      spanId: '2222222222222222',
+                      severityText: 'ERROR',
+                      body: { stringValue: 'upstream refused the connection' },
+                    },
+                  ],
+                },
+              ],
+            },
+          ],
+        },
+        { project_id: D },
+      );
+      expect(logs.status, logs.text).toBe(200);
+      await page.reload();
+      const logRows = page.locator('.trace-logs .log-row');
+      await until(() => logRows.count()).toBe(2);
+      expect(await page.locator('.trace-logs summary').textContent()).toBe('Logs (2)');
+      expect(await page.locator('.trace-logs').textContent()).toContain('upstream refused the connection');
+      await page.locator('.trace-logs .log-row', { hasText: 'gen_ai.user.message' }).getByRole('button').click();
+      await until(() => page.locator('.tree [aria-selected=true] .tree-label').textContent()).toBe('chat m-1');
+      await shot(page, 'trace-logs');
       // The calls table says the same of the root (its stored status is success).
       await page.goto(weft.url + `/#/p/${D}/calls?trace=${OTEL_TRACE}&roots=1`);
       const badge = page.locator('.vt-body .call-row .col-status .badge');

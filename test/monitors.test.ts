@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { endedCallsBatch, publishMonitor } from '@weft/harness';
+import { endedCallsBatch, publishMonitor, startSharedClickHouse } from '@weft/harness';
 import { Client } from './helpers/client';
 import { weftCli } from './helpers/cli';
 import { createKey, clientFor, type TestKey } from './helpers/keys';
@@ -226,6 +226,38 @@ describe('Weave Monitors run by weft', () => {
     } finally {
       await first?.kill();
       await second?.stop();
+    }
+  }, 300_000);
+
+  it('two inference processes on one store: one scores a monitor at a time, so each call is judged once', async () => {
+    const dir = newDataDir('monitors-two');
+    const ch = await startSharedClickHouse(join(dir, 'clickhouse'));
+    const file = join(dir, 'upstreams.json');
+    writeFileSync(file, JSON.stringify({ upstreams: [{ name: 'judges', base_url: `${upstream.url}/vllm/v1`, models: [JUDGE] }] }));
+    const env = { WEFT_UPSTREAMS_FILE: file, WEFT_MONITORS_INTERVAL_MS: '200', WEFT_RATE_LIMIT_MAX: '0', CLICKHOUSE_URL: ch.url };
+    const Q = 'mon/two';
+    const wefts: RunningWeft[] = [];
+    try {
+      wefts.push(await startWeft({ dataDir: join(dir, 'a'), env }));
+      wefts.push(await startWeft({ dataDir: join(dir, 'b'), env }));
+      const admin = new Client(wefts[0]!.url);
+      const post = async (path: string, body: unknown) => {
+        const r = await admin.post(path, body);
+        if (r.status !== 200) throw new Error(`${path} → ${r.status} ${r.text}`);
+        return r.body as Record<string, unknown>;
+      };
+      const judgedBefore = judged.length;
+      await publishMonitor(post, { project: Q, op: 'twice', judgeModel: JUDGE });
+      const ids = Array.from({ length: 400 }, (_, i) => `twice-${i}`);
+      await post('/call/upsert_batch', endedCallsBatch(Q, 'twice', ids));
+      const scored = async () =>
+        ((await admin.post('/feedback/query', { project_id: Q, fields: ['weave_ref'], limit: 100_000 })).body.result as unknown[]).length;
+      await expect.poll(scored, { timeout: 120_000, interval: 300 }).toBe(800);
+      // Both processes looked the whole time; the judge was asked once per call.
+      expect(judged.length - judgedBefore).toBe(400);
+    } finally {
+      for (const w of wefts) await w.stop();
+      await ch.stop();
     }
   }, 300_000);
 });

@@ -64,6 +64,8 @@ export const SHARDING_KEYS: Readonly<Record<string, string>> = {
   // A run's heartbeats on one shard (the latest replaces the others), and its cancellation.
   evaluation_runs: 'cityHash64(project_id, call_id)',
   evaluation_cancels: 'cityHash64(project_id, call_id)',
+  // A monitor's lease rows on one shard (the latest replaces the others).
+  monitor_leases: 'cityHash64(project_id, monitor)',
 };
 
 /** The local (per-shard, replicated) table under the Distributed table `table`. */

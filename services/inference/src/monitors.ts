@@ -6,6 +6,7 @@ import { CallsQueryPlan } from '@weft/query';
 import type { Store } from '@weft/store';
 import { readScorers, runScorer, type ScoreResult, type Scorer } from './scorers';
 import type { JudgeRecorder } from './judge-model';
+import { MonitorLeases } from './monitor-leases';
 import type { UpstreamRegistry } from './upstreams';
 
 /** Calls scored at once (each waits on its judges), and written per insert. */
@@ -79,13 +80,16 @@ export class MonitorWorker {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
   private stopped = false;
+  private readonly leases: MonitorLeases;
 
   constructor(
     private readonly store: Store,
     private readonly upstreams: UpstreamRegistry,
     private readonly log: Logger,
     private readonly opts: MonitorWorkerOptions,
-  ) {}
+  ) {
+    this.leases = new MonitorLeases(store, opts.intervalMs);
+  }
 
   start(): void {
     this.timer = setInterval(() => void this.look(), this.opts.intervalMs);
@@ -112,6 +116,8 @@ export class MonitorWorker {
     for (const monitor of await this.activeMonitors()) {
       if (this.stopped) return;
       try {
+        // Another inference process scores this monitor (its lease is alive): not this one.
+        if (!(await this.leases.hold(monitor.projectId, monitor.name))) continue;
         await this.scoreMonitor(monitor);
       } catch (err) {
         this.log.error({ err, monitor: monitor.ref }, 'monitors: a monitor could not score its calls');
@@ -182,6 +188,8 @@ export class MonitorWorker {
         );
         const now = Date.now();
         for (const call of chunk) metrics.monitorScoreLag.observe(Math.max(0, now - call.endedUs / 1000) / 1000);
+        // A long backlog keeps the lease alive; a lease lost meanwhile leaves the rest to its new holder.
+        if (!(await this.leases.hold(m.projectId, m.name))) return;
       }
       // A full batch: more may be waiting; a short one is the end of the backlog.
       if (calls.length < this.opts.batchCalls || this.stopped) return;

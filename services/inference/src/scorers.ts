@@ -1,4 +1,7 @@
 import { XMLValidator } from 'fast-xml-parser';
+import { distance as levenshtein } from 'fastest-levenshtein';
+import { RE2JS } from 're2js';
+import { pythonJsonDumps } from '@weft/digest';
 import { resolveRefs } from '@weft/objects';
 import type { Store } from '@weft/store';
 import { askJudge, type JudgeTrace } from './judge-model';
@@ -15,7 +18,8 @@ export interface Scorer {
 export type ScoreResult = { output: unknown; model?: string; usage?: unknown } | { error: string };
 
 /** The scorer classes weft runs itself; any other is an error result naming them. */
-const RUN_HERE = 'LLMAsAJudgeScorer, ValidJSONScorer and ValidXMLScorer';
+const RUN_HERE =
+  "LLMAsAJudgeScorer, ValidJSONScorer, ValidXMLScorer, StringMatchScorer, LevenshteinScorer, and weft's RegexScorer, ContainsWordsScorer and LengthScorer";
 
 /** A stored LLMStructuredCompletionModel's members weft reads. */
 export interface StructuredModel {
@@ -55,6 +59,29 @@ export async function runScorer(
       return { output: { json_valid: isJsonText(output) } };
     case 'ValidXMLScorer':
       return { output: { xml_valid: typeof output === 'string' && XMLValidator.validate(output) === true } };
+    // Weave's string scorers: the output against the row's (or call's) `target`.
+    case 'StringMatchScorer':
+    case 'LevenshteinScorer': {
+      if (typeof output !== 'string' || typeof vars.target !== 'string')
+        return { error: `${String(s.val._class_name)} scores a text output against a text \`target\` (the dataset row's column)` };
+      return s.val._class_name === 'StringMatchScorer'
+        ? { output: { string_in_input: vars.target.toLowerCase().includes(output.toLowerCase()) } }
+        : { output: { levenshtein_distance: levenshtein(output, vars.target) } };
+    }
+    case 'RegexScorer':
+      return regexScore(s.val, output);
+    case 'ContainsWordsScorer': {
+      const words = Array.isArray(s.val.target_words) ? s.val.target_words.filter((w): w is string => typeof w === 'string') : [];
+      if (words.length === 0) return { error: 'ContainsWordsScorer needs target_words (a list of words)' };
+      const text = outputText(output);
+      return { output: { contains_words: words.some((w) => text.includes(w)) } };
+    }
+    case 'LengthScorer': {
+      const length = [...outputText(output)].length;
+      const min = typeof s.val.min_length === 'number' ? s.val.min_length : null;
+      const max = typeof s.val.max_length === 'number' ? s.val.max_length : null;
+      return { output: { length, length_valid: (min === null || length >= min) && (max === null || length <= max) } };
+    }
     default:
       return { error: `scorer ${String(s.val._class_name)} is not run by weft (${RUN_HERE} are)` };
   }
@@ -135,6 +162,29 @@ export async function completeStructured(
   } catch {
     return { error: `model ${id} answered non-JSON: ${JSON.stringify(answer.content.slice(0, 200))}` };
   }
+}
+
+/** The text a check reads: a text output as it is, any other as Python's json.dumps (as the reference's contains_words). */
+function outputText(output: unknown): string {
+  return typeof output === 'string' ? output : pythonJsonDumps(output ?? null, { sortKeys: false });
+}
+
+/**
+ * weft's RegexScorer: `pattern` (RE2 syntax: linear time, so a user's pattern cannot stall the
+ * process) searched in the output's text; `flags` may hold i (case), m (multiline), s (dot matches newlines).
+ */
+function regexScore(val: Record<string, unknown>, output: unknown): ScoreResult {
+  if (typeof val.pattern !== 'string') return { error: 'RegexScorer needs a pattern (text)' };
+  const f = typeof val.flags === 'string' ? val.flags : '';
+  const flags =
+    (f.includes('i') ? RE2JS.CASE_INSENSITIVE : 0) | (f.includes('m') ? RE2JS.MULTILINE : 0) | (f.includes('s') ? RE2JS.DOTALL : 0);
+  let re: RE2JS;
+  try {
+    re = RE2JS.compile(val.pattern, flags);
+  } catch (e) {
+    return { error: `RegexScorer pattern is not a valid RE2 expression: ${(e as Error).message}` };
+  }
+  return { output: { regex_match: re.test(outputText(output)) } };
 }
 
 function isJsonText(output: unknown): boolean {

@@ -224,21 +224,24 @@ export function parseCommand(
   }
 }
 
+/** A --filter or --query option's JSON (a query is the $expr body); a clear usage error when it is not JSON. */
+function jsonOption(flag: 'query' | 'filter', text: string | undefined): unknown {
+  if (text === undefined) return undefined;
+  try {
+    const v = JSON.parse(text) as unknown;
+    return flag === 'query' ? { $expr: v } : v;
+  } catch {
+    throw new UsageError(`--${flag} is not JSON: ${text}`);
+  }
+}
+
 type ReadOptions = Partial<
   Record<'format' | 'out' | 'query' | 'filter' | 'columns' | 'limit' | 'metrics' | 'dimensions' | 'from' | 'to' | 'bucket', string>
 >;
 
 /** The body of an export or a metrics query from the options (the server checks it and names what is wrong). */
 function readCommand(group: 'export' | 'analytics', project: string, o: ReadOptions, where: { url: string; apiKey?: string }): ReadCommand {
-  const json = (flag: 'query' | 'filter') => {
-    if (o[flag] === undefined) return undefined;
-    try {
-      const v = JSON.parse(o[flag]) as unknown;
-      return flag === 'query' ? { $expr: v } : v;
-    } catch {
-      throw new UsageError(`--${flag} is not JSON: ${o[flag]}`);
-    }
-  };
+  const json = (flag: 'query' | 'filter') => jsonOption(flag, o[flag]);
   const list = (s: string | undefined) => (s === undefined ? undefined : s.split(',').filter(Boolean));
   const limit = o.limit === undefined ? undefined : Number(o.limit);
   if (limit !== undefined && !Number.isInteger(limit)) throw new UsageError(`--limit must be an integer: ${o.limit}`);
@@ -279,15 +282,7 @@ function serverWorkCommand(
   if (cost !== undefined && !(cost > 0)) throw new UsageError(`--max-cost is a positive number of USD: ${o['max-cost']}`);
   if (!o.model) throw new UsageError(`weft evaluate needs --model <model ref>\n\n${USAGE}`);
   if (sub === 'replay' && rest.length === 1) {
-    const json = (flag: 'filter' | 'query') => {
-      if (o[flag] === undefined) return undefined;
-      try {
-        const v = JSON.parse(o[flag]) as unknown;
-        return flag === 'query' ? { $expr: v } : v;
-      } catch {
-        throw new UsageError(`--${flag} is not JSON: ${o[flag]}`);
-      }
-    };
+    const json = (flag: 'filter' | 'query') => jsonOption(flag, o[flag]);
     const limit = o.limit === undefined ? undefined : Number(o.limit);
     if (limit !== undefined && !Number.isInteger(limit)) throw new UsageError(`--limit must be an integer: ${o.limit}`);
     const body = {

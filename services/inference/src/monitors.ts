@@ -204,12 +204,7 @@ export class MonitorWorker {
   private async callsToScore(m: ActiveMonitor): Promise<CallToScore[]> {
     const debounce = m.val.scorer_debounce_config;
     if (debounce && DEBOUNCE_FIELDS.includes(String(debounce.aggregation_field))) return this.debouncedCallsToScore(m, debounce);
-    const plan = new CallsQueryPlan({
-      project_id: m.projectId,
-      filter: m.val.op_names?.length ? { op_names: m.val.op_names } : undefined,
-      query: m.val.query?.$expr ? { $expr: m.val.query.$expr } : undefined,
-      sort_by: [],
-    });
+    const plan = monitorCallsPlan(m);
     const p = plan.params;
     const rate = Math.max(0, Math.min(1, m.val.sampling_rate ?? 1));
     const pid = plan.projectParam;
@@ -239,12 +234,7 @@ export class MonitorWorker {
    * The sample is drawn by group, so a trace or thread is in or out whole.
    */
   private async debouncedCallsToScore(m: ActiveMonitor, d: DebounceConfig): Promise<CallToScore[]> {
-    const plan = new CallsQueryPlan({
-      project_id: m.projectId,
-      filter: m.val.op_names?.length ? { op_names: m.val.op_names } : undefined,
-      query: m.val.query?.$expr ? { $expr: m.val.query.$expr } : undefined,
-      sort_by: [],
-    });
+    const plan = monitorCallsPlan(m);
     const p = plan.params;
     const pid = plan.projectParam;
     const field = String(d.aggregation_field);
@@ -321,6 +311,16 @@ export class MonitorWorker {
 function runnableName(s: Scorer): string {
   const ref = parseRef(s.ref);
   return ref?.kind === 'object' ? ref.name : s.name;
+}
+
+/** The calls a monitor watches: its op names and its query. */
+function monitorCallsPlan(m: ActiveMonitor): CallsQueryPlan {
+  return new CallsQueryPlan({
+    project_id: m.projectId,
+    filter: m.val.op_names?.length ? { op_names: m.val.op_names } : undefined,
+    query: m.val.query?.$expr ? { $expr: m.val.query.$expr } : undefined,
+    sort_by: [],
+  });
 }
 
 /** `fn` over `items`, at most `limit` at once, results in order. */

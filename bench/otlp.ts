@@ -231,7 +231,7 @@ async function gatewayRate(
 /**
  * The server's CPU per span by thread (its JavaScript thread `main`, the embedded engine's
  * insert thread `Unknown` and merges `MergeMutate`, Node's helpers `node`, threads that ended
- * during the window `ended`, the rest summed as `other`), µs, from /proc (libs/harness
+ * during the window `ended`, the rest summed as `other`), µs, from /proc (tools/harness
  * process-cpu.ts).
  */
 function cpuPerSpanByThread(since: Record<string, number>, spans: number): Record<string, number> {

@@ -5,8 +5,8 @@
 /** @type {{ name: string, files: string[], forbidden: string[], why: string }[]} */
 export const rules = [
   {
-    name: 'libs never import services',
-    files: ['libs/**'],
+    name: 'libs and tools never import services',
+    files: ['libs/**', 'tools/**'],
     forbidden: ['@weft/svc-*', '@weft/cli', '**/services/**'],
     why: 'a library is used by services, never the other way round',
   },

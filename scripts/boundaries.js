@@ -36,6 +36,12 @@ export const rules = [
     forbidden: ['**/test/**', '**/test/helpers/**'],
     why: 'benchmarks run from a fresh clone without the test tree; shared helpers live in bench/ or a library',
   },
+  {
+    name: 'bench uses package entry points',
+    files: ['bench/**'],
+    forbidden: ['**/libs/**', '**/services/**', '**/tools/**'],
+    why: 'a benchmark measures what a package exports; what it needs is exported from the package index',
+  },
 ];
 
 /** The rules as ESLint flat-config objects. */

@@ -52,8 +52,11 @@ function isForbidden(patterns: string[], specifier: string, file: string): boole
 }
 
 const inScope = (globs: string[], file: string) => globs.some((g) => file.startsWith(g.replace(/\*\*$/, '')));
-const packages = ['libs', 'services', 'tools'].flatMap((root) => readdirSync(join(REPO_ROOT, root)).map((name) => `${root}/${name}`));
-const sources = [...packages.flatMap((p) => tsFiles(p)), ...tsFiles('bench')];
+const packages = [
+  ...['libs', 'services', 'tools'].flatMap((root) => readdirSync(join(REPO_ROOT, root)).map((name) => `${root}/${name}`)),
+  'bench',
+];
+const sources = packages.flatMap((p) => tsFiles(p));
 
 describe('dependency rules', () => {
   for (const rule of rules) {

@@ -172,8 +172,9 @@ describe('benchmarks run (tiny mode)', () => {
     });
     ok(r);
     expect(r.out).toMatch(/loaded 3000 calls over 30 days/);
-    const lines = r.out.match(/^(metrics|UI|export): .*$/gm) ?? [];
+    const lines = (r.out.match(/^(metrics|UI|export): .*$/gm) ?? []).filter((l) => !l.startsWith('UI: default dashboard'));
     expect(lines).toHaveLength(7);
+    expect(r.out).toMatch(/^UI: default dashboard \(totals and 6 charts painted\) in Chromium +median +\d+ ms/m);
     for (const l of lines) expect(l).toMatch(/ median +\d+ ms +CPU +\d+ ms +RSS \+\d+ MiB/);
     expect(r.out).not.toContain('FAILED');
     // 20 ops × 30 days; 13 model names; 1,000 calls exported in both formats.

@@ -139,8 +139,8 @@ class BodyTemplate {
   /**
    * Writes fresh ids into `body` (from newBody), once its last request has been answered: a
    * client refills one body rather than copying the template per request, whose fresh memory
-   * kept V8's helper threads busy on the cores the server needs (bench/RESULTS.md, thirteenth
-   * session).
+   * kept V8's helper threads busy on the cores the server needs (docs/performance.md,
+   * "Benchmark method").
    */
   fill(body: Buffer): Buffer {
     const raw = randomBytes(this.randomBytes);

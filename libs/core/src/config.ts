@@ -58,7 +58,7 @@ export const configSchema = z.object({
   /**
    * ...the group-commit window (ms): the all-in-one waits this long before each insert for more
    * parts (unless WEFT_WRITER_BATCH_ROWS wait already); the Kafka writer after the first part
-   * of an idle period. Fuller inserts cost the engine less per part (bench/RESULTS.md).
+   * of an idle period. Fuller inserts cost the engine less per part (docs/performance.md).
    */
   WEFT_WRITER_FLUSH_MS: int(20, 0),
   /** All-in-one: past WEFT_WRITER_FLUSH_MS the window stretches up to this (ms) while admitted call writes, or the last insert's clients, have yet to publish; 0 = off (default). */

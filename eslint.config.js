@@ -23,7 +23,7 @@ export default tseslint.config(
   ...boundaries,
   {
     // Tests and benchmarks poke at loosely typed JSON answers.
-    files: ['test/**', '**/test/**', 'bench/**', 'libs/harness/**'],
+    files: ['test/**', '**/test/**', 'bench/**', 'tools/harness/**'],
     rules: { '@typescript-eslint/no-explicit-any': 'off', '@typescript-eslint/no-non-null-assertion': 'off' },
   },
 );

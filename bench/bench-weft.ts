@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogger, loadConfig } from '@weft/core';
 import { HARNESS_API_KEY } from '@weft/harness';
-import { createWeft } from '../services/all-in-one/src/app';
+import { createWeft } from '@weft/svc-all-in-one';
 
 /**
  * The all-in-one in the benchmark's own process (its CPU and RSS are the bench's), on

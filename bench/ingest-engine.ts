@@ -37,7 +37,7 @@ import {
 import { REPO_ROOT } from '@weft/harness';
 import { coalesceCallParts } from '@weft/ingest';
 import { encodeExportTraceServiceRequest } from '@weft/otlp';
-import { spansToParts } from '../services/gateway/src/otlp-spans';
+import { spansToParts } from '@weft/svc-gateway';
 import { exportRequest } from './otlp-span-mix';
 import { sampleParts } from './sample-calls';
 

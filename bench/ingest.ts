@@ -26,7 +26,7 @@ import { callPartCodec, callPartMessage } from '@weft/ingest';
 import { createLogger } from '@weft/core';
 import { insertCallParts, migrate, openStore, type CallPartRow } from '@weft/store';
 import { defaultRequestLimits } from '@weft/http';
-import { encodeCallBatch } from '../services/gateway/src/call-batches';
+import { encodeCallBatch } from '@weft/svc-gateway';
 import { callItems, sampleRows, UpsertBatchTemplate } from './sample-calls';
 import { rateOnIngestWorkers, rateOnThisThread, type Rate } from './worker-rates';
 import {

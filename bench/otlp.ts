@@ -23,8 +23,7 @@ import { mkdirSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { convertExportRequest, decodeExportTraceServiceRequest, encodeExportTraceServiceRequest, parseOtlpJson } from '@weft/otlp';
-import { encodeSpanParts } from '../services/gateway/src/otlp-spans';
-import { workerSpanConverter } from '../services/gateway/src/span-conversion';
+import { encodeSpanParts, workerSpanConverter } from '@weft/svc-gateway';
 import { rateOnIngestWorkers, rateOnThisThread, type Rate } from './worker-rates';
 import { exportRequest, madeIds } from './otlp-span-mix';
 import {
@@ -140,8 +139,8 @@ class BodyTemplate {
   /**
    * Writes fresh ids into `body` (from newBody), once its last request has been answered: a
    * client refills one body rather than copying the template per request, whose fresh memory
-   * kept V8's helper threads busy on the cores the server needs (bench/RESULTS.md, thirteenth
-   * session).
+   * kept V8's helper threads busy on the cores the server needs (docs/performance.md,
+   * "Benchmark method").
    */
   fill(body: Buffer): Buffer {
     const raw = randomBytes(this.randomBytes);
@@ -231,7 +230,7 @@ async function gatewayRate(
 /**
  * The server's CPU per span by thread (its JavaScript thread `main`, the embedded engine's
  * insert thread `Unknown` and merges `MergeMutate`, Node's helpers `node`, threads that ended
- * during the window `ended`, the rest summed as `other`), µs, from /proc (libs/harness
+ * during the window `ended`, the rest summed as `other`), µs, from /proc (tools/harness
  * process-cpu.ts).
  */
 function cpuPerSpanByThread(since: Record<string, number>, spans: number): Record<string, number> {

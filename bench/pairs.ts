@@ -3,7 +3,7 @@
  * commit and on this working tree in turn, N times, and prints each pair's figures side by side
  * with their ratios. On a shared machine the same build reads ±20 % between consecutive runs,
  * so a change is judged by the ratios within pairs, not by runs minutes apart
- * (bench/RESULTS.md). The order alternates (base first, then head first) so that a machine
+ * (docs/performance.md). The order alternates (base first, then head first) so that a machine
  * slowing down over the run does not favour one side.
  *
  * The base is checked out as a git worktree outside the repository (BENCH_PAIRS_DIR, default

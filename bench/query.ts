@@ -32,7 +32,7 @@ const P = 'bench/main';
 const S = 'bench/stream';
 /**
  * BENCH_SERVER=1: the same in server mode, the engine behind ClickHouse's HTTP interface in its
- * own process (libs/harness clickhouse-http-main.ts) on BENCH_DATA_DIR, weft on CLICKHOUSE_URL.
+ * own process (tools/harness clickhouse-http-main.ts) on BENCH_DATA_DIR, weft on CLICKHOUSE_URL.
  * The CPU column then adds the engine process's CPU to the bench process's.
  */
 const shared =

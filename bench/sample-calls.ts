@@ -97,7 +97,7 @@ export class UpsertBatchTemplate {
    * Writes into `body` (from newBody) the ids `prefix` + `i` (zero-padded to ID_LENGTH), call `i`
    * its own; returns the last call's id. A client refills one body instead of copying the template
    * per request: 130 KB of fresh memory per request kept V8's helper threads collecting as much
-   * CPU as the generator's JavaScript took (bench/RESULTS.md, thirteenth session). The body may be
+   * CPU as the generator's JavaScript took (docs/performance.md, "Benchmark method"). The body may be
    * refilled once its request has been answered (the server has read all of it by then).
    */
   fill(body: Buffer, prefix: string): string {

@@ -50,7 +50,10 @@ try {
     await page.evaluate(`sessionStorage.setItem('weft.apiKey', ${JSON.stringify(KEY)})`);
     const pages: { offset: number; limit: number }[] = [];
     page.on('request', (r) => {
-      if (r.url().endsWith('/calls/stream_query')) pages.push(JSON.parse(r.postData() ?? '{}'));
+      if (!r.url().endsWith('/calls/stream_query')) return;
+      const body = JSON.parse(r.postData() ?? '{}') as { limit?: number; filter?: { trace_ids?: unknown } };
+      // The table's pages, not a page's lookup of failed calls in its roots' traces (child-errors.ts).
+      if (!body.filter?.trace_ids) pages.push(body as { offset: number; limit: number });
     });
     const t0 = performance.now();
     // Every call, not the roots only the view shows by default: the bench scrolls the whole project.

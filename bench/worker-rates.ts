@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { IngestWorkers } from '../services/gateway/src/ingest-workers';
+import { IngestWorkers } from '@weft/svc-gateway';
 
 /** Items per wall-clock second, and per CPU-second of this process (steadier on a shared machine). */
 export interface Rate {

@@ -10,7 +10,7 @@
  * committed (a writer commits only what the store has), with the CPU of the writers and of the
  * engine over that same window: start-up, rebalances, the producer and the tail are left out.
  *
- * The ClickHouse side is chDB behind ClickHouse's HTTP interface (libs/harness
+ * The ClickHouse side is chDB behind ClickHouse's HTTP interface (tools/harness
  * clickhouse-http-main.ts): one engine process that every writer inserts into, as into a server.
  *
  * Env: BENCH_CALLS (default 120,000), BENCH_WRITERS (counts to run, default "1,2,3"),

@@ -5,8 +5,8 @@
 /** @type {{ name: string, files: string[], forbidden: string[], why: string }[]} */
 export const rules = [
   {
-    name: 'libs never import services',
-    files: ['libs/**'],
+    name: 'libs and tools never import services',
+    files: ['libs/**', 'tools/**'],
     forbidden: ['@weft/svc-*', '@weft/cli', '**/services/**'],
     why: 'a library is used by services, never the other way round',
   },
@@ -35,6 +35,12 @@ export const rules = [
     files: ['bench/**'],
     forbidden: ['**/test/**', '**/test/helpers/**'],
     why: 'benchmarks run from a fresh clone without the test tree; shared helpers live in bench/ or a library',
+  },
+  {
+    name: 'bench uses package entry points',
+    files: ['bench/**'],
+    forbidden: ['**/libs/**', '**/services/**', '**/tools/**'],
+    why: 'a benchmark measures what a package exports; what it needs is exported from the package index',
   },
 ];
 

@@ -481,6 +481,28 @@ describe('/analytics/query', () => {
     expect(table.columns).toContain('latency_ms');
     expect(table.started).toContain('timestamp');
     expect(JSON.parse(table.inputs)).toHaveProperty('q');
+    // Every value of every row is the call's, as the stream has it.
+    const rowsRead = await promisify(execFile)(python, [
+      '-c',
+      'import sys, json, pyarrow.parquet as pq; print(json.dumps(pq.read_table(sys.argv[1]).to_pylist(), default=lambda v: v.isoformat()))',
+      parquet,
+    ]);
+    const byId = new Map(failed.map((c) => [c.id, c]));
+    for (const row of JSON.parse(rowsRead.stdout) as Record<string, any>[]) {
+      const call = byId.get(row.id)!;
+      expect(row.op_name).toBe(call.op_name);
+      expect(row.trace_id).toBe(call.trace_id);
+      expect(row.parent_id).toBe(call.parent_id ?? null);
+      expect(row.status).toBe(call.summary.weave.status);
+      expect(row.latency_ms).toBe(call.summary.weave.latency_ms);
+      expect(row.exception).toBe(call.exception);
+      expect(JSON.parse(row.inputs)).toEqual(call.inputs);
+      expect(row.output === null ? null : JSON.parse(row.output)).toEqual(call.output ?? null);
+      expect(JSON.parse(row.attributes)).toEqual(call.attributes);
+      expect(JSON.parse(row.summary)).toEqual(call.summary);
+      expect(Date.parse(row.started_at)).toBe(Date.parse(call.started_at));
+      expect(Date.parse(row.ended_at)).toBe(Date.parse(call.ended_at));
+    }
 
     const csv = (await download('csv', { columns: ['id', 'op_name', 'exception', 'inputs'] })).toString('utf8').trim().split('\r\n');
     expect(csv[0]).toBe('id,op_name,exception,inputs');

@@ -172,14 +172,30 @@ describe('benchmarks run (tiny mode)', () => {
     });
     ok(r);
     expect(r.out).toMatch(/loaded 3000 calls over 30 days/);
-    const lines = r.out.match(/^(metrics|UI|export): .*$/gm) ?? [];
+    const lines = (r.out.match(/^(metrics|UI|export): .*$/gm) ?? []).filter((l) => !l.startsWith('UI: default dashboard'));
     expect(lines).toHaveLength(7);
+    expect(r.out).toMatch(/^UI: default dashboard \(totals and 6 charts painted\) in Chromium +median +\d+ ms/m);
     for (const l of lines) expect(l).toMatch(/ median +\d+ ms +CPU +\d+ ms +RSS \+\d+ MiB/);
     expect(r.out).not.toContain('FAILED');
     // 20 ops × 30 days; 13 model names; 1,000 calls exported in both formats.
     expect(r.out).toMatch(/by op and day.* 600 rows/);
     expect(r.out).toMatch(/dotted path.* 13 rows/);
     expect(r.out.match(/export: 1,000 calls as (Parquet|JSONL).* calls\/s/g)).toHaveLength(2);
+  }, 300_000);
+
+  it('bench:monitors scores every call of a paced run and of a burst', async () => {
+    const r = await runBench('monitors.ts', {
+      BENCH_RATE: '40',
+      BENCH_SECONDS: '2',
+      BENCH_BURST: '300',
+      BENCH_DATA_DIR: newDataDir('bench-monitors'),
+    });
+    ok(r);
+    expect(r.out).toMatch(/paced: 80 calls at \d+ calls\/s for [\d.]+ s: end → scores p50 \d+ ms, p99 \d+ ms, max \d+ ms/);
+    // Each call once per scorer: the paced run's 80 and the burst's 300 calls, one judge request each.
+    expect(r.out).toMatch(
+      /burst: 300 calls sent in [\d.]+ s, all scored after [\d.]+ s: [\d,]+ calls\/s, CPU [\d.]+ ms per call .*judge requests so far 380$/m,
+    );
   }, 300_000);
 
   it('bench:retention loads calls over 30 days and times one retention pass', async () => {

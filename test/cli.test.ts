@@ -1,27 +1,7 @@
-import { execFile } from 'node:child_process';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { basicAuth, Client } from './helpers/client';
-import { REPO_ROOT } from './helpers/paths';
+import { weftCli as weft } from './helpers/cli';
 import { newDataDir, startWeft } from './helpers/server';
-
-const exec = promisify(execFile);
-
-/** Runs `weft …` (the package's bin) and returns its exit code and output. */
-async function weft(args: string[], env: Record<string, string>): Promise<{ code: number; out: string; err: string }> {
-  try {
-    const r = await exec(process.execPath, [join(REPO_ROOT, 'services/cli/bin/weft.mjs'), ...args], {
-      cwd: REPO_ROOT,
-      env: { ...process.env, ...env },
-      timeout: 90_000,
-    });
-    return { code: 0, out: r.stdout, err: r.stderr };
-  } catch (e) {
-    const x = e as { code: number; stdout: string; stderr: string };
-    return { code: x.code, out: x.stdout, err: x.stderr };
-  }
-}
 
 describe('weft CLI', () => {
   it('manages keys on the store directly, and through a running server', async () => {

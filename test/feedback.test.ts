@@ -63,15 +63,51 @@ describe('/feedback/replace', () => {
       payload: { value: 1 },
     });
     expect(ann.status).toBe(400);
-    expect(
-      (
-        await replace({
-          feedback_type: 'wandb.annotation.quality',
-          annotation_ref: `weave:///${P}/object/quality:abc`,
-          payload: { value: 1 },
-        })
-      ).status,
-    ).toBe(200);
+    // A spec that does not exist.
+    const missing = await replace({
+      feedback_type: 'wandb.annotation.quality',
+      annotation_ref: `weave:///${P}/object/quality:abc`,
+      payload: { value: 1 },
+    });
+    expect([missing.status, missing.body.field]).toEqual([400, 'annotation_ref']);
+    const annotation = async (spec: string, schema: unknown, value: unknown) => {
+      const obj = await api.post('/obj/create', {
+        obj: { project_id: P, object_id: spec, val: { name: spec, field_schema: schema }, builtin_object_class: 'AnnotationSpec' },
+      });
+      expect(obj.status, obj.text).toBe(200);
+      return replace({
+        feedback_type: `wandb.annotation.${spec}`,
+        annotation_ref: `weave:///${P}/object/${spec}:${obj.body.digest}`,
+        payload: { value },
+      });
+    };
+    // The value is checked against the spec's field_schema, as the reference does.
+    expect((await annotation('quality', { type: 'integer', minimum: 1, maximum: 5 }, 4)).status).toBe(200);
+    expect((await annotation('quality', { type: 'integer', minimum: 1, maximum: 5 }, 3.0)).status).toBe(200);
+    const over = await annotation('quality', { type: 'integer', minimum: 1, maximum: 5 }, 9);
+    expect([over.status, over.body.field]).toEqual([400, 'payload.value']);
+    expect(over.body.reason).toContain('Feedback payload does not match annotation spec');
+    expect((await annotation('quality', { type: 'integer', minimum: 1, maximum: 5 }, 2.5)).status).toBe(400);
+    expect((await annotation('tone', { type: 'string', enum: ['kind', 'rude'] }, 'kind')).status).toBe(200);
+    expect((await annotation('tone', { type: 'string', enum: ['kind', 'rude'] }, 'meh')).status).toBe(400);
+    expect((await annotation('ok', { type: 'boolean' }, false)).status).toBe(200);
+    expect((await annotation('ok', { type: 'boolean' }, 'yes')).status).toBe(400);
+    expect((await annotation('why', { type: 'string', maxLength: 5 }, 'short')).status).toBe(200);
+    expect((await annotation('why', { type: 'string', maxLength: 5 }, 'too long')).status).toBe(400);
+    expect((await annotation('anything', {}, { any: ['thing'] })).status).toBe(200);
+    const badSchema = await annotation('broken', { type: 'no-such-type' }, 1);
+    expect([badSchema.status, badSchema.body.field]).toEqual([400, 'annotation_ref']);
+    // Feedback given in an annotation queue names a live queue of the project.
+    const noQueue = await replace({ payload: { a: 1 }, queue_id: '00000000-0000-7000-8000-000000000001' });
+    expect([noQueue.status, noQueue.body.field]).toEqual([400, 'queue_id']);
+    const queue = await api.post('/annotation_queues', { project_id: P, name: 'q', scorer_refs: [] });
+    const inQueue = await replace({ svc_ref: callRef('c9'), payload: { a: 1 }, queue_id: queue.body.id });
+    expect(inQueue.status, inQueue.text).toBe(200);
+    const stored = await feedbackQuery({
+      fields: ['queue_id'],
+      query: { $expr: { $eq: [{ $getField: 'id' }, { $literal: inQueue.body.id }] } },
+    });
+    expect(stored).toEqual([{ queue_id: queue.body.id }]);
     const big = await replace({ payload: { blob: 'x'.repeat(1024 * 1024) } });
     expect(big.status).toBe(400);
     expect(big.body.reason).toContain('Feedback payload too large');

@@ -782,6 +782,25 @@ describe('tracing', () => {
     expect(lc.trace_id).not.toBe('0'.repeat(32));
     expect(lc.parent_id).toBeNull();
   });
+
+  it('links a replay to the call it replays (x-weft-source-call-id → attributes.weft.source_call_id)', async () => {
+    const source = await ask({ model: 'm-vllm' }, { 'x-project-id': P });
+    const sourceId = source.headers.get('x-svc-call-id')!;
+    const replay = await ask({ model: 'm-sglang' }, { 'x-project-id': P, 'x-weft-source-call-id': sourceId });
+    expect(replay.status, replay.text).toBe(200);
+    const c = await callById(replay.headers.get('x-svc-call-id')!);
+    expect(c.attributes.weft).toEqual({ source_call_id: sourceId });
+    // The replays of a call are a query away.
+    const replays = await api.jsonl('/calls/stream_query', {
+      project_id: P,
+      query: { $expr: { $eq: [{ $getField: 'attributes.weft.source_call_id' }, { $literal: sourceId }] } },
+    });
+    expect(replays.map((x) => x.id)).toEqual([c.id]);
+    const bad = await ask({}, { 'x-project-id': P, 'x-weft-source-call-id': 'not an id' });
+    expect([bad.status, bad.body.error.param]).toEqual([400, 'x-weft-source-call-id']);
+    const untraced = await ask({}, { 'x-weft-source-call-id': sourceId });
+    expect([untraced.status, untraced.body.error.param]).toEqual([400, 'x-weft-source-call-id']);
+  });
 });
 
 describe('model records', () => {

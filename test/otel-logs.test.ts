@@ -4,6 +4,7 @@ import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { conversationFromEvents, decodeExportLogsServiceResponse, encodeExportLogsServiceRequest } from '@weft/otlp';
 import { basicAuth, bearerAuth, Client } from './helpers/client';
+import { grpcExportLogs } from './helpers/otlp-grpc-client';
 import { createKey, type TestKey } from './helpers/keys';
 import { startModelServer, type ModelServer } from './helpers/model-server';
 import { ensureInstrumentationClients, runInstrumentedClient } from './helpers/python-clients';
@@ -164,52 +165,102 @@ describe('OTLP/HTTP logs', () => {
   });
 });
 
-describe('GenAI events from opentelemetry-instrumentation-openai-v2 (event_only)', () => {
-  it('stores the events of each chat span against that span; they read back as its conversation', async () => {
-    const P = 'acme/genai-events';
-    const r = await runInstrumentedClient('instrumented_openai.py', ['genai-events', weft.url, 'test-key', P, join(dir, 'events.json')], {
-      timeoutMs: 180_000,
+describe('OTLP/gRPC logs (LogsService/Export)', () => {
+  const record = (body: string, spanId = S) => ({
+    timeUnixNano: '1714564800000001000',
+    body: { stringValue: body },
+    traceId: Buffer.from(T, 'hex'),
+    spanId: spanId === '' ? new Uint8Array(0) : Buffer.from(spanId, 'hex'),
+  });
+
+  it('stores records as OTLP/HTTP does; a malformed record is refused alone, reported and counted', async () => {
+    const metric = 'weft_otlp_log_records_rejected_total{reason="invalid_span_id",transport="grpc"}';
+    const before = await metricLine(metric);
+    const body = encodeExportLogsServiceRequest(logsBody([record('over grpc'), record('bad', 'abcd')]));
+    const r = await grpcExportLogs(weft.grpcPort!, body, { authorization: bearerAuth(member.key), project_id: 'acme/logs-grpc' });
+    expect(r).toEqual({ ok: true, partial: { rejectedLogRecords: 1, errorMessage: expect.stringContaining('span_id') } });
+    expect(await metricLine(metric)).toBe(before + 1);
+    const { logs } = (await admin.post('/otel/logs/query', { project_id: 'acme/logs-grpc' })).body;
+    expect(logs).toEqual([expect.objectContaining({ body: 'over grpc', trace_id: T, span_id: S })]);
+  });
+
+  it('answers UNAUTHENTICATED, PERMISSION_DENIED and INVALID_ARGUMENT as the trace service does, storing nothing', async () => {
+    const body = encodeExportLogsServiceRequest(logsBody([record('refused')]));
+    expect(await grpcExportLogs(weft.grpcPort!, body, { project_id: 'acme/logs-grpc-refused' })).toMatchObject({ ok: false, code: 16 });
+    expect(
+      await grpcExportLogs(weft.grpcPort!, body, { authorization: bearerAuth(member.key), project_id: 'other/logs-grpc' }),
+    ).toMatchObject({ ok: false, code: 7, details: expect.stringContaining('other/logs-grpc') });
+    expect(await grpcExportLogs(weft.grpcPort!, body, { authorization: bearerAuth(member.key) })).toMatchObject({
+      ok: false,
+      code: 3,
+      details: expect.stringContaining('project_id'),
     });
-    if (r.code !== 0) throw new Error(`instrumented_openai.py exited ${r.code}\n${r.stderr}`);
-    const out = JSON.parse(r.stdout);
-    expect(out.logs_flushed).toBe(true);
-    const calls = await admin.jsonl<any>('/calls/stream_query', { project_id: P, sort_by: [{ field: 'started_at', direction: 'asc' }] });
-    const chats = calls.filter((c) => c.attributes.operation === 'chat');
-    expect(chats).toHaveLength(2);
-    // event_only: no content on the spans; the call reads its conversation from its span's events.
-    expect(chats[0].inputs['gen_ai.input.messages']).toBeUndefined();
-    const SYSTEM = { role: 'system', content: 'You answer briefly.' };
-    const USER = { role: 'user', content: 'tools' };
-    expect(chats[0].inputs.messages).toEqual([SYSTEM, USER]);
-    expect(chats[0].output.choices).toEqual([
-      expect.objectContaining({
-        message: expect.objectContaining({ role: 'assistant', tool_calls: [expect.objectContaining({ id: 'call_1' })] }),
+    expect(
+      await grpcExportLogs(weft.grpcPort!, Buffer.from('not protobuf at all'), {
+        authorization: bearerAuth(member.key),
+        project_id: 'acme/logs-grpc-refused',
       }),
-    ]);
-    expect(chats[1].inputs.messages.slice(0, 2)).toEqual([SYSTEM, USER]);
-    expect(chats[1].inputs.messages.at(-1)).toMatchObject({ role: 'tool', content: 'sunny', tool_call_id: 'call_1' });
-    expect(chats[1].output.choices[0].message).toMatchObject({ role: 'assistant', content: 'Hello from vllm' });
-    // /call/read joins the same way; the span's own attributes are kept.
-    const { call } = (await admin.post('/call/read', { project_id: P, id: chats[1].id })).body;
-    expect(call.inputs.messages).toEqual(chats[1].inputs.messages);
-    expect(call.output.choices).toEqual(chats[1].output.choices);
-    expect(call.summary.usage).toEqual(chats[1].summary.usage);
-    const { logs } = (await admin.post('/otel/logs/query', { project_id: P })).body;
-    expect(logs.length).toBeGreaterThan(0);
-    for (const chat of chats) {
-      const own = logs.filter((l: any) => l.span_id === chat.id && l.trace_id === chat.trace_id);
-      expect(own.length, JSON.stringify(logs.map((l: any) => [l.event_name, l.span_id]))).toBeGreaterThan(0);
-      const conversation = conversationFromEvents(
-        own.map((l: any) => ({
-          event_name: l.event_name,
-          body_dump: JSON.stringify(l.body),
-          attributes_dump: JSON.stringify(l.attributes),
-        })),
+    ).toMatchObject({ ok: false, code: 3 });
+    for (const project of ['acme/logs-grpc-refused', 'other/logs-grpc'])
+      expect((await admin.post('/otel/logs/query', { project_id: project })).body.logs).toEqual([]);
+  });
+});
+
+describe('GenAI events from opentelemetry-instrumentation-openai-v2 (event_only)', () => {
+  it.each(['http', 'grpc'] as const)(
+    'stores the events of each chat span (logs over %s) against that span; they read back as its conversation',
+    async (transport) => {
+      const P = `acme/genai-events-${transport}`;
+      const grpc = transport === 'grpc' ? [`127.0.0.1:${weft.grpcPort}`] : [];
+      const r = await runInstrumentedClient(
+        'instrumented_openai.py',
+        ['genai-events', weft.url, 'test-key', P, join(dir, `events-${transport}.json`), ...grpc],
+        {
+          timeoutMs: 180_000,
+        },
       );
-      expect(conversation?.messages?.[1], JSON.stringify(own)).toEqual({ role: 'user', content: 'tools' });
-      expect(conversation?.choices?.length).toBe(1);
-    }
-  }, 300_000);
+      if (r.code !== 0) throw new Error(`instrumented_openai.py exited ${r.code}\n${r.stderr}`);
+      const out = JSON.parse(r.stdout);
+      expect(out.logs_flushed).toBe(true);
+      const calls = await admin.jsonl<any>('/calls/stream_query', { project_id: P, sort_by: [{ field: 'started_at', direction: 'asc' }] });
+      const chats = calls.filter((c) => c.attributes.operation === 'chat');
+      expect(chats).toHaveLength(2);
+      // event_only: no content on the spans; the call reads its conversation from its span's events.
+      expect(chats[0].inputs['gen_ai.input.messages']).toBeUndefined();
+      const SYSTEM = { role: 'system', content: 'You answer briefly.' };
+      const USER = { role: 'user', content: 'tools' };
+      expect(chats[0].inputs.messages).toEqual([SYSTEM, USER]);
+      expect(chats[0].output.choices).toEqual([
+        expect.objectContaining({
+          message: expect.objectContaining({ role: 'assistant', tool_calls: [expect.objectContaining({ id: 'call_1' })] }),
+        }),
+      ]);
+      expect(chats[1].inputs.messages.slice(0, 2)).toEqual([SYSTEM, USER]);
+      expect(chats[1].inputs.messages.at(-1)).toMatchObject({ role: 'tool', content: 'sunny', tool_call_id: 'call_1' });
+      expect(chats[1].output.choices[0].message).toMatchObject({ role: 'assistant', content: 'Hello from vllm' });
+      // /call/read joins the same way; the span's own attributes are kept.
+      const { call } = (await admin.post('/call/read', { project_id: P, id: chats[1].id })).body;
+      expect(call.inputs.messages).toEqual(chats[1].inputs.messages);
+      expect(call.output.choices).toEqual(chats[1].output.choices);
+      expect(call.summary.usage).toEqual(chats[1].summary.usage);
+      const { logs } = (await admin.post('/otel/logs/query', { project_id: P })).body;
+      expect(logs.length).toBeGreaterThan(0);
+      for (const chat of chats) {
+        const own = logs.filter((l: any) => l.span_id === chat.id && l.trace_id === chat.trace_id);
+        expect(own.length, JSON.stringify(logs.map((l: any) => [l.event_name, l.span_id]))).toBeGreaterThan(0);
+        const conversation = conversationFromEvents(
+          own.map((l: any) => ({
+            event_name: l.event_name,
+            body_dump: JSON.stringify(l.body),
+            attributes_dump: JSON.stringify(l.attributes),
+          })),
+        );
+        expect(conversation?.messages?.[1], JSON.stringify(own)).toEqual({ role: 'user', content: 'tools' });
+        expect(conversation?.choices?.length).toBe(1);
+      }
+    },
+    300_000,
+  );
 });
 
 describe('GenAI events joined to their span’s call', () => {

@@ -5,6 +5,7 @@ import { openApiPath, ROUTE_TAGS, routeSpecs } from '@weft/api';
 import { createLogger, loadConfig } from '@weft/core';
 import type { Weft } from '@weft/runtime';
 import { createWeft } from '../services/all-in-one/src/app';
+import { nginxLocations, routeTablePaths, withLocations } from '../scripts/nginx-locations';
 import { REPO_ROOT } from './helpers/paths';
 import { newDataDir } from './helpers/server';
 
@@ -50,6 +51,11 @@ describe('routes', () => {
       .filter((r) => proxiedTo(conf, r.url) !== r.role)
       .map((r) => `${r.method} ${r.url} (${r.role}) → ${proxiedTo(conf, r.url)}`);
     expect(wrong).toEqual([]);
+  });
+
+  it('the front proxy holds the locations the route table generates (npm run gen:nginx)', () => {
+    const conf = readFileSync(join(REPO_ROOT, 'deploy', 'nginx', 'nginx.conf'), 'utf8');
+    expect(withLocations(conf, nginxLocations(weft.routes, routeTablePaths()))).toBe(conf);
   });
 
   it('every route of the registry is served, by the service its spec names', () => {

@@ -106,6 +106,16 @@ async function seed(): Promise<void> {
                 message: 'UNAVAILABLE: upstream down',
               }),
               { ...span('3333333333333333', 'http.get /health', 600, 700), traceId: '8b8b8b8b8b8b8b8b8b8b8b8b8b8b8b8b' },
+              // A model call under the server span: the root's own span carries no usage, its trace does.
+              {
+                ...span('4444444444444444', 'chat m-1', 100, 300, '1111111111111111'),
+                attributes: [
+                  { key: 'gen_ai.operation.name', value: { stringValue: 'chat' } },
+                  { key: 'gen_ai.request.model', value: { stringValue: 'm-1' } },
+                  { key: 'gen_ai.usage.input_tokens', value: { intValue: 30 } },
+                  { key: 'gen_ai.usage.output_tokens', value: { intValue: 12 } },
+                ],
+              },
             ],
           },
         ],
@@ -386,13 +396,71 @@ describe('the call detail', () => {
   );
 
   it(
-    'shows an OTLP root whose child failed as "child error"',
+    'shows an OTLP root whose child failed as "child error", and its trace’s usage as its total',
     async () => {
       const page = await signedIn();
       await page.goto(weft.url + `/#/p/${D}/trace/${OTEL_TRACE}`);
       const root = page.locator('.tree [role=treeitem]').first();
       await until(() => root.locator('.dot').getAttribute('class')).toContain('status-descendant_error');
       expect(await page.locator('.call-detail .detail-head .badge').textContent()).toBe('child error');
+      // The trace's log records (an event of the model call's span, a plain line) under its waterfall; a span opens its call.
+      const str = (key: string, v: string) => ({ key, value: { stringValue: v } });
+      const logs = await member.post(
+        '/otel/v1/logs',
+        {
+          resourceLogs: [
+            {
+              resource: { attributes: [str('service.name', 'checker')] },
+              scopeLogs: [
+                {
+                  scope: { name: 'test' },
+                  logRecords: [
+                    {
+                      timeUnixNano: String(BigInt(Date.now()) * 1_000_000n),
+                      traceId: OTEL_TRACE,
+                      spanId: '4444444444444444',
+                      eventName: 'gen_ai.user.message',
+                      body: { kvlistValue: { values: [str('content', 'is it up?')] } },
+                    },
+                    {
+                      timeUnixNano: String(BigInt(Date.now()) * 1_000_000n),
+                      traceId: OTEL_TRACE,
+                      spanId: '2222222222222222',
+                      severityText: 'ERROR',
+                      body: { stringValue: 'upstream refused the connection' },
+                    },
+                  ],
+                },
+              ],
+            },
+          ],
+        },
+        { project_id: D },
+      );
+      expect(logs.status, logs.text).toBe(200);
+      await page.reload();
+      const logRows = page.locator('.trace-logs .log-row');
+      await until(() => logRows.count()).toBe(2);
+      expect(await page.locator('.trace-logs summary').textContent()).toBe('Logs (2)');
+      expect(await page.locator('.trace-logs').textContent()).toContain('upstream refused the connection');
+      await page.locator('.trace-logs .log-row', { hasText: 'gen_ai.user.message' }).getByRole('button').click();
+      await until(() => page.locator('.tree [aria-selected=true] .tree-label').textContent()).toBe('chat m-1');
+      await shot(page, 'trace-logs');
+      // The calls table says the same of the root (its stored status is success).
+      await page.goto(weft.url + `/#/p/${D}/calls?trace=${OTEL_TRACE}&roots=1`);
+      const badge = page.locator('.vt-body .call-row .col-status .badge');
+      await until(() => badge.textContent()).toBe('child error');
+      const [stored] = await member.jsonl('/calls/stream_query', {
+        project_id: D,
+        filter: { trace_ids: [OTEL_TRACE], trace_roots_only: true },
+      });
+      expect(stored.summary.weave.status).toBe('success');
+      // The root's span carries no usage; its row shows its trace's (the model call's 30 + 12 tokens), marked Σ.
+      expect(stored.summary.usage ?? {}).toEqual({});
+      await until(() => page.locator('.vt-body .call-row .col-tokens').textContent()).toBe('Σ 42');
+      // m-1 has no price: no cost to show.
+      expect(await page.locator('.vt-body .call-row .col-cost').textContent()).toBe('—');
+      await shot(page, 'child-error-table');
       await page.close();
     },
     UI_TEST_MS,
@@ -446,7 +514,8 @@ describe('the calls table', () => {
       await until(() => page.locator('.vt-body .call-row').count()).toBe(6);
       expect(await page.getByLabel('roots only').isChecked()).toBe(true);
       await page.getByLabel('roots only').uncheck();
-      await until(() => page.locator('.vt-body .call-row').count()).toBe(8);
+      // And below them: agent's llm, grpc.client/Fetch, chat m-1.
+      await until(() => page.locator('.vt-body .call-row').count()).toBe(9);
       expect(page.url()).toContain('roots=0');
       await page.close();
     },

@@ -1,11 +1,12 @@
 """Runs a stock LLM instrumentation as its users do: its model calls go to weft's /v1 front, its
 spans to weft's OTLP/HTTP endpoint.
 
-Usage: instrumented_openai.py <mode> <weft url> <api key> <project> <dump file>
+Usage: instrumented_openai.py <mode> <weft url> <api key> <project> <dump file> [<gRPC host:port>]
   mode: openinference   openinference-instrumentation-openai, a tool call then its answer, in a session
         genai-span      opentelemetry-instrumentation-openai-v2, latest GenAI semconv, content on spans
         agents          openai-agents + openinference-instrumentation-openai-agents, an agent with a tool
-        genai-events    opentelemetry-instrumentation-openai-v2, content as GenAI events (OTLP log records)
+        genai-events    opentelemetry-instrumentation-openai-v2, content as GenAI events (OTLP log records;
+                        over OTLP/gRPC when a gRPC address is given, else OTLP/HTTP)
 Writes every exported span as one OTLP/JSON ExportTraceServiceRequest to <dump file> (the unit
 tests' fixtures are such dumps) and prints one JSON document: the versions and what the model said.
 """
@@ -23,6 +24,8 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
 
 mode, weft, key, project, dump = sys.argv[1:6]
+# genai-events: logs over OTLP/gRPC to this host:port instead of OTLP/HTTP.
+grpc_target = sys.argv[6] if len(sys.argv) > 6 else None
 exporter = OTLPSpanExporter(
     endpoint=f"{weft}/otel/v1/traces", headers={"project_id": project, "authorization": f"Bearer {key}"}
 )
@@ -123,8 +126,14 @@ elif mode == "genai-events":
     from opentelemetry.sdk._logs import LoggerProvider
     from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
 
-    # The Collector's paths, as an exporter given only OTEL_EXPORTER_OTLP_ENDPOINT posts to.
-    logs_exporter = OTLPLogExporter(endpoint=f"{weft}/v1/logs", headers={"project_id": project, "authorization": f"Bearer {key}"})
+    logs_headers = {"project_id": project, "authorization": f"Bearer {key}"}
+    if grpc_target:
+        from opentelemetry.exporter.otlp.proto.grpc._log_exporter import OTLPLogExporter as GrpcLogExporter
+
+        logs_exporter = GrpcLogExporter(endpoint=grpc_target, insecure=True, headers=logs_headers)
+    else:
+        # The Collector's paths, as an exporter given only OTEL_EXPORTER_OTLP_ENDPOINT posts to.
+        logs_exporter = OTLPLogExporter(endpoint=f"{weft}/v1/logs", headers=logs_headers)
     logger_provider = LoggerProvider(resource=Resource.create({"service.name": "weft-test-genai-events"}))
     logger_provider.add_log_record_processor(BatchLogRecordProcessor(logs_exporter))
     OpenAIInstrumentor().instrument(tracer_provider=provider, logger_provider=logger_provider)

@@ -31,7 +31,7 @@ function matches(pattern: string, specifier: string, file: string): boolean {
   if (pattern.startsWith('**/')) {
     if (!specifier.startsWith('.')) return false;
     const target = relative(REPO_ROOT, resolve(REPO_ROOT, dirname(file), specifier));
-    // Within the file's own package (libs/<x>, services/<x>, bench) anything goes.
+    // Within the file's own package (libs/<x>, services/<x>, tools/<x>, bench) anything goes.
     const own = file.startsWith('bench/') ? 'bench/' : `${file.split('/').slice(0, 2).join('/')}/`;
     if (target.startsWith(own)) return false;
     const folder = pattern.replace(/^\*\*\//, '').replace(/\/\*\*$/, '');
@@ -52,8 +52,11 @@ function isForbidden(patterns: string[], specifier: string, file: string): boole
 }
 
 const inScope = (globs: string[], file: string) => globs.some((g) => file.startsWith(g.replace(/\*\*$/, '')));
-const packages = ['libs', 'services'].flatMap((root) => readdirSync(join(REPO_ROOT, root)).map((name) => `${root}/${name}`));
-const sources = [...packages.flatMap((p) => tsFiles(p)), ...tsFiles('bench')];
+const packages = [
+  ...['libs', 'services', 'tools'].flatMap((root) => readdirSync(join(REPO_ROOT, root)).map((name) => `${root}/${name}`)),
+  'bench',
+];
+const sources = packages.flatMap((p) => tsFiles(p));
 
 describe('dependency rules', () => {
   for (const rule of rules) {

@@ -25,8 +25,10 @@ judge = LLMAsAJudgeScorer(
     ),
     scoring_prompt="Grade this answer: {output} (to: {q})",
 )
-monitor = weave.Monitor(name="helpfulness", op_names=["answer"], sampling_rate=1.0, scorers=[judge, ValidJSONScorer()])
-monitor.activate()
+# MONITOR_INACTIVE: trace only (the monitor as published before stays as it is).
+if not os.environ.get("MONITOR_INACTIVE"):
+    monitor = weave.Monitor(name="helpfulness", op_names=["answer"], sampling_rate=1.0, scorers=[judge, ValidJSONScorer()])
+    monitor.activate()
 
 
 @weave.op

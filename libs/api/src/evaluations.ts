@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { projectId } from './common';
+import { callFilter, projectId, query } from './common';
 
 /**
  * Server-side evaluations (the Weave 0.54 SDK's vendored client: EvaluationEvaluateModelParams,
@@ -14,14 +14,51 @@ export const evaluateModelReq = z.object({
   evaluation_ref: objectRef('an Evaluation object (dataset and scorers)'),
   model_ref: objectRef('an LLMStructuredCompletionModel object'),
   svc_user_id: z.string().nullish().describe('ignored: the server sets it from the caller'),
+  max_cost_usd: z
+    .number()
+    .positive()
+    .optional()
+    .describe("weft's own: stop starting rows once the run's model and judge requests cost this much (USD; every model needs a price)"),
 });
 
 export const evaluateModelRes = z.object({ call_id: z.string().describe('id of the Evaluation.evaluate call the run records') });
+
+/** Rows one replay may turn into a dataset (as many as an evaluation runs). */
+export const MAX_REPLAY_CALLS = 10_000;
+
+export const evaluationReplayReq = z.object({
+  project_id: projectId,
+  model_ref: objectRef('the LLMStructuredCompletionModel to replay the calls with'),
+  scorer_refs: z.array(objectRef('a scorer object')).max(20).default([]).describe("the scorers each new output gets (the evaluation's)"),
+  filter: callFilter.optional().describe('the calls to replay, as /calls/stream_query filters them'),
+  query: query.optional(),
+  limit: z
+    .number()
+    .int()
+    .min(1)
+    .max(MAX_REPLAY_CALLS)
+    .default(100)
+    .describe(`the first (oldest) calls matched, at most ${MAX_REPLAY_CALLS}`),
+  name: z
+    .string()
+    .regex(/^[A-Za-z0-9_.-]{1,100}$/, 'letters, digits, _ . - (at most 100)')
+    .optional()
+    .describe('name of the Dataset and Evaluation objects made (default replay-<dataset digest>)'),
+  max_cost_usd: evaluateModelReq.shape.max_cost_usd,
+});
+
+export const evaluationReplayRes = z.object({
+  call_id: z.string().describe('id of the Evaluation.evaluate call the run records'),
+  dataset_ref: z.string().describe('the Dataset made of the calls: their inputs, original_output and source_call'),
+  evaluation_ref: z.string().describe('the Evaluation made of that dataset and the scorers'),
+});
 
 export const evaluationStatusReq = z.object({
   project_id: projectId,
   call_id: z.string().min(1).describe('the call_id evaluate_model answered'),
 });
+
+export const evaluationCancelReq = evaluationStatusReq;
 
 export const evaluationStatusRes = z.object({
   status: z.discriminatedUnion('code', [

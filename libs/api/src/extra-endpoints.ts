@@ -20,7 +20,17 @@ import { actionsExecuteBatchReq } from './actions';
 import { deadLetterEntry, deadLetterReq, deadLetterRes, deadLettersListReq, deadLettersListRes } from './dead-letters';
 import { projectDeliveryReq, projectDeliveryRes, projectsDeliveryReq, projectsDeliveryRes } from './delivery';
 import { deletionStatusReq, deletionStatusRes, projectDeleteReq, userDataDeleteReq } from './deletions';
-import { evaluateModelReq, evaluateModelRes, evaluationStatusReq, evaluationStatusRes } from './evaluations';
+import { tableDiffReq, tableDiffRes } from './table-diff';
+import { usersReadBatchReq, usersReadBatchRes } from './users';
+import {
+  evaluateModelReq,
+  evaluateModelRes,
+  evaluationCancelReq,
+  evaluationReplayReq,
+  evaluationReplayRes,
+  evaluationStatusReq,
+  evaluationStatusRes,
+} from './evaluations';
 import {
   annotationQueue,
   annotationQueueAddCallsReq,
@@ -501,6 +511,24 @@ export const extraEndpoints = {
     stream: 'file',
     published: true,
   },
+  tableDiff: {
+    path: '/table/diff',
+    summary: "Two versions of a table (a dataset's rows) compared by row digest: rows added, removed and changed, paged",
+    auth: 'basic',
+    service: 'query',
+    request: tableDiffReq,
+    response: tableDiffRes,
+    published: true,
+  },
+  usersReadBatch: {
+    path: '/users/read_batch',
+    summary: "Names of user ids (svc_user_id): the members, present or past, of the project's entity, and the caller",
+    auth: 'basic',
+    service: 'query',
+    request: usersReadBatchReq,
+    response: usersReadBatchRes,
+    published: true,
+  },
   analyticsQuery: {
     path: '/analytics/query',
     summary: 'Metrics over calls grouped by dimensions and time (counts, errors, latency quantiles, tokens, cost)',
@@ -627,6 +655,26 @@ export const extraEndpoints = {
     service: 'inference',
     request: evaluationStatusReq,
     response: evaluationStatusRes,
+    published: true,
+  },
+  evaluationsCancel: {
+    path: '/evaluations/cancel',
+    summary:
+      "weft's own: cancel a server-side evaluation (no row starts after it; the run ends failed, saying who cancelled); answers its status",
+    auth: 'basic',
+    service: 'inference',
+    request: evaluationCancelReq,
+    response: evaluationStatusRes,
+    published: true,
+  },
+  evaluationsReplay: {
+    path: '/evaluations/replay',
+    summary:
+      "weft's own: replay the calls a filter matches through a model object: they become a Dataset (inputs, original output, source call) and an Evaluation with the scorers, run as evaluate_model runs it",
+    auth: 'basic',
+    service: 'inference',
+    request: evaluationReplayReq,
+    response: evaluationReplayRes,
     published: true,
   },
 } as const satisfies Record<string, ExtraEndpointSpec>;

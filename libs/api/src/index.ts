@@ -19,3 +19,5 @@ export * from './delivery';
 export * from './annotation-queues';
 export * from './actions';
 export * from './evaluations';
+export * from './table-diff';
+export * from './users';

@@ -99,6 +99,7 @@ export const feedbackReplaceReq = z.object({
   runnable_ref: z.string().nullish(),
   call_ref: z.string().nullish(),
   trigger_ref: z.string().nullish(),
+  queue_id: z.string().nullish().describe('the annotation queue the feedback was given in'),
   svc_user_id: z.string().nullish().describe('ignored: the server sets it from the caller'),
 });
 export const feedbackReplaceRes = z.object({

@@ -115,6 +115,22 @@ export class KeyStore {
 
   // --- users ----------------------------------------------------------------------------
 
+  /**
+   * Names of the given user ids that are, or were, members of `entity` (a removed membership
+   * keeps its row), plus `callerId`'s own: who wrote to an entity's projects can be named to
+   * whoever may read them, and no one else's name leaves the store.
+   */
+  async userNamesIn(entity: string, userIds: string[], callerId: string): Promise<{ user_id: string; name: string }[]> {
+    if (userIds.length === 0) return [];
+    return this.rows<{ user_id: string; name: string }>(
+      `SELECT user_id, name FROM weft_users FINAL
+       WHERE user_id IN {ids:Array(String)}
+         AND (user_id = {caller:String} OR user_id IN (SELECT user_id FROM weft_memberships FINAL WHERE entity = {entity:String}))
+       ORDER BY user_id`,
+      { ids: [...new Set(userIds)], caller: callerId, entity },
+    );
+  }
+
   async findUser(name: string): Promise<UserInfo | null> {
     const r = await this.rows<{ user_id: string; name: string; is_admin: number }>(
       'SELECT user_id, name, is_admin FROM weft_users FINAL WHERE name = {name:String} ORDER BY created_at LIMIT 1',

@@ -48,6 +48,7 @@ export const configSchema = z.object({
 
   /** Inference role: time between two looks for new calls to score by active Weave Monitors (ms); 0: this process scores none. */
   WEFT_MONITORS_INTERVAL_MS: int(5_000, 0),
+  WEFT_EVALUATION_HEARTBEAT_MS: int(10_000, 100),
 
   WEFT_BUS: z.enum(['inprocess', 'kafka']).default('inprocess'),
   KAFKA_BROKERS: z.preprocess(emptyAsUndefined, z.string().optional()),
@@ -59,7 +60,7 @@ export const configSchema = z.object({
   /**
    * ...the group-commit window (ms): the all-in-one waits this long before each insert for more
    * parts (unless WEFT_WRITER_BATCH_ROWS wait already); the Kafka writer after the first part
-   * of an idle period. Fuller inserts cost the engine less per part (bench/RESULTS.md).
+   * of an idle period. Fuller inserts cost the engine less per part (docs/performance.md).
    */
   WEFT_WRITER_FLUSH_MS: int(20, 0),
   /** All-in-one: past WEFT_WRITER_FLUSH_MS the window stretches up to this (ms) while admitted call writes, or the last insert's clients, have yet to publish; 0 = off (default). */

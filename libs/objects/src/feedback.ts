@@ -3,6 +3,7 @@ import { RawJson, pythonJsonDumps, toJsonText } from '@weft/digest';
 import { Params, compileQuery, jsonFieldRef, sortTerms, splitFieldPath, type FieldRef, type FieldResolver } from '@weft/query';
 import { deleteStatement, type Store } from '@weft/store';
 import type { RequestOf } from '@weft/api';
+import { checkAnnotationValue } from './annotation-spec';
 import { normalizeReaction } from './reactions';
 import { parseRef } from './refs';
 
@@ -22,6 +23,8 @@ export interface FeedbackReplaceInput {
   runnable_ref?: string | null;
   call_ref?: string | null;
   trigger_ref?: string | null;
+  /** The annotation queue the feedback was given in (a live queue of the project). */
+  queue_id?: string | null;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -102,6 +105,25 @@ function refNamed(req: FeedbackReplaceInput, field: 'annotation_ref' | 'runnable
   return ref.kind;
 }
 
+/**
+ * What the reference checks by reading the store: an annotation's value against its
+ * AnnotationSpec's schema, and that a named queue is a live queue of the project.
+ */
+async function checkAgainstStore(store: Store, req: FeedbackCreateInput): Promise<void> {
+  if (req.annotation_ref && req.feedback_type.startsWith('wandb.annotation.'))
+    await checkAnnotationValue(store, req.project_id, req.annotation_ref, req.payload);
+  if (req.queue_id) {
+    const p = new Params();
+    const rs = await store.client.query({
+      query: `SELECT 1 FROM annotation_queues FINAL
+        WHERE project_id = ${p.str(req.project_id)} AND id = ${p.str(req.queue_id)} AND deleted_at IS NULL LIMIT 1`,
+      query_params: p.values,
+      format: 'JSONEachRow',
+    });
+    if ((await rs.json()).length === 0) throw badRequest(`queue_id: Queue ${req.queue_id} not found or has been deleted`, 'queue_id');
+  }
+}
+
 /** /feedback/create's request: /feedback/replace's without `feedback_id`. */
 export type FeedbackCreateInput = Omit<FeedbackReplaceInput, 'feedback_id'>;
 
@@ -120,7 +142,7 @@ function feedbackRecord(req: FeedbackCreateInput, stored: StoredPayload, userId:
     runnable_ref: req.runnable_ref ?? null,
     call_ref: req.call_ref ?? null,
     trigger_ref: req.trigger_ref ?? null,
-    queue_id: null,
+    queue_id: req.queue_id ?? null,
     created_at: microsToClickHouse(createdMicros),
   };
   // Both spellings of the user id: the interface's and the one the reference's SDK reads.
@@ -144,6 +166,7 @@ const nowMillisAsMicros = () => Math.floor(nowMicros() / 1000) * 1000;
 export async function createFeedback(store: Store, reqs: FeedbackCreateInput[], userId: string) {
   const at = nowMillisAsMicros();
   const records = reqs.map((req) => feedbackRecord(req, validateFeedback({ ...req, feedback_id: '' }), userId, at));
+  for (const req of reqs) await checkAgainstStore(store, req);
   if (records.length > 0) await store.client.insert({ table: 'feedback', format: 'JSONEachRow', values: records.map((r) => r.row) });
   return records.map((r) => r.answer);
 }
@@ -155,6 +178,7 @@ export async function createFeedback(store: Store, reqs: FeedbackCreateInput[], 
  */
 export async function replaceFeedback(store: Store, req: FeedbackReplaceInput, userId: string) {
   const stored = validateFeedback(req);
+  await checkAgainstStore(store, req);
   const p = new Params();
   const where = `project_id = ${p.str(req.project_id)} AND id = ${p.str(req.feedback_id)}`;
   await deleteFeedbackWhere(store, where, p);

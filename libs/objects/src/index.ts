@@ -7,3 +7,4 @@ export * from './feedback';
 export * from './resolve';
 export * from './files';
 export * from './project-settings';
+export * from './table-diff';

@@ -1,6 +1,7 @@
 import type { RequestOf } from '@weft/api';
 import { ApiError } from '@weft/core';
 import { compileQuery, type FieldRef, type FieldResolver } from './expr';
+import { USAGE_TYPE } from './own-usage';
 import { Params, type BuiltQuery } from './params';
 
 /** Columns of llm_token_prices, as fields of /cost/query (filters, sorts, `fields`). */
@@ -235,5 +236,40 @@ export function buildCallCostsQuery(projectId: string, callIds: string[]): Built
   FROM (${usageRowsSql(calls)}) AS u
   INNER JOIN (${projectPricesSql(pid)}) AS pr ON u.llm_id = pr.llm_id
 ) WHERE rn = 1`;
+  return { sql, params: p.values };
+}
+
+/** One model's token counts, as a call's `summary.usage` entry holds them. */
+export interface UsageEntry {
+  model: string;
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  cache_read_input_tokens?: number;
+  cache_creation_input_tokens?: number;
+}
+
+/**
+ * What usage entries cost now, priced as a stored call's usage is (callTotalCostSql), in one row:
+ * `cost` (NULL when no entry's model has a price) and `unpriced` (entries without one).
+ */
+export function buildUsageCostQuery(projectId: string, entries: UsageEntry[]): BuiltQuery {
+  const p = new Params();
+  const pid = p.str(projectId);
+  const tuples = entries.map(
+    (e) =>
+      `(${p.str(e.model)}, 1, ${[
+        e.prompt_tokens,
+        e.completion_tokens,
+        e.total_tokens,
+        e.cache_read_input_tokens ?? 0,
+        e.cache_creation_input_tokens ?? 0,
+      ]
+        .map((n) => p.add(Math.max(0, Math.round(n || 0)), 'Int64'))
+        .join(', ')})`,
+  );
+  const prices = modelPricesSql(pid);
+  const sql = `SELECT ${callTotalCostSql(pid)} AS cost, length(arrayFilter(u -> NOT mapContains(${prices}, u.1), usage)) AS unpriced
+    FROM (SELECT now64(6) AS started_at, CAST([${tuples.join(', ')}], '${USAGE_TYPE}') AS usage)`;
   return { sql, params: p.values };
 }

@@ -4,7 +4,7 @@ import { CALL_PART_COLUMNS, CALL_PART_TYPES, type CallPartRow, type CallPartType
 
 /**
  * call_parts rows as ClickHouse `RowBinary`, the format the services insert: the engine reads it
- * for about a quarter less CPU per call than TabSeparated (bench/RESULTS.md, twelfth session):
+ * for about a quarter less CPU per call than TabSeparated (docs/performance.md, "Decisions"):
  * no escapes to undo, times and numbers as integers instead of text to parse. Each row is
  * self-delimiting given the column types (CALL_PART_TYPES), so rows encoded apart concatenate
  * into one insert's body, and a body splits back into rows (`callPartRowBinaryEnd`).

@@ -83,7 +83,7 @@ export function endPart(e: CallEndBody, acceptedAtMicros: number, maxValueBytes 
  * A finished call as one part: the start's columns with the end's (endPart's own columns). The
  * tables the views feed get exactly the rows the two parts would have given (the starts view takes
  * every part with a start, the ends view every part with an end), but the bus carries, and the
- * engine parses, one row instead of two (bench/RESULTS.md, "one part per finished call").
+ * engine parses, one row instead of two (docs/performance.md, "One part per finished call").
  */
 export function wholeCallPart(start: CallPartRow, end: CallPartRow): CallPartRow {
   // Every column spelled out: a spread of the start plus the end's columns made V8 build a new

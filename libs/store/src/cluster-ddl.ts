@@ -63,6 +63,11 @@ export const SHARDING_KEYS: Readonly<Record<string, string>> = {
   annotation_queues: 'cityHash64(project_id, id)',
   annotation_queue_items: 'cityHash64(project_id, queue_id)',
   annotator_queue_items_progress: 'cityHash64(project_id, queue_id)',
+  // A run's heartbeats on one shard (the latest replaces the others), and its cancellation.
+  evaluation_runs: 'cityHash64(project_id, call_id)',
+  evaluation_cancels: 'cityHash64(project_id, call_id)',
+  // A monitor's lease rows on one shard (the latest replaces the others).
+  monitor_leases: 'cityHash64(project_id, monitor)',
 };
 
 /** The local (per-shard, replicated) table under the Distributed table `table`. */

@@ -11,8 +11,30 @@ import type { Store } from './connection';
  * process's files), a private chDB session of this process, opened on first use.
  */
 export async function jsonlToParquet(store: Store, input: string, structure: string, output: string): Promise<void> {
-  const sql = `SELECT * FROM file(${quote(input)}, 'JSONEachRow', ${quote(structure)}) INTO OUTFILE ${quote(output)} FORMAT Parquet
-    SETTINGS date_time_input_format = 'best_effort', input_format_skip_unknown_fields = 1, output_format_parquet_compression_method = 'zstd'`;
+  await writeParquet(
+    store,
+    `SELECT * FROM file(${quote(input)}, 'JSONEachRow', ${quote(structure)}) INTO OUTFILE ${quote(output)} FORMAT Parquet
+    SETTINGS date_time_input_format = 'best_effort', input_format_skip_unknown_fields = 1, ${PARQUET_SETTINGS}`,
+  );
+}
+
+/**
+ * A file of JSON lines → Parquet file, its columns `select` expressions over each line (`line`,
+ * a String): the engine extracts the members itself, so lines already in JSON (the calls
+ * stream's) are never parsed here.
+ */
+export async function jsonLinesToParquet(store: Store, input: string, select: string, output: string): Promise<void> {
+  await writeParquet(
+    store,
+    `SELECT ${select} FROM file(${quote(input)}, 'LineAsString', 'line String') WHERE line != '' INTO OUTFILE ${quote(output)} FORMAT Parquet
+    SETTINGS ${PARQUET_SETTINGS}`,
+  );
+}
+
+/** zstd, and row groups of 64k rows: the writer holds one row group in memory, not the whole file. */
+const PARQUET_SETTINGS = `output_format_parquet_compression_method = 'zstd', output_format_parquet_row_group_size = 65536, output_format_parquet_row_group_size_bytes = 33554432, max_block_size = 8192, input_format_parallel_parsing = 0`;
+
+async function writeParquet(store: Store, sql: string): Promise<void> {
   if (store.mode === 'embedded') {
     await store.client.command({ query: sql });
     return;

@@ -41,8 +41,18 @@ export const USAGE = `usage: weft <command> [options]
   delete project <entity/project>       delete a project's data from the engine's parts (a job)
   delete user <svc_user_id>             delete every call of a user and the feedback on them (admin key)
   delete status <job_id>                whether a deletion job's data is gone
+  monitors <entity/project> [list]      the project's Weave Monitors: active or not, ops, sampling, scorers
+  monitors <entity/project> activate|deactivate <name>
+                                        publish the monitor's latest version again with active set (as the SDK)
+  evaluate <entity/project> --evaluation <ref> --model <ref> [--max-cost <usd>] [--wait]
+                                        run an Evaluation against a model on the server (/evaluations/evaluate_model)
+  evaluate <entity/project> replay --model <ref> [--scorers <ref,…>] [--filter <JSON>] [--query <$expr JSON>]
+         [--limit <n>] [--name <name>] [--max-cost <usd>] [--wait]
+                                        replay the calls a filter matches through a model, as an evaluation
+  evaluate <entity/project> status|cancel <call_id>
+                                        a server-side run's status, or cancel it (--wait: follow a run to its end)
 
-export, analytics, retention, redaction, sampling, delivery, dead-letters and delete always go through a server: --url (default http://localhost:6345) and
+export, analytics, retention, redaction, sampling, delivery, dead-letters, delete, monitors and evaluate always go through a server: --url (default http://localhost:6345) and
 --api-key (any key that may read the project).
 
 Where the store is:
@@ -96,6 +106,25 @@ export interface ReadCommand {
   csv?: boolean;
 }
 
+/** `weft monitors` / `weft evaluate`: the server's work on traces, through its HTTP API (server-work.ts). */
+export interface ServerWorkCommand {
+  kind: 'server-work';
+  action:
+    | 'monitors list'
+    | 'monitors activate'
+    | 'monitors deactivate'
+    | 'evaluate run'
+    | 'evaluate replay'
+    | 'evaluate status'
+    | 'evaluate cancel';
+  project: string;
+  args: string[];
+  body: Record<string, unknown>;
+  wait: boolean;
+  url: string;
+  apiKey?: string;
+}
+
 export interface Command {
   kind: 'admin';
   path: AdminPath;
@@ -108,7 +137,7 @@ export interface Command {
 export function parseCommand(
   argv: string[],
   env: Record<string, string | undefined> = process.env,
-): Command | MigrateCommand | ReadCommand | BackupCommand {
+): Command | MigrateCommand | ReadCommand | ServerWorkCommand | BackupCommand {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
@@ -133,6 +162,11 @@ export function parseCommand(
       state: { type: 'string' },
       'dry-run': { type: 'boolean', default: false },
       'data-dir': { type: 'string' },
+      evaluation: { type: 'string' },
+      model: { type: 'string' },
+      scorers: { type: 'string' },
+      'max-cost': { type: 'string' },
+      wait: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -203,6 +237,11 @@ export function parseCommand(
     if (action === 'status') return { kind: 'delete', path: '/deletion/status', body: { job_id: rest[0] }, ...where };
     throw new UsageError(`weft delete takes project <entity/project>, user <svc_user_id> or status <job_id>\n\n${USAGE}`);
   }
+  if (group === 'monitors' || group === 'evaluate') {
+    const where = { ...common, url: common.url ?? 'http://localhost:6345' };
+    if (!action) throw new UsageError(`weft ${group} takes a project (<entity>/<project>)\n\n${USAGE}`);
+    return serverWorkCommand(group, action, rest, values, where);
+  }
   if (group === 'export' || group === 'analytics') {
     if (!action || rest.length) throw new UsageError(`weft ${group} takes one project (<entity>/<project>)\n\n${USAGE}`);
     return readCommand(group, action, values, { ...common, url: common.url ?? 'http://localhost:6345' });
@@ -239,21 +278,24 @@ export function parseCommand(
   }
 }
 
+/** A --filter or --query option's JSON (a query is the $expr body); a clear usage error when it is not JSON. */
+function jsonOption(flag: 'query' | 'filter', text: string | undefined): unknown {
+  if (text === undefined) return undefined;
+  try {
+    const v = JSON.parse(text) as unknown;
+    return flag === 'query' ? { $expr: v } : v;
+  } catch {
+    throw new UsageError(`--${flag} is not JSON: ${text}`);
+  }
+}
+
 type ReadOptions = Partial<
   Record<'format' | 'out' | 'query' | 'filter' | 'columns' | 'limit' | 'metrics' | 'dimensions' | 'from' | 'to' | 'bucket', string>
 >;
 
 /** The body of an export or a metrics query from the options (the server checks it and names what is wrong). */
 function readCommand(group: 'export' | 'analytics', project: string, o: ReadOptions, where: { url: string; apiKey?: string }): ReadCommand {
-  const json = (flag: 'query' | 'filter') => {
-    if (o[flag] === undefined) return undefined;
-    try {
-      const v = JSON.parse(o[flag]) as unknown;
-      return flag === 'query' ? { $expr: v } : v;
-    } catch {
-      throw new UsageError(`--${flag} is not JSON: ${o[flag]}`);
-    }
-  };
+  const json = (flag: 'query' | 'filter') => jsonOption(flag, o[flag]);
   const list = (s: string | undefined) => (s === undefined ? undefined : s.split(',').filter(Boolean));
   const limit = o.limit === undefined ? undefined : Number(o.limit);
   if (limit !== undefined && !Number.isInteger(limit)) throw new UsageError(`--limit must be an integer: ${o.limit}`);
@@ -267,4 +309,48 @@ function readCommand(group: 'export' | 'analytics', project: string, o: ReadOpti
   if (o.format !== undefined && o.format !== 'json' && o.format !== 'csv') throw new UsageError('--format is json or csv for analytics');
   Object.assign(body, { metrics: list(o.metrics), dimensions: list(o.dimensions) ?? [], from: o.from, to: o.to, bucket: o.bucket });
   return { kind: 'analytics', path: '/analytics/query', body, out: o.out, csv: o.format === 'csv', ...where };
+}
+
+type ServerWorkOptions = Partial<
+  Record<'evaluation' | 'model' | 'scorers' | 'max-cost' | 'filter' | 'query' | 'limit' | 'name', string>
+> & {
+  wait?: boolean;
+};
+
+function serverWorkCommand(
+  group: 'monitors' | 'evaluate',
+  project: string,
+  rest: string[],
+  o: ServerWorkOptions,
+  where: { url: string; apiKey?: string },
+): ServerWorkCommand {
+  const base = { kind: 'server-work' as const, project, args: rest.slice(1), body: {}, wait: o.wait === true, ...where };
+  const [sub] = rest;
+  if (group === 'monitors') {
+    if (sub === undefined || (sub === 'list' && rest.length === 1)) return { ...base, action: 'monitors list' };
+    if ((sub === 'activate' || sub === 'deactivate') && rest.length === 2) return { ...base, action: `monitors ${sub}` };
+    throw new UsageError(`weft monitors takes a project, then list, or activate|deactivate <name>\n\n${USAGE}`);
+  }
+  if ((sub === 'status' || sub === 'cancel') && rest.length === 2) return { ...base, action: `evaluate ${sub}` };
+  const cost = o['max-cost'] === undefined ? undefined : Number(o['max-cost']);
+  if (cost !== undefined && !(cost > 0)) throw new UsageError(`--max-cost is a positive number of USD: ${o['max-cost']}`);
+  if (!o.model) throw new UsageError(`weft evaluate needs --model <model ref>\n\n${USAGE}`);
+  if (sub === 'replay' && rest.length === 1) {
+    const json = (flag: 'filter' | 'query') => jsonOption(flag, o[flag]);
+    const limit = o.limit === undefined ? undefined : Number(o.limit);
+    if (limit !== undefined && !Number.isInteger(limit)) throw new UsageError(`--limit must be an integer: ${o.limit}`);
+    const body = {
+      model_ref: o.model,
+      scorer_refs: o.scorers ? o.scorers.split(',').filter(Boolean) : undefined,
+      filter: json('filter'),
+      query: json('query'),
+      limit,
+      name: o.name,
+      max_cost_usd: cost,
+    };
+    return { ...base, action: 'evaluate replay', body };
+  }
+  if (rest.length > 0) throw new UsageError(`weft evaluate: unexpected ${rest.join(' ')}\n\n${USAGE}`);
+  if (!o.evaluation) throw new UsageError(`weft evaluate needs --evaluation <Evaluation ref>\n\n${USAGE}`);
+  return { ...base, action: 'evaluate run', body: { evaluation_ref: o.evaluation, model_ref: o.model, max_cost_usd: cost } };
 }

@@ -1,8 +1,17 @@
 import { runAdmin, KeyStore } from '@weft/auth';
 import { isApiError, loadConfig } from '@weft/core';
 import { backupDataDir, latestMigration, migrate, openStore, restoreDataDir, type Store } from '@weft/store';
-import { parseCommand, UsageError, type BackupCommand, type Command, type MigrateCommand, type ReadCommand } from './commands';
+import {
+  parseCommand,
+  UsageError,
+  type BackupCommand,
+  type Command,
+  type MigrateCommand,
+  type ReadCommand,
+  type ServerWorkCommand,
+} from './commands';
 import { runRead } from './read';
+import { runServerWork } from './server-work';
 
 /** Through a running server's admin endpoints. */
 async function viaHttp(cmd: Command): Promise<unknown> {
@@ -57,7 +66,9 @@ async function backupOrRestore(cmd: BackupCommand): Promise<unknown> {
   return cmd.kind === 'backup' ? backupDataDir(dataDir, cmd.dir) : restoreDataDir(cmd.dir, dataDir);
 }
 
-const isRead = (cmd: Command | MigrateCommand | ReadCommand | BackupCommand): cmd is ReadCommand =>
+type AnyCommand = Command | MigrateCommand | ReadCommand | ServerWorkCommand | BackupCommand;
+
+const isRead = (cmd: AnyCommand): cmd is ReadCommand =>
   cmd.kind === 'export' ||
   cmd.kind === 'analytics' ||
   cmd.kind === 'retention' ||
@@ -65,10 +76,10 @@ const isRead = (cmd: Command | MigrateCommand | ReadCommand | BackupCommand): cm
   cmd.kind === 'dead-letters' ||
   cmd.kind === 'delete';
 
-const isBackup = (cmd: Command | MigrateCommand | BackupCommand): cmd is BackupCommand => cmd.kind === 'backup' || cmd.kind === 'restore';
+const isBackup = (cmd: AnyCommand): cmd is BackupCommand => cmd.kind === 'backup' || cmd.kind === 'restore';
 
 async function main(): Promise<number> {
-  let cmd: Command | MigrateCommand | ReadCommand | BackupCommand;
+  let cmd: AnyCommand;
   try {
     cmd = parseCommand(process.argv.slice(2));
   } catch (e) {
@@ -83,6 +94,10 @@ async function main(): Promise<number> {
     if (isBackup(cmd)) {
       process.stdout.write(JSON.stringify(await backupOrRestore(cmd), null, 2) + '\n');
       return 0;
+    }
+    if (cmd.kind === 'server-work') {
+      process.stdout.write(JSON.stringify(await runServerWork(cmd), null, 2) + '\n');
+      return Number(process.exitCode ?? 0);
     }
     const result = cmd.kind === 'admin' && cmd.url ? await viaHttp(cmd) : await viaStore(cmd);
     process.stdout.write(JSON.stringify(result, null, 2) + '\n');

@@ -10,7 +10,7 @@ export type IngestTaskName = 'convertSpans' | 'convertCallBatch';
  * OTLP request's spans (decode, convert, rows) and an upsert batch's calls (parse, the edge's
  * checks, rows), each ending in the parts' RowBinary bytes. A request's body costs the serving
  * thread 40–60 CPU-µs per call or span when it does all of it, so one JavaScript thread caps
- * ingestion while cores sit idle (bench/RESULTS.md); on these threads the serving thread keeps
+ * ingestion while cores sit idle (docs/performance.md); on these threads the serving thread keeps
  * HTTP, gRPC, auth and the publish. One pool serves every route. Requests queue for a free
  * thread, bounded by what the HTTP edge admits (WEFT_MAX_INFLIGHT_*). A task that throws fails
  * its request as it would on the serving thread (500, nothing published); a worker that dies
@@ -27,7 +27,7 @@ export class IngestWorkers {
       // Kept warm: a thread started per burst would pay its start and its JIT again.
       idleTimeout: Infinity,
       // First come, first converted. By default a task the pool could not hand out at once goes
-      // back to the queue's tail: single requests waited 3–11 s behind later ones (RESULTS.md).
+      // back to the queue's tail: single requests waited 3–11 s behind later ones (docs/performance.md).
       stricterFIFO: true,
     });
   }

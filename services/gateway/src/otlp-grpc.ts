@@ -12,15 +12,25 @@ import type { Bus } from '@weft/bus';
 import type { CallPartEnvelope, IngestSettings } from '@weft/ingest';
 import { badRequest, delivery, deliveryProjectOf, StartupError, type ApiError, type Config, type Logger } from '@weft/core';
 import { refusalReason, toApiError, type Authenticator, type KeyRateLimiter } from '@weft/http';
-import { encodeExportTraceServiceResponse, grpcCodeForHttpStatus, type PartialSuccess } from '@weft/otlp';
+import {
+  encodeExportLogsServiceResponse,
+  encodeExportTraceServiceResponse,
+  grpcCodeForHttpStatus,
+  type LogsPartialSuccess,
+  type PartialSuccess,
+} from '@weft/otlp';
 import { CallIngest } from '@weft/ingest';
+import type { Store } from '@weft/store';
 import { OtelIngest } from './otel';
+import { OtelLogsIngest } from './otel-logs';
 import type { IngestWorkers } from './ingest-workers';
 import { spanConverterFor } from './span-conversion';
 
 /**
  * The OTLP/gRPC receiver: `opentelemetry.proto.collector.trace.v1.TraceService/Export`, the
- * default protocol of most OpenTelemetry SDKs and of the Collector. @grpc/grpc-js serves it;
+ * default protocol of most OpenTelemetry SDKs and of the Collector, and
+ * `opentelemetry.proto.collector.logs.v1.LogsService/Export` (GenAI events and other records,
+ * stored as OTLP/HTTP's logs are). @grpc/grpc-js serves it;
  * messages are encoded and decoded with the same OpenTelemetry-generated protobuf code as
  * OTLP/HTTP (no .proto files to load, one codec for both entrances). Same auth (metadata
  * `authorization`, Basic or Bearer), project rule (`project_id` metadata or resource
@@ -29,6 +39,7 @@ import { spanConverterFor } from './span-conversion';
  */
 export interface OtlpGrpcOptions {
   ingest: OtelIngest;
+  logs: OtelLogsIngest;
   auth: Authenticator;
   rateLimit: KeyRateLimiter;
   log: Logger;
@@ -45,20 +56,48 @@ export interface OtlpGrpcReceiver {
   close(): Promise<void>;
 }
 
-const EXPORT_PATH = '/opentelemetry.proto.collector.trace.v1.TraceService/Export';
+/** A unary `Export` method whose request stays bytes until the handler decodes it, so a malformed one is an INVALID_ARGUMENT naming the problem. */
+function exportService<Answer>(path: string, encode: (answer: Answer) => Uint8Array) {
+  return {
+    Export: {
+      path,
+      requestStream: false,
+      responseStream: false,
+      requestSerialize: (b: Buffer) => b,
+      requestDeserialize: (b: Buffer) => b,
+      responseSerialize: (answer: Answer) => Buffer.from(encode(answer)),
+      responseDeserialize: (b: Buffer) => b,
+    },
+  };
+}
 
-const traceService = {
-  Export: {
-    path: EXPORT_PATH,
-    requestStream: false,
-    responseStream: false,
-    // The request stays bytes until the handler decodes it, so a malformed one is an INVALID_ARGUMENT naming the problem.
-    requestSerialize: (b: Buffer) => b,
-    requestDeserialize: (b: Buffer) => b,
-    responseSerialize: (p: PartialSuccess | null) => Buffer.from(encodeExportTraceServiceResponse(p)),
-    responseDeserialize: (b: Buffer) => b,
-  },
-};
+const traceService = exportService<PartialSuccess | null>(
+  '/opentelemetry.proto.collector.trace.v1.TraceService/Export',
+  encodeExportTraceServiceResponse,
+);
+const logsService = exportService<LogsPartialSuccess | null>(
+  '/opentelemetry.proto.collector.logs.v1.LogsService/Export',
+  encodeExportLogsServiceResponse,
+);
+
+/** The service's implementation: `run` answers one request, its failures become gRPC statuses. */
+function unary<Answer>(
+  log: Logger,
+  run: (call: ServerUnaryCall<Buffer, Answer>) => Promise<Answer>,
+  refused?: (e: unknown, call: ServerUnaryCall<Buffer, Answer>) => void,
+) {
+  return {
+    Export: (call: ServerUnaryCall<Buffer, Answer>, callback: sendUnaryData<Answer>) => {
+      run(call).then(
+        (answer) => callback(null, answer),
+        (e) => {
+          refused?.(e, call);
+          callback(grpcError(e, log));
+        },
+      );
+    },
+  };
+}
 
 export async function startOtlpGrpc(opts: OtlpGrpcOptions): Promise<OtlpGrpcReceiver> {
   setGrpcLogger(grpcLogger(opts.log));
@@ -66,19 +105,29 @@ export async function startOtlpGrpc(opts: OtlpGrpcOptions): Promise<OtlpGrpcRece
     'grpc.max_receive_message_length': opts.maxMessageBytes,
     'grpc.max_send_message_length': 4 * 1024 * 1024,
   });
-  server.addService(traceService, {
-    Export: (call: ServerUnaryCall<Buffer, PartialSuccess | null>, callback: sendUnaryData<PartialSuccess | null>) => {
-      exportTraces(call, opts).then(
-        (partial) => callback(null, partial),
-        (e) => {
-          const api = toApiError(e);
-          const project = deliveryProjectOf(e) ?? metadataValue(call.metadata, 'project_id') ?? null;
-          delivery.refused(project || null, 'otlp_grpc', refusalReason(api.status, api.label));
-          callback(grpcError(e, opts.log));
-        },
-      );
-    },
-  });
+  server.addService(
+    traceService,
+    unary(
+      opts.log,
+      async (call) => {
+        const { caller, projectId } = await admit(call, opts);
+        return opts.ingest.ingest({ protobuf: call.request }, { projectId, transport: 'grpc' }, caller);
+      },
+      // A refused export of spans counts in the project's delivery (delivery-counts.ts does it for HTTP).
+      (e, call) => {
+        const api = toApiError(e);
+        const project = deliveryProjectOf(e) ?? metadataValue(call.metadata, 'project_id') ?? null;
+        delivery.refused(project || null, 'otlp_grpc', refusalReason(api.status, api.label));
+      },
+    ),
+  );
+  server.addService(
+    logsService,
+    unary(opts.log, async (call) => {
+      const { caller, projectId } = await admit(call, opts);
+      return opts.logs.ingest({ protobuf: call.request }, { projectId, transport: 'grpc' }, caller);
+    }),
+  );
   const port = await new Promise<number>((resolve, reject) =>
     server.bindAsync(
       `${opts.host.includes(':') ? `[${opts.host}]` : opts.host}:${opts.port}`,
@@ -136,6 +185,7 @@ export async function otlpGrpcFromConfig(
   config: Config,
   deps: {
     bus: Bus<CallPartEnvelope>;
+    store: Store;
     auth: Authenticator;
     rateLimit: KeyRateLimiter;
     log: Logger;
@@ -154,6 +204,7 @@ export async function otlpGrpcFromConfig(
         deps.log,
         spanConverterFor(deps.workers),
       ),
+      logs: new OtelLogsIngest(deps.store, deps.log),
       auth: deps.auth,
       rateLimit: deps.rateLimit,
       log: deps.log,
@@ -176,7 +227,8 @@ export async function otlpGrpcFromConfig(
   return receiver;
 }
 
-async function exportTraces(call: ServerUnaryCall<Buffer, PartialSuccess | null>, opts: OtlpGrpcOptions): Promise<PartialSuccess | null> {
+/** The caller (metadata `authorization`, within its rate limit) and the `project_id` metadata, if given. */
+async function admit(call: ServerUnaryCall<Buffer, unknown>, opts: OtlpGrpcOptions) {
   const authorization = metadataValue(call.metadata, 'authorization');
   const caller = await opts.auth.authenticate(authorization, authorization && /^bearer\s/i.test(authorization) ? 'bearer' : 'basic');
   await opts.rateLimit.check(caller);
@@ -187,7 +239,7 @@ async function exportTraces(call: ServerUnaryCall<Buffer, PartialSuccess | null>
     if (!parsed.success) throw badRequest('project_id metadata: must be <entity>/<project>', 'project_id');
     projectId = parsed.data;
   }
-  return opts.ingest.ingest({ protobuf: call.request }, { projectId, transport: 'grpc' }, caller);
+  return { caller, projectId };
 }
 
 function metadataValue(md: Metadata, key: string): string | undefined {

@@ -31,6 +31,6 @@ export const gatewayRole: Role = (config, log) => ({
     // weave.init's W&B GraphQL operations, so WANDB_BASE_URL=<weft> is enough for the SDK.
     await app.register(graphqlRoutes, { auth });
     // OTLP/gRPC on its own port (WEFT_OTLP_GRPC_PORT).
-    grpc = await otlpGrpcFromConfig(config, { bus, auth, rateLimit: app.weftRateLimit, log, workers, settings });
+    grpc = await otlpGrpcFromConfig(config, { bus, store: deps.store, auth, rateLimit: app.weftRateLimit, log, workers, settings });
   },
 });

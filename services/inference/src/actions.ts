@@ -4,7 +4,7 @@ import { parseLosslessJson, pythonJsonDumps, RawJson } from '@weft/digest';
 import { callRef, createFeedback, parseRef, readObject } from '@weft/objects';
 import { Params } from '@weft/query';
 import type { Store } from '@weft/store';
-import { askJudge } from './judge-model';
+import { askJudge, type JudgeRecorder, type JudgeTrace } from './judge-model';
 import type { UpstreamRegistry } from './upstreams';
 
 /** The reference's RUNNABLE_FEEDBACK_TYPE_PREFIX: an action's result is `wandb.runnable.<action name>` feedback. */
@@ -31,6 +31,7 @@ export class Actions {
   constructor(
     private readonly store: Store,
     private readonly upstreams: UpstreamRegistry,
+    private readonly judges: JudgeRecorder,
     private readonly caughtUp?: () => Promise<void>,
   ) {}
 
@@ -56,7 +57,7 @@ export class Actions {
     const worker = async () => {
       while (next < calls.length) {
         const call = calls[next++]!;
-        const outcome = await this.run(config, call);
+        const outcome = await this.run(config, call, this.judges.for(req.project_id, userId, { call_id: call.id, action: req.action_ref }));
         await createFeedback(
           this.store,
           [
@@ -76,9 +77,9 @@ export class Actions {
     return {};
   }
 
-  private async run(config: ActionConfig, call: TargetCall): Promise<ActionOutcome> {
+  private async run(config: ActionConfig, call: TargetCall, trace: JudgeTrace): Promise<ActionOutcome> {
     if (config.action_type === 'contains_words') return { output: containsWords(config.target_words, call.output) };
-    return this.judge(config, call);
+    return this.judge(config, call, trace);
   }
 
   /**
@@ -87,18 +88,27 @@ export class Actions {
    * response format (a non-object schema wrapped under `response`); the answer's content
    * parsed as JSON. The model is served by an upstream of WEFT_UPSTREAMS_FILE, as /v1 serves it.
    */
-  private async judge(config: Extract<ActionConfig, { action_type: 'llm_judge' }>, call: TargetCall): Promise<ActionOutcome> {
+  private async judge(
+    config: Extract<ActionConfig, { action_type: 'llm_judge' }>,
+    call: TargetCall,
+    trace: JudgeTrace,
+  ): Promise<ActionOutcome> {
     const wrapped = config.response_schema.type !== 'object';
     const schema = wrapped
       ? { type: 'object', properties: { response: config.response_schema }, additionalProperties: false }
       : config.response_schema;
-    const answer = await askJudge(this.upstreams, config.model, {
-      messages: [
-        { role: 'system', content: config.prompt },
-        { role: 'user', content: pythonJsonDumps({ inputs: call.inputs, output: call.output }, { sortKeys: false }) },
-      ],
-      response_format: { type: 'json_schema', json_schema: { name: 'response_format', schema } },
-    });
+    const answer = await askJudge(
+      this.upstreams,
+      config.model,
+      {
+        messages: [
+          { role: 'system', content: config.prompt },
+          { role: 'user', content: pythonJsonDumps({ inputs: call.inputs, output: call.output }, { sortKeys: false }) },
+        ],
+        response_format: { type: 'json_schema', json_schema: { name: 'response_format', schema } },
+      },
+      trace,
+    );
     if ('error' in answer) return answer;
     if (answer.content === null) return { output: null };
     let parsed: unknown;

@@ -65,6 +65,11 @@ export const PROJECT_HEADER = 'x-project-id';
 /** The id of that recorded call, on the response. */
 export const CALL_ID_HEADER = 'x-svc-call-id';
 export const REQUEST_ID_HEADER = 'x-request-id';
+/**
+ * A replay of a recorded call (the UI's playground) names that call here (its id, in the
+ * `x-project-id` project); the recorded completion carries it as `attributes.weft.source_call_id`.
+ */
+export const SOURCE_CALL_HEADER = 'x-weft-source-call-id';
 
 /**
  * An OpenAI-compatible completion route (`/v1/chat/completions[/]`, `/v1/completions`):
@@ -91,6 +96,7 @@ export class CompletionFront<R extends CompletionRequest> {
     const notSupported = unsupported(upstream.dialect, req as Json);
     if (notSupported) throw badRequestError(notSupported[1], notSupported[0]);
     const projectId = tracedProject(ctx.request.headers[PROJECT_HEADER], ctx.caller);
+    const sourceCallId = sourceCall(ctx.request.headers[SOURCE_CALL_HEADER], projectId);
 
     const requestId = req.request_id ?? randomUUID();
     const ident: ResponseIdentity = { id: `${k.idPrefix}-${requestId}`, model, created: Math.floor(Date.now() / 1000) };
@@ -106,6 +112,7 @@ export class CompletionFront<R extends CompletionRequest> {
           inputs: withoutNulls(body as Json),
           traceId: parent?.traceId,
           parentId: parent?.parentId,
+          ...(sourceCallId ? { attributes: { weft: { source_call_id: sourceCallId } } } : {}),
         })
       : null;
     const headers: Record<string, string> = { [REQUEST_ID_HEADER]: requestId };
@@ -245,6 +252,15 @@ export function tracedProject(header: string | string[] | undefined, caller: Cal
   if (!p) throw validationError(`${PROJECT_HEADER}: must be <entity>/<project>`, PROJECT_HEADER);
   assertEntityAccess(caller, p.entity);
   return value!;
+}
+
+/** The call a replay names (SOURCE_CALL_HEADER): an id, and only with a traced project to link it in. */
+function sourceCall(header: string | string[] | undefined, projectId: string | null): string | null {
+  if (header === undefined) return null;
+  const value = (Array.isArray(header) ? header[0] : header)?.trim() ?? '';
+  if (!/^[\w.:-]{1,128}$/.test(value)) throw validationError(`${SOURCE_CALL_HEADER}: must be a call id`, SOURCE_CALL_HEADER);
+  if (!projectId) throw validationError(`${SOURCE_CALL_HEADER}: needs ${PROJECT_HEADER}, the project of that call`, SOURCE_CALL_HEADER);
+  return value;
 }
 
 /** The integer code of an in-band upstream error, when it carries one. */

@@ -2,17 +2,20 @@ import type { EvaluationStatus, RouteRequestOf } from '@weft/api';
 import { ApiError, badRequest, type Caller, type Logger } from '@weft/core';
 import { RawJson } from '@weft/digest';
 import type { CallIngest } from '@weft/ingest';
-import { parseRef, queryTableRows, readObject, resolveRefs } from '@weft/objects';
-import { Params } from '@weft/query';
+import { callRef, createObject, createTable, parseRef, queryTableRows, readObject, resolveRefs } from '@weft/objects';
+import { buildUsageCostQuery, CallsQueryPlan, Params, type UsageEntry } from '@weft/query';
 import type { Store } from '@weft/store';
+import { EvaluationRegistry, runId, type RunKey } from './evaluation-registry';
 import { LlmCall } from './llm-call';
-import { completeStructured, readScorers, runScorer, type Scorer, type StructuredModel } from './scorers';
+import { completeStructured, readScorers, runScorer, type ScoreResult, type Scorer, type StructuredModel } from './scorers';
 import type { UpstreamRegistry } from './upstreams';
 
 /** Rows (dataset rows × trials) one evaluation may run: they are read into memory at the request. */
 export const MAX_EVALUATION_ROWS = 10_000;
 /** Rows run at once (each waits on the model, then on its judges). */
 const ROW_CONCURRENCY = 4;
+
+const PREDICT_AND_SCORE = 'Evaluation.predict_and_score';
 
 /** The stored Evaluation members weft reads. */
 interface EvaluationVal {
@@ -30,7 +33,7 @@ interface EvaluationVal {
 /** What the root call's attributes say of the run. */
 interface RootAttributes {
   _weave_eval_meta?: { evaluate_model_worker?: unknown };
-  weft?: { evaluate_model?: { total_rows?: unknown } };
+  weft?: { evaluate_model?: { total_rows?: unknown; max_cost_usd?: unknown } };
 }
 
 /** One predict_and_score's output, as the SDK's Evaluation.predict_and_score returns it. */
@@ -40,27 +43,66 @@ interface RowResult {
   model_latency: number;
 }
 
+interface Example {
+  row: Record<string, unknown>;
+  /** `<dataset ref>/attr/rows/id/<row digest>`, as the SDK's inputs name it. */
+  ref: string;
+}
+
+/** What a row interrupted by a stop or crash had done: its predict_and_score call, the model's answer and the scores stored. */
+interface UnfinishedRow {
+  example: Example;
+  pasId: string;
+  predict: { output: unknown; model?: string; usage?: unknown } | null;
+  scores: Map<string, ScoreResult>;
+}
+
 interface Run {
-  projectId: string;
+  key: RunKey;
   caller: Caller;
   evaluationRef: string;
   modelRef: string;
   evaluation: EvaluationVal;
   model: StructuredModel & { name?: unknown };
   scorers: Scorer[];
-  /** Each example: the row's value and its ref (`<dataset ref>/attr/rows/id/<row digest>`), as the SDK's inputs name it. */
-  examples: { row: Record<string, unknown>; ref: string }[];
+  examples: Example[];
+  /** Stop starting rows once the run's model and judge requests have cost this much (USD). */
+  maxCostUsd: number | null;
+  spentUsd: number;
+  /** Who cancelled the run, once somebody has. */
+  cancelledBy: string | null;
+}
+
+/** A call of a run's trace, as resume reads it. */
+interface StoredCall {
+  id: string;
+  parent_id: string | null;
+  op_name: string | null;
+  inputs_dump: string | null;
+  ended: number;
+  output_dump: string | null;
+  exception: string | null;
+  summary_dump: string | null;
 }
 
 /**
- * Server-side evaluations (`/evaluations/evaluate_model`, `/evaluations/status`): an Evaluation
- * object's dataset run through an LLMStructuredCompletionModel and its scorers here, recorded as
- * the call tree the SDK's `Evaluation.evaluate` makes (evaluate → predict_and_score per row →
- * the model's predict and a call per scorer; then summarize), so the UI and the SDK read it as
- * any evaluation. The status is read back from those calls, so any inference process answers it.
+ * Server-side evaluations (`/evaluations/evaluate_model`, `/evaluations/status`,
+ * `/evaluations/cancel`): an Evaluation object's dataset run through an
+ * LLMStructuredCompletionModel and its scorers here, recorded as the call tree the SDK's
+ * `Evaluation.evaluate` makes (evaluate → predict_and_score per row → the model's predict and a
+ * call per scorer; then summarize), so the UI and the SDK read it as any evaluation. The status
+ * is read back from those calls, so any inference process answers it.
+ *
+ * Runs survive their process: each is registered with a heartbeat (evaluation-registry.ts); a
+ * run whose process stopped or died is taken up by the next process that looks, which reads
+ * the run's calls and finishes only what is missing: finished rows are kept, an interrupted row
+ * keeps the model answer and scores it already stored, so no request is made twice.
  */
 export class EvaluationRuns {
-  private readonly running = new Set<Promise<void>>();
+  private readonly running = new Map<string, { run: Run; done: Promise<void> }>();
+  private readonly registry: EvaluationRegistry;
+  private timer: NodeJS.Timeout | null = null;
+  private ticking: Promise<void> | null = null;
   private stopping = false;
 
   constructor(
@@ -68,42 +110,32 @@ export class EvaluationRuns {
     private readonly upstreams: UpstreamRegistry,
     private readonly ingest: CallIngest,
     private readonly log: Logger,
-    private readonly caughtUp?: () => Promise<void>,
-  ) {}
+    private readonly opts: { heartbeatMs: number; caughtUp?: () => Promise<void> },
+  ) {
+    this.registry = new EvaluationRegistry(store, opts.heartbeatMs);
+  }
+
+  private get caughtUp() {
+    return this.opts.caughtUp;
+  }
+
+  /** Heartbeats, cancellations made elsewhere, and runs left by a stopped process: now, then every heartbeat. */
+  start(): void {
+    void this.tick();
+    this.timer = setInterval(() => void this.tick(), this.opts.heartbeatMs);
+    this.timer.unref();
+  }
 
   /** Reads and checks both objects and the dataset (a 4xx names the field), records the root call, and runs the rows in the background. */
   async evaluateModel(req: RouteRequestOf<'evaluationsEvaluateModel'>, caller: Caller): Promise<{ call_id: string }> {
     const evaluation = (await this.readRef(req.project_id, req.evaluation_ref, 'evaluation_ref')) as EvaluationVal;
     if (evaluation._class_name !== 'Evaluation')
       throw badRequest(`evaluation_ref: not an Evaluation object (its class is ${String(evaluation._class_name)})`, 'evaluation_ref');
-    const model = (await this.readRef(req.project_id, req.model_ref, 'model_ref')) as StructuredModel & {
-      _class_name?: unknown;
-      name?: unknown;
-    };
-    if (model._class_name !== 'LLMStructuredCompletionModel')
-      throw badRequest(
-        `model_ref: weft runs LLMStructuredCompletionModel objects only (this one's class is ${String(model._class_name)})`,
-        'model_ref',
-      );
-    if (typeof model.llm_model_id !== 'string' || !model.llm_model_id)
-      throw badRequest('model_ref: the model names no llm_model_id', 'model_ref');
+    const model = await this.readModel(req.project_id, req.model_ref);
     const examples = await this.readExamples(req.project_id, evaluation);
-    const scorerRefs = Array.isArray(evaluation.scorers) ? evaluation.scorers : [];
-    // Another project's objects are not read on this project's behalf.
-    for (const r of scorerRefs)
-      if (typeof r !== 'string' || parseRef(r)?.projectId !== req.project_id)
-        throw badRequest(`evaluation_ref: a scorer is not an object of project ${req.project_id}: ${JSON.stringify(r)}`, 'evaluation_ref');
-    const scorers = await readScorers(this.store, scorerRefs);
-    const run: Run = {
-      projectId: req.project_id,
-      caller,
-      evaluationRef: req.evaluation_ref,
-      modelRef: req.model_ref,
-      evaluation,
-      model,
-      scorers,
-      examples,
-    };
+    const scorers = await this.readScorers(req.project_id, evaluation);
+    const maxCostUsd = req.max_cost_usd ?? null;
+    if (maxCostUsd !== null) await this.checkPriced(req.project_id, model, scorers);
 
     // Recorded before answering (the SDK's eager_call_start): status finds the run at once.
     const root = LlmCall.begin(this.ingest, {
@@ -111,30 +143,157 @@ export class EvaluationRuns {
       caller,
       opName: opName(evaluation.evaluate, 'Evaluation.evaluate'),
       inputs: { self: req.evaluation_ref, model: req.model_ref },
-      attributes: { _weave_eval_meta: { evaluate_model_worker: true }, weft: { evaluate_model: { total_rows: examples.length } } },
+      attributes: {
+        _weave_eval_meta: { evaluate_model_worker: true },
+        weft: { evaluate_model: { total_rows: examples.length, ...(maxCostUsd !== null ? { max_cost_usd: maxCostUsd } : {}) } },
+      },
       displayName: displayName(evaluation, model),
     });
     await root.publishStart();
-    const p = this.run(run, root)
-      .catch(async (err: unknown) => {
-        this.log.error({ err, call_id: root.id }, 'evaluate_model: the run failed');
-        await root.end({ output: null, exception: exception(err instanceof Error ? err.message : String(err)) }).catch(() => {});
-      })
-      .finally(() => this.running.delete(p));
-    this.running.add(p);
+    const run: Run = {
+      key: { project_id: req.project_id, call_id: root.id },
+      caller,
+      evaluationRef: req.evaluation_ref,
+      modelRef: req.model_ref,
+      evaluation,
+      model,
+      scorers,
+      examples,
+      maxCostUsd,
+      spentUsd: 0,
+      cancelledBy: null,
+    };
+    await this.registry.beat([run.key]);
+    this.launch(run, root, { results: [], unfinished: [], remaining: examples });
     return { call_id: root.id };
   }
 
   /**
-   * At a stop: no run starts another row; the rows under way end, and each run's root ends
-   * failed, saying so (a run is not resumed after a restart yet).
+   * Batch replay: the calls a filter matches (oldest first) become a Dataset — each row the
+   * call's inputs, its `original_output` and its `source_call` ref — and an Evaluation of that
+   * dataset with the scorers, published as the SDK publishes them, then run as evaluate_model
+   * runs one: an ordinary evaluation the UI lists and compares.
+   */
+  async replay(
+    req: RouteRequestOf<'evaluationsReplay'>,
+    caller: Caller,
+  ): Promise<{ call_id: string; dataset_ref: string; evaluation_ref: string }> {
+    await this.readModel(req.project_id, req.model_ref);
+    for (const r of req.scorer_refs)
+      if (parseRef(r)?.projectId !== req.project_id)
+        throw badRequest(`scorer_refs: not an object of project ${req.project_id}: ${JSON.stringify(r)}`, 'scorer_refs');
+    const scorers = await readScorers(this.store, req.scorer_refs);
+    if (scorers.length !== req.scorer_refs.length) throw badRequest('scorer_refs: a scorer ref names no object', 'scorer_refs');
+    await this.caughtUp?.();
+    const plan = new CallsQueryPlan({
+      project_id: req.project_id,
+      filter: req.filter,
+      query: req.query,
+      sort_by: [{ field: 'started_at', direction: 'asc' }],
+    });
+    const p = plan.params;
+    const rs = await this.store.client.query({
+      query: `SELECT id, inputs_dump, output_dump FROM (${plan.matchedCallsSql(p, ['inputs_dump', 'output_dump', 'started_at'])})
+        ORDER BY started_at, id LIMIT ${p.int(req.limit)}`,
+      query_params: p.values,
+      format: 'JSONEachRow',
+    });
+    const calls = await rs.json<{ id: string; inputs_dump: string | null; output_dump: string | null }>();
+    if (calls.length === 0) throw badRequest('filter: no call matches: nothing to replay', 'filter');
+    const rows = calls.map((c) => {
+      const inputs = c.inputs_dump ? (JSON.parse(c.inputs_dump) as unknown) : {};
+      return {
+        ...(isDict(inputs) ? inputs : { inputs }),
+        original_output: c.output_dump ? (JSON.parse(c.output_dump) as unknown) : null,
+        source_call: callRef(req.project_id, c.id),
+      };
+    });
+    const table = await createTable(this.store, req.project_id, rows);
+    const name = req.name ?? `replay-${table.digest.slice(0, 12)}`;
+    const objectVal = (cls: string, members: Record<string, unknown>) => ({
+      _type: cls,
+      name,
+      description: null,
+      ...members,
+      _class_name: cls,
+      _bases: ['Object', 'BaseModel'],
+    });
+    const dataset = await createObject(
+      this.store,
+      {
+        project_id: req.project_id,
+        object_id: name,
+        val: objectVal('Dataset', { rows: `weave:///${req.project_id}/table/${table.digest}` }),
+      },
+      caller.userId,
+    );
+    const datasetRef = `weave:///${req.project_id}/object/${name}:${dataset.digest}`;
+    const evaluation = await createObject(
+      this.store,
+      {
+        project_id: req.project_id,
+        object_id: `${name}-evaluation`,
+        val: objectVal('Evaluation', {
+          dataset: datasetRef,
+          scorers: req.scorer_refs,
+          preprocess_model_input: null,
+          trials: 1,
+          metadata: null,
+          evaluation_name: name,
+        }),
+      },
+      caller.userId,
+    );
+    const evaluationRef = `weave:///${req.project_id}/object/${name}-evaluation:${evaluation.digest}`;
+    const { call_id } = await this.evaluateModel(
+      { project_id: req.project_id, evaluation_ref: evaluationRef, model_ref: req.model_ref, max_cost_usd: req.max_cost_usd },
+      caller,
+    );
+    return { call_id, dataset_ref: datasetRef, evaluation_ref: evaluationRef };
+  }
+
+  /**
+   * Cancels a run: no row starts after it, the rows under way end, and the root ends failed
+   * ("cancelled by …"). The process running it hears of it at once (here) or at its next
+   * heartbeat (another process); a run no live process holds is ended here.
+   */
+  async cancel(req: RouteRequestOf<'evaluationsCancel'>, caller: Caller): Promise<{ status: EvaluationStatus }> {
+    const before = await this.status(req);
+    if (before.status.code !== 'running') return before;
+    const key = { project_id: req.project_id, call_id: req.call_id };
+    await this.registry.cancel(key, caller.userId);
+    const local = this.running.get(runId(key));
+    if (local) {
+      local.run.cancelledBy = caller.userId;
+      await local.done;
+    } else {
+      const holder = await this.registry.owns(key);
+      if (!holder || !holder.fresh) {
+        const root = await this.readRoot(key);
+        if (root) {
+          await LlmCall.existing(this.ingest, { projectId: key.project_id, id: key.call_id, traceId: root.traceId }).end({
+            output: null,
+            exception: exception(cancelledMessage(caller.userId)),
+          });
+          await this.registry.beat([key], 'done');
+        }
+      }
+    }
+    return this.status(req);
+  }
+
+  /**
+   * At a stop: no run starts another row; the rows under way end, and each unfinished run is
+   * left registered as interrupted, so the next process to start takes it up at once.
    */
   async stop(): Promise<void> {
     this.stopping = true;
-    await Promise.all([...this.running]);
+    if (this.timer) clearInterval(this.timer);
+    await this.ticking;
+    await Promise.all([...this.running.values()].map((r) => r.done));
   }
 
-  async status(req: RouteRequestOf<'evaluationsStatus'>): Promise<{ status: EvaluationStatus }> {
+  async status(req: { project_id: string; call_id: string }): Promise<{ status: EvaluationStatus }> {
     // The run's calls may be acknowledged but not stored yet (the all-in-one's ingest log).
     await this.caughtUp?.();
     const p = new Params();
@@ -143,7 +302,7 @@ export class EvaluationRuns {
     const rs = await this.store.client.query({
       query: `SELECT s.attributes_dump AS attributes_dump, e.ended AS ended, e.output_dump AS output_dump, e.exception AS exception,
           (SELECT count() FROM (SELECT c.id FROM calls_starts AS c FINAL
-             WHERE c.project_id = ${pid} AND c.parent_id = ${id} AND position(ifNull(c.op_name, ''), 'Evaluation.predict_and_score') > 0
+             WHERE c.project_id = ${pid} AND c.parent_id = ${id} AND position(ifNull(c.op_name, ''), '${PREDICT_AND_SCORE}') > 0
                AND c.id IN (SELECT id FROM calls_ends WHERE project_id = ${pid}))) AS completed
         FROM (SELECT id, attributes_dump FROM calls_starts FINAL WHERE project_id = ${pid} AND id = ${id}) AS s
         LEFT JOIN (SELECT id, 1 AS ended, output_dump, exception FROM calls_ends FINAL WHERE project_id = ${pid} AND id = ${id}) AS e ON e.id = s.id
@@ -174,19 +333,199 @@ export class EvaluationRuns {
     };
   }
 
-  private async run(run: Run, root: LlmCall): Promise<void> {
-    const results: RowResult[] = new Array<RowResult>(run.examples.length);
+  /** One heartbeat: this process's runs marked alive, cancellations read, stale runs taken up. */
+  private tick(): Promise<void> {
+    if (this.ticking || this.stopping) return this.ticking ?? Promise.resolve();
+    this.ticking = (async () => {
+      const mine = [...this.running.values()].map((r) => r.run);
+      await this.registry.beat(mine.map((r) => r.key));
+      const cancelled = await this.registry.cancelled(mine.map((r) => r.key));
+      for (const run of mine) run.cancelledBy ??= cancelled.get(runId(run.key)) ?? null;
+      for (const key of await this.registry.stale()) {
+        if (this.stopping) break;
+        if (this.running.has(runId(key))) continue;
+        if (await this.registry.claim(key)) await this.resume(key);
+      }
+    })()
+      .catch((err: unknown) => this.log.error({ err }, 'evaluate_model: heartbeat failed; tried again at the next one'))
+      .finally(() => (this.ticking = null));
+    return this.ticking;
+  }
+
+  /** Runs a run's rows in the background; its end (or failure) is recorded on its root. */
+  private launch(run: Run, root: LlmCall, state: { results: RowResult[]; unfinished: UnfinishedRow[]; remaining: Example[] }): void {
+    const done = this.execute(run, root, state)
+      .catch(async (err: unknown) => {
+        this.log.error({ err, call_id: root.id }, 'evaluate_model: the run failed');
+        await root.end({ output: null, exception: exception(err instanceof Error ? err.message : String(err)) }).catch(() => {});
+        await this.registry.beat([run.key], 'done').catch(() => {});
+      })
+      .finally(() => this.running.delete(runId(run.key)));
+    this.running.set(runId(run.key), { run, done });
+  }
+
+  /** Takes up a run another process left: its finished rows kept, its interrupted rows finished, the rest run. */
+  private async resume(key: RunKey): Promise<void> {
+    await this.caughtUp?.();
+    const root = await this.readRoot(key);
+    if (!root || root.ended) {
+      await this.registry.beat([key], 'done');
+      return;
+    }
+    const rootCall = LlmCall.existing(this.ingest, { projectId: key.project_id, id: key.call_id, traceId: root.traceId });
+    const caller: Caller = { userId: root.userId, keyId: 'evaluate_model', isAdmin: false, entities: [] };
+    const cancelledBy = (await this.registry.cancelled([key])).get(runId(key));
+    if (cancelledBy) {
+      await rootCall.end({ output: null, exception: exception(cancelledMessage(cancelledBy)) });
+      await this.registry.beat([key], 'done');
+      return;
+    }
+    const evaluation = (await this.readRef(key.project_id, root.evaluationRef, 'evaluation_ref')) as EvaluationVal;
+    const model = await this.readModel(key.project_id, root.modelRef);
+    const examples = await this.readExamples(key.project_id, evaluation);
+    const scorers = await this.readScorers(key.project_id, evaluation);
+    const run: Run = {
+      key,
+      caller,
+      evaluationRef: root.evaluationRef,
+      modelRef: root.modelRef,
+      evaluation,
+      model,
+      scorers,
+      examples,
+      maxCostUsd: root.maxCostUsd,
+      spentUsd: 0,
+      cancelledBy: null,
+    };
+    const state = await this.storedProgress(run, root.traceId);
+    this.log.info(
+      { call_id: key.call_id, project: key.project_id, finished: state.results.length, interrupted: state.unfinished.length },
+      'evaluate_model: taking up a run a stopped process left',
+    );
+    this.launch(run, rootCall, state);
+  }
+
+  /** The root call of a run, as resume needs it; null when there is none. */
+  private async readRoot(key: RunKey) {
+    const p = new Params();
+    const pid = p.str(key.project_id);
+    const id = p.str(key.call_id);
+    const rs = await this.store.client.query({
+      query: `SELECT trace_id, inputs_dump, attributes_dump, svc_user_id,
+          (SELECT count() FROM calls_ends WHERE project_id = ${pid} AND id = ${id}) AS ended
+        FROM calls_starts FINAL WHERE project_id = ${pid} AND id = ${id} LIMIT 1`,
+      query_params: p.values,
+      format: 'JSONEachRow',
+    });
+    const [row] = await rs.json<{
+      trace_id: string;
+      inputs_dump: string | null;
+      attributes_dump: string | null;
+      svc_user_id: string | null;
+      ended: string | number;
+    }>();
+    if (!row) return null;
+    const inputs = (row.inputs_dump ? JSON.parse(row.inputs_dump) : {}) as { self?: unknown; model?: unknown };
+    const attrs = (row.attributes_dump ? JSON.parse(row.attributes_dump) : {}) as RootAttributes;
+    const cap = attrs.weft?.evaluate_model?.max_cost_usd;
+    return {
+      traceId: row.trace_id,
+      ended: Number(row.ended) > 0,
+      evaluationRef: String(inputs.self ?? ''),
+      modelRef: String(inputs.model ?? ''),
+      userId: row.svc_user_id ?? 'evaluate_model',
+      maxCostUsd: typeof cap === 'number' ? cap : null,
+    };
+  }
+
+  /** What the run's stored calls say it has done: finished rows, interrupted rows and what they kept, the examples not started; the cost so far. */
+  private async storedProgress(run: Run, traceId: string) {
+    const plan = new CallsQueryPlan({ project_id: run.key.project_id, filter: { trace_ids: [traceId] }, sort_by: [] });
+    const p = plan.params;
+    const cols = ['parent_id', 'op_name', 'inputs_dump', 'ended_at', 'output_dump', 'exception', 'summary_dump'];
+    const rs = await this.store.client.query({
+      query: `SELECT id, parent_id, op_name, inputs_dump, ended_at IS NOT NULL AS ended, output_dump, exception, summary_dump
+        FROM (${plan.matchedCallsSql(p, cols)})`,
+      query_params: p.values,
+      format: 'JSONEachRow',
+    });
+    const calls = await rs.json<StoredCall>();
+    const json = (s: string | null) => (s ? (JSON.parse(s) as unknown) : null);
+    const inputsOf = (c: StoredCall) => (json(c.inputs_dump) ?? {}) as Record<string, unknown>;
+    const byRef = new Map<string, Example>(run.examples.map((e) => [e.ref, e]));
+    const rows = calls.filter((c) => c.parent_id === run.key.call_id && (c.op_name ?? '').includes(PREDICT_AND_SCORE));
+    const results: RowResult[] = [];
+    const unfinished: UnfinishedRow[] = [];
+    const startedPerRef = new Map<string, number>();
+    for (const pas of rows) {
+      const ref = String(inputsOf(pas).example ?? '');
+      const example = byRef.get(ref);
+      if (!example) continue;
+      startedPerRef.set(ref, (startedPerRef.get(ref) ?? 0) + 1);
+      if (pas.ended) {
+        results.push(json(pas.output_dump) as RowResult);
+        continue;
+      }
+      const children = calls.filter((c) => c.parent_id === pas.id && c.ended);
+      const predictCall = children.find((c) => inputsOf(c).self === run.modelRef && !c.exception);
+      const scores = new Map<string, ScoreResult>();
+      for (const c of children) {
+        const self = inputsOf(c).self;
+        if (typeof self === 'string' && run.scorers.some((s) => s.ref === self))
+          scores.set(self, c.exception ? { error: exceptionMessage(c.exception) } : { output: json(c.output_dump) });
+      }
+      unfinished.push({ example, pasId: pas.id, predict: predictCall ? { output: json(predictCall.output_dump) } : null, scores });
+    }
+    // Each example runs as often as the dataset lists it (trials): those not started yet.
+    const remaining: Example[] = [];
+    const seen = new Map<string, number>();
+    for (const e of run.examples) {
+      const n = (seen.get(e.ref) ?? 0) + 1;
+      seen.set(e.ref, n);
+      if (n > (startedPerRef.get(e.ref) ?? 0)) remaining.push(e);
+    }
+    const entries = calls.flatMap((c) => usageEntries((json(c.summary_dump) as { usage?: unknown } | null)?.usage));
+    run.spentUsd = await this.costOf(run.key.project_id, entries);
+    return { results, unfinished, remaining };
+  }
+
+  private async execute(run: Run, root: LlmCall, state: { results: RowResult[]; unfinished: UnfinishedRow[]; remaining: Example[] }) {
+    const results = [...state.results];
+    const queue: (Example | UnfinishedRow)[] = [...state.unfinished, ...state.remaining];
     let next = 0;
+    const overBudget = () => run.maxCostUsd !== null && run.spentUsd >= run.maxCostUsd;
     const worker = async () => {
-      while (next < run.examples.length && !this.stopping) {
-        const i = next++;
-        results[i] = await this.predictAndScore(run, root, run.examples[i]!);
+      while (next < queue.length && !this.stopping && !run.cancelledBy && !overBudget()) {
+        const item = queue[next++]!;
+        results.push(await this.predictAndScore(run, root, item));
       }
     };
-    await Promise.all(Array.from({ length: Math.min(ROW_CONCURRENCY, run.examples.length) }, worker));
-    if (next < run.examples.length)
-      throw new Error(`interrupted by a server stop after ${next} of ${run.examples.length} rows (runs are not resumed)`);
-
+    await Promise.all(Array.from({ length: Math.min(ROW_CONCURRENCY, queue.length) }, worker));
+    const total = run.examples.length;
+    if (run.cancelledBy) {
+      await root.end({
+        output: null,
+        exception: exception(`${cancelledMessage(run.cancelledBy)} after ${results.length} of ${total} rows`),
+      });
+      await this.registry.beat([run.key], 'done');
+      return;
+    }
+    if (next < queue.length && overBudget()) {
+      const spent = run.spentUsd.toFixed(6);
+      await root.end({
+        output: null,
+        exception: exception(
+          `cost cap reached: $${spent} spent of max_cost_usd $${run.maxCostUsd} after ${results.length} of ${total} rows`,
+        ),
+      });
+      await this.registry.beat([run.key], 'done');
+      return;
+    }
+    // Stopping: the run stays registered, its heartbeat old, and the next process takes it up.
+    if (next < queue.length) {
+      await this.registry.beat([run.key], 'interrupted');
+      return;
+    }
     const summarize = this.child(run, root, opName(run.evaluation.summarize, 'Evaluation.summarize'), { self: run.evaluationRef });
     const summary = summarizeEvaluation(
       results,
@@ -194,38 +533,63 @@ export class EvaluationRuns {
     );
     await summarize.end({ output: summary });
     await root.end({ output: summary });
+    await this.registry.beat([run.key], 'done');
   }
 
-  /** One row: the model's predict (its failure ends the row without scores, as the SDK's ApplyModelError), then every scorer at once. */
-  private async predictAndScore(run: Run, root: LlmCall, example: { row: Record<string, unknown>; ref: string }): Promise<RowResult> {
-    const pas = this.child(run, root, opName(run.evaluation.predict_and_score, 'Evaluation.predict_and_score'), {
-      self: run.evaluationRef,
-      model: run.modelRef,
-      example: example.ref,
-    });
-    // The row's columns fill the messages template's {fields} (the SDK records **template_vars under its name).
-    const predict = this.child(run, pas, 'LLMStructuredCompletionModel.predict', { self: run.modelRef, template_vars: example.row });
-    const started = performance.now();
-    const answer = await completeStructured(this.upstreams, run.model, example.row);
-    const model_latency = (performance.now() - started) / 1000;
+  /**
+   * One row: the model's predict (its failure ends the row without scores, as the SDK's
+   * ApplyModelError), then every scorer at once. An interrupted row keeps its predict_and_score
+   * call, and the answer and scores it had stored.
+   */
+  private async predictAndScore(run: Run, root: LlmCall, item: Example | UnfinishedRow): Promise<RowResult> {
+    const unfinished = 'pasId' in item ? item : null;
+    const example = unfinished ? unfinished.example : (item as Example);
+    const pas = unfinished
+      ? LlmCall.existing(this.ingest, { projectId: run.key.project_id, id: unfinished.pasId, traceId: root.traceId })
+      : this.child(run, root, opName(run.evaluation.predict_and_score, PREDICT_AND_SCORE), {
+          self: run.evaluationRef,
+          model: run.modelRef,
+          example: example.ref,
+        });
+    // Visible while it runs: a row a crash interrupts is found and finished, not run again.
+    await pas.publishStart();
+    let answer: { output: unknown; model?: string; usage?: unknown } | { error: string };
+    let model_latency = 0;
+    if (unfinished?.predict) answer = unfinished.predict;
+    else {
+      // The row's columns fill the messages template's {fields} (the SDK records **template_vars under its name).
+      const predict = this.child(run, pas, 'LLMStructuredCompletionModel.predict', { self: run.modelRef, template_vars: example.row });
+      const started = performance.now();
+      answer = await completeStructured(this.upstreams, run.model, example.row);
+      model_latency = (performance.now() - started) / 1000;
+      if ('error' in answer) await predict.end({ output: null, exception: exception(answer.error) });
+      else {
+        await predict.end({ output: answer.output, model: answer.model, usage: answer.usage });
+        await this.spend(run, answer.model, answer.usage);
+      }
+    }
     if ('error' in answer) {
-      await predict.end({ output: null, exception: exception(answer.error) });
       const result = { output: null, scores: {}, model_latency };
       await pas.end({ output: result });
       return result;
     }
-    await predict.end({ output: answer.output, model: answer.model, usage: answer.usage });
+    const output = answer.output;
     const scored = await Promise.all(
       run.scorers.map(async (s) => {
+        const kept = unfinished?.scores.get(s.ref);
+        if (kept) return kept;
         const call = this.child(
           run,
           pas,
           opName(s.val.score, `${String(s.val._class_name)}.score`),
-          { self: s.ref, output: answer.output, kwargs: example.row },
+          { self: s.ref, output, kwargs: example.row },
           { weave: { kind: 'scorer' } },
         );
-        const r = await runScorer(this.store, this.upstreams, s, answer.output, example.row);
-        await call.end('error' in r ? { output: null, exception: exception(r.error) } : { output: r.output });
+        const r = await runScorer(this.store, this.upstreams, s, output, example.row);
+        await call.end(
+          'error' in r ? { output: null, exception: exception(r.error) } : { output: r.output, model: r.model, usage: r.usage },
+        );
+        if (!('error' in r)) await this.spend(run, r.model, r.usage);
         return r;
       }),
     );
@@ -234,14 +598,51 @@ export class EvaluationRuns {
     scored.forEach((r, i) => {
       if (!('error' in r)) scores[run.scorers[i]!.name] = r.output;
     });
-    const result = { output: answer.output, scores, model_latency };
+    const result = { output, scores, model_latency };
     await pas.end({ output: result });
     return result;
   }
 
+  /** Adds a model request's cost to the run's spend (only a capped run prices its requests). */
+  private async spend(run: Run, model: string | undefined, usage: unknown): Promise<void> {
+    if (run.maxCostUsd === null || !model) return;
+    const cost = await this.costOf(run.key.project_id, usageEntries({ [model]: usage }));
+    run.spentUsd += cost;
+  }
+
+  private async costOf(projectId: string, entries: UsageEntry[]): Promise<number> {
+    if (entries.length === 0) return 0;
+    const q = buildUsageCostQuery(projectId, entries);
+    const rs = await this.store.client.query({ query: q.sql, query_params: q.params, format: 'JSONEachRow' });
+    const [row] = await rs.json<{ cost: number | null }>();
+    return Number(row?.cost ?? 0);
+  }
+
+  /** A capped run must be priceable: every model it asks (the model's, the LLM judges') needs a price. */
+  private async checkPriced(projectId: string, model: StructuredModel, scorers: Scorer[]): Promise<void> {
+    const models = [String(model.llm_model_id)];
+    for (const s of scorers) {
+      if (s.val._class_name !== 'LLMAsAJudgeScorer') continue;
+      const [m] = await resolveRefs(this.store, [String(s.val.model)], JSON.parse);
+      const id = (m?.status === 'ok' ? (m.value as StructuredModel | null) : null)?.llm_model_id;
+      if (typeof id === 'string') models.push(id);
+    }
+    for (const id of models) {
+      const bare = this.upstreams.find(id) ? id : id.replace(/^[^/]+\//, '');
+      const q = buildUsageCostQuery(projectId, [{ model: bare, prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 }]);
+      const rs = await this.store.client.query({ query: q.sql, query_params: q.params, format: 'JSONEachRow' });
+      const [row] = await rs.json<{ unpriced: number | string }>();
+      if (Number(row?.unpriced ?? 1) > 0)
+        throw badRequest(
+          `max_cost_usd: model ${bare} has no price, so the run's cost cannot be counted (add one with /cost/create, or leave max_cost_usd out)`,
+          'max_cost_usd',
+        );
+    }
+  }
+
   private child(run: Run, parent: LlmCall, op: string, inputs: Record<string, unknown>, attributes: Record<string, unknown> = {}): LlmCall {
     return LlmCall.begin(this.ingest, {
-      projectId: run.projectId,
+      projectId: run.key.project_id,
       caller: run.caller,
       opName: op,
       inputs,
@@ -249,6 +650,27 @@ export class EvaluationRuns {
       parentId: parent.id,
       attributes: { ...attributes, _weave_eval_meta: { evaluate_model_worker: true, declarative: true } },
     });
+  }
+
+  private async readModel(projectId: string, ref: string): Promise<StructuredModel & { name?: unknown }> {
+    const model = (await this.readRef(projectId, ref, 'model_ref')) as StructuredModel & { _class_name?: unknown; name?: unknown };
+    if (model._class_name !== 'LLMStructuredCompletionModel')
+      throw badRequest(
+        `model_ref: weft runs LLMStructuredCompletionModel objects only (this one's class is ${String(model._class_name)})`,
+        'model_ref',
+      );
+    if (typeof model.llm_model_id !== 'string' || !model.llm_model_id)
+      throw badRequest('model_ref: the model names no llm_model_id', 'model_ref');
+    return model;
+  }
+
+  private async readScorers(projectId: string, evaluation: EvaluationVal): Promise<Scorer[]> {
+    const scorerRefs = Array.isArray(evaluation.scorers) ? evaluation.scorers : [];
+    // Another project's objects are not read on this project's behalf.
+    for (const r of scorerRefs)
+      if (typeof r !== 'string' || parseRef(r)?.projectId !== projectId)
+        throw badRequest(`evaluation_ref: a scorer is not an object of project ${projectId}: ${JSON.stringify(r)}`, 'evaluation_ref');
+    return readScorers(this.store, scorerRefs);
   }
 
   /** The object a request's ref names, as plain values: a 400 naming the field when it is no object ref of the project. */
@@ -270,7 +692,7 @@ export class EvaluationRuns {
   }
 
   /** The dataset's rows (its `rows` table), each `trials` times, with their refs. */
-  private async readExamples(projectId: string, evaluation: EvaluationVal): Promise<Run['examples']> {
+  private async readExamples(projectId: string, evaluation: EvaluationVal): Promise<Example[]> {
     const datasetRef = typeof evaluation.dataset === 'string' ? evaluation.dataset : null;
     const [dataset] = datasetRef ? await resolveRefs(this.store, [datasetRef], JSON.parse) : [];
     const rowsRef = dataset?.status === 'ok' ? (dataset.value as { rows?: unknown } | null)?.rows : null;
@@ -280,7 +702,7 @@ export class EvaluationRuns {
     if (!datasetRef || !table || table.kind !== 'table' || table.projectId !== projectId)
       throw badRequest('evaluation_ref: the Evaluation names no readable Dataset (a dataset ref whose rows are a table)', 'evaluation_ref');
     const trials = typeof evaluation.trials === 'number' && evaluation.trials >= 1 ? Math.floor(evaluation.trials) : 1;
-    const rows: Run['examples'] = [];
+    const rows: Example[] = [];
     for await (const r of queryTableRows(this.store, { project_id: table.projectId, digest: table.digest })) {
       if (rows.length * trials >= MAX_EVALUATION_ROWS)
         throw badRequest(
@@ -297,6 +719,20 @@ export class EvaluationRuns {
     return Array.from({ length: trials }, () => rows).flat();
   }
 }
+
+/** A `summary.usage` (by model) as priced entries. */
+function usageEntries(usage: unknown): UsageEntry[] {
+  if (typeof usage !== 'object' || usage === null) return [];
+  return Object.entries(usage as Record<string, Record<string, unknown> | null>).flatMap(([model, u]) => {
+    if (!u || typeof u !== 'object') return [];
+    const n = (k: string) => (typeof u[k] === 'number' ? (u[k] as number) : 0);
+    const prompt = n('prompt_tokens') || n('input_tokens');
+    const completion = n('completion_tokens') || n('output_tokens');
+    return [{ model, prompt_tokens: prompt, completion_tokens: completion, total_tokens: n('total_tokens') || prompt + completion }];
+  });
+}
+
+const cancelledMessage = (by: string) => `cancelled by ${by}`;
 
 /** An op member of the object (the op ref the SDK published with it), else the op's plain name. */
 function opName(member: unknown, name: string): string {

@@ -15,8 +15,15 @@ export class LlmCall {
     readonly projectId: string,
     readonly id: string,
     readonly traceId: string,
-    private readonly startRow: CallPartRow,
+    private readonly startRow: CallPartRow | null,
   ) {}
+
+  /** A call whose start is already stored (a run taken up after a restart): only its end is left to write. */
+  static existing(ingest: CallIngest, c: { projectId: string; id: string; traceId: string }): LlmCall {
+    const call = new LlmCall(ingest, c.projectId, c.id, c.traceId, null);
+    call.startPublished = true;
+    return call;
+  }
 
   static begin(
     ingest: CallIngest,
@@ -51,6 +58,7 @@ export class LlmCall {
 
   /** Makes the call visible while it runs (streams); without it, start and end go together. */
   async publishStart(): Promise<void> {
+    if (this.startPublished || !this.startRow) return;
     await this.ingest.publish([this.startRow]);
     this.startPublished = true;
   }
@@ -73,7 +81,7 @@ export class LlmCall {
       nowMicros(),
       this.ingest.maxValueBytes,
     );
-    await this.ingest.publish(this.startPublished ? [endRow] : [this.startRow, endRow]);
+    await this.ingest.publish(this.startPublished || !this.startRow ? [endRow] : [this.startRow, endRow]);
   }
 }
 

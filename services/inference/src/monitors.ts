@@ -1,11 +1,17 @@
 import { createHash } from 'node:crypto';
 import { metrics, type Logger } from '@weft/core';
 import { parseLosslessJson, RawJson } from '@weft/digest';
-import { callRef, createFeedback, readObject } from '@weft/objects';
+import { callRef, createFeedback, parseRef, readObject } from '@weft/objects';
 import { CallsQueryPlan } from '@weft/query';
 import type { Store } from '@weft/store';
-import { readScorers, runScorer, type Scorer } from './scorers';
+import { readScorers, runScorer, type ScoreResult, type Scorer } from './scorers';
+import type { JudgeRecorder } from './judge-model';
+import { MonitorLeases } from './monitor-leases';
 import type { UpstreamRegistry } from './upstreams';
+
+/** Calls scored at once (each waits on its judges), and written per insert. */
+const SCORE_CONCURRENCY = 16;
+const FEEDBACK_CHUNK = 100;
 
 /** A scorer's result is `wandb.runnable.<scorer name>` feedback, as Weave's scoring workers write it. */
 const RUNNABLE_FEEDBACK_PREFIX = 'wandb.runnable.';
@@ -17,6 +23,8 @@ export interface MonitorWorkerOptions {
   batchCalls: number;
   /** Resolves once the writes acknowledged so far are stored. */
   caughtUp?: () => Promise<void>;
+  /** Records the judges' requests (in each project's judges project). */
+  judges?: JudgeRecorder;
 }
 
 /** A Weave `Monitor` object (weave.Monitor(...).activate() publishes it), as stored. */
@@ -27,6 +35,14 @@ interface MonitorVal {
   query?: { $expr?: Record<string, unknown> } | null;
   sampling_rate?: number;
   scorers?: string[];
+  scorer_debounce_config?: DebounceConfig | null;
+}
+
+/** Weave's ScorerDebounceConfig: score a trace's or thread's calls once they have gone quiet. */
+interface DebounceConfig {
+  aggregation_field?: unknown;
+  aggregation_method?: unknown;
+  timeout_seconds?: unknown;
 }
 
 interface ActiveMonitor {
@@ -46,6 +62,8 @@ interface CallToScore {
   endedUs: number;
 }
 
+const DEBOUNCE_FIELDS = ['trace_id', 'thread_id'];
+
 /**
  * The server side of Weave Monitors: every `intervalMs`, for each active `Monitor` object of any
  * project, the ended calls that match its op names and query, ended after it was published, fall
@@ -62,13 +80,16 @@ export class MonitorWorker {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
   private stopped = false;
+  private readonly leases: MonitorLeases;
 
   constructor(
     private readonly store: Store,
     private readonly upstreams: UpstreamRegistry,
     private readonly log: Logger,
     private readonly opts: MonitorWorkerOptions,
-  ) {}
+  ) {
+    this.leases = new MonitorLeases(store, opts.intervalMs);
+  }
 
   start(): void {
     this.timer = setInterval(() => void this.look(), this.opts.intervalMs);
@@ -95,6 +116,8 @@ export class MonitorWorker {
     for (const monitor of await this.activeMonitors()) {
       if (this.stopped) return;
       try {
+        // Another inference process scores this monitor (its lease is alive): not this one.
+        if (!(await this.leases.hold(monitor.projectId, monitor.name))) continue;
         await this.scoreMonitor(monitor);
       } catch (err) {
         this.log.error({ err, monitor: monitor.ref }, 'monitors: a monitor could not score its calls');
@@ -130,28 +153,46 @@ export class MonitorWorker {
     return out;
   }
 
+  /**
+   * Scores the monitor's backlog: batches of its unscored calls (oldest first), each batch's
+   * calls scored SCORE_CONCURRENCY at a time, their results written in one insert per chunk of
+   * FEEDBACK_CHUNK calls; the next batch is read once the last one is stored. A crash loses at
+   * most the chunks under way: those calls have no feedback, so the next look scores them (the
+   * ids are derived, so a result written twice replaces itself).
+   */
   private async scoreMonitor(m: ActiveMonitor): Promise<void> {
     const scorers = await this.scorers(m);
     if (scorers.length === 0) return;
-    for (const call of await this.callsToScore(m)) {
-      const results = await Promise.all(scorers.map((s) => this.score(s, call)));
-      await createFeedback(
-        this.store,
-        scorers.map((s, i) => ({
-          id: feedbackId(m.name, call.id, s.ref),
-          project_id: m.projectId,
-          svc_ref: callRef(m.projectId, call.id),
-          feedback_type: RUNNABLE_FEEDBACK_PREFIX + s.name,
-          runnable_ref: s.ref,
-          trigger_ref: m.ref,
-          payload:
-            'error' in results[i]!
-              ? { output: null, error: (results[i] as { error: string }).error }
-              : { output: (results[i] as { output: unknown }).output },
-        })),
-        m.userId,
-      );
-      metrics.monitorScoreLag.observe(Math.max(0, Date.now() - call.endedUs / 1000) / 1000);
+    for (;;) {
+      const calls = await this.callsToScore(m);
+      for (let i = 0; i < calls.length && !this.stopped; i += FEEDBACK_CHUNK) {
+        const chunk = calls.slice(i, i + FEEDBACK_CHUNK);
+        const results = await mapConcurrently(chunk, SCORE_CONCURRENCY, (call) => Promise.all(scorers.map((s) => this.score(m, s, call))));
+        await createFeedback(
+          this.store,
+          chunk.flatMap((call, c) =>
+            scorers.map((s, i) => {
+              const r = results[c]![i]!;
+              return {
+                id: feedbackId(m.name, call.id, s.ref),
+                project_id: m.projectId,
+                svc_ref: callRef(m.projectId, call.id),
+                feedback_type: RUNNABLE_FEEDBACK_PREFIX + runnableName(s),
+                runnable_ref: s.ref,
+                trigger_ref: m.ref,
+                payload: 'error' in r ? { output: null, error: r.error } : { output: r.output },
+              };
+            }),
+          ),
+          m.userId,
+        );
+        const now = Date.now();
+        for (const call of chunk) metrics.monitorScoreLag.observe(Math.max(0, now - call.endedUs / 1000) / 1000);
+        // A long backlog keeps the lease alive; a lease lost meanwhile leaves the rest to its new holder.
+        if (!(await this.leases.hold(m.projectId, m.name))) return;
+      }
+      // A full batch: more may be waiting; a short one is the end of the backlog.
+      if (calls.length < this.opts.batchCalls || this.stopped) return;
     }
   }
 
@@ -161,12 +202,9 @@ export class MonitorWorker {
 
   /** Ended calls of the monitor's ops and query, in its sample, with none of its feedback yet: the oldest first. */
   private async callsToScore(m: ActiveMonitor): Promise<CallToScore[]> {
-    const plan = new CallsQueryPlan({
-      project_id: m.projectId,
-      filter: m.val.op_names?.length ? { op_names: m.val.op_names } : undefined,
-      query: m.val.query?.$expr ? { $expr: m.val.query.$expr } : undefined,
-      sort_by: [],
-    });
+    const debounce = m.val.scorer_debounce_config;
+    if (debounce && DEBOUNCE_FIELDS.includes(String(debounce.aggregation_field))) return this.debouncedCallsToScore(m, debounce);
+    const plan = monitorCallsPlan(m);
     const p = plan.params;
     const rate = Math.max(0, Math.min(1, m.val.sampling_rate ?? 1));
     const pid = plan.projectParam;
@@ -186,9 +224,117 @@ export class MonitorWorker {
     }));
   }
 
-  private score(s: Scorer, call: CallToScore): Promise<{ output: unknown } | { error: string }> {
-    return runScorer(this.store, this.upstreams, s, call.output, call.inputs);
+  /**
+   * Debounced (scorer_debounce_config): the monitor's calls grouped by their trace or thread (a
+   * call without one is its own group); a group is scored once no call of it has ended for
+   * `timeout_seconds`, on its last call, whose feedback the results become. `last_message`
+   * (the default) scores that call as it is; `all_messages` scores the group's outputs, oldest
+   * first, as `output`, with the calls as `messages` ({inputs, output} each) beside the last
+   * call's inputs. A group that gets more calls later is scored again on its new last call.
+   * The sample is drawn by group, so a trace or thread is in or out whole.
+   */
+  private async debouncedCallsToScore(m: ActiveMonitor, d: DebounceConfig): Promise<CallToScore[]> {
+    const plan = monitorCallsPlan(m);
+    const p = plan.params;
+    const pid = plan.projectParam;
+    const field = String(d.aggregation_field);
+    const all = d.aggregation_method === 'all_messages';
+    const quietMs = Math.max(0, Math.round(Number(d.timeout_seconds ?? 0) * 1000)) || 0;
+    const rate = Math.max(0, Math.min(1, m.val.sampling_rate ?? 1));
+    const sql = `SELECT last_id AS id, toUnixTimestamp64Micro(last_end) AS ended_us, inputs_dump, output_dump, window_ids FROM (
+        SELECT ifNull(${field}, id) AS grp, argMax(id, ended_at) AS last_id, max(ended_at) AS last_end,
+          argMax(inputs_dump, ended_at) AS inputs_dump, argMax(output_dump, ended_at) AS output_dump,
+          ${all ? 'arrayMap(x -> x.2, arraySort(groupArray((ended_at, id))))' : "CAST([], 'Array(String)')"} AS window_ids
+        FROM (${plan.matchedCallsSql(p, ['inputs_dump', 'output_dump', 'ended_at', field])})
+        WHERE ended_at IS NOT NULL AND ended_at >= fromUnixTimestamp64Micro(${p.add(m.sinceUs, 'Int64')}, 'UTC')
+        GROUP BY grp
+        HAVING last_end <= now64(6) - toIntervalMillisecond(${p.add(quietMs, 'UInt64')})
+          AND cityHash64(grp, ${p.str(m.name)}) % 1000000 < ${p.add(Math.round(rate * 1_000_000), 'UInt64')})
+      WHERE concat('weave:///', ${pid}, '/call/', last_id) NOT IN (
+        SELECT svc_ref FROM feedback WHERE project_id = ${pid} AND startsWith(ifNull(trigger_ref, ''), ${p.str(`weave:///${m.projectId}/object/${m.name}:`)}))
+      ORDER BY last_end LIMIT ${p.int(this.opts.batchCalls)}`;
+    const rs = await this.store.client.query({ query: sql, query_params: p.values, format: 'JSONEachRow' });
+    const groups = await rs.json<{
+      id: string;
+      ended_us: string;
+      inputs_dump: string | null;
+      output_dump: string | null;
+      window_ids: string[];
+    }>();
+    const parse = (s: string | null) => (s ? (JSON.parse(s) as unknown) : null);
+    const windows = all
+      ? await this.callBodies(
+          m.projectId,
+          groups.flatMap((g) => g.window_ids),
+        )
+      : new Map();
+    return groups.map((g) => {
+      const inputs = (parse(g.inputs_dump) ?? {}) as Record<string, unknown>;
+      if (!all) return { id: g.id, inputs, output: parse(g.output_dump), endedUs: Number(g.ended_us) };
+      const messages = g.window_ids.map((id) => windows.get(id) ?? { inputs: {}, output: null });
+      return { id: g.id, inputs: { ...inputs, messages }, output: messages.map((x) => x.output), endedUs: Number(g.ended_us) };
+    });
   }
+
+  /** The inputs and output of calls, by id. */
+  private async callBodies(projectId: string, ids: string[]): Promise<Map<string, { inputs: unknown; output: unknown }>> {
+    if (ids.length === 0) return new Map();
+    const plan = new CallsQueryPlan({ project_id: projectId, filter: { call_ids: ids }, sort_by: [] });
+    const p = plan.params;
+    const rs = await this.store.client.query({
+      query: `SELECT id, inputs_dump, output_dump FROM (${plan.matchedCallsSql(p, ['inputs_dump', 'output_dump'])})`,
+      query_params: p.values,
+      format: 'JSONEachRow',
+    });
+    const rows = await rs.json<{ id: string; inputs_dump: string | null; output_dump: string | null }>();
+    return new Map(
+      rows.map((r) => [
+        r.id,
+        {
+          inputs: r.inputs_dump ? (JSON.parse(r.inputs_dump) as unknown) : {},
+          output: r.output_dump ? (JSON.parse(r.output_dump) as unknown) : null,
+        },
+      ]),
+    );
+  }
+
+  private score(m: ActiveMonitor, s: Scorer, call: CallToScore): Promise<ScoreResult> {
+    const trace = this.opts.judges?.for(m.projectId, m.userId, { call_id: call.id, monitor: m.ref, scorer: s.ref });
+    return runScorer(this.store, this.upstreams, s, call.output, call.inputs, trace);
+  }
+}
+
+/**
+ * The name a scorer's feedback goes under: its object's name (the SDK publishes a scorer under
+ * its `name`, so the two agree), which Weave's feedback rule requires of runnable_ref.
+ */
+function runnableName(s: Scorer): string {
+  const ref = parseRef(s.ref);
+  return ref?.kind === 'object' ? ref.name : s.name;
+}
+
+/** The calls a monitor watches: its op names and its query. */
+function monitorCallsPlan(m: ActiveMonitor): CallsQueryPlan {
+  return new CallsQueryPlan({
+    project_id: m.projectId,
+    filter: m.val.op_names?.length ? { op_names: m.val.op_names } : undefined,
+    query: m.val.query?.$expr ? { $expr: m.val.query.$expr } : undefined,
+    sort_by: [],
+  });
+}
+
+/** `fn` over `items`, at most `limit` at once, results in order. */
+async function mapConcurrently<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return out;
 }
 
 /** A stored value (lossless JSON) as plain values. */

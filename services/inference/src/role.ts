@@ -1,4 +1,6 @@
 import { needs, type Role } from '@weft/runtime';
+import { CallIngest } from '@weft/ingest';
+import { JudgeRecorder } from './judge-model';
 import { MonitorWorker } from './monitors';
 import { loadUpstreams } from './upstreams';
 import { inferenceRoutes } from './routes';
@@ -19,7 +21,8 @@ export const inferenceRole: Role = (config, log) => {
       const bus = deps.bus;
       const worker = new MonitorWorker(deps.store, upstreams, log, {
         intervalMs: config.WEFT_MONITORS_INTERVAL_MS,
-        batchCalls: 200,
+        batchCalls: 500,
+        ...(bus ? { judges: new JudgeRecorder(new CallIngest(bus, { maxValueBytes: config.WEFT_MAX_VALUE_BYTES })) } : {}),
         ...(bus?.caughtUp ? { caughtUp: () => bus.caughtUp!() } : {}),
       });
       return [{ name: 'monitors', start: async () => worker.start(), stop: () => worker.stop() }];
@@ -31,6 +34,7 @@ export const inferenceRole: Role = (config, log) => {
         store: deps.store,
         upstreams,
         log,
+        evaluationHeartbeatMs: config.WEFT_EVALUATION_HEARTBEAT_MS,
         ...(deps.bus?.caughtUp ? { caughtUp: () => deps.bus!.caughtUp!() } : {}),
       });
     },

@@ -11,6 +11,7 @@ import { Completions } from './completions';
 import { Actions } from './actions';
 import { Embeddings } from './embeddings';
 import { EvaluationRuns } from './evaluations';
+import { JudgeRecorder } from './judge-model';
 import { ModelList } from './model-list';
 import { ModelRecords } from './models';
 import { openAiError, toOpenAiError } from './openai-errors';
@@ -29,6 +30,8 @@ export interface InferenceDeps {
   log: Logger;
   /** Resolves once the writes acknowledged so far are stored: actions read the calls they run on. */
   caughtUp?: () => Promise<void>;
+  /** Server-side evaluation runs' heartbeat (WEFT_EVALUATION_HEARTBEAT_MS). */
+  evaluationHeartbeatMs: number;
 }
 
 /** The `/v1` routes and their methods, for the 404/405 answers of everything else under `/v1`. */
@@ -57,9 +60,14 @@ export async function inferenceRoutes(app: FastifyInstance, deps: InferenceDeps)
   const modelList = new ModelList(deps.upstreams, deps.log);
   const completions = new Completions(deps.upstreams, ingest);
   const models = new ModelRecords(deps.store.client);
-  const actions = new Actions(deps.store, deps.upstreams, deps.caughtUp);
-  const evaluations = new EvaluationRuns(deps.store, deps.upstreams, ingest, deps.log, deps.caughtUp);
-  // Runs still going end their rows and roots before the bus closes (HTTP stops first).
+  const actions = new Actions(deps.store, deps.upstreams, new JudgeRecorder(ingest), deps.caughtUp);
+  const evaluations = new EvaluationRuns(deps.store, deps.upstreams, ingest, deps.log, {
+    heartbeatMs: deps.evaluationHeartbeatMs,
+    ...(deps.caughtUp ? { caughtUp: deps.caughtUp } : {}),
+  });
+  // Heartbeats begin, and runs a stopped process left are taken up, once the server is ready.
+  app.addHook('onReady', async () => evaluations.start());
+  // Rows under way end before the bus closes (HTTP stops first); unfinished runs wait for the next start.
   app.addHook('onClose', () => evaluations.stop());
   for (const missing of deps.upstreams.missingKeys()) {
     deps.log.warn(missing, 'upstream API key variable is not set; its models will be refused');
@@ -94,6 +102,8 @@ export async function inferenceRoutes(app: FastifyInstance, deps: InferenceDeps)
   addRoute(app, deps.auth, 'actionsExecuteBatch', (body, { caller }) => actions.executeBatch(body, caller.userId));
   addRoute(app, deps.auth, 'evaluationsEvaluateModel', (body, { caller }) => evaluations.evaluateModel(body, caller));
   addRoute(app, deps.auth, 'evaluationsStatus', (body) => evaluations.status(body));
+  addRoute(app, deps.auth, 'evaluationsCancel', (body, { caller }) => evaluations.cancel(body, caller));
+  addRoute(app, deps.auth, 'evaluationsReplay', (body, { caller }) => evaluations.replay(body, caller));
 
   // Anything else under /v1 answers in the same shape: 405 for a known path, 404 otherwise.
   await app.register(

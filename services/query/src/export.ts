@@ -3,7 +3,7 @@ import { CALL_EXPORT_COLUMNS, type CallExportColumn, type CallsExportReq, type C
 import { sendStream } from '@weft/http';
 import type { Store } from '@weft/store';
 import { streamCallLines, type StreamOptions } from './calls';
-import { downloadFraming, sendRows } from './row-export';
+import { downloadFraming, sendJsonLinesAsParquet, sendRows } from './row-export';
 
 /**
  * /calls/export: the calls a query matches as a file, streamed. The calls are read page by page
@@ -13,7 +13,36 @@ import { downloadFraming, sendRows } from './row-export';
 
 type Call = Record<string, unknown> & { summary?: { weave?: { status?: string; latency_ms?: number } } | null };
 
-/** Each export column's value in a call, and its Parquet (ClickHouse) type. */
+/**
+ * Each export column: its value in a parsed call (CSV), its Parquet (ClickHouse) type, and the
+ * same value as SQL over the call's JSON line (`line`: Parquet, converted by the engine).
+ */
+const raw = (k: string) => `JSONExtractRaw(line, '${k}')`;
+const text = (k: string) => `JSONExtract(line, '${k}', 'Nullable(String)')`;
+/** A member's JSON text, NULL when it is absent or null (as JSON.stringify of a parsed value). */
+const json = (k: string) => `nullIf(nullIf(${raw(k)}, ''), 'null')`;
+const COLUMN_SQL: Record<CallExportColumn, string> = {
+  id: text('id'),
+  project_id: text('project_id'),
+  op_name: text('op_name'),
+  display_name: text('display_name'),
+  trace_id: text('trace_id'),
+  parent_id: text('parent_id'),
+  thread_id: text('thread_id'),
+  turn_id: text('turn_id'),
+  started_at: `parseDateTime64BestEffort(${text('started_at')}, 6, 'UTC')`,
+  ended_at: `parseDateTime64BestEffortOrNull(${text('ended_at')}, 6, 'UTC')`,
+  status: `ifNull(nullIf(JSONExtractString(line, 'summary', 'weave', 'status'), ''), if(${text('ended_at')} IS NULL, 'running', 'success'))`,
+  latency_ms: `JSONExtract(line, 'summary', 'weave', 'latency_ms', 'Nullable(Int64)')`,
+  exception: text('exception'),
+  svc_user_id: text('svc_user_id'),
+  svc_run_id: text('svc_run_id'),
+  inputs: `ifNull(${json('inputs')}, '{}')`,
+  output: json('output'),
+  attributes: `ifNull(${json('attributes')}, '{}')`,
+  summary: json('summary'),
+};
+
 const COLUMNS: Record<CallExportColumn, { type: string; value: (c: Call) => unknown }> = {
   id: { type: 'String', value: (c) => c.id },
   project_id: { type: 'String', value: (c) => c.project_id },
@@ -45,8 +74,14 @@ export async function exportCalls(store: Store, req: CallsExportReq, reply: Fast
     const lines = streamCallLines(store, { ...streamReq(req), columns }, abort.signal, opts);
     return sendStream(reply, lines, framing);
   }
-  const columns = (req.columns ?? [...CALL_EXPORT_COLUMNS]).map((name) => ({ name, ...COLUMNS[name] }));
-  await sendRows(store, reply, req.format, framing, columns, callsOf(streamCallLines(store, streamReq(req), abort.signal, opts)));
+  const names = req.columns ?? [...CALL_EXPORT_COLUMNS];
+  const lines = streamCallLines(store, streamReq(req), abort.signal, opts);
+  if (req.format === 'parquet') {
+    const select = names.map((name) => `CAST(${COLUMN_SQL[name]} AS ${COLUMNS[name].type}) AS \`${name}\``).join(', ');
+    return sendJsonLinesAsParquet(store, reply, framing, lines, select);
+  }
+  const columns = names.map((name) => ({ name, ...COLUMNS[name] }));
+  await sendRows(store, reply, req.format, framing, columns, callsOf(lines));
 }
 
 /** The stream query of an export: every call the filter matches, in its order, with the whole Call (columns are the export's). */

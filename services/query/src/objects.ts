@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { ApiError, badRequest } from '@weft/core';
 import { parseLosslessJson } from '@weft/digest';
 import { addRoute, sendJsonArrayObject, sendJsonText, sendJsonl, type Authenticator } from '@weft/http';
-import { queryFeedback, queryObjects, queryTableRows, readFile, readObject, resolveRefs, tableStats } from '@weft/objects';
+import { diffTables, queryFeedback, queryObjects, queryTableRows, readFile, readObject, resolveRefs, tableStats } from '@weft/objects';
 import type { Store } from '@weft/store';
 import { toJsonText } from '@weft/digest';
 
@@ -35,6 +35,7 @@ export async function objectReadRoutes(app: FastifyInstance, deps: ObjectReadDep
   addRoute(app, auth, 'tableQueryStatsBatch', async (body) => ({
     tables: await tableStats(store, body.project_id, body.digests, body.include_storage_size),
   }));
+  addRoute(app, auth, 'tableDiff', async (body, { reply }) => sendJsonText(reply, await diffTables(store, body)));
   addRoute(app, auth, 'fileContent', async (body, { reply }) => {
     const bytes = await readFile(store, body.project_id, body.digest);
     reply.type('application/octet-stream');

@@ -11,6 +11,7 @@ export const queryRole: Role = (config) => ({
     await app.register(queryRoutes, {
       store: deps.store,
       auth: needs(deps.auth, 'auth', 'query'),
+      keys: needs(deps.keys, 'the key store', 'query'),
       pageRows: config.WEFT_QUERY_PAGE_ROWS,
       defaultRetentionDays: config.WEFT_RETENTION_DAYS,
       ...(bus?.caughtUp ? { caughtUp: () => bus.caughtUp!() } : {}),

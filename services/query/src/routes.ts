@@ -31,6 +31,8 @@ import {
 export interface QueryDeps {
   store: Store;
   auth: Authenticator;
+  /** Users' names, for /users/read_batch (libs/auth's KeyStore). */
+  keys: { userNamesIn(entity: string, userIds: string[], callerId: string): Promise<{ user_id: string; name: string }[]> };
   /** Rows per ClickHouse query when streaming calls (see StreamOptions); default by store mode. */
   pageRows?: number;
   /** Days kept in projects with no retention of their own (WEFT_RETENTION_DAYS). */
@@ -113,6 +115,9 @@ export async function queryRoutes(app: FastifyInstance, deps: QueryDeps): Promis
     await exportTable(deps.store, body, reply);
     return undefined;
   });
+  addRoute(app, deps.auth, 'usersReadBatch', async (body, { caller }) => ({
+    users: await deps.keys.userNamesIn(body.project_id.split('/')[0]!, body.user_ids, caller.userId),
+  }));
   addRoute(app, deps.auth, 'analyticsQuery', async (body, { signal }) => queryMetrics(deps.store, body, signal));
 
   await app.register(objectReadRoutes, { store: deps.store, auth: deps.auth });

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyReply } from 'fastify';
 import { sendStream } from '@weft/http';
-import { jsonlToParquet, type Store } from '@weft/store';
+import { jsonLinesToParquet, jsonlToParquet, type Store } from '@weft/store';
 
 /**
  * Rows as a download, streamed: CSV written here row by row; Parquet written by the engine from
@@ -50,6 +50,33 @@ export async function sendRows<R>(
     await new Promise<void>((resolve, reject) => out.end((e?: Error | null) => (e ? reject(e) : resolve())));
     const parquet = join(dir, 'rows.parquet');
     await jsonlToParquet(store, jsonl, columns.map((col) => `\`${col.name.replace(/`/g, '')}\` ${col.type}`).join(', '), parquet);
+    await sendStream(reply, createReadStream(parquet, { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>, framing);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * JSON lines (chunks not aligned to lines) as Parquet: written to a file as they come, then
+ * converted by the engine with `select` (expressions over each `line`) as the columns.
+ */
+export async function sendJsonLinesAsParquet(
+  store: Store,
+  reply: FastifyReply,
+  framing: ReturnType<typeof downloadFraming>,
+  chunks: AsyncIterable<Buffer>,
+  select: string,
+): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), 'weft-export-'));
+  try {
+    const lines = join(dir, 'rows.jsonl');
+    const out = createWriteStream(lines);
+    for await (const chunk of chunks) {
+      if (!out.write(chunk)) await new Promise<void>((resolve) => out.once('drain', () => resolve()));
+    }
+    await new Promise<void>((resolve, reject) => out.end((e?: Error | null) => (e ? reject(e) : resolve())));
+    const parquet = join(dir, 'rows.parquet');
+    await jsonLinesToParquet(store, lines, select, parquet);
     await sendStream(reply, createReadStream(parquet, { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>, framing);
   } finally {
     await rm(dir, { recursive: true, force: true });

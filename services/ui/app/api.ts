@@ -22,24 +22,31 @@ export function basicAuth(key: string): string {
   return `Basic ${btoa(`api:${key}`)}`;
 }
 
-async function request(
-  path: string,
-  body: unknown,
-  signal?: AbortSignal,
-  key = getKey(),
-  method: 'POST' | 'GET' = 'POST',
-): Promise<Response> {
-  // A GET's members travel in its query string.
-  const url = method === 'GET' ? `${path}?${new URLSearchParams(body as Record<string, string>)}` : path;
+export interface RequestOptions {
+  /** POST (the default) sends `body` as JSON; GET and DELETE send it as the query string. */
+  method?: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  signal?: AbortSignal;
+  headers?: Record<string, string>;
+  /** The OpenAI-compatible front (`/v1/…`) takes the key as a Bearer token. */
+  bearer?: boolean;
+  key?: string | null;
+}
+
+async function request(path: string, body: unknown, opts: RequestOptions = {}): Promise<Response> {
+  const { method = 'POST', signal, bearer = false } = opts;
+  const key = opts.key === undefined ? getKey() : opts.key;
+  const inQuery = method === 'GET' || method === 'DELETE';
+  const url = inQuery && body ? `${path}?${new URLSearchParams(body as Record<string, string>)}` : path;
   const res = await fetch(url, {
     method,
     // x-requested-with: weft then answers a bad key without a Basic challenge (no browser prompt).
     headers: {
-      ...(method === 'POST' ? { 'content-type': 'application/json' } : {}),
+      ...(inQuery ? {} : { 'content-type': 'application/json' }),
       'x-requested-with': 'XMLHttpRequest',
-      ...(key ? { authorization: basicAuth(key) } : {}),
+      ...(key ? { authorization: bearer ? `Bearer ${key}` : basicAuth(key) } : {}),
+      ...opts.headers,
     },
-    ...(method === 'POST' ? { body: JSON.stringify(body) } : {}),
+    body: inQuery ? undefined : JSON.stringify(body),
     signal,
   });
   if (res.ok) return res;
@@ -47,9 +54,9 @@ async function request(
   let reason = text || res.statusText;
   let field: string | undefined;
   try {
-    const parsed = JSON.parse(text) as { reason?: string; field?: string; error?: { message?: string } };
+    const parsed = JSON.parse(text) as { reason?: string; field?: string; error?: { message?: string; param?: string | null } };
     reason = parsed.reason ?? parsed.error?.message ?? reason;
-    field = parsed.field;
+    field = parsed.field ?? parsed.error?.param ?? undefined;
   } catch {
     /* not JSON: keep the text */
   }
@@ -60,21 +67,21 @@ async function request(
   throw new ApiError(res.status, reason, field);
 }
 
-/** POST a JSON body, get the JSON answer. */
-export async function post<T>(path: string, body: unknown, signal?: AbortSignal): Promise<T> {
-  const res = await request(path, body, signal);
-  return (await res.json()) as T;
+/** Any method, JSON answer and the response's headers (the inference front names its call in one). */
+export async function send<T>(path: string, body: unknown, opts: RequestOptions = {}): Promise<{ data: T; headers: Headers }> {
+  const res = await request(path, body, opts);
+  return { data: (await res.json()) as T, headers: res.headers };
 }
 
-/** GET a JSON answer (Weave's few GET routes), the members as the query string. */
-export async function get<T>(path: string, query: Record<string, string>, signal?: AbortSignal): Promise<T> {
-  const res = await request(path, query, signal, getKey(), 'GET');
+/** POST a JSON body, get the JSON answer. */
+export async function post<T>(path: string, body: unknown, signal?: AbortSignal): Promise<T> {
+  const res = await request(path, body, { signal });
   return (await res.json()) as T;
 }
 
 /** POST to a JSONL endpoint (calls, threads, table rows), get its lines parsed. */
 export async function postJsonl<T>(path: string, body: unknown, signal?: AbortSignal): Promise<T[]> {
-  const res = await request(path, body, signal);
+  const res = await request(path, body, { signal });
   const text = await res.text();
   const out: T[] = [];
   for (const line of text.split('\n')) if (line.trim() !== '') out.push(JSON.parse(line) as T);
@@ -100,5 +107,5 @@ export async function download(path: string, body: unknown, fallback: string): P
 
 /** Checks a key before keeping it: the project list answers 401 for a bad key. */
 export async function checkKey(key: string): Promise<void> {
-  await request('/projects/list', { limit: 1 }, undefined, key);
+  await request('/projects/list', { limit: 1 }, { key });
 }

@@ -9,6 +9,9 @@ import type { Call } from './types';
  * row, usually a ref into the dataset's table; output `{output, scores: {<scorer>: …}}`).
  */
 export const evaluateOp = (projectId: string) => `weave:///${projectId}/op/Evaluation.evaluate:*`;
+
+/** The op names of evaluation runs: the SDK's op refs, and the plain name weft's server-side runs of objects without op refs (replays) record. */
+export const evaluateOps = (projectId: string) => [evaluateOp(projectId), 'Evaluation.evaluate'];
 export const predictAndScoreOp = (projectId: string) => `weave:///${projectId}/op/Evaluation.predict_and_score:*`;
 
 /** One metric of a summary or a score: its dotted path and value (booleans count as 1/0). */

@@ -6,12 +6,16 @@ import { hashForSdkPath } from './sdk-links';
 import { getKey } from './session';
 import { AnalyticsView } from './views/analytics';
 import { CallsView } from './views/calls';
+import { DatasetDiffView } from './views/dataset-diff';
 import { DeliveryView } from './views/delivery';
 import { EvaluationCompareView } from './views/evaluation-compare';
 import { EvaluationsView } from './views/evaluations';
 import { LeaderboardView } from './views/leaderboards';
 import { ObjectView } from './views/object';
 import { ObjectsView } from './views/objects';
+import { PlaygroundView } from './views/playground';
+import { QueueView } from './views/queue';
+import { QueuesView } from './views/queues';
 import { Projects } from './views/projects';
 import { SettingsView } from './views/settings';
 import { SignIn } from './views/signin';
@@ -58,7 +62,16 @@ function App() {
       case 'leaderboards':
         if (rest[0]) return <LeaderboardView key={rest[0]} projectId={projectId} name={rest[0]} route={route} />;
         break;
+      case 'queues':
+        return rest[0] ? (
+          <QueueView key={rest[0]} projectId={projectId} queueId={rest[0]} route={route} />
+        ) : (
+          <QueuesView projectId={projectId} />
+        );
+      case 'playground':
+        return <PlaygroundView key={rest[0] ?? ''} projectId={projectId} callId={rest[0]} />;
       case 'objects':
+        if (rest[0] && rest[1] === 'diff') return <DatasetDiffView projectId={projectId} objectId={rest[0]} route={route} />;
         return rest[0] ? <ObjectView projectId={projectId} objectId={rest[0]} route={route} /> : <ObjectsView projectId={projectId} />;
       case 'table':
         if (rest[0]) return <TableView projectId={projectId} digest={rest[0]} route={route} />;
@@ -84,7 +97,7 @@ function NotFound({ what }: { what: string }) {
 }
 
 // A link the Weave SDK printed (`/<entity>/<project>/weave/…`) is served this page: shown as its view.
-if (location.pathname !== '/') history.replaceState(null, '', `/${hashForSdkPath(location.pathname) ?? '#/'}`);
+if (location.pathname !== '/') history.replaceState(null, '', `/${hashForSdkPath(location.pathname, location.search) ?? '#/'}`);
 
 const root = document.getElementById('app')!;
 root.textContent = ''; // the boot message

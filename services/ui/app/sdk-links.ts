@@ -8,9 +8,10 @@ import { href } from './route';
  *   /<e>/<p>/weave/ops/<name>/versions/<digest>      → that op version
  *   /<e>/<p>/weave/leaderboards/<name>               → the leaderboard
  *   /<e>/<p>/weave/agents/conversations/<id>         → the thread
+ *   /<e>/<p>/weave/traces?view=<name>                → the calls as that saved view shows them (SavedView.ui_url)
  * Anything else under /<e>/<p>/weave opens the project. Null: not such a link.
  */
-export function hashForSdkPath(pathname: string): string | null {
+export function hashForSdkPath(pathname: string, search = ''): string | null {
   const parts = pathname.split('/').filter(Boolean).map(decodeURIComponent);
   const [entity, project, ...rest] = parts;
   if (!entity || !project) return null;
@@ -26,5 +27,7 @@ export function hashForSdkPath(pathname: string): string | null {
   }
   if (kind === 'leaderboards' && name) return at('leaderboards', name);
   if (kind === 'agents' && name === 'conversations' && sub) return at('threads', sub);
+  const view = new URLSearchParams(search).get('view');
+  if (kind === 'traces' && view) return href(['p', entity, project, 'calls'], { view });
   return at('calls');
 }

@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import type { Call, callsAggregateRes, objectVersion, projectDeliveryRes, projectSummary, tableRow, thread } from '@weft/api';
 
 export type { Call };
+export type { AnnotationQueue, AnnotationQueueItem } from '@weft/api';
 export type Thread = z.infer<typeof thread>;
 export type ProjectSummary = z.infer<typeof projectSummary>;
 export type Aggregate = z.infer<typeof callsAggregateRes>;
@@ -17,4 +18,6 @@ export interface Feedback {
   created_at: string;
   svc_user_id?: string;
   svc_ref?: string;
+  annotation_ref?: string | null;
+  queue_id?: string | null;
 }

@@ -15,6 +15,11 @@ describe('links the Weave SDK prints', () => {
     expect(hashForSdkPath('/acme/p/weave/leaderboards/board')).toBe('#/p/acme/p/leaderboards/board');
     expect(hashForSdkPath('/acme/p/weave/agents/conversations/c%201')).toBe('#/p/acme/p/threads/c%201');
     expect(hashForSdkPath('/acme/p/weave/somewhere/else')).toBe('#/p/acme/p/calls');
+    // SavedView.ui_url(): the calls as the saved view shows them.
+    expect(hashForSdkPath('/acme/p/weave/traces', '?view=traces_2026-01-01_12-00-00-000')).toBe(
+      '#/p/acme/p/calls?view=traces_2026-01-01_12-00-00-000',
+    );
+    expect(hashForSdkPath('/acme/p/weave/traces')).toBe('#/p/acme/p/calls');
   });
 
   it('anything else is not such a link', () => {

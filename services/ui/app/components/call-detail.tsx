@@ -10,6 +10,7 @@ import { StatusBadge } from '../views/calls';
 import { Annotations } from './annotations';
 import { JsonView } from './json-view';
 import { Conversation, findConversation } from './messages';
+import { replayedCallId } from '../playground';
 import { ErrorBox, Loading } from './states';
 
 /** Everything about one call: inputs, output (a chat as a conversation), exception, usage and cost, refs, feedback, attributes. */
@@ -19,11 +20,17 @@ export function CallDetail({ call, projectId, status = callStatus(call) }: { cal
   const feedback = ((call.summary?.weave as Record<string, unknown> | undefined)?.feedback ?? []) as Feedback[];
   const [feedbackCount, setFeedbackCount] = useState(feedback.length);
   const refs = [...new Set([...findRefs(call.inputs), ...findRefs(call.output)])];
+  const sourceCallId = replayedCallId(call);
   return (
     <div class="call-detail" aria-label="Call detail">
       <div class="detail-head">
         <h3 title={call.op_name}>{call.display_name || opLabel(call.op_name)}</h3>
         <StatusBadge status={status} />
+        {findConversation(call.inputs) ? (
+          <a class="button" href={projectHref(projectId, ['playground', call.id])} title="Run this LLM call again, changed">
+            Open in playground
+          </a>
+        ) : null}
       </div>
       <dl class="facts">
         <dt>Op</dt>
@@ -54,6 +61,17 @@ export function CallDetail({ call, projectId, status = callStatus(call) }: { cal
             </dd>
           </>
         ) : null}
+        {sourceCallId ? (
+          <>
+            <dt>Replay of</dt>
+            <dd>
+              <a href={projectHref(projectId, ['call', sourceCallId])}>
+                <code>{sourceCallId}</code>
+              </a>{' '}
+              <a href={projectHref(projectId, ['playground', sourceCallId])}>playground</a>
+            </dd>
+          </>
+        ) : null}
         {call.svc_user_id ? (
           <>
             <dt>User</dt>
@@ -65,6 +83,7 @@ export function CallDetail({ call, projectId, status = callStatus(call) }: { cal
         <Annotations
           projectId={projectId}
           callId={call.id}
+          opName={call.op_name}
           initial={feedback}
           onChange={(list) => {
             setFeedbackCount(list.length);

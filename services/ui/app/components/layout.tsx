@@ -7,6 +7,8 @@ const TABS: [string, string][] = [
   ['calls', 'Calls'],
   ['threads', 'Threads'],
   ['evaluations', 'Evaluations'],
+  ['queues', 'Queues'],
+  ['playground', 'Playground'],
   ['analytics', 'Analytics'],
   ['objects', 'Objects'],
   ['delivery', 'Delivery'],

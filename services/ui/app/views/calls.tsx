@@ -1,12 +1,19 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { post, postJsonl } from '../api';
 import { callsQueryBody, filterFromParams, FilterError, rootsOnly, type CallsFilter } from '../calls-filter';
+import { rootsToCheck, tracesWithErrors } from '../child-errors';
+import { rolledUpUsage, rootsWithoutUsage, type RolledUsage } from '../rolled-usage';
+import { AddToDataset } from '../components/add-to-dataset';
+import { ColumnsMenu } from '../components/columns-menu';
 import { ExportMenu } from '../components/export-menu';
 import { FilterBar } from '../components/filter-bar';
 import { Layout } from '../components/layout';
+import { SavedViewsBar } from '../components/saved-views-bar';
 import { Empty, ErrorBox, Loading } from '../components/states';
 import { callCost, callStatus, callTokens, fmtCost, fmtInt, fmtMs, fmtTime, latencyMs, opLabel } from '../format';
 import { navigate, projectHref, type Route } from '../route';
+import { DEFAULT_SORT, paramsOf, stateOf, type CallsViewState, type SortSpec } from '../saved-views';
+import { lookUpUsers, shortUserId, userName } from '../users';
 import { rowOffset, scrollTopShowing, scrollWindow } from '../virtual-scroll';
 import { NoteIcon, ReactionIcon } from '../components/reaction-icon';
 import { feedbackCounts, feedbackSummary } from '../feedback';
@@ -14,6 +21,8 @@ import type { Call, Feedback } from '../types';
 import { useAsync } from '../use-async';
 import { callIdsWithFeedback, MAX_FEEDBACK_CALLS } from '../feedback-filter';
 import { useBodyKeys } from '../use-body-keys';
+import { AddToQueue } from '../components/add-to-queue';
+import { MAX_QUEUE_ADD_CALLS } from '../queues';
 
 /** Rows per request: the table asks only for the pages that scroll into view. */
 export const PAGE_ROWS = 100;
@@ -22,6 +31,26 @@ const ROW_PX = 34;
 const OVERSCAN = 12;
 /** Scrolling must pause this long before the pages in view are fetched. */
 const SCROLL_SETTLE_MS = 120;
+/** Live refresh: the first page and the count asked again this often (two requests), while the tab is visible. */
+export const LIVE_INTERVAL_MS = 5000;
+/** Calls one "Add to dataset" takes at most (the calls query's limit of ids). */
+const MAX_SELECTED = 1000;
+
+/** What a cell knows beyond its call. */
+interface CellContext {
+  projectId: string;
+  /** A call under this trace root failed (its own status says success). */
+  childError: boolean;
+  /** An OTLP trace root's usage with its descendants' (its own span carries none). */
+  rolledUp?: RolledUsage;
+}
+
+/** A trace root's total, marked as its trace's (Σ). */
+const rolled = (text: string) => (
+  <span class="rolled-up" title="The whole trace's usage: this span's and its descendants'">
+    Σ {text}
+  </span>
+);
 
 interface Column {
   id: string;
@@ -29,29 +58,98 @@ interface Column {
   /** The API's sort field (tokens and cost: the server's sums over models); none: not sortable. */
   sort?: string;
   num?: boolean;
-  cell: (c: Call) => preact.ComponentChildren;
+  /** Its grid track, wide and below 1000 px (null: not shown there). */
+  width: [string, string | null];
+  cell: (c: Call, ctx: CellContext) => preact.ComponentChildren;
 }
 
-const COLUMNS: Column[] = [
-  { id: 'op', label: 'Op', sort: 'op_name', cell: (c) => <span title={c.op_name}>{opLabel(c.op_name)}</span> },
-  { id: 'name', label: 'Display name', sort: 'display_name', cell: (c) => c.display_name ?? <span class="muted">—</span> },
-  { id: 'status', label: 'Status', sort: 'summary.weave.status', cell: (c) => <StatusBadge status={callStatus(c)} /> },
-  { id: 'started', label: 'Started', sort: 'started_at', cell: (c) => fmtTime(c.started_at) },
-  { id: 'latency', label: 'Latency', sort: 'summary.weave.latency_ms', num: true, cell: (c) => fmtMs(latencyMs(c)) },
-  { id: 'tokens', label: 'Tokens', sort: 'summary.weave.total_tokens', num: true, cell: (c) => fmtInt(callTokens(c)) },
-  { id: 'cost', label: 'Cost', sort: 'summary.weave.total_cost', num: true, cell: (c) => fmtCost(callCost(c)) },
+export const COLUMNS: Column[] = [
+  {
+    id: 'op',
+    label: 'Op',
+    sort: 'op_name',
+    width: ['minmax(140px, 2fr)', 'minmax(110px, 2fr)'],
+    cell: (c) => <span title={c.op_name}>{opLabel(c.op_name)}</span>,
+  },
+  {
+    id: 'name',
+    label: 'Display name',
+    sort: 'display_name',
+    width: ['minmax(120px, 2fr)', 'minmax(70px, 1fr)'],
+    cell: (c) => c.display_name ?? <span class="muted">—</span>,
+  },
+  {
+    id: 'status',
+    label: 'Status',
+    sort: 'summary.weave.status',
+    width: ['110px', '104px'],
+    cell: (c, ctx) => <StatusBadge status={ctx.childError ? 'descendant_error' : callStatus(c)} />,
+  },
+  { id: 'started', label: 'Started', sort: 'started_at', width: ['215px', '215px'], cell: (c) => fmtTime(c.started_at) },
+  {
+    id: 'latency',
+    label: 'Latency',
+    sort: 'summary.weave.latency_ms',
+    num: true,
+    width: ['100px', '76px'],
+    cell: (c) => fmtMs(latencyMs(c)),
+  },
+  {
+    id: 'tokens',
+    label: 'Tokens',
+    sort: 'summary.weave.total_tokens',
+    num: true,
+    width: ['80px', '64px'],
+    cell: (c, ctx) => (callTokens(c) === null && ctx.rolledUp ? rolled(fmtInt(ctx.rolledUp.tokens)) : fmtInt(callTokens(c))),
+  },
+  {
+    id: 'cost',
+    label: 'Cost',
+    sort: 'summary.weave.total_cost',
+    num: true,
+    width: ['100px', null],
+    cell: (c, ctx) =>
+      callCost(c) === null && ctx.rolledUp?.cost !== null && ctx.rolledUp?.cost !== undefined
+        ? rolled(fmtCost(ctx.rolledUp.cost))
+        : fmtCost(callCost(c)),
+  },
   {
     id: 'feedback',
     label: 'Feedback',
+    width: ['110px', '90px'],
     cell: (c) => <FeedbackCell list={((c.summary?.weave as Record<string, unknown> | undefined)?.feedback ?? []) as Feedback[]} />,
   },
-  { id: 'user', label: 'User', sort: 'svc_user_id', cell: (c) => c.svc_user_id ?? '—' },
+  {
+    id: 'user',
+    label: 'User',
+    sort: 'svc_user_id',
+    width: ['minmax(90px, 1fr)', null],
+    cell: (c, ctx) => <UserCell id={c.svc_user_id} {...ctx} />,
+  },
 ];
+const COLUMN_IDS = COLUMNS.map((c) => c.id);
+/** The row's checkbox. */
+const SELECT_WIDTH: [string, string] = ['34px', '30px'];
+
+/** A user by name when weft knows it (a member of the project's entity), else the id, short. */
+function UserCell({ id, projectId }: { id: string | null | undefined; projectId: string }) {
+  if (!id) return <span class="muted">—</span>;
+  const name = userName(projectId, id);
+  return name ? (
+    <span title={id} data-user-id={id}>
+      {name}
+    </span>
+  ) : (
+    <span class="muted" title={id} data-user-id={id}>
+      {shortUserId(id)}
+    </span>
+  );
+}
 
 /** Reactions and notes of a call, counted (the summary as text in `data-feedback` and the tooltip). */
 function FeedbackCell({ list }: { list: Feedback[] }) {
-  const { reactions, notes } = feedbackCounts(list);
-  if (reactions.length === 0 && notes === 0) return <span class="muted">—</span>;
+  const { reactions, notes, scores } = feedbackCounts(list);
+  if (reactions.length === 0 && notes === 0 && scores === 0) return <span class="muted">—</span>;
   const summary = feedbackSummary(list);
   return (
     <span class="feedback-cell" data-feedback={summary} title={summary}>
@@ -67,6 +165,12 @@ function FeedbackCell({ list }: { list: Feedback[] }) {
           {notes}
         </span>
       ) : null}
+      {scores ? (
+        <span title={`${scores} score${scores === 1 ? '' : 's'}`}>
+          <span class="score-star">★</span>
+          {scores}
+        </span>
+      ) : null}
     </span>
   );
 }
@@ -80,41 +184,102 @@ export function StatusBadge({ status }: { status: string }) {
 }
 
 /** `started_at:desc` ↔ the API's sort_by. */
-function parseSort(s: string | null): { field: string; direction: 'asc' | 'desc' } {
-  const [field, dir] = (s ?? 'started_at:desc').split(':');
+function parseSort(s: string | null): SortSpec {
+  if (!s) return DEFAULT_SORT;
+  const [field, dir] = s.split(':');
   return { field: field || 'started_at', direction: dir === 'asc' ? 'asc' : 'desc' };
+}
+
+/** A saved view as /obj/read returns it. */
+export interface SavedViewObject {
+  object_id: string;
+  digest: string;
+  val: { label?: string; view_type?: string; definition?: Record<string, unknown> };
 }
 
 export function CallsView({ projectId, route }: { projectId: string; route: Route }) {
   const filter = filterFromParams(route.params);
   const sort = parseSort(route.params.get('sort'));
-  const apply = (f: CallsFilter, s = sort) =>
-    navigate(projectHref(projectId, ['calls'], { ...f, sort: `${s.field}:${s.direction}` }), { replace: false });
+  const hidden = (route.params.get('hide') ?? '').split(',').filter((id) => COLUMN_IDS.includes(id));
+  const state: CallsViewState = { filter, sort, hidden };
+  const viewId = route.params.get('view') ?? undefined;
+  const show = (s: CallsViewState, view = viewId) => navigate(projectHref(projectId, ['calls'], { ...paramsOf(s), view }));
+  // Live refresh is the user's choice for this tab, kept across filters (not in the URL: a shared link does not poll).
+  const [live, setLive] = useState(false);
+  // A saved view (`?view=<object id>`) opens as its filter, sort and columns, written into the URL (which then has a sort).
+  const [saves, setSaves] = useState(0);
+  const saved = useAsync(
+    (signal) =>
+      viewId
+        ? post<{ obj: SavedViewObject }>('/obj/read', { project_id: projectId, object_id: viewId, digest: 'latest' }, signal).then(
+            (r) => r.obj,
+          )
+        : Promise.resolve(null),
+    [projectId, viewId, saves],
+  );
+  const opening = !!viewId && !route.params.get('sort');
+  useEffect(() => {
+    if (!opening || !saved.data) return;
+    const { state: opened } = stateOf(saved.data.val.definition ?? {}, projectId, COLUMN_IDS);
+    navigate(projectHref(projectId, ['calls'], { ...paramsOf(opened), view: viewId }), { replace: true });
+  }, [opening, saved.data]);
   // The Feedback filter is a lookup in the feedback first; the table then asks for those calls.
   const feedbackCalls = useAsync(
-    (signal) => (filter.feedback ? callIdsWithFeedback(projectId, filter.feedback, signal) : Promise.resolve(undefined)),
-    [projectId, filter.feedback],
+    (signal) => (filter.feedback && !opening ? callIdsWithFeedback(projectId, filter.feedback, signal) : Promise.resolve(undefined)),
+    [projectId, filter.feedback, opening],
   );
   const ready = !feedbackCalls.loading && !feedbackCalls.error;
+  // The table's data depends on the filter and sort, not on the columns shown or the view's name.
+  const tableKey = [...route.params.entries()]
+    .filter(([k]) => k !== 'hide' && k !== 'view')
+    .map(([k, v]) => `${k}=${v}`)
+    .join('&');
   return (
     <Layout projectId={projectId} tab="calls">
-      <FilterBar key={projectId} value={filter} onApply={(f) => apply(f)} />
-      {filter.feedback && feedbackCalls.loading ? <Loading what="feedback" /> : null}
-      {feedbackCalls.error ? <ErrorBox error={feedbackCalls.error} /> : null}
-      {ready && feedbackCalls.data?.ids.length === 0 ? <Empty title="No calls have that feedback" /> : null}
-      {ready && feedbackCalls.data?.truncated ? (
-        <p class="muted">The {MAX_FEEDBACK_CALLS.toLocaleString('en-US')} calls with the latest such feedback.</p>
-      ) : null}
-      {!filter.feedback || (ready && feedbackCalls.data?.ids.length) ? (
-        <CallsTable
-          key={`${projectId}|${route.params.toString()}`}
-          projectId={projectId}
-          filter={filter}
-          callIds={feedbackCalls.data?.ids}
-          sort={sort}
-          onSort={(field) => apply(filter, { field, direction: sort.field === field && sort.direction === 'desc' ? 'asc' : 'desc' })}
-        />
-      ) : null}
+      <SavedViewsBar
+        projectId={projectId}
+        state={state}
+        view={saved.data ?? null}
+        columns={COLUMNS}
+        onOpen={(id) => navigate(projectHref(projectId, ['calls'], { view: id }))}
+        onSaved={(id) => {
+          setSaves((n) => n + 1);
+          show(state, id);
+        }}
+        onClose={() => show(state, undefined)}
+      />
+      {saved.error ? <ErrorBox error={saved.error} /> : null}
+      {opening ? (
+        saved.error ? null : (
+          <Loading what="the saved view" />
+        )
+      ) : (
+        <>
+          <FilterBar key={projectId} value={filter} onApply={(f) => show({ ...state, filter: f })} />
+          {filter.feedback && feedbackCalls.loading ? <Loading what="feedback" /> : null}
+          {feedbackCalls.error ? <ErrorBox error={feedbackCalls.error} /> : null}
+          {ready && feedbackCalls.data?.ids.length === 0 ? <Empty title="No calls have that feedback" /> : null}
+          {ready && feedbackCalls.data?.truncated ? (
+            <p class="muted">The {MAX_FEEDBACK_CALLS.toLocaleString('en-US')} calls with the latest such feedback.</p>
+          ) : null}
+          {!filter.feedback || (ready && feedbackCalls.data?.ids.length) ? (
+            <CallsTable
+              key={`${projectId}|${tableKey}`}
+              projectId={projectId}
+              filter={filter}
+              callIds={feedbackCalls.data?.ids}
+              sort={sort}
+              hidden={hidden}
+              live={live}
+              onLive={setLive}
+              onHidden={(h) => show({ ...state, hidden: h })}
+              onSort={(field) =>
+                show({ ...state, sort: { field, direction: sort.field === field && sort.direction === 'desc' ? 'asc' : 'desc' } })
+              }
+            />
+          ) : null}
+        </>
+      )}
     </Layout>
   );
 }
@@ -128,13 +293,23 @@ function CallsTable({
   filter,
   callIds,
   sort,
+  hidden,
+  live,
+  onLive,
+  onHidden,
   onSort,
 }: {
   projectId: string;
   filter: CallsFilter;
   /** Only these calls (the Feedback filter's). */
   callIds?: string[];
-  sort: { field: string; direction: 'asc' | 'desc' };
+  sort: SortSpec;
+  /** Column ids not shown. */
+  hidden: string[];
+  /** Live refresh on. */
+  live: boolean;
+  onLive: (on: boolean) => void;
+  onHidden: (hidden: string[]) => void;
   onSort: (field: string) => void;
 }) {
   const body = useMemo(() => {
@@ -152,10 +327,22 @@ function CallsTable({
   const [, setTick] = useState(0);
   const rerender = () => setTick((t) => t + 1);
   const [count, setCount] = useState<number | null>(null);
+  const countNow = useRef<number | null>(null);
+  countNow.current = count;
   const [error, setError] = useState<unknown>(body instanceof FilterError ? body : null);
   const [view, setView] = useState({ top: 0, height: 600 });
   const [active, setActive] = useState(0);
+  const [selected, setSelected] = useState<Set<string>>(new Set());
+  const [adding, setAdding] = useState(false);
+  const [added, setAdded] = useState<{ objectId: string; digest: string; rows: number } | null>(null);
+  const [lastRefresh, setLastRefresh] = useState<Date | null>(null);
+  /** Trace roots whose traces have a failed call (child-errors.ts), and the traces asked about. */
+  const childErrors = useRef(new Set<string>());
+  const checkedTraces = useRef(new Set<string>());
+  /** OTLP trace roots' usage with their descendants' (rolled-usage.ts), by root id. */
+  const rolledUp = useRef(new Map<string, RolledUsage>());
   const scroller = useRef<HTMLDivElement>(null);
+  const columns = COLUMNS.filter((c) => !hidden.includes(c.id));
 
   useEffect(() => () => abort.current.abort(), []);
   const countAsked = useRef(false);
@@ -166,6 +353,44 @@ function CallsTable({
     post<{ count: number }>('/calls/query_stats', body, abort.current.signal).then(
       (r) => setCount(r.count),
       (e) => e.name !== 'AbortError' && setError(e),
+    );
+  };
+
+  /**
+   * What a loaded page needs besides itself, asked once per page and never retried: the names of
+   * its users, and whether its OTLP roots' traces have a failed call.
+   */
+  const annotatePage = (rows: Call[]) => {
+    const signal = abort.current.signal;
+    lookUpUsers(
+      projectId,
+      rows.map((c) => c.svc_user_id),
+      signal,
+    ).then(
+      (named) => named && rerender(),
+      () => {},
+    );
+    const roots = rootsToCheck(rows).filter((c) => !checkedTraces.current.has(c.trace_id));
+    for (const c of roots) checkedTraces.current.add(c.trace_id);
+    tracesWithErrors(projectId, roots, signal).then(
+      (failed) => {
+        if (failed.size === 0) return;
+        for (const t of failed) childErrors.current.add(t);
+        rerender();
+      },
+      () => {},
+    );
+    rolledUpUsage(
+      projectId,
+      rootsWithoutUsage(rows).filter((c) => !rolledUp.current.has(c.id)),
+      signal,
+    ).then(
+      (usage) => {
+        if (usage.size === 0) return;
+        for (const [id, u] of usage) rolledUp.current.set(id, u);
+        rerender();
+      },
+      () => {},
     );
   };
 
@@ -203,6 +428,7 @@ function CallsTable({
       (rows) => {
         pages.current.set(page, rows);
         if (page === 0) askCount();
+        annotatePage(rows);
         rerender();
       },
       (e) => {
@@ -213,6 +439,45 @@ function CallsTable({
       },
     );
   };
+
+  // Live refresh: every LIVE_INTERVAL_MS (the tab visible, the previous answer in) the first page
+  // and the count again; when either changed, the first page is replaced and the others are
+  // fetched again as they come into view. The first error stops it (and shows).
+  useEffect(() => {
+    if (!live || body instanceof FilterError) return;
+    let waiting = false;
+    const timer = setInterval(() => {
+      if (waiting || failed.current || document.hidden || pages.current.get(0) === 'loading') return;
+      waiting = true;
+      const signal = abort.current.signal;
+      Promise.all([
+        postJsonl<Call>('/calls/stream_query', pageRequest(0, body), signal),
+        post<{ count: number }>('/calls/query_stats', body, signal),
+      ]).then(
+        ([rows, stats]) => {
+          waiting = false;
+          setLastRefresh(new Date());
+          const before = pages.current.get(0);
+          if (JSON.stringify(before) === JSON.stringify(rows) && stats.count === countNow.current) return;
+          pages.current = new Map([[0, rows]]);
+          checkedTraces.current = new Set();
+          childErrors.current = new Set();
+          rolledUp.current = new Map();
+          annotatePage(rows);
+          setCount(stats.count);
+          rerender();
+        },
+        (e) => {
+          waiting = false;
+          if (e.name === 'AbortError') return;
+          failed.current = true;
+          onLive(false);
+          setError(e);
+        },
+      );
+    }, LIVE_INTERVAL_MS);
+    return () => clearInterval(timer);
+  }, [live]);
 
   // Rows known so far: the count once known; before that, what was loaded (+ one page if it was full).
   let loaded = 0;
@@ -257,7 +522,16 @@ function CallsTable({
     if (!page || page === 'loading') return 'loading';
     return page[i % PAGE_ROWS] ?? null;
   };
+  const loadedCalls = () => [...pages.current.values()].flatMap((p) => (p === 'loading' ? [] : p));
   const open = (c: Call) => navigate(projectHref(projectId, ['trace', c.trace_id], { call: c.id }));
+  const toggle = (id: string) => {
+    const next = new Set(selected);
+    if (next.has(id)) next.delete(id);
+    else if (next.size < MAX_SELECTED) next.add(id);
+    setSelected(next);
+  };
+  const allLoaded = loadedCalls();
+  const allSelected = allLoaded.length > 0 && allLoaded.every((c) => selected.has(c.id));
 
   const onKey = (e: KeyboardEvent) => {
     const el = scroller.current!;
@@ -269,9 +543,12 @@ function CallsTable({
     else if (e.key === 'PageUp') next = active - perPage;
     else if (e.key === 'Home') next = 0;
     else if (e.key === 'End') next = total - 1;
-    else if (e.key === 'Enter') {
+    else if (e.key === 'Enter' || e.key === 'x') {
       const c = rowAt(active);
-      if (c && c !== 'loading') open(c);
+      if (c && c !== 'loading') {
+        if (e.key === 'x') toggle(c.id);
+        else open(c);
+      }
       return;
     } else return;
     e.preventDefault();
@@ -288,21 +565,81 @@ function CallsTable({
   if (error) return <ErrorBox error={error} />;
   const firstPage = pages.current.get(0);
   const empty = Array.isArray(firstPage) && firstPage.length === 0;
+  // The grid's tracks for the columns shown (below 1000 px, cost and user are not: style.css).
+  const tracks = (narrow: boolean) =>
+    [SELECT_WIDTH[narrow ? 1 : 0], ...columns.map((c) => c.width[narrow ? 1 : 0]).filter((w): w is string => w !== null)].join(' ');
+  const gridVars = { '--vt-cols': tracks(false), '--vt-cols-narrow': tracks(true) } as Record<string, string>;
   return (
     <div class="calls">
       <div class="table-meta" aria-live="polite">
         {count === null ? 'Counting calls…' : `${fmtInt(count)} call${count === 1 ? '' : 's'}`}
         <span class="muted">
           {' '}
-          · sorted by {sort.field} {sort.direction} · ↑↓ to move, Enter to open
+          · sorted by {sort.field} {sort.direction}
+          <span class="keys-hint"> · ↑↓ to move, Enter to open, x to select</span>
         </span>
+        <label class="check live-toggle" title={`Ask for new calls every ${LIVE_INTERVAL_MS / 1000} s while this tab is visible`}>
+          <input type="checkbox" checked={live} onChange={(e) => onLive((e.target as HTMLInputElement).checked)} /> Live
+        </label>
+        {live ? (
+          <span class="muted live-note">{lastRefresh ? `updated ${fmtTime(lastRefresh.toISOString())}` : 'refreshing every 5 s'}</span>
+        ) : null}
+        <span class="spacer" />
+        {selected.size ? (
+          <span class="selection" role="group" aria-label="Selected calls">
+            <strong>{fmtInt(selected.size)} selected</strong>
+            <button type="button" class="primary" onClick={() => setAdding(true)}>
+              Add to dataset…
+            </button>
+            {selected.size > MAX_QUEUE_ADD_CALLS ? (
+              <span class="muted"> (at most {fmtInt(MAX_QUEUE_ADD_CALLS)} go in a queue at a time)</span>
+            ) : (
+              <AddToQueue projectId={projectId} callIds={[...selected]} />
+            )}
+            <button type="button" class="link" onClick={() => setSelected(new Set())}>
+              Clear selection
+            </button>
+          </span>
+        ) : null}
+        <ColumnsMenu columns={COLUMNS} hidden={hidden} onChange={onHidden} />
         {body instanceof FilterError ? null : (
           <ExportMenu path="/calls/export" body={{ ...body, sort_by: [sort] }} fallbackName={`${projectId.replace('/', '-')}-calls`} />
         )}
       </div>
-      <div class="vt" role="grid" aria-rowcount={total} aria-label="Calls">
+      {added ? (
+        <p class="notice" role="status">
+          Added {fmtInt(added.rows)} row{added.rows === 1 ? '' : 's'} to{' '}
+          <a href={projectHref(projectId, ['objects', added.objectId], { v: added.digest })}>
+            {added.objectId} <code>{added.digest.slice(0, 10)}</code>
+          </a>
+          <button type="button" class="link" aria-label="Dismiss" onClick={() => setAdded(null)}>
+            ✕
+          </button>
+        </p>
+      ) : null}
+      {adding ? (
+        <AddToDataset
+          projectId={projectId}
+          callIds={[...selected]}
+          onClose={() => setAdding(false)}
+          onDone={(r) => {
+            setAdding(false);
+            setSelected(new Set());
+            setAdded(r);
+          }}
+        />
+      ) : null}
+      <div class="vt" role="grid" aria-rowcount={total} aria-label="Calls" style={gridVars}>
         <div class="vt-head vt-row" role="row">
-          {COLUMNS.map((col) => (
+          <div role="columnheader" class="vt-cell col-select">
+            <input
+              type="checkbox"
+              aria-label="Select the loaded calls"
+              checked={allSelected}
+              onChange={() => setSelected(allSelected ? new Set() : new Set(allLoaded.slice(0, MAX_SELECTED).map((c) => c.id)))}
+            />
+          </div>
+          {columns.map((col) => (
             <div
               key={col.id}
               role="columnheader"
@@ -343,14 +680,20 @@ function CallsTable({
                 if (c === 'loading' || c === null) {
                   return (
                     <div key={i} class="vt-row placeholder" role="row" style={style} aria-rowindex={i + 1}>
+                      <div class="vt-cell col-select" />
                       <div class="vt-cell">{c === 'loading' ? 'Loading…' : ''}</div>
                     </div>
                   );
                 }
+                const ctx: CellContext = {
+                  projectId,
+                  childError: !c.parent_id && childErrors.current.has(c.trace_id) && callStatus(c) === 'success',
+                  rolledUp: rolledUp.current.get(c.id),
+                };
                 return (
                   <div
                     key={c.id}
-                    class={`vt-row call-row${i === active ? ' active' : ''}`}
+                    class={`vt-row call-row${i === active ? ' active' : ''}${selected.has(c.id) ? ' picked' : ''}`}
                     role="row"
                     aria-rowindex={i + 1}
                     aria-selected={i === active}
@@ -361,9 +704,17 @@ function CallsTable({
                       open(c);
                     }}
                   >
-                    {COLUMNS.map((col) => (
+                    <div role="gridcell" class="vt-cell col-select" onClick={(e) => e.stopPropagation()}>
+                      <input
+                        type="checkbox"
+                        aria-label={`Select call ${c.id}`}
+                        checked={selected.has(c.id)}
+                        onChange={() => toggle(c.id)}
+                      />
+                    </div>
+                    {columns.map((col) => (
                       <div key={col.id} role="gridcell" class={`vt-cell col-${col.id}${col.num ? ' num' : ''}`}>
-                        {col.cell(c)}
+                        {col.cell(c, ctx)}
                       </div>
                     ))}
                   </div>

@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { postJsonl } from '../api';
 import { Layout } from '../components/layout';
 import { Empty, ErrorBox, Loading } from '../components/states';
-import { describeRuns, evaluateOp, summaryMetrics, type EvalRun } from '../evaluations';
+import { describeRuns, evaluateOps, summaryMetrics, type EvalRun } from '../evaluations';
 import { callCost, callStatus, fmtAgo, fmtCost, fmtInt, fmtMs, fmtTime, latencyMs } from '../format';
 import { parseRef, refHref } from '../refs';
 import { navigate, projectHref, type Route } from '../route';
@@ -61,7 +61,7 @@ export function EvaluationsView({ projectId, route }: { projectId: string; route
         '/calls/stream_query',
         {
           project_id: projectId,
-          filter: { op_names: [evaluateOp(projectId)] },
+          filter: { op_names: evaluateOps(projectId) },
           sort_by: [{ field: 'started_at', direction: 'desc' }],
           // One more than a page: whether there is a next one.
           limit: RUNS_PAGE + 1,

@@ -1,7 +1,7 @@
 import { post, postJsonl } from '../api';
 import { Layout } from '../components/layout';
 import { Empty, ErrorBox, Loading } from '../components/states';
-import { describeRuns, evaluateOp, valueAt, type EvalRun } from '../evaluations';
+import { describeRuns, evaluateOps, valueAt, type EvalRun } from '../evaluations';
 import { fmtTime } from '../format';
 import { parseRef } from '../refs';
 import { projectHref, type Route } from '../route';
@@ -70,7 +70,7 @@ async function loadBoard(projectId: string, name: string, digest: string, signal
     '/calls/stream_query',
     {
       project_id: projectId,
-      filter: { op_names: [evaluateOp(projectId)], input_refs: evalRefs },
+      filter: { op_names: evaluateOps(projectId), input_refs: evalRefs },
       sort_by: [{ field: 'started_at', direction: 'desc' }],
       limit: RUNS_PER_EVALUATION * Math.max(1, evalRefs.length),
     },

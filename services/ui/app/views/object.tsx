@@ -4,7 +4,7 @@ import { Layout } from '../components/layout';
 import { Empty, ErrorBox, Loading } from '../components/states';
 import { fmtTime } from '../format';
 import { findRefs, parseRef, refHref } from '../refs';
-import { projectHref, type Route } from '../route';
+import { navigate, projectHref, type Route } from '../route';
 import type { ObjectVersion } from '../types';
 import { useAsync } from '../use-async';
 import { TableRows } from './table';
@@ -35,6 +35,8 @@ export function ObjectView({ projectId, objectId, route }: { projectId: string; 
   const ref = obj ? `weave:///${projectId}/${obj.kind === 'op' ? 'op' : 'object'}/${objectId}:${obj.digest}` : null;
   const val = obj?.val as Record<string, unknown> | undefined;
   const tableRef = val && typeof val.rows === 'string' ? parseRef(val.rows) : null;
+  const isDataset = obj?.base_object_class === 'Dataset' && tableRef?.kind === 'table';
+  const others = (versions.data?.objs ?? []).filter((v) => v.digest !== obj?.digest);
   const otherRefs = val ? findRefs(val).filter((r) => r !== val.rows) : [];
   return (
     <Layout projectId={projectId} tab="objects">
@@ -74,6 +76,23 @@ export function ObjectView({ projectId, objectId, route }: { projectId: string; 
                 </h2>
                 <span class="muted">{obj.base_object_class ?? obj.kind}</span>
                 <span class="spacer" />
+                {isDataset && others.length ? (
+                  <select
+                    aria-label="Compare with version"
+                    value=""
+                    onChange={(e) => {
+                      const base = (e.target as HTMLSelectElement).value;
+                      if (base) navigate(projectHref(projectId, ['objects', objectId, 'diff'], { base, v: obj.digest }));
+                    }}
+                  >
+                    <option value="">Compare with…</option>
+                    {others.map((v) => (
+                      <option key={v.digest} value={v.digest}>
+                        v{v.version_index} · {v.digest.slice(0, 8)}
+                      </option>
+                    ))}
+                  </select>
+                ) : null}
                 {obj.kind === 'op' ? (
                   <a href={projectHref(projectId, ['calls'], { op: ref! })} class="button-link">
                     Calls of this version →
@@ -95,7 +114,16 @@ export function ObjectView({ projectId, objectId, route }: { projectId: string; 
               {tableRef ? (
                 <div class="dataset">
                   <h3>Rows</h3>
-                  <TableRows projectId={projectId} digest={tableRef.digest} route={route} />
+                  {isDataset && !obj.is_latest ? (
+                    <p class="muted">This is an older version: saved edits make the dataset's next version from these rows.</p>
+                  ) : null}
+                  <TableRows
+                    key={tableRef.digest}
+                    projectId={projectId}
+                    digest={tableRef.digest}
+                    route={route}
+                    dataset={isDataset ? obj : undefined}
+                  />
                 </div>
               ) : null}
               <h3>Value</h3>

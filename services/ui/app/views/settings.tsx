@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { get, post } from '../api';
+import { post, send } from '../api';
 import { Layout } from '../components/layout';
 import { ErrorBox, Loading } from '../components/states';
 import { projectHref } from '../route';
@@ -83,7 +83,10 @@ function SaveRow({ s, onSave }: { s: { saved: boolean; saving: boolean; changed:
 export function SettingsView({ projectId }: { projectId: string }) {
   const body = { project_id: projectId };
   const retention = useSetting(() => post<Retention>('/project/ttl_settings/read', body), [projectId]);
-  const redaction = useSetting(() => get<Redaction>('/project/sensitive_data_settings', body), [projectId]);
+  const redaction = useSetting(
+    () => send<Redaction>('/project/sensitive_data_settings', body, { method: 'GET' }).then((r) => r.data),
+    [projectId],
+  );
   const sampling = useSetting(() => post<Sampling>('/project/ingest_sampling_settings/read', body), [projectId]);
   const days = retention.draft?.retention_days ?? null;
   const rate = sampling.draft?.sample_rate ?? 1;

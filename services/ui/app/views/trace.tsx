@@ -1,6 +1,7 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { postJsonl } from '../api';
 import { CallDetail } from '../components/call-detail';
+import { TraceLogs } from '../components/trace-logs';
 import { Layout } from '../components/layout';
 import { Empty, ErrorBox, Loading } from '../components/states';
 import { exceptionHeadline } from '../exception';
@@ -239,6 +240,7 @@ function Trace({
             );
           })}
         </div>
+        <TraceLogs projectId={projectId} traceId={traceId} calls={calls} onSelect={select} />
       </div>
       <aside class="trace-detail">
         <CallDetail key={selected.id} call={selected} projectId={projectId} status={statuses.get(selected.id)} />

@@ -13,3 +13,4 @@ export * from './front-proxy';
 export * from './clickhouse-http';
 export * from './keep-alive-poster';
 export * from './process-cpu';
+export * from './monitor-objects';

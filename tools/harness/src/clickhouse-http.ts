@@ -17,11 +17,15 @@ export interface SharedClickHouse {
  * clickhouse-http-main.ts for what it is and is not). Its own process, on a free port.
  */
 export async function startSharedClickHouse(dataDir: string): Promise<SharedClickHouse> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'libs', 'harness', 'src', 'clickhouse-http-main.ts'), dataDir], {
-    cwd: REPO_ROOT,
-    env: { ...process.env, PORT: '0' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const proc = spawn(
+    process.execPath,
+    ['--import', 'tsx', join(REPO_ROOT, 'tools', 'harness', 'src', 'clickhouse-http-main.ts'), dataDir],
+    {
+      cwd: REPO_ROOT,
+      env: { ...process.env, PORT: '0' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let stderr = '';
   proc.stderr!.on('data', (d) => (stderr = (stderr + d.toString()).slice(-4000)));
   const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));

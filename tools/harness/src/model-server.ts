@@ -43,8 +43,8 @@ export interface RecordedRequest {
   finished: boolean;
 }
 
-/** A scripted chat answer: the assistant's content, or an error status in the dialect's shape. */
-export type ScriptedReply = { content: string | null } | { status: number; message?: string };
+/** A scripted chat answer: the assistant's content (after `delayMs`, a slow model), or an error status in the dialect's shape. */
+export type ScriptedReply = { content: string | null; delayMs?: number } | { status: number; message?: string };
 /** Picks the answer to a (non-streaming) chat request; undefined: the built-in answers above. */
 export type ChatScript = (body: Record<string, any>) => ScriptedReply | undefined;
 
@@ -199,6 +199,7 @@ async function answer(rec: RecordedRequest, res: ServerResponse, opts: { vllmKey
   const scripted = body.stream ? undefined : scripts.map((fn) => fn(body)).find((r) => r !== undefined);
   if (scripted && 'status' in scripted)
     return void json(res, scripted.status, errorBody(d, scripted.status, scripted.message ?? 'scripted failure'));
+  if (scripted?.delayMs) await new Promise((resolve) => setTimeout(resolve, scripted.delayMs));
   const text = lastUserText(body);
   if (text === 'hang') return; // never answers; the client must give up
   if (text === 'fail') return void json(res, 500, errorBody(d, 500, 'engine crashed'));

@@ -1,0 +1,58 @@
+import { hostname } from 'node:os';
+import { randomUUID } from 'node:crypto';
+import { microsToIso, nowMicros } from '@weft/core';
+import { Params } from '@weft/query';
+import type { Store } from '@weft/store';
+
+/** A lease is another process's while its heartbeat is younger than this many looks. */
+const STALE_AFTER_LOOKS = 6;
+/** After writing a claim, how long to wait before reading who won (another may claim at once). */
+const CLAIM_SETTLE_MS = 300;
+
+/**
+ * One inference process at a time scores a monitor (the monitor_leases table, migration 161):
+ * the holder renews its lease at every look; another takes it once it has been silent for six
+ * looks (its process died or stopped). Two processes claiming at once both write, and the later
+ * heartbeat wins; the other leaves the monitor to it. Every statement on the table is here.
+ */
+export class MonitorLeases {
+  private readonly owner = `${hostname()}/${process.pid}/${randomUUID().slice(0, 8)}`;
+  private readonly staleAfterMs: number;
+
+  constructor(
+    private readonly store: Store,
+    lookIntervalMs: number,
+  ) {
+    this.staleAfterMs = Math.max(1000, lookIntervalMs * STALE_AFTER_LOOKS);
+  }
+
+  /** Whether this process scores the monitor now (renewing or taking its lease). */
+  async hold(projectId: string, monitor: string): Promise<boolean> {
+    const current = await this.read(projectId, monitor);
+    if (current && current.owner !== this.owner && current.fresh) return false;
+    await this.write(projectId, monitor);
+    if (current?.owner === this.owner) return true;
+    await new Promise((resolve) => setTimeout(resolve, CLAIM_SETTLE_MS));
+    return (await this.read(projectId, monitor))?.owner === this.owner;
+  }
+
+  private async read(projectId: string, monitor: string): Promise<{ owner: string; fresh: boolean } | null> {
+    const p = new Params();
+    const rs = await this.store.client.query({
+      query: `SELECT owner, heartbeat_at >= now64(6) - toIntervalMillisecond(${p.add(this.staleAfterMs, 'UInt32')}) AS fresh
+        FROM monitor_leases FINAL WHERE project_id = ${p.str(projectId)} AND monitor = ${p.str(monitor)}`,
+      query_params: p.values,
+      format: 'JSONEachRow',
+    });
+    const [row] = await rs.json<{ owner: string; fresh: number }>();
+    return row ? { owner: row.owner, fresh: Number(row.fresh) === 1 } : null;
+  }
+
+  private async write(projectId: string, monitor: string): Promise<void> {
+    await this.store.client.insert({
+      table: 'monitor_leases',
+      format: 'JSONEachRow',
+      values: [{ project_id: projectId, monitor, owner: this.owner, heartbeat_at: microsToIso(nowMicros()) }],
+    });
+  }
+}

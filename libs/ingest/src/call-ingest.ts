@@ -79,43 +79,46 @@ export class CallIngest {
     return this.publishSampled(encoded, policies);
   }
 
-  /** The parts sampling keeps, published; every part counted (accepted, and sampled out) once the publish is durable. */
+  /**
+   * The parts sampling keeps, published; every part counted (accepted, and sampled out) once the
+   * publish is durable. Counted up front: the count waiting for the acknowledgement holds a few
+   * numbers per project, not the parts.
+   */
   private publishSampled(encoded: EncodedCallPartRows, policies: IngestPolicies): Promise<void> {
-    const facts = encoded.keys.map((key, i): PartFacts => ({
-      key,
-      project: projectOfCallPartKey(key),
-      halves: encoded.halves[i]!,
-      started: encoded.starts[i]!,
-      traceId: encoded.traceIds[i]!,
-    }));
-    const decisions = policies.sampling.size > 0 ? facts.map((f) => decide(f, policies)) : null;
+    const tally = new Map<string, { accepted: number; dropped: number; wouldDrop: number }>();
+    const keep: boolean[] | null = policies.sampling.size > 0 ? [] : null;
+    for (let i = 0; i < encoded.keys.length; i++) {
+      const key = encoded.keys[i]!;
+      const halves = encoded.halves[i]!;
+      const project = projectOfCallPartKey(key);
+      const decision = keep
+        ? decide({ key, project, halves, started: encoded.starts[i]!, traceId: encoded.traceIds[i]! }, policies)
+        : 'keep';
+      keep?.push(decision !== 'drop');
+      if (halves === 0) continue;
+      let t = tally.get(project);
+      if (!t) tally.set(project, (t = { accepted: 0, dropped: 0, wouldDrop: 0 }));
+      t.accepted += halves;
+      if (decision === 'drop') t.dropped += halves;
+      else if (decision === 'would_drop') t.wouldDrop += halves;
+    }
     let messages = encodedCallPartMessages(encoded.bytes, encoded.ends, encoded.keys, this.entrance);
-    if (decisions) messages = messages.filter((_, i) => decisions[i] !== 'drop');
+    if (keep) messages = messages.filter((_, i) => keep[i]);
+    const acknowledged = encoded.acknowledged;
+    const entrance = this.entrance;
     const count = () => {
-      metrics.callPartsAccepted.inc(encoded.acknowledged);
-      this.count(facts, decisions);
+      metrics.callPartsAccepted.inc(acknowledged);
+      for (const [project, t] of tally) {
+        delivery.accepted(project, entrance, t.accepted);
+        delivery.sampledOut(project, entrance, t.dropped, false);
+        delivery.sampledOut(project, entrance, t.wouldDrop, true);
+      }
     };
     if (messages.length === 0) {
       count();
       return Promise.resolve();
     }
     return this.bus.publish(TOPICS.callParts, messages).then(count);
-  }
-
-  private count(facts: PartFacts[], decisions: Decision[] | null): void {
-    const accepted = new Map<string, number>();
-    const droppedParts = new Map<string, number>();
-    const wouldDrop = new Map<string, number>();
-    const add = (m: Map<string, number>, project: string, n: number) => m.set(project, (m.get(project) ?? 0) + n);
-    facts.forEach((f, i) => {
-      if (f.halves === 0) return;
-      add(accepted, f.project, f.halves);
-      if (decisions?.[i] === 'drop') add(droppedParts, f.project, f.halves);
-      else if (decisions?.[i] === 'would_drop') add(wouldDrop, f.project, f.halves);
-    });
-    for (const [project, n] of accepted) delivery.accepted(project, this.entrance, n);
-    for (const [project, n] of droppedParts) delivery.sampledOut(project, this.entrance, n, false);
-    for (const [project, n] of wouldDrop) delivery.sampledOut(project, this.entrance, n, true);
   }
 
   /**

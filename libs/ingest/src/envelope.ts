@@ -113,22 +113,20 @@ export function callPartIdentity(envelope: CallPartEnvelope): { project_id: stri
 
 const callPartColumn = (name: keyof CallPartRow) => CALL_PART_COLUMNS.indexOf(name);
 
-/** A part's project, halves, trace and acceptance time (µs; null for a version-2 part), cheaply: what delivery counting reads of every stored part. */
+/** A part's project, halves and acceptance time (µs; null for a version-2 part), cheaply: what delivery counting reads of every stored part. */
 export function callPartFacts(envelope: CallPartEnvelope): Omit<CallPartFacts, 'createdAtMicros'> & { createdAtMicros: number | null } {
   if (envelope.v === 4) return callPartRowBinaryFacts(envelope.bytes);
   if (envelope.v === 1) {
     const r = envelope.row;
     return {
       project_id: r.project_id,
-      id: r.id,
-      trace_id: r.trace_id ?? null,
       started: r.started_at != null,
       ended: r.ended_at != null,
       createdAtMicros: clickHouseToMicros(r.created_at),
     };
   }
-  const { project_id, id, start, end } = callPartIdentity(envelope);
-  return { project_id, id, trace_id: null, started: start, ended: end, createdAtMicros: null };
+  const { project_id, start, end } = callPartIdentity(envelope);
+  return { project_id, started: start, ended: end, createdAtMicros: null };
 }
 
 /** The call halves (a start, an end) a part holds: a rename or a deletion mark holds none. */

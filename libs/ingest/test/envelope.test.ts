@@ -73,15 +73,8 @@ describe('call-part envelope on the bus', () => {
     const parts = callPartCodec.decodeMany!(joined);
     expect(parts.map((p) => (p.v === 4 ? p.entrance : null))).toEqual(['otlp_grpc', 'otlp_grpc']);
     expect(parts.map(callPartFacts)).toEqual([
-      {
-        project_id: 'p/q',
-        id: 'a',
-        trace_id: 't',
-        started: true,
-        ended: false,
-        createdAtMicros: Date.UTC(2026, 0, 1, 0, 0, 2, 500) * 1000,
-      },
-      { project_id: 'p/q', id: 'b', trace_id: null, started: false, ended: true, createdAtMicros: Date.UTC(2026, 0, 1) * 1000 },
+      { project_id: 'p/q', started: true, ended: false, createdAtMicros: Date.UTC(2026, 0, 1, 0, 0, 2, 500) * 1000 },
+      { project_id: 'p/q', started: false, ended: true, createdAtMicros: Date.UTC(2026, 0, 1) * 1000 },
     ]);
     // A row publish names its entrance too; the bytes are the insert's, after the two header bytes.
     const one = callPartCodec.encode(enteredCallPartMessage(rows[0]!, 'inference').value);

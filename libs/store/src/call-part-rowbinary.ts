@@ -322,8 +322,6 @@ export function decodeCallPartRowBinary(bytes: Uint8Array): CallPartRow {
 /** What delivery counting needs of a part (its project, which halves it holds, when it was accepted), read without decoding its values. */
 export interface CallPartFacts {
   project_id: string;
-  id: string;
-  trace_id: string | null;
   started: boolean;
   ended: boolean;
   /** created_at: when the part was accepted (epoch µs). */
@@ -332,19 +330,19 @@ export interface CallPartFacts {
 
 /**
  * A RowBinary row's facts (one row, exactly: a part's bytes as they come off the bus): the
- * leading strings are read, the values between skipped by their lengths, created_at (the last
- * column) read from the row's last 8 bytes.
+ * project read, the strings up to the start and end times skipped by their lengths, created_at
+ * (the last column) read from the row's last 8 bytes. Every stored part is read so: no value is
+ * decoded.
  */
 export function callPartRowBinaryFacts(bytes: Uint8Array): CallPartFacts {
   const r = new RowBinaryReader(bytes, 0);
   const project_id = r.string();
-  const id = r.string();
-  const trace_id = r.isNull() ? null : r.string();
-  // parent_id, thread_id, turn_id, op_name, display_name
-  for (let i = 0; i < 5; i++) if (!r.isNull()) r.skipString();
+  r.skipString(); // id
+  // trace_id, parent_id, thread_id, turn_id, op_name, display_name
+  for (let i = 0; i < 6; i++) if (!r.isNull()) r.skipString();
   const started = !r.isNull();
   if (started) r.skip(8);
   const ended = !r.isNull();
   const tail = new RowBinaryReader(bytes, bytes.length - 8);
-  return { project_id, id, trace_id, started, ended, createdAtMicros: tail.int64() };
+  return { project_id, started, ended, createdAtMicros: tail.int64() };
 }

@@ -534,11 +534,14 @@ describe('playground', () => {
       await page.goto(`${weft.url}/#/p/annotate-other/secret/queues/00000000-0000-7000-8000-000000000000`);
       await until(() => page.locator('.state.error').first().textContent()).toContain('Error 403');
       await page.waitForTimeout(1500);
-      // One each: the call, the models, the queue, and who the user is (asked once per key).
+      // One each: the call, the models, the queue, who the user is (asked once per key), and each
+      // page's lag banner reading the project's delivery once (refused: not asked again).
       expect(asked.sort()).toEqual([
         '/annotation_queues/00000000-0000-7000-8000-000000000000',
         '/calls/stream_query',
         '/graphql',
+        '/project/delivery',
+        '/project/delivery',
         '/v1/models',
       ]);
       await page.close();

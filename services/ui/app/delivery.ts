@@ -2,21 +2,23 @@ import { useEffect, useState } from 'preact/hooks';
 import { post } from './api';
 import type { ProjectDelivery } from './types';
 
-/** A project's delivery counts and lag (/project/delivery), read again every `everyMs` while shown. */
+/**
+ * A project's delivery counts and lag (/project/delivery), read again every `everyMs` while shown;
+ * after an error (a project the key may not read, a server gone) it is not asked again.
+ */
 export function useDelivery(projectId: string, everyMs: number): { data?: ProjectDelivery; error?: unknown } {
   const [state, setState] = useState<{ data?: ProjectDelivery; error?: unknown }>({});
   useEffect(() => {
     const abort = new AbortController();
     let timer: ReturnType<typeof setTimeout> | undefined;
     const read = () =>
-      post<ProjectDelivery>('/project/delivery', { project_id: projectId }, abort.signal)
-        .then(
-          (data) => setState({ data }),
-          (error: unknown) => !abort.signal.aborted && setState((s) => ({ data: s.data, error })),
-        )
-        .finally(() => {
+      post<ProjectDelivery>('/project/delivery', { project_id: projectId }, abort.signal).then(
+        (data) => {
+          setState({ data });
           if (!abort.signal.aborted) timer = setTimeout(read, everyMs);
-        });
+        },
+        (error: unknown) => !abort.signal.aborted && setState((st) => ({ data: st.data, error })),
+      );
     void read();
     return () => {
       abort.abort();

@@ -1,10 +1,10 @@
 import { useEffect, useState } from 'preact/hooks';
-import { post } from './api';
+import { ApiError, post } from './api';
 import type { ProjectDelivery } from './types';
 
 /**
  * A project's delivery counts and lag (/project/delivery), read again every `everyMs` while shown;
- * after an error (a project the key may not read, a server gone) it is not asked again.
+ * after a refusal (a project the key may not read) it is not asked again.
  */
 export function useDelivery(projectId: string, everyMs: number): { data?: ProjectDelivery; error?: unknown } {
   const [state, setState] = useState<{ data?: ProjectDelivery; error?: unknown }>({});
@@ -17,7 +17,13 @@ export function useDelivery(projectId: string, everyMs: number): { data?: Projec
           setState({ data });
           if (!abort.signal.aborted) timer = setTimeout(read, everyMs);
         },
-        (error: unknown) => !abort.signal.aborted && setState((st) => ({ data: st.data, error })),
+        (error: unknown) => {
+          if (abort.signal.aborted) return;
+          setState((st) => ({ data: st.data, error }));
+          // A refusal (401, 403, 404) stays one: not asked again. A server error or a lost
+          // connection may pass: asked again, six times less often.
+          if (!(error instanceof ApiError && error.status >= 400 && error.status < 500)) timer = setTimeout(read, everyMs * 6);
+        },
       );
     void read();
     return () => {

@@ -44,7 +44,7 @@ const calls = (from: number, n: number) =>
 beforeAll(async () => {
   // No monitor passes: each reads calls, which would store what waits.
   weft = await startWeft({
-    env: { WEFT_LOG_FLUSH_MS: '30000', WEFT_DELIVERY_LAG_WARN_MS: '1500', WEFT_BODY_LIMIT_BYTES: '65536', WEFT_MONITORS_INTERVAL_MS: '0' },
+    env: { WEFT_LOG_FLUSH_MS: '90000', WEFT_DELIVERY_LAG_WARN_MS: '1500', WEFT_BODY_LIMIT_BYTES: '65536', WEFT_MONITORS_INTERVAL_MS: '0' },
   });
   api = new Client(weft.url);
   await api.post('/admin/entities/create', { name: 'ui' });

@@ -27,7 +27,11 @@ beforeAll(async () => {
   upstream = await startModelServer();
   const dir = newDataDir('monitors');
   const file = join(dir, 'upstreams.json');
-  writeFileSync(file, JSON.stringify({ upstreams: [{ name: 'judges', base_url: `${upstream.url}/vllm/v1`, models: [JUDGE] }] }));
+  // A judge slower than its upstream's timeout is an error result, not a stuck monitor.
+  writeFileSync(
+    file,
+    JSON.stringify({ upstreams: [{ name: 'judges', base_url: `${upstream.url}/vllm/v1`, models: [JUDGE], timeout_ms: 1500 }] }),
+  );
   weft = await startWeft({ dataDir: dir, env: { WEFT_UPSTREAMS_FILE: file, WEFT_MONITORS_INTERVAL_MS: '300', WEFT_RATE_LIMIT_MAX: '0' } });
   api = new Client(weft.url);
   expect((await api.post('/admin/entities/create', { name: 'mon' })).status).toBe(200);
@@ -38,6 +42,7 @@ beforeAll(async () => {
     judged.push(prompt);
     if (prompt.includes('(to: broken)')) return { content: 'not json at all' };
     if (prompt.includes('(to: failing)')) return { status: 500, message: 'judge down' };
+    if (prompt.includes('(to: slow)')) return { content: '{"helpful": true}', delayMs: 4000 };
     return { content: JSON.stringify({ helpful: !prompt.includes('(to: rude)'), format: body.response_format?.type }) };
   });
 }, 180_000);
@@ -65,7 +70,7 @@ describe('Weave Monitors run by weft', () => {
   it("scores every new call of the monitor's op once with its LLM judge and JSON check, as Weave's feedback; judge failures stored as errors", async () => {
     const { calls, other } = await runWeaveScript<{ calls: string[]; other: string }>(
       'monitor.py',
-      ['weather', 'json', 'rude', 'broken', 'failing'],
+      ['weather', 'json', 'rude', 'broken', 'failing', 'slow'],
       {
         baseUrl: weft.url,
         apiKey: key.key,
@@ -73,7 +78,7 @@ describe('Weave Monitors run by weft', () => {
         extraEnv: { JUDGE_MODEL: JUDGE },
       },
     );
-    const [weather, json, rude, broken, failing] = calls as [string, string, string, string, string];
+    const [weather, json, rude, broken, failing, slow] = calls as [string, string, string, string, string, string];
     await expect.poll(async () => (await feedbackOn(failing)).length, { timeout: 60_000, interval: 300 }).toBe(2);
     for (const id of calls) await expect.poll(async () => (await feedbackOn(id)).length, { timeout: 30_000, interval: 300 }).toBe(2);
 
@@ -93,6 +98,10 @@ describe('Weave Monitors run by weft', () => {
     expect((await byType(failing))['wandb.runnable.helpful']!.payload).toMatchObject({
       output: null,
       error: expect.stringContaining('judge down'),
+    });
+    expect((await byType(slow))['wandb.runnable.helpful']!.payload).toMatchObject({
+      output: null,
+      error: expect.stringContaining('did not answer within 1500 ms'),
     });
     // The prompt is the scorer's, formatted with the call's output and inputs.
     expect(judged).toContain('Grade this answer: an answer to weather (to: weather)');

@@ -1,7 +1,8 @@
 import { execFile, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { installAside } from './install-aside';
 import { REPO_ROOT, TEST_ROOT } from './paths';
 
 const run = promisify(execFile);
@@ -19,20 +20,22 @@ export const WEAVE_SDKS = [
 
 /**
  * The python3 of a private virtualenv under .cache/ (gitignored) holding one pinned SDK,
- * installed from PyPI on first use (later runs need no network). Built aside and renamed into
- * place, so an interrupted install never looks finished.
+ * installed from PyPI on first use (later runs need no network; see installAside).
  */
 export async function ensureWeaveSdk(sdk: (typeof WEAVE_SDKS)[number]): Promise<string> {
   const venv = join(REPO_ROOT, '.cache', `weave-sdk-${sdk.version}`);
   const python = join(venv, 'bin', 'python3');
-  if (existsSync(join(venv, '.installed'))) return python;
-  const building = `${venv}.build-${process.pid}`;
-  rmSync(building, { recursive: true, force: true });
-  await run('python3', ['-m', 'venv', building]);
-  await run(join(building, 'bin', 'pip'), ['install', '--quiet', '--disable-pip-version-check', ...sdk.requirements], { timeout: 900_000 });
-  writeFileSync(join(building, '.installed'), `${sdk.requirements.join(' ')}\n`);
-  rmSync(venv, { recursive: true, force: true });
-  renameSync(building, venv);
+  await installAside(
+    venv,
+    (dir) => existsSync(join(dir, '.installed')),
+    async (building) => {
+      await run('python3', ['-m', 'venv', building]);
+      await run(join(building, 'bin', 'pip'), ['install', '--quiet', '--disable-pip-version-check', ...sdk.requirements], {
+        timeout: 900_000,
+      });
+      writeFileSync(join(building, '.installed'), `${sdk.requirements.join(' ')}\n`);
+    },
+  );
   return python;
 }
 

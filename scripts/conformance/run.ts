@@ -56,7 +56,6 @@ function pytest(python: string, argv: string[], env: Record<string, string>, kil
         HOME: join(out, 'home'),
         PYTHONPATH: HERE,
         WANDB_ERROR_REPORTING: 'false',
-        WEAVE_PRINT_CALL_LINK: 'false',
         ...env,
       },
       stdio: ['ignore', 'pipe', 'pipe'],

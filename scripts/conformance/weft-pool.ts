@@ -112,5 +112,8 @@ function errorRecords(logs: unknown[]): string[] {
   return logs
     .filter((l): l is Record<string, unknown> => typeof l === 'object' && l !== null)
     .filter((l) => Number(l.level) >= 50 || Number((l.res as { statusCode?: number } | undefined)?.statusCode) >= 500)
-    .map((l) => String(l.msg ?? JSON.stringify(l)).slice(0, 300));
+    .map((l) => {
+      const err = (l.err as { message?: string } | undefined)?.message;
+      return `${String(l.msg ?? '')}${err ? `: ${err}` : ''}${l.url ? ` (${String(l.url)})` : ''}`.slice(0, 400);
+    });
 }

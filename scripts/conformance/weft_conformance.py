@@ -94,10 +94,12 @@ class WeftLease:
 def _reference_error_classes() -> dict[int, tuple[type, ...]]:
     """The reference's exception classes by the HTTP status its service answers for them
     (weave/trace_server/errors.py, ErrorRegistry)."""
+    from weave.shared.refs_internal import InvalidInternalRef
     from weave.trace_server import errors
 
+    # ValueError and its subclasses (InvalidInternalRef) are 400 through the registry's ValueError.
     return {
-        400: (errors.InvalidRequest, errors.InvalidExternalRef, ValueError),
+        400: (errors.InvalidRequest, errors.InvalidExternalRef, InvalidInternalRef),
         403: (errors.InvalidFieldError,),
         404: (errors.NotFoundError,),
         413: (errors.InsertTooLarge, errors.RequestTooLarge),

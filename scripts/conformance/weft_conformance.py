@@ -193,19 +193,26 @@ def pytest_collection_modifyitems(
         items[:] = kept
 
     if POOL_URL:
-        # The suite's fixtures look these names up in their module at call time.
-        import tests.trace_server.conftest as suite_conftest
+        _point_suite_at_weft()
 
-        suite_conftest.SqliteTraceServer = WeftLease  # type: ignore[attr-defined]
-        suite_conftest.externalize_trace_server = _remote_server  # type: ignore[attr-defined]
+
+def _defined_in(obj: Any, relative_path: str) -> bool:
+    code = getattr(obj, "__code__", None)
+    return code is not None and code.co_filename.endswith(relative_path)
+
+
+def _point_suite_at_weft() -> None:
+    """The suite's fixtures look their server factory up in their module at call time. Its
+    conftest is loaded twice (as pytest's conftest of tests/trace_server, and imported by
+    tests/conftest.py as tests.trace_server.conftest): every copy is patched."""
+    for module in list(sys.modules.values()):
+        if str(getattr(module, "__file__", "") or "").endswith("tests/trace_server/conftest.py"):
+            module.SqliteTraceServer = WeftLease  # type: ignore[attr-defined]
+            module.externalize_trace_server = _remote_server  # type: ignore[attr-defined]
         # The suite's `client_is_sqlite` asks the in-process server's class; weft is a
         # ClickHouse server, so the answer is no (in every module that imported the helper).
-        import tests.trace.util as suite_util
-
-        suite_helper = suite_util.client_is_sqlite
-        for module in list(sys.modules.values()):
-            if getattr(module, "client_is_sqlite", None) is suite_helper:
-                module.client_is_sqlite = _not_sqlite  # type: ignore[attr-defined]
+        if _defined_in(getattr(module, "client_is_sqlite", None), "tests/trace/util.py"):
+            module.client_is_sqlite = _not_sqlite  # type: ignore[attr-defined]
 
 
 def _not_sqlite(_client: Any) -> bool:

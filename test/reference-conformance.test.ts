@@ -317,10 +317,14 @@ describe('object versions', () => {
 
     expect(await create('again', { i: 1 })).toBe(v0);
     const back = await versions('again');
+    // Created anew, as both references have it: after v1, with its new creation time.
     expect(back.map((v) => [v.digest, v.version_index])).toEqual([
-      [v0, 0],
-      [v1, 1],
+      [v1, 0],
+      [v0, 1],
     ]);
+    const createdAt = (digest: string) =>
+      Date.parse((back as unknown as { digest: string; created_at: string }[]).find((v) => v.digest === digest)!.created_at);
+    expect(createdAt(v0)).toBeGreaterThan(createdAt(v1));
     // The re-publish is the latest, as any publish.
     expect(back.find((v) => v.digest === v0)!.is_latest).toBe(1);
     expect(ok(await api.post('/obj/read', { project_id: P, object_id: 'again', digest: v0 })).body.obj).toMatchObject({
@@ -708,5 +712,86 @@ describe('calls filtered and sorted on values inside referenced objects (expand_
       }),
     );
     expect(stats.body.count).toBe(1);
+  });
+});
+
+describe('checks the reference makes in its server answer 400, in its words', () => {
+  const P = 'acme/server-checks';
+
+  it('refuses a negative limit or offset, and a table sort on an empty or malformed path, with 400 naming the field', async () => {
+    for (const [path, body] of [
+      ['/calls/query_stats', { project_id: P, limit: -1 }],
+      ['/calls/stream_query', { project_id: P, limit: -1 }],
+      ['/objs/query', { project_id: P, offset: -2 }],
+    ] as const) {
+      const r = await api.post(path, body);
+      expect(r.status, `${path} ${r.text}`).toBe(400);
+      expect(r.body.field).toBe('limit' in body ? 'limit' : 'offset');
+    }
+    const t = ok(await api.post('/table/create', { table: { project_id: P, rows: [{ a: 1 }, { a: 2 }] } }));
+    for (const field of ['', ' ', '.', '..', 'a.', '.a', 'a..b']) {
+      const r = await api.post('/table/query', { project_id: P, digest: t.body.digest, sort_by: [{ field, direction: 'asc' }] });
+      expect(r.status, JSON.stringify(field)).toBe(400);
+      expect(r.body.field).toBe('sort_by[0].field');
+    }
+    // A malformed body is still the schema's 422.
+    expect((await api.post('/calls/query_stats', { project_id: P, limit: 1.5 })).status).toBe(422);
+    expect((await api.post('/table/query', { project_id: P, digest: t.body.digest, sort_by: [{ field: 'a' }] })).status).toBe(422);
+  });
+
+  it('names too long filter lists and object deletions as the reference does', async () => {
+    const r = await api.post('/calls/query_stats', { project_id: P, filter: { call_ids: Array.from({ length: 1001 }, () => 'x') } });
+    expect(r.status).toBe(400);
+    expect(r.body.reason).toBe(
+      "filter.call_ids: Parameter: 'call_ids' request length is greater than max length (1000). Actual length: 1001",
+    );
+
+    const tooMany = await api.post('/obj/delete', {
+      project_id: P,
+      object_id: 'o',
+      digests: Array.from({ length: 101 }, (_, i) => `d${i}`),
+    });
+    expect(tooMany.status).toBe(400);
+    expect(tooMany.body.reason).toContain('Object delete request contains 101 objects. Please delete 100 or fewer objects at a time.');
+
+    const v0 = ok(await api.post('/obj/create', { obj: { project_id: P, object_id: 'o', val: { i: 0 } } })).body.digest;
+    const mixed = await api.post('/obj/delete', { project_id: P, object_id: 'o', digests: [v0, "no'pe"] });
+    expect(mixed.status).toBe(404);
+    expect(mixed.body.reason).toBe(`Delete request contains 2 digests, but found 1 objects to delete. Diff digests: {"no'pe"}`);
+    const none = await api.post('/obj/delete', { project_id: P, object_id: 'o', digests: ['a', 'b'] });
+    expect(none.body.reason).toBe("Object o (['a', 'b']) not found when deleting.");
+    expect((await api.post('/obj/delete', { project_id: P, object_id: 'missing' })).body.reason).toBe(
+      'Object missing (None) not found when deleting.',
+    );
+    // Nothing was deleted by the refused requests.
+    expect(ok(await api.post('/obj/read', { project_id: P, object_id: 'o', digest: v0 })).body.obj.val).toEqual({ i: 0 });
+    // An empty digest names no version.
+    expect((await api.post('/obj/read', { project_id: P, object_id: 'o', digest: '' })).status).toBe(404);
+  });
+});
+
+describe('builtin object classes derived from other builtin classes', () => {
+  const P = 'acme/builtin-inherited';
+
+  it('record the whole hierarchy: base class the parent, leaf class the class itself', async () => {
+    const created = ok(
+      await api.post('/obj/create', {
+        obj: {
+          project_id: P,
+          object_id: 'inherited',
+          val: { name: null, description: null, b: 1, c: 2, additional_field: 'x' },
+          builtin_object_class: 'TestOnlyInheritedBaseObject',
+        },
+      }),
+    );
+    const read = ok(await api.post('/obj/read', { project_id: P, object_id: 'inherited', digest: created.body.digest })).body.obj;
+    expect(read).toMatchObject({ base_object_class: 'TestOnlyNestedBaseObject', leaf_object_class: 'TestOnlyInheritedBaseObject' });
+    expect(read.val).toMatchObject({
+      _type: 'TestOnlyInheritedBaseObject',
+      _class_name: 'TestOnlyInheritedBaseObject',
+      _bases: ['TestOnlyNestedBaseObject', 'BaseObject', 'BaseModel'],
+    });
+    const byBase = ok(await api.post('/objs/query', { project_id: P, filter: { base_object_classes: ['TestOnlyNestedBaseObject'] } }));
+    expect(byBase.body.objs.map((o: { object_id: string }) => o.object_id)).toEqual(['inherited']);
   });
 });

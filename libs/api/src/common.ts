@@ -33,20 +33,47 @@ export const jsonObject = z
   .meta({ type: 'object', additionalProperties: {} });
 export const anyJson = z.unknown();
 
+/**
+ * Marks a check that the reference makes in its server, not in its request model (a negative
+ * limit, an empty sort path, too many digests to delete): the body fits the reference's schema
+ * and its server refuses it with InvalidRequest or ValueError, which its service answers 400
+ * (parseBody answers it so). Use as the options of a `.refine`: `.refine(ok, serverCheck('Limit must be non-negative'))`.
+ */
+export const serverCheck = (message: string) => ({ message, params: { status: 400 } });
+
 export const sortDirection = z.enum(['asc', 'desc']);
 export const sortBy = z.array(z.object({ field: z.string().min(1), direction: sortDirection }));
 /**
  * Table sort entries: the seed's `{field, order}`, or `{field, direction}` as the reference's
  * SDK sends it (SortBy, as everywhere else); read as `{field, order}` either way.
  */
-const tableSortEntry = z.union([
-  z.object({ field: z.string().min(1), order: sortDirection }),
-  z.object({ field: z.string().min(1), direction: sortDirection }).transform(({ field, direction }) => ({ field, order: direction })),
-]);
+const tableSortField = z
+  .string()
+  .refine((f) => f.trim() !== '', serverCheck('Sort field cannot be empty'))
+  .refine(
+    (f) => f.trim() === '' || !(f.startsWith('.') || f.endsWith('.') || f.includes('..')),
+    serverCheck('Invalid sort field: field names cannot start/end with dots or contain consecutive dots'),
+  )
+  .refine(
+    (f) => f.trim() === '' || f.split('.').every((part) => part.trim() !== ''),
+    serverCheck('Invalid sort field: field path components cannot be empty'),
+  );
+// One object rather than a union of the two spellings, so a refused field is reported as itself.
+const tableSortEntry = z
+  .object({ field: tableSortField, order: sortDirection.optional(), direction: sortDirection.optional() })
+  .refine((e) => e.order !== undefined || e.direction !== undefined, { message: 'order (or direction) is required', path: ['order'] })
+  .transform(({ field, order, direction }) => ({ field, order: (order ?? direction)! }));
 export const tableSortBy = z.array(tableSortEntry);
 
-export const limit = z.number().int().min(0);
-export const offset = z.number().int().min(0);
+// Negative ones fit the reference's models (plain ints); its query builders refuse them.
+export const limit = z
+  .number()
+  .int()
+  .refine((n) => n >= 0, serverCheck('Limit must be non-negative'));
+export const offset = z
+  .number()
+  .int()
+  .refine((n) => n >= 0, serverCheck('Offset must be non-negative'));
 
 /**
  * Query expression `{ $expr: ... }`. The operand grammar is checked by the query compiler

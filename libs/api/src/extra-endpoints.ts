@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { callEndBody, callStartBody } from './calls';
-import { emptyObject, jsonObject, projectId, query, timestamp } from './common';
+import { emptyObject, jsonObject, projectId, query, serverCheck, timestamp } from './common';
 import { callStatsReq, callStatsRes } from './call-stats';
 import { callUsageRes, callsUsageReq, projectStatsReq, projectStatsRes, traceUsageReq } from './usage';
 import { costCreateReq, costCreateRes, feedbackReplaceReq, tableCreateRes } from './objects';
@@ -127,10 +127,20 @@ export const callsDeleteReq = z.object({
   svc_user_id: z.string().nullish().describe('ignored: the server sets it from the caller'),
 });
 
+/** The reference's limit of versions per /obj/delete. */
+export const MAX_OBJECTS_TO_DELETE = 100;
 export const objDeleteReq = z.object({
   project_id: projectId,
   object_id: z.string().min(1),
-  digests: z.array(z.string().min(1)).max(100, 'Please delete 100 or fewer objects at a time').optional(),
+  digests: z
+    .array(z.string().min(1))
+    .superRefine((d, ctx) => {
+      if (d.length > MAX_OBJECTS_TO_DELETE) {
+        const message = `Object delete request contains ${d.length} objects. Please delete ${MAX_OBJECTS_TO_DELETE} or fewer objects at a time.`;
+        ctx.addIssue({ code: 'custom', ...serverCheck(message) });
+      }
+    })
+    .optional(),
 });
 
 export const tableQueryStatsReq = z.object({ project_id: projectId, digest: z.string().min(1) });

@@ -33,7 +33,8 @@ export const objectVersion = z.object({
 export const objReadReq = z.object({
   project_id: projectId,
   object_id: z.string().min(1),
-  digest: z.string().min(1),
+  // An empty digest names no version: 404, as the reference.
+  digest: z.string(),
   metadata_only: z.boolean().default(false),
 });
 export const objReadRes = z.object({ obj: objectVersion });

@@ -21,11 +21,13 @@ export function parseBody<S extends z.ZodType>(schema: S, body: unknown): z.infe
   const errors = r.error.issues.map((i) => ({ field: formatPath(i.path), message: i.message }));
   const first = errors[0]!;
   const reason = first.field ? `${first.field}: ${first.message}` : `request body: ${first.message}`;
-  return throwInvalid(reason, first.field, errors);
+  const firstIssue = r.error.issues[0]!;
+  const status = firstIssue.code === 'custom' && firstIssue.params?.status === 400 ? 400 : INVALID_BODY_STATUS;
+  return throwInvalid(status, reason, first.field, errors);
 }
 
-function throwInvalid(reason: string, field: string, errors: { field: string; message: string }[]): never {
-  throw new ApiError(INVALID_BODY_STATUS, reason, { field: field || undefined, extra: { errors } });
+function throwInvalid(status: number, reason: string, field: string, errors: { field: string; message: string }[]): never {
+  throw new ApiError(status, reason, { field: field || undefined, extra: { errors } });
 }
 
 function formatPath(path: readonly PropertyKey[]): string {

@@ -77,7 +77,7 @@ describe('the reference SDK spellings of a request', () => {
   });
 
   it('answers a body that does not fit with 422 naming the field', () => {
-    expect(() => parseBody(endpoints.callsStreamQuery.request, { project_id: 'acme/p', limit: -1 })).toThrow(
+    expect(() => parseBody(endpoints.callsStreamQuery.request, { project_id: 'acme/p', limit: 1.5 })).toThrow(
       expect.objectContaining({ status: 422, field: 'limit' }),
     );
     expect(() => parseBody(endpoints.callStart.request, { start: { ...start, op_name: null } })).toThrow(

@@ -17,24 +17,30 @@ export function objectClassesOf(val: unknown): { base: string | null; leaf: stri
 }
 
 /**
- * The reference's builtin object classes (server-validated pydantic models). We know their
+ * The reference's builtin object classes (server-validated pydantic models), each with the
+ * builtin classes it derives from (nearest first; all derive from BaseObject). We know their
  * names and hierarchy, not their field schemas: see docs/api.md (builtin classes).
  */
-export const BUILTIN_OBJECT_CLASSES = new Set([
-  'TestOnlyExample',
-  'TestOnlyNestedBaseObject',
-  'Leaderboard',
-  'ActionSpec',
-  'AnnotationSpec',
-  'Provider',
-  'ProviderModel',
-  'LLMStructuredCompletionModel',
-  'SavedView',
-  'Prompt',
-  'StringPrompt',
-  'MessagesPrompt',
-  'EvaluationResult',
-]);
+const BUILTIN_OBJECT_CLASS_PARENTS: Record<string, string[]> = {
+  TestOnlyExample: [],
+  TestOnlyNestedBaseObject: [],
+  TestOnlyInheritedBaseObject: ['TestOnlyNestedBaseObject'],
+  Leaderboard: [],
+  ActionSpec: [],
+  AlertSpec: [],
+  AnnotationSpec: [],
+  Provider: [],
+  ProviderModel: [],
+  LLMStructuredCompletionModel: [],
+  SavedView: [],
+  ComparisonView: [],
+  ChartConfig: [],
+  Prompt: [],
+  StringPrompt: [],
+  MessagesPrompt: [],
+  EvaluationResult: [],
+};
+export const BUILTIN_OBJECT_CLASSES = new Set(Object.keys(BUILTIN_OBJECT_CLASS_PARENTS));
 
 export interface ProcessedObject {
   val: unknown;
@@ -59,9 +65,15 @@ export function processIncomingObject(val: unknown, builtinClass: string | null,
     return { val, baseObjectClass: classes.base, leafObjectClass: classes.leaf };
   }
   if (!BUILTIN_OBJECT_CLASSES.has(builtinClass)) throw badRequest(`${field}: Unknown object class: ${builtinClass}`, field);
-  // The reference's dump_object_with_correct_hierarchy: `_type`, the fields, `_class_name`, `_bases`.
-  const dumped: Record<string, unknown> = { _type: builtinClass, ...val, _class_name: builtinClass, _bases: ['BaseObject', 'BaseModel'] };
-  return { val: dumped, baseObjectClass: builtinClass, leafObjectClass: builtinClass };
+  // The reference's dump_object: `_type`, the fields, `_class_name`, `_bases` (the class's MRO).
+  const parents = BUILTIN_OBJECT_CLASS_PARENTS[builtinClass]!;
+  const dumped: Record<string, unknown> = {
+    _type: builtinClass,
+    ...val,
+    _class_name: builtinClass,
+    _bases: [...parents, 'BaseObject', 'BaseModel'],
+  };
+  return { val: dumped, baseObjectClass: parents.at(-1) ?? builtinClass, leafObjectClass: builtinClass };
 }
 
 /** `op` when the value is a serialised op (`_type`/`weave_type.type` == `Op`), else `object`. */

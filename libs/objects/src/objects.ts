@@ -87,8 +87,9 @@ interface VersionsSelect {
 }
 
 /**
- * All versions of the selected objects with version_index (order of first appearance; a
- * re-published digest keeps its slot) and is_latest (the most recently published live version).
+ * All versions of the selected objects with version_index (order of creation; a re-published
+ * live digest keeps its slot, a deleted one published again takes a new one) and is_latest
+ * (the most recently published live version).
  * Filters that would change the numbering (classes, digests) belong to the caller's outer WHERE.
  */
 function versionsSql(p: Params, s: VersionsSelect): string {
@@ -104,11 +105,17 @@ function versionsSql(p: Params, s: VersionsSelect): string {
     toUInt8(deleted_at IS NULL AND row_number() OVER (PARTITION BY object_id
       ORDER BY deleted_at IS NULL DESC, published_at DESC, created_at DESC, digest DESC) = 1) AS is_latest
   FROM (
-    SELECT * EXCEPT (last_deleted_at), ${deletedAtSql('last_deleted_at', 'published_at')} AS deleted_at
+    SELECT * EXCEPT (last_deleted_at, first_created_at, publishes),
+      ${deletedAtSql('last_deleted_at', 'published_at')} AS deleted_at,
+      -- A version deleted and published again is created anew (both references): its first
+      -- publish after the deletion.
+      if(last_deleted_at IS NOT NULL AND deleted_at IS NULL,
+        arrayMin(arrayFilter(t -> toDateTime64(t, 3, 'UTC') > last_deleted_at, publishes)), first_created_at) AS created_at
     FROM (
       SELECT project_id, kind, object_id, digest,
         any(base_object_class) AS base_object_class, any(leaf_object_class) AS leaf_object_class,
-        any(svc_user_id) AS svc_user_id, min(created_at) AS created_at, max(published_at) AS published_at,
+        any(svc_user_id) AS svc_user_id, min(created_at) AS first_created_at, max(published_at) AS published_at,
+        groupArray(object_versions.published_at) AS publishes,
         max(deleted_at) AS last_deleted_at${extra.length ? ', ' + extra.join(', ') : ''}
       FROM object_versions
       WHERE ${where.join(' AND ')}
@@ -182,7 +189,7 @@ export async function readObject(
 /**
  * /obj/delete (reference §5.4): the named versions (digests, `latest` or `v<N>`), or every live
  * version when none are named. A tombstone row per version keeps its created_at (so the
- * numbering of versions stays) and its value; `latest` moves to the newest surviving version.
+ * numbering of the other versions stays) and its value; `latest` moves to the newest surviving version.
  * A name that matches no live version is a 404, and then nothing is deleted.
  */
 export async function deleteObjectVersions(
@@ -200,17 +207,25 @@ export async function deleteObjectVersions(
   });
   const live = await rs.json<{ kind: string; digest: string; version_index: number; is_latest: number }>();
   let chosen = live;
+  const unmatched: string[] = [];
   if (digests && digests.length > 0) {
     chosen = [];
     for (const d of new Set(digests)) {
       const match = live.filter((v) =>
         d === 'latest' ? Number(v.is_latest) === 1 : /^v\d+$/.test(d) ? Number(v.version_index) === Number(d.slice(1)) : v.digest === d,
       );
-      if (match.length === 0) throw notFound(`Object ${objectId}:${d} not found`);
+      if (match.length === 0) unmatched.push(d);
       chosen.push(...match);
     }
   }
-  if (chosen.length === 0) throw notFound(`Object ${objectId} not found`);
+  // The reference's texts (Python reprs of the names), which callers match on.
+  if (chosen.length === 0) throw notFound(`Object ${objectId} (${digests?.length ? pyList(digests) : 'None'}) not found when deleting.`);
+  if (unmatched.length > 0) {
+    const found = new Set(chosen.map((v) => `${v.kind}:${v.digest}`)).size;
+    throw notFound(
+      `Delete request contains ${digests!.length} digests, but found ${found} objects to delete. Diff digests: {${unmatched.map(pyStr).join(', ')}}`,
+    );
+  }
   const q = new Params();
   const deletedAt = microsToClickHouse(Math.floor(nowMicros() / 1000) * 1000);
   const keys = chosen.map((v) => `(${q.str(v.kind)}, ${q.str(v.digest)})`).join(', ');
@@ -224,6 +239,9 @@ export async function deleteObjectVersions(
   });
   return { num_deleted: new Set(chosen.map((v) => `${v.kind}:${v.digest}`)).size };
 }
+
+const pyStr = (s: string) => (s.includes("'") && !s.includes('"') ? `"${s}"` : `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`);
+const pyList = (items: string[]) => `[${items.map(pyStr).join(', ')}]`;
 
 export interface ObjsQueryInput {
   project_id: string;

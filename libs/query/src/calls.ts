@@ -140,7 +140,9 @@ function afterCursor(keys: SortKey[], cursor: Cursor, p: Params): string {
 
 function checkLength(key: string, values: readonly string[]): void {
   if (values.length > FILTER_LIMIT) {
-    throw badRequest(`filter.${key}: at most ${FILTER_LIMIT} entries (got ${values.length})`, `filter.${key}`);
+    // The reference's text after the field's name (callers match on it).
+    const message = `Parameter: '${key}' request length is greater than max length (${FILTER_LIMIT}). Actual length: ${values.length}`;
+    throw badRequest(`filter.${key}: ${message}`, `filter.${key}`);
   }
 }
 

@@ -98,16 +98,18 @@ def _reference_error_classes() -> dict[int, tuple[type, ...]]:
     from weave.trace_server import errors
 
     # ValueError and its subclasses (InvalidInternalRef) are 400 through the registry's ValueError.
+    # InvalidFieldError is 403 in 0.52.29's registry and 422 in the newest reference's (weft's).
     return {
         400: (errors.InvalidRequest, errors.InvalidExternalRef, InvalidInternalRef),
         403: (errors.InvalidFieldError,),
         404: (errors.NotFoundError,),
         413: (errors.InsertTooLarge, errors.RequestTooLarge),
+        422: (errors.InvalidFieldError,),
     }
 
 
 def _raise_as_reference(response: httpx.Response) -> httpx.Response:
-    """An answer of 400, 403, 404 or 413 raised as the in-process server raises the errors its
+    """An answer of 400, 403, 404, 413 or 422 raised as the in-process server raises the errors its
     service answers with that status, so the suite's `pytest.raises(InvalidRequest)` and the
     like judge weft's status code. The exception is still an httpx.HTTPStatusError (what the
     SDK's own code catches); its text is weft's `reason`."""
@@ -160,7 +162,50 @@ def _weft_server_class() -> type:
         def delete(self, url: str, *args: Any, **kwargs: Any) -> httpx.Response:
             return _raise_as_reference(super().delete(url, *args, **kwargs))
 
+        def otel_export(self, req: Any) -> Any:
+            """The 0.52.29 client has no otel_export; the reference's service takes the same
+            spans as an OTLP/HTTP ExportTraceServiceRequest, which weft serves on
+            /otel/v1/traces (project from the `project_id` header)."""
+            return _otel_export(self, req)
+
     return WeftHTTPTraceServer
+
+
+def _otel_export(server: Any, req: Any) -> Any:
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+        ExportTraceServiceRequest,
+        ExportTraceServiceResponse,
+    )
+    from weave.trace_server import trace_server_interface as tsi
+
+    export = ExportTraceServiceRequest(
+        resource_spans=[p.resource_spans for p in req.processed_spans]
+    )
+    from weave.utils import http_requests
+
+    headers = {
+        **server._build_dynamic_request_headers(),
+        "Content-Type": "application/x-protobuf",
+        "project_id": req.project_id,
+    }
+    response = http_requests.post(
+        server.trace_server_url + "/otel/v1/traces",
+        content=export.SerializeToString(),
+        auth=server._auth,
+        headers=headers,
+    )
+    _raise_as_reference(response).raise_for_status()
+    answer = ExportTraceServiceResponse.FromString(response.content)
+    if not answer.HasField("partial_success") or (
+        answer.partial_success.rejected_spans == 0 and not answer.partial_success.error_message
+    ):
+        return tsi.OTelExportRes(partial_success=None)
+    return tsi.OTelExportRes(
+        partial_success=tsi.ExportTracePartialSuccess(
+            rejected_spans=answer.partial_success.rejected_spans,
+            error_message=answer.partial_success.error_message,
+        )
+    )
 
 
 def _remote_server(lease: Any, *_args: Any, **_kwargs: Any) -> Any:

@@ -795,3 +795,150 @@ describe('builtin object classes derived from other builtin classes', () => {
     expect(byBase.body.objs.map((o: { object_id: string }) => o.object_id)).toEqual(['inherited']);
   });
 });
+
+describe('builtin object classes with a schema: validated and dumped as the reference (model_validate, dump_object)', () => {
+  const P = 'acme/builtin-schemas';
+  const create = (object_id: string, val: unknown, builtin_object_class?: string) =>
+    api.post('/obj/create', { obj: { project_id: P, object_id, val, ...(builtin_object_class ? { builtin_object_class } : {}) } });
+  const read = async (object_id: string, digest: string) => ok(await api.post('/obj/read', { project_id: P, object_id, digest })).body.obj;
+
+  it('fills defaults and dumps nested models with their classes, so the digest is the SDK-published one', async () => {
+    const sent = {
+      primitive: 1,
+      nested_base_model: { a: 2, aliased_property_alias: 3 },
+      nested_base_object: 'weave:///acme/x/object/n:1',
+      stray: 5,
+    };
+    const created = ok(await create('example', sent, 'TestOnlyExample')).body.digest;
+    // What the SDK publishes for TestOnlyExample(primitive=1, nested_base_model=TestOnlyNestedBaseModel(a=2, ...), ...).
+    const published = {
+      _type: 'TestOnlyExample',
+      name: null,
+      description: null,
+      primitive: 1,
+      nested_base_model: {
+        _type: 'TestOnlyNestedBaseModel',
+        a: 2,
+        aliased_property_alias: 3,
+        _class_name: 'TestOnlyNestedBaseModel',
+        _bases: ['BaseModel'],
+      },
+      nested_base_object: 'weave:///acme/x/object/n:1',
+      _class_name: 'TestOnlyExample',
+      _bases: ['BaseObject', 'BaseModel'],
+    };
+    expect(ok(await create('example-published', published)).body.digest).toBe(created);
+    expect((await read('example', created)).val).toEqual(published);
+  });
+
+  it('answers 400 naming the field when the value does not fit the class', async () => {
+    const missing = await create('nested', { a: 2, aliased_property_alias: 3 }, 'TestOnlyNestedBaseObject');
+    expect(missing.status).toBe(400);
+    expect(missing.body).toMatchObject({ field: 'obj.val.b' });
+    expect(missing.body.reason).toContain('Field required');
+    const wrongType = await create('nested', { b: 'two' }, 'TestOnlyNestedBaseObject');
+    expect([wrongType.status, wrongType.body.field]).toEqual([400, 'obj.val.b']);
+    // LLMStructuredCompletionModel (a weave.Model) forbids undeclared fields.
+    const extra = await create('m', { llm_model_id: 'gpt-4', stray: 1 }, 'LLMStructuredCompletionModel');
+    expect([extra.status, extra.body.field]).toEqual([400, 'obj.val.stray']);
+    const noModel = await create('m', { default_params: { temperature: 0.5 } }, 'LLMStructuredCompletionModel');
+    expect([noModel.status, noModel.body.field]).toEqual([400, 'obj.val.llm_model_id']);
+    // A value that names its classes is taken as it is (an edited object), as the reference.
+    ok(
+      await create(
+        'nested',
+        { b: 2, _class_name: 'TestOnlyNestedBaseObject', _bases: ['BaseObject', 'BaseModel'] },
+        'TestOnlyNestedBaseObject',
+      ),
+    );
+  });
+
+  it('records an LLMStructuredCompletionModel as a Model, with its default parameters', async () => {
+    const digest = ok(
+      await create(
+        'llm',
+        { llm_model_id: 'gpt-4', default_params: { temperature: 1, messages_template: [{ role: 'user', content: 'hi' }] } },
+        'LLMStructuredCompletionModel',
+      ),
+    ).body.digest;
+    const obj = await read('llm', digest);
+    expect(obj).toMatchObject({ base_object_class: 'Model', leaf_object_class: 'LLMStructuredCompletionModel' });
+    expect(obj.val._bases).toEqual(['Model', 'Object', 'BaseModel']);
+    expect(obj.val.default_params).toMatchObject({ _type: 'LLMStructuredCompletionModelDefaultParams', temperature: 1, max_tokens: null });
+    expect(obj.val.default_params.messages_template[0]).toMatchObject({ _type: 'Message', role: 'user', content: 'hi', name: null });
+    const byBase = ok(
+      await api.post('/objs/query', {
+        project_id: P,
+        filter: { base_object_classes: ['Model'], leaf_object_classes: ['LLMStructuredCompletionModel'] },
+      }),
+    );
+    expect(byBase.body.objs.map((o: { object_id: string }) => o.object_id)).toEqual(['llm']);
+  });
+});
+
+describe('summary.weave.costs entries', () => {
+  const P = 'acme/cost-entries';
+
+  it("carry the reference's fields only, when no cached tokens are counted or priced", async () => {
+    const at = '2025-09-01T12:00:00Z';
+    ok(
+      await api.post('/call/start', {
+        start: { project_id: P, id: 'c', trace_id: 't', op_name: 'llm', started_at: at, inputs: {}, attributes: {} },
+      }),
+    );
+    const usage = { 'gpt-4': { requests: 1, prompt_tokens: 1000, completion_tokens: 2000 } };
+    ok(await api.post('/call/end', { end: { project_id: P, id: 'c', ended_at: at, output: null, summary: { usage } } }));
+    const [call] = await api.jsonl('/calls/stream_query', { project_id: P, include_costs: true });
+    const entry = call.summary.weave.costs['gpt-4'];
+    expect(Object.keys(entry).sort()).toEqual(
+      [
+        'requests',
+        'prompt_tokens',
+        'completion_tokens',
+        'total_tokens',
+        'prompt_tokens_total_cost',
+        'completion_tokens_total_cost',
+        'prompt_token_cost',
+        'completion_token_cost',
+        'prompt_token_cost_unit',
+        'completion_token_cost_unit',
+        'effective_date',
+        'created_at',
+        'provider_id',
+        'pricing_level',
+        'pricing_level_id',
+        'created_by',
+      ].sort(),
+    );
+    expect(entry.prompt_tokens_total_cost).toBeCloseTo(1000 * entry.prompt_token_cost, 12);
+  });
+});
+
+describe('$contains on a JSON value the call does not have', () => {
+  const P = 'acme/contains-missing';
+
+  it('reads it as the empty string, as the reference (JSON_VALUE): it contains "" and nothing else', async () => {
+    const at = '2024-05-01T12:00:00Z';
+    for (const [id, in_val] of [
+      ['has', { str: 'a string' }],
+      ['other', { prim: 5 }],
+      ['primitive', 'simple'],
+    ] as const) {
+      ok(
+        await api.post('/call/start', {
+          start: { project_id: P, id, trace_id: id, op_name: 'op', started_at: at, inputs: { in_val }, attributes: {} },
+        }),
+      );
+    }
+    const contains = (substr: string) => ({
+      $expr: { $contains: { input: { $getField: 'inputs.in_val.str' }, substr: { $literal: substr } } },
+    });
+    const ids = async (substr: string) =>
+      (
+        await api.jsonl('/calls/stream_query', { project_id: P, query: contains(substr), sort_by: [{ field: 'id', direction: 'asc' }] })
+      ).map((c) => c.id);
+    expect(await ids('')).toEqual(['has', 'other', 'primitive']);
+    expect(await ids('str')).toEqual(['has']);
+    expect(ok(await api.post('/calls/query_stats', { project_id: P, query: contains('') })).body.count).toBe(3);
+  });
+});

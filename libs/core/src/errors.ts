@@ -59,6 +59,11 @@ export class ApiError extends Error {
 }
 
 export const badRequest = (reason: string, field?: string) => new ApiError(400, reason, { field });
+/**
+ * The reference's InvalidFieldError: a field a query may not use, an object name it does not
+ * take. 422, as the newest reference answers it (weave 0.52.29's server answered 403).
+ */
+export const invalidField = (reason: string, field?: string) => new ApiError(422, reason, { field });
 /** A 401 whose challenge offers both schemes and carries the reason (RFC 6750's error_description), which clients log. */
 export const unauthorized = (reason: string) =>
   new ApiError(401, reason, {

@@ -1,4 +1,5 @@
-import { badRequest } from '@weft/core';
+import { badRequest, invalidField } from '@weft/core';
+import { builtinBases, hasBuiltinSchema, validateBuiltinObject } from './builtin-object-schemas';
 
 /**
  * Object classes as the reference derives them. A value "has classes" when it is a dict
@@ -18,8 +19,9 @@ export function objectClassesOf(val: unknown): { base: string | null; leaf: stri
 
 /**
  * The reference's builtin object classes (server-validated pydantic models), each with the
- * builtin classes it derives from (nearest first; all derive from BaseObject). We know their
- * names and hierarchy, not their field schemas: see docs/api.md (builtin classes).
+ * builtin classes it derives from (nearest first; all derive from BaseObject). Those with a
+ * schema in builtin-object-schemas.ts are validated and dumped as the reference does; the
+ * others are stored as sent, with their class hierarchy added.
  */
 const BUILTIN_OBJECT_CLASS_PARENTS: Record<string, string[]> = {
   TestOnlyExample: [],
@@ -31,7 +33,7 @@ const BUILTIN_OBJECT_CLASS_PARENTS: Record<string, string[]> = {
   AnnotationSpec: [],
   Provider: [],
   ProviderModel: [],
-  LLMStructuredCompletionModel: [],
+  LLMStructuredCompletionModel: [], // a Model (schema: builtin-object-schemas.ts)
   SavedView: [],
   ComparisonView: [],
   ChartConfig: [],
@@ -65,15 +67,19 @@ export function processIncomingObject(val: unknown, builtinClass: string | null,
     return { val, baseObjectClass: classes.base, leafObjectClass: classes.leaf };
   }
   if (!BUILTIN_OBJECT_CLASSES.has(builtinClass)) throw badRequest(`${field}: Unknown object class: ${builtinClass}`, field);
+  if (hasBuiltinSchema(builtinClass)) {
+    const dumped = validateBuiltinObject(builtinClass, val, 'obj.val');
+    return { val: dumped, ...classesOf(builtinClass, builtinBases(builtinClass)) };
+  }
   // The reference's dump_object: `_type`, the fields, `_class_name`, `_bases` (the class's MRO).
-  const parents = BUILTIN_OBJECT_CLASS_PARENTS[builtinClass]!;
-  const dumped: Record<string, unknown> = {
-    _type: builtinClass,
-    ...val,
-    _class_name: builtinClass,
-    _bases: [...parents, 'BaseObject', 'BaseModel'],
-  };
-  return { val: dumped, baseObjectClass: parents.at(-1) ?? builtinClass, leafObjectClass: builtinClass };
+  const bases = [...BUILTIN_OBJECT_CLASS_PARENTS[builtinClass]!, 'BaseObject', 'BaseModel'];
+  const dumped: Record<string, unknown> = { _type: builtinClass, ...val, _class_name: builtinClass, _bases: bases };
+  return { val: dumped, ...classesOf(builtinClass, bases) };
+}
+
+/** get_object_classes of a dump: the leaf is the class, the base the one above BaseObject|Object (or the leaf). */
+function classesOf(className: string, bases: string[]): { baseObjectClass: string; leafObjectClass: string } {
+  return { baseObjectClass: bases.length > 2 ? bases[bases.length - 3]! : className, leafObjectClass: className };
 }
 
 /** `op` when the value is a serialised op (`_type`/`weave_type.type` == `Op`), else `object`. */
@@ -84,12 +90,15 @@ export function kindOf(val: unknown): 'op' | 'object' {
   return t === 'Op' ? 'op' : 'object';
 }
 
-/** The reference's object_id_validator: 1..128 characters of letters, digits, `_`, `.`, `-`. */
+/**
+ * The reference's object_id_validator: 1..128 characters of letters, digits, `_`, `.`, `-`
+ * (a bad character or an empty name is its InvalidFieldError, a long name a plain 400).
+ */
 export function validateObjectId(objectId: string, field: string): void {
-  if (objectId.length === 0) throw badRequest(`${field}: Object name cannot be empty`, field);
+  if (objectId.length === 0) throw invalidField(`${field}: Object name cannot be empty`, field);
   if (objectId.length > 128) throw badRequest(`${field}: Invalid object name: longer than 128 characters`, field);
   if (!/^[\p{L}\p{N}_.-]+$/u.test(objectId)) {
-    throw badRequest(`${field}: Invalid object name: '${objectId}' may contain only letters, digits, '_', '.' and '-'`, field);
+    throw invalidField(`${field}: Invalid object name: '${objectId}' may contain only letters, digits, '_', '.' and '-'`, field);
   }
 }
 

@@ -1,4 +1,4 @@
-import { ApiError } from '@weft/core';
+import { ApiError, invalidField } from '@weft/core';
 import { latencySql, traceNameSql } from './call-json';
 import { callTotalCostSql, callTotalTokensSql } from './costs';
 import { jsonFieldRef, splitFieldPath, type FieldRef, type FieldResolver } from './expr';
@@ -178,9 +178,9 @@ export class CallFieldResolver implements FieldResolver {
       return jsonFieldRef(dump, rest, p);
     }
     if (STORAGE_SIZE_FIELDS.includes(path)) {
-      throw new ApiError(400, `field '${path}' can be selected but not filtered or sorted on`, { field: path });
+      throw invalidField(`field '${path}' can be selected but not filtered or sorted on`, path);
     }
-    throw new ApiError(400, `unknown field '${path}'`, { field: path });
+    throw invalidField(`unknown field '${path}'`, path);
   }
 
   /** An expansion and what it is read from: the dump, or the outer expansion (columns the row must carry). */
@@ -193,7 +193,7 @@ export class CallFieldResolver implements FieldResolver {
 
   private feedbackField(path: string, p: Params): FieldRef {
     const m = FEEDBACK_FIELD.exec(path);
-    if (!m) throw new ApiError(400, `invalid feedback field '${path}': expected feedback.[<type>].payload.<path>`, { field: path });
+    if (!m) throw invalidField(`invalid feedback field '${path}': expected feedback.[<type>].payload.<path>`, path);
     if (!this.feedback) throw new ApiError(400, `field '${path}': feedback fields are not supported here`, { field: path });
     const [root, ...rest] = splitFieldPath(m[2]!);
     if (root === 'payload') {
@@ -207,9 +207,7 @@ export class CallFieldResolver implements FieldResolver {
       this.used.add(c.name);
       return { sql: `nullIf(${c.name}, '')`, kind: 'string' };
     }
-    throw new ApiError(400, `invalid feedback field '${path}': expected payload, runnable_ref or trigger_ref after the type`, {
-      field: path,
-    });
+    throw invalidField(`invalid feedback field '${path}': expected payload, runnable_ref or trigger_ref after the type`, path);
   }
 
   /** summary.weave.* computed from the row, as the derived summary shown on read. */

@@ -284,7 +284,7 @@ export class CallsQueryPlan {
       try {
         ref = r.resolve(s.field, this.base);
       } catch (e) {
-        if (e instanceof ApiError) throw new ApiError(400, `sort_by[${i}].field: ${e.reason}`, { field: `sort_by[${i}].field` });
+        if (e instanceof ApiError) throw new ApiError(e.status, `sort_by[${i}].field: ${e.reason}`, { field: `sort_by[${i}].field` });
         throw e;
       }
       this.track(r.used);

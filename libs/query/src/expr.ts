@@ -97,7 +97,7 @@ class Compiler {
           return this.resolver.resolve(arg, this.p);
         } catch (e) {
           // Point at the offending $getField, keeping the resolver's message (which names the field).
-          if (e instanceof ApiError && e.status === 400) throw new ApiError(400, `${at}: ${e.message}`, { field: at });
+          if (e instanceof ApiError && (e.status === 400 || e.status === 422)) throw new ApiError(e.status, `${at}: ${e.message}`, { field: at });
           throw e;
         }
       }
@@ -289,7 +289,9 @@ class Compiler {
     }
     const fn = ci ? 'positionCaseInsensitiveUTF8' : 'position';
     if (hay.kind === 'array') return { sql: `arrayExists(x -> ${fn}(x, ${text(needle)}) > 0, ${hay.sql})`, kind: 'bool' };
-    return { sql: `(${fn}(${text(hay)}, ${text(needle)}) > 0)`, kind: 'bool' };
+    // A missing JSON value reads '' in the reference (JSON_VALUE), which contains the empty string.
+    const haystack = hay.kind === 'json' ? `ifNull(${hay.sql}, '')` : text(hay);
+    return { sql: `(${fn}(${haystack}, ${text(needle)}) > 0)`, kind: 'bool' };
   }
 }
 

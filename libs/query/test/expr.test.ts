@@ -112,7 +112,7 @@ describe('compileQuery', () => {
     expect(e1.field).toBe('query.$expr.$and[1].$regex');
     expect(e1.reason).toContain("'$regex'");
     const e2 = err({ $eq: [{ $getField: 'password; DROP TABLE calls_merged' }, { $literal: 1 }] });
-    expect(e2.status).toBe(400);
+    expect(e2.status).toBe(422);
     expect(e2.field).toBe('query.$expr.$eq[0].$getField');
     expect(e2.reason).toContain("unknown field 'password; DROP TABLE calls_merged'");
     expect(err({ $and: [] }).status).toBe(400);

@@ -15,21 +15,22 @@ export async function callCosts(store: Store, projectId: string, callIds: string
   for (const r of await rs.json<CallUsagePriceRow>()) {
     const costs = out.get(r.call_id) ?? {};
     const uncachedPrompt = r.prompt_tokens - r.cache_read_input_tokens - r.cache_creation_input_tokens;
+    // The reference's entry has no cache fields; they are added only where caching is priced or counted.
+    const cached = [
+      r.cache_read_input_tokens,
+      r.cache_creation_input_tokens,
+      r.cache_read_input_token_cost,
+      r.cache_creation_input_token_cost,
+    ].some((v) => Number(v) !== 0);
     costs[r.llm_id] = {
       requests: r.requests,
       prompt_tokens: r.prompt_tokens,
       completion_tokens: r.completion_tokens,
       total_tokens: r.total_tokens,
-      cache_read_input_tokens: r.cache_read_input_tokens,
-      cache_creation_input_tokens: r.cache_creation_input_tokens,
       prompt_tokens_total_cost: uncachedPrompt * r.prompt_token_cost,
       completion_tokens_total_cost: r.completion_tokens * r.completion_token_cost,
-      cache_read_input_tokens_total_cost: r.cache_read_input_tokens * r.cache_read_input_token_cost,
-      cache_creation_input_tokens_total_cost: r.cache_creation_input_tokens * r.cache_creation_input_token_cost,
       prompt_token_cost: r.prompt_token_cost,
       completion_token_cost: r.completion_token_cost,
-      cache_read_input_token_cost: r.cache_read_input_token_cost,
-      cache_creation_input_token_cost: r.cache_creation_input_token_cost,
       prompt_token_cost_unit: r.prompt_token_cost_unit,
       completion_token_cost_unit: r.completion_token_cost_unit,
       effective_date: r.effective_date,
@@ -38,6 +39,16 @@ export async function callCosts(store: Store, projectId: string, callIds: string
       pricing_level: r.pricing_level,
       pricing_level_id: r.pricing_level_id,
       created_by: r.created_by,
+      ...(cached
+        ? {
+            cache_read_input_tokens: r.cache_read_input_tokens,
+            cache_creation_input_tokens: r.cache_creation_input_tokens,
+            cache_read_input_tokens_total_cost: r.cache_read_input_tokens * r.cache_read_input_token_cost,
+            cache_creation_input_tokens_total_cost: r.cache_creation_input_tokens * r.cache_creation_input_token_cost,
+            cache_read_input_token_cost: r.cache_read_input_token_cost,
+            cache_creation_input_token_cost: r.cache_creation_input_token_cost,
+          }
+        : {}),
     };
     out.set(r.call_id, costs);
   }

@@ -12,6 +12,7 @@ let weft: RunningWeft;
 let chat: Client; // Bearer, for /v1
 let api: Client; // Basic, for the trace endpoints
 const VLLM_KEY = 'upstream-secret';
+const PROVIDER_KEY = 'provider-secret';
 const DIALECTS: FakeDialect[] = ['vllm', 'sglang', 'llamacpp', 'ollama', 'openai'];
 const P = 'acme/inference';
 
@@ -39,9 +40,10 @@ beforeAll(async () => {
         { name: 'down', base_url: `http://127.0.0.1:${await closedPort()}/v1`, models: ['m-down'] },
         { name: 'keyless', base_url: base('vllm'), api_key_env: 'WEFT_TEST_UNSET_KEY', models: ['m-nokey'] },
       ],
+      custom_providers: { base_urls: [base('openai')], api_keys: ['FAKE_PROVIDER_KEY', 'WEFT_TEST_UNSET_KEY'] },
     }),
   );
-  weft = await startWeft({ dataDir: dir, env: { WEFT_UPSTREAMS_FILE: file, FAKE_VLLM_KEY: VLLM_KEY } });
+  weft = await startWeft({ dataDir: dir, env: { WEFT_UPSTREAMS_FILE: file, FAKE_VLLM_KEY: VLLM_KEY, FAKE_PROVIDER_KEY: PROVIDER_KEY } });
   chat = new Client(weft.url, bearerAuth('test-key'));
   api = new Client(weft.url, basicAuth('test-key'));
 });
@@ -835,5 +837,79 @@ describe('model records', () => {
     const body2 = { ...body, name: 'contended-2', return_existing: true };
     const existing = await Promise.all(Array.from({ length: 12 }, () => chat.post(M, body2)));
     expect(new Set(existing.map((r) => r.body.id)).size).toBe(1);
+  });
+});
+
+describe('custom providers: Provider and ProviderModel objects of the project, model custom::<provider>::<model>', () => {
+  const CP = 'acme/custom-providers';
+  const createObj = async (project: string, object_id: string, val: Record<string, unknown>, builtin_object_class: string) => {
+    const r = await api.post('/obj/create', { obj: { project_id: project, object_id, val, builtin_object_class } });
+    expect(r.status, r.text).toBe(200);
+    return r.body.digest as string;
+  };
+  const complete = (model: string, project = CP) =>
+    api.post('/completions/create', { project_id: project, inputs: { model, messages: msg('hi') } });
+  const providerRequests = () => upstream.requests.filter((r) => r.headers['x-custom-header'] === 'value');
+
+  beforeAll(async () => {
+    // As the UI's provider setup stores them; the base URL with a trailing slash, as users type it.
+    const base = `${upstream.url}/openai/v1/`;
+    const extra_headers = { 'X-Custom-Header': 'value' };
+    await createObj(CP, 'my-prov', { base_url: base, api_key_name: 'FAKE_PROVIDER_KEY', extra_headers }, 'Provider');
+    await createObj(CP, 'my-prov-small', { name: 'small-model', provider: 'my-prov', max_tokens: 100 }, 'ProviderModel');
+    await createObj(
+      CP,
+      'metadata',
+      { base_url: 'http://169.254.169.254/latest', api_key_name: 'FAKE_PROVIDER_KEY', extra_headers },
+      'Provider',
+    );
+    await createObj(CP, 'metadata-m', { name: 'm', provider: 'metadata', max_tokens: 1 }, 'ProviderModel');
+    await createObj(CP, 'nosecret', { base_url: base, api_key_name: 'PATH', extra_headers }, 'Provider');
+    await createObj(CP, 'nosecret-m', { name: 'm', provider: 'nosecret', max_tokens: 1 }, 'ProviderModel');
+    await createObj(CP, 'unset', { base_url: base, api_key_name: 'WEFT_TEST_UNSET_KEY', extra_headers }, 'Provider');
+    await createObj(CP, 'unset-m', { name: 'm', provider: 'unset', max_tokens: 1 }, 'ProviderModel');
+  });
+
+  it("answers through the provider's API with its key and headers, and records usage keyed <provider>/<model>", async () => {
+    const before = providerRequests().length;
+    const r = await complete('custom::my-prov::small');
+    expect(r.status, r.text).toBe(200);
+    expect(r.body.response.choices[0].message.content).toBe('Hello from openai');
+    expect(r.body.response.model).toBe('custom::my-prov::small');
+    const [sent] = providerRequests().slice(before);
+    expect(sent).toMatchObject({ path: '/openai/v1/chat/completions', body: { model: 'small-model', messages: msg('hi') } });
+    expect(sent!.headers.authorization).toBe(`Bearer ${PROVIDER_KEY}`);
+    const c = await callById(r.body.svc_call_id, CP);
+    expect(c.op_name).toBe('weave.completions_create');
+    expect(Object.keys(c.summary.usage)).toEqual(['my-prov/small-model']);
+
+    const lines = await api.jsonl('/completions/create_stream', {
+      project_id: CP,
+      inputs: { model: 'custom::my-prov::small', messages: msg('hi') },
+    });
+    expect(lines[0]._meta.svc_call_id).toBeTruthy();
+    expect(
+      lines
+        .slice(1)
+        .map((l) => l.choices?.[0]?.delta?.content ?? '')
+        .join(''),
+    ).toBe('Hello from openai');
+  });
+
+  it('answers an error, calling nothing, for a missing model, a base URL not allowed, a key not listed or unset, another project', async () => {
+    const before = upstream.requests.length;
+    const error = async (model: string, project = CP) => {
+      const r = await complete(model, project);
+      expect(r.status, r.text).toBe(200);
+      expect(r.body.svc_call_id).toBeNull();
+      return r.body.response.error as string;
+    };
+    expect(await error('custom::my-prov::large')).toMatch(/^Failed to fetch provider model information: /);
+    expect(await error('custom::metadata::m')).toContain('base URL http://169.254.169.254/latest is not one this server may call');
+    expect(await error('custom::nosecret::m')).toBe('No API key PATH found for provider nosecret');
+    expect(await error('custom::unset::m')).toBe('No API key WEFT_TEST_UNSET_KEY found for provider unset');
+    // Another project has no such provider, though this one has.
+    expect(await error('custom::my-prov::small', 'acme/other-project')).toMatch(/^Failed to fetch provider model information: /);
+    expect(upstream.requests.length).toBe(before);
   });
 });

@@ -11,6 +11,8 @@ import { assertProjectAccess } from './project-access';
 import { CallerAborted, openUpstreamStream, postUpstream, UpstreamFailure } from './upstream-client';
 import { isErrorEvent } from './upstream-errors';
 import type { Upstream, UpstreamRegistry } from './upstreams';
+import { CUSTOM_PREFIX, CustomProviderError, resolveCustomProvider, type CustomProviderTarget } from './custom-providers';
+import type { Store } from '@weft/store';
 
 export const COMPLETIONS_OP_NAME = 'weave.completions_create';
 
@@ -23,6 +25,8 @@ type Inputs = CompletionsCreateReq['inputs'];
 type Setup = {
   upstream: Upstream;
   model: string;
+  /** The key of the recorded usage: the model, or `<provider>/<model>` for a custom provider's. */
+  usageKey: string;
   payload: Record<string, unknown>;
   ident: ResponseIdentity;
   timeoutMs?: number;
@@ -38,11 +42,12 @@ export class Completions {
   constructor(
     private readonly upstreams: UpstreamRegistry,
     private readonly ingest: CallIngest,
+    private readonly store: Store,
   ) {}
 
   async create(body: CompletionsCreateReq, ctx: RouteContext): Promise<ResponseOf<'completionsCreate'>> {
     assertProjectAccess(ctx.caller, body.project_id);
-    const setup = this.setup(body.inputs, false);
+    const setup = await this.setup(body.inputs, false, body.project_id);
     if (typeof setup === 'string') return { response: { error: setup }, svc_call_id: null };
     const call = body.track_llm_call ? this.begin(body, ctx) : null;
     const abort = new AbortController();
@@ -63,13 +68,13 @@ export class Completions {
       else throw e;
     }
     const error = typeof response.error === 'string' ? response.error : null;
-    await call?.end({ output: response, model: setup.model, usage: response.usage ?? undefined, exception: error });
+    await call?.end({ output: response, model: setup.usageKey, usage: response.usage ?? undefined, exception: error });
     return { response, svc_call_id: call?.id ?? null };
   }
 
   async createStream(body: CompletionsCreateReq, ctx: RouteContext): Promise<undefined> {
     assertProjectAccess(ctx.caller, body.project_id);
-    const setup = this.setup(body.inputs, true);
+    const setup = await this.setup(body.inputs, true, body.project_id);
     const abort = new AbortController();
     const call = typeof setup !== 'string' && body.track_llm_call ? this.begin(body, ctx) : null;
     await sendJsonl(ctx.reply, this.lines(setup, call, abort.signal), () => abort.abort());
@@ -112,7 +117,7 @@ export class Completions {
       throw e;
     } finally {
       // Also on error or disconnect: the call ends with what was produced (never an exception, as in the reference).
-      await call?.end({ output: aggregate.result(), model: setup.model, usage: aggregate.usageSeen ?? undefined });
+      await call?.end({ output: aggregate.result(), model: setup.usageKey, usage: aggregate.usageSeen ?? undefined });
     }
   }
 
@@ -130,30 +135,45 @@ export class Completions {
   }
 
   /** Resolves the model and builds the upstream request; a string is a setup error to report. */
-  private setup(inputs: Inputs, stream: boolean): Setup | string {
+  private async setup(inputs: Inputs, stream: boolean, projectId: string): Promise<Setup | string> {
     const model = inputs.model;
     if (inputs.prompt !== undefined && inputs.prompt !== null) {
       return 'Failed to resolve prompt: prompt references are not supported by this server yet';
     }
-    const upstream = this.upstreams.find(model);
-    if (!upstream) return `Model ${model} is not served here: no configured upstream lists it`;
-    if (upstream.apiKeyEnv && !upstream.apiKey) {
-      // The reference's MissingLLMApiKeyError: a 400 naming the key.
-      throw new ApiError(400, `No API key ${upstream.apiKeyEnv} found for model ${model}`, { extra: { api_key: upstream.apiKeyEnv } });
+    let target: Pick<CustomProviderTarget, 'upstream' | 'usageKey' | 'headers'> & { upstreamModel?: string };
+    if (model.startsWith(CUSTOM_PREFIX)) {
+      try {
+        target = await resolveCustomProvider(this.store, projectId, model, this.upstreams.customProviders, this.upstreams.defaultTimeoutMs);
+      } catch (e) {
+        if (e instanceof CustomProviderError) return e.message;
+        throw e;
+      }
+    } else {
+      const upstream = this.upstreams.find(model);
+      if (!upstream) return `Model ${model} is not served here: no configured upstream lists it`;
+      if (upstream.apiKeyEnv && !upstream.apiKey) {
+        // The reference's MissingLLMApiKeyError: a 400 naming the key.
+        throw new ApiError(400, `No API key ${upstream.apiKeyEnv} found for model ${model}`, { extra: { api_key: upstream.apiKeyEnv } });
+      }
+      target = { upstream, usageKey: model, headers: {} };
     }
+    const upstream = target.upstream;
     const forwarded: Record<string, unknown> = { ...inputs };
+    if (target.upstreamModel !== undefined) forwarded.model = target.upstreamModel;
     // eslint-disable-next-line @typescript-eslint/no-dynamic-delete -- keys from a fixed list
     for (const k of NOT_FORWARDED) delete forwarded[k];
     const notSupported = unsupported(upstream.dialect, forwarded);
     if (notSupported) return `${notSupported[1]}`;
     const requestId = randomUUID();
     const headers: Record<string, string> = {};
-    for (const [k, v] of Object.entries(inputs.extra_headers ?? {})) {
+    // The request's extra headers, then the custom provider's own.
+    for (const [k, v] of [...Object.entries(inputs.extra_headers ?? {}), ...Object.entries(target.headers)]) {
       if (typeof v === 'string' && !PROTECTED_HEADERS.has(k.toLowerCase())) headers[k] = v;
     }
     return {
       upstream,
       model,
+      usageKey: target.usageKey,
       payload: upstreamRequest(upstream.dialect, forwarded, { stream, requestId }),
       ident: { id: `chatcmpl-${requestId}`, model, created: Math.floor(Date.now() / 1000) },
       timeoutMs: typeof inputs.timeout === 'number' && inputs.timeout > 0 ? Math.ceil(inputs.timeout * 1000) : undefined,

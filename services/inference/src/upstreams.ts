@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { ConfigError } from '@weft/core';
+import type { CustomProviderPolicy } from './custom-providers';
 
 /** The wire dialects of OpenAI-compatible model servers this gateway knows how to speak to. */
 export const DIALECTS = ['vllm', 'sglang', 'llamacpp', 'ollama', 'openai'] as const;
@@ -19,7 +20,16 @@ const upstreamEntry = z.object({
   /** Time allowed for the answer (non-streaming), or for the first byte and between chunks (streaming). */
   timeout_ms: z.number().int().positive().optional(),
 });
-const upstreamsFile = z.object({ upstreams: z.array(upstreamEntry) });
+/**
+ * Custom providers (`custom::<provider>::<model>`, Provider objects of a project): off unless
+ * listed. A provider's base URL must be one of `base_urls` (or under one); its `api_key_name`
+ * one of `api_keys`, each the name of the environment variable holding the key.
+ */
+const customProvidersEntry = z.object({
+  base_urls: z.array(z.url()).min(1),
+  api_keys: z.array(z.string().min(1)).default([]),
+});
+const upstreamsFile = z.object({ upstreams: z.array(upstreamEntry).default([]), custom_providers: customProvidersEntry.optional() });
 
 export interface Upstream {
   name: string;
@@ -39,8 +49,18 @@ export class UpstreamRegistry {
   private readonly byModel = new Map<string, Upstream>();
   /** Served model names in file order; the first is used when a request names none (as vLLM does). */
   readonly models: string[] = [];
+  /** What projects' custom providers may use; null: custom providers are off. */
+  readonly customProviders: CustomProviderPolicy | null;
 
-  constructor(entries: z.infer<typeof upstreamsFile>['upstreams'], env: Record<string, string | undefined>, defaultTimeoutMs: number) {
+  constructor(
+    entries: z.infer<typeof upstreamsFile>['upstreams'],
+    env: Record<string, string | undefined>,
+    readonly defaultTimeoutMs: number,
+    custom?: z.infer<typeof customProvidersEntry>,
+  ) {
+    this.customProviders = custom
+      ? { baseUrls: custom.base_urls, apiKeys: new Map(custom.api_keys.map((k) => [k, env[k] || undefined])) }
+      : null;
     const names = new Set<string>();
     for (const e of entries) {
       if (names.has(e.name)) throw new ConfigError(`WEFT_UPSTREAMS_FILE: upstream name '${e.name}' appears twice`);
@@ -100,5 +120,5 @@ export function loadUpstreams(
     const lines = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
     throw new ConfigError(`WEFT_UPSTREAMS_FILE ${file} is invalid:\n  ${lines.join('\n  ')}`);
   }
-  return new UpstreamRegistry(parsed.data.upstreams, env, opts.defaultTimeoutMs);
+  return new UpstreamRegistry(parsed.data.upstreams, env, opts.defaultTimeoutMs, parsed.data.custom_providers);
 }

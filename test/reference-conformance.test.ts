@@ -270,8 +270,9 @@ describe('calls filtered and sorted by their feedback (feedback.[type].payloadâ€
     );
     expect(stats.body.count).toBe(2);
 
+    // The reference's InvalidFieldError ("Invalid feedback path"): 422.
     const bad = await api.post('/calls/stream_query', { project_id: P, sort_by: [{ field: 'feedback.nope', direction: 'asc' }] });
-    expect(bad.status).toBe(400);
+    expect(bad.status).toBe(422);
     expect(bad.body.reason).toContain('sort_by[0].field');
   });
 });
@@ -879,17 +880,17 @@ describe('builtin object classes with a schema: validated and dumped as the refe
 describe('summary.weave.costs entries', () => {
   const P = 'acme/cost-entries';
 
-  it("carry the reference's fields only, when no cached tokens are counted or priced", async () => {
+  it("carry the reference's fields only when the call counted no cached tokens (gpt-4o has a cache price)", async () => {
     const at = '2025-09-01T12:00:00Z';
     ok(
       await api.post('/call/start', {
         start: { project_id: P, id: 'c', trace_id: 't', op_name: 'llm', started_at: at, inputs: {}, attributes: {} },
       }),
     );
-    const usage = { 'gpt-4': { requests: 1, prompt_tokens: 1000, completion_tokens: 2000 } };
+    const usage = { 'gpt-4o': { requests: 1, prompt_tokens: 1000, completion_tokens: 2000 } };
     ok(await api.post('/call/end', { end: { project_id: P, id: 'c', ended_at: at, output: null, summary: { usage } } }));
     const [call] = await api.jsonl('/calls/stream_query', { project_id: P, include_costs: true });
-    const entry = call.summary.weave.costs['gpt-4'];
+    const entry = call.summary.weave.costs['gpt-4o'];
     expect(Object.keys(entry).sort()).toEqual(
       [
         'requests',

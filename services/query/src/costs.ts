@@ -15,13 +15,8 @@ export async function callCosts(store: Store, projectId: string, callIds: string
   for (const r of await rs.json<CallUsagePriceRow>()) {
     const costs = out.get(r.call_id) ?? {};
     const uncachedPrompt = r.prompt_tokens - r.cache_read_input_tokens - r.cache_creation_input_tokens;
-    // The reference's entry has no cache fields; they are added only where caching is priced or counted.
-    const cached = [
-      r.cache_read_input_tokens,
-      r.cache_creation_input_tokens,
-      r.cache_read_input_token_cost,
-      r.cache_creation_input_token_cost,
-    ].some((v) => Number(v) !== 0);
+    // The reference's entry has no cache fields: they are added only for a call that counted cached tokens.
+    const cached = Number(r.cache_read_input_tokens) !== 0 || Number(r.cache_creation_input_tokens) !== 0;
     costs[r.llm_id] = {
       requests: r.requests,
       prompt_tokens: r.prompt_tokens,

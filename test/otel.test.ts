@@ -156,7 +156,7 @@ describe('real OpenTelemetry SDK → weft', () => {
       // The original span, with exact nanosecond times, resource and scope.
       expect(chat.attributes.otel_span).toMatchObject({
         name: 'chat gpt-4o',
-        kind: 'SPAN_KIND_CLIENT',
+        kind: 'CLIENT',
         context: { trace_id: traceId, span_id: ids.chat },
         parent_id: ids.root,
         start_time_unix_nano: '1714564800200000999',
@@ -172,7 +172,7 @@ describe('real OpenTelemetry SDK → weft', () => {
         attributes: { kind: 'tool' },
       });
       expect(tool.summary.weave.status).toBe('error');
-      expect(tool.attributes.otel_span.status).toEqual({ code: 'STATUS_CODE_ERROR', message: 'lookup timed out' });
+      expect(tool.attributes.otel_span.status).toEqual({ code: 'ERROR', message: 'lookup timed out' });
     });
   }
 

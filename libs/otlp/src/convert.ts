@@ -254,14 +254,15 @@ export function convertSpan(span: unknown, ctx: SpanContext): OtelCall {
   const otelDump = {
     name,
     context: { trace_id: traceId, span_id: spanId, trace_state: strOr(member(span, 'traceState', 'trace_state'), '') },
-    kind: enumName(span.kind, SPAN_KINDS),
+    // The reference's enum names (python_spans: `INTERNAL`, `OK`), not the protobuf ones.
+    kind: enumName(span.kind, SPAN_KINDS).replace(/^SPAN_KIND_/, ''),
     parent_id: parentId,
     start_time: startIso,
     end_time: endIso,
     // The exact nanosecond times, which ISO µs text cannot carry.
     start_time_unix_nano: String(toBigInt(startNanos)),
     end_time_unix_nano: String(toBigInt(endNanos)),
-    status: { code: statusCode, message: statusMessage },
+    status: { code: statusCode.replace(/^STATUS_CODE_/, ''), message: statusMessage },
     attributes: tree,
     events,
     links,

@@ -31,13 +31,13 @@ const onlyStart = (cols: Iterable<string>) => [...cols].every((c) => START_COLUM
 /** Columns that only an end part writes, in calls_ends. */
 const END_PART_COLUMNS = ['ended_at', 'exception', 'summary_dump', 'output_refs', 'svc_run_step_end', 'output_dump'];
 /**
- * calls_ends' ready-made columns (migration 100, SCHEMA.md): the status and the per-model usage,
+ * calls_ends' ready-made columns (SCHEMA.md): the status and the per-model usage,
  * computed by the engine when the end row is stored. Read by filters and charts, never sent.
  */
 const READY_END_COLUMNS = ['status', 'usage'];
 const END_COLUMNS = new Set([...END_PART_COLUMNS, ...READY_END_COLUMNS]);
 
-/** Each half's ready-made parts of a full Call line (migrations 091 and 110, call-json.ts LINE_FRAGMENTS). */
+/** Each half's ready-made parts of a full Call line (call-json.ts LINE_FRAGMENTS). */
 const START_FRAGMENTS = new Set(['line_start', 'line_svc', 'line_trace_name']);
 const END_FRAGMENTS = new Set(['line_tail']);
 /** What a full line (no projection) reads: the fragments, the start's dumps spliced between them, and what is computed per read. */
@@ -580,7 +580,7 @@ export function buildCallsStatsQuery(req: CallsQueryStatsReq): BuiltQuery & { pl
 
 /**
  * Storage size of one call (reference §3.9): bytes of the attributes, inputs, output and
- * summary JSON, from the size columns of calls_starts and calls_ends (migration 092; a
+ * summary JSON, from the size columns of calls_starts and calls_ends (a
  * running call has no output or summary yet). Replays not yet folded are read once (FINAL).
  */
 export function callSizesSql(projectParam: string, idCondition: string): string {

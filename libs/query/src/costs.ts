@@ -166,7 +166,7 @@ export function tokenCostSql(t: PricedTokens): string {
  * A call's tokens summed over its models, as the UI's Tokens column: an entry's total_tokens, or
  * its prompt + completion counts when it has none; NULL for a call without usage (sorts last).
  * Over calls_ends' ready-made `usage` (one tuple per model: model, requests, prompt, completion,
- * total, cache read, cache creation; migration 100), so no summary is parsed per row.
+ * total, cache read, cache creation; calls_ends.usage), so no summary is parsed per row.
  */
 export const callTotalTokensSql = `if(empty(usage), NULL, arraySum(u -> if(u.5 > 0, u.5, u.3 + u.4), usage))`;
 

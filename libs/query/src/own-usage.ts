@@ -11,7 +11,7 @@
  * and they were their own calls' usage, not the parent's.
  */
 
-/** calls_ends.usage's type (migration 100): own usage keeps its element names. */
+/** calls_ends.usage's type: own usage keeps its element names. */
 export const USAGE_TYPE =
   'Array(Tuple(model String, requests Int64, prompt_tokens Int64, completion_tokens Int64, total_tokens Int64, cache_read_input_tokens Int64, cache_creation_input_tokens Int64))';
 

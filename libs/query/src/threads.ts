@@ -5,7 +5,7 @@ import { Params, type BuiltQuery } from './params';
 
 /**
  * A turn call: its own turn (turn_id = id) in a thread. calls_starts.is_turn holds this, computed
- * as the row is stored (migration 101, which holds this text; a unit test compares them).
+ * as the row is stored (the schema holds this text; a unit test compares them).
  */
 export const TURN_SQL = "ifNull(turn_id = id, 0) AND ifNull(thread_id, '') != ''";
 
@@ -25,7 +25,7 @@ export function buildThreadsQuery(req: ThreadsStreamQueryReq, candidates?: reado
   const p = new Params();
   const { starts, ends, order } = threadConditions(req, p);
   // Only the candidate threads (threadCandidatesQuery), all of them: the caller takes the page.
-  // Their turns are found by the thread bloom filter (migration 103), their ends by id.
+  // Their turns are found by the thread bloom filter (idx_thread_id_exact), their ends by id.
   if (candidates) starts.push(`thread_id IN ${p.strArray(candidates)}`);
   if (req.filter?.thread_ids || candidates) ends.push(`id IN (SELECT id FROM calls_starts WHERE ${starts.join(' AND ')})`);
 
@@ -97,7 +97,7 @@ function threadConditions(req: ThreadsStreamQueryReq, p: Params): { starts: stri
   const pid = p.str(req.project_id);
   const starts = [
     `project_id = ${pid}`,
-    // TURN_SQL, ready-made (migration 101): one byte per call instead of two id columns.
+    // TURN_SQL, ready-made (calls_starts.is_turn): one byte per call instead of two id columns.
     'is_turn = 1',
     notDeletedSql(pid),
   ];

@@ -1,6 +1,6 @@
 /**
  * Analytics benchmark (`npm run bench:analytics`): loads BENCH_CALLS calls (default 10,000,000)
- * spread over 30 days (as whole-call parts; BENCH_PARTS=split: start and end parts) into the
+ * spread over 30 days (a start and an end part each; BENCH_PARTS=whole: one whole-call part) into the
  * embedded store of a fresh (or reused: BENCH_DATA_DIR) data dir,
  * then times /analytics/query, /calls/aggregate and /calls/export over real HTTP against the
  * all-in-one server in this process. The data set is bench:query's (query-data.ts): 20 ops, 10
@@ -24,8 +24,8 @@ const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const EXPORT_N = Number(process.env.BENCH_EXPORT_CALLS ?? Math.min(N, 1_000_000));
 const DAYS = 30;
 const P = 'bench/analytics';
-// Whole-call parts, as Weave's calls_complete and OTLP send calls (`split`: a start and an end part each).
-const PARTS = (process.env.BENCH_PARTS ?? 'whole') as 'whole' | 'split';
+// Each call as a start and an end part (`whole`: one whole-call part, as Weave's calls_complete and OTLP send them).
+const PARTS = (process.env.BENCH_PARTS ?? 'split') as 'whole' | 'split';
 
 const { weft, url, client } = await startBenchWeft('analytics');
 const auth = { authorization: basicAuth(HARNESS_API_KEY), 'content-type': 'application/json' };

@@ -148,8 +148,7 @@ describe('totals count each LLM request once', () => {
   it("the same totals whether a call's end came with its start (one whole part) or alone, as SDKs before calls_complete send it", async () => {
     // agent → step → llm-a (gpt-4o), agent → llm-b (gpt-4o-mini); summaries rolled up as the SDK
     // does. llm-a and agent arrive whole (start and end in one batch); step and llm-b as a start
-    // batch and, later, an end batch: own usage reads the first kind's parent from the end row
-    // and joins the second kind's from its start.
+    // batch and, later, an end batch.
     const P = 'an/split-parts';
     const u = (model: string, n: number) => ({
       [model]: { requests: n, prompt_tokens: 100 * n, completion_tokens: 20 * n, total_tokens: 120 * n },

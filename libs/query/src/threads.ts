@@ -16,8 +16,7 @@ export const THREAD_SORT_FIELDS = ['thread_id', 'turn_count', 'start_time', 'las
  * and belongs to a thread. The turn calls are read from calls_starts (a time window is a key
  * range there; skip indexes on turn_id/thread_id) and joined with their end times from
  * calls_ends: no merge of whole calls. The turns (a tenth of the calls or fewer) are the hashed
- * side, as written: the planner's swap hashed the ends instead (10M calls, top 20 after a
- * datetime: ~820 → ~640 ms of CPU).
+ * side, as written: the planner's swap hashed the ends instead.
  * Quantiles are exact (linear interpolation at level·(n−1), like the reference's in-memory server);
  * durations are whole milliseconds (dateDiff), turns not yet ended are left out of them.
  */
@@ -69,9 +68,8 @@ const MAX_CANDIDATE_PAGE = 1000;
  * quantiles), and buildThreadsQuery(req, candidates) computes their statistics. Exact: a thread
  * that is not a candidate sorts after every candidate, so when at least limit + offset
  * candidates keep a row (a thread without an ended turn has none) — or every thread is a
- * candidate — the page is the first rows of theirs. Otherwise the caller runs the whole query.
- * 10M calls, top 20 by turn_count after a datetime: ~1.1 s → ~0.4 s of CPU (the join of 500k
- * turns with 5M ends and the quantiles of 100k threads, for 40 threads instead).
+ * candidate — the page is the first rows of theirs. Otherwise the caller runs the whole query
+ * (docs/performance.md, "Threads: candidates first").
  * Undefined when the sort or the page does not allow it.
  */
 export function threadCandidatesQuery(req: ThreadsStreamQueryReq): (BuiltQuery & { max: number; want: number }) | undefined {

@@ -107,7 +107,12 @@ describe('/obj/create digests', () => {
     expect(ok.status, ok.text).toBe(200);
     expect(ok.body.digest).toBe(A1_DIGEST);
     // The reference: InvalidFieldError for the characters and the empty name, a plain 400 for the length.
-    for (const [object_id, status] of [['', 422], ['has space', 422], ['slash/no', 422], ['x'.repeat(129), 400]] as const) {
+    for (const [object_id, status] of [
+      ['', 422],
+      ['has space', 422],
+      ['slash/no', 422],
+      ['x'.repeat(129), 400],
+    ] as const) {
       const r = await api.post('/obj/create', { obj: { project_id: P, object_id, val: { a: 1 } } });
       expect(r.status, object_id).toBe(status);
       expect(r.body.field).toBe('obj.object_id');

@@ -97,7 +97,8 @@ class Compiler {
           return this.resolver.resolve(arg, this.p);
         } catch (e) {
           // Point at the offending $getField, keeping the resolver's message (which names the field).
-          if (e instanceof ApiError && (e.status === 400 || e.status === 422)) throw new ApiError(e.status, `${at}: ${e.message}`, { field: at });
+          if (e instanceof ApiError && (e.status === 400 || e.status === 422))
+            throw new ApiError(e.status, `${at}: ${e.message}`, { field: at });
           throw e;
         }
       }

@@ -110,7 +110,9 @@ describe('V2 objects', () => {
 
   it('scorers, models and evaluations: their refs, members and ops', async () => {
     const c = as(alice);
-    const scorer = await ok(send(c, 'POST', `${BASE}/scorers`, { name: 'Exact', op_source_code: 'def score(output, target):\n    return output == target\n' }));
+    const scorer = await ok(
+      send(c, 'POST', `${BASE}/scorers`, { name: 'Exact', op_source_code: 'def score(output, target):\n    return output == target\n' }),
+    );
     expect(scorer).toEqual({
       digest: expect.any(String),
       object_id: 'exact',
@@ -118,12 +120,20 @@ describe('V2 objects', () => {
       scorer: `weave:///${P}/object/exact:${scorer.digest}`,
     });
     const s = await ok(send(c, 'GET', `${BASE}/scorers/exact/versions/${scorer.digest}`));
-    expect(s).toMatchObject({ name: 'Exact', description: null, score_op: expect.stringMatching(new RegExp(`^weave:///${P}/op/exact_score:`)) });
+    expect(s).toMatchObject({
+      name: 'Exact',
+      description: null,
+      score_op: expect.stringMatching(new RegExp(`^weave:///${P}/op/exact_score:`)),
+    });
     const scoreOpDigest = s.score_op.split(':').pop();
     expect((await ok(send(c, 'GET', `${BASE}/ops/exact_score/versions/${scoreOpDigest}`))).code).toContain('return output == target');
 
     const model = await ok(
-      send(c, 'POST', `${BASE}/models`, { name: 'Echo Model', source_code: 'class Echo: ...\n', attributes: { temperature: 0.7, prompt: 'hi' } }),
+      send(c, 'POST', `${BASE}/models`, {
+        name: 'Echo Model',
+        source_code: 'class Echo: ...\n',
+        attributes: { temperature: 0.7, prompt: 'hi' },
+      }),
     );
     expect(model.model_ref).toBe(`weave:///${P}/object/echo_model:${model.digest}`);
     expect(await ok(send(c, 'GET', `${BASE}/models/echo_model/versions/${model.digest}`))).toEqual({
@@ -223,9 +233,7 @@ describe('V2 evaluation runs, predictions and scores', () => {
         send(c, 'POST', `${BASE}/predictions`, { model: model.model_ref, inputs: { q }, output, evaluation_run_id: runId }),
       );
       predictions.push(prediction_id);
-      const score = await ok(
-        send(c, 'POST', `${BASE}/scores`, { prediction_id, scorer: scorer.scorer, value, evaluation_run_id: runId }),
-      );
+      const score = await ok(send(c, 'POST', `${BASE}/scores`, { prediction_id, scorer: scorer.scorer, value, evaluation_run_id: runId }));
       expect(await ok(send(c, 'GET', `${BASE}/scores/${score.score_id}`))).toEqual({
         score_id: score.score_id,
         scorer: scorer.scorer,
@@ -261,7 +269,11 @@ describe('V2 evaluation runs, predictions and scores', () => {
     expect(pas).toHaveLength(2);
     expect(pas[0].parent_id).toBe(runId);
     expect(pas[0].output).toEqual({ output: 2, scores: { correct: 1 }, model_latency: { mean: expect.any(Number) } });
-    expect(byOp('runmodel.predict').map((x) => x.parent_id).sort()).toEqual(pas.map((x) => x.id).sort());
+    expect(
+      byOp('runmodel.predict')
+        .map((x) => x.parent_id)
+        .sort(),
+    ).toEqual(pas.map((x) => x.id).sort());
     expect(byOp('correct.score')).toHaveLength(2);
     const summarize = byOp('Evaluation.summarize');
     expect(summarize[0].output).toEqual({ correct: { mean: 0.75 }, output: { mean: 3.5 } });
@@ -272,7 +284,10 @@ describe('V2 evaluation runs, predictions and scores', () => {
 
     // Runs are listed and filtered by model; deleting a run deletes its tree.
     const other = await ok(send(c, 'POST', `${BASE}/evaluation_runs`, { evaluation: ev.evaluation_ref, model: 'my-own-model-name' }));
-    expect(lines(await send(c, 'GET', `${BASE}/evaluation_runs`)).map((r) => r.evaluation_run_id)).toEqual([runId, other.evaluation_run_id]);
+    expect(lines(await send(c, 'GET', `${BASE}/evaluation_runs`)).map((r) => r.evaluation_run_id)).toEqual([
+      runId,
+      other.evaluation_run_id,
+    ]);
     const byModel = lines(await send(c, 'GET', `${BASE}/evaluation_runs?model_refs=${encodeURIComponent(model.model_ref)}`));
     expect(byModel.map((r) => r.evaluation_run_id)).toEqual([runId]);
     const deleted = await ok(send(c, 'DELETE', `${BASE}/evaluation_runs?evaluation_run_ids=${runId}`));
@@ -285,13 +300,16 @@ describe('V2 evaluation runs, predictions and scores', () => {
     const c = as(alice);
     const model = `weave:///${P}/object/standalone:abc`;
     const ids: string[] = [];
-    for (const i of [0, 1]) ids.push((await ok(send(c, 'POST', `${BASE}/predictions`, { model, inputs: { i }, output: null }))).prediction_id);
+    for (const i of [0, 1])
+      ids.push((await ok(send(c, 'POST', `${BASE}/predictions`, { model, inputs: { i }, output: null }))).prediction_id);
     const p = await ok(send(c, 'GET', `${BASE}/predictions/${ids[0]}`));
     expect(p).toMatchObject({ output: null, evaluation_run_id: null, inputs: { i: 0 } });
     const score = await ok(send(c, 'POST', `${BASE}/scores`, { prediction_id: ids[0], scorer: `weave:///${P}/object/s:d`, value: 3 }));
     expect(lines(await send(c, 'GET', `${BASE}/scores`)).map((s) => s.score_id)).toEqual([score.score_id]);
     expect(await ok(send(c, 'DELETE', `${BASE}/scores?score_ids=${score.score_id}`))).toEqual({ num_deleted: 1 });
-    expect(await ok(send(c, 'DELETE', `${BASE}/predictions?prediction_ids=${ids[0]}&prediction_ids=${ids[1]}`))).toEqual({ num_deleted: 2 });
+    expect(await ok(send(c, 'DELETE', `${BASE}/predictions?prediction_ids=${ids[0]}&prediction_ids=${ids[1]}`))).toEqual({
+      num_deleted: 2,
+    });
 
     expect((await send(c, 'GET', `${BASE}/predictions/nope`)).status).toBe(404);
     expect((await send(c, 'GET', `${BASE}/scores/nope`)).status).toBe(404);

@@ -45,7 +45,19 @@ interface CallRow {
   summary: Record<string, unknown> | null;
   svc_user_id: string | null;
 }
-const COLUMNS = ['trace_id', 'parent_id', 'op_name', 'started_at', 'ended_at', 'exception', 'attributes_dump', 'inputs_dump', 'output_dump', 'summary_dump', 'svc_user_id'];
+const COLUMNS = [
+  'trace_id',
+  'parent_id',
+  'op_name',
+  'started_at',
+  'ended_at',
+  'exception',
+  'attributes_dump',
+  'inputs_dump',
+  'output_dump',
+  'summary_dump',
+  'svc_user_id',
+];
 
 const parseDict = (s: string | null | undefined): Record<string, unknown> => {
   const v = s ? (JSON.parse(s) as unknown) : {};
@@ -53,11 +65,14 @@ const parseDict = (s: string | null | undefined): Record<string, unknown> => {
 };
 const weaveAttrs = (c: CallRow): Record<string, unknown> => (isDict(c.attributes.weave) ? c.attributes.weave : {});
 const str = (x: unknown): string | null => (typeof x === 'string' ? x : null);
-const statusOf = (c: CallRow): 'running' | 'completed' | 'failed' => (c.ended_at === null ? 'running' : c.exception === null ? 'completed' : 'failed');
+const statusOf = (c: CallRow): 'running' | 'completed' | 'failed' =>
+  c.ended_at === null ? 'running' : c.exception === null ? 'completed' : 'failed';
 const nowIso = () => new Date().toISOString();
 /** `{$eq: [attributes.weave.<key>, value]}`. */
 const weaveAttrIs = (key: string, value: string) => ({ $eq: [{ $getField: `attributes.weave.${key}` }, { $literal: value }] });
-const weaveAttrIn = (key: string, values: string[]) => ({ $in: [{ $getField: `attributes.weave.${key}` }, values.map((v) => ({ $literal: v }))] });
+const weaveAttrIn = (key: string, values: string[]) => ({
+  $in: [{ $getField: `attributes.weave.${key}` }, values.map((v) => ({ $literal: v }))],
+});
 
 /** The op name's object name (`weave:///e/p/op/<name>:<digest>` → name), or the op name itself. */
 const opNameOf = (opName: string) => {
@@ -105,7 +120,12 @@ export function v2EvaluationRunRoutes(app: FastifyInstance, deps: V2EvaluationRu
     const conds: unknown[] = [weaveAttrIs('evaluation_run', 'true')];
     if (evaluations.length) conds.push(weaveAttrIn('evaluation', evaluations));
     if (models.length) conds.push(weaveAttrIn('model', models));
-    const rows = await calls.list(v2ProjectOf(body), { $and: conds }, body, body.evaluation_run_ids ? { call_ids: body.evaluation_run_ids } : {});
+    const rows = await calls.list(
+      v2ProjectOf(body),
+      { $and: conds },
+      body,
+      body.evaluation_run_ids ? { call_ids: body.evaluation_run_ids } : {},
+    );
     await sendJsonl(reply, toAsync(rows.map(runOf)));
     return undefined;
   });
@@ -174,7 +194,11 @@ export function v2EvaluationRunRoutes(app: FastifyInstance, deps: V2EvaluationRu
           started_at: at,
           ended_at: at,
           attributes: {
-            weave: { prediction: 'true', model: body.model, ...(body.evaluation_run_id ? { evaluation_run_id: body.evaluation_run_id } : {}) },
+            weave: {
+              prediction: 'true',
+              model: body.model,
+              ...(body.evaluation_run_id ? { evaluation_run_id: body.evaluation_run_id } : {}),
+            },
           },
           inputs: { self: body.model, inputs: body.inputs },
           output: body.output,
@@ -256,7 +280,11 @@ export function v2EvaluationRunRoutes(app: FastifyInstance, deps: V2EvaluationRu
               ...(body.evaluation_run_id ? { evaluation_run_id: body.evaluation_run_id } : {}),
             },
           },
-          inputs: { self: body.scorer, inputs: isDict(prediction.inputs.inputs) ? prediction.inputs.inputs : {}, output: prediction.output },
+          inputs: {
+            self: body.scorer,
+            inputs: isDict(prediction.inputs.inputs) ? prediction.inputs.inputs : {},
+            output: prediction.output,
+          },
           output: body.value,
           summary: {},
         },
@@ -382,7 +410,12 @@ class CallReader {
     return this.query(projectId, { parent_ids: [parentId] });
   }
 
-  async list(projectId: string, expr: Record<string, unknown>, page: { limit?: number; offset?: number }, filter: Record<string, string[]> = {}): Promise<CallRow[]> {
+  async list(
+    projectId: string,
+    expr: Record<string, unknown>,
+    page: { limit?: number; offset?: number },
+    filter: Record<string, string[]> = {},
+  ): Promise<CallRow[]> {
     await this.caughtUp?.();
     if (page.limit === 0) return [];
     return this.query(projectId, filter, expr, page);

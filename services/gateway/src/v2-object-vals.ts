@@ -23,7 +23,11 @@ def ${name}(${params}):
     ${body}
 `;
 export const EVALUATE_SOURCE = placeholder('evaluate', 'evaluation, model', 'return {"status": "not_implemented"}');
-export const PREDICT_AND_SCORE_SOURCE = placeholder('predict_and_score', 'evaluation, example', 'return {"prediction": None, "scores": {}}');
+export const PREDICT_AND_SCORE_SOURCE = placeholder(
+  'predict_and_score',
+  'evaluation, example',
+  'return {"prediction": None, "scores": {}}',
+);
 export const EVALUATION_SUMMARIZE_SOURCE = placeholder('summarize', 'evaluation_results', 'return {"summary": "not_implemented"}');
 export const MODEL_PREDICT_SOURCE = placeholder('predict', 'model, **inputs', 'return model.predict(**inputs)');
 export const SCORER_SCORE_SOURCE = placeholder('score', 'scorer, **inputs', 'return scorer.score(**inputs)');
@@ -47,7 +51,14 @@ export function opVal(sourceFileDigest: string): Record<string, unknown> {
 }
 
 export function datasetVal(name: string | null | undefined, description: string | null | undefined, rowsRef: string) {
-  return { _type: 'Dataset', _class_name: 'Dataset', _bases: OBJECT_BASES, name: name ?? 'Dataset', description: description ?? null, rows: rowsRef };
+  return {
+    _type: 'Dataset',
+    _class_name: 'Dataset',
+    _bases: OBJECT_BASES,
+    name: name ?? 'Dataset',
+    description: description ?? null,
+    rows: rowsRef,
+  };
 }
 
 export function scorerVal(name: string, description: string | null | undefined, scoreOp: string, summarizeOp: string) {

@@ -47,7 +47,13 @@ export interface CreatedVersion {
 }
 
 /** Publishes an object version and reads back its version index (read-your-writes: objects are stored synchronously). */
-export async function createVersion(store: Store, projectId: string, objectId: string, val: unknown, userId: string): Promise<CreatedVersion> {
+export async function createVersion(
+  store: Store,
+  projectId: string,
+  objectId: string,
+  val: unknown,
+  userId: string,
+): Promise<CreatedVersion> {
   const { digest } = await createObject(store, { project_id: projectId, object_id: objectId, val }, userId);
   const read = await readObject(store, { project_id: projectId, object_id: objectId, digest, metadata_only: true });
   return { digest, object_id: objectId, version_index: read.version_index };
@@ -65,7 +71,8 @@ export const opRefOf = (projectId: string, op: CreatedVersion) => objectRef(proj
 /** A ref in a V2 body must point into the request's project (refs elsewhere are refused, docs/security.md). */
 export function checkRefInProject(ref: string, projectId: string, field: string, kinds: readonly string[] = ['object']): void {
   const parsed = parseRef(ref);
-  if (!parsed || !kinds.includes(parsed.kind)) throw badRequest(`${field}: not a weave:/// ${kinds.join(' or ')} ref: ${JSON.stringify(ref)}`, field);
+  if (!parsed || !kinds.includes(parsed.kind))
+    throw badRequest(`${field}: not a weave:/// ${kinds.join(' or ')} ref: ${JSON.stringify(ref)}`, field);
   if (parsed.projectId !== projectId) throw badRequest(`${field}: ref must point into project ${projectId}`, field);
 }
 
@@ -74,7 +81,12 @@ const valOf = (v: ObjectVersionOut): Record<string, unknown> => {
   return isDict(val) ? val : {};
 };
 const str = (x: unknown): string | null => (typeof x === 'string' ? x : null);
-const created = (v: ObjectVersionOut) => ({ object_id: v.object_id, digest: v.digest, version_index: v.version_index, created_at: v.created_at });
+const created = (v: ObjectVersionOut) => ({
+  object_id: v.object_id,
+  digest: v.digest,
+  version_index: v.version_index,
+  created_at: v.created_at,
+});
 
 /** The source code of an op or Model version (its obj.py file); '' when it has none or the file is gone, as the reference answers. */
 async function sourceOf(store: Store, projectId: string, val: Record<string, unknown>): Promise<string> {
@@ -197,7 +209,8 @@ export async function v2ObjectRoutes(app: FastifyInstance, deps: V2ObjectDeps): 
     checkRefInProject(body.dataset, projectId, 'dataset');
     (body.scorers ?? []).forEach((s, i) => checkRefInProject(s, projectId, `scorers[${i}]`, ['object', 'op']));
     const objectId = objectIdOf(body.name, 'Evaluation');
-    const op = async (method: string, source: string) => opRefOf(projectId, await createOp(store, projectId, `${objectId}.${method}`, source, caller.userId));
+    const op = async (method: string, source: string) =>
+      opRefOf(projectId, await createOp(store, projectId, `${objectId}.${method}`, source, caller.userId));
     const ops = {
       evaluate: await op('evaluate', EVALUATE_SOURCE),
       predictAndScore: await op('predict_and_score', PREDICT_AND_SCORE_SOURCE),
@@ -211,7 +224,13 @@ export async function v2ObjectRoutes(app: FastifyInstance, deps: V2ObjectDeps): 
     const projectId = v2ProjectOf(body);
     const objectId = objectIdOf(body.name, 'Model');
     const file = await createFile(store, projectId, SOURCE_FILE_NAME, Buffer.from(body.source_code, 'utf8'));
-    const v = await createVersion(store, projectId, objectId, modelVal(body.name, body.description, file.digest, body.attributes), caller.userId);
+    const v = await createVersion(
+      store,
+      projectId,
+      objectId,
+      modelVal(body.name, body.description, file.digest, body.attributes),
+      caller.userId,
+    );
     return sendJsonText(reply, { ...v, model_ref: objectRef(projectId, 'object', objectId, v.digest) });
   });
 
@@ -255,7 +274,11 @@ function kindRoutes(app: FastifyInstance, { store, auth }: V2ObjectDeps, kind: O
     const body = raw as RouteRequestOf<'v2OpDelete'>;
     const projectId = v2ProjectOf(body);
     // Only versions of this kind: an op's route deletes no Dataset of the same name.
-    const live = await queryObjects(store, { project_id: projectId, filter: { ...kind.filter, object_ids: [body.object_id] }, metadata_only: true });
+    const live = await queryObjects(store, {
+      project_id: projectId,
+      filter: { ...kind.filter, object_ids: [body.object_id] },
+      metadata_only: true,
+    });
     if (live.length === 0) throw notFound(`${kind.noun} ${body.object_id} not found when deleting.`);
     const named = (d: string) => d === 'latest' || /^v\d+$/.test(d) || live.some((v) => v.digest === d);
     if (body.digests && !body.digests.every(named))

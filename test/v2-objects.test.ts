@@ -165,6 +165,7 @@ describe('V2 objects', () => {
       ['POST', `${BASE}/datasets`, { name: 'x' }, 'rows'],
       ['POST', `${BASE}/datasets`, { name: 'x', rows: [1] }, 'rows[0]'],
       ['POST', `${BASE}/scorers`, { name: 's' }, 'op_source_code'],
+      ['POST', `${BASE}/models`, { name: '!!!', source_code: 'x' }, 'name'],
       ['POST', `${BASE}/models`, { name: 'm', source_code: 'x', attributes: [1] }, 'attributes'],
       ['POST', `${BASE}/evaluations`, { name: 'e', dataset: 'not a ref' }, 'dataset'],
       ['POST', `${BASE}/evaluations`, { name: 'e', dataset: `weave:///${ENTITY}/other/object/d:abc` }, 'dataset'],

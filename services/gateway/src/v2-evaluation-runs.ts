@@ -8,7 +8,7 @@ import { CallsQueryPlan } from '@weft/query';
 import type { Store } from '@weft/store';
 import type { CallMutations } from './call-mutations';
 import { checkRefInProject, createOp, opRefOf } from './v2-objects';
-import { EVALUATE_SOURCE, MODEL_PREDICT_SOURCE, PREDICT_AND_SCORE_SOURCE, SCORER_SCORE_SOURCE } from './v2-object-vals';
+import { EVALUATE_SOURCE, MODEL_PREDICT_SOURCE, objectIdOf, PREDICT_AND_SCORE_SOURCE, SCORER_SCORE_SOURCE } from './v2-object-vals';
 
 export interface V2EvaluationRunDeps {
   store: Store;
@@ -73,6 +73,10 @@ const weaveAttrIs = (key: string, value: string) => ({ $eq: [{ $getField: `attri
 const weaveAttrIn = (key: string, values: string[]) => ({
   $in: [{ $getField: `attributes.weave.${key}` }, values.map((v) => ({ $literal: v }))],
 });
+
+/** A ref's object name as the start of an op's name (`<model>.predict`); a name an object id cannot hold is made safe. */
+const opBaseName = (name: string, fallback: string) =>
+  /^[\p{L}\p{N}_.-]{1,100}$/u.test(name) ? name : objectIdOf(name, fallback).slice(0, 100) || fallback;
 
 /** The op name's object name (`weave:///e/p/op/<name>:<digest>` → name), or the op name itself. */
 const opNameOf = (opName: string) => {
@@ -180,7 +184,7 @@ export function v2EvaluationRunRoutes(app: FastifyInstance, deps: V2EvaluationRu
       );
     }
     const modelRef = parseRef(body.model);
-    const modelName = modelRef && (modelRef.kind === 'object' || modelRef.kind === 'op') ? modelRef.name : 'Model';
+    const modelName = modelRef && (modelRef.kind === 'object' || modelRef.kind === 'op') ? opBaseName(modelRef.name, 'Model') : 'Model';
     const op = await createOp(store, projectId, `${modelName}.predict`, MODEL_PREDICT_SOURCE, caller.userId);
     const at = nowIso();
     await ingest.complete(
@@ -260,7 +264,7 @@ export function v2EvaluationRunRoutes(app: FastifyInstance, deps: V2EvaluationRu
       traceId = run.trace_id;
       parentId = prediction.parent_id ?? run.id;
     }
-    const op = await createOp(store, projectId, `${scorerName}.score`, SCORER_SCORE_SOURCE, caller.userId);
+    const op = await createOp(store, projectId, `${opBaseName(scorerName, 'Scorer')}.score`, SCORER_SCORE_SOURCE, caller.userId);
     const at = nowIso();
     await ingest.complete(
       [

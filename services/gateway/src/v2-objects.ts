@@ -76,6 +76,13 @@ export function checkRefInProject(ref: string, projectId: string, field: string,
   if (parsed.projectId !== projectId) throw badRequest(`${field}: ref must point into project ${projectId}`, field);
 }
 
+/** The object id of a request's name; a name with nothing an id can hold is refused, naming `name`. */
+function idFromName(name: string | null | undefined, fallback: string): string {
+  const id = objectIdOf(name, fallback);
+  if (id === '') throw badRequest(`name: '${name}' has no letter, digit, '_', '.' or '-' to make an object id of`, 'name');
+  return id;
+}
+
 const valOf = (v: ObjectVersionOut): Record<string, unknown> => {
   const val = 'text' in v.val ? parseLosslessJson((v.val as RawJson).text) : {};
   return isDict(val) ? val : {};
@@ -183,7 +190,7 @@ export async function v2ObjectRoutes(app: FastifyInstance, deps: V2ObjectDeps): 
 
   addRoute(app, auth, 'v2OpCreate', async (body, { caller }) => {
     const projectId = v2ProjectOf(body);
-    const op = await createOp(store, projectId, objectIdOf(body.name, 'Op'), body.source_code ?? PLACEHOLDER_OP_SOURCE, caller.userId);
+    const op = await createOp(store, projectId, idFromName(body.name, 'Op'), body.source_code ?? PLACEHOLDER_OP_SOURCE, caller.userId);
     return op;
   });
 
@@ -191,12 +198,12 @@ export async function v2ObjectRoutes(app: FastifyInstance, deps: V2ObjectDeps): 
     const projectId = v2ProjectOf(body);
     const table = await createTable(store, projectId, body.rows);
     const val = datasetVal(body.name, body.description, tableRef(projectId, table.digest));
-    return sendJsonText(reply, await createVersion(store, projectId, objectIdOf(body.name, 'Dataset'), val, caller.userId));
+    return sendJsonText(reply, await createVersion(store, projectId, idFromName(body.name, 'Dataset'), val, caller.userId));
   });
 
   addRoute(app, auth, 'v2ScorerCreate', async (body, { caller }) => {
     const projectId = v2ProjectOf(body);
-    const objectId = objectIdOf(body.name, 'Scorer');
+    const objectId = idFromName(body.name, 'Scorer');
     const score = await createOp(store, projectId, `${objectId}_score`, body.op_source_code, caller.userId);
     const summarize = await createOp(store, projectId, `${objectId}_summarize`, SCORER_SUMMARIZE_SOURCE, caller.userId);
     const val = scorerVal(body.name, body.description, opRefOf(projectId, score), opRefOf(projectId, summarize));
@@ -208,7 +215,7 @@ export async function v2ObjectRoutes(app: FastifyInstance, deps: V2ObjectDeps): 
     const projectId = v2ProjectOf(body);
     checkRefInProject(body.dataset, projectId, 'dataset');
     (body.scorers ?? []).forEach((s, i) => checkRefInProject(s, projectId, `scorers[${i}]`, ['object', 'op']));
-    const objectId = objectIdOf(body.name, 'Evaluation');
+    const objectId = idFromName(body.name, 'Evaluation');
     const op = async (method: string, source: string) =>
       opRefOf(projectId, await createOp(store, projectId, `${objectId}.${method}`, source, caller.userId));
     const ops = {
@@ -222,7 +229,7 @@ export async function v2ObjectRoutes(app: FastifyInstance, deps: V2ObjectDeps): 
 
   addRoute(app, auth, 'v2ModelCreate', async (body, { caller, reply }) => {
     const projectId = v2ProjectOf(body);
-    const objectId = objectIdOf(body.name, 'Model');
+    const objectId = idFromName(body.name, 'Model');
     const file = await createFile(store, projectId, SOURCE_FILE_NAME, Buffer.from(body.source_code, 'utf8'));
     const v = await createVersion(
       store,

@@ -12,7 +12,7 @@ import {
   objectRef,
   parseRef,
   queryObjects,
-  readFile,
+  readFiles,
   readObject,
   tableRef,
   type ObjectVersionOut,
@@ -95,85 +95,92 @@ const created = (v: ObjectVersionOut) => ({
   created_at: v.created_at,
 });
 
-/** The source code of an op or Model version (its obj.py file); '' when it has none or the file is gone, as the reference answers. */
-async function sourceOf(store: Store, projectId: string, val: Record<string, unknown>): Promise<string> {
+/** The digest of a version's source file (its obj.py), if it has one. */
+function sourceDigestOf(val: Record<string, unknown>): string | null {
   const files = val.files;
   const digest = isDict(files) ? files[SOURCE_FILE_NAME] : undefined;
-  if (typeof digest !== 'string') return '';
-  try {
-    return (await readFile(store, projectId, digest)).toString('utf8');
-  } catch {
-    return '';
-  }
+  return typeof digest === 'string' ? digest : null;
 }
 
+/** The source files of versions, read in one query: file digest → its text. */
+async function sourcesOf(store: Store, projectId: string, vals: Record<string, unknown>[]): Promise<Map<string, string>> {
+  const digests = vals.map(sourceDigestOf).filter((d): d is string => d !== null);
+  const files = await readFiles(store, projectId, digests);
+  return new Map([...files].map(([d, b]) => [d, b.toString('utf8')]));
+}
+
+/** A version's source code; '' when it has none or the file is gone, as the reference answers. */
+const sourceIn = (sources: Map<string, string>, val: Record<string, unknown>) => sources.get(sourceDigestOf(val) ?? '') ?? '';
+
 /** How each V2 object kind is stored and shown. */
-interface ObjectKind<Out> {
+interface ObjectKind {
   /** `/v2/{entity}/{project}/<segment>` names. */
   routes: { list: RouteName; read: RouteName; delete: RouteName };
   /** What it is, in messages. */
   noun: string;
   /** The versions it lists: ops, or objects of a base class. */
   filter: { is_op: true } | { is_op: false; base_object_classes: string[] };
-  show(store: Store, projectId: string, v: ObjectVersionOut): Promise<Out>;
+  /** Its source code is shown (ops, models): their files are read with the versions. */
+  withSource: boolean;
+  show(v: ObjectVersionOut, val: Record<string, unknown>, sources: Map<string, string>): unknown;
 }
 
-const OPS: ObjectKind<unknown> = {
+const OPS: ObjectKind = {
   routes: { list: 'v2OpList', read: 'v2OpRead', delete: 'v2OpDelete' },
   noun: 'Op',
   filter: { is_op: true },
-  show: async (store, projectId, v) => ({ ...created(v), code: await sourceOf(store, projectId, valOf(v)) }),
+  withSource: true,
+  show: (v, val, sources) => ({ ...created(v), code: sourceIn(sources, val) }),
 };
-const DATASETS: ObjectKind<unknown> = {
+const DATASETS: ObjectKind = {
   routes: { list: 'v2DatasetList', read: 'v2DatasetRead', delete: 'v2DatasetDelete' },
   noun: 'Dataset',
   filter: { is_op: false, base_object_classes: ['Dataset'] },
-  show: async (_store, _projectId, v) => {
-    const val = valOf(v);
-    return { ...created(v), name: str(val.name) ?? v.object_id, description: str(val.description), rows: str(val.rows) ?? '' };
-  },
+  withSource: false,
+  show: (v, val) => ({ ...created(v), name: str(val.name) ?? v.object_id, description: str(val.description), rows: str(val.rows) ?? '' }),
 };
-const SCORERS: ObjectKind<unknown> = {
+const SCORERS: ObjectKind = {
   routes: { list: 'v2ScorerList', read: 'v2ScorerRead', delete: 'v2ScorerDelete' },
   noun: 'Scorer',
   filter: { is_op: false, base_object_classes: ['Scorer'] },
-  show: async (_store, _projectId, v) => {
-    const val = valOf(v);
-    return { ...created(v), name: str(val.name) ?? v.object_id, description: str(val.description), score_op: str(val.score) ?? '' };
-  },
+  withSource: false,
+  show: (v, val) => ({
+    ...created(v),
+    name: str(val.name) ?? v.object_id,
+    description: str(val.description),
+    score_op: str(val.score) ?? '',
+  }),
 };
-const EVALUATIONS: ObjectKind<unknown> = {
+const EVALUATIONS: ObjectKind = {
   routes: { list: 'v2EvaluationList', read: 'v2EvaluationRead', delete: 'v2EvaluationDelete' },
   noun: 'Evaluation',
   filter: { is_op: false, base_object_classes: ['Evaluation'] },
-  show: async (_store, _projectId, v) => {
-    const val = valOf(v);
-    return {
-      ...created(v),
-      name: str(val.name) ?? v.object_id,
-      description: str(val.description),
-      dataset: str(val.dataset) ?? '',
-      scorers: Array.isArray(val.scorers) ? val.scorers.filter((s): s is string => typeof s === 'string') : [],
-      trials: typeof val.trials === 'number' ? val.trials : 1,
-      evaluation_name: str(val.evaluation_name),
-      evaluate_op: str(val.evaluate),
-      predict_and_score_op: str(val.predict_and_score),
-      summarize_op: str(val.summarize),
-    };
-  },
+  withSource: false,
+  show: (v, val) => ({
+    ...created(v),
+    name: str(val.name) ?? v.object_id,
+    description: str(val.description),
+    dataset: str(val.dataset) ?? '',
+    scorers: Array.isArray(val.scorers) ? val.scorers.filter((s): s is string => typeof s === 'string') : [],
+    trials: typeof val.trials === 'number' ? val.trials : 1,
+    evaluation_name: str(val.evaluation_name),
+    evaluate_op: str(val.evaluate),
+    predict_and_score_op: str(val.predict_and_score),
+    summarize_op: str(val.summarize),
+  }),
 };
-const MODELS: ObjectKind<unknown> = {
+const MODELS: ObjectKind = {
   routes: { list: 'v2ModelList', read: 'v2ModelRead', delete: 'v2ModelDelete' },
   noun: 'Model',
   filter: { is_op: false, base_object_classes: ['Model'] },
-  show: async (store, projectId, v) => {
-    const val = valOf(v);
+  withSource: true,
+  show: (v, val, sources) => {
     const attributes = Object.fromEntries(Object.entries(val).filter(([k]) => !MODEL_OWN_MEMBERS.has(k)));
     return {
       ...created(v),
       name: str(val.name) ?? v.object_id,
       description: str(val.description),
-      source_code: await sourceOf(store, projectId, val),
+      source_code: sourceIn(sources, val),
       attributes: Object.keys(attributes).length > 0 ? attributes : null,
     };
   },
@@ -244,7 +251,7 @@ export async function v2ObjectRoutes(app: FastifyInstance, deps: V2ObjectDeps): 
   for (const kind of [OPS, DATASETS, SCORERS, EVALUATIONS, MODELS]) kindRoutes(app, deps, kind);
 }
 
-function kindRoutes(app: FastifyInstance, { store, auth }: V2ObjectDeps, kind: ObjectKind<unknown>): void {
+function kindRoutes(app: FastifyInstance, { store, auth }: V2ObjectDeps, kind: ObjectKind): void {
   const isKind = (v: ObjectVersionOut) =>
     kind.filter.is_op ? v.kind === 'op' : v.kind === 'object' && kind.filter.base_object_classes.includes(v.base_object_class ?? '');
 
@@ -254,7 +261,9 @@ function kindRoutes(app: FastifyInstance, { store, auth }: V2ObjectDeps, kind: O
     // A deleted version answers 404 with its deleted_at (readObject), as the reference's ObjectDeletedError.
     const v = await readObject(store, { project_id: projectId, object_id: body.object_id, digest: body.digest });
     if (!isKind(v)) throw notFound(`${kind.noun} ${body.object_id}:${body.digest} not found`);
-    return sendJsonText(reply, await kind.show(store, projectId, v));
+    const val = valOf(v);
+    const sources = kind.withSource ? await sourcesOf(store, projectId, [val]) : new Map<string, string>();
+    return sendJsonText(reply, kind.show(v, val, sources));
   });
 
   addRoute(app, auth, kind.routes.list, async (raw, { reply }) => {
@@ -294,6 +303,18 @@ function kindRoutes(app: FastifyInstance, { store, auth }: V2ObjectDeps, kind: O
   });
 }
 
-async function* showAll(store: Store, projectId: string, kind: ObjectKind<unknown>, versions: ObjectVersionOut[]): AsyncIterable<unknown> {
-  for (const v of versions) yield await kind.show(store, projectId, v);
+/** The versions shown, a batch at a time (a batch's source files in one query). */
+async function* showAll(store: Store, projectId: string, kind: ObjectKind, versions: ObjectVersionOut[]): AsyncIterable<unknown> {
+  const BATCH = 200;
+  for (let i = 0; i < versions.length; i += BATCH) {
+    const batch = versions.slice(i, i + BATCH).map((v) => ({ v, val: valOf(v) }));
+    const sources = kind.withSource
+      ? await sourcesOf(
+          store,
+          projectId,
+          batch.map((b) => b.val),
+        )
+      : new Map<string, string>();
+    for (const { v, val } of batch) yield kind.show(v, val, sources);
+  }
 }

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { clientFor, createKey, type TestKey } from './helpers/keys';
 import type { Client } from './helpers/client';
 import { useWeft } from './helpers/fixture';
+import { runWeaveScript } from './helpers/weave-sdk';
 
 // Weave's V2 object and evaluation APIs over HTTP, as the Weave SDK calls them (0.52.29's
 // RemoteHTTPTraceServer, 0.54's vendored client): the project in the path, GET and DELETE with
@@ -14,7 +15,7 @@ const BASE = `/v2/${ENTITY}/${PROJECT}`;
 
 let alice: TestKey;
 let outsider: TestKey;
-const { api } = useWeft({}, async (admin) => {
+const { weft, api } = useWeft({}, async (admin) => {
   alice = await createKey(admin, 'alice', [ENTITY]);
   outsider = await createKey(admin, 'mallory', ['globex']);
 });
@@ -320,4 +321,25 @@ describe('V2 evaluation runs, predictions and scores', () => {
     const noPrediction = await send(c, 'POST', `${BASE}/scores`, { prediction_id: 'nope', scorer: `weave:///${P}/object/s:d`, value: 1 });
     expect([noPrediction.status, noPrediction.body.field]).toEqual([400, 'prediction_id']);
   });
+});
+
+describe("the Weave SDK's own client (0.54)", () => {
+  it('drives every V2 API: objects, a run with a prediction and a score, the lists with its query strings', async () => {
+    const project = `${ENTITY}/sdk`;
+    const r: any = await runWeaveScript('v2-apis.py', [], { baseUrl: weft.url, apiKey: alice.key, project });
+    expect(r.op).toEqual({ digest: expect.any(String), object_id: 'sdk_op', version_index: 0 });
+    expect(r.op_read.code).toBe('def sdk_op():\n    return 1\n');
+    // The scorer's and the evaluation's ops are ops of the project too.
+    expect(r.ops).toEqual(expect.arrayContaining(['sdk_op', 'sdk_scorer_score', 'sdk_eval.evaluate']));
+    expect(r.dataset).toMatchObject({ name: 'SDK Dataset', object_id: 'sdk_dataset', rows: expect.stringMatching(/\/table\//) });
+    expect(r.model).toMatchObject({ name: 'SdkModel', source_code: 'class SdkModel: ...\n', attributes: { temperature: 0.5 } });
+    expect(r.evaluation).toMatchObject({ name: 'sdk_eval', trials: 1, scorers: [expect.stringMatching(/object\/sdk_scorer:/)] });
+    expect(r.run).toMatchObject({ evaluation_run_id: r.run_id, status: 'completed', summary: expect.objectContaining({ by: 'sdk' }) });
+    expect(r.runs).toEqual([r.run_id]);
+    expect(r.prediction).toMatchObject({ inputs: { q: '2+2' }, output: '4', evaluation_run_id: r.run_id, wb_user_id: alice.user_id });
+    expect(r.scores).toEqual([expect.objectContaining({ score_id: r.score_id, value: 1, evaluation_run_id: r.run_id })]);
+    expect(r.op_deleted).toEqual({ num_deleted: 1 });
+    // The run, its predict_and_score, predict and score calls, and its summarize call.
+    expect(r.runs_deleted).toEqual({ num_deleted: 5 });
+  }, 180_000);
 });

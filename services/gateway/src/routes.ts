@@ -130,7 +130,7 @@ export async function gatewayRoutes(app: FastifyInstance, deps: GatewayDeps): Pr
   addRoute(app, deps.auth, 'callUpdate', async (body) => mutations.rename(body.project_id, body.call_id, body.display_name));
   addRoute(app, deps.auth, 'callsDelete', async (body) => mutations.delete(body.project_id, body.call_ids));
   // Weave's V2 evaluation APIs: runs, predictions and scores are calls (v2-evaluation-runs.ts).
-  v2EvaluationRunRoutes(app, {
+  await app.register(v2EvaluationRunRoutes, {
     store: deps.store,
     auth: deps.auth,
     ingest,

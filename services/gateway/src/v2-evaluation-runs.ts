@@ -7,7 +7,7 @@ import { callRef, createFeedback, isDict, parseRef } from '@weft/objects';
 import { CallsQueryPlan } from '@weft/query';
 import type { Store } from '@weft/store';
 import type { CallMutations } from './call-mutations';
-import { checkRefInProject, createOp, opRefOf } from './v2-objects';
+import { checkRefInProject, createOp, emptyBodyIsNoBody, opRefOf } from './v2-objects';
 import { EVALUATE_SOURCE, MODEL_PREDICT_SOURCE, objectIdOf, PREDICT_AND_SCORE_SOURCE, SCORER_SCORE_SOURCE } from './v2-object-vals';
 
 export interface V2EvaluationRunDeps {
@@ -89,8 +89,9 @@ const opNameOf = (opName: string) => {
  * scores are calls (written through the bus like any call, so they are as durable), marked in
  * `attributes.weave` and read back with a calls query.
  */
-export function v2EvaluationRunRoutes(app: FastifyInstance, deps: V2EvaluationRunDeps): void {
+export async function v2EvaluationRunRoutes(app: FastifyInstance, deps: V2EvaluationRunDeps): Promise<void> {
   const { store, auth, ingest, mutations } = deps;
+  emptyBodyIsNoBody(app);
   const calls = new CallReader(store, deps.caughtUp);
 
   // Evaluation runs: an Evaluation.evaluate call with the evaluation and the model as inputs.

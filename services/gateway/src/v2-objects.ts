@@ -68,6 +68,19 @@ export async function createOp(store: Store, projectId: string, name: string, so
 /** The op ref of a created op. */
 export const opRefOf = (projectId: string, op: CreatedVersion) => objectRef(projectId, 'op', op.object_id, op.digest);
 
+/**
+ * In this plugin scope a request with a JSON Content-Type and no bytes (Content-Length 0, or
+ * neither it nor a Transfer-Encoding) has no body, not a 400: 0.54's client sends its DELETEs
+ * and its bodiless POSTs (…/finish) so.
+ */
+export function emptyBodyIsNoBody(app: FastifyInstance): void {
+  app.addHook('onRequest', async (request) => {
+    const h = request.headers;
+    const noBytes = h['content-length'] === '0' || (h['content-length'] === undefined && h['transfer-encoding'] === undefined);
+    if (noBytes) delete h['content-type'];
+  });
+}
+
 /** A ref in a V2 body must point into the request's project (refs elsewhere are refused, docs/security.md). */
 export function checkRefInProject(ref: string, projectId: string, field: string, kinds: readonly string[] = ['object']): void {
   const parsed = parseRef(ref);
@@ -193,6 +206,7 @@ const MODELS: ObjectKind = {
  */
 export async function v2ObjectRoutes(app: FastifyInstance, deps: V2ObjectDeps): Promise<void> {
   useLosslessJsonBodies(app);
+  emptyBodyIsNoBody(app);
   const { store, auth } = deps;
 
   addRoute(app, auth, 'v2OpCreate', async (body, { caller }) => {

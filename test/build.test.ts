@@ -109,6 +109,8 @@ describe('the compiled server', { timeout: 240_000 }, () => {
     const weft = await start('scripts/start.mjs');
     expect((await fetch(`${weft.url}/health`)).status).toBe(200);
     expect(builtAt()).toBe(before);
+    // Stopped as before (Ctrl-C, SIGTERM): the launcher runs the server in its own process.
+    expect(await weft.stop()).toBe(0);
   });
 
   it('the compiled distributed mains each serve their own role', async () => {

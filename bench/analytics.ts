@@ -1,6 +1,7 @@
 /**
  * Analytics benchmark (`npm run bench:analytics`): loads BENCH_CALLS calls (default 10,000,000)
- * spread over 30 days into the embedded store of a fresh (or reused: BENCH_DATA_DIR) data dir,
+ * spread over 30 days (a start and an end part each; BENCH_PARTS=whole: one whole-call part) into the
+ * embedded store of a fresh (or reused: BENCH_DATA_DIR) data dir,
  * then times /analytics/query, /calls/aggregate and /calls/export over real HTTP against the
  * all-in-one server in this process. The data set is bench:query's (query-data.ts): 20 ops, 10
  * calls a trace, a usage on every 4th call, `inputs.model.name` one of 13 values.
@@ -23,6 +24,8 @@ const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const EXPORT_N = Number(process.env.BENCH_EXPORT_CALLS ?? Math.min(N, 1_000_000));
 const DAYS = 30;
 const P = 'bench/analytics';
+// Each call as a start and an end part (`whole`: one whole-call part, as Weave's calls_complete and OTLP send them).
+const PARTS = (process.env.BENCH_PARTS ?? 'split') as 'whole' | 'split';
 
 const { weft, url, client } = await startBenchWeft('analytics');
 const auth = { authorization: basicAuth(HARNESS_API_KEY), 'content-type': 'application/json' };
@@ -40,11 +43,11 @@ if (have < N) {
   const CHUNK = 1_000_000;
   for (let from = Math.floor(have / CHUNK) * CHUNK; from < N; from += CHUNK) {
     const t0 = performance.now();
-    await loadBenchCallRange(client, P, from, Math.min(N, from + CHUNK), 0, stepMs);
+    await loadBenchCallRange(client, P, from, Math.min(N, from + CHUNK), 0, stepMs, PARTS);
     console.log(`  loaded calls ${from}..${Math.min(N, from + CHUNK)} in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   }
 }
-console.log(`loaded ${N} calls over ${DAYS} days into ${P}; ${cpus().length} cores (${cpus()[0]?.model ?? '?'})`);
+console.log(`loaded ${N} calls over ${DAYS} days into ${P} as ${PARTS} parts; ${cpus().length} cores (${cpus()[0]?.model ?? '?'})`);
 
 const mib = (b: number) => (b / 1048576).toFixed(0);
 

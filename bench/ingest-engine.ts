@@ -4,7 +4,7 @@
  * ClickHouse in a sustained stream of inserts of BENCH_BATCHES calls, once with the schema as
  * migrated and once per variant: without each materialized view on call_parts (what that view's
  * table costs per call, its merges included), without any (parsing alone), with the call
- * tables' merges at ClickHouse's default base (what migration 085 saves), and as TabSeparated
+ * tables' merges at ClickHouse's default base (what merge_selector_base = 10 saves), and as TabSeparated
  * (the format before envelope version 4).
  *
  * Reports per variant the process CPU per call (every thread: the insert, the views, the
@@ -26,7 +26,6 @@ import {
   CALL_PART_COLUMNS,
   encodeCallPartsRowBinary,
   encodeCallPartsTsv,
-  loadMigrations,
   migrate,
   openStore,
   type CallPartRow,
@@ -46,7 +45,7 @@ const BATCHES = (process.env.BENCH_BATCHES ?? '800,1600').split(',').map(Number)
 const SETTLE_MS = Number(process.env.BENCH_SETTLE_MS ?? 3000);
 const ROOT = process.env.BENCH_DIR ?? join(REPO_ROOT, '.bench', 'engine');
 const ONLY = process.env.BENCH_VARIANTS?.split(',');
-const CALL_TABLES = ['calls_merged', 'calls_merged_stats', 'calls_starts', 'calls_ends', 'calls_deleted'];
+const CALL_TABLES = ['calls_starts', 'calls_ends', 'calls_deleted'];
 const ROWS = process.env.BENCH_ROWS ?? 'calls';
 if (ROWS !== 'calls' && ROWS !== 'otlp') throw new Error(`BENCH_ROWS: calls or otlp, not ${ROWS}`);
 
@@ -101,28 +100,20 @@ async function variants(): Promise<Variant[]> {
     { name: 'start and end as two parts (before whole-call parts)', change: async () => [], separateParts: true },
     ...names.map((v) => ({ name: `without ${v}`, change: async () => [`DROP VIEW ${v}`] })),
     { name: 'no views (parse only)', change: async () => names.map((v) => `DROP VIEW ${v}`) },
-    // The views migration 092 dropped (no read needs their tables any more), as they were.
-    {
-      name: 'with calls_merged_view and calls_merged_stats_view (before 092)',
-      change: async () =>
-        loadMigrations()
-          .flatMap((m) => m.statements)
-          .filter((sql) => /^CREATE MATERIALIZED VIEW IF NOT EXISTS calls_merged(_stats)?_view /.test(sql)),
-    },
-    // Migration 100's columns, computed by the engine on every end row stored in calls_ends.
+    // calls_ends' ready-made columns, computed by the engine on every end row stored.
     { name: 'without calls_ends.status/usage', change: async () => ['ALTER TABLE calls_ends DROP COLUMN status, DROP COLUMN usage'] },
-    // The line fragments (091, 110), built by the engine on every start and end row stored.
+    // The line fragments, built by the engine on every start and end row stored.
     {
-      name: 'without the line fragments (091, 110)',
+      name: 'without the line fragments',
       change: async () => [
         'ALTER TABLE calls_starts DROP COLUMN line_start, DROP COLUMN line_svc, DROP COLUMN line_trace_name',
         'ALTER TABLE calls_ends DROP COLUMN line_tail',
       ],
     },
-    // Migrations 101 and 102: is_turn computed per start row, the 0.01 % bloom filters on the call
-    // and trace ids (built per part and per merge) instead of 070's coarse ones.
+    // is_turn computed per start row, the 0.01 % bloom filters on the call and trace ids (built
+    // per part and per merge) instead of coarse ones (2.5 %).
     {
-      name: 'without is_turn and the exact id/trace filters (101, 102)',
+      name: 'without is_turn and the exact id/trace filters',
       change: async () => [
         'ALTER TABLE calls_starts DROP COLUMN is_turn, DROP INDEX idx_id_exact, DROP INDEX idx_trace_id_exact',
         'ALTER TABLE calls_starts ADD INDEX idx_id id TYPE bloom_filter GRANULARITY 1, ADD INDEX idx_trace_id trace_id TYPE bloom_filter GRANULARITY 1',

@@ -11,7 +11,9 @@ export async function loadBenchCalls(client: ClickHouseClient, project: string, 
 
 /**
  * Calls number `from` to `to` (exclusive) of the data set; `pad`: characters of filler text in
- * inputs and output (0: ~300-byte calls; 350: ~1 KB); `stepMs`: the time between two calls' starts.
+ * inputs and output (0: ~300-byte calls; 350: ~1 KB); `stepMs`: the time between two calls' starts;
+ * `parts`: each call as one whole-call part (as Weave's calls_complete and OTLP send them) or as
+ * a start part and an end part (as older SDKs send them).
  */
 export async function loadBenchCallRange(
   client: ClickHouseClient,
@@ -20,26 +22,38 @@ export async function loadBenchCallRange(
   to: number,
   pad: number,
   stepMs = 10,
+  parts: 'whole' | 'split' = 'split',
 ): Promise<void> {
   const filler = pad ? `,"text":"', repeat(char(97 + number % 26), ${pad}), '"` : '';
   const id = `concat('c-', leftPad(toString(number), 9, '0'))`;
   const root = `concat('c-', leftPad(toString(number - number % 10), 9, '0'))`;
   const started = `toDateTime64('2024-01-01 00:00:00', 6, 'UTC') + toIntervalMillisecond(number * ${stepMs})`;
-  await client.command({
-    query: `INSERT INTO call_parts (project_id, id, trace_id, parent_id, thread_id, turn_id, op_name, started_at,
-      attributes_dump, inputs_dump, input_refs, output_refs, svc_user_id, created_at)
-    SELECT '${project}', ${id}, concat('t-', ${root}), if(number % 10 = 0, NULL, ${root}),
-      concat('thread-', toString(intDiv(number, 50))), ${root}, concat('op-', toString(number % 20)), ${started},
-      '{"env":"bench"}', concat('{"n":', toString(number % 1000), ',"s":"text-', toString(number % 7919), '","model":{"name":"m-', toString(number % 13), '"}${filler}}'),
-      [], [], 'bench-user', now64(6)
-    FROM numbers(${from}, ${to - from})`,
-  });
-  await client.command({
-    query: `INSERT INTO call_parts (project_id, id, ended_at, output_dump, summary_dump, exception, input_refs, output_refs, created_at)
-    SELECT '${project}', ${id}, ${started} + toIntervalMillisecond(5 + number % 997),
-      concat('{"score":', toString((number % 100) / 100), '${filler}}'),
-      if(number % 4 = 0, '{"usage":{"gpt-4o":{"prompt_tokens":1200,"completion_tokens":300,"requests":1}}}', '{}'),
-      if(number % 101 = 0, 'boom', NULL), [], [], now64(6)
-    FROM numbers(${from}, ${to - from})`,
-  });
+  const start = {
+    trace_id: `concat('t-', ${root})`,
+    parent_id: `if(number % 10 = 0, NULL, ${root})`,
+    thread_id: `concat('thread-', toString(intDiv(number, 50)))`,
+    turn_id: root,
+    op_name: `concat('op-', toString(number % 20))`,
+    started_at: started,
+    attributes_dump: `'{"env":"bench"}'`,
+    inputs_dump: `concat('{"n":', toString(number % 1000), ',"s":"text-', toString(number % 7919), '","model":{"name":"m-', toString(number % 13), '"}${filler}}')`,
+    svc_user_id: `'bench-user'`,
+  };
+  const end = {
+    ended_at: `${started} + toIntervalMillisecond(5 + number % 997)`,
+    output_dump: `concat('{"score":', toString((number % 100) / 100), '${filler}}')`,
+    summary_dump: `if(number % 4 = 0, '{"usage":{"gpt-4o":{"prompt_tokens":1200,"completion_tokens":300,"requests":1}}}', '{}')`,
+    exception: `if(number % 101 = 0, 'boom', NULL)`,
+  };
+  const insert = (columns: Record<string, string>) =>
+    client.command({
+      query: `INSERT INTO call_parts (project_id, id, ${Object.keys(columns).join(', ')}, input_refs, output_refs, created_at)
+      SELECT '${project}', ${id}, ${Object.values(columns).join(', ')}, [], [], now64(6)
+      FROM numbers(${from}, ${to - from})`,
+    });
+  if (parts === 'whole') await insert({ ...start, ...end });
+  else {
+    await insert(start);
+    await insert(end);
+  }
 }

@@ -145,6 +145,58 @@ describe('totals count each LLM request once', () => {
     expect(totalCost).toBeCloseTo(agg.totals.cost, 12);
   }, 600_000);
 
+  it("the same totals whether a call's end came with its start (one whole part) or alone, as SDKs before calls_complete send it", async () => {
+    // agent → step → llm-a (gpt-4o), agent → llm-b (gpt-4o-mini); summaries rolled up as the SDK
+    // does. llm-a and agent arrive whole (start and end in one batch); step and llm-b as a start
+    // batch and, later, an end batch.
+    const P = 'an/split-parts';
+    const u = (model: string, n: number) => ({
+      [model]: { requests: n, prompt_tokens: 100 * n, completion_tokens: 20 * n, total_tokens: 120 * n },
+    });
+    const start = (id: string, op: string, parent: string | null) => ({
+      mode: 'start',
+      req: {
+        start: {
+          project_id: P,
+          id,
+          trace_id: 'tr',
+          parent_id: parent,
+          op_name: op,
+          started_at: '2026-03-01T00:00:00Z',
+          inputs: {},
+          attributes: {},
+        },
+      },
+    });
+    const end = (id: string, usage: Record<string, unknown>) => ({
+      mode: 'end',
+      req: { end: { project_id: P, id, ended_at: '2026-03-01T00:00:01Z', summary: { usage } } },
+    });
+    const both = { ...u('gpt-4o', 1), ...u('gpt-4o-mini', 1) };
+    const post = (batch: unknown[]) => as(alice).post('/call/upsert_batch', { batch });
+    expect((await post([start('step', 'step', 'agent'), start('llm-b', 'llm', 'agent')])).status).toBe(200);
+    expect((await post([start('llm-a', 'llm', 'step'), end('llm-a', u('gpt-4o', 1))])).status).toBe(200);
+    expect((await post([end('step', u('gpt-4o', 1)), end('llm-b', u('gpt-4o-mini', 1))])).status).toBe(200);
+    expect((await post([start('agent', 'agent', null), end('agent', both)])).status).toBe(200);
+    await expect.poll(async () => (await as(alice).post('/calls/query_stats', { project_id: P })).body.count).toBe(4);
+
+    const agg = (await as(alice).post('/calls/aggregate', { project_id: P })).body;
+    expect(agg.totals).toMatchObject({ calls: 4, prompt_tokens: 200, completion_tokens: 40, total_tokens: 240 });
+    const q = await as(alice).post('/analytics/query', {
+      project_id: P,
+      dimensions: ['op', 'model'],
+      metrics: ['count', 'requests', 'total_tokens'],
+      order_by: [{ field: 'op', direction: 'asc' }],
+    });
+    expect(q.status, q.text).toBe(200);
+    expect(q.body.rows.map((r: Call) => [r.op, r.model, r.count, r.requests, r.total_tokens])).toEqual([
+      ['agent', null, 1, 0, 0],
+      ['llm', 'gpt-4o', 1, 1, 120],
+      ['llm', 'gpt-4o-mini', 1, 1, 120],
+      ['step', null, 1, 0, 0],
+    ]);
+  });
+
   it('OTLP spans: usage on the LLM spans, none on their parents, each counted once', async () => {
     const P = 'an/otlp';
     const traceId = 'a1'.repeat(16);

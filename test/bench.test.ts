@@ -122,9 +122,6 @@ describe('benchmarks run (tiny mode)', () => {
     const parts = (v: string) => report.results.find((x: { variant: string }) => x.variant === v).activePartsAtEnd;
     expect(parts('no views (parse only)')).toEqual({});
     expect(Object.keys(parts('as migrated'))).toEqual(expect.arrayContaining(['calls_starts', 'calls_ends']));
-    // Migration 092 stopped feeding calls_merged: a part there only with its view put back.
-    expect(Object.keys(parts('as migrated'))).not.toContain('calls_merged');
-    expect(Object.keys(parts('with calls_merged_view and calls_merged_stats_view (before 092)'))).toContain('calls_merged');
     // Stored bytes per row; bench:otlp's spans (BENCH_ROWS=otlp) are stored larger than the calls.
     const starts = (rep: typeof report) =>
       rep.results.find((x: { variant: string }) => x.variant === 'as migrated').storedBytesPerRow.calls_starts;

@@ -1,14 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { endPart, insertCallParts, loadMigrations, openStore, startPart } from '@weft/store';
 import { Client } from './helpers/client';
 import { startWeft, type RunningWeft } from './helpers/server';
 
 /**
  * The Call lines ClickHouse builds for /calls/stream_query (libs/query call-json.ts): the stored
  * dumps spliced in, times and derived summary fields as the interface writes them, projections,
- * pages of 2 rows; latency/status over filters (calls_starts ⋈ calls_ends) and under replays;
- * then the calls_starts/calls_deleted/calls_ends/calls_renames migrations run again on a data dir
- * that only had calls_merged.
+ * pages of 2 rows; latency/status over filters (calls_starts ⋈ calls_ends) and under replays.
  */
 let weft: RunningWeft;
 let api: Client;
@@ -211,62 +208,4 @@ describe('call lines', () => {
     const agg = (await api.post('/calls/aggregate', { project_id: P })).body;
     expect(agg.totals).toMatchObject({ calls: 7, errors: 1 });
   });
-
-  it('a data dir written before calls_starts gets it back-filled, deletions included', async () => {
-    expect(await weft.stop()).toBe(0);
-    // Back to the schema before migration 070 (calls_merged only, fed by its views, which 092
-    // dropped): the calls stored again there, plus a deletion and a rename.
-    const store = openStore({ dataDir: weft.dataDir });
-    for (const v of ['calls_starts_view', 'calls_deleted_view', 'calls_ends_view', 'calls_ends_output_view', 'calls_renames_view'])
-      await store.client.command({ query: `DROP VIEW IF EXISTS ${v}` });
-    for (const t of ['calls_starts', 'calls_deleted', 'calls_ends', 'calls_renames'])
-      await store.client.command({ query: `DROP TABLE ${t}` });
-    for (const sql of loadMigrations()
-      .flatMap((m) => m.statements)
-      .filter((s) => /^CREATE MATERIALIZED VIEW IF NOT EXISTS calls_merged(_stats)?_view /.test(s)))
-      await store.client.command({ query: sql });
-    const now = Date.now() * 1000;
-    await insertCallParts(
-      store,
-      batch.map(({ mode, req }) => (mode === 'start' ? startPart((req as any).start, 'u', now) : endPart((req as any).end, now))),
-    );
-    await store.client.command({
-      query:
-        'ALTER TABLE weft_migrations DELETE WHERE version IN (70, 80, 90, 91, 92, 100, 101, 102, 103, 110) SETTINGS mutations_sync = 2',
-    });
-    await store.client.command({
-      query: `INSERT INTO call_parts (project_id, id, deleted_at, input_refs, output_refs, created_at) VALUES ('${P}', 'e', now64(3), [], [], now64(6))`,
-    });
-    await store.client.command({
-      query: `INSERT INTO call_parts (project_id, id, display_name, input_refs, output_refs, created_at) VALUES ('${P}', 'b', 'renamed b', [], [], now64(6))`,
-    });
-    await store.close();
-    weft = await startWeft({ dataDir: weft.dataDir, env: { WEFT_QUERY_PAGE_ROWS: '2' } });
-    api = new Client(weft.url);
-    const rows = await stream();
-    expect(rows.map((r) => r.id)).toEqual(['a', 'b', 'c', 'd', 'f', 'g']);
-    expect(rows[0].inputs.s).toBe(tricky);
-    // calls_ends back-filled with the outputs (migration 090), calls_renames with the rename.
-    expect(rows.slice(0, 3).map((r) => [r.display_name, r.output])).toEqual([
-      ['Named', { text: tricky }],
-      ['renamed b', 'plain text'],
-      [null, [1, 2]],
-    ]);
-    expect((await api.post('/calls/query_stats', { project_id: P })).body.count).toBe(6);
-    expect((await stream({ filter: { op_names: ['bulk'] } })).map((r) => r.id)).toEqual(['f', 'g']);
-    // calls_ends back-filled too: latency over a filter, status counts.
-    expect(
-      (await stream({ filter: { op_names: ['plain'] }, sort_by: [{ field: 'summary.weave.latency_ms', direction: 'desc' }] })).map(
-        (r) => r.id,
-      ),
-    ).toEqual(['c', 'd']);
-    expect(
-      (
-        await api.post('/calls/query_stats', {
-          project_id: P,
-          query: { $expr: { $eq: [{ $getField: 'summary.weave.status' }, { $literal: 'error' }] } },
-        })
-      ).body.count,
-    ).toBe(1);
-  }, 180_000);
 });

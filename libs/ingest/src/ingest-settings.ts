@@ -3,7 +3,7 @@ import type { Store } from '@weft/store';
 import { PII_POLICIES, type PiiPolicy } from './redaction';
 import type { SamplingSetting } from './sampling';
 
-/** The project settings that change what ingestion stores (project_settings rows, migration 125). */
+/** The project settings that change what ingestion stores (project_settings rows). */
 export const PII_POLICY_SETTING = 'pii_policy';
 export const INGEST_SAMPLING_SETTING = 'ingest_sampling';
 

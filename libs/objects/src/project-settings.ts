@@ -2,7 +2,7 @@ import { microsToIso, nowMicros } from '@weft/core';
 import type { Store } from '@weft/store';
 
 /**
- * A project's settings (project_settings, migration 125): named JSON values, each change a new
+ * A project's settings (the project_settings table): named JSON values, each change a new
  * row, the latest kept: `retention_days` (a number, or null for "keep forever"), `pii_policy`
  * (`off` or `pii-v1`), `ingest_sampling` (`{sample_rate, dry_run}`).
  */

@@ -216,7 +216,7 @@ export class CallFieldResolver implements FieldResolver {
   private derived(name: string): FieldRef | null {
     switch (name) {
       case 'status':
-        // calls_ends' ready-made column (migration 100): no summary parsed per row. A call
+        // calls_ends' ready-made column: no summary parsed per row. A call
         // without an end row reads '' through the join: running.
         this.used.add('status');
         return { sql: `if(status = '', 'running', status)`, kind: 'string' };

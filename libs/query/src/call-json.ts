@@ -133,7 +133,7 @@ export function callLineSelects(selected?: Set<string>): string[] {
  * (attributes, inputs) and adds what needs both halves or a rename: latency, the display name. The
  * same text as callLineSelects builds (keys in another order), a test compares the two.
  *
- * The start's dumps are not copied into a fragment (migration 110; 091's `line_head` held them):
+ * The start's dumps are not copied into a fragment:
  * a second copy of the largest columns doubled what every insert compressed and every merge
  * rewrote, for a read that reads the same bytes either way.
  */

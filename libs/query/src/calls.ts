@@ -31,13 +31,13 @@ const onlyStart = (cols: Iterable<string>) => [...cols].every((c) => START_COLUM
 /** Columns that only an end part writes, in calls_ends. */
 const END_PART_COLUMNS = ['ended_at', 'exception', 'summary_dump', 'output_refs', 'svc_run_step_end', 'output_dump'];
 /**
- * calls_ends' ready-made columns (migration 100, SCHEMA.md): the status and the per-model usage,
+ * calls_ends' ready-made columns (SCHEMA.md): the status and the per-model usage,
  * computed by the engine when the end row is stored. Read by filters and charts, never sent.
  */
 const READY_END_COLUMNS = ['status', 'usage'];
 const END_COLUMNS = new Set([...END_PART_COLUMNS, ...READY_END_COLUMNS]);
 
-/** Each half's ready-made parts of a full Call line (migrations 091 and 110, call-json.ts LINE_FRAGMENTS). */
+/** Each half's ready-made parts of a full Call line (call-json.ts LINE_FRAGMENTS). */
 const START_FRAGMENTS = new Set(['line_start', 'line_svc', 'line_trace_name']);
 const END_FRAGMENTS = new Set(['line_tail']);
 /** What a full line (no projection) reads: the fragments, the start's dumps spliced between them, and what is computed per read. */
@@ -61,8 +61,7 @@ export const CALL_COLUMNS: readonly string[] = [...START_COLUMNS, ...END_PART_CO
  * How calls_ends is joined with the starts on the call id: by sorting both sides and merging,
  * not with a hash table. calls_ends is stored in id order, so its side is a read in order and
  * the starts are sorted; the hash join built a table of the starts — or, when the planner
- * swapped the sides, of the whole project's ends. 10M calls, CPU: a filtered count 3.6 → 1.1 s,
- * a latency sort over the project 5.0 → 4.0 s, over one op 1.5 → 1.25 s.
+ * swapped the sides, of the whole project's ends (docs/performance.md, "Reads").
  */
 const JOIN_BY_ID_SETTINGS = `join_algorithm = 'full_sorting_merge'`;
 
@@ -369,7 +368,7 @@ LIMIT 1 BY id`;
    * True when a page's ids are picked from joined rows (a condition or sort key on end columns):
    * the caller then runs pageIdsQuery first and hands its ids to linesQuery. In one query the
    * pick (a join of the filter's starts with the project's ends) ran twice, once for each half
-   * of the page's rows: 10M calls, 100 rows of one op by latency, 2.6 → 1.6 s of CPU. Only for a
+   * of the page's rows. Only for a
    * page of at most MAX_BOUND_IDS rows (the ids travel as a bound array); an unpaged query keeps
    * the subquery.
    */
@@ -398,7 +397,7 @@ LIMIT 1 BY id`;
    * matching start rows less the deleted ones. FINAL folds a replayed start while reading (and
    * costs nothing where parts do not overlap, the usual case for time-ordered inserts); the
    * deleted ones are looked up by id (a small set; the id bloom filter), so the count does not
-   * read every call's id as a `NOT IN` does (10M calls: ~150 → ~70 ms of CPU).
+   * read every call's id as a `NOT IN` does.
    */
   startCountSql(): string {
     const where = this.startConds(true).join(' AND ');
@@ -410,8 +409,7 @@ LIMIT 1 BY id`;
    * One page straight from calls_starts (only when `fromStartParts`): the next `limit` visible
    * calls by the sort keys after `after`, with `select`. Read in key order when the sort is
    * started_at. A start part replayed before the engine folded it may appear twice here (no
-   * `LIMIT 1 BY id`: it stops the engine from ending the in-order read at the page size, ×10 at
-   * 10M calls); the lines query keeps each id once, so the page may be one row short, which is
+   * `LIMIT 1 BY id`: it stops the engine from ending the in-order read at the page size); the lines query keeps each id once, so the page may be one row short, which is
    * why `mayBeShort` tells the stream not to take a short page for the end. A narrow filter (a
    * trace, ids, a thread) matches few rows, where `LIMIT 1 BY id` costs nothing and spares the
    * stream a query for an empty last page.
@@ -552,8 +550,8 @@ LIMIT 1 BY id`;
 
 /**
  * Not a deleted call of the project. `identity(id)`: the engine otherwise analyses the primary
- * key against the deleted set (which a NOT IN can never use to skip a granule) before reading:
- * 10M calls, a first page of 100 rows 14 → 5 ms in the engine, paid twice per page.
+ * key against the deleted set (which a NOT IN can never use to skip a granule) before reading,
+ * twice per page.
  */
 export const notDeletedSql = (projectSql: string) => `identity(id) NOT IN (SELECT id FROM calls_deleted WHERE project_id = ${projectSql})`;
 
@@ -580,7 +578,7 @@ export function buildCallsStatsQuery(req: CallsQueryStatsReq): BuiltQuery & { pl
 
 /**
  * Storage size of one call (reference §3.9): bytes of the attributes, inputs, output and
- * summary JSON, from the size columns of calls_starts and calls_ends (migration 092; a
+ * summary JSON, from the size columns of calls_starts and calls_ends (a
  * running call has no output or summary yet). Replays not yet folded are read once (FINAL).
  */
 export function callSizesSql(projectParam: string, idCondition: string): string {

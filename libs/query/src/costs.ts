@@ -166,15 +166,14 @@ export function tokenCostSql(t: PricedTokens): string {
  * A call's tokens summed over its models, as the UI's Tokens column: an entry's total_tokens, or
  * its prompt + completion counts when it has none; NULL for a call without usage (sorts last).
  * Over calls_ends' ready-made `usage` (one tuple per model: model, requests, prompt, completion,
- * total, cache read, cache creation; migration 100), so no summary is parsed per row.
+ * total, cache read, cache creation; calls_ends.usage), so no summary is parsed per row.
  */
 export const callTotalTokensSql = `if(empty(usage), NULL, arraySum(u -> if(u.5 > 0, u.5, u.3 + u.4), usage))`;
 
 /**
  * Each model's prices as (effective_date, level, prompt, completion, cache read, cache creation),
  * in a constant map by model (a scalar subquery, read once per query): a usage entry looks up its
- * own model's few prices instead of filtering the whole price list for every row (10M calls, the
- * cost sort: 7.0 → 2.8 s of CPU).
+ * own model's few prices instead of filtering the whole price list for every row.
  */
 export function modelPricesSql(pid: string): string {
   return `(SELECT mapFromArrays(groupArray(llm_id), groupArray(ps)) FROM (SELECT llm_id, groupArray((effective_date,

@@ -1,5 +1,5 @@
 /**
- * The expressions of calls_ends' ready-made columns (migration 100, SCHEMA.md "calls_ends"): a
+ * The expressions of calls_ends' ready-made columns (SCHEMA.md "calls_ends"): a
  * call's status and per-model usage, computed by the engine once when the end row is stored.
  * The migration holds their text; a unit test checks it against these, the one definition.
  */

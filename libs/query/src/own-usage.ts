@@ -11,7 +11,7 @@
  * and they were their own calls' usage, not the parent's.
  */
 
-/** calls_ends.usage's type (migration 100): own usage keeps its element names. */
+/** calls_ends.usage's type: own usage keeps its element names. */
 export const USAGE_TYPE =
   'Array(Tuple(model String, requests Int64, prompt_tokens Int64, completion_tokens Int64, total_tokens Int64, cache_read_input_tokens Int64, cache_creation_input_tokens Int64))';
 
@@ -21,8 +21,8 @@ export const USAGE_TYPE =
  */
 export function childUsageSql(projectSql: string): string {
   const counts = [2, 3, 4, 5, 6, 7].map((i) => `arrayMap(u -> u.${i}, e.usage)`).join(', ');
-  // Both sides by id, sorted and merged: calls_ends is stored in id order (10M calls: 3.1 → 1.7 s
-  // against hashing the ends with an IN-set of them on the starts).
+  // Both sides by id, sorted and merged: calls_ends is stored in id order, cheaper than hashing
+  // the ends with an IN-set of them on the starts (docs/performance.md, "Reads").
   return `SELECT s.parent_id AS parent_id, sumMap(arrayMap(u -> u.1, e.usage), ${counts}) AS child_usage
     FROM (SELECT id, usage FROM calls_ends FINAL WHERE project_id = ${projectSql} AND notEmpty(usage)) AS e
     INNER JOIN (SELECT id, assumeNotNull(parent_id) AS parent_id FROM calls_starts FINAL

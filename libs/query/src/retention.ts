@@ -38,8 +38,6 @@ export const RETENTION_TABLES: readonly { table: string; expired: (c: RetentionC
   { table: 'calls_ends', expired: (c, p) => expiredRowsSql(c, 'ended_at', p) },
   { table: 'calls_renames', expired: (c, p) => expiredRowsSql(c, 'renamed_at', p) },
   { table: 'calls_deleted', expired: (c, p) => expiredRowsSql(c, 'deleted_at', p) },
-  // Calls written before migration 092 still have rows here (nothing reads them; they go too).
-  { table: 'calls_merged', expired: (c, p) => expiredRowsSql(c, 'started_at', p) },
 ];
 
 /** The rows of a table past their project's cutoff, judged by the time column `time`, as a WHERE condition (null: nothing can expire). */

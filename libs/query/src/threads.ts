@@ -5,7 +5,7 @@ import { Params, type BuiltQuery } from './params';
 
 /**
  * A turn call: its own turn (turn_id = id) in a thread. calls_starts.is_turn holds this, computed
- * as the row is stored (migration 101, which holds this text; a unit test compares them).
+ * as the row is stored (the schema holds this text; a unit test compares them).
  */
 export const TURN_SQL = "ifNull(turn_id = id, 0) AND ifNull(thread_id, '') != ''";
 
@@ -16,8 +16,7 @@ export const THREAD_SORT_FIELDS = ['thread_id', 'turn_count', 'start_time', 'las
  * and belongs to a thread. The turn calls are read from calls_starts (a time window is a key
  * range there; skip indexes on turn_id/thread_id) and joined with their end times from
  * calls_ends: no merge of whole calls. The turns (a tenth of the calls or fewer) are the hashed
- * side, as written: the planner's swap hashed the ends instead (10M calls, top 20 after a
- * datetime: ~820 → ~640 ms of CPU).
+ * side, as written: the planner's swap hashed the ends instead.
  * Quantiles are exact (linear interpolation at level·(n−1), like the reference's in-memory server);
  * durations are whole milliseconds (dateDiff), turns not yet ended are left out of them.
  */
@@ -25,7 +24,7 @@ export function buildThreadsQuery(req: ThreadsStreamQueryReq, candidates?: reado
   const p = new Params();
   const { starts, ends, order } = threadConditions(req, p);
   // Only the candidate threads (threadCandidatesQuery), all of them: the caller takes the page.
-  // Their turns are found by the thread bloom filter (migration 103), their ends by id.
+  // Their turns are found by the thread bloom filter (idx_thread_id_exact), their ends by id.
   if (candidates) starts.push(`thread_id IN ${p.strArray(candidates)}`);
   if (req.filter?.thread_ids || candidates) ends.push(`id IN (SELECT id FROM calls_starts WHERE ${starts.join(' AND ')})`);
 
@@ -69,9 +68,8 @@ const MAX_CANDIDATE_PAGE = 1000;
  * quantiles), and buildThreadsQuery(req, candidates) computes their statistics. Exact: a thread
  * that is not a candidate sorts after every candidate, so when at least limit + offset
  * candidates keep a row (a thread without an ended turn has none) — or every thread is a
- * candidate — the page is the first rows of theirs. Otherwise the caller runs the whole query.
- * 10M calls, top 20 by turn_count after a datetime: ~1.1 s → ~0.4 s of CPU (the join of 500k
- * turns with 5M ends and the quantiles of 100k threads, for 40 threads instead).
+ * candidate — the page is the first rows of theirs. Otherwise the caller runs the whole query
+ * (docs/performance.md, "Threads: candidates first").
  * Undefined when the sort or the page does not allow it.
  */
 export function threadCandidatesQuery(req: ThreadsStreamQueryReq): (BuiltQuery & { max: number; want: number }) | undefined {
@@ -97,7 +95,7 @@ function threadConditions(req: ThreadsStreamQueryReq, p: Params): { starts: stri
   const pid = p.str(req.project_id);
   const starts = [
     `project_id = ${pid}`,
-    // TURN_SQL, ready-made (migration 101): one byte per call instead of two id columns.
+    // TURN_SQL, ready-made (calls_starts.is_turn): one byte per call instead of two id columns.
     'is_turn = 1',
     notDeletedSql(pid),
   ];

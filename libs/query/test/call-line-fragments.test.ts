@@ -5,24 +5,22 @@ import { describe, expect, it } from 'vitest';
 import { LINE_FRAGMENTS } from '../src/call-json';
 
 /**
- * The line fragments the call tables build as rows are written (migrations 091 and 110) are
+ * The line fragments the call tables build as rows are written (the baseline's MATERIALIZED columns) are
  * call-json.ts's LINE_FRAGMENTS, character for character: one definition of a Call's wire shape.
  * (That the spliced lines equal the field-by-field ones is test/call-lines.test.ts's business.)
  */
-const migration = (file: string) => readFileSync(join(__dirname, '../../store/src/migrations', file), 'utf8');
-const m091 = migration('091_call_line_fragments.sql');
-const m110 = migration('110_call_start_fragments.sql');
+const baseline = readFileSync(join(__dirname, '../../store/src/migrations/200_baseline.sql'), 'utf8');
 const require = createRequire(import.meta.url);
 const chdb = require('chdb') as { query(sql: string, format?: string): string };
 
-describe('call line fragments (migrations 091, 110)', () => {
+describe('call line fragments (calls_starts, calls_ends)', () => {
   it('are the expressions of LINE_FRAGMENTS', () => {
-    expect(m110).toContain(`ADD COLUMN IF NOT EXISTS line_start String MATERIALIZED ${LINE_FRAGMENTS.start()};`);
-    expect(m110).toContain(`ADD COLUMN IF NOT EXISTS line_svc String MATERIALIZED ${LINE_FRAGMENTS.svc()};`);
-    expect(m091).toContain(`ADD COLUMN IF NOT EXISTS line_trace_name String MATERIALIZED ${LINE_FRAGMENTS.traceName()};`);
-    expect(m091).toContain(`ADD COLUMN IF NOT EXISTS line_tail String MATERIALIZED ${LINE_FRAGMENTS.tail()};`);
-    // 091's head (the start's dumps copied once more) is dropped by 110.
-    expect(m110).toContain('DROP COLUMN IF EXISTS line_head;');
+    expect(baseline).toContain(`\n  line_start String MATERIALIZED ${LINE_FRAGMENTS.start()},\n`);
+    expect(baseline).toContain(`\n  line_svc String MATERIALIZED ${LINE_FRAGMENTS.svc()},\n`);
+    expect(baseline).toContain(`\n  line_trace_name String MATERIALIZED ${LINE_FRAGMENTS.traceName()},\n`);
+    expect(baseline).toContain(`\n  line_tail String MATERIALIZED ${LINE_FRAGMENTS.tail()},\n`);
+    // The start's dumps are spliced in on read, never copied into a fragment.
+    expect(baseline).not.toContain('line_head');
   });
 
   it('build a start and run fields the engine can evaluate, and the check can fail', () => {
@@ -52,6 +50,6 @@ describe('call line fragments (migrations 091, 110)', () => {
       wb_run_id: null,
       wb_run_step: 7,
     });
-    expect(m110).not.toContain(`MATERIALIZED ${LINE_FRAGMENTS.start().replace('"id"', '"ids"')};`);
+    expect(baseline).not.toContain(`MATERIALIZED ${LINE_FRAGMENTS.start().replace('"id"', '"ids"')},`);
   });
 });

@@ -4,15 +4,12 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { TURN_SQL } from '../src/threads';
 
-const migration = readFileSync(
-  fileURLToPath(new URL('../../store/src/migrations/101_calls_starts_turns_and_ids.sql', import.meta.url)),
-  'utf8',
-);
+const baseline = readFileSync(fileURLToPath(new URL('../../store/src/migrations/200_baseline.sql', import.meta.url)), 'utf8');
 const chdb = createRequire(import.meta.url)('chdb') as { query(sql: string, format?: string): string };
 
-describe('calls_starts.is_turn (migration 101)', () => {
+describe('calls_starts.is_turn', () => {
   it('is the expression the thread queries meant by a turn call (one definition, two places)', () => {
-    expect(migration).toContain(`ADD COLUMN IF NOT EXISTS is_turn UInt8 MATERIALIZED ${TURN_SQL};`);
+    expect(baseline).toContain(`\n  is_turn UInt8 MATERIALIZED ${TURN_SQL},\n`);
   });
 
   it('marks a call that is its own turn in a thread, nothing else', () => {

@@ -8,7 +8,7 @@ const time = z.string().refine((s) => clickHouseToMicros(s) !== null, 'not a Cli
 /**
  * One row of `call_parts`, as it travels on the bus and is inserted: the JSON values are
  * already serialised (`*_dump`), times are ClickHouse text. A start part and an end part of
- * the same call are merged by calls_merged. The one definition of the row: the type, the bus
+ * the same call meet in calls_starts ⋈ calls_ends by id. The one definition of the row: the type, the bus
  * envelope (@weft/ingest), the column list and the DDL-conformance test all derive from it.
  */
 export const callPartRowSchema = z.object({

@@ -11,7 +11,8 @@
  *   into `t_local` (a view fires on the local insert, never on a Distributed one).
  * - `ALTER TABLE t …` (indexes, settings) applies to `t_local ON CLUSTER`; an `ADD COLUMN` or
  *   `DROP COLUMN` also to the Distributed `t` (its columns are its own copy of the local table's).
- * - `DROP VIEW IF EXISTS v` and `OPTIMIZE TABLE t FINAL` run ON CLUSTER (on `t_local`).
+ * - `DROP VIEW IF EXISTS v` and `OPTIMIZE TABLE t FINAL` run ON CLUSTER (on `t_local`);
+ *   `DROP TABLE IF EXISTS t` drops the Distributed `t` and `t_local`, ON CLUSTER.
  * - `INSERT … SELECT` (back-fills, seeds) is left as written: it runs once, through the
  *   Distributed tables, which route every row by the same sharding key.
  *
@@ -28,8 +29,6 @@
 export const SHARDING_KEYS: Readonly<Record<string, string>> = {
   // One call's parts (start, end, updates, delete) and every per-call fold.
   call_parts: 'cityHash64(project_id, id)',
-  calls_merged: 'cityHash64(project_id, id)',
-  calls_merged_stats: 'cityHash64(project_id, id)',
   calls_starts: 'cityHash64(project_id, id)',
   calls_deleted: 'cityHash64(project_id, id)',
   calls_ends: 'cityHash64(project_id, id)',
@@ -81,6 +80,7 @@ const CREATE_MV = /^CREATE MATERIALIZED VIEW IF NOT EXISTS (\w+) TO (\w+) AS\s([
 const ALTER_TABLE = /^ALTER TABLE (\w+) ([\s\S]*)$/;
 const INSERT = /^INSERT INTO \w+/;
 const DROP_VIEW = /^DROP VIEW IF EXISTS (\w+)$/;
+const DROP_TABLE = /^DROP TABLE IF EXISTS (\w+)$/;
 const OPTIMIZE = /^OPTIMIZE TABLE (\w+) FINAL$/;
 
 export class ClusterDdlError extends Error {}
@@ -129,6 +129,11 @@ export function clusterStatements(statement: string, cluster: string, tables = n
   }
   m = DROP_VIEW.exec(statement);
   if (m) return [`DROP VIEW IF EXISTS ${m[1]!} ${onCluster}`];
+  m = DROP_TABLE.exec(statement);
+  if (m) {
+    tables.delete(m[1]!);
+    return [`DROP TABLE IF EXISTS ${m[1]!} ${onCluster}`, `DROP TABLE IF EXISTS ${localTable(m[1]!)} ${onCluster}`];
+  }
   m = OPTIMIZE.exec(statement);
   if (m) {
     if (!tables.has(m[1]!)) throw new ClusterDdlError(`OPTIMIZE of ${m[1]!}, which no earlier migration created`);

@@ -22,7 +22,7 @@ export interface StoreOptions {
 
 /**
  * JSON text the engine writes (toJSONString, JSON formats) as JSON.stringify writes it: `/` not
- * escaped. Inserts too: the call tables' line fragments are built as rows are written (091).
+ * escaped. Inserts too: the call tables' line fragments are built as rows are written.
  */
 const JSON_TEXT_SETTINGS = { output_format_json_escape_forward_slashes: 0 } as const;
 

@@ -34,6 +34,24 @@ export function loadMigrations(dir = MIGRATIONS_DIR): Migration[] {
     });
 }
 
+/**
+ * The migrations of weft before 1.0 (001 to 161), squashed into 200_baseline.sql. A data dir that
+ * has applied all of them holds the baseline's schema plus two tables nothing reads any more; it
+ * is upgraded in place (RETIRED_TABLES dropped, the baseline recorded). One that stopped earlier
+ * is refused: its missing migrations no longer exist.
+ */
+export const PRE_1_0_MIGRATIONS: readonly number[] = [
+  1, 10, 11, 12, 13, 20, 21, 22, 23, 50, 60, 70, 80, 85, 90, 91, 92, 100, 101, 102, 103, 110, 120, 125, 130, 140, 150, 160, 161,
+];
+export const BASELINE_VERSION = 200;
+/** What the last pre-1.0 schema holds beyond the baseline (unfed since before 1.0). */
+export const RETIRED_TABLES = ['calls_merged', 'calls_merged_stats'] as const;
+
+/** A data dir this code cannot bring to its schema; the message says why and what to do. */
+export class SchemaTooOldError extends Error {
+  override name = 'SchemaTooOldError';
+}
+
 /** Where weft records its applied migrations (created before any migration runs). */
 export const MIGRATIONS_TABLE_DDL = `CREATE TABLE IF NOT EXISTS weft_migrations (
       version UInt32, name String, applied_at DateTime64(3, 'UTC') DEFAULT now64(3)
@@ -74,6 +92,31 @@ export async function migrate(client: ClickHouseClient, log?: Logger, options: M
   const rs = await client.query({ query: 'SELECT DISTINCT version FROM weft_migrations', format: 'JSONEachRow' });
   const done = new Set((await rs.json<{ version: number }>()).map((r) => Number(r.version)));
   const applied: number[] = [];
+  const legacy = [...done].filter((v) => v < BASELINE_VERSION);
+  if (legacy.length > 0 && !done.has(BASELINE_VERSION)) {
+    const missing = PRE_1_0_MIGRATIONS.filter((v) => !done.has(v));
+    if (missing.length > 0) {
+      throw new SchemaTooOldError(
+        `this data dir's schema stops at pre-1.0 migration ${Math.max(...legacy)} (missing ${missing.join(', ')}); ` +
+          `this weft upgrades only the last pre-1.0 schema (migration 161) to its baseline. Open the data dir once with ` +
+          `weft 0.1 at its last commit (it applies the rest), or start with a new data dir (docs/operations.md "Upgrades").`,
+      );
+    }
+    for (const statement of statementsFor(
+      RETIRED_TABLES.map((t) => `DROP TABLE IF EXISTS ${t}`),
+      options.cluster,
+      new Set(RETIRED_TABLES),
+    ))
+      await client.command({ query: statement, clickhouse_settings });
+    await client.insert({
+      table: 'weft_migrations',
+      values: [{ version: BASELINE_VERSION, name: 'baseline (upgraded from pre-1.0 migration 161)' }],
+      format: 'JSONEachRow',
+      clickhouse_settings,
+    });
+    log?.info({ from: 161, to: BASELINE_VERSION }, 'data dir upgraded to the 1.0 baseline');
+    done.add(BASELINE_VERSION);
+  }
   for (const m of migrations) {
     if (done.has(m.version)) continue;
     for (const statement of m.statements) await client.command({ query: statement, clickhouse_settings });

@@ -60,7 +60,7 @@ describe('migrations without CLICKHOUSE_CLUSTER', () => {
 describe('migrations with CLICKHOUSE_CLUSTER', () => {
   it('covers every migration on disk, statement by statement', () => {
     expect(cluster.migrations.map((m) => m.version)).toEqual(singleNode.map((m) => m.version));
-    expect(singleNode.length).toBeGreaterThanOrEqual(11);
+    expect(singleNode.length).toBeGreaterThanOrEqual(1);
     for (const [i, m] of cluster.migrations.entries())
       expect(m.statements.length, m.name).toBeGreaterThanOrEqual(singleNode[i]!.statements.length);
   });
@@ -106,7 +106,7 @@ describe('migrations with CLICKHOUSE_CLUSTER', () => {
       for (const c of cols) expect(order, `${table}: shard key ${SHARDING_KEYS[table]} vs ORDER BY ${order.join(', ')}`).toContain(c);
     }
     // The rule itself can fail: a key on a column outside the sorting key.
-    expect(tables.get('calls_merged')).not.toContain('trace_id');
+    expect(tables.get('calls_starts')).not.toContain('trace_id');
   });
 
   it('folds each part on the shard it was sent to: views read and write local tables with the same sharding key', () => {
@@ -130,19 +130,37 @@ describe('migrations with CLICKHOUSE_CLUSTER', () => {
   });
 
   it('alters the local tables on every node; a new or dropped column also on the Distributed table, right after', () => {
-    const alters = clusterAll.filter((s) => s.startsWith('ALTER'));
-    expect(alters.length).toBeGreaterThan(0);
-    for (const [i, a] of alters.entries()) {
-      const dist = /^ALTER TABLE (\w+) ON CLUSTER \w+ ((?:ADD|DROP) COLUMN [\s\S]*)$/.exec(a);
-      if (dist && !dist[1]!.endsWith('_local')) {
-        expect(alters[i - 1], a).toBe(`ALTER TABLE ${localTable(dist[1]!)} ON CLUSTER ${CLUSTER} ${dist[2]!}`);
-        continue;
-      }
-      expect(a).toMatch(new RegExp(`^ALTER TABLE \\w+_local ON CLUSTER ${CLUSTER} `));
+    // The baseline has no ALTER: these are the shapes a later migration may use.
+    const known = new Set(['calls_starts', 'calls_ends', 'calls_merged']);
+    const on = `ON CLUSTER ${CLUSTER}`;
+    const derived = [
+      [
+        'ALTER TABLE calls_starts ADD COLUMN IF NOT EXISTS x UInt8 MATERIALIZED 1',
+        [
+          `ALTER TABLE calls_starts_local ${on} ADD COLUMN IF NOT EXISTS x UInt8 MATERIALIZED 1`,
+          `ALTER TABLE calls_starts ${on} ADD COLUMN IF NOT EXISTS x UInt8 MATERIALIZED 1`,
+        ],
+      ],
+      [
+        'ALTER TABLE calls_starts DROP COLUMN IF EXISTS x',
+        [`ALTER TABLE calls_starts_local ${on} DROP COLUMN IF EXISTS x`, `ALTER TABLE calls_starts ${on} DROP COLUMN IF EXISTS x`],
+      ],
+      [
+        'ALTER TABLE calls_ends ADD INDEX IF NOT EXISTS i ended_at TYPE minmax GRANULARITY 1',
+        [`ALTER TABLE calls_ends_local ${on} ADD INDEX IF NOT EXISTS i ended_at TYPE minmax GRANULARITY 1`],
+      ],
+      ['OPTIMIZE TABLE calls_ends FINAL', [`OPTIMIZE TABLE calls_ends_local ${on} FINAL`]],
+      ['DROP VIEW IF EXISTS calls_ends_view', [`DROP VIEW IF EXISTS calls_ends_view ${on}`]],
+      ['DROP TABLE IF EXISTS calls_merged', [`DROP TABLE IF EXISTS calls_merged ${on}`, `DROP TABLE IF EXISTS calls_merged_local ${on}`]],
+    ] as const;
+    for (const [single, expected] of derived) {
+      const got = clusterStatements(single, CLUSTER, known);
+      expect(got, single).toEqual(expected);
+      for (const s of got) expect(parsed(s)).toContain(on);
     }
-    expect(clusterAll).toContain(`ALTER TABLE calls_starts ON CLUSTER ${CLUSTER} DROP COLUMN IF EXISTS line_head`);
-    expect(clusterAll).toContain(`OPTIMIZE TABLE calls_ends_local ON CLUSTER ${CLUSTER} FINAL`);
-    expect(clusterAll).toContain(`DROP VIEW IF EXISTS calls_ends_view ON CLUSTER ${CLUSTER}`);
+    // A dropped table is gone for the statements after it.
+    expect(known.has('calls_merged')).toBe(false);
+    expect(() => clusterStatements('OPTIMIZE TABLE calls_merged FINAL', CLUSTER, known)).toThrow(/no earlier migration created/);
   });
 
   it('refuses what it cannot derive, naming it', () => {
@@ -150,7 +168,7 @@ describe('migrations with CLICKHOUSE_CLUSTER', () => {
       /unknown_table has no sharding key/,
     );
     expect(() => clusterStatements('CREATE TABLE IF NOT EXISTS tables (a String) ENGINE = Log', CLUSTER)).toThrow(ClusterDdlError);
-    expect(() => clusterStatements('DROP TABLE calls_merged', CLUSTER)).toThrow(/no cluster form/);
+    expect(() => clusterStatements('DROP TABLE calls_starts', CLUSTER)).toThrow(/no cluster form/);
   });
 });
 

@@ -26,8 +26,6 @@ const USER_STEPS: readonly DeletionStep[] = [
   { table: 'calls_ends', where: `(project_id, id) IN (${CALLS_OF_USER})` },
   { table: 'calls_renames', where: `(project_id, id) IN (${CALLS_OF_USER})` },
   { table: 'calls_deleted', where: `(project_id, id) IN (${CALLS_OF_USER})` },
-  // Calls written before migration 092 (nothing reads them any more).
-  { table: 'calls_merged', where: `(project_id, id) IN (${CALLS_OF_USER})` },
   { table: 'calls_starts', where: 'svc_user_id = {target:String}' },
 ];
 

@@ -1,9 +1,10 @@
 # One image for every service; the command picks which one runs (docker-compose.yml). Node 26,
 # the active LTS (package.json's engines: 20.19+ or 22.12+).
-# Build stage: every dependency as the lockfile says, and `npm run build` (the compiled mains and
-# the UI's assets in dist/). Dependencies stage: the production dependencies only (tsx and esbuild,
-# which build, are not among them). Runtime stage: those and dist/, run as the unprivileged `node`.
-FROM node:26-bookworm-slim AS build
+# Sources stage: what the next two start from. Build stage: every dependency as the lockfile
+# says, and `npm run build` (the compiled mains and the UI's assets in dist/). Dependencies stage:
+# the production dependencies only (tsx and esbuild, which build, are not among them). Runtime
+# stage: those and dist/, run as the unprivileged `node`.
+FROM node:26-bookworm-slim AS sources
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY libs ./libs
@@ -11,16 +12,11 @@ COPY services ./services
 COPY tools ./tools
 COPY bench/package.json ./bench/
 COPY scripts ./scripts
+
+FROM sources AS build
 RUN npm ci --no-audit --no-fund && npm run build
 
-FROM node:26-bookworm-slim AS deps
-WORKDIR /app
-COPY package.json package-lock.json ./
-COPY libs ./libs
-COPY services ./services
-COPY tools ./tools
-COPY bench/package.json ./bench/
-COPY scripts ./scripts
+FROM sources AS deps
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 
 FROM node:26-bookworm-slim

@@ -6,7 +6,7 @@ import tseslint from 'typescript-eslint';
 import { boundaries } from './scripts/boundaries.js';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', '.cache/', '.weft-test/', 'data/', 'test/kafka/target/', '**/*.d.ts'] },
+  { ignores: ['node_modules/', '.cache/', '.weft-test/', 'data/', 'dist/', 'test/kafka/target/', '**/*.d.ts', '**/*.d.mts'] },
   ...tseslint.configs.strict,
   {
     rules: {

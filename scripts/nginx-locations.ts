@@ -36,6 +36,11 @@ export const FAMILIES: readonly Family[] = [
     why: "The reference's v2 writes under /v2/{entity}/{project}/.",
   },
   {
+    location: '~ ^/v2/[^/]+/[^/]+/(ops|datasets|scorers|evaluations|models|evaluation_runs|predictions|scores)(/.*)?$',
+    service: 'gateway',
+    why: "Weave's V2 object and evaluation APIs (every method and sub-path).",
+  },
+  {
     location: '/v1/',
     service: 'inference',
     why: 'The rest of /v1 (GET /v1/models[/{id}], and the OpenAI-shaped 404/405 of unknown paths).',

@@ -4,6 +4,7 @@ import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { configSchema, loadConfig } from '@weft/core';
+import { serverEntries } from '../scripts/build';
 import { REPO_ROOT } from './helpers/paths';
 
 // No Docker engine here: the cluster deployment is checked as data, like docker-compose.yml
@@ -126,7 +127,8 @@ describe('deploy/cluster/docker-compose.yml', () => {
       .join(',');
     const clusterName = Object.keys(clickhouseXml.remote_servers)[0];
     for (const [name, s] of weftServices) {
-      const main = s.command!.at(-1)!;
+      expect(s.command).toEqual(['node', `dist/${name}.mjs`]);
+      const main = serverEntries[name as keyof typeof serverEntries];
       expect(main).toBe(`services/${name}/src/main.ts`);
       expect(existsSync(join(REPO_ROOT, main))).toBe(true);
       expect(s.build).toBe('../..');

@@ -4,6 +4,7 @@ import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { endpoints, extraEndpoints } from '@weft/api';
 import { configSchema, loadConfig } from '@weft/core';
+import { serverEntries } from '../scripts/build';
 import { REPO_ROOT } from './helpers/paths';
 
 // No Docker engine here: the distributed deployment is checked as data.
@@ -33,10 +34,11 @@ function proxyRoutes(): Map<string, string> {
 }
 
 describe('docker-compose.yml', () => {
-  it('runs the four services from the one image, each with an existing main', () => {
+  it('runs the four services from the one image, each its compiled main (built from an existing main)', () => {
     expect(weftServices.map(([name]) => name).sort()).toEqual(['gateway', 'inference', 'query', 'writer']);
     for (const [name, s] of weftServices) {
-      const main = s.command!.at(-1)!;
+      expect(s.command).toEqual(['node', `dist/${name}.mjs`]);
+      const main = serverEntries[name as keyof typeof serverEntries];
       expect(main).toBe(`services/${name}/src/main.ts`);
       expect(existsSync(join(REPO_ROOT, main))).toBe(true);
     }
@@ -45,7 +47,8 @@ describe('docker-compose.yml', () => {
   it('migrates once: a one-shot `weft migrate` the services wait for, and they only wait', () => {
     const s = compose.services;
     expect(s.migrate!.build).toBeDefined();
-    expect(s.migrate!.command!.slice(-2)).toEqual(['services/cli/src/main.ts', 'migrate']);
+    expect(s.migrate!.command).toEqual(['node', 'dist/cli.mjs', 'migrate']);
+    expect(serverEntries.cli).toBe('services/cli/src/main.ts');
     expect(s.migrate!.depends_on).toMatchObject({ clickhouse: { condition: 'service_healthy' } });
     for (const [name, svc] of weftServices) {
       expect(svc.depends_on, name).toMatchObject({ migrate: { condition: 'service_completed_successfully' } });
@@ -150,7 +153,9 @@ describe('Dockerfile', () => {
 
   it('builds in stages on a supported Node LTS, from the lockfile only', () => {
     expect(froms.length).toBeGreaterThanOrEqual(2);
-    for (const from of froms) {
+    // A stage may start from an earlier one (FROM sources AS build); every image is a Node LTS.
+    const stages = froms.map((f) => /\bAS (\w+)$/i.exec(f)?.[1]).filter(Boolean);
+    for (const from of froms.filter((f) => !stages.includes(f.split(/\s+/)[1]))) {
       const major = Number(/node:(\d+)/.exec(from)?.[1]);
       // Even majors are the LTS lines; 20 reached its end of life in 2026.
       expect(major % 2, from).toBe(0);
@@ -159,9 +164,18 @@ describe('Dockerfile', () => {
     const runs = lines.filter((l) => /^RUN\s/.test(l)).join('\n');
     expect(runs).toMatch(/npm ci --omit=dev/);
     expect(runs).not.toMatch(/npm (install|i)\b/);
-    // tsx runs the sources, so it must be a production dependency of the lockfile.
+    // The image runs the compiled build: tsx and esbuild only build it, as dev dependencies.
+    expect(runs).toMatch(/npm run build/);
     const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
-    expect(pkg.dependencies.tsx).toBeDefined();
+    expect(pkg.dependencies.tsx).toBeUndefined();
+    expect(pkg.dependencies.esbuild).toBeUndefined();
+  });
+
+  it('runs the compiled all-in-one, with the build of the build stage', () => {
+    const finalStage = lines.slice(lines.lastIndexOf(froms.at(-1)!));
+    expect(finalStage.find((l) => /^CMD\s/.test(l))).toBe('CMD ["node", "dist/all-in-one.mjs"]');
+    expect(finalStage.some((l) => /^COPY --from=build\b.*\/app\/dist \/app\/dist$/.test(l))).toBe(true);
+    expect(serverEntries['all-in-one']).toBe('services/all-in-one/src/main.ts');
   });
 
   it('runs as an unprivileged user', () => {

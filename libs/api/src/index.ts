@@ -21,3 +21,4 @@ export * from './actions';
 export * from './evaluations';
 export * from './table-diff';
 export * from './users';
+export { v2ProjectOf } from './v2-objects';

@@ -12,3 +12,4 @@ export * from './failure';
 export * from './process-alive';
 export * from './startup-error';
 export * from './delivery';
+export * from './build-output';

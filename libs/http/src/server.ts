@@ -73,14 +73,13 @@ export async function createHttpServer(opts: HttpServerOptions): Promise<Fastify
   installDeliveryCounts(app);
   // A body sent without any Content-Type is read as JSON, as the reference does (Weave SDKs
   // before 0.52 send none); a Content-Type other than JSON is still 415.
+  // The other way round, a DELETE with a JSON Content-Type and no bytes (the Weave SDK 0.54's
+  // client sends its DELETEs so) has no body, not an empty JSON body (400).
   app.addHook('onRequest', async (request) => {
     const h = request.headers;
-    if (
-      h['content-type'] === undefined &&
-      ((h['content-length'] !== undefined && h['content-length'] !== '0') || h['transfer-encoding'] !== undefined)
-    ) {
-      h['content-type'] = 'application/json';
-    }
+    const hasBytes = (h['content-length'] !== undefined && h['content-length'] !== '0') || h['transfer-encoding'] !== undefined;
+    if (h['content-type'] === undefined && hasBytes) h['content-type'] = 'application/json';
+    else if (!hasBytes && request.method === 'DELETE') delete h['content-type'];
   });
   // JSON only (anything else is 415), through our own parser: strict UTF-8, depth/size/number
   // checks, errors naming the field.

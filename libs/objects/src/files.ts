@@ -53,6 +53,29 @@ export async function readFile(store: Store, projectId: string, digest: string):
   return Buffer.concat(chunks.map((c) => Buffer.from(c.val_base64, 'base64')));
 }
 
+/** The bytes of several stored files in one query, by digest; a missing or incomplete file is absent. */
+export async function readFiles(store: Store, projectId: string, digests: string[]): Promise<Map<string, Buffer>> {
+  const out = new Map<string, Buffer>();
+  if (digests.length === 0) return out;
+  const p = new Params();
+  const rs = await store.client.query({
+    query: `SELECT digest, chunk_index, any(n_chunks) AS n_chunks, any(val_base64) AS val_base64 FROM files
+      WHERE project_id = ${p.str(projectId)} AND digest IN ${p.strArray([...new Set(digests)])}
+      GROUP BY digest, chunk_index ORDER BY digest, chunk_index`,
+    query_params: p.values,
+    format: 'JSONEachRow',
+  });
+  const chunks = new Map<string, { n: number; parts: string[] }>();
+  for (const c of await rs.json<{ digest: string; chunk_index: number; n_chunks: number; val_base64: string }>()) {
+    const file = chunks.get(c.digest) ?? { n: Number(c.n_chunks), parts: [] };
+    file.parts.push(c.val_base64);
+    chunks.set(c.digest, file);
+  }
+  for (const [digest, f] of chunks)
+    if (f.parts.length === f.n) out.set(digest, Buffer.concat(f.parts.map((b) => Buffer.from(b, 'base64'))));
+  return out;
+}
+
 /** /files/stats: the bytes of the project's stored files, each file counted once. */
 export async function filesStats(store: Store, projectId: string): Promise<{ total_size_bytes: number }> {
   const p = new Params();

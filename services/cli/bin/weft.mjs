@@ -1,9 +1,15 @@
 #!/usr/bin/env node
-// `weft ...`: runs the TypeScript CLI through tsx (as `npm start` runs the server).
+// `weft ...`: the compiled CLI (dist/cli.mjs) when dist/ is a build of the sources as they are
+// (always so in the image), else the TypeScript CLI through tsx: a command never waits on a build.
 import { spawnSync } from 'node:child_process';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { buildIsFresh, DIST_DIR, REPO_ROOT } from '../../../scripts/build-stamp.mjs';
 
-const main = join(dirname(fileURLToPath(import.meta.url)), '..', 'src', 'main.ts');
-const r = spawnSync(process.execPath, ['--import', 'tsx', main, ...process.argv.slice(2)], { stdio: 'inherit' });
-process.exit(r.status ?? 1);
+if (buildIsFresh()) {
+  await import(pathToFileURL(join(DIST_DIR, 'cli.mjs')).href);
+} else {
+  const main = join(REPO_ROOT, 'services', 'cli', 'src', 'main.ts');
+  const r = spawnSync(process.execPath, ['--import', 'tsx', main, ...process.argv.slice(2)], { stdio: 'inherit' });
+  process.exit(r.status ?? 1);
+}

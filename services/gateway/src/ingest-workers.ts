@@ -1,6 +1,13 @@
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
-import type { Logger } from '@weft/core';
+import { DIST_URL, type Logger } from '@weft/core';
+
+/**
+ * The worker's entry: compiled, its own bundle beside the server's (scripts/build.ts); from the
+ * sources, a shim that loads ingest-worker.ts through tsx.
+ */
+const WORKER_URL =
+  typeof WEFT_COMPILED !== 'undefined' ? new URL('ingest-worker.mjs', DIST_URL) : new URL('./ingest-worker.mjs', import.meta.url);
 
 /** A task of ingest-worker.ts, by the name of the function that runs it. */
 export type IngestTaskName = 'convertSpans' | 'convertCallBatch';
@@ -21,7 +28,7 @@ export class IngestWorkers {
 
   constructor(readonly threads: number) {
     this.pool = new Piscina({
-      filename: new URL('./ingest-worker.mjs', import.meta.url).href,
+      filename: WORKER_URL.href,
       minThreads: threads,
       maxThreads: threads,
       // Kept warm: a thread started per burst would pay its start and its JIT again.

@@ -30,6 +30,8 @@ import { OtelIngest } from './otel';
 import { OtelLogsIngest } from './otel-logs';
 import { otlpHttpRoutes } from './otlp-http';
 import { objectWriteRoutes } from './objects';
+import { v2ObjectRoutes } from './v2-objects';
+import { v2EvaluationRunRoutes } from './v2-evaluation-runs';
 import type { IngestWorkers } from './ingest-workers';
 import { spanConverterFor } from './span-conversion';
 
@@ -127,6 +129,14 @@ export async function gatewayRoutes(app: FastifyInstance, deps: GatewayDeps): Pr
   const mutations = new CallMutations(ingest, deps.store, bus.caughtUp ? () => bus.caughtUp!() : undefined);
   addRoute(app, deps.auth, 'callUpdate', async (body) => mutations.rename(body.project_id, body.call_id, body.display_name));
   addRoute(app, deps.auth, 'callsDelete', async (body) => mutations.delete(body.project_id, body.call_ids));
+  // Weave's V2 evaluation APIs: runs, predictions and scores are calls (v2-evaluation-runs.ts).
+  await app.register(v2EvaluationRunRoutes, {
+    store: deps.store,
+    auth: deps.auth,
+    ingest,
+    mutations,
+    ...(bus.caughtUp ? { caughtUp: () => bus.caughtUp!() } : {}),
+  });
   // Deletions that delete (deletion-jobs.ts). A project's: admins and members of its entity (the
   // tenancy check of addRoute); a data subject's calls span entities: admin keys only.
   const deletions = new DeletionJobs(deps.store, app.log as Logger, bus.caughtUp ? () => bus.caughtUp!() : undefined);
@@ -164,6 +174,7 @@ export async function gatewayRoutes(app: FastifyInstance, deps: GatewayDeps): Pr
   });
   await app.register(objectWriteRoutes, { store: deps.store, auth: deps.auth });
   await app.register(fileWriteRoutes, { store: deps.store, auth: deps.auth });
+  await app.register(v2ObjectRoutes, { store: deps.store, auth: deps.auth });
 }
 
 /** `<entity>/<project>` of a /v2/{entity}/{project}/… path (the caller's entity: the tenancy check covers the body's project_ids, which must equal it). */

@@ -3,20 +3,15 @@ import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, stop } from 'esbuild';
+import type { UiAssets } from './prebuilt';
 
 /** The browser sources (TSX), next to this folder. */
 export const APP_DIR = fileURLToPath(new URL('../app/', import.meta.url));
 
-export interface UiAssets {
-  /** File name → content: the entry script, its lazily loaded chunks, the stylesheet. */
-  files: Map<string, { body: string; type: string }>;
-  entry: string;
-  stylesheet: string;
-}
-
 /**
  * Bundles the UI from its sources with esbuild (Preact, Chart.js: all from node_modules, no CDN),
- * in memory. About a second, once per process: there is no build step before `npm start`. Views
+ * in memory. About a second: `npm run build` writes its output to dist/ui/ for the compiled
+server; run from the sources, the server bundles once, on the first request. Views
  * that need a heavy library (the charts) load it as a separate chunk, so the first page does not
  * wait for it. Every file name carries a content hash: browsers may cache them for good.
  */

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { bundleUi, type UiAssets } from './bundle';
+import { DIST_URL } from '@weft/core';
+import { readUiAssets, type UiAssets } from './prebuilt';
 
 /** Paths the UI is served on (the front proxy sends them to the query service). */
 export const UI_PATHS = { index: '/', assets: '/ui/' } as const;
@@ -13,13 +14,13 @@ export const SDK_LINK_PATHS = ['/:entity/:project/weave', '/:entity/:project/wea
 
 /**
  * The web UI: `/` is the page, `/ui/<file>` its script chunks and stylesheet (names with a content
- * hash), bundled on first request and kept in memory. The page talks only to the HTTP API, with the key the user signs in with.
+ * hash), loaded on first request and kept in memory. The page talks only to the HTTP API, with the key the user signs in with.
  */
 export async function uiRoutes(app: FastifyInstance): Promise<void> {
   let assets: Promise<UiAssets> | null = null;
   const get = () => {
-    assets ??= bundleUi().catch((e) => {
-      assets = null; // a failed build is retried on the next request
+    assets ??= loadUi().catch((e) => {
+      assets = null; // a failed load is retried on the next request
       throw e;
     });
     return assets;
@@ -39,6 +40,15 @@ export async function uiRoutes(app: FastifyInstance): Promise<void> {
       return reply.header('content-type', asset.type).header('cache-control', 'public, max-age=31536000, immutable').send(asset.body);
     return reply.code(404).send({ status: 404, reason: `no such UI asset: ${file}` });
   });
+}
+
+/**
+ * The compiled server reads what `npm run build` bundled (dist/ui/); run from the sources, the
+ * server bundles them itself (esbuild, which the compiled server neither loads nor ships).
+ */
+function loadUi(): Promise<UiAssets> {
+  // A conditional expression, which the build folds (an `if` would leave the import in the bundle).
+  return typeof WEFT_COMPILED !== 'undefined' ? readUiAssets(new URL('ui/', DIST_URL)) : import('./bundle').then((b) => b.bundleUi());
 }
 
 /** The woven-threads mark, inline (no request, nothing for the proxy to route). */

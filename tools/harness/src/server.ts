@@ -33,7 +33,10 @@ export async function startWeft(
   opts: {
     dataDir?: string;
     env?: Record<string, string>;
-    /** A service main other than the all-in-one. */
+    /**
+     * A service main other than the all-in-one: TypeScript (run through tsx), or JavaScript run as
+     * is (the compiled build: `scripts/start.mjs` as `npm start`, `dist/<main>.mjs`).
+     */
     entry?: string;
     /** Extra node options (e.g. --cpu-prof, which NODE_OPTIONS refuses). */
     nodeArgs?: string[];
@@ -47,7 +50,8 @@ export async function startWeft(
   } = {},
 ): Promise<RunningWeft> {
   const dataDir = opts.dataDir ?? newDataDir('weft');
-  const args = [...(opts.nodeArgs ?? []), '--import', 'tsx', opts.entry ?? 'services/all-in-one/src/main.ts'];
+  const entry = opts.entry ?? 'services/all-in-one/src/main.ts';
+  const args = [...(opts.nodeArgs ?? []), ...(/\.[cm]?js$/.test(entry) ? [] : ['--import', 'tsx']), entry];
   // The limit through a shell that then becomes node (exec: the pid stays node's).
   const [command, argv] =
     opts.fileSizeLimitKiB === undefined

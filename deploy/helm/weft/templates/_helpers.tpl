@@ -47,15 +47,11 @@ app.kubernetes.io/part-of: weft
 {{- define "weft.command" -}}
 {{- if eq . "migrate" }}
 - node
-- --import
-- tsx
-- services/cli/src/main.ts
+- dist/cli.mjs
 - migrate
 {{- else }}
 - node
-- --import
-- tsx
-- services/{{ . }}/src/main.ts
+- dist/{{ . }}.mjs
 {{- end }}
 {{- end }}
 

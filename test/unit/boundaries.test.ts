@@ -72,6 +72,24 @@ describe('dependency rules', () => {
     });
   }
 
+  // Packages whose statements go through the Store's typed surface (libs/store/src/statements.ts):
+  // their product code names neither the raw client nor its package. The list grows as the rest move.
+  const offTheClient = ['libs/auth', 'libs/runtime', 'libs/ingest', 'services/writer', 'services/inference'];
+  const rawClient = /\.client\b|['"]@clickhouse\/client['"]/;
+  it('packages moved onto the store surface do not touch the ClickHouse client', () => {
+    const touching = sources
+      .filter((file) => offTheClient.some((pkg) => file.startsWith(`${pkg}/`)) && !file.includes('/test/'))
+      .flatMap((file) =>
+        readFileSync(join(REPO_ROOT, file), 'utf8')
+          .split('\n')
+          .flatMap((line, i) => (rawClient.test(line) ? [`${file}:${i + 1}: ${line.trim()}`] : [])),
+      );
+    expect(touching, 'use store.rows/row/command/insertRows (libs/store statements.ts)').toEqual([]);
+    expect(rawClient.test('const rs = await this.store.client.query({')).toBe(true);
+    expect(rawClient.test("import type { ClickHouseClient } from '@clickhouse/client';")).toBe(true);
+    expect(rawClient.test("import { postUpstream } from './upstream-client';")).toBe(false);
+  });
+
   it('catches a forbidden import (the matcher itself)', () => {
     expect(matches('@weft/svc-*', '@weft/svc-gateway', 'libs/x/src/a.ts')).toBe(true);
     expect(matches('@weft/store', '@weft/store', 'libs/bus/src/a.ts')).toBe(true);

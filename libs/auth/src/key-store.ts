@@ -1,5 +1,5 @@
-import type { ClickHouseClient } from '@clickhouse/client';
 import { badRequest, conflict, notFound, type Caller } from '@weft/core';
+import type { StoreStatements } from '@weft/store';
 import { displayPrefix, generateApiKey, hashApiKey, hashesEqual, newKeyId, newUserId } from './keys';
 
 export interface EntityInfo {
@@ -68,15 +68,14 @@ function nextVersion(): number {
  * are stored. The tables are small and read with FINAL, so every read sees the latest version.
  */
 export class KeyStore {
-  constructor(private readonly client: ClickHouseClient) {}
+  constructor(private readonly store: StoreStatements) {}
 
-  private async rows<T>(query: string, params: Record<string, unknown> = {}): Promise<T[]> {
-    const rs = await this.client.query({ query, query_params: params, format: 'JSONEachRow' });
-    return rs.json<T>();
+  private rows<T>(query: string, params: Record<string, unknown> = {}): Promise<T[]> {
+    return this.store.rows<T>(query, params, { name: 'keys.read' });
   }
 
-  private async insert(table: string, values: Record<string, unknown>[]): Promise<void> {
-    await this.client.insert({ table, values, format: 'JSONEachRow' });
+  private insert(table: string, values: Record<string, unknown>[]): Promise<void> {
+    return this.store.insertRows(table, values, { name: `keys.insert.${table}` });
   }
 
   // --- entities -------------------------------------------------------------------------

@@ -16,7 +16,7 @@ export async function setupAuth(
   log: Logger,
   opts: { createFirstKey?: boolean } = {},
 ): Promise<{ keys: KeyStore; auth: KeyStoreAuthenticator; firstKey?: FirstKey }> {
-  const keys = new KeyStore(store.client);
+  const keys = new KeyStore(store);
   const firstKey = await bootstrapKeys(keys, config.WEFT_BOOTSTRAP_API_KEY, log, { createFirstKey: opts.createFirstKey ?? true });
   return { keys, auth: new KeyStoreAuthenticator(keys, config.WEFT_AUTH_CACHE_TTL_MS), firstKey };
 }

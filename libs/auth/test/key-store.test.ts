@@ -15,7 +15,7 @@ beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'weft-keys-'));
   store = openStore({ dataDir });
   await migrate(store.client);
-  keys = new KeyStore(store.client);
+  keys = new KeyStore(store);
 });
 afterAll(async () => {
   await store?.close();

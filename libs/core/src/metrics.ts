@@ -109,6 +109,13 @@ export const metrics = {
     buckets: latencyBuckets,
     registers,
   }),
+  storeStatementSeconds: new Histogram({
+    name: 'weft_store_statement_seconds',
+    help: "Duration of the store's typed statements (rows, command, insertRows), by statement name and outcome (ok or the failure kind)",
+    labelNames: ['statement', 'outcome'] as const,
+    buckets: latencyBuckets,
+    registers,
+  }),
   consumerLag: new Gauge({
     name: 'weft_consumer_lag_messages',
     help: 'Messages not yet written to the store (the high watermark as of the last fetch, minus the next offset to write), per topic and partition this process holds',

@@ -69,14 +69,14 @@ export class IngestSettings {
   }
 
   private async read(): Promise<void> {
-    const rs = await this.store.client.query({
-      query: `SELECT project_id, name, value_json FROM project_settings FINAL WHERE name IN ({names:Array(String)})`,
-      query_params: { names: [PII_POLICY_SETTING, INGEST_SAMPLING_SETTING] },
-      format: 'JSONEachRow',
-    });
+    const rows = await this.store.rows<{ project_id: string; name: string; value_json: string }>(
+      `SELECT project_id, name, value_json FROM project_settings FINAL WHERE name IN ({names:Array(String)})`,
+      { names: [PII_POLICY_SETTING, INGEST_SAMPLING_SETTING] },
+      { name: 'ingest.settings' },
+    );
     const redact = new Set<string>();
     const sampling = new Map<string, SamplingSetting>();
-    for (const row of await rs.json<{ project_id: string; name: string; value_json: string }>()) {
+    for (const row of rows) {
       const value = JSON.parse(row.value_json) as unknown;
       if (row.name === PII_POLICY_SETTING && value === 'pii-v1') redact.add(row.project_id);
       // A project back at rate 1 without a dry run samples nothing: left out.

@@ -44,8 +44,8 @@ export class StoreComponent implements Component {
       cluster: this.config.CLICKHOUSE_CLUSTER,
     });
     try {
-      if (this.config.WEFT_MIGRATE === 'wait') await waitForMigrations(store.client, this.config.WEFT_MIGRATE_WAIT_MS, this.log);
-      else await migrate(store.client, this.log, { cluster: this.config.CLICKHOUSE_CLUSTER });
+      if (this.config.WEFT_MIGRATE === 'wait') await waitForMigrations(store, this.config.WEFT_MIGRATE_WAIT_MS, this.log);
+      else await migrate(store, this.log, { cluster: this.config.CLICKHOUSE_CLUSTER });
     } catch (e) {
       await store.close();
       throw e;
@@ -64,8 +64,7 @@ export class StoreComponent implements Component {
 /** Readiness of a store: a `SELECT 1` answered (abandoned when the probe's deadline passes). */
 export function storeProbe(store: Store): HealthProbe {
   return async (signal) => {
-    const rs = await store.client.query({ query: 'SELECT 1', format: 'JSONEachRow', abort_signal: signal });
-    await rs.json();
+    await store.rows('SELECT 1', undefined, { name: 'store.probe', signal });
     return { mode: store.mode };
   };
 }

@@ -1,4 +1,5 @@
 export * from './connection';
+export * from './statements';
 export * from './migrate';
 export * from './call-part-row';
 export * from './call-parts';

@@ -80,7 +80,12 @@ export interface MigrateOptions {
  * idempotent (IF NOT EXISTS), so a migration interrupted half-way is safe to run again; a
  * migration is recorded only after all its statements succeeded.
  */
-export async function migrate(client: ClickHouseClient, log?: Logger, options: MigrateOptions = {}): Promise<number[]> {
+export async function migrate(
+  target: ClickHouseClient | { client: ClickHouseClient },
+  log?: Logger,
+  options: MigrateOptions = {},
+): Promise<number[]> {
+  const client = 'client' in target ? target.client : target;
   const { bookkeeping, migrations } = migrationPlan(options.cluster, options.dir);
   // On a cluster: inserts through a Distributed table reach the shards before the statement
   // returns; a back-fill's `IN (SELECT … FROM <Distributed>)` reads each shard's own rows,
@@ -141,7 +146,13 @@ export function latestMigration(dir?: string): number {
  * For processes that do not migrate (WEFT_MIGRATE=wait): polls until `weft migrate` (or the one
  * process that migrates) has applied every migration this code ships, or throws after `timeoutMs`.
  */
-export async function waitForMigrations(client: ClickHouseClient, timeoutMs: number, log?: Logger, dir?: string): Promise<void> {
+export async function waitForMigrations(
+  target: ClickHouseClient | { client: ClickHouseClient },
+  timeoutMs: number,
+  log?: Logger,
+  dir?: string,
+): Promise<void> {
+  const client = 'client' in target ? target.client : target;
   const needed = latestMigration(dir);
   const deadline = Date.now() + timeoutMs;
   for (let waited = false; ; waited = true) {

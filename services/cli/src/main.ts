@@ -41,7 +41,7 @@ async function viaStore(cmd: Command | MigrateCommand): Promise<unknown> {
     });
     const applied = await migrate(store.client, undefined, { cluster: config.CLICKHOUSE_CLUSTER });
     if (cmd.kind === 'migrate') return { applied, schema_version: latestMigration() };
-    return await runAdmin(new KeyStore(store.client), cmd.path, cmd.body);
+    return await runAdmin(new KeyStore(store), cmd.path, cmd.body);
   } catch (e) {
     if (!isApiError(e) && !config.CLICKHOUSE_URL) {
       throw new Error(

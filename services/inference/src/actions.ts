@@ -128,16 +128,15 @@ export class Actions {
     const p = new Params();
     const pid = p.str(projectId);
     const list = p.strArray(ids);
-    const rs = await this.store.client.query({
-      query: `SELECT s.id AS id, s.inputs_dump AS inputs_dump, e.output_dump AS output_dump
+    const rows = await this.store.rows<{ id: string; inputs_dump: string | null; output_dump: string | null }>(
+      `SELECT s.id AS id, s.inputs_dump AS inputs_dump, e.output_dump AS output_dump
         FROM (SELECT id, inputs_dump FROM calls_starts FINAL WHERE project_id = ${pid} AND id IN ${list}) AS s
         LEFT JOIN (SELECT id, output_dump FROM calls_ends FINAL WHERE project_id = ${pid} AND id IN ${list}) AS e ON e.id = s.id
         WHERE s.id NOT IN (SELECT id FROM calls_deleted WHERE project_id = ${pid} AND id IN ${list})
         SETTINGS join_use_nulls = 1`,
-      query_params: p.values,
-      format: 'JSONEachRow',
-    });
-    const rows = await rs.json<{ id: string; inputs_dump: string | null; output_dump: string | null }>();
+      p.values,
+      { name: 'actions.call_bodies' },
+    );
     const parse = (text: string | null) => (text ? parseLosslessJson(text) : null);
     const byId = new Map(rows.map((r) => [r.id, { id: r.id, inputs: parse(r.inputs_dump), output: parse(r.output_dump) }]));
     // In the order asked.

@@ -34,23 +34,22 @@ export class EvaluationRegistry {
   async beat(runs: RunKey[], state: 'running' | 'interrupted' | 'done' = 'running'): Promise<void> {
     if (runs.length === 0) return;
     const at = microsToIso(nowMicros());
-    await this.store.client.insert({
-      table: 'evaluation_runs',
-      format: 'JSONEachRow',
-      values: runs.map((r) => ({ ...r, owner: this.owner, state, heartbeat_at: at })),
-    });
+    await this.store.insertRows(
+      'evaluation_runs',
+      runs.map((r) => ({ ...r, owner: this.owner, state, heartbeat_at: at })),
+      { name: 'evaluation_runs.beat' },
+    );
   }
 
   /** Runs a stopped process left (interrupted), or still marked running with no heartbeat for a while: a process died with them. */
   async stale(): Promise<RunKey[]> {
     const p = new Params();
-    const rs = await this.store.client.query({
-      query: `SELECT project_id, call_id FROM evaluation_runs FINAL
+    return this.store.rows<RunKey>(
+      `SELECT project_id, call_id FROM evaluation_runs FINAL
         WHERE state = 'interrupted' OR (state = 'running' AND heartbeat_at < now64(6) - toIntervalMillisecond(${p.add(this.staleAfterMs, 'UInt32')}))`,
-      query_params: p.values,
-      format: 'JSONEachRow',
-    });
-    return rs.json<RunKey>();
+      p.values,
+      { name: 'evaluation_runs.stale' },
+    );
   }
 
   /**
@@ -61,33 +60,29 @@ export class EvaluationRegistry {
     await this.beat([run]);
     await new Promise((resolve) => setTimeout(resolve, 500));
     const p = new Params();
-    const rs = await this.store.client.query({
-      query: `SELECT owner FROM evaluation_runs FINAL WHERE project_id = ${p.str(run.project_id)} AND call_id = ${p.str(run.call_id)}`,
-      query_params: p.values,
-      format: 'JSONEachRow',
-    });
-    const [row] = await rs.json<{ owner: string }>();
+    const row = await this.store.row<{ owner: string }>(
+      `SELECT owner FROM evaluation_runs FINAL WHERE project_id = ${p.str(run.project_id)} AND call_id = ${p.str(run.call_id)}`,
+      p.values,
+      { name: 'evaluation_runs.owner' },
+    );
     return row?.owner === this.owner;
   }
 
   /** Who holds the run, and whether it is alive (null: not registered, as runs made before the registry existed). */
   async owns(run: RunKey): Promise<{ owner: string; state: string; fresh: boolean } | null> {
     const p = new Params();
-    const rs = await this.store.client.query({
-      query: `SELECT owner, state, state = 'running' AND heartbeat_at >= now64(6) - toIntervalMillisecond(${p.add(this.staleAfterMs, 'UInt32')}) AS fresh
+    const row = await this.store.row<{ owner: string; state: string; fresh: number }>(
+      `SELECT owner, state, state = 'running' AND heartbeat_at >= now64(6) - toIntervalMillisecond(${p.add(this.staleAfterMs, 'UInt32')}) AS fresh
         FROM evaluation_runs FINAL WHERE project_id = ${p.str(run.project_id)} AND call_id = ${p.str(run.call_id)}`,
-      query_params: p.values,
-      format: 'JSONEachRow',
-    });
-    const [row] = await rs.json<{ owner: string; state: string; fresh: number }>();
+      p.values,
+      { name: 'evaluation_runs.owns' },
+    );
     return row ? { owner: row.owner, state: row.state, fresh: Number(row.fresh) === 1 } : null;
   }
 
   async cancel(run: RunKey, by: string): Promise<void> {
-    await this.store.client.insert({
-      table: 'evaluation_cancels',
-      format: 'JSONEachRow',
-      values: [{ ...run, requested_by: by, requested_at: microsToIso(nowMicros()) }],
+    await this.store.insertRows('evaluation_cancels', [{ ...run, requested_by: by, requested_at: microsToIso(nowMicros()) }], {
+      name: 'evaluation_runs.cancel',
     });
   }
 
@@ -96,13 +91,13 @@ export class EvaluationRegistry {
     if (runs.length === 0) return new Map();
     const p = new Params();
     const keys = runs.map((r) => `(${p.str(r.project_id)}, ${p.str(r.call_id)})`).join(', ');
-    const rs = await this.store.client.query({
-      query: `SELECT project_id, call_id, any(requested_by) AS requested_by FROM evaluation_cancels
+    const cancels = await this.store.rows<RunKey & { requested_by: string }>(
+      `SELECT project_id, call_id, any(requested_by) AS requested_by FROM evaluation_cancels
         WHERE (project_id, call_id) IN (${keys}) GROUP BY project_id, call_id`,
-      query_params: p.values,
-      format: 'JSONEachRow',
-    });
-    return new Map((await rs.json<RunKey & { requested_by: string }>()).map((r) => [runId(r), r.requested_by]));
+      p.values,
+      { name: 'evaluation_runs.cancelled' },
+    );
+    return new Map(cancels.map((r) => [runId(r), r.requested_by]));
   }
 }
 

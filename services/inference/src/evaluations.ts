@@ -192,13 +192,12 @@ export class EvaluationRuns {
       sort_by: [{ field: 'started_at', direction: 'asc' }],
     });
     const p = plan.params;
-    const rs = await this.store.client.query({
-      query: `SELECT id, inputs_dump, output_dump FROM (${plan.matchedCallsSql(p, ['inputs_dump', 'output_dump', 'started_at'])})
+    const calls = await this.store.rows<{ id: string; inputs_dump: string | null; output_dump: string | null }>(
+      `SELECT id, inputs_dump, output_dump FROM (${plan.matchedCallsSql(p, ['inputs_dump', 'output_dump', 'started_at'])})
         ORDER BY started_at, id LIMIT ${p.int(req.limit)}`,
-      query_params: p.values,
-      format: 'JSONEachRow',
-    });
-    const calls = await rs.json<{ id: string; inputs_dump: string | null; output_dump: string | null }>();
+      p.values,
+      { name: 'evaluations.replay_calls' },
+    );
     if (calls.length === 0) throw badRequest('filter: no call matches: nothing to replay', 'filter');
     const rows = calls.map((c) => {
       const inputs = c.inputs_dump ? (JSON.parse(c.inputs_dump) as unknown) : {};
@@ -299,24 +298,23 @@ export class EvaluationRuns {
     const p = new Params();
     const pid = p.str(req.project_id);
     const id = p.str(req.call_id);
-    const rs = await this.store.client.query({
-      query: `SELECT s.attributes_dump AS attributes_dump, e.ended AS ended, e.output_dump AS output_dump, e.exception AS exception,
+    const row = await this.store.row<{
+      attributes_dump: string | null;
+      ended: number | null;
+      output_dump: string | null;
+      exception: string | null;
+      completed: string | number;
+    }>(
+      `SELECT s.attributes_dump AS attributes_dump, e.ended AS ended, e.output_dump AS output_dump, e.exception AS exception,
           (SELECT count() FROM (SELECT c.id FROM calls_starts AS c FINAL
              WHERE c.project_id = ${pid} AND c.parent_id = ${id} AND position(ifNull(c.op_name, ''), '${PREDICT_AND_SCORE}') > 0
                AND c.id IN (SELECT id FROM calls_ends WHERE project_id = ${pid}))) AS completed
         FROM (SELECT id, attributes_dump FROM calls_starts FINAL WHERE project_id = ${pid} AND id = ${id}) AS s
         LEFT JOIN (SELECT id, 1 AS ended, output_dump, exception FROM calls_ends FINAL WHERE project_id = ${pid} AND id = ${id}) AS e ON e.id = s.id
         SETTINGS join_use_nulls = 1`,
-      query_params: p.values,
-      format: 'JSONEachRow',
-    });
-    const [row] = await rs.json<{
-      attributes_dump: string | null;
-      ended: number | null;
-      output_dump: string | null;
-      exception: string | null;
-      completed: string | number;
-    }>();
+      p.values,
+      { name: 'evaluations.status' },
+    );
     const attrs = row?.attributes_dump ? (JSON.parse(row.attributes_dump) as RootAttributes) : null;
     // Only the root of a server-side run has a status; any other call is not one.
     // (its rows carry the worker's eval meta too; only the root carries the run's row count).
@@ -410,20 +408,19 @@ export class EvaluationRuns {
     const p = new Params();
     const pid = p.str(key.project_id);
     const id = p.str(key.call_id);
-    const rs = await this.store.client.query({
-      query: `SELECT trace_id, inputs_dump, attributes_dump, svc_user_id,
-          (SELECT count() FROM calls_ends WHERE project_id = ${pid} AND id = ${id}) AS ended
-        FROM calls_starts FINAL WHERE project_id = ${pid} AND id = ${id} LIMIT 1`,
-      query_params: p.values,
-      format: 'JSONEachRow',
-    });
-    const [row] = await rs.json<{
+    const row = await this.store.row<{
       trace_id: string;
       inputs_dump: string | null;
       attributes_dump: string | null;
       svc_user_id: string | null;
       ended: string | number;
-    }>();
+    }>(
+      `SELECT trace_id, inputs_dump, attributes_dump, svc_user_id,
+          (SELECT count() FROM calls_ends WHERE project_id = ${pid} AND id = ${id}) AS ended
+        FROM calls_starts FINAL WHERE project_id = ${pid} AND id = ${id} LIMIT 1`,
+      p.values,
+      { name: 'evaluations.root' },
+    );
     if (!row) return null;
     const inputs = (row.inputs_dump ? JSON.parse(row.inputs_dump) : {}) as { self?: unknown; model?: unknown };
     const attrs = (row.attributes_dump ? JSON.parse(row.attributes_dump) : {}) as RootAttributes;
@@ -443,13 +440,12 @@ export class EvaluationRuns {
     const plan = new CallsQueryPlan({ project_id: run.key.project_id, filter: { trace_ids: [traceId] }, sort_by: [] });
     const p = plan.params;
     const cols = ['parent_id', 'op_name', 'inputs_dump', 'ended_at', 'output_dump', 'exception', 'summary_dump'];
-    const rs = await this.store.client.query({
-      query: `SELECT id, parent_id, op_name, inputs_dump, ended_at IS NOT NULL AS ended, output_dump, exception, summary_dump
+    const calls = await this.store.rows<StoredCall>(
+      `SELECT id, parent_id, op_name, inputs_dump, ended_at IS NOT NULL AS ended, output_dump, exception, summary_dump
         FROM (${plan.matchedCallsSql(p, cols)})`,
-      query_params: p.values,
-      format: 'JSONEachRow',
-    });
-    const calls = await rs.json<StoredCall>();
+      p.values,
+      { name: 'evaluations.progress' },
+    );
     const json = (s: string | null) => (s ? (JSON.parse(s) as unknown) : null);
     const inputsOf = (c: StoredCall) => (json(c.inputs_dump) ?? {}) as Record<string, unknown>;
     const byRef = new Map<string, Example>(run.examples.map((e) => [e.ref, e]));
@@ -613,8 +609,7 @@ export class EvaluationRuns {
   private async costOf(projectId: string, entries: UsageEntry[]): Promise<number> {
     if (entries.length === 0) return 0;
     const q = buildUsageCostQuery(projectId, entries);
-    const rs = await this.store.client.query({ query: q.sql, query_params: q.params, format: 'JSONEachRow' });
-    const [row] = await rs.json<{ cost: number | null }>();
+    const row = await this.store.row<{ cost: number | null }>(q.sql, q.params, { name: 'evaluations.cost' });
     return Number(row?.cost ?? 0);
   }
 
@@ -630,8 +625,7 @@ export class EvaluationRuns {
     for (const id of models) {
       const bare = this.upstreams.find(id) ? id : id.replace(/^[^/]+\//, '');
       const q = buildUsageCostQuery(projectId, [{ model: bare, prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 }]);
-      const rs = await this.store.client.query({ query: q.sql, query_params: q.params, format: 'JSONEachRow' });
-      const [row] = await rs.json<{ unpriced: number | string }>();
+      const row = await this.store.row<{ unpriced: number | string }>(q.sql, q.params, { name: 'evaluations.priced' });
       if (Number(row?.unpriced ?? 1) > 0)
         throw badRequest(
           `max_cost_usd: model ${bare} has no price, so the run's cost cannot be counted (add one with /cost/create, or leave max_cost_usd out)`,

@@ -1,6 +1,6 @@
-import type { ClickHouseClient } from '@clickhouse/client';
 import type { RequestOf } from '@weft/api';
 import { generateId, type Caller } from '@weft/core';
+import type { StoreStatements } from '@weft/store';
 import { openAiError } from './openai-errors';
 import { assertEntityAccess, callerDefaultEntity } from './project-access';
 
@@ -26,7 +26,7 @@ export interface ModelRecord {
  * the first lookup.
  */
 export class ModelRecords {
-  constructor(private readonly client: ClickHouseClient) {}
+  constructor(private readonly store: StoreStatements) {}
 
   async create(body: RequestOf<'modelCreate'>, caller: Caller): Promise<ModelRecord> {
     const entity = body.entity ?? callerDefaultEntity(caller);
@@ -34,14 +34,14 @@ export class ModelRecords {
     const existing = await this.find(entity, body.project, body.name);
     if (existing) return this.whenExists(existing, body.return_existing);
     const id = generateId();
-    await this.client.insert({
-      table: 'models',
-      values: [
-        { entity, project: body.project, name: body.name, id, base_model: body.base_model, run_id: null, created_by: caller.userId },
-      ],
-      format: 'JSONEachRow',
-      clickhouse_settings: { insert_deduplicate: 1, insert_deduplication_token: JSON.stringify([entity, body.project, body.name]) },
-    });
+    await this.store.insertRows(
+      'models',
+      [{ entity, project: body.project, name: body.name, id, base_model: body.base_model, run_id: null, created_by: caller.userId }],
+      {
+        name: 'models.create',
+        settings: { insert_deduplicate: 1, insert_deduplication_token: JSON.stringify([entity, body.project, body.name]) },
+      },
+    );
     const winner = (await this.find(entity, body.project, body.name))!;
     return winner.id === id ? winner : this.whenExists(winner, body.return_existing);
   }
@@ -56,14 +56,13 @@ export class ModelRecords {
   }
 
   private async find(entity: string, project: string, name: string): Promise<ModelRecord | null> {
-    const rs = await this.client.query({
-      query: `SELECT id, entity, project, name, base_model, run_id FROM models
+    const row = await this.store.row<ModelRecord>(
+      `SELECT id, entity, project, name, base_model, run_id FROM models
               WHERE entity = {entity:String} AND project = {project:String} AND name = {name:String}
               ORDER BY created_at, id LIMIT 1`,
-      query_params: { entity, project, name },
-      format: 'JSONEachRow',
-    });
-    const rows = await rs.json<ModelRecord>();
-    return rows[0] ?? null;
+      { entity, project, name },
+      { name: 'models.find' },
+    );
+    return row ?? null;
   }
 }

@@ -38,21 +38,22 @@ export class MonitorLeases {
 
   private async read(projectId: string, monitor: string): Promise<{ owner: string; fresh: boolean } | null> {
     const p = new Params();
-    const rs = await this.store.client.query({
-      query: `SELECT owner, heartbeat_at >= now64(6) - toIntervalMillisecond(${p.add(this.staleAfterMs, 'UInt32')}) AS fresh
+    const row = await this.store.row<{ owner: string; fresh: number }>(
+      `SELECT owner, heartbeat_at >= now64(6) - toIntervalMillisecond(${p.add(this.staleAfterMs, 'UInt32')}) AS fresh
         FROM monitor_leases FINAL WHERE project_id = ${p.str(projectId)} AND monitor = ${p.str(monitor)}`,
-      query_params: p.values,
-      format: 'JSONEachRow',
-    });
-    const [row] = await rs.json<{ owner: string; fresh: number }>();
+      p.values,
+      { name: 'monitor_leases.read' },
+    );
     return row ? { owner: row.owner, fresh: Number(row.fresh) === 1 } : null;
   }
 
   private async write(projectId: string, monitor: string): Promise<void> {
-    await this.store.client.insert({
-      table: 'monitor_leases',
-      format: 'JSONEachRow',
-      values: [{ project_id: projectId, monitor, owner: this.owner, heartbeat_at: microsToIso(nowMicros()) }],
-    });
+    await this.store.insertRows(
+      'monitor_leases',
+      [{ project_id: projectId, monitor, owner: this.owner, heartbeat_at: microsToIso(nowMicros()) }],
+      {
+        name: 'monitor_leases.write',
+      },
+    );
   }
 }

@@ -127,12 +127,13 @@ export class MonitorWorker {
 
   /** The latest live version of every Monitor object whose `active` is true. */
   private async activeMonitors(): Promise<ActiveMonitor[]> {
-    const rs = await this.store.client.query({
-      query: `SELECT DISTINCT project_id, object_id FROM object_versions WHERE kind = 'object' AND base_object_class = 'Monitor'`,
-      format: 'JSONEachRow',
-    });
+    const monitors = await this.store.rows<{ project_id: string; object_id: string }>(
+      `SELECT DISTINCT project_id, object_id FROM object_versions WHERE kind = 'object' AND base_object_class = 'Monitor'`,
+      undefined,
+      { name: 'monitors.active' },
+    );
     const out: ActiveMonitor[] = [];
-    for (const { project_id, object_id } of await rs.json<{ project_id: string; object_id: string }>()) {
+    for (const { project_id, object_id } of monitors) {
       let obj;
       try {
         obj = await readObject(this.store, { project_id, object_id, digest: 'latest' });
@@ -215,8 +216,14 @@ export class MonitorWorker {
         AND concat('weave:///', ${pid}, '/call/', id) NOT IN (
           SELECT svc_ref FROM feedback WHERE project_id = ${pid} AND startsWith(ifNull(trigger_ref, ''), ${p.str(`weave:///${m.projectId}/object/${m.name}:`)}))
       ORDER BY ended_at LIMIT ${p.int(this.opts.batchCalls)}`;
-    const rs = await this.store.client.query({ query: sql, query_params: p.values, format: 'JSONEachRow' });
-    return (await rs.json<{ id: string; inputs_dump: string | null; output_dump: string | null; ended_us: string }>()).map((r) => ({
+    const calls = await this.store.rows<{ id: string; inputs_dump: string | null; output_dump: string | null; ended_us: string }>(
+      sql,
+      p.values,
+      {
+        name: 'monitors.calls',
+      },
+    );
+    return calls.map((r) => ({
       id: r.id,
       inputs: (r.inputs_dump ? JSON.parse(r.inputs_dump) : {}) as Record<string, unknown>,
       output: r.output_dump ? (JSON.parse(r.output_dump) as unknown) : null,
@@ -253,14 +260,13 @@ export class MonitorWorker {
       WHERE concat('weave:///', ${pid}, '/call/', last_id) NOT IN (
         SELECT svc_ref FROM feedback WHERE project_id = ${pid} AND startsWith(ifNull(trigger_ref, ''), ${p.str(`weave:///${m.projectId}/object/${m.name}:`)}))
       ORDER BY last_end LIMIT ${p.int(this.opts.batchCalls)}`;
-    const rs = await this.store.client.query({ query: sql, query_params: p.values, format: 'JSONEachRow' });
-    const groups = await rs.json<{
+    const groups = await this.store.rows<{
       id: string;
       ended_us: string;
       inputs_dump: string | null;
       output_dump: string | null;
       window_ids: string[];
-    }>();
+    }>(sql, p.values, { name: 'monitors.threads' });
     const parse = (s: string | null) => (s ? (JSON.parse(s) as unknown) : null);
     const windows = all
       ? await this.callBodies(
@@ -281,12 +287,11 @@ export class MonitorWorker {
     if (ids.length === 0) return new Map();
     const plan = new CallsQueryPlan({ project_id: projectId, filter: { call_ids: ids }, sort_by: [] });
     const p = plan.params;
-    const rs = await this.store.client.query({
-      query: `SELECT id, inputs_dump, output_dump FROM (${plan.matchedCallsSql(p, ['inputs_dump', 'output_dump'])})`,
-      query_params: p.values,
-      format: 'JSONEachRow',
-    });
-    const rows = await rs.json<{ id: string; inputs_dump: string | null; output_dump: string | null }>();
+    const rows = await this.store.rows<{ id: string; inputs_dump: string | null; output_dump: string | null }>(
+      `SELECT id, inputs_dump, output_dump FROM (${plan.matchedCallsSql(p, ['inputs_dump', 'output_dump'])})`,
+      p.values,
+      { name: 'monitors.call_bodies' },
+    );
     return new Map(
       rows.map((r) => [
         r.id,

@@ -59,7 +59,7 @@ export async function inferenceRoutes(app: FastifyInstance, deps: InferenceDeps)
   const responses = new ResponsesFront(deps.upstreams, ingest, deps.log);
   const modelList = new ModelList(deps.upstreams, deps.log);
   const completions = new Completions(deps.upstreams, ingest, deps.store);
-  const models = new ModelRecords(deps.store.client);
+  const models = new ModelRecords(deps.store);
   const actions = new Actions(deps.store, deps.upstreams, new JudgeRecorder(ingest), deps.caughtUp);
   const evaluations = new EvaluationRuns(deps.store, deps.upstreams, ingest, deps.log, {
     heartbeatMs: deps.evaluationHeartbeatMs,

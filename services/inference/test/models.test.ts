@@ -30,8 +30,8 @@ async function rowsNamed(name: string): Promise<number> {
 describe('model records under racing creators', () => {
   it('stores one row per name when separate service instances race (ClickHouse insert deduplication)', async () => {
     // Two instances, as two inference processes would be: nothing shared but ClickHouse.
-    const a = new ModelRecords(store.client);
-    const b = new ModelRecords(store.client);
+    const a = new ModelRecords(store);
+    const b = new ModelRecords(store);
     const body = { project: 'p', entity: 'e', name: 'raced', base_model: 'b', return_existing: false };
     const results = await Promise.allSettled(Array.from({ length: 16 }, (_, i) => (i % 2 ? a : b).create(body, caller)));
     const created = results.filter((r) => r.status === 'fulfilled');

@@ -69,17 +69,14 @@ export class RetentionSweeper {
       const p = new Params();
       const where = expired(c, p);
       if (!where) return; // no project keeps less than forever
-      const rs = await this.store.client.query({
-        query: `SELECT count() AS n FROM ${table} WHERE ${where}`,
-        query_params: p.values,
-        format: 'JSONEachRow',
+      const expiredRows = await this.store.row<{ n: string }>(`SELECT count() AS n FROM ${table} WHERE ${where}`, p.values, {
+        name: 'retention.count',
       });
-      const n = Number((await rs.json<{ n: string }>())[0]?.n ?? 0);
+      const n = Number(expiredRows?.n ?? 0);
       if (n === 0) continue;
-      await this.store.client.command({
-        query: physicalDeleteStatement(table, where, this.store.cluster),
-        query_params: p.values,
-        clickhouse_settings: { mutations_sync: this.store.cluster ? '2' : '1' },
+      await this.store.command(physicalDeleteStatement(table, where, this.store.cluster), p.values, {
+        name: 'retention.delete',
+        settings: { mutations_sync: this.store.cluster ? '2' : '1' },
       });
       removed[table] = n;
       metrics.retentionRowsRemoved.inc({ table }, n);

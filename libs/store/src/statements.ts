@@ -1,0 +1,77 @@
+import type { ClickHouseClient, ClickHouseSettings } from '@clickhouse/client';
+import { metrics } from '@weft/core';
+import { toStoreError } from './errors';
+
+/** Values for the statement's `{name:Type}` placeholders (Params' `values`). */
+export type StatementParams = Record<string, unknown>;
+
+export interface StatementOptions {
+  /**
+   * What the statement is for (`keys.find`): a bounded name, the label of its duration metric,
+   * its `log_comment` in the engine's query log, and named in the StoreError when it fails.
+   */
+  name?: string;
+  /** Engine settings for this statement only. */
+  settings?: ClickHouseSettings;
+  /** Stops the statement (a request whose caller went away, a probe past its deadline). */
+  signal?: AbortSignal;
+}
+
+/**
+ * The typed statements every package uses instead of the client: rows come back as objects
+ * (JSONEachRow), failures as StoreError (errors.ts) with their kind, each timed by name.
+ */
+export interface StoreStatements {
+  /** The rows of a SELECT, as objects. */
+  rows<T>(sql: string, params?: StatementParams, opts?: StatementOptions): Promise<T[]>;
+  /** The first row of a SELECT, or undefined when there is none. */
+  row<T>(sql: string, params?: StatementParams, opts?: StatementOptions): Promise<T | undefined>;
+  /** A statement without rows back (DDL, mutations, `INSERT … SELECT`). */
+  command(sql: string, params?: StatementParams, opts?: StatementOptions): Promise<void>;
+  /** Inserts row objects (JSONEachRow) in one INSERT; nothing to do for no rows. */
+  insertRows(table: string, rows: readonly object[], opts?: Omit<StatementOptions, 'signal'>): Promise<void>;
+}
+
+/** The statements over a client (the same for both connections: chDB is the client's connection embedded). */
+export function statementsOf(client: ClickHouseClient): StoreStatements {
+  const settingsOf = (opts: StatementOptions | undefined): ClickHouseSettings | undefined =>
+    opts?.name ? { ...opts.settings, log_comment: opts.name } : opts?.settings;
+  const run = async <R>(opts: StatementOptions | undefined, work: () => Promise<R>): Promise<R> => {
+    const started = performance.now();
+    const statement = opts?.name ?? 'unnamed';
+    try {
+      const result = await work();
+      metrics.storeStatementSeconds.observe({ statement, outcome: 'ok' }, (performance.now() - started) / 1000);
+      return result;
+    } catch (e) {
+      const err = toStoreError(e, opts?.name, opts?.signal);
+      metrics.storeStatementSeconds.observe({ statement, outcome: err.kind }, (performance.now() - started) / 1000);
+      throw err;
+    }
+  };
+  const rows = <T>(sql: string, params?: StatementParams, opts?: StatementOptions): Promise<T[]> =>
+    run(opts, async () => {
+      const rs = await client.query({
+        query: sql,
+        query_params: params,
+        format: 'JSONEachRow',
+        clickhouse_settings: settingsOf(opts),
+        abort_signal: opts?.signal,
+      });
+      return rs.json<T>();
+    });
+  return {
+    rows,
+    row: async <T>(sql: string, params?: StatementParams, opts?: StatementOptions) => (await rows<T>(sql, params, opts))[0],
+    command: (sql, params, opts) =>
+      run(opts, async () => {
+        await client.command({ query: sql, query_params: params, clickhouse_settings: settingsOf(opts), abort_signal: opts?.signal });
+      }),
+    insertRows: (table, values, opts) =>
+      values.length === 0
+        ? Promise.resolve()
+        : run(opts, async () => {
+            await client.insert({ table, values: values as object[], format: 'JSONEachRow', clickhouse_settings: settingsOf(opts) });
+          }),
+  };
+}

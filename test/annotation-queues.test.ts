@@ -36,19 +36,8 @@ const { api } = useWeft({}, async (admin) => {
 });
 
 /** A request with any method, as the SDK's httpx client makes it. */
-async function send(client: Client, method: string, path: string, body?: unknown) {
-  const headers: Record<string, string> = { authorization: client.authorization! };
-  if (body !== undefined) headers['content-type'] = 'application/json';
-  const res = await fetch(client.baseUrl + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-  const text = await res.text();
-  let parsed: any = text;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    /* JSONL */
-  }
-  return { status: res.status, body: parsed, text, headers: res.headers };
-}
+const send = (client: Client, method: string, path: string, body?: unknown) =>
+  client.request(method, path, body === undefined ? undefined : JSON.stringify(body));
 const as = (key: TestKey) => clientFor(api, key);
 
 async function createQueue(client: Client, name: string, extra: Record<string, unknown> = {}): Promise<string> {
@@ -144,12 +133,10 @@ describe('annotation queues', () => {
     ]);
 
     // As the Weave SDK 0.54's client sends a DELETE: a JSON Content-Type and no bytes.
-    const delRes = await fetch(`${as(alice).baseUrl}/annotation_queues/${doomed}?project_id=${encodeURIComponent(P)}`, {
-      method: 'DELETE',
-      headers: { authorization: as(alice).authorization!, 'content-type': 'application/json', 'content-length': '0' },
+    const del = await as(alice).request('DELETE', `/annotation_queues/${doomed}?project_id=${encodeURIComponent(P)}`, undefined, {
+      'content-type': 'application/json',
+      'content-length': '0',
     });
-    const del = { status: delRes.status, text: await delRes.text(), body: undefined as any };
-    del.body = JSON.parse(del.text);
     expect(del.status, del.text).toBe(200);
     expect(del.body.queue).toMatchObject({ id: doomed, name: 'Scratch', deleted_at: expect.stringMatching(/Z$/) });
     expect(del.body.queue.updated_at).toBe(del.body.queue.deleted_at);

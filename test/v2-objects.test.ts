@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { clientFor, createKey, type TestKey } from './helpers/keys';
-import type { Client } from './helpers/client';
+import type { Client, Reply } from './helpers/client';
 import { useWeft } from './helpers/fixture';
 import { runWeaveScript } from './helpers/weave-sdk';
 
@@ -20,21 +20,9 @@ const { weft, api } = useWeft({}, async (admin) => {
   outsider = await createKey(admin, 'mallory', ['globex']);
 });
 
-type Reply = { status: number; body: any; text: string; headers: Headers };
-/** A request with any method, as the SDK's httpx client makes it (no body on GET and DELETE). */
-async function send(client: Client, method: string, path: string, body?: unknown): Promise<Reply> {
-  const headers: Record<string, string> = { authorization: client.authorization! };
-  if (body !== undefined) headers['content-type'] = 'application/json';
-  const res = await fetch(client.baseUrl + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-  const text = await res.text();
-  let parsed: any = text;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    /* JSONL */
-  }
-  return { status: res.status, body: parsed, text, headers: res.headers };
-}
+/** A request with any method, as the SDK's httpx client makes it. */
+const send = (client: Client, method: string, path: string, body?: unknown) =>
+  client.request(method, path, body === undefined ? undefined : JSON.stringify(body));
 const as = (key: TestKey) => clientFor(api, key);
 const ok = async (r: Promise<Reply>): Promise<any> => {
   const reply = await r;

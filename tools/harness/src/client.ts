@@ -22,10 +22,16 @@ export class Client {
     return new Client(this.baseUrl, authorization);
   }
 
-  async raw(path: string, body: string | Uint8Array, headers: Record<string, string> = {}): Promise<Reply> {
-    const h: Record<string, string> = { 'content-type': 'application/json', ...headers };
+  /** POST of a body as given (JSON unless `headers` say otherwise). */
+  raw(path: string, body: string | Uint8Array, headers: Record<string, string> = {}): Promise<Reply> {
+    return this.request('POST', path, body, headers);
+  }
+
+  /** A request with any method, as the SDK's httpx client makes it: a JSON Content-Type only with a body. */
+  async request(method: string, path: string, body?: string | Uint8Array, headers: Record<string, string> = {}): Promise<Reply> {
+    const h: Record<string, string> = { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers };
     if (this.authorization && !('authorization' in h)) h.authorization = this.authorization;
-    const res = await fetch(this.baseUrl + path, { method: 'POST', headers: h, body });
+    const res = await fetch(this.baseUrl + path, { method, headers: h, body });
     const text = await res.text();
     let parsed: unknown = text;
     try {

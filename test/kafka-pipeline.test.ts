@@ -39,10 +39,14 @@ describe('gateway → Kafka → writer → ClickHouse', () => {
       expect(r.status).toBe(200);
     }
     await eventually(async () => (await queriedIds(writer.url, 'acme/e2e')).length === ids.length, 30_000, 'all calls queryable');
-    const calls = await new Client(writer.url).jsonl('/calls/stream_query', { project_id: 'acme/e2e' });
+    // Every call whole: its start and end travelled as one part, or separately and were merged
+    // (the separate ends are a later publish: their start rows may be queryable before them).
+    const whole = (c: any) => c.ended_at && c.output?.ok === c.id && c.inputs?.id === c.id;
+    const stream = () => new Client(writer.url).jsonl('/calls/stream_query', { project_id: 'acme/e2e' });
+    await eventually(async () => (await stream()).every(whole), 30_000, 'every call whole');
+    const calls = await stream();
     expect(calls.map((c) => c.id).sort()).toEqual(ids);
-    // Every call whole: its start and end travelled as one part, or separately and were merged.
-    expect(calls.every((c) => c.ended_at && c.output?.ok === c.id && c.inputs?.id === c.id)).toBe(true);
+    expect(calls.every(whole)).toBe(true);
     expect(await metricValue(gateway.url, 'weft_call_parts_accepted_total')).toBe(600);
     expect(await metricValue(gateway.url, 'weft_producer_latency_seconds_count')).toBe(4);
     // 200 whole-call parts, 100 starts, 100 ends (a replay after a rebalance may add some).

@@ -52,13 +52,11 @@ export function deadLetterRoutes(app: FastifyInstance, auth: Authenticator, bus:
 function countReplayed(parts: readonly CallPartEnvelope[]): void {
   for (const part of parts) {
     const facts = callPartFacts(part);
-    delivery.replayed(facts.project_id, (part.v !== 2 && part.entrance) || 'unknown', callHalves(facts));
+    delivery.replayed(facts.project_id, part.entrance ?? 'unknown', callHalves(facts));
   }
 }
 
-/** A call part as the row it was to be: decoded from RowBinary; an old TabSeparated part as its text. */
+/** A call part as the row it was to be (decoded from RowBinary). */
 function readablePart(envelope: CallPartEnvelope): unknown {
-  if (envelope.v === 1) return envelope.row;
-  if (envelope.v === 4) return decodeCallPartRowBinary(envelope.bytes);
-  return { format: 'TabSeparated', text: Buffer.from(envelope.bytes).toString('utf8') };
+  return envelope.v === 1 ? envelope.row : decodeCallPartRowBinary(envelope.bytes);
 }

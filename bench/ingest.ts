@@ -22,11 +22,10 @@ import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { Kafka, Partitioners, CompressionTypes, logLevel, type Message, type PartitionMetadata } from 'kafkajs';
-import { callPartCodec, callPartMessage } from '@weft/ingest';
+import { callPartCodec, callPartMessage, encodeCallBatch } from '@weft/ingest';
 import { createLogger } from '@weft/core';
 import { insertCallParts, migrate, openStore, type CallPartRow } from '@weft/store';
 import { defaultRequestLimits } from '@weft/http';
-import { encodeCallBatch } from '@weft/svc-gateway';
 import { callItems, sampleRows, UpsertBatchTemplate } from './sample-calls';
 import { rateOnIngestWorkers, rateOnThisThread, type Rate } from './worker-rates';
 import {

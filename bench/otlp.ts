@@ -23,7 +23,7 @@ import { mkdirSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { convertExportRequest, decodeExportTraceServiceRequest, encodeExportTraceServiceRequest, parseOtlpJson } from '@weft/otlp';
-import { encodeSpanParts, workerSpanConverter } from '@weft/svc-gateway';
+import { encodeSpanParts, workerSpanConverter } from '@weft/ingest';
 import { rateOnIngestWorkers, rateOnThisThread, type Rate } from './worker-rates';
 import { exportRequest, madeIds } from './otlp-span-mix';
 import {

@@ -2,10 +2,15 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { InProcessBus, TOPICS } from '@weft/bus';
 import { ApiError, createLogger, type Caller } from '@weft/core';
 import { decodeCallPartRowBinary, type CallPartRow } from '@weft/store';
-import { CallIngest, type CallPartEnvelope } from '@weft/ingest';
+import {
+  CallIngest,
+  inlineSpanConverter,
+  IngestWorkers,
+  workerSpanConverter,
+  type CallPartEnvelope,
+  type SpanConverter,
+} from '@weft/ingest';
 import { OtelIngest } from '../src/otel';
-import { IngestWorkers } from '../src/ingest-workers';
-import { inlineSpanConverter, workerSpanConverter, type SpanConverter } from '../src/span-conversion';
 
 const pool = new IngestWorkers(1);
 const workers = workerSpanConverter(pool);

@@ -3,7 +3,8 @@ import { ApiError, type Caller } from '@weft/core';
 // The checks alone, not @weft/http's index: a worker thread need not load the HTTP server.
 import { checkRouteJsonBody } from '@weft/http/route-body';
 import type { RequestLimits } from '@weft/http';
-import { encodeCallPartRows, redactCallParts, upsertBatchParts, type EncodedCallPartRows } from '@weft/ingest';
+import { encodeCallPartRows, upsertBatchParts, type EncodedCallPartRows } from './call-batch';
+import { redactCallParts } from './redaction';
 
 /** One /call/upsert_batch body, as an ingest worker takes it. */
 export interface CallBatchTask {

@@ -1,5 +1,6 @@
 import { convertExportRequest, decodeExportTraceServiceRequest, OtlpRequestError, parseOtlpJson, type SpanRejection } from '@weft/otlp';
-import { encodeCallPartRows, redactCallParts, type EncodedCallPartRows } from '@weft/ingest';
+import { encodeCallPartRows, type EncodedCallPartRows } from './call-batch';
+import { redactCallParts } from './redaction';
 import { endPart, startPart, wholeCallPart, type CallPartRow } from '@weft/store';
 
 /** An OTLP export request as it arrived: protobuf bytes, OTLP/JSON text, or already decoded (the contract's /otel/v1/trace body). */

@@ -58,10 +58,10 @@ beforeAll(async () => {
   const line = callPartTsvLine({
     project_id: POISON,
     id: 'bad-date',
-    started_at: '2026-01-01 00:00:00.000000',
+    started_at: Date.UTC(2026, 0, 1) * 1000,
     input_refs: [],
     output_refs: [],
-    created_at: '2026-01-01 00:00:00.000000',
+    created_at: Date.UTC(2026, 0, 1) * 1000,
   });
   const log = new LogBus<CallPartEnvelope>({
     dir: join(dataDir, 'ingest-log'),

@@ -126,12 +126,12 @@ describe('gateway → Kafka → writer → ClickHouse', () => {
       id: 'good',
       trace_id: 't',
       op_name: 'op',
-      started_at: '2026-01-01 00:00:00.000000',
+      started_at: Date.UTC(2026, 0, 1) * 1000,
       attributes_dump: '{}',
       inputs_dump: '{}',
       input_refs: [],
       output_refs: [],
-      created_at: '2026-01-01 00:00:00.000000',
+      created_at: Date.UTC(2026, 0, 1) * 1000,
     };
     await producer.send({
       topic,
@@ -141,10 +141,10 @@ describe('gateway → Kafka → writer → ClickHouse', () => {
         // The pre-1.0 envelopes are not read: version 1 (JSON), 2 and 3 (TabSeparated lines), 4 (RowBinary without the entrance).
         { key: 'acme/poison/bad-date', value: JSON.stringify(badRow) },
         { key: 'acme/poison/z', value: Buffer.from('\u0002acme/poison\tz\n') },
-        { key: 'acme/poison/bad-date-2', value: Buffer.from('\u0002' + callPartTsvLine({ ...badRow.row, id: 'bad-date-2' })) },
+        { key: 'acme/poison/bad-date-2', value: Buffer.from('\u0002' + callPartTsvLine({ ...goodRow, id: 'bad-date-2' })) },
         {
           key: 'acme/poison-joined/good',
-          value: Buffer.from('\u0003' + callPartTsvLine({ ...goodRow, id: 'good' }) + callPartTsvLine({ ...badRow.row, id: 'bad-date-3' })),
+          value: Buffer.from('\u0003' + callPartTsvLine({ ...goodRow, id: 'good' }) + callPartTsvLine({ ...goodRow, id: 'bad-date-3' })),
         },
         // Version 5 (the 1.0 envelope), cut short.
         {

@@ -1,3 +1,4 @@
+import { CallPartRowBinaryEncoder } from '@weft/store';
 import { encodeCallBatch, type CallBatchRefused, type CallBatchTask, type EncodedCallBatch } from './call-batch-request';
 import type { IngestWorkers } from './ingest-workers';
 import { encodeSpanParts, type EncodedSpanParts, type OtlpPayload, type SpanPartsOptions, type SpansRefused } from './otlp-spans';
@@ -9,16 +10,18 @@ export interface SpanConversionTask {
 }
 
 /**
- * The ingest entrances' request bodies to encoded rows, one pure function each (what an ingest
- * worker thread runs, by name; the serving thread runs the same function).
+ * The ingest entrances' request bodies to encoded rows, one function each (what an ingest worker
+ * thread runs, by name; the serving thread runs the same functions), with the encoder they share.
  */
-export const conversions = {
-  convertSpans: (task: SpanConversionTask): EncodedSpanParts | SpansRefused => encodeSpanParts(task.payload, task.opts),
-  convertCallBatch: (task: CallBatchTask): EncodedCallBatch | CallBatchRefused => encodeCallBatch(task),
-};
+export class IngestConversions {
+  private readonly encoder = new CallPartRowBinaryEncoder();
+  readonly convertSpans = (task: SpanConversionTask): EncodedSpanParts | SpansRefused =>
+    encodeSpanParts(task.payload, task.opts, this.encoder);
+  readonly convertCallBatch = (task: CallBatchTask): EncodedCallBatch | CallBatchRefused => encodeCallBatch(task, this.encoder);
+}
 
-/** A conversion of `conversions`, by the name of the function that runs it. */
-export type IngestTaskName = keyof typeof conversions;
+/** A conversion of IngestConversions, by the name of the function that runs it. */
+export type IngestTaskName = 'convertSpans' | 'convertCallBatch';
 
 /** Where one entrance's bodies are converted: the serving thread, or the ingest workers. */
 export interface Converter<T, R> {
@@ -28,18 +31,25 @@ export type SpanConverter = Converter<SpanConversionTask, EncodedSpanParts | Spa
 export type CallBatchConverter = Converter<CallBatchTask, EncodedCallBatch | CallBatchRefused>;
 
 /** Converts on the calling thread (no ingest workers, and tests that run the gateway in-process). */
-export const inlineSpanConverter: SpanConverter = { convert: async (task) => conversions.convertSpans(task) };
-export const inlineCallBatchConverter: CallBatchConverter = { convert: async (task) => conversions.convertCallBatch(task) };
+export const inlineSpanConverter: SpanConverter = spanConverterOn(new IngestConversions());
+export const inlineCallBatchConverter: CallBatchConverter = callBatchConverterOn(new IngestConversions());
+
+function spanConverterOn(conversions: IngestConversions): SpanConverter {
+  return { convert: async (task) => conversions.convertSpans(task) };
+}
+function callBatchConverterOn(conversions: IngestConversions): CallBatchConverter {
+  return { convert: async (task) => conversions.convertCallBatch(task) };
+}
 
 /**
  * Converts spans on the ingest worker threads. A request already decoded (the contract's
  * /otel/v1/trace, parsed with its route's body) is converted here: cloning its objects to a
  * worker would cost what converting does.
  */
-export function workerSpanConverter(workers: IngestWorkers): SpanConverter {
+export function workerSpanConverter(workers: IngestWorkers, here = new IngestConversions()): SpanConverter {
   return {
     async convert(task) {
-      if ('decoded' in task.payload) return conversions.convertSpans(task);
+      if ('decoded' in task.payload) return here.convertSpans(task);
       return workers.run('convertSpans', task);
     },
   };
@@ -52,7 +62,7 @@ export const workerCallBatchConverter = (workers: IngestWorkers): CallBatchConve
 
 /** Where the ingest workers, if any, say each entrance's bodies are converted. */
 export function convertersFor(workers: IngestWorkers | null | undefined): { spans: SpanConverter; callBatches: CallBatchConverter } {
-  return workers
-    ? { spans: workerSpanConverter(workers), callBatches: workerCallBatchConverter(workers) }
-    : { spans: inlineSpanConverter, callBatches: inlineCallBatchConverter };
+  if (workers) return { spans: workerSpanConverter(workers), callBatches: workerCallBatchConverter(workers) };
+  const here = new IngestConversions();
+  return { spans: spanConverterOn(here), callBatches: callBatchConverterOn(here) };
 }

@@ -1,10 +1,10 @@
 import { UndecodableMessageError, type BusMessage, type EnvelopeCodec } from '@weft/bus';
-import { clickHouseToMicros, ENTRANCES, type Entrance } from '@weft/core';
+import { ENTRANCES, type Entrance } from '@weft/core';
 import {
+  CallPartRowBinaryEncoder,
   callPartRowBinaryEnd,
   callPartRowBinaryFacts,
   decodeCallPartRowBinary,
-  encodeCallPartsRowBinary,
   type CallPartFacts,
   type CallPartRow,
   type EncodedCallParts,
@@ -86,15 +86,10 @@ export function callPartIdentity(envelope: CallPartEnvelope): { project_id: stri
 }
 
 /** A part's project, halves and acceptance time (µs), cheaply: what delivery counting reads of every stored part. */
-export function callPartFacts(envelope: CallPartEnvelope): Omit<CallPartFacts, 'createdAtMicros'> & { createdAtMicros: number | null } {
+export function callPartFacts(envelope: CallPartEnvelope): CallPartFacts {
   if (envelope.v === 4) return callPartRowBinaryFacts(envelope.bytes);
   const r = envelope.row;
-  return {
-    project_id: r.project_id,
-    started: r.started_at != null,
-    ended: r.ended_at != null,
-    createdAtMicros: clickHouseToMicros(r.created_at),
-  };
+  return { project_id: r.project_id, started: r.started_at != null, ended: r.ended_at != null, createdAtMicros: r.created_at };
 }
 
 /** The call halves (a start, an end) a part holds: a rename or a deletion mark holds none. */
@@ -133,37 +128,42 @@ const entranceOf = (envelopes: readonly CallPartEnvelope[]): Entrance | undefine
  * publish for one partition: the version byte, the entrance's, then their rows); only version 5
  * is read.
  */
-export const callPartCodec: EnvelopeCodec<CallPartEnvelope> = {
-  sizeOf: envelopeBytes,
-  encode(envelope) {
-    if (envelope.v === 1) return encodeCallPartsRowBinary([envelope.row], header(envelope.entrance));
-    return Buffer.concat([header(envelope.entrance), envelope.bytes]);
-  },
-  encodeMany(envelopes) {
-    const head = header(entranceOf(envelopes));
-    // Rows (what publishers build) encoded together; parts already encoded are copied.
-    if (envelopes.every((e) => e.v === 1))
-      return encodeCallPartsRowBinary(
-        envelopes.map((e) => e.row),
-        head,
-      );
-    return Buffer.concat([head, ...envelopes.map((e) => (e.v === 1 ? encodeCallPartsRowBinary([e.row]) : e.bytes))]);
-  },
-  decode(bytes) {
-    const parts = callPartCodec.decodeMany!(bytes);
-    if (parts.length > 1) throw new UndecodableMessageError(`a version-${bytes![0]} value holds several parts (decodeMany reads it)`);
-    return parts[0]!;
-  },
-  decodeMany(bytes) {
-    if (!bytes || bytes.length === 0) throw new UndecodableMessageError('empty message value');
-    if (bytes[0] !== V5) throw new UndecodableMessageError(unreadVersion(bytes[0]!));
-    const code = bytes[1];
-    const entrance = code ? ENTRANCES[code - 1] : undefined;
-    if (code === undefined || (code !== 0 && !entrance))
-      throw new UndecodableMessageError(`invalid envelope (version 5): unknown entrance ${code ?? '(none)'}`);
-    return decodeRows(bytes, 2, entrance);
-  },
-};
+export const callPartCodec: EnvelopeCodec<CallPartEnvelope> = callPartCodecWith(new CallPartRowBinaryEncoder());
+
+function callPartCodecWith(encoder: CallPartRowBinaryEncoder): EnvelopeCodec<CallPartEnvelope> {
+  const codec: EnvelopeCodec<CallPartEnvelope> = {
+    sizeOf: envelopeBytes,
+    encode(envelope) {
+      if (envelope.v === 1) return encoder.encode([envelope.row], header(envelope.entrance));
+      return Buffer.concat([header(envelope.entrance), envelope.bytes]);
+    },
+    encodeMany(envelopes) {
+      const head = header(entranceOf(envelopes));
+      // Rows (what publishers build) encoded together; parts already encoded are copied.
+      if (envelopes.every((e) => e.v === 1))
+        return encoder.encode(
+          envelopes.map((e) => e.row),
+          head,
+        );
+      return Buffer.concat([head, ...envelopes.map((e) => (e.v === 1 ? encoder.encode([e.row]) : e.bytes))]);
+    },
+    decode(bytes) {
+      const parts = codec.decodeMany!(bytes);
+      if (parts.length > 1) throw new UndecodableMessageError(`a version-${bytes![0]} value holds several parts (decodeMany reads it)`);
+      return parts[0]!;
+    },
+    decodeMany(bytes) {
+      if (!bytes || bytes.length === 0) throw new UndecodableMessageError('empty message value');
+      if (bytes[0] !== V5) throw new UndecodableMessageError(unreadVersion(bytes[0]!));
+      const code = bytes[1];
+      const entrance = code ? ENTRANCES[code - 1] : undefined;
+      if (code === undefined || (code !== 0 && !entrance))
+        throw new UndecodableMessageError(`invalid envelope (version 5): unknown entrance ${code ?? '(none)'}`);
+      return decodeRows(bytes, 2, entrance);
+    },
+  };
+  return codec;
+}
 
 /**
  * Why a value of another first byte is not read: versions 1 (JSON, so `{`) to 4 are what

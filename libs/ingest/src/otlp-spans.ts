@@ -1,7 +1,7 @@
 import { convertExportRequest, decodeExportTraceServiceRequest, OtlpRequestError, parseOtlpJson, type SpanRejection } from '@weft/otlp';
 import { encodeCallPartRows, type EncodedCallPartRows } from './call-batch';
 import { redactCallParts } from './redaction';
-import { endPart, startPart, wholeCallPart, type CallPartRow } from '@weft/store';
+import { endPart, startPart, wholeCallPart, type CallPartRow, type CallPartRowBinaryEncoder } from '@weft/store';
 
 /** An OTLP export request as it arrived: protobuf bytes, OTLP/JSON text, or already decoded (the contract's /otel/v1/trace body). */
 export type OtlpPayload = { protobuf: Uint8Array } | { json: string } | { decoded: unknown };
@@ -100,9 +100,13 @@ export function spansToParts(payload: OtlpPayload, opts: SpanPartsOptions): Span
 }
 
 /** spansToParts with the parts encoded (RowBinary) and keyed for the bus: the whole of a span's CPU before its publish. */
-export function encodeSpanParts(payload: OtlpPayload, opts: SpanPartsOptions): EncodedSpanParts | SpansRefused {
+export function encodeSpanParts(
+  payload: OtlpPayload,
+  opts: SpanPartsOptions,
+  encoder?: CallPartRowBinaryEncoder,
+): EncodedSpanParts | SpansRefused {
   const parts = spansToParts(payload, opts);
   if (!parts.ok) return parts;
   const { rows, ...rest } = parts;
-  return { ...rest, ...encodeCallPartRows(redactCallParts(rows, opts.redact)) };
+  return { ...rest, ...encodeCallPartRows(redactCallParts(rows, opts.redact), undefined, encoder) };
 }

@@ -13,12 +13,14 @@ import {
   type CallPartEnvelope,
 } from '@weft/ingest';
 
+/** 2026-01-01 00:00:00 UTC in µs, as rows hold times. */
+const T0 = Date.UTC(2026, 0, 1) * 1000;
 const row: CallPartRow = {
   project_id: 'p/q',
   id: 'c1',
   input_refs: [],
   output_refs: [],
-  created_at: '2026-01-01 00:00:00.000000',
+  created_at: T0,
   op_name: 'op',
 };
 const withNulls = (r: CallPartRow) => ({ ...decodeCallPartRowBinary(encodeCallPartsRowBinary([{ ...r }])), ...r });
@@ -40,7 +42,7 @@ const bytesOf = (e: CallPartEnvelope) => {
 
 describe('call-part envelope on the bus', () => {
   it('is written as version 5: the row in RowBinary, read back as the bytes the insert takes', () => {
-    const m = callPartMessage({ ...row, id: 'c\n\n1', started_at: '2026-01-01 00:00:00.000001' });
+    const m = callPartMessage({ ...row, id: 'c\n\n1', started_at: T0 + 1 });
     expect(m.key).toBe('p/q/c\n\n1');
     const bytes = callPartCodec.encode(m.value);
     // No entrance named: its byte is 0 and the part reads back without one.
@@ -64,8 +66,8 @@ describe('call-part envelope on the bus', () => {
 
   it('carries the entrance as version 5, read back on every part with the facts delivery counts', () => {
     const rows: CallPartRow[] = [
-      { ...row, id: 'a', trace_id: 't', started_at: '2026-01-01 00:00:00.000001', created_at: '2026-01-01 00:00:02.500000' },
-      { ...row, id: 'b', ended_at: '2026-01-01 00:00:01.000000' },
+      { ...row, id: 'a', trace_id: 't', started_at: T0 + 1, created_at: T0 + 2_500_000 },
+      { ...row, id: 'b', ended_at: T0 + 1_000_000 },
     ];
     const encoded = encodeCallPartRows(rows);
     const joined = callPartCodec.encodeMany!(
@@ -88,9 +90,9 @@ describe('call-part envelope on the bus', () => {
 
   it('joins the parts of one publish in one version-5 value, read back as one envelope each', () => {
     const rows: CallPartRow[] = [
-      { ...row, id: 'a', started_at: '2026-01-01 00:00:00.000001' },
-      { ...row, id: 'b\nc', output_dump: 'line\nbreak', ended_at: '2026-01-01 00:00:01.000000' },
-      { ...row, id: 'w', started_at: '2026-01-01 00:00:00.000001', ended_at: '2026-01-01 00:00:01.000000' },
+      { ...row, id: 'a', started_at: T0 + 1 },
+      { ...row, id: 'b\nc', output_dump: 'line\nbreak', ended_at: T0 + 1_000_000 },
+      { ...row, id: 'w', started_at: T0 + 1, ended_at: T0 + 1_000_000 },
     ];
     const joined = callPartCodec.encodeMany!(rows.map((r) => callPartMessage(r).value));
     expect(joined[0]).toBe(5);

@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import { KafkaBus, LogBus, type Bus } from '@weft/bus';
-import { ApiError, delivery, forbidden, type Caller } from '@weft/core';
+import { ApiError, delivery, forbidden, microsToClickHouse, type Caller } from '@weft/core';
 import { addRoute, type Authenticator } from '@weft/http';
 import { callHalves, callPartFacts, type CallPartEnvelope } from '@weft/ingest';
-import { decodeCallPartRowBinary, type Store } from '@weft/store';
+import { decodeCallPartRowBinary, type CallPartRow, type Store } from '@weft/store';
 import { ingestLogDeadLetters, kafkaDeadLetters, type DeadLetterSource } from './dead-letter-sources';
 
 /**
@@ -56,7 +56,10 @@ function countReplayed(parts: readonly CallPartEnvelope[]): void {
   }
 }
 
-/** A call part as the row it was to be (decoded from RowBinary). */
+/** A call part as the row it was to be (decoded from RowBinary), its times as the engine prints them. */
 function readablePart(envelope: CallPartEnvelope): unknown {
-  return envelope.v === 1 ? envelope.row : decodeCallPartRowBinary(envelope.bytes);
+  const row = envelope.v === 1 ? envelope.row : decodeCallPartRowBinary(envelope.bytes);
+  return { ...row, ...Object.fromEntries(TIMES.map((c) => [c, row[c] == null ? row[c] : microsToClickHouse(row[c])])) };
 }
+
+const TIMES = ['started_at', 'ended_at', 'deleted_at', 'created_at'] as const satisfies readonly (keyof CallPartRow)[];

@@ -58,7 +58,7 @@ describe.each([
     );
     expect(partial?.rejected_spans).toBe(1);
     expect(stored.map((r) => [r.id, r.started_at ?? null, r.ended_at ?? null])).toEqual([
-      ['b'.repeat(16), '2024-05-01 12:00:00.000000', '2024-05-01 12:00:01.000000'],
+      ['b'.repeat(16), Date.UTC(2024, 4, 1, 12) * 1000, Date.UTC(2024, 4, 1, 12, 0, 1) * 1000],
     ]);
     expect(stored[0]).toMatchObject({ project_id: 'acme/p', svc_user_id: 'u-1', svc_run_id: 'r1', trace_id: 'a'.repeat(32) });
   });

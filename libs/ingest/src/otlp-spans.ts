@@ -83,8 +83,8 @@ export function spansToParts(payload: OtlpPayload, opts: SpanPartsOptions): Span
     // A span is a finished call: one whole-call part.
     rows.push(
       wholeCallPart(
-        startPart(c.start, opts.userId, opts.acceptedAtMicros, opts.maxValueBytes),
-        endPart(c.end, opts.acceptedAtMicros, opts.maxValueBytes),
+        startPart(c.start, opts.userId, opts.acceptedAtMicros, opts.maxValueBytes, c.startedAtMicros),
+        endPart(c.end, opts.acceptedAtMicros, opts.maxValueBytes, c.endedAtMicros),
       ),
     );
   }

@@ -26,6 +26,7 @@ export function startPart(
   userId: string,
   acceptedAtMicros: number,
   maxValueBytes = 0,
+  startedAtMicros = micros(s.started_at),
 ): CallPartRow {
   const inputs = truncateOversized(s.inputs ?? {}, JSON.stringify(s.inputs ?? {}), maxValueBytes);
   const attributes = JSON.stringify(s.attributes ?? {});
@@ -38,7 +39,7 @@ export function startPart(
     turn_id: orNull(s.turn_id),
     op_name: s.op_name,
     display_name: s.display_name || null,
-    started_at: micros(s.started_at),
+    started_at: startedAtMicros,
     attributes_dump: truncateOversized(s.attributes ?? {}, attributes, maxValueBytes).json,
     inputs_dump: inputs.json,
     input_refs: refsOf(inputs.value, inputs.json),
@@ -51,14 +52,17 @@ export function startPart(
   };
 }
 
-/** The end part of a call; an output (or its members) over `maxValueBytes` is stored truncated, as in startPart. */
-export function endPart(e: CallEndBody, acceptedAtMicros: number, maxValueBytes = 0): CallPartRow {
+/**
+ * The end part of a call; an output (or its members) over `maxValueBytes` is stored truncated, as
+ * in startPart. A caller that has the time as µs already (an OTLP span) passes it, as to startPart.
+ */
+export function endPart(e: CallEndBody, acceptedAtMicros: number, maxValueBytes = 0, endedAtMicros = micros(e.ended_at)): CallPartRow {
   const sent = e.output === undefined ? null : e.output;
   const output = truncateOversized(sent, JSON.stringify(sent), maxValueBytes);
   return {
     project_id: e.project_id,
     id: e.id,
-    ended_at: micros(e.ended_at),
+    ended_at: endedAtMicros,
     output_dump: output.json,
     output_refs: refsOf(output.value, output.json),
     summary_dump: JSON.stringify(e.summary ?? {}),

@@ -192,6 +192,8 @@ describe('visible delivery', () => {
     const letters = (await api.post('/admin/dead_letters/list', {})).body.dead_letters;
     expect(letters).toHaveLength(1);
     expect(letters[0].reason).toMatch(/envelope version 2 is not read/);
+    const read = await api.post('/admin/dead_letters/read', { seq: letters[0].seq });
+    expect(read.body.payload).toEqual([{ undecodable: expect.stringMatching(/envelope version 2 is not read/) }]);
 
     const member = clientFor(api, await createKey(api, 'member', ['deliv']));
     const mine = (await member.post('/projects/delivery', {})).body.projects.map((p: { project_id: string }) => p.project_id);

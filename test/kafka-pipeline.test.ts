@@ -180,7 +180,7 @@ describe('gateway → Kafka → writer → ClickHouse', () => {
       true,
     );
     expect(letters[0]!.value).toBe('this is not json');
-    expect(letters[0]!.headers[DEAD_LETTER_HEADERS.reason]).toMatch(/not a call-part envelope/);
+    expect(letters[0]!.headers[DEAD_LETTER_HEADERS.reason]).toMatch(/invalid envelope: a first byte of 0x74/);
     for (const i of [1, 2]) expect(letters[i]!.headers[DEAD_LETTER_HEADERS.reason]).toMatch(/envelope version 1 is not read/);
     for (const i of [3, 4]) expect(letters[i]!.headers[DEAD_LETTER_HEADERS.reason]).toMatch(/envelope version 2 is not read/);
     // The whole pre-1.0 record, as it came.

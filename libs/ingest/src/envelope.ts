@@ -171,7 +171,8 @@ function callPartCodecWith(encoder: CallPartRowBinaryEncoder): EnvelopeCodec<Cal
  */
 function unreadVersion(first: number): string {
   const version = first === 0x7b ? 1 : first >= 2 && first <= 4 ? first : null;
-  if (version === null) return `not a call-part envelope (first byte 0x${first.toString(16).padStart(2, '0')}; version 5 starts with 0x05)`;
+  if (version === null)
+    return `invalid envelope: a first byte of 0x${first.toString(16).padStart(2, '0')} is no envelope version (version 5 starts with 0x05)`;
   return `envelope version ${version} is not read (written before 1.0; this version reads version 5): drain it with the weft that wrote it`;
 }
 

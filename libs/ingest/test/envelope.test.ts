@@ -130,7 +130,7 @@ describe('call-part envelope on the bus', () => {
 
   it('names what is wrong with an undecodable value', () => {
     expect(reason(null)).toMatch(/empty/);
-    expect(reason(Buffer.from('this is not json'))).toMatch(/not a call-part envelope \(first byte 0x74/);
+    expect(reason(Buffer.from('this is not json'))).toMatch(/invalid envelope: a first byte of 0x74 is no envelope version/);
     const v5 = encodeCallPartsRowBinary([row], Buffer.of(5, 1));
     expect(reason(v5)).toBe('decoded');
     expect(reason(v5.subarray(0, v5.length - 2))).toMatch(/version 5, part 1\): cut short/);

@@ -33,7 +33,9 @@ export function deadLetterRoutes(app: FastifyInstance, auth: Authenticator, bus:
   addRoute(app, auth, 'deadLetterRead', async (body, { caller }) => {
     const letter = await letters(caller).get(body.seq);
     if (!letter) throw missing(body.seq);
-    return { ...letter, payload: letter.payload ? letter.payload.map(readablePart) : [{ undecodable: letter.undecodable }] };
+    // A record that does not decode (an envelope version not read) shows why instead of its values.
+    const readable = letter.payload && letter.undecodable === undefined;
+    return { ...letter, payload: readable ? letter.payload!.map(readablePart) : [{ undecodable: letter.undecodable }] };
   });
   addRoute(app, auth, 'deadLetterReplay', async (body, { caller }) => {
     const done = await letters(caller).replay(body.seq, caller.userId);

@@ -2,6 +2,7 @@ import type { AnalyticsQueryReq } from '@weft/api';
 import { ApiError } from '@weft/core';
 import { latencySql } from './call-json';
 import { CallsQueryPlan } from './calls';
+import { FACT_COLUMNS, onDaysSql, type FactDay } from './call-facts';
 import { JSON_ROOTS } from './call-fields';
 import { callTotalCostSql } from './costs';
 import { splitFieldPath } from './expr';
@@ -13,8 +14,15 @@ import type { BuiltQuery, Params } from './params';
  * grouped by dimensions. Two levels: the matched calls (one row each, replays folded, deleted
  * ones left out, with their own usage when a metric or dimension reads usage: own-usage.ts), then
  * one GROUP BY over them, with a model's usage rows (`model`) or the parent's op (`parent_op`)
- * joined in when asked for.
+ * joined in when asked for. The matched calls of days with current facts (call-facts.ts) are
+ * read from those; the other days' from the call tables.
  */
+
+/** The days a query may read from facts (current ones), and the other days that have calls. */
+export interface FactsCoverage {
+  current: readonly FactDay[];
+  otherDays: readonly string[];
+}
 
 /** The value a `top` dimension takes for the calls outside its top n. */
 export const OTHER_VALUE = '__other__';
@@ -81,7 +89,10 @@ export class MetricsQueryPlan {
     return { sql, params: p.values };
   }
 
-  constructor(private readonly req: AnalyticsQueryReq) {
+  constructor(
+    private readonly req: AnalyticsQueryReq,
+    private readonly facts?: FactsCoverage,
+  ) {
     this.plan = new CallsQueryPlan({ project_id: req.project_id, filter: req.filter, query: withTimeRange(req), sort_by: [] });
     this.p = this.plan.params;
     this.projectSql = this.plan.projectParam;
@@ -232,8 +243,33 @@ export class MetricsQueryPlan {
    */
   private fromSql(rows: 'all' | 'calls' | 'usage'): string {
     const cols = [...this.columns, ...(rows === 'calls' || !this.usesUsage ? [] : ['usage'])];
-    let calls = this.plan.matchedCallsSql(this.p, cols, rows === 'usage' ? 'notEmpty(usage)' : undefined);
-    if (cols.includes('usage')) calls = withOwnUsageSql(calls, cols, this.projectSql);
+    const endsOnly = rows === 'usage' ? 'notEmpty(usage)' : undefined;
+    const conds = this.factsConditions();
+    let calls: string;
+    if (conds && this.facts) {
+      const { current, otherDays } = this.facts;
+      const dayList = this.p.add(
+        current.map((d) => d.day),
+        'Array(Date)',
+      );
+      const builds = this.p.add(
+        current.map((d) => d.build),
+        'Array(UInt64)',
+      );
+      const days = `has(${dayList}, day) AND build = ${builds}[indexOf(${dayList}, day)]`;
+      // Own usage is what facts keep, so `notEmpty(usage)` there reads fewer rows, not other figures.
+      const where = [`project_id = ${this.projectSql}`, days, ...conds, ...(endsOnly ? [endsOnly] : [])];
+      calls = `SELECT id, ${cols.join(', ')} FROM call_facts WHERE ${where.join(' AND ')}`;
+      if (otherDays.length) {
+        const slice = { cond: onDaysSql(this.p, otherDays), small: true };
+        let rest = this.plan.matchedCallsSql(this.p, cols, endsOnly, slice);
+        if (cols.includes('usage')) rest = withOwnUsageSql(rest, cols, this.projectSql, true);
+        calls = `${calls}\n  UNION ALL\n  SELECT id, ${cols.join(', ')} FROM (${rest})`;
+      }
+    } else {
+      calls = this.plan.matchedCallsSql(this.p, cols, endsOnly);
+      if (cols.includes('usage')) calls = withOwnUsageSql(calls, cols, this.projectSql);
+    }
     let from = `(${calls}) AS c`;
     // A call's row per model of its own usage; a call without usage keeps one row (model NULL).
     if (this.modelRows) from += ' LEFT ARRAY JOIN c.usage AS own_u';
@@ -243,6 +279,22 @@ export class MetricsQueryPlan {
       GROUP BY id) AS po ON po.parent_call_id = c.parent_id`;
     }
     return from;
+  }
+
+  /** The conditions as they read facts rows, when facts can answer (every column read is one facts keep); else null. */
+  private factsConditions(): string[] | null {
+    if (!this.facts || this.facts.current.length === 0 || !this.couldReadFacts) return null;
+    return this.plan.conditionsOver(FACT_COLUMNS);
+  }
+
+  /** Whether facts could answer this query's calls (every column it reads is one facts keep), were there any. */
+  get couldReadFacts(): boolean {
+    return [...this.columns].every((c) => FACT_COLUMNS.has(c)) && this.plan.conditionsOver(FACT_COLUMNS) !== null;
+  }
+
+  /** Whether this query reads facts for some days. */
+  get readsFacts(): boolean {
+    return this.factsConditions() !== null;
   }
 
   /** The dimensions' SELECT terms (d0…); a `top` dimension ranked over `rankFrom`'s rows. */

@@ -194,6 +194,18 @@ describe('analytics facts', () => {
     expect(await answers(a)).toEqual(await answers(b));
   });
 
+  it('a price added after the build: costs at the new price at once, and after the rebuild', async () => {
+    await factsCurrent();
+    const built = await builds();
+    // From day 5 on, gpt-4o costs this project ten times the default.
+    const costs = { 'gpt-4o': { prompt_token_cost: 0.00003, completion_token_cost: 0.0001, effective_date: iso(BASE + 5 * DAY) } };
+    for (const c of [a, b]) expect((await c.post('/cost/create', { project_id: P, costs })).status).toBe(200);
+    const [fa, fb] = [await answers(a), await answers(b)];
+    expect(fa).toEqual(fb);
+    await factsCurrent(built);
+    expect(await answers(a)).toEqual(fb);
+  });
+
   it('a physical delete (a data-subject request) leaves no fact of its calls behind', async () => {
     await factsCurrent();
     const built = await builds();

@@ -1,4 +1,5 @@
 import { CallsQueryPlan } from './calls';
+import { callTotalCostSql } from './costs';
 import { withOwnUsageSql } from './own-usage';
 import { Params, type BuiltQuery } from './params';
 
@@ -10,8 +11,9 @@ import { Params, type BuiltQuery } from './params';
  * Exact by construction: a build records, per source table, the last block number it could have
  * read (`_block_number` of every row, the mutation numbers of deletes). A day's facts are used
  * only while no row written after that touches the day — a start or end of one of its calls or
- * of a child of one (a child's usage is subtracted from its parent's), a deletion — and no
- * mutation ran on the sources since. Everything else is read from the call tables as before.
+ * of a child of one (a child's usage is subtracted from its parent's), a deletion — no mutation
+ * ran on the sources since, and no price was added or removed (costs are kept per usage entry).
+ * Everything else is read from the call tables as before.
  */
 
 /** The matched calls' columns a fact row keeps (besides `id` and own `usage`), named as the calls' rows name them. */
@@ -32,7 +34,14 @@ export const FACT_SOURCES = [
   { table: 'calls_starts', mark: 'starts_block' },
   { table: 'calls_ends', mark: 'ends_block' },
   { table: 'calls_deleted', mark: 'deleted_block' },
+  { table: 'llm_token_prices', mark: 'prices_block' },
 ] as const;
+
+/** The sources whose new rows touch particular days (a new price touches every day). */
+export const CALL_MARKS = ['starts_block', 'ends_block', 'deleted_block'] as const;
+
+/** A usage array's cost per entry (NULL where its model has no price), as a call's total cost sums them. */
+export const usageCostsSql = (projectSql: string, usage = 'usage') => `arrayMap(own -> ${callTotalCostSql(projectSql, '[own]')}, ${usage})`;
 
 export type Watermark = Record<(typeof FACT_SOURCES)[number]['mark'], number>;
 
@@ -81,7 +90,7 @@ export function mutationsOf(counters: readonly SourceCounter[]): Watermark {
 export function factDaysQuery(projectId: string): BuiltQuery {
   const p = new Params();
   return {
-    sql: `SELECT toString(day) AS day, build, calls, starts_block, ends_block, deleted_block
+    sql: `SELECT toString(day) AS day, build, calls, starts_block, ends_block, deleted_block, prices_block
       FROM call_facts_days FINAL WHERE project_id = ${p.str(projectId)} ORDER BY day`,
     params: p.values,
   };
@@ -92,10 +101,10 @@ export function factDaysQuery(projectId: string): BuiltQuery {
  * per source: a new start or end touches its call's day and its parent's, a deletion its call's.
  * A call without a start row yet touches nothing (it is no matched call until it has one).
  */
-export function touchedDaysQuery(projectId: string, after: Watermark): BuiltQuery {
+export function touchedDaysQuery(projectId: string, after: Pick<Watermark, (typeof CALL_MARKS)[number]>): BuiltQuery {
   const p = new Params();
   const pid = p.str(projectId);
-  const since = (mark: keyof Watermark) => p.add(after[mark], 'UInt64');
+  const since = (mark: (typeof CALL_MARKS)[number]) => p.add(after[mark], 'UInt64');
   const newStarts = `SELECT id, parent_id, _block_number AS b FROM calls_starts WHERE project_id = ${pid} AND _block_number > ${since('starts_block')}`;
   const newEnds = `SELECT id, _block_number AS b FROM calls_ends WHERE project_id = ${pid} AND _block_number > ${since('ends_block')}`;
   const touched = `SELECT id, b AS sb, toUInt64(0) AS eb, toUInt64(0) AS db FROM (${newStarts})
@@ -110,6 +119,21 @@ export function touchedDaysQuery(projectId: string, after: Watermark): BuiltQuer
     INNER JOIN (SELECT id, started_at FROM calls_starts WHERE project_id = ${pid} AND id IN (SELECT id FROM (${touched}))) AS s ON s.id = t.id
     GROUP BY day`;
   return { sql, params: p.values };
+}
+
+const DAY_TEXT = /^\d{4}-\d{2}-\d{2}$/;
+
+/**
+ * The rows of the given builds of days, as literals: a set lookup the primary key narrows to
+ * those days' ranges (a bound array would be searched per row). Days and builds are read from
+ * call_facts_days, never from a request; checked here all the same.
+ */
+export function factDaysWhereSql(days: readonly Pick<FactDay, 'day' | 'build'>[]): string {
+  const pairs = days.map((d) => {
+    if (!DAY_TEXT.test(d.day) || !Number.isSafeInteger(d.build)) throw new Error(`not a fact day: ${d.day} ${d.build}`);
+    return `(toDate('${d.day}'), ${d.build})`;
+  });
+  return `(day, build) IN (${pairs.join(', ')})`;
 }
 
 /** A condition on `started_at` for a set of UTC days (a key range first, so only those days' granules are read). */
@@ -130,8 +154,9 @@ export function buildFactsQuery(projectId: string, days: readonly string[], buil
   const few = days.length <= 3;
   const matched = plan.matchedCallsSql(p, cols, undefined, { cond: onDaysSql(p, days), small: few });
   const calls = withOwnUsageSql(matched, cols, plan.projectParam, few);
-  const sql = `INSERT INTO call_facts (project_id, day, build, id, ${cols.join(', ')})
-    SELECT ${plan.projectParam}, toDate(started_at), ${p.add(build, 'UInt64')}, id, ${cols.join(', ')} FROM (${calls})`;
+  const sql = `INSERT INTO call_facts (project_id, day, build, id, ${cols.join(', ')}, usage_cost)
+    SELECT ${plan.projectParam}, toDate(started_at), ${p.add(build, 'UInt64')}, id, ${cols.join(', ')}, ${usageCostsSql(plan.projectParam)}
+    FROM (${calls})`;
   return { sql, params: p.values };
 }
 

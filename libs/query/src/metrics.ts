@@ -2,7 +2,7 @@ import type { AnalyticsQueryReq } from '@weft/api';
 import { ApiError } from '@weft/core';
 import { latencySql } from './call-json';
 import { CallsQueryPlan } from './calls';
-import { FACT_COLUMNS, onDaysSql, type FactDay } from './call-facts';
+import { FACT_COLUMNS, factDaysWhereSql, onDaysSql, usageCostsSql, type FactDay } from './call-facts';
 import { JSON_ROOTS } from './call-fields';
 import { callTotalCostSql } from './costs';
 import { splitFieldPath } from './expr';
@@ -40,6 +40,8 @@ interface Metric {
   sql: string;
   /** Read from the calls' own usage (tokens, requests, cost). */
   usage?: boolean;
+  /** The metric over rows that carry their usage's costs (`usage_cost`, `own_cost`), read when facts are. */
+  factsSql?: string;
 }
 
 /** The usage array a row's token and cost metrics read: the call's own, or the one model's entry of its row. */
@@ -76,6 +78,7 @@ export class MetricsQueryPlan {
   private readonly columns = new Set<string>(['started_at']);
   private usesUsage = false;
   private modelRows = false;
+  private costs = false;
   private parentOp = false;
   readonly dimensions: Dimension[];
   readonly metrics: Metric[];
@@ -206,8 +209,13 @@ export class MetricsQueryPlan {
       case 'total_tokens':
         // An entry's total_tokens, or its prompt + completion counts when it has none (as the UI's Tokens column).
         return tokens('if(u.5 > 0, u.5, u.3 + u.4)');
-      case 'cost':
-        return { ...num(`ifNull(sum(${callTotalCostSql(this.projectSql, usage())}), 0)`), usage: true };
+      case 'cost': {
+        const sql = `ifNull(sum(${callTotalCostSql(this.projectSql, usage())}), 0)`;
+        this.costs = true;
+        // Priced per usage entry when the facts were built; equal to pricing the entries here.
+        const factsSql = this.modelRows ? 'ifNull(sum(own_cost), 0)' : 'ifNull(sum(arraySum(x -> ifNull(x, 0), usage_cost)), 0)';
+        return { ...num(sql), usage: true, factsSql };
+      }
       case 'distinct_users':
         this.columns.add('svc_user_id');
         return count('uniqExact(svc_user_id)');
@@ -246,25 +254,18 @@ export class MetricsQueryPlan {
     const endsOnly = rows === 'usage' ? 'notEmpty(usage)' : undefined;
     const conds = this.factsConditions();
     let calls: string;
+    const priced = conds !== null && this.costs && cols.includes('usage');
     if (conds && this.facts) {
       const { current, otherDays } = this.facts;
-      const dayList = this.p.add(
-        current.map((d) => d.day),
-        'Array(Date)',
-      );
-      const builds = this.p.add(
-        current.map((d) => d.build),
-        'Array(UInt64)',
-      );
-      const days = `has(${dayList}, day) AND build = ${builds}[indexOf(${dayList}, day)]`;
       // Own usage is what facts keep, so `notEmpty(usage)` there reads fewer rows, not other figures.
-      const where = [`project_id = ${this.projectSql}`, days, ...conds, ...(endsOnly ? [endsOnly] : [])];
-      calls = `SELECT id, ${cols.join(', ')} FROM call_facts WHERE ${where.join(' AND ')}`;
+      const where = [`project_id = ${this.projectSql}`, factDaysWhereSql(current), ...conds, ...(endsOnly ? [endsOnly] : [])];
+      calls = `SELECT ${[...cols, ...(priced ? ['usage_cost'] : [])].join(', ')} FROM call_facts WHERE ${where.join(' AND ')}`;
       if (otherDays.length) {
         const slice = { cond: onDaysSql(this.p, otherDays), small: true };
         let rest = this.plan.matchedCallsSql(this.p, cols, endsOnly, slice);
         if (cols.includes('usage')) rest = withOwnUsageSql(rest, cols, this.projectSql, true);
-        calls = `${calls}\n  UNION ALL\n  SELECT id, ${cols.join(', ')} FROM (${rest})`;
+        const select = [...cols, ...(priced ? [`${usageCostsSql(this.projectSql)} AS usage_cost`] : [])];
+        calls = `${calls}\n  UNION ALL\n  SELECT ${select.join(', ')} FROM (${rest})`;
       }
     } else {
       calls = this.plan.matchedCallsSql(this.p, cols, endsOnly);
@@ -272,7 +273,8 @@ export class MetricsQueryPlan {
     }
     let from = `(${calls}) AS c`;
     // A call's row per model of its own usage; a call without usage keeps one row (model NULL).
-    if (this.modelRows) from += ' LEFT ARRAY JOIN c.usage AS own_u';
+    if (this.modelRows)
+      from += priced ? ' LEFT ARRAY JOIN c.usage AS own_u, c.usage_cost AS own_cost' : ' LEFT ARRAY JOIN c.usage AS own_u';
     if (this.parentOp) {
       from += `\n  LEFT JOIN (SELECT id AS parent_call_id, any(op_name) AS parent_op_name FROM calls_starts
       WHERE project_id = ${this.projectSql} AND id IN (SELECT parent_id FROM calls_starts WHERE project_id = ${this.projectSql} AND parent_id IS NOT NULL)
@@ -290,6 +292,11 @@ export class MetricsQueryPlan {
   /** Whether facts could answer this query's calls (every column it reads is one facts keep), were there any. */
   get couldReadFacts(): boolean {
     return [...this.columns].every((c) => FACT_COLUMNS.has(c)) && this.plan.conditionsOver(FACT_COLUMNS) !== null;
+  }
+
+  /** A metric's SQL over this query's rows (with their usage's costs when read from facts). */
+  private metricSql(m: Metric): string {
+    return this.readsFacts && m.factsSql ? m.factsSql : m.sql;
   }
 
   /** Whether this query reads facts for some days. */
@@ -319,7 +326,7 @@ export class MetricsQueryPlan {
     let sql: string;
     if (!this.usesUsage || this.modelRows) {
       const from = this.fromSql('all');
-      const select = [...this.dimensionTerms(from), ...this.metrics.map((m, i) => `${m.sql} AS m${i}`)];
+      const select = [...this.dimensionTerms(from), ...this.metrics.map((m, i) => `${this.metricSql(m)} AS m${i}`)];
       sql = `SELECT ${select.join(', ')}\n  FROM ${from}${this.groupBy()}`;
     } else {
       // Usage is read only where there is some: the call figures over every matched call, the
@@ -330,7 +337,7 @@ export class MetricsQueryPlan {
       const side = (from: string, usageSide: boolean) =>
         `SELECT ${[
           ...this.dimensionTerms(calls),
-          ...this.metrics.map((m, i) => `${!!m.usage === usageSide ? `toNullable(toFloat64(${m.sql}))` : none} AS m${i}`),
+          ...this.metrics.map((m, i) => `${!!m.usage === usageSide ? `toNullable(toFloat64(${this.metricSql(m)}))` : none} AS m${i}`),
         ].join(', ')}\n  FROM ${from}${this.groupBy()}`;
       const outer = [
         ...this.dimensions.map((_, i) => `d${i}`),

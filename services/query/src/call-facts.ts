@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { metrics } from '@weft/core';
 import {
+  CALL_MARKS,
   FACT_DAYS_SQL,
   FACT_SOURCES,
   PROJECT_DAYS_SQL,
@@ -81,14 +82,15 @@ export class CallFacts {
     const counters = await this.store.rows<SourceCounter>(SOURCE_COUNTERS_SQL, {}, { name: 'facts.counters', signal });
     const mutated = mutationsOf(counters);
     const blocks = Object.fromEntries(FACT_SOURCES.map((s) => [s.mark, Number(counters.find((c) => c.table === s.table)?.block ?? 0)]));
-    let current = days.filter((d) => MARKS.every((m) => mutated[m] <= d[m]));
+    // A mutation of any source, or a price added since, makes a day stale whatever it holds.
+    let current = days.filter((d) => MARKS.every((m) => mutated[m] <= d[m]) && blocks.prices_block! <= d.prices_block);
     const since = {} as Watermark;
-    for (const m of MARKS) since[m] = Math.min(...current.map((d) => d[m]));
-    if (current.length && MARKS.some((m) => blocks[m]! > since[m])) {
+    for (const m of CALL_MARKS) since[m] = Math.min(...current.map((d) => d[m]));
+    if (current.length && CALL_MARKS.some((m) => blocks[m]! > since[m])) {
       const t = touchedDaysQuery(projectId, since);
       const touched = await this.store.rows<Watermark & { day: string }>(t.sql, t.params, { name: 'facts.touched', signal });
       const stale = new Set(
-        touched.filter((x) => current.some((d) => d.day === x.day && MARKS.some((m) => Number(x[m]) > d[m]))).map((x) => x.day),
+        touched.filter((x) => current.some((d) => d.day === x.day && CALL_MARKS.some((m) => Number(x[m]) > d[m]))).map((x) => x.day),
       );
       current = current.filter((d) => !stale.has(d.day));
     }
@@ -181,5 +183,6 @@ function numeric(d: FactDay): FactDay {
     starts_block: Number(d.starts_block),
     ends_block: Number(d.ends_block),
     deleted_block: Number(d.deleted_block),
+    prices_block: Number(d.prices_block),
   };
 }

@@ -19,12 +19,15 @@ CREATE TABLE IF NOT EXISTS call_facts (
   trace_id Nullable(String),
   thread_id Nullable(String),
   svc_user_id Nullable(String),
-  usage Array(Tuple(model String, requests Int64, prompt_tokens Int64, completion_tokens Int64, total_tokens Int64, cache_read_input_tokens Int64, cache_creation_input_tokens Int64))
+  usage Array(Tuple(model String, requests Int64, prompt_tokens Int64, completion_tokens Int64, total_tokens Int64, cache_read_input_tokens Int64, cache_creation_input_tokens Int64)),
+  -- Each usage entry's cost at the prices of the build (NULL: no price for its model).
+  usage_cost Array(Nullable(Float64))
 ) ENGINE = MergeTree
 ORDER BY (project_id, day, build, started_at, id);
 
 -- Each day's current build, with the source tables' block numbers before it read them: a row
--- inserted after it carries a higher `_block_number`, a delete a higher mutation number.
+-- inserted after it carries a higher `_block_number`, a delete a higher mutation number (and a
+-- price added or removed since makes every day's costs stale).
 -- The latest build of a day wins (ReplacingMergeTree on build, read with FINAL).
 CREATE TABLE IF NOT EXISTS call_facts_days (
   project_id String,
@@ -33,7 +36,8 @@ CREATE TABLE IF NOT EXISTS call_facts_days (
   calls UInt64,
   starts_block UInt64,
   ends_block UInt64,
-  deleted_block UInt64
+  deleted_block UInt64,
+  prices_block UInt64
 ) ENGINE = ReplacingMergeTree(build)
 ORDER BY (project_id, day);
 

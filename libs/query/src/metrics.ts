@@ -224,7 +224,13 @@ export class MetricsQueryPlan {
         return count('uniqExact(trace_id)');
     }
     const lat = /^latency_(p50|p90|p95|p99)_ms$/.exec(name);
-    if (lat) return latency(`quantileExactInclusiveIf(${QUANTILES[lat[1]!]})(${LATENCY}, ${ENDED})`);
+    if (lat) {
+      // Every latency quantile of a query reads one aggregate (the engine computes an identical
+      // one once): the latencies are gathered and sorted once, not once per quantile.
+      const levels = Object.values(QUANTILES);
+      const k = levels.indexOf(QUANTILES[lat[1]!]!) + 1;
+      return latency(`quantilesExactInclusiveIf(${levels.join(', ')})(${LATENCY}, ${ENDED})[${k}]`);
+    }
     const agg = /^([a-z0-9]+)\((.+)\)$/.exec(name);
     if (agg && PATH_AGGREGATES.includes(agg[1]!)) {
       const raw = this.jsonRaw(agg[2]!, field, 'metric');

@@ -330,7 +330,8 @@ export class MetricsQueryPlan {
   query(): BuiltQuery {
     const p = this.p;
     let sql: string;
-    if (!this.usesUsage || this.modelRows) {
+    // Facts rows carry their own usage and its costs: one pass reads every metric.
+    if (!this.usesUsage || this.modelRows || this.readsFacts) {
       const from = this.fromSql('all');
       const select = [...this.dimensionTerms(from), ...this.metrics.map((m, i) => `${this.metricSql(m)} AS m${i}`)];
       sql = `SELECT ${select.join(', ')}\n  FROM ${from}${this.groupBy()}`;

@@ -83,12 +83,22 @@ export class MetricsQueryPlan {
   readonly dimensions: Dimension[];
   readonly metrics: Metric[];
 
-  /** The calls' earliest and latest start (µs), for `bucket: 'auto'`: the query that gives them. */
-  static rangeQuery(req: AnalyticsQueryReq): BuiltQuery {
+  /** The calls' earliest and latest start (µs), for `bucket: 'auto'`: the query that gives them (from facts where it can). */
+  static rangeQuery(req: AnalyticsQueryReq, facts?: FactsCoverage): BuiltQuery {
     const plan = new CallsQueryPlan({ project_id: req.project_id, filter: req.filter, query: withTimeRange(req), sort_by: [] });
     const p = plan.params;
+    const conds = facts?.current.length ? plan.conditionsOver(FACT_COLUMNS) : null;
+    let calls = plan.matchedCallsSql(p, ['started_at']);
+    if (conds && facts) {
+      const where = [`project_id = ${plan.projectParam}`, factDaysWhereSql(facts.current), ...conds];
+      calls = `SELECT started_at FROM call_facts WHERE ${where.join(' AND ')}`;
+      if (facts.otherDays.length) {
+        const slice = { cond: onDaysSql(p, facts.otherDays), small: true };
+        calls += `\n  UNION ALL\n  SELECT started_at FROM (${plan.matchedCallsSql(p, ['started_at'], undefined, slice)})`;
+      }
+    }
     const sql = `SELECT toUnixTimestamp64Micro(min(started_at)) AS min_us, toUnixTimestamp64Micro(max(started_at)) AS max_us
-    FROM (${plan.matchedCallsSql(p, ['started_at'])})`;
+    FROM (${calls})`;
     return { sql, params: p.values };
   }
 

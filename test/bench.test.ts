@@ -169,8 +169,10 @@ describe('benchmarks run (tiny mode)', () => {
     });
     ok(r);
     expect(r.out).toMatch(/loaded 3000 calls over 30 days/);
+    expect(r.out).toMatch(/^analytics facts: 30 days current after [\d.]+ s of waiting; \d+ build\(s\)/m);
     const lines = (r.out.match(/^(metrics|UI|export): .*$/gm) ?? []).filter((l) => !l.startsWith('UI: default dashboard'));
-    expect(lines).toHaveLength(7);
+    expect(lines).toHaveLength(8);
+    expect(r.out).toMatch(/one day changed since its facts.* 600 rows/);
     expect(r.out).toMatch(/^UI: default dashboard \(totals and 6 charts painted\) in Chromium +median +\d+ ms/m);
     for (const l of lines) expect(l).toMatch(/ median +\d+ ms +CPU +\d+ ms +RSS \+\d+ MiB/);
     expect(r.out).not.toContain('FAILED');

@@ -46,6 +46,11 @@ export const configSchema = z.object({
   /** A project whose ack→queryable lag is over this (ms) is flagged by /project/delivery and the web UI's banner. */
   WEFT_DELIVERY_LAG_WARN_MS: int(30_000, 1),
 
+  /** Query role: time between two passes building analytics facts (ms); 0: this process builds none (queries still read what exists). */
+  WEFT_ANALYTICS_FACTS_INTERVAL_MS: int(60_000, 0),
+  /** A day's analytics facts are built once its last call started this long ago (ms), or the day (UTC) is over. */
+  WEFT_ANALYTICS_FACTS_SETTLE_MS: int(600_000, 0),
+
   /** Inference role: time between two looks for new calls to score by active Weave Monitors (ms); 0: this process scores none. */
   WEFT_MONITORS_INTERVAL_MS: int(5_000, 0),
   WEFT_EVALUATION_HEARTBEAT_MS: int(10_000, 100),

@@ -85,6 +85,23 @@ export const metrics = {
     labelNames: ['table'] as const,
     registers,
   }),
+  analyticsFactsDays: new Gauge({
+    name: 'weft_analytics_facts_days',
+    help: 'Days of calls (all projects) whose analytics facts are built, as of the last build pass',
+    registers,
+  }),
+  analyticsFactsBuildSeconds: new Histogram({
+    name: 'weft_analytics_facts_build_seconds',
+    help: "Time to build one project's analytics facts for the days that needed it",
+    buckets: [0.1, 0.5, 1, 5, 10, 30, 60, 300],
+    registers,
+  }),
+  analyticsQueries: new Counter({
+    name: 'weft_analytics_queries_total',
+    help: '/analytics/query answers, by where their calls were read (facts: some days from analytics facts; calls: none)',
+    labelNames: ['source'] as const,
+    registers,
+  }),
   monitorScoreLag: new Histogram({
     name: 'weft_monitor_score_lag_seconds',
     help: "Time from a call's end to its monitor scores being stored",

@@ -434,13 +434,17 @@ LIMIT 1 BY id`;
    * fold (`LIMIT 1 BY id`) and counts take DISTINCT (FINAL would evaluate the conditions after
    * merging instead of in PREWHERE: ×2–3 on a filter).
    */
-  private joinedSql(columns: Iterable<string>, final: boolean, page: { ids?: string; starts?: string; endsOnly?: string } = {}): string {
+  private joinedSql(
+    columns: Iterable<string>,
+    final: boolean,
+    page: { ids?: string; starts?: string; endsOnly?: string; startCond?: string; slice?: boolean } = {},
+  ): string {
     const cols = [...new Set(columns)];
     const startCols = [...new Set(['started_at', ...cols.filter((c) => START_COLUMNS.has(c) || START_FRAGMENTS.has(c))])];
     const endCols = [...new Set(cols.filter((c) => END_COLUMNS.has(c) || END_FRAGMENTS.has(c)))];
     const renamed = cols.includes('display_name');
     const fin = final ? ' FINAL' : '';
-    const startWhere = this.startConds().join(' AND ');
+    const startWhere = [...this.startConds(), ...(page.startCond ? [page.startCond] : [])].join(' AND ');
     const starts =
       page.starts ??
       `SELECT id, ${[...startCols, ...(renamed ? ['display_name'] : [])].join(', ')} FROM calls_starts${fin} WHERE ${startWhere}${page.ids ? ` AND id IN ${page.ids}` : ''}`;
@@ -457,7 +461,7 @@ LIMIT 1 BY id`;
     if (endCols.length) {
       const endWhere = [`project_id = ${this.projectSql}`];
       if (page.ids) endWhere.push(`id IN ${page.ids}`);
-      else if (this.narrow) endWhere.push(`id IN (SELECT id FROM calls_starts WHERE ${startWhere})`);
+      else if (this.narrow || page.slice) endWhere.push(`id IN (SELECT id FROM calls_starts WHERE ${startWhere})`);
       // A condition no running call meets is evaluated on calls_ends first; only ended calls join.
       if (page.endsOnly) endWhere.push(page.endsOnly);
       const ends = `(SELECT id, ${endCols.join(', ')} FROM calls_ends${fin} WHERE ${endWhere.join(' AND ')}) AS e`;
@@ -520,9 +524,22 @@ LIMIT 1 BY id`;
    * (FINAL). `endsOnly`: a condition on end columns that no running call meets (e.g. "has
    * usage"), evaluated on calls_ends before the join, which then keeps only ended calls.
    */
-  matchedCallsSql(_p: Params, columns: string[], endsOnly?: string): string {
-    const rows = this.joinedSql([...columns, ...this.resolver.used], true, { endsOnly });
+  /**
+   * The matched calls, one row each with `columns`. `slice`: a condition on start columns (some
+   * days); when `small`, a small part of the project, whose end rows are then read by id.
+   */
+  matchedCallsSql(_p: Params, columns: string[], endsOnly?: string, slice?: { cond: string; small: boolean }): string {
+    const rows = this.joinedSql([...columns, ...this.resolver.used], true, { endsOnly, startCond: slice?.cond, slice: slice?.small });
     return `SELECT id, ${columns.join(', ')} FROM (${rows})${this.endConds.size ? ` WHERE ${[...this.endConds].join(' AND ')}` : ''}`;
+  }
+
+  /**
+   * The filter and query as conditions on rows that have the matched calls' columns (analytics
+   * facts: call-facts.ts), or null when one reads a column `columns` does not have.
+   */
+  conditionsOver(columns: ReadonlySet<string>): string[] | null {
+    for (const c of this.resolver.used) if (!columns.has(c)) return null;
+    return [...this.idConds, ...this.conds];
   }
 
   /** The matching ids (no order), capped by `limit`: the body of counts and storage sums. */

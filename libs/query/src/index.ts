@@ -11,3 +11,4 @@ export * from './metrics';
 export * from './usage-rollup';
 export * from './call-stats';
 export * from './retention';
+export * from './call-facts';

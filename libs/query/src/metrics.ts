@@ -2,6 +2,7 @@ import type { AnalyticsQueryReq } from '@weft/api';
 import { ApiError } from '@weft/core';
 import { latencySql } from './call-json';
 import { CallsQueryPlan } from './calls';
+import { FACT_COLUMNS, factDaysWhereSql, onDaysSql, usageCostsSql, type FactDay } from './call-facts';
 import { JSON_ROOTS } from './call-fields';
 import { callTotalCostSql } from './costs';
 import { splitFieldPath } from './expr';
@@ -13,8 +14,15 @@ import type { BuiltQuery, Params } from './params';
  * grouped by dimensions. Two levels: the matched calls (one row each, replays folded, deleted
  * ones left out, with their own usage when a metric or dimension reads usage: own-usage.ts), then
  * one GROUP BY over them, with a model's usage rows (`model`) or the parent's op (`parent_op`)
- * joined in when asked for.
+ * joined in when asked for. The matched calls of days with current facts (call-facts.ts) are
+ * read from those; the other days' from the call tables.
  */
+
+/** The days a query may read from facts (current ones), and the other days that have calls. */
+export interface FactsCoverage {
+  current: readonly FactDay[];
+  otherDays: readonly string[];
+}
 
 /** The value a `top` dimension takes for the calls outside its top n. */
 export const OTHER_VALUE = '__other__';
@@ -32,6 +40,8 @@ interface Metric {
   sql: string;
   /** Read from the calls' own usage (tokens, requests, cost). */
   usage?: boolean;
+  /** The metric over rows that carry their usage's costs (`usage_cost`, `own_cost`), read when facts are. */
+  factsSql?: string;
 }
 
 /** The usage array a row's token and cost metrics read: the call's own, or the one model's entry of its row. */
@@ -68,20 +78,34 @@ export class MetricsQueryPlan {
   private readonly columns = new Set<string>(['started_at']);
   private usesUsage = false;
   private modelRows = false;
+  private costs = false;
   private parentOp = false;
   readonly dimensions: Dimension[];
   readonly metrics: Metric[];
 
-  /** The calls' earliest and latest start (µs), for `bucket: 'auto'`: the query that gives them. */
-  static rangeQuery(req: AnalyticsQueryReq): BuiltQuery {
+  /** The calls' earliest and latest start (µs), for `bucket: 'auto'`: the query that gives them (from facts where it can). */
+  static rangeQuery(req: AnalyticsQueryReq, facts?: FactsCoverage): BuiltQuery {
     const plan = new CallsQueryPlan({ project_id: req.project_id, filter: req.filter, query: withTimeRange(req), sort_by: [] });
     const p = plan.params;
+    const conds = facts?.current.length ? plan.conditionsOver(FACT_COLUMNS) : null;
+    let calls = plan.matchedCallsSql(p, ['started_at']);
+    if (conds && facts) {
+      const where = [`project_id = ${plan.projectParam}`, factDaysWhereSql(facts.current), ...conds];
+      calls = `SELECT started_at FROM call_facts WHERE ${where.join(' AND ')}`;
+      if (facts.otherDays.length) {
+        const slice = { cond: onDaysSql(p, facts.otherDays), small: true };
+        calls += `\n  UNION ALL\n  SELECT started_at FROM (${plan.matchedCallsSql(p, ['started_at'], undefined, slice)})`;
+      }
+    }
     const sql = `SELECT toUnixTimestamp64Micro(min(started_at)) AS min_us, toUnixTimestamp64Micro(max(started_at)) AS max_us
-    FROM (${plan.matchedCallsSql(p, ['started_at'])})`;
+    FROM (${calls})`;
     return { sql, params: p.values };
   }
 
-  constructor(private readonly req: AnalyticsQueryReq) {
+  constructor(
+    private readonly req: AnalyticsQueryReq,
+    private readonly facts?: FactsCoverage,
+  ) {
     this.plan = new CallsQueryPlan({ project_id: req.project_id, filter: req.filter, query: withTimeRange(req), sort_by: [] });
     this.p = this.plan.params;
     this.projectSql = this.plan.projectParam;
@@ -195,8 +219,13 @@ export class MetricsQueryPlan {
       case 'total_tokens':
         // An entry's total_tokens, or its prompt + completion counts when it has none (as the UI's Tokens column).
         return tokens('if(u.5 > 0, u.5, u.3 + u.4)');
-      case 'cost':
-        return { ...num(`ifNull(sum(${callTotalCostSql(this.projectSql, usage())}), 0)`), usage: true };
+      case 'cost': {
+        const sql = `ifNull(sum(${callTotalCostSql(this.projectSql, usage())}), 0)`;
+        this.costs = true;
+        // Priced per usage entry when the facts were built; equal to pricing the entries here.
+        const factsSql = this.modelRows ? 'ifNull(sum(own_cost), 0)' : 'ifNull(sum(arraySum(x -> ifNull(x, 0), usage_cost)), 0)';
+        return { ...num(sql), usage: true, factsSql };
+      }
       case 'distinct_users':
         this.columns.add('svc_user_id');
         return count('uniqExact(svc_user_id)');
@@ -205,7 +234,13 @@ export class MetricsQueryPlan {
         return count('uniqExact(trace_id)');
     }
     const lat = /^latency_(p50|p90|p95|p99)_ms$/.exec(name);
-    if (lat) return latency(`quantileExactInclusiveIf(${QUANTILES[lat[1]!]})(${LATENCY}, ${ENDED})`);
+    if (lat) {
+      // Every latency quantile of a query reads one aggregate (the engine computes an identical
+      // one once): the latencies are gathered and sorted once, not once per quantile.
+      const levels = Object.values(QUANTILES);
+      const k = levels.indexOf(QUANTILES[lat[1]!]!) + 1;
+      return latency(`quantilesExactInclusiveIf(${levels.join(', ')})(${LATENCY}, ${ENDED})[${k}]`);
+    }
     const agg = /^([a-z0-9]+)\((.+)\)$/.exec(name);
     if (agg && PATH_AGGREGATES.includes(agg[1]!)) {
       const raw = this.jsonRaw(agg[2]!, field, 'metric');
@@ -232,17 +267,57 @@ export class MetricsQueryPlan {
    */
   private fromSql(rows: 'all' | 'calls' | 'usage'): string {
     const cols = [...this.columns, ...(rows === 'calls' || !this.usesUsage ? [] : ['usage'])];
-    let calls = this.plan.matchedCallsSql(this.p, cols, rows === 'usage' ? 'notEmpty(usage)' : undefined);
-    if (cols.includes('usage')) calls = withOwnUsageSql(calls, cols, this.projectSql);
+    const endsOnly = rows === 'usage' ? 'notEmpty(usage)' : undefined;
+    const conds = this.factsConditions();
+    let calls: string;
+    const priced = conds !== null && this.costs && cols.includes('usage');
+    if (conds && this.facts) {
+      const { current, otherDays } = this.facts;
+      // Own usage is what facts keep, so `notEmpty(usage)` there reads fewer rows, not other figures.
+      const where = [`project_id = ${this.projectSql}`, factDaysWhereSql(current), ...conds, ...(endsOnly ? [endsOnly] : [])];
+      calls = `SELECT ${[...cols, ...(priced ? ['usage_cost'] : [])].join(', ')} FROM call_facts WHERE ${where.join(' AND ')}`;
+      if (otherDays.length) {
+        const slice = { cond: onDaysSql(this.p, otherDays), small: true };
+        let rest = this.plan.matchedCallsSql(this.p, cols, endsOnly, slice);
+        if (cols.includes('usage')) rest = withOwnUsageSql(rest, cols, this.projectSql, true);
+        const select = [...cols, ...(priced ? [`${usageCostsSql(this.projectSql)} AS usage_cost`] : [])];
+        calls = `${calls}\n  UNION ALL\n  SELECT ${select.join(', ')} FROM (${rest})`;
+      }
+    } else {
+      calls = this.plan.matchedCallsSql(this.p, cols, endsOnly);
+      if (cols.includes('usage')) calls = withOwnUsageSql(calls, cols, this.projectSql);
+    }
     let from = `(${calls}) AS c`;
     // A call's row per model of its own usage; a call without usage keeps one row (model NULL).
-    if (this.modelRows) from += ' LEFT ARRAY JOIN c.usage AS own_u';
+    if (this.modelRows)
+      from += priced ? ' LEFT ARRAY JOIN c.usage AS own_u, c.usage_cost AS own_cost' : ' LEFT ARRAY JOIN c.usage AS own_u';
     if (this.parentOp) {
       from += `\n  LEFT JOIN (SELECT id AS parent_call_id, any(op_name) AS parent_op_name FROM calls_starts
       WHERE project_id = ${this.projectSql} AND id IN (SELECT parent_id FROM calls_starts WHERE project_id = ${this.projectSql} AND parent_id IS NOT NULL)
       GROUP BY id) AS po ON po.parent_call_id = c.parent_id`;
     }
     return from;
+  }
+
+  /** The conditions as they read facts rows, when facts can answer (every column read is one facts keep); else null. */
+  private factsConditions(): string[] | null {
+    if (!this.facts || this.facts.current.length === 0 || !this.couldReadFacts) return null;
+    return this.plan.conditionsOver(FACT_COLUMNS);
+  }
+
+  /** Whether facts could answer this query's calls (every column it reads is one facts keep), were there any. */
+  get couldReadFacts(): boolean {
+    return [...this.columns].every((c) => FACT_COLUMNS.has(c)) && this.plan.conditionsOver(FACT_COLUMNS) !== null;
+  }
+
+  /** A metric's SQL over this query's rows (with their usage's costs when read from facts). */
+  private metricSql(m: Metric): string {
+    return this.readsFacts && m.factsSql ? m.factsSql : m.sql;
+  }
+
+  /** Whether this query reads facts for some days. */
+  get readsFacts(): boolean {
+    return this.factsConditions() !== null;
   }
 
   /** The dimensions' SELECT terms (d0…); a `top` dimension ranked over `rankFrom`'s rows. */
@@ -265,9 +340,10 @@ export class MetricsQueryPlan {
   query(): BuiltQuery {
     const p = this.p;
     let sql: string;
-    if (!this.usesUsage || this.modelRows) {
+    // Facts rows carry their own usage and its costs: one pass reads every metric.
+    if (!this.usesUsage || this.modelRows || this.readsFacts) {
       const from = this.fromSql('all');
-      const select = [...this.dimensionTerms(from), ...this.metrics.map((m, i) => `${m.sql} AS m${i}`)];
+      const select = [...this.dimensionTerms(from), ...this.metrics.map((m, i) => `${this.metricSql(m)} AS m${i}`)];
       sql = `SELECT ${select.join(', ')}\n  FROM ${from}${this.groupBy()}`;
     } else {
       // Usage is read only where there is some: the call figures over every matched call, the
@@ -278,7 +354,7 @@ export class MetricsQueryPlan {
       const side = (from: string, usageSide: boolean) =>
         `SELECT ${[
           ...this.dimensionTerms(calls),
-          ...this.metrics.map((m, i) => `${!!m.usage === usageSide ? `toNullable(toFloat64(${m.sql}))` : none} AS m${i}`),
+          ...this.metrics.map((m, i) => `${!!m.usage === usageSide ? `toNullable(toFloat64(${this.metricSql(m)}))` : none} AS m${i}`),
         ].join(', ')}\n  FROM ${from}${this.groupBy()}`;
       const outer = [
         ...this.dimensions.map((_, i) => `d${i}`),

@@ -18,15 +18,17 @@ export const USAGE_TYPE =
 /**
  * Per parent id, the sum of its children's usage as `sumMap`'s tuple (models, then the six
  * counts in `usage`'s order: requests, prompt, completion, total, cache read, cache creation).
+ * `parentsSql` (ids) limits it to those parents' children, when they are few.
  */
-export function childUsageSql(projectSql: string): string {
+export function childUsageSql(projectSql: string, parentsSql?: string): string {
   const counts = [2, 3, 4, 5, 6, 7].map((i) => `arrayMap(u -> u.${i}, e.usage)`).join(', ');
+  const children = `SELECT id, assumeNotNull(parent_id) AS parent_id FROM calls_starts FINAL
+      WHERE project_id = ${projectSql} AND parent_id IS NOT NULL${parentsSql ? ` AND parent_id IN (${parentsSql})` : ''}`;
   // Both sides by id, sorted and merged: calls_ends is stored in id order, cheaper than hashing
   // the ends with an IN-set of them on the starts (docs/performance.md, "Reads").
   return `SELECT s.parent_id AS parent_id, sumMap(arrayMap(u -> u.1, e.usage), ${counts}) AS child_usage
-    FROM (SELECT id, usage FROM calls_ends FINAL WHERE project_id = ${projectSql} AND notEmpty(usage)) AS e
-    INNER JOIN (SELECT id, assumeNotNull(parent_id) AS parent_id FROM calls_starts FINAL
-      WHERE project_id = ${projectSql} AND parent_id IS NOT NULL) AS s ON e.id = s.id
+    FROM (SELECT id, usage FROM calls_ends FINAL WHERE project_id = ${projectSql} AND notEmpty(usage)${parentsSql ? ` AND id IN (SELECT id FROM (${children}))` : ''}) AS e
+    INNER JOIN (${children}) AS s ON e.id = s.id
     GROUP BY parent_id
     SETTINGS join_algorithm = 'full_sorting_merge'`;
 }
@@ -40,11 +42,13 @@ export function ownUsageExpr(usage: string, child: string): string {
 
 /**
  * `callsSql`'s rows (with `id` and `usage` among `columns`) with `usage` replaced by the call's
- * own usage. Calls whose children used nothing are unchanged.
+ * own usage. Calls whose children used nothing are unchanged. `few`: the calls are a small part
+ * of the project (a day's), so only their children are read.
  */
-export function withOwnUsageSql(callsSql: string, columns: string[], projectSql: string): string {
+export function withOwnUsageSql(callsSql: string, columns: string[], projectSql: string, few = false): string {
   const others = columns.filter((c) => c !== 'usage' && c !== 'id');
+  const children = childUsageSql(projectSql, few ? `SELECT id FROM (${callsSql})` : undefined);
   return `SELECT c.id AS id, ${others.map((col) => `c.${col} AS ${col}, `).join('')}${ownUsageExpr('c.usage', 'k.child_usage')} AS usage
     FROM (${callsSql}) AS c
-    LEFT JOIN (${childUsageSql(projectSql)}) AS k ON k.parent_id = c.id`;
+    LEFT JOIN (${children}) AS k ON k.parent_id = c.id`;
 }

@@ -67,6 +67,9 @@ export const SHARDING_KEYS: Readonly<Record<string, string>> = {
   evaluation_cancels: 'cityHash64(project_id, call_id)',
   // A monitor's lease rows on one shard (the latest replaces the others).
   monitor_leases: 'cityHash64(project_id, monitor)',
+  // A day's facts and its builds with the day (not used on a cluster: block numbers are per shard).
+  call_facts: 'cityHash64(project_id, day)',
+  call_facts_days: 'cityHash64(project_id, day)',
 };
 
 /** The local (per-shard, replicated) table under the Distributed table `table`. */

@@ -27,7 +27,13 @@ const USER_STEPS: readonly DeletionStep[] = [
   { table: 'calls_renames', where: `(project_id, id) IN (${CALLS_OF_USER})` },
   { table: 'calls_deleted', where: `(project_id, id) IN (${CALLS_OF_USER})` },
   { table: 'calls_starts', where: 'svc_user_id = {target:String}' },
+  // Analytics facts keep a copy of each call's user (libs/query call-facts.ts): last, once no
+  // call of the user is left to build them from again.
+  { table: 'call_facts', where: 'svc_user_id = {target:String}' },
 ];
+
+/** Tables built from the others (analytics facts): a project's go last, once nothing is left to build them from. */
+const DERIVED_TABLES = ['call_facts', 'call_facts_days'];
 
 /**
  * The steps of a job. A project's: every table of the database with a `project_id` column
@@ -44,5 +50,7 @@ export async function deletionSteps(store: Store, kind: DeletionKind): Promise<D
       ORDER BY name`,
     format: 'JSONEachRow',
   });
-  return (await rs.json<{ name: string }>()).map((r) => ({ table: r.name, where: 'project_id = {target:String}' }));
+  const names = (await rs.json<{ name: string }>()).map((r) => r.name);
+  const ordered = [...names.filter((n) => !DERIVED_TABLES.includes(n)), ...names.filter((n) => DERIVED_TABLES.includes(n))];
+  return ordered.map((table) => ({ table, where: 'project_id = {target:String}' }));
 }

@@ -6,9 +6,10 @@ import type {
   ProjectsListReq,
   ProjectSummary,
 } from '@weft/api';
-import { ApiError, type Caller } from '@weft/core';
+import { ApiError, metrics, type Caller } from '@weft/core';
 import { CallsAggregatePlan, chooseBucketSeconds, MetricsQueryPlan, Params } from '@weft/query';
 import type { Store } from '@weft/store';
+import type { CallFacts } from './call-facts';
 
 const DEFAULT_PROJECTS_LIMIT = 1000;
 
@@ -133,18 +134,26 @@ export async function aggregateCalls(store: Store, req: CallsAggregateReq, signa
  * /analytics/query: the request's metrics per group of its dimensions over the calls it matches
  * (libs/query metrics.ts); at most `limit` groups, `truncated` when more matched.
  */
-export async function queryMetrics(store: Store, req: AnalyticsQueryReq, signal: AbortSignal): Promise<AnalyticsQueryRes> {
+export async function queryMetrics(
+  store: Store,
+  req: AnalyticsQueryReq,
+  signal: AbortSignal,
+  facts?: CallFacts,
+): Promise<AnalyticsQueryRes> {
   const run = async (q: { sql: string; params: Record<string, unknown> }) => {
     const rs = await store.client.query({ query: q.sql, query_params: q.params, format: 'JSONEachRow', abort_signal: signal });
     return rs.json<Record<string, unknown>>();
   };
+  // Days with current analytics facts are read from them (call-facts.ts), the rest from the calls.
+  const coverage = facts ? await facts.coverage(req.project_id, signal) : undefined;
   let bucketSeconds = req.bucket_seconds;
   if (req.bucket === 'auto') {
-    const [range] = await run(MetricsQueryPlan.rangeQuery(req));
+    const [range] = await run(MetricsQueryPlan.rangeQuery(req, coverage));
     bucketSeconds = chooseBucketSeconds(Number(range?.min_us ?? 0), Number(range?.max_us ?? 0));
     req = { ...req, bucket: undefined, bucket_seconds: bucketSeconds };
   }
-  const plan = new MetricsQueryPlan(req);
+  const plan = new MetricsQueryPlan(req, coverage);
+  metrics.analyticsQueries.inc({ source: plan.readsFacts ? 'facts' : 'calls' });
   const answer = plan.rows(await run(plan.query()));
   return bucketSeconds !== undefined && req.dimensions.includes('time') ? { ...answer, bucket_seconds: bucketSeconds } : answer;
 }

@@ -1,25 +1,41 @@
 import { documentRoutes } from '@weft/http';
 import { needs, type Role } from '@weft/runtime';
 import { uiRoutes } from '@weft/svc-ui';
+import { CallFacts } from './call-facts';
 import { queryRoutes } from './routes';
 
 /** Every read endpoint, answered from ClickHouse, and the web UI that talks to them. */
-export const queryRole: Role = (config) => ({
-  name: 'query',
-  async routes(app, deps) {
-    const bus = deps.bus;
-    await app.register(queryRoutes, {
-      store: deps.store,
-      auth: needs(deps.auth, 'auth', 'query'),
-      keys: needs(deps.keys, 'the key store', 'query'),
-      pageRows: config.WEFT_QUERY_PAGE_ROWS,
-      defaultRetentionDays: config.WEFT_RETENTION_DAYS,
-      ...(bus?.caughtUp ? { caughtUp: () => bus.caughtUp!() } : {}),
-    });
-    // The UI's pages and files, whichever it serves, under the `ui` group of /docs.
-    await app.register(async (scope) => {
-      documentRoutes(scope, (url) => ({ tag: 'ui', summary: url === '/' ? 'The web UI' : `The web UI: ${url}`, auth: 'none' }));
-      await scope.register(uiRoutes);
-    });
-  },
-});
+export const queryRole: Role = (config, log) => {
+  let facts: CallFacts | undefined;
+  return {
+    name: 'query',
+    // Analytics facts (call-facts.ts): block numbers are per shard, so not on a cluster.
+    components(deps) {
+      if (deps.store.cluster) return [];
+      const f = (facts = new CallFacts(deps.store, log, {
+        intervalMs: config.WEFT_ANALYTICS_FACTS_INTERVAL_MS,
+        settleMs: config.WEFT_ANALYTICS_FACTS_SETTLE_MS,
+        graceMs: 600_000,
+      }));
+      if (config.WEFT_ANALYTICS_FACTS_INTERVAL_MS === 0) return [];
+      return [{ name: 'analytics-facts', start: async () => f.start(), stop: () => f.stop() }];
+    },
+    async routes(app, deps) {
+      const bus = deps.bus;
+      await app.register(queryRoutes, {
+        store: deps.store,
+        ...(facts ? { facts } : {}),
+        auth: needs(deps.auth, 'auth', 'query'),
+        keys: needs(deps.keys, 'the key store', 'query'),
+        pageRows: config.WEFT_QUERY_PAGE_ROWS,
+        defaultRetentionDays: config.WEFT_RETENTION_DAYS,
+        ...(bus?.caughtUp ? { caughtUp: () => bus.caughtUp!() } : {}),
+      });
+      // The UI's pages and files, whichever it serves, under the `ui` group of /docs.
+      await app.register(async (scope) => {
+        documentRoutes(scope, (url) => ({ tag: 'ui', summary: url === '/' ? 'The web UI' : `The web UI: ${url}`, auth: 'none' }));
+        await scope.register(uiRoutes);
+      });
+    },
+  };
+};

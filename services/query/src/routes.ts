@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { addRoute, sendJsonl, sendJsonlText, type Authenticator } from '@weft/http';
 import { aggregateCalls, listProjects, queryMetrics } from './analytics';
+import type { CallFacts } from './call-facts';
 import { exportCalls } from './export';
 import { exportTable } from './table-export';
 import { readTtlSettings, updateTtlSettings } from './project-settings';
@@ -39,6 +40,8 @@ export interface QueryDeps {
   defaultRetentionDays?: number;
   /** Resolves once the writes acknowledged so far are stored (the all-in-one's ingest log): every read waits on it. */
   caughtUp?: () => Promise<void>;
+  /** Analytics facts: which days /analytics/query may read from them. */
+  facts?: CallFacts;
 }
 
 /**
@@ -118,7 +121,7 @@ export async function queryRoutes(app: FastifyInstance, deps: QueryDeps): Promis
   addRoute(app, deps.auth, 'usersReadBatch', async (body, { caller }) => ({
     users: await deps.keys.userNamesIn(body.project_id.split('/')[0]!, body.user_ids, caller.userId),
   }));
-  addRoute(app, deps.auth, 'analyticsQuery', async (body, { signal }) => queryMetrics(deps.store, body, signal));
+  addRoute(app, deps.auth, 'analyticsQuery', async (body, { signal }) => queryMetrics(deps.store, body, signal, deps.facts));
 
   await app.register(objectReadRoutes, { store: deps.store, auth: deps.auth });
 }

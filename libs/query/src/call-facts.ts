@@ -1,0 +1,228 @@
+import { CallsQueryPlan } from './calls';
+import { callTotalCostSql } from './costs';
+import { withOwnUsageSql } from './own-usage';
+import { Params, type BuiltQuery } from './params';
+
+/**
+ * Analytics facts: the per-call base of /analytics/query (each visible call once, with its own
+ * usage) kept per (project, day) in `call_facts`, so that a day nothing has changed since its
+ * build is read as rows instead of joined and rolled up again (migration 201).
+ *
+ * Exact by construction: a build records, per source table, the last block number it could have
+ * read (`_block_number` of every row, the mutation numbers of deletes). A day's facts are used
+ * only while no row written after that touches the day — a start or end of one of its calls or
+ * of a child of one (a child's usage is subtracted from its parent's), a deletion — no mutation
+ * ran on the sources since, and no price was added or removed (costs are kept per usage entry).
+ * Everything else is read from the call tables as before.
+ */
+
+/** The matched calls' columns a fact row keeps (besides `id` and own `usage`), named as the calls' rows name them. */
+export const FACT_COLUMNS: ReadonlySet<string> = new Set([
+  'started_at',
+  'ended_at',
+  'op_name',
+  'status',
+  'exception',
+  'parent_id',
+  'trace_id',
+  'thread_id',
+  'svc_user_id',
+]);
+
+/** The tables a day's facts are built from, and the column of call_facts_days holding each one's watermark. */
+export const FACT_SOURCES = [
+  { table: 'calls_starts', mark: 'starts_block' },
+  { table: 'calls_ends', mark: 'ends_block' },
+  { table: 'calls_deleted', mark: 'deleted_block' },
+  { table: 'llm_token_prices', mark: 'prices_block' },
+] as const;
+
+/** The sources whose new rows touch particular days (a new price touches every day). */
+export const CALL_MARKS = ['starts_block', 'ends_block', 'deleted_block'] as const;
+
+/** A usage array's cost per entry (NULL where its model has no price), as a call's total cost sums them. */
+export const usageCostsSql = (projectSql: string, usage = 'usage') => `arrayMap(own -> ${callTotalCostSql(projectSql, '[own]')}, ${usage})`;
+
+export type Watermark = Record<(typeof FACT_SOURCES)[number]['mark'], number>;
+
+/** A day of a project's facts: its date (YYYY-MM-DD, UTC), its build, and what the build had read. */
+export interface FactDay extends Watermark {
+  day: string;
+  build: number;
+  calls: number;
+}
+
+// call_facts_days too: with the sources, what a project's coverage is computed from.
+const SOURCE_LIST = [...FACT_SOURCES.map((s) => `'${s.table}'`), `'call_facts_days'`].join(', ');
+
+/**
+ * Per source table (and call_facts_days), the highest block number of its parts and of its
+ * mutations (a delete's number comes from the same counter).
+ */
+export const SOURCE_COUNTERS_SQL = `SELECT table, toUInt64(max(block)) AS block, toUInt64(max(mutation)) AS mutation FROM (
+    SELECT table, max_block_number AS block, 0 AS mutation FROM system.parts
+    WHERE database = currentDatabase() AND active AND table IN (${SOURCE_LIST})
+    UNION ALL
+    SELECT table, 0 AS block, toUInt64OrZero(extract(mutation_id, '(\\\\d+)')) AS mutation FROM system.mutations
+    WHERE database = currentDatabase() AND table IN (${SOURCE_LIST})
+  ) GROUP BY table`;
+
+export interface SourceCounter {
+  table: string;
+  block: number | string;
+  mutation: number | string;
+}
+
+/** A build's watermark from the counters read before it: every row and delete up to it is in what the build read. */
+export function watermarkOf(counters: readonly SourceCounter[]): Watermark {
+  const mark = {} as Watermark;
+  for (const s of FACT_SOURCES) {
+    const c = counters.find((x) => x.table === s.table);
+    mark[s.mark] = c ? Math.max(Number(c.block), Number(c.mutation)) : 0;
+  }
+  return mark;
+}
+
+/** The latest mutation number of each source (a delete or update since a build makes its days stale). */
+export function mutationsOf(counters: readonly SourceCounter[]): Watermark {
+  const mark = {} as Watermark;
+  for (const s of FACT_SOURCES) mark[s.mark] = Number(counters.find((x) => x.table === s.table)?.mutation ?? 0);
+  return mark;
+}
+
+/** The project's days with facts and their current build. */
+export function factDaysQuery(projectId: string): BuiltQuery {
+  const p = new Params();
+  return {
+    sql: `SELECT toString(day) AS day, build, calls, starts_block, ends_block, deleted_block, prices_block
+      FROM call_facts_days FINAL WHERE project_id = ${p.str(projectId)} ORDER BY day`,
+    params: p.values,
+  };
+}
+
+/**
+ * The days the rows written after `after` touch, with the highest block number touching each
+ * per source: a new start or end touches its call's day and its parent's, a deletion its call's.
+ * A call without a start row yet touches nothing (it is no matched call until it has one).
+ */
+export function touchedDaysQuery(projectId: string, after: Pick<Watermark, (typeof CALL_MARKS)[number]>): BuiltQuery {
+  const p = new Params();
+  const pid = p.str(projectId);
+  const since = (mark: (typeof CALL_MARKS)[number]) => p.add(after[mark], 'UInt64');
+  const newStarts = `SELECT id, parent_id, _block_number AS b FROM calls_starts WHERE project_id = ${pid} AND _block_number > ${since('starts_block')}`;
+  const newEnds = `SELECT id, _block_number AS b FROM calls_ends WHERE project_id = ${pid} AND _block_number > ${since('ends_block')}`;
+  const touched = `SELECT id, b AS sb, toUInt64(0) AS eb, toUInt64(0) AS db FROM (${newStarts})
+      UNION ALL SELECT assumeNotNull(parent_id), b, 0, 0 FROM (${newStarts}) WHERE parent_id IS NOT NULL
+      UNION ALL SELECT id, 0, b, 0 FROM (${newEnds})
+      UNION ALL SELECT assumeNotNull(s.parent_id), 0, e.b, 0 FROM (${newEnds}) AS e
+        INNER JOIN (SELECT id, parent_id FROM calls_starts WHERE project_id = ${pid} AND parent_id IS NOT NULL
+          AND id IN (SELECT id FROM (${newEnds}))) AS s ON s.id = e.id
+      UNION ALL SELECT id, 0, 0, _block_number FROM calls_deleted WHERE project_id = ${pid} AND _block_number > ${since('deleted_block')}`;
+  const sql = `SELECT toString(toDate(s.started_at)) AS day, max(t.sb) AS starts_block, max(t.eb) AS ends_block, max(t.db) AS deleted_block
+    FROM (${touched}) AS t
+    INNER JOIN (SELECT id, started_at FROM calls_starts WHERE project_id = ${pid} AND id IN (SELECT id FROM (${touched}))) AS s ON s.id = t.id
+    GROUP BY day`;
+  return { sql, params: p.values };
+}
+
+const DAY_TEXT = /^\d{4}-\d{2}-\d{2}$/;
+
+/**
+ * The rows of the given builds of days, as literals: a set lookup the primary key narrows to
+ * those days' ranges (a bound array would be searched per row). Days and builds are read from
+ * call_facts_days, never from a request; checked here all the same.
+ */
+export function factDaysWhereSql(days: readonly Pick<FactDay, 'day' | 'build'>[]): string {
+  const pairs = days.map((d) => {
+    if (!DAY_TEXT.test(d.day) || !Number.isSafeInteger(d.build)) throw new Error(`not a fact day: ${d.day} ${d.build}`);
+    return `(toDate('${d.day}'), ${d.build})`;
+  });
+  return `(day, build) IN (${pairs.join(', ')})`;
+}
+
+/** A condition on `started_at` for a set of UTC days (a key range first, so only those days' granules are read). */
+export function onDaysSql(p: Params, days: readonly string[]): string {
+  const sorted = [...days].sort();
+  const first = p.str(sorted[0]!);
+  const last = p.str(sorted[sorted.length - 1]!);
+  return `(started_at >= toDateTime64(toDate(${first}), 6, 'UTC') AND started_at < toDateTime64(toDate(${last}) + 1, 6, 'UTC')
+    AND toDate(started_at) IN ${p.add(sorted, 'Array(Date)')})`;
+}
+
+/** Builds `days` of a project's facts as build `build`: every visible call started on those days, with its own usage. */
+export function buildFactsQuery(projectId: string, days: readonly string[], build: number): BuiltQuery {
+  const plan = new CallsQueryPlan({ project_id: projectId, sort_by: [] });
+  const p = plan.params;
+  const cols = [...FACT_COLUMNS, 'usage'];
+  // A few days' ends and children are looked up by id; a whole history's are read at once.
+  const few = days.length <= 3;
+  const matched = plan.matchedCallsSql(p, cols, undefined, { cond: onDaysSql(p, days), small: few });
+  const calls = withOwnUsageSql(matched, cols, plan.projectParam, few);
+  const sql = `INSERT INTO call_facts (project_id, day, build, id, ${cols.join(', ')}, usage_cost)
+    SELECT ${plan.projectParam}, toDate(started_at), ${p.add(build, 'UInt64')}, id, ${cols.join(', ')}, ${usageCostsSql(plan.projectParam)}
+    FROM (${calls})`;
+  return { sql, params: p.values };
+}
+
+/** The calls per day of one build (for its call_facts_days rows). */
+export function builtDaysQuery(projectId: string, build: number): BuiltQuery {
+  const p = new Params();
+  return {
+    sql: `SELECT toString(day) AS day, count() AS calls FROM call_facts
+      WHERE project_id = ${p.str(projectId)} AND build = ${p.add(build, 'UInt64')} GROUP BY day`,
+    params: p.values,
+  };
+}
+
+/** Every project's days with calls, and the latest start on each (a day still being written is not built). */
+export const PROJECT_DAYS_SQL = `SELECT project_id, toString(toDate(started_at)) AS day, toUnixTimestamp64Micro(max(started_at)) AS last_us
+  FROM calls_starts GROUP BY project_id, day`;
+
+/** Every project's days with facts (a day whose calls have all gone is built again, empty). */
+export const FACT_DAYS_SQL = `SELECT project_id, toString(day) AS day FROM call_facts_days FINAL`;
+
+/**
+ * The rows of builds no longer current, of days whose current build is older than `graceUs`
+ * (a query that read the old build is over by then).
+ */
+export function supersededFactsWhere(p: Params, graceUs: number): string {
+  return `(project_id, day) IN (SELECT project_id, day FROM call_facts_days FINAL WHERE build < ${p.add(graceUs, 'UInt64')})
+    AND (project_id, day, build) NOT IN (SELECT project_id, day, build FROM call_facts_days FINAL)`;
+}
+
+/** Whether any superseded build's rows are left to remove (read from the key, cheap). */
+export function supersededFactsCountQuery(graceUs: number): BuiltQuery {
+  const p = new Params();
+  return {
+    sql: `SELECT count() AS n FROM (SELECT DISTINCT project_id, day, build FROM call_facts) WHERE ${supersededFactsWhere(p, graceUs)}`,
+    params: p.values,
+  };
+}
+
+/**
+ * The project's days with calls other than `current` (sorted): read by key ranges around the
+ * current days' runs, so only those other days' granules are read.
+ */
+export function otherDaysQuery(projectId: string, current: readonly string[]): BuiltQuery {
+  const p = new Params();
+  const at = (day: string, plus = 0) => `toDateTime64(toDate(${p.str(day)}) + ${plus}, 6, 'UTC')`;
+  // Runs of consecutive current days, each [first, last].
+  const runs: [string, string][] = [];
+  for (const d of [...current].sort()) {
+    const run = runs[runs.length - 1];
+    if (run && Date.parse(`${d}T00:00:00Z`) - Date.parse(`${run[1]}T00:00:00Z`) === 86_400_000) run[1] = d;
+    else runs.push([d, d]);
+  }
+  const gaps: string[] = [];
+  runs.forEach(([first, last], i) => {
+    const before = i === 0 ? '' : `started_at >= ${at(runs[i - 1]![1], 1)} AND `;
+    gaps.push(`(${before}started_at < ${at(first)})`);
+    if (i === runs.length - 1) gaps.push(`started_at >= ${at(last, 1)}`);
+  });
+  const where = gaps.length ? `(${gaps.join(' OR ')})` : '1';
+  return {
+    sql: `SELECT DISTINCT toString(toDate(started_at)) AS day FROM calls_starts
+      WHERE project_id = ${p.str(projectId)} AND ${where} ORDER BY day`,
+    params: p.values,
+  };
+}

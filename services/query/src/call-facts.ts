@@ -1,0 +1,200 @@
+import type { Logger } from 'pino';
+import { metrics } from '@weft/core';
+import {
+  CALL_MARKS,
+  FACT_DAYS_SQL,
+  FACT_SOURCES,
+  PROJECT_DAYS_SQL,
+  SOURCE_COUNTERS_SQL,
+  buildFactsQuery,
+  builtDaysQuery,
+  factDaysQuery,
+  mutationsOf,
+  otherDaysQuery,
+  supersededFactsCountQuery,
+  supersededFactsWhere,
+  touchedDaysQuery,
+  watermarkOf,
+  Params,
+  type FactDay,
+  type FactsCoverage,
+  type SourceCounter,
+  type Watermark,
+} from '@weft/query';
+import { deleteStatement, type Store } from '@weft/store';
+
+export interface CallFactsOptions {
+  /** How often a pass builds the days that need it (ms). */
+  intervalMs: number;
+  /** A day is built once its last call started this long ago, or the day is over (ms). */
+  settleMs: number;
+  /** A superseded build's rows are removed this long after it was replaced (ms): reads of it are over by then. */
+  graceMs: number;
+}
+
+const MARKS = FACT_SOURCES.map((s) => s.mark);
+
+/**
+ * Keeps the analytics facts (libs/query call-facts.ts): a pass every `intervalMs` builds the
+ * days of every project that have none or whose facts went stale, once they have settled, and
+ * removes superseded builds. `coverage` tells a query which days it may read from facts now.
+ */
+export class CallFacts {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private stopped = false;
+  private lastBuild = 0;
+  /** Each project's last coverage, and the engine's counters it was computed at. */
+  private readonly coverages = new Map<string, { key: string; coverage: FactsCoverage | undefined }>();
+
+  constructor(
+    private readonly store: Store,
+    private readonly log: Logger,
+    private readonly opts: CallFactsOptions,
+  ) {}
+
+  start(): void {
+    this.stopped = false;
+    const loop = () => {
+      if (this.stopped) return;
+      this.running = this.pass()
+        .catch((err: unknown) => this.log.warn({ err }, 'analytics facts: a build pass failed; the next one tries again'))
+        .finally(() => {
+          this.running = undefined;
+          if (!this.stopped) this.timer = setTimeout(loop, this.opts.intervalMs);
+        });
+    };
+    this.timer = setTimeout(loop, Math.min(this.opts.intervalMs, 1000));
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    await this.running;
+  }
+
+  /**
+   * The days of a project a query may read from facts — each day's facts current: no mutation on
+   * the sources since its build, no row written since that touches it — and the other days with calls.
+   */
+  async coverage(projectId: string, signal?: AbortSignal): Promise<FactsCoverage | undefined> {
+    const counters = await this.store.rows<SourceCounter>(SOURCE_COUNTERS_SQL, {}, { name: 'facts.counters', signal });
+    // Nothing written, deleted or built since the last answer for this project: the same answer.
+    const key = JSON.stringify([...counters].sort((x, y) => x.table.localeCompare(y.table)));
+    const cached = this.coverages.get(projectId);
+    if (cached?.key === key) return cached.coverage;
+    const coverage = await this.computeCoverage(projectId, counters, signal);
+    this.coverages.set(projectId, { key, coverage });
+    return coverage;
+  }
+
+  private async computeCoverage(projectId: string, counters: SourceCounter[], signal?: AbortSignal): Promise<FactsCoverage | undefined> {
+    const q = factDaysQuery(projectId);
+    const days = (await this.store.rows<FactDay>(q.sql, q.params, { name: 'facts.days', signal })).map(numeric);
+    if (days.length === 0) return undefined;
+    const mutated = mutationsOf(counters);
+    const blocks = Object.fromEntries(FACT_SOURCES.map((s) => [s.mark, Number(counters.find((c) => c.table === s.table)?.block ?? 0)]));
+    // A mutation of any source, or a price added since, makes a day stale whatever it holds.
+    let current = days.filter((d) => MARKS.every((m) => mutated[m] <= d[m]) && blocks.prices_block! <= d.prices_block);
+    const since = {} as Watermark;
+    for (const m of CALL_MARKS) since[m] = Math.min(...current.map((d) => d[m]));
+    if (current.length && CALL_MARKS.some((m) => blocks[m]! > since[m])) {
+      const t = touchedDaysQuery(projectId, since);
+      const touched = await this.store.rows<Watermark & { day: string }>(t.sql, t.params, { name: 'facts.touched', signal });
+      const stale = new Set(
+        touched.filter((x) => current.some((d) => d.day === x.day && CALL_MARKS.some((m) => Number(x[m]) > d[m]))).map((x) => x.day),
+      );
+      current = current.filter((d) => !stale.has(d.day));
+    }
+    if (current.length === 0) return undefined;
+    const o = otherDaysQuery(
+      projectId,
+      current.map((d) => d.day),
+    );
+    const otherDays = (await this.store.rows<{ day: string }>(o.sql, o.params, { name: 'facts.other_days', signal })).map((r) => r.day);
+    return { current, otherDays };
+  }
+
+  /** One pass: every project's days that need a build and have settled, built; superseded builds removed. */
+  async pass(): Promise<void> {
+    const now = Date.now();
+    const withCalls = await this.store.rows<{ project_id: string; day: string; last_us: string }>(
+      PROJECT_DAYS_SQL,
+      {},
+      { name: 'facts.project_days' },
+    );
+    const withFacts = await this.store.rows<{ project_id: string; day: string }>(FACT_DAYS_SQL, {}, { name: 'facts.all_days' });
+    const projects = new Map<string, Map<string, number>>();
+    const dayMap = (p: string) => projects.get(p) ?? projects.set(p, new Map()).get(p)!;
+    for (const r of withCalls) dayMap(r.project_id).set(r.day, Number(r.last_us));
+    // A day with facts and no calls left (deleted, expired) is built again, empty.
+    for (const r of withFacts) if (!dayMap(r.project_id).has(r.day)) dayMap(r.project_id).set(r.day, 0);
+    const today = new Date(now).toISOString().slice(0, 10);
+    let built = 0;
+    for (const [projectId, days] of projects) {
+      if (this.stopped) return;
+      const cov = await this.coverage(projectId);
+      const current = new Set(cov?.current.map((d) => d.day));
+      built += current.size;
+      const due = [...days]
+        .filter(([day, lastUs]) => !current.has(day) && (day < today || lastUs / 1000 < now - this.opts.settleMs))
+        .map(([d]) => d);
+      if (due.length === 0) continue;
+      await this.build(projectId, due);
+      built += due.length;
+    }
+    metrics.analyticsFactsDays.set(built);
+    await this.removeSuperseded(now);
+  }
+
+  /** Builds `days` of a project as one new build, then makes it current for those days. */
+  private async build(projectId: string, days: string[]): Promise<void> {
+    const started = performance.now();
+    // Read before the build reads anything: whatever is written later counts as new.
+    const mark = watermarkOf(await this.store.rows<SourceCounter>(SOURCE_COUNTERS_SQL, {}, { name: 'facts.counters' }));
+    const build = (this.lastBuild = Math.max(Date.now() * 1000, this.lastBuild + 1));
+    const q = buildFactsQuery(projectId, days, build);
+    await this.store.command(q.sql, q.params, { name: 'facts.build' });
+    const c = builtDaysQuery(projectId, build);
+    const counts = new Map(
+      (await this.store.rows<{ day: string; calls: string }>(c.sql, c.params, { name: 'facts.built' })).map((r) => [
+        r.day,
+        Number(r.calls),
+      ]),
+    );
+    await this.store.insertRows(
+      'call_facts_days',
+      days.map((day) => ({ project_id: projectId, day, build, calls: counts.get(day) ?? 0, ...mark })),
+      { name: 'facts.days_insert' },
+    );
+    metrics.analyticsFactsBuildSeconds.observe((performance.now() - started) / 1000);
+    this.log.info(
+      { project_id: projectId, days: days.length, calls: [...counts.values()].reduce((a, b) => a + b, 0) },
+      'analytics facts built',
+    );
+  }
+
+  private async removeSuperseded(now: number): Promise<void> {
+    const graceUs = (now - this.opts.graceMs) * 1000;
+    const q = supersededFactsCountQuery(graceUs);
+    const left = await this.store.row<{ n: string }>(q.sql, q.params, { name: 'facts.superseded' });
+    if (Number(left?.n ?? 0) === 0) return;
+    const p = new Params();
+    await this.store.command(deleteStatement('call_facts', supersededFactsWhere(p, graceUs), this.store.cluster), p.values, {
+      name: 'facts.remove_superseded',
+    });
+  }
+}
+
+/** The JSON row's numbers (UInt64 come back as strings). */
+function numeric(d: FactDay): FactDay {
+  return {
+    day: d.day,
+    build: Number(d.build),
+    calls: Number(d.calls),
+    starts_block: Number(d.starts_block),
+    ends_block: Number(d.ends_block),
+    deleted_block: Number(d.deleted_block),
+    prices_block: Number(d.prices_block),
+  };
+}

@@ -18,7 +18,7 @@ export interface StatementOptions {
 }
 
 /** Output formats streamRaw answers in (the engine's names). */
-export type RawOutputFormat = 'RowBinary' | 'JSONEachRow' | 'JSONCompactEachRow' | 'CSVWithNames' | 'TabSeparatedWithNames' | 'Parquet';
+export type RawOutputFormat = 'RowBinary' | 'TabSeparated' | 'TabSeparatedWithNames' | 'CSVWithNames' | 'JSONEachRow' | 'Parquet';
 
 export interface RawStatementOptions extends StatementOptions {
   format: RawOutputFormat;

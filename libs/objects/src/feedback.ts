@@ -114,17 +114,13 @@ async function checkAgainstStore(store: Store, req: FeedbackCreateInput): Promis
     await checkAnnotationValue(store, req.project_id, req.annotation_ref, req.payload);
   if (req.queue_id) {
     const p = new Params();
-    if (
-      (
-        await store.rows(
-          `SELECT 1 FROM annotation_queues FINAL
+    const queue = await store.row(
+      `SELECT 1 FROM annotation_queues FINAL
         WHERE project_id = ${p.str(req.project_id)} AND id = ${p.str(req.queue_id)} AND deleted_at IS NULL LIMIT 1`,
-          p.values,
-          { name: 'feedback.checkAgainstStore' },
-        )
-      ).length === 0
-    )
-      throw badRequest(`queue_id: Queue ${req.queue_id} not found or has been deleted`, 'queue_id');
+      p.values,
+      { name: 'feedback.checkAgainstStore' },
+    );
+    if (queue === undefined) throw badRequest(`queue_id: Queue ${req.queue_id} not found or has been deleted`, 'queue_id');
   }
 }
 

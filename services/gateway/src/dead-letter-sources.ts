@@ -64,14 +64,14 @@ export function kafkaDeadLetters(bus: KafkaBus<CallPartEnvelope>, store: Store):
       `SELECT letter, argMin(action, at) AS first_action, toString(min(at)) AS first_at FROM dead_letter_actions
               WHERE letter IN {letters:Array(String)} GROUP BY letter`,
       { letters },
-      { name: 'dead-letter-sources.kafkaDeadLetters' },
+      { name: 'dead-letters.actions' },
     );
     return new Map(rows.map((r) => [r.letter, { action: r.first_action, at: new Date(`${r.first_at.replace(' ', 'T')}Z`).toISOString() }]));
   };
   const record = async (action: 'replayed' | 'discarded', r: KafkaDeadLetterRecord, by: string) => {
     const at = nowMicros();
     await store.insertRows('dead_letter_actions', [{ letter: letterOf(r), action, at: microsToIso(at), by }], {
-      name: 'dead-letter-sources.kafkaDeadLetters',
+      name: 'dead-letters.record',
     });
   };
   const decode = (r: KafkaDeadLetterRecord): { payload: CallPartEnvelope[] | null; undecodable?: string } => {

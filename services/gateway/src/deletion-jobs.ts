@@ -102,15 +102,12 @@ export class DeletionJobs {
 
   /** Rows of the step still in the table's parts, masked ones included. */
   private async rowsLeft(step: DeletionStep, target: string): Promise<number> {
-    return Number(
-      (
-        await this.store.rows<{ n: string }>(
-          `SELECT count() AS n FROM ${step.table} WHERE ${step.where} SETTINGS apply_deleted_mask = 0`,
-          { target },
-          { name: 'deletion-jobs.rowsLeft' },
-        )
-      )[0]?.n ?? 0,
+    const left = await this.store.row<{ n: string }>(
+      `SELECT count() AS n FROM ${step.table} WHERE ${step.where} SETTINGS apply_deleted_mask = 0`,
+      { target },
+      { name: 'deletion-jobs.rowsLeft' },
     );
+    return Number(left?.n ?? 0);
   }
 
   private async statusOf(job: JobRow): Promise<DeletionStatus> {
@@ -119,15 +116,12 @@ export class DeletionJobs {
     for (const step of steps) tables.push({ table: step.table, rows_left: await this.rowsLeft(step, job.target) });
     const mutations = this.store.cluster ? `clusterAllReplicas('${this.store.cluster}', system.mutations)` : 'system.mutations';
     const names = steps.map((s) => (this.store.cluster ? localTable(s.table) : s.table));
-    const pending = Number(
-      (
-        await this.store.rows<{ n: string }>(
-          `SELECT count() AS n FROM ${mutations} WHERE database = currentDatabase() AND NOT is_done AND has({tables:Array(String)}, table)`,
-          { tables: names },
-          { name: 'deletion-jobs.statusOf' },
-        )
-      )[0]?.n ?? 0,
+    const unfinished = await this.store.row<{ n: string }>(
+      `SELECT count() AS n FROM ${mutations} WHERE database = currentDatabase() AND NOT is_done AND has({tables:Array(String)}, table)`,
+      { tables: names },
+      { name: 'deletion-jobs.statusOf' },
     );
+    const pending = Number(unfinished?.n ?? 0);
     const current = (await this.read(job.id)) ?? job;
     const done = current.state === 'done' && pending === 0 && !this.running.has(job.id);
     return {
@@ -150,14 +144,12 @@ export class DeletionJobs {
 
   private async read(id: string): Promise<JobRow | null> {
     return (
-      (
-        await this.store.rows<JobRow>(
-          `SELECT id, kind, target, requested_by, toString(requested_at) AS requested_at, state, error
+      (await this.store.row<JobRow>(
+        `SELECT id, kind, target, requested_by, toString(requested_at) AS requested_at, state, error
         FROM deletion_jobs FINAL WHERE id = {id:String}`,
-          { id },
-          { name: 'deletion-jobs.read' },
-        )
-      )[0] ?? null
+        { id },
+        { name: 'deletion-jobs.read' },
+      )) ?? null
     );
   }
 }

@@ -111,6 +111,7 @@ const QUERIES: Record<string, unknown>[] = [
   { dimensions: ['model'], metrics: ['requests', 'prompt_tokens', 'completion_tokens', 'total_tokens', 'cost'] },
   { dimensions: ['op', 'model'], metrics: ['count', 'total_tokens'] },
   { dimensions: ['time', 'status'], bucket: 'day', metrics: ['count'] },
+  { dimensions: ['time'], bucket: 'auto', metrics: ['count', 'latency_p90_ms', 'latency_p95_ms'], filter: { trace_roots_only: true } },
   {
     dimensions: ['op'],
     metrics: ['count', 'errors', 'error_rate', 'latency_avg_ms', 'latency_max_ms', 'total_tokens', 'cost'],

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearerAuth, Client } from './helpers/client';
 import { startModelServer, type ModelServer } from './helpers/model-server';
 import { REPO_ROOT } from './helpers/paths';
-import { ensureInstrumentationClients, runInstrumentedClient } from './helpers/python-clients';
+import { ensureInstrumentationClients, ensureOpenLLMetryClients, runInstrumentedClient } from './helpers/python-clients';
 import { newDataDir, startWeft, type RunningWeft } from './helpers/server';
 
 /**
@@ -24,7 +24,11 @@ beforeAll(async () => {
   dir = newDataDir('instrumentations');
   const file = join(dir, 'upstreams.json');
   writeFileSync(file, JSON.stringify({ upstreams: [{ name: 'vllm', base_url: `${upstream.url}/vllm/v1`, models: ['m-vllm'] }] }));
-  [weft] = await Promise.all([startWeft({ dataDir: dir, env: { WEFT_UPSTREAMS_FILE: file } }), ensureInstrumentationClients()]);
+  [weft] = await Promise.all([
+    startWeft({ dataDir: dir, env: { WEFT_UPSTREAMS_FILE: file } }),
+    ensureInstrumentationClients(),
+    ensureOpenLLMetryClients(),
+  ]);
   api = new Client(weft.url, bearerAuth('test-key'));
 }, 900_000);
 afterAll(async () => {
@@ -34,7 +38,10 @@ afterAll(async () => {
 
 async function run(mode: string, project: string): Promise<{ out: any; calls: any[] }> {
   const dump = join(dir, `${mode}.json`);
-  const r = await runInstrumentedClient('instrumented_openai.py', [mode, weft.url, 'test-key', project, dump], { timeoutMs: 180_000 });
+  const r = await runInstrumentedClient('instrumented_openai.py', [mode, weft.url, 'test-key', project, dump], {
+    timeoutMs: 180_000,
+    ...(mode === 'openllmetry' ? { venv: ensureOpenLLMetryClients } : {}),
+  });
   if (r.code !== 0) throw new Error(`instrumented_openai.py ${mode} exited ${r.code}\n${r.stderr}`);
   if (process.env.WEFT_CAPTURE_FIXTURES === '1') copyFileSync(dump, join(REPO_ROOT, 'libs/otlp/test/fixtures', `${mode}.json`));
   const out = JSON.parse(r.stdout);
@@ -109,6 +116,17 @@ describe('LLM instrumentations', () => {
     // openai-v2 2.4b0 records no gen_ai.tool.definitions (the unit tests map them).
     expectChatWithTool(llm, false, { input_tokens: 7, output_tokens: 3, total_tokens: 10, requests: 1 });
     // The semconv's own parts stay as sent.
+    expect(llm[0].inputs['gen_ai.input.messages'][1]).toEqual({ role: 'user', parts: [{ type: 'text', content: 'tools' }] });
+  }, 300_000);
+
+  it('OpenLLMetry opentelemetry-instrumentation-openai under a workflow span: messages, tools, usage, the workflow as the parent', async () => {
+    const { out, calls } = await run('openllmetry', 'acme/openllmetry');
+    expect(out.versions['opentelemetry-instrumentation-openai']).toBe('0.62.4');
+    const workflow = calls.find((c) => c.parent_id === null);
+    expect(workflow).toMatchObject({ op_name: 'weather.workflow', attributes: { kind: 'workflow' } });
+    const llm = calls.filter((c) => c.parent_id === workflow.id);
+    // 0.62.4 speaks the latest GenAI semconv (gen_ai.input.messages, tool definitions, input/output tokens).
+    expectChatWithTool(llm, true, { input_tokens: 7, output_tokens: 3, total_tokens: 10, requests: 1 });
     expect(llm[0].inputs['gen_ai.input.messages'][1]).toEqual({ role: 'user', parts: [{ type: 'text', content: 'tools' }] });
   }, 300_000);
 

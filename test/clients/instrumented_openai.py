@@ -7,6 +7,7 @@ Usage: instrumented_openai.py <mode> <weft url> <api key> <project> <dump file> 
         agents          openai-agents + openinference-instrumentation-openai-agents, an agent with a tool
         genai-events    opentelemetry-instrumentation-openai-v2, content as GenAI events (OTLP log records;
                         over OTLP/gRPC when a gRPC address is given, else OTLP/HTTP)
+        openllmetry     OpenLLMetry's opentelemetry-instrumentation-openai (Traceloop), under a workflow span
 Writes every exported span as one OTLP/JSON ExportTraceServiceRequest to <dump file> (the unit
 tests' fixtures are such dumps) and prints one JSON document: the versions and what the model said.
 """
@@ -117,6 +118,18 @@ elif mode == "agents":
         return result.final_output
 
     out["answers"] = asyncio.run(main())
+elif mode == "openllmetry":
+    from openai import OpenAI
+    from opentelemetry.instrumentation.openai import OpenAIInstrumentor
+
+    OpenAIInstrumentor().instrument(tracer_provider=provider)
+    out["versions"] = {p: version(p) for p in ["opentelemetry-instrumentation-openai", "openai"]}
+    client = OpenAI(base_url=f"{weft}/v1", api_key=key, max_retries=0)
+    # The workflow span traceloop-sdk's @workflow opens (the SDK does not install on current pip:
+    # its attributes are set here as it sets them); the model calls are its children.
+    workflow = {"traceloop.span.kind": "workflow", "traceloop.entity.name": "weather", "traceloop.workflow.name": "weather"}
+    with provider.get_tracer("traceloop.tracer").start_as_current_span("weather.workflow", attributes=workflow):
+        out["answers"] = chat_with_tool(client)
 elif mode == "genai-events":
     os.environ["OTEL_SEMCONV_STABILITY_OPT_IN"] = "gen_ai_latest_experimental"
     os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "EVENT_ONLY"

@@ -76,11 +76,26 @@ export const INSTRUMENTATION_CLIENTS = [
 export const ensureInstrumentationClients = () =>
   ensurePythonVenv('pyinstrumentations-oi0.1.66-otelv2-2.4b0-agents0.24.0', INSTRUMENTATION_CLIENTS);
 
-/** Runs test/clients/<script> with the pinned instrumentations; as runPythonClient. */
+/**
+ * OpenLLMetry's OpenAI instrumentation (Traceloop's `opentelemetry-instrumentation-openai`), in a
+ * venv of its own: it brings its own OpenTelemetry instrumentation pins. (traceloop-sdk itself,
+ * which adds the workflow/task decorators, does not resolve on current pip.)
+ */
+export const OPENLLMETRY_CLIENTS = [
+  'openai==3.54.0',
+  'opentelemetry-sdk==1.45.2',
+  'opentelemetry-exporter-otlp-proto-http==1.45.2',
+  'opentelemetry-exporter-otlp-proto-grpc==1.45.2',
+  'opentelemetry-instrumentation-openai==0.62.4',
+];
+
+export const ensureOpenLLMetryClients = () => ensurePythonVenv('pyopenllmetry-0.62.4', OPENLLMETRY_CLIENTS);
+
+/** Runs test/clients/<script> with the pinned instrumentations (or another venv's); as runPythonClient. */
 export async function runInstrumentedClient(
   script: string,
   args: string[],
-  opts: { env?: Record<string, string>; timeoutMs?: number } = {},
+  opts: { env?: Record<string, string>; timeoutMs?: number; venv?: () => Promise<string> } = {},
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return runPython(await ensureInstrumentationClients(), script, args, opts);
+  return runPython(await (opts.venv ?? ensureInstrumentationClients)(), script, args, opts);
 }

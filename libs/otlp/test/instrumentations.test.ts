@@ -88,6 +88,20 @@ describe('captured from the instrumentations', () => {
     });
   });
 
+  it('OpenLLMetry opentelemetry-instrumentation-openai 0.62.4 (latest semconv) under a workflow span: tools, messages, choices', () => {
+    const calls = fixture('openllmetry');
+    const workflow = calls.find((c) => c.parent_id === null)!;
+    expect(workflow.attributes).toMatchObject({ kind: 'workflow', workflow: 'weather', entity: 'weather' });
+    const llm = calls.filter((c) => c.parent_id === workflow.id);
+    expect(llm).toHaveLength(2);
+    expect(llm[0].inputs.messages).toEqual([SYSTEM, USER]);
+    expect(llm[0].attributes.tools).toEqual([
+      { type: 'function', function: { name: 'get_weather', description: 'The weather in a city', parameters: expect.any(Object) } },
+    ]);
+    expect(llm[0].output.choices[0].message.tool_calls).toEqual([TOOL_CALL]);
+    expect(llm[1].output.choices[0].message).toMatchObject({ role: 'assistant', content: 'Hello from vllm' });
+  });
+
   it('openai-agents 0.24 + openinference-instrumentation-openai-agents 2.6: agent, tool, one turn for the run', () => {
     const calls = fixture('agents');
     const root = calls.find((c) => c.parent_id === null);

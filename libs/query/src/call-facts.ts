@@ -52,9 +52,13 @@ export interface FactDay extends Watermark {
   calls: number;
 }
 
-const SOURCE_LIST = FACT_SOURCES.map((s) => `'${s.table}'`).join(', ');
+// call_facts_days too: with the sources, what a project's coverage is computed from.
+const SOURCE_LIST = [...FACT_SOURCES.map((s) => `'${s.table}'`), `'call_facts_days'`].join(', ');
 
-/** Per source table, the highest block number of its parts and of its mutations (a delete's number comes from the same counter). */
+/**
+ * Per source table (and call_facts_days), the highest block number of its parts and of its
+ * mutations (a delete's number comes from the same counter).
+ */
 export const SOURCE_COUNTERS_SQL = `SELECT table, toUInt64(max(block)) AS block, toUInt64(max(mutation)) AS mutation FROM (
     SELECT table, max_block_number AS block, 0 AS mutation FROM system.parts
     WHERE database = currentDatabase() AND active AND table IN (${SOURCE_LIST})

@@ -83,12 +83,22 @@ export class MetricsQueryPlan {
   readonly dimensions: Dimension[];
   readonly metrics: Metric[];
 
-  /** The calls' earliest and latest start (µs), for `bucket: 'auto'`: the query that gives them. */
-  static rangeQuery(req: AnalyticsQueryReq): BuiltQuery {
+  /** The calls' earliest and latest start (µs), for `bucket: 'auto'`: the query that gives them (from facts where it can). */
+  static rangeQuery(req: AnalyticsQueryReq, facts?: FactsCoverage): BuiltQuery {
     const plan = new CallsQueryPlan({ project_id: req.project_id, filter: req.filter, query: withTimeRange(req), sort_by: [] });
     const p = plan.params;
+    const conds = facts?.current.length ? plan.conditionsOver(FACT_COLUMNS) : null;
+    let calls = plan.matchedCallsSql(p, ['started_at']);
+    if (conds && facts) {
+      const where = [`project_id = ${plan.projectParam}`, factDaysWhereSql(facts.current), ...conds];
+      calls = `SELECT started_at FROM call_facts WHERE ${where.join(' AND ')}`;
+      if (facts.otherDays.length) {
+        const slice = { cond: onDaysSql(p, facts.otherDays), small: true };
+        calls += `\n  UNION ALL\n  SELECT started_at FROM (${plan.matchedCallsSql(p, ['started_at'], undefined, slice)})`;
+      }
+    }
     const sql = `SELECT toUnixTimestamp64Micro(min(started_at)) AS min_us, toUnixTimestamp64Micro(max(started_at)) AS max_us
-    FROM (${plan.matchedCallsSql(p, ['started_at'])})`;
+    FROM (${calls})`;
     return { sql, params: p.values };
   }
 
@@ -224,7 +234,13 @@ export class MetricsQueryPlan {
         return count('uniqExact(trace_id)');
     }
     const lat = /^latency_(p50|p90|p95|p99)_ms$/.exec(name);
-    if (lat) return latency(`quantileExactInclusiveIf(${QUANTILES[lat[1]!]})(${LATENCY}, ${ENDED})`);
+    if (lat) {
+      // Every latency quantile of a query reads one aggregate (the engine computes an identical
+      // one once): the latencies are gathered and sorted once, not once per quantile.
+      const levels = Object.values(QUANTILES);
+      const k = levels.indexOf(QUANTILES[lat[1]!]!) + 1;
+      return latency(`quantilesExactInclusiveIf(${levels.join(', ')})(${LATENCY}, ${ENDED})[${k}]`);
+    }
     const agg = /^([a-z0-9]+)\((.+)\)$/.exec(name);
     if (agg && PATH_AGGREGATES.includes(agg[1]!)) {
       const raw = this.jsonRaw(agg[2]!, field, 'metric');
@@ -324,7 +340,8 @@ export class MetricsQueryPlan {
   query(): BuiltQuery {
     const p = this.p;
     let sql: string;
-    if (!this.usesUsage || this.modelRows) {
+    // Facts rows carry their own usage and its costs: one pass reads every metric.
+    if (!this.usesUsage || this.modelRows || this.readsFacts) {
       const from = this.fromSql('all');
       const select = [...this.dimensionTerms(from), ...this.metrics.map((m, i) => `${this.metricSql(m)} AS m${i}`)];
       sql = `SELECT ${select.join(', ')}\n  FROM ${from}${this.groupBy()}`;

@@ -141,16 +141,15 @@ export async function queryMetrics(
   const run = async (q: { sql: string; params: Record<string, unknown> }) => {
     return store.rows<Record<string, unknown>>(q.sql, q.params, { name: 'analytics.queryMetrics', signal });
   };
+  // Days with current analytics facts are read from them (call-facts.ts), the rest from the calls.
+  const coverage = facts ? await facts.coverage(req.project_id, signal) : undefined;
   let bucketSeconds = req.bucket_seconds;
   if (req.bucket === 'auto') {
-    const [range] = await run(MetricsQueryPlan.rangeQuery(req));
+    const [range] = await run(MetricsQueryPlan.rangeQuery(req, coverage));
     bucketSeconds = chooseBucketSeconds(Number(range?.min_us ?? 0), Number(range?.max_us ?? 0));
     req = { ...req, bucket: undefined, bucket_seconds: bucketSeconds };
   }
-  let plan = new MetricsQueryPlan(req);
-  // Days with current analytics facts are read from them (call-facts.ts), the rest from the calls.
-  const coverage = facts && plan.couldReadFacts ? await facts.coverage(req.project_id, signal) : undefined;
-  if (coverage) plan = new MetricsQueryPlan(req, coverage);
+  const plan = new MetricsQueryPlan(req, coverage);
   metrics.analyticsQueries.inc({ source: plan.readsFacts ? 'facts' : 'calls' });
   const answer = plan.rows(await run(plan.query()));
   return bucketSeconds !== undefined && req.dimensions.includes('time') ? { ...answer, bucket_seconds: bucketSeconds } : answer;

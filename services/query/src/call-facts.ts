@@ -44,6 +44,8 @@ export class CallFacts {
   private running: Promise<void> | undefined;
   private stopped = false;
   private lastBuild = 0;
+  /** Each project's last coverage, and the engine's counters it was computed at. */
+  private readonly coverages = new Map<string, { key: string; coverage: FactsCoverage | undefined }>();
 
   constructor(
     private readonly store: Store,
@@ -76,10 +78,20 @@ export class CallFacts {
    * the sources since its build, no row written since that touches it — and the other days with calls.
    */
   async coverage(projectId: string, signal?: AbortSignal): Promise<FactsCoverage | undefined> {
+    const counters = await this.store.rows<SourceCounter>(SOURCE_COUNTERS_SQL, {}, { name: 'facts.counters', signal });
+    // Nothing written, deleted or built since the last answer for this project: the same answer.
+    const key = JSON.stringify([...counters].sort((x, y) => x.table.localeCompare(y.table)));
+    const cached = this.coverages.get(projectId);
+    if (cached?.key === key) return cached.coverage;
+    const coverage = await this.computeCoverage(projectId, counters, signal);
+    this.coverages.set(projectId, { key, coverage });
+    return coverage;
+  }
+
+  private async computeCoverage(projectId: string, counters: SourceCounter[], signal?: AbortSignal): Promise<FactsCoverage | undefined> {
     const q = factDaysQuery(projectId);
     const days = (await this.store.rows<FactDay>(q.sql, q.params, { name: 'facts.days', signal })).map(numeric);
     if (days.length === 0) return undefined;
-    const counters = await this.store.rows<SourceCounter>(SOURCE_COUNTERS_SQL, {}, { name: 'facts.counters', signal });
     const mutated = mutationsOf(counters);
     const blocks = Object.fromEntries(FACT_SOURCES.map((s) => [s.mark, Number(counters.find((c) => c.table === s.table)?.block ?? 0)]));
     // A mutation of any source, or a price added since, makes a day stale whatever it holds.

@@ -109,7 +109,8 @@ describe('store statements (rows, row, streamRows, streamRaw, command, insertRow
     expect(Buffer.concat(chunks).toString('utf8')).toBe('"id","n"\n"b",2\n');
     const wrong = await failure(
       (async () => {
-        for await (const c of store.streamRaw('SELECT * FROM no_such_table', undefined, { format: 'RowBinary', name: 'statements.raw' })) void c;
+        for await (const c of store.streamRaw('SELECT * FROM no_such_table', undefined, { format: 'RowBinary', name: 'statements.raw' }))
+          void c;
       })(),
     );
     expect(wrong).toMatchObject({ name: 'StoreError', kind: 'statement', type: 'UNKNOWN_TABLE', statement: 'statements.raw' });

@@ -36,7 +36,7 @@ const PARQUET_SETTINGS = `output_format_parquet_compression_method = 'zstd', out
 
 async function writeParquet(store: Store, sql: string): Promise<void> {
   if (store.mode === 'embedded') {
-    await store.client.command({ query: sql });
+    await store.command(sql, undefined, { name: 'parquet.write' });
     return;
   }
   const result = await converter().queryAsync(sql);

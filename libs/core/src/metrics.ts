@@ -128,7 +128,7 @@ export const metrics = {
   }),
   storeStatementSeconds: new Histogram({
     name: 'weft_store_statement_seconds',
-    help: "Duration of the store's typed statements (rows, command, insertRows), by statement name and outcome (ok or the failure kind)",
+    help: "Duration of the store's typed statements (rows, streams to their last chunk, commands, inserts), by statement name and outcome (ok or the failure kind)",
     labelNames: ['statement', 'outcome'] as const,
     buckets: latencyBuckets,
     registers,

@@ -114,13 +114,13 @@ async function checkAgainstStore(store: Store, req: FeedbackCreateInput): Promis
     await checkAnnotationValue(store, req.project_id, req.annotation_ref, req.payload);
   if (req.queue_id) {
     const p = new Params();
-    const rs = await store.client.query({
-      query: `SELECT 1 FROM annotation_queues FINAL
+    const queue = await store.row(
+      `SELECT 1 FROM annotation_queues FINAL
         WHERE project_id = ${p.str(req.project_id)} AND id = ${p.str(req.queue_id)} AND deleted_at IS NULL LIMIT 1`,
-      query_params: p.values,
-      format: 'JSONEachRow',
-    });
-    if ((await rs.json()).length === 0) throw badRequest(`queue_id: Queue ${req.queue_id} not found or has been deleted`, 'queue_id');
+      p.values,
+      { name: 'feedback.checkAgainstStore' },
+    );
+    if (queue === undefined) throw badRequest(`queue_id: Queue ${req.queue_id} not found or has been deleted`, 'queue_id');
   }
 }
 
@@ -167,7 +167,12 @@ export async function createFeedback(store: Store, reqs: FeedbackCreateInput[], 
   const at = nowMillisAsMicros();
   const records = reqs.map((req) => feedbackRecord(req, validateFeedback({ ...req, feedback_id: '' }), userId, at));
   for (const req of reqs) await checkAgainstStore(store, req);
-  if (records.length > 0) await store.client.insert({ table: 'feedback', format: 'JSONEachRow', values: records.map((r) => r.row) });
+  if (records.length > 0)
+    await store.insertRows(
+      'feedback',
+      records.map((r) => r.row),
+      { name: 'feedback.createFeedback' },
+    );
   return records.map((r) => r.answer);
 }
 
@@ -183,19 +188,17 @@ export async function replaceFeedback(store: Store, req: FeedbackReplaceInput, u
   const where = `project_id = ${p.str(req.project_id)} AND id = ${p.str(req.feedback_id)}`;
   await deleteFeedbackWhere(store, where, p);
   const { row, answer } = feedbackRecord(req, stored, userId, nowMillisAsMicros());
-  await store.client.insert({ table: 'feedback', format: 'JSONEachRow', values: [row] });
+  await store.insertRows('feedback', [row], { name: 'feedback.replaceFeedback' });
   return answer;
 }
 
 /** Deletes the feedback rows `where` selects. A DELETE is a mutation (costly): only issued when a row matches. */
 async function deleteFeedbackWhere(store: Store, where: string, p: Params): Promise<void> {
-  const rs = await store.client.query({
-    query: `SELECT count() AS n FROM feedback WHERE ${where}`,
-    query_params: p.values,
-    format: 'JSONEachRow',
+  const [{ n } = { n: 0 }] = await store.rows<{ n: number }>(`SELECT count() AS n FROM feedback WHERE ${where}`, p.values, {
+    name: 'feedback.deleteFeedbackWhere',
   });
-  const [{ n } = { n: 0 }] = await rs.json<{ n: number }>();
-  if (Number(n) > 0) await store.client.command({ query: deleteStatement('feedback', where, store.cluster), query_params: p.values });
+  if (Number(n) > 0)
+    await store.command(deleteStatement('feedback', where, store.cluster), p.values, { name: 'feedback.deleteFeedbackWhere' });
 }
 
 /**
@@ -295,12 +298,9 @@ export async function queryFeedback(
 
   const fields = req.fields && req.fields.length > 0 ? req.fields : FEEDBACK_FIELDS;
   if (fields.length === 1 && fields[0] === 'count(*)') {
-    const rs = await store.client.query({
-      query: `SELECT count() AS n FROM feedback WHERE ${conds.join(' AND ')}`,
-      query_params: p.values,
-      format: 'JSONEachRow',
+    const [r] = await store.rows<{ n: number }>(`SELECT count() AS n FROM feedback WHERE ${conds.join(' AND ')}`, p.values, {
+      name: 'feedback.queryFeedback',
     });
-    const [r] = await rs.json<{ n: number }>();
     return [{ 'count(*)': Number(r?.n ?? 0) }];
   }
   const selects = fields.map((f, i) => {
@@ -326,8 +326,7 @@ export async function queryFeedback(
   let sql = `SELECT ${selects.join(', ')} FROM feedback WHERE ${conds.join(' AND ')} ORDER BY ${order.join(', ')}`;
   if (req.limit !== undefined && req.limit > 0) sql += ` LIMIT ${p.int(req.limit)}`;
   if (req.offset !== undefined && req.offset > 0) sql += `${req.limit ? '' : ' LIMIT 18446744073709551615'} OFFSET ${p.int(req.offset)}`;
-  const rs = await store.client.query({ query: sql, query_params: p.values, format: 'JSONEachRow' });
-  const rows = await rs.json<Record<string, unknown>>();
+  const rows = await store.rows<Record<string, unknown>>(sql, p.values, { name: 'feedback.queryFeedback' });
   return rows.map((r) => {
     const out: Record<string, unknown> = {};
     fields.forEach((f, i) => {
@@ -358,13 +357,12 @@ export async function feedbackForRefs(store: Store, projectId: string, refs: str
     'trigger_ref',
     'annotation_ref',
   ];
-  const rs = await store.client.query({
-    query: `SELECT ${cols.join(', ')}, payload_dump FROM feedback
+  for (const r of await store.rows<Record<string, string | null>>(
+    `SELECT ${cols.join(', ')}, payload_dump FROM feedback
       WHERE project_id = ${p.str(projectId)} AND svc_ref IN ${p.strArray(refs)} ORDER BY created_at, id`,
-    query_params: p.values,
-    format: 'JSONEachRow',
-  });
-  for (const r of await rs.json<Record<string, string | null>>()) {
+    p.values,
+    { name: 'feedback.feedbackForRefs' },
+  )) {
     const row: Record<string, unknown> = {};
     for (const c of cols) row[c] = c === 'created_at' && r[c] ? clickHouseToIso(r[c]!) : r[c];
     row.payload = JSON.parse(r.payload_dump || '{}');

@@ -35,20 +35,19 @@ export async function createFile(
       size_bytes: content.length,
     });
   }
-  await store.client.insert({ table: 'files', format: 'JSONEachRow', values: rows });
+  await store.insertRows('files', rows, { name: 'files.createFile' });
   return { digest };
 }
 
 /** /file/content: the bytes of a stored file, or 404. */
 export async function readFile(store: Store, projectId: string, digest: string): Promise<Buffer> {
   const p = new Params();
-  const rs = await store.client.query({
-    query: `SELECT chunk_index, any(n_chunks) AS n_chunks, any(val_base64) AS val_base64 FROM files
+  const chunks = await store.rows<{ chunk_index: number; n_chunks: number; val_base64: string }>(
+    `SELECT chunk_index, any(n_chunks) AS n_chunks, any(val_base64) AS val_base64 FROM files
       WHERE project_id = ${p.str(projectId)} AND digest = ${p.str(digest)} GROUP BY chunk_index ORDER BY chunk_index`,
-    query_params: p.values,
-    format: 'JSONEachRow',
-  });
-  const chunks = await rs.json<{ chunk_index: number; n_chunks: number; val_base64: string }>();
+    p.values,
+    { name: 'files.readFile' },
+  );
   if (chunks.length === 0 || chunks.length !== Number(chunks[0]!.n_chunks)) throw notFound(`File ${digest} not found`);
   return Buffer.concat(chunks.map((c) => Buffer.from(c.val_base64, 'base64')));
 }
@@ -58,15 +57,15 @@ export async function readFiles(store: Store, projectId: string, digests: string
   const out = new Map<string, Buffer>();
   if (digests.length === 0) return out;
   const p = new Params();
-  const rs = await store.client.query({
-    query: `SELECT digest, chunk_index, any(n_chunks) AS n_chunks, any(val_base64) AS val_base64 FROM files
+  const chunkRows = await store.rows<{ digest: string; chunk_index: number; n_chunks: number; val_base64: string }>(
+    `SELECT digest, chunk_index, any(n_chunks) AS n_chunks, any(val_base64) AS val_base64 FROM files
       WHERE project_id = ${p.str(projectId)} AND digest IN ${p.strArray([...new Set(digests)])}
       GROUP BY digest, chunk_index ORDER BY digest, chunk_index`,
-    query_params: p.values,
-    format: 'JSONEachRow',
-  });
+    p.values,
+    { name: 'files.readFiles' },
+  );
   const chunks = new Map<string, { n: number; parts: string[] }>();
-  for (const c of await rs.json<{ digest: string; chunk_index: number; n_chunks: number; val_base64: string }>()) {
+  for (const c of chunkRows) {
     const file = chunks.get(c.digest) ?? { n: Number(c.n_chunks), parts: [] };
     file.parts.push(c.val_base64);
     chunks.set(c.digest, file);
@@ -79,12 +78,11 @@ export async function readFiles(store: Store, projectId: string, digests: string
 /** /files/stats: the bytes of the project's stored files, each file counted once. */
 export async function filesStats(store: Store, projectId: string): Promise<{ total_size_bytes: number }> {
   const p = new Params();
-  const rs = await store.client.query({
-    query: `SELECT toInt64(sum(size)) AS total FROM (
+  const [row] = await store.rows<{ total: number | string }>(
+    `SELECT toInt64(sum(size)) AS total FROM (
       SELECT any(size_bytes) AS size FROM files WHERE project_id = ${p.str(projectId)} GROUP BY digest)`,
-    query_params: p.values,
-    format: 'JSONEachRow',
-  });
-  const [row] = await rs.json<{ total: number | string }>();
+    p.values,
+    { name: 'files.filesStats' },
+  );
   return { total_size_bytes: Number(row?.total ?? 0) };
 }

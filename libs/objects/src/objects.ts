@@ -48,10 +48,9 @@ export async function createObject(store: Store, obj: ObjCreateInput, userId: st
   const kind = kindOf(processed.val);
 
   const now = microsToClickHouse(nowMicros());
-  await store.client.insert({
-    table: 'object_versions',
-    format: 'JSONEachRow',
-    values: [
+  await store.insertRows(
+    'object_versions',
+    [
       {
         project_id: obj.project_id,
         kind,
@@ -67,7 +66,8 @@ export async function createObject(store: Store, obj: ObjCreateInput, userId: st
         deleted_at: null,
       },
     ],
-  });
+    { name: 'objects.createObject' },
+  );
   return { digest, object_id: obj.object_id };
 }
 
@@ -172,12 +172,9 @@ export async function readObject(
   if (req.digest === 'latest') cond = 'is_latest = 1';
   else if (/^v\d+$/.test(req.digest)) cond = `version_index = ${p.int(Number(req.digest.slice(1)))}`;
   else cond = `digest = ${p.str(req.digest)}`;
-  const rs = await store.client.query({
-    query: `SELECT * FROM (${inner}) WHERE ${cond} ORDER BY kind LIMIT 1`,
-    query_params: p.values,
-    format: 'JSONEachRow',
+  const [row] = await store.rows<VersionRow>(`SELECT * FROM (${inner}) WHERE ${cond} ORDER BY kind LIMIT 1`, p.values, {
+    name: 'objects.readObject',
   });
-  const [row] = await rs.json<VersionRow>();
   if (!row) throw notFound(`Obj ${req.object_id}:${req.digest} not found`);
   if (row.deleted_at) {
     const deletedAt = clickHouseToIso(row.deleted_at);
@@ -200,12 +197,11 @@ export async function deleteObjectVersions(
 ): Promise<{ num_deleted: number }> {
   const p = new Params();
   const inner = versionsSql(p, { projectId, objectIds: [objectId], withVal: false, withSize: false });
-  const rs = await store.client.query({
-    query: `SELECT kind, digest, version_index, is_latest FROM (${inner}) WHERE deleted_at IS NULL`,
-    query_params: p.values,
-    format: 'JSONEachRow',
-  });
-  const live = await rs.json<{ kind: string; digest: string; version_index: number; is_latest: number }>();
+  const live = await store.rows<{ kind: string; digest: string; version_index: number; is_latest: number }>(
+    `SELECT kind, digest, version_index, is_latest FROM (${inner}) WHERE deleted_at IS NULL`,
+    p.values,
+    { name: 'objects.deleteObjectVersions' },
+  );
   let chosen = live;
   const unmatched: string[] = [];
   if (digests && digests.length > 0) {
@@ -229,14 +225,15 @@ export async function deleteObjectVersions(
   const q = new Params();
   const deletedAt = microsToClickHouse(Math.floor(nowMicros() / 1000) * 1000);
   const keys = chosen.map((v) => `(${q.str(v.kind)}, ${q.str(v.digest)})`).join(', ');
-  await store.client.command({
-    query: `INSERT INTO object_versions (project_id, kind, object_id, digest, base_object_class, leaf_object_class, refs, val_dump, svc_user_id, created_at, published_at, deleted_at)
+  await store.command(
+    `INSERT INTO object_versions (project_id, kind, object_id, digest, base_object_class, leaf_object_class, refs, val_dump, svc_user_id, created_at, published_at, deleted_at)
       SELECT project_id, kind, object_id, digest, any(base_object_class), any(leaf_object_class), any(refs), any(val_dump), any(svc_user_id), min(created_at), max(published_at), ${q.str(deletedAt)}
       FROM object_versions
       WHERE project_id = ${q.str(projectId)} AND object_id = ${q.str(objectId)} AND (toString(kind), digest) IN (${keys})
       GROUP BY project_id, kind, object_id, digest`,
-    query_params: q.values,
-  });
+    q.values,
+    { name: 'objects.deleteObjectVersions' },
+  );
   return { num_deleted: new Set(chosen.map((v) => `${v.kind}:${v.digest}`)).size };
 }
 
@@ -292,8 +289,7 @@ export async function queryObjects(store: Store, req: ObjsQueryInput): Promise<O
   let sql = `SELECT * FROM (${inner}) WHERE ${conds.join(' AND ')} ORDER BY ${order.join(', ')}`;
   if (req.limit !== undefined && req.limit > 0) sql += ` LIMIT ${p.int(req.limit)}`;
   if (req.offset !== undefined && req.offset > 0) sql += `${req.limit ? '' : ' LIMIT 18446744073709551615'} OFFSET ${p.int(req.offset)}`;
-  const rs = await store.client.query({ query: sql, query_params: p.values, format: 'JSONEachRow' });
-  const rows = await rs.json<VersionRow>();
+  const rows = await store.rows<VersionRow>(sql, p.values, { name: 'objects.queryObjects' });
   return rows.map((r) => toOut(r, !!req.metadata_only, !!req.include_storage_size));
 }
 
@@ -306,16 +302,15 @@ export async function readObjectVals(
   const out = new Map<string, { val_dump: string; deleted: boolean }>();
   if (keys.length === 0) return out;
   const p = new Params();
-  const rs = await store.client.query({
-    query: `SELECT object_id, digest, any(val_dump) AS val_dump, ${deletedAtSql('max(deleted_at)', 'max(published_at)')} IS NOT NULL AS deleted
+  for (const r of await store.rows<{ object_id: string; digest: string; val_dump: string; deleted: number }>(
+    `SELECT object_id, digest, any(val_dump) AS val_dump, ${deletedAtSql('max(deleted_at)', 'max(published_at)')} IS NOT NULL AS deleted
       FROM object_versions
       WHERE project_id = ${p.str(projectId)} AND object_id IN ${p.strArray([...new Set(keys.map((k) => k.name))])}
         AND digest IN ${p.strArray([...new Set(keys.map((k) => k.digest))])}
       GROUP BY object_id, digest`,
-    query_params: p.values,
-    format: 'JSONEachRow',
-  });
-  for (const r of await rs.json<{ object_id: string; digest: string; val_dump: string; deleted: number }>()) {
+    p.values,
+    { name: 'objects.readObjectVals' },
+  )) {
     out.set(`${r.object_id}:${r.digest}`, { val_dump: r.val_dump, deleted: !!Number(r.deleted) });
   }
   return out;

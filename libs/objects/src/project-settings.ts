@@ -9,12 +9,11 @@ import type { Store } from '@weft/store';
 export type ProjectSettingName = 'retention_days' | 'pii_policy' | 'ingest_sampling';
 
 export async function readProjectSetting(store: Store, projectId: string, name: ProjectSettingName): Promise<unknown> {
-  const rs = await store.client.query({
-    query: `SELECT value_json FROM project_settings FINAL WHERE project_id = {p:String} AND name = {n:String}`,
-    query_params: { p: projectId, n: name },
-    format: 'JSONEachRow',
-  });
-  const [row] = await rs.json<{ value_json: string }>();
+  const [row] = await store.rows<{ value_json: string }>(
+    `SELECT value_json FROM project_settings FINAL WHERE project_id = {p:String} AND name = {n:String}`,
+    { p: projectId, n: name },
+    { name: 'project-settings.readProjectSetting' },
+  );
   return row ? (JSON.parse(row.value_json) as unknown) : undefined;
 }
 
@@ -25,21 +24,22 @@ export async function writeProjectSetting(
   value: unknown,
   by: string,
 ): Promise<void> {
-  await store.client.insert({
-    table: 'project_settings',
-    values: [{ project_id: projectId, name, value_json: JSON.stringify(value), updated_by: by, updated_at: microsToIso(nowMicros()) }],
-    format: 'JSONEachRow',
-  });
+  await store.insertRows(
+    'project_settings',
+    [{ project_id: projectId, name, value_json: JSON.stringify(value), updated_by: by, updated_at: microsToIso(nowMicros()) }],
+    { name: 'project-settings.writeProjectSetting' },
+  );
 }
 
 /** Every project that set `name`, with its value (the latest of each). */
 export async function listProjectSetting(store: Store, name: ProjectSettingName): Promise<{ project_id: string; value: unknown }[]> {
-  const rs = await store.client.query({
-    query: `SELECT project_id, value_json FROM project_settings FINAL WHERE name = {n:String}`,
-    query_params: { n: name },
-    format: 'JSONEachRow',
-  });
-  return (await rs.json<{ project_id: string; value_json: string }>()).map((r) => ({
+  return (
+    await store.rows<{ project_id: string; value_json: string }>(
+      `SELECT project_id, value_json FROM project_settings FINAL WHERE name = {n:String}`,
+      { n: name },
+      { name: 'project-settings.listProjectSetting' },
+    )
+  ).map((r) => ({
     project_id: r.project_id,
     value: JSON.parse(r.value_json),
   }));

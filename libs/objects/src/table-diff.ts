@@ -90,13 +90,15 @@ async function rowDigestsOf(store: Store, projectId: string, digest: string, fie
     throw badRequest(`${field}: a diff compares tables of at most ${MAX_TABLE_DIFF_ROWS} rows (this one has ${count})`, field);
   if (count === 0) return [];
   const p = new Params();
-  const rs = await store.client.query({
-    query: `SELECT row_digest FROM table_rows_index FINAL
+  const chunks: Buffer[] = [];
+  const answer = store.streamRaw(
+    `SELECT row_digest FROM table_rows_index FINAL
       WHERE project_id = ${p.str(projectId)} AND table_digest = ${p.str(digest)} ORDER BY position`,
-    query_params: p.values,
-    format: 'TabSeparated',
-  });
-  const text = await rs.text();
+    p.values,
+    { format: 'TabSeparated', name: 'table-diff.rowDigests' },
+  );
+  for await (const chunk of answer) chunks.push(chunk);
+  const text = Buffer.concat(chunks).toString('utf8');
   return text === '' ? [] : text.replace(/\n$/, '').split('\n');
 }
 

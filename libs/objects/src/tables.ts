@@ -34,23 +34,23 @@ async function insertRows(store: Store, projectId: string, rows: PreparedRow[]):
   const seen = new Set<string>();
   const unique = rows.filter((r) => !seen.has(r.digest) && (seen.add(r.digest), true));
   for (let i = 0; i < unique.length; i += INSERT_CHUNK) {
-    await store.client.insert({
-      table: 'table_rows',
-      format: 'JSONEachRow',
-      values: unique.slice(i, i + INSERT_CHUNK).map((r) => ({ project_id: projectId, digest: r.digest, refs: r.refs, val_dump: r.json })),
-    });
+    await store.insertRows(
+      'table_rows',
+      unique.slice(i, i + INSERT_CHUNK).map((r) => ({ project_id: projectId, digest: r.digest, refs: r.refs, val_dump: r.json })),
+      { name: 'tables.insertRows' },
+    );
   }
 }
 
 async function insertIndex(store: Store, projectId: string, table: string, start: number, digests: string[]): Promise<void> {
   for (let i = 0; i < digests.length; i += INSERT_CHUNK) {
-    await store.client.insert({
-      table: 'table_rows_index',
-      format: 'JSONEachRow',
-      values: digests
+    await store.insertRows(
+      'table_rows_index',
+      digests
         .slice(i, i + INSERT_CHUNK)
         .map((d, j) => ({ project_id: projectId, table_digest: table, position: start + i + j, row_digest: d })),
-    });
+      { name: 'tables.insertIndex' },
+    );
   }
 }
 
@@ -58,12 +58,11 @@ async function insertIndex(store: Store, projectId: string, table: string, start
 export async function tableRowCount(store: Store, projectId: string, digest: string): Promise<number | null> {
   if (digest === EMPTY_TABLE_DIGEST) return 0;
   const p = new Params();
-  const rs = await store.client.query({
-    query: `SELECT max(row_count) AS n, count() AS c FROM tables WHERE project_id = ${p.str(projectId)} AND digest = ${p.str(digest)}`,
-    query_params: p.values,
-    format: 'JSONEachRow',
-  });
-  const [r] = await rs.json<{ n: number; c: number }>();
+  const [r] = await store.rows<{ n: number; c: number }>(
+    `SELECT max(row_count) AS n, count() AS c FROM tables WHERE project_id = ${p.str(projectId)} AND digest = ${p.str(digest)}`,
+    p.values,
+    { name: 'tables.tableRowCount' },
+  );
   return r && Number(r.c) > 0 ? Number(r.n) : null;
 }
 
@@ -77,25 +76,28 @@ export async function tableStats(
   if (digests.length === 0) return [];
   const p = new Params();
   const project = p.str(projectId);
-  const rs = await store.client.query({
-    query: `SELECT digest, max(row_count) AS n FROM tables WHERE project_id = ${project} AND digest IN ${p.strArray(digests)} GROUP BY digest`,
-    query_params: p.values,
-    format: 'JSONEachRow',
-  });
-  const counts = new Map((await rs.json<{ digest: string; n: number }>()).map((r) => [r.digest, Number(r.n)]));
+  const counts = new Map(
+    (
+      await store.rows<{ digest: string; n: number }>(
+        `SELECT digest, max(row_count) AS n FROM tables WHERE project_id = ${project} AND digest IN ${p.strArray(digests)} GROUP BY digest`,
+        p.values,
+        { name: 'tables.tableStats' },
+      )
+    ).map((r) => [r.digest, Number(r.n)]),
+  );
   if (digests.includes(EMPTY_TABLE_DIGEST)) counts.set(EMPTY_TABLE_DIGEST, 0);
   const sizes = new Map<string, number>();
   if (withSize && counts.size > 0) {
     const q = new Params();
-    const rs2 = await store.client.query({
-      query: `SELECT i.table_digest AS digest, sum(length(r.val_dump)) AS bytes
+    for (const r of await store.rows<{ digest: string; bytes: number }>(
+      `SELECT i.table_digest AS digest, sum(length(r.val_dump)) AS bytes
         FROM (SELECT DISTINCT table_digest, position, row_digest FROM table_rows_index WHERE project_id = ${q.str(projectId)} AND table_digest IN ${q.strArray([...counts.keys()])}) AS i
         INNER JOIN (SELECT digest, any(val_dump) AS val_dump FROM table_rows WHERE project_id = ${q.str(projectId)} GROUP BY digest) AS r ON r.digest = i.row_digest
         GROUP BY i.table_digest`,
-      query_params: q.values,
-      format: 'JSONEachRow',
-    });
-    for (const r of await rs2.json<{ digest: string; bytes: number }>()) sizes.set(r.digest, Number(r.bytes));
+      q.values,
+      { name: 'tables.tableStats' },
+    ))
+      sizes.set(r.digest, Number(r.bytes));
   }
   return digests
     .filter((d, i) => counts.has(d) && digests.indexOf(d) === i)
@@ -105,7 +107,7 @@ export async function tableStats(
 }
 
 async function markTable(store: Store, projectId: string, digest: string, rowCount: number): Promise<void> {
-  await store.client.insert({ table: 'tables', format: 'JSONEachRow', values: [{ project_id: projectId, digest, row_count: rowCount }] });
+  await store.insertRows('tables', [{ project_id: projectId, digest, row_count: rowCount }], { name: 'tables.markTable' });
 }
 
 /** /table/create: rows, then the ordered index, then the table marker (a retry after a crash is safe). */
@@ -240,13 +242,13 @@ async function baseDigestsAt(store: Store, projectId: string, table: string, pos
   const out = new Map<number, string>();
   if (positions.length === 0) return out;
   const p = new Params();
-  const rs = await store.client.query({
-    query: `SELECT position, row_digest FROM table_rows_index FINAL
+  for (const r of await store.rows<{ position: number; row_digest: string }>(
+    `SELECT position, row_digest FROM table_rows_index FINAL
       WHERE project_id = ${p.str(projectId)} AND table_digest = ${p.str(table)} AND position IN ${p.add(positions, 'Array(UInt64)')}`,
-    query_params: p.values,
-    format: 'JSONEachRow',
-  });
-  for (const r of await rs.json<{ position: number; row_digest: string }>()) out.set(Number(r.position), r.row_digest);
+    p.values,
+    { name: 'tables.baseDigestsAt' },
+  ))
+    out.set(Number(r.position), r.row_digest);
   return out;
 }
 
@@ -262,12 +264,9 @@ async function piecesDigest(store: Store, projectId: string, base: string, piece
             AND position >= ${p.add(piece.from, 'UInt64')} AND position < ${p.add(piece.to, 'UInt64')})`
       : p.str(piece.digests.join('')),
   );
-  const rs = await store.client.query({
-    query: `SELECT lower(hex(SHA256(concat('', ${parts.join(', ')})))) AS digest`,
-    query_params: p.values,
-    format: 'JSONEachRow',
+  const [r] = await store.rows<{ digest: string }>(`SELECT lower(hex(SHA256(concat('', ${parts.join(', ')})))) AS digest`, p.values, {
+    name: 'tables.piecesDigest',
   });
-  const [r] = await rs.json<{ digest: string }>();
   return r!.digest;
 }
 
@@ -281,14 +280,15 @@ async function copyBaseSlice(
   at: number,
 ): Promise<void> {
   const p = new Params();
-  await store.client.command({
-    query: `INSERT INTO table_rows_index (project_id, table_digest, position, row_digest)
+  await store.command(
+    `INSERT INTO table_rows_index (project_id, table_digest, position, row_digest)
       SELECT project_id, ${p.str(target)}, position - ${p.add(from, 'UInt64')} + ${p.add(at, 'UInt64')}, row_digest
       FROM table_rows_index FINAL
       WHERE project_id = ${p.str(projectId)} AND table_digest = ${p.str(base)}
         AND position >= ${p.add(from, 'UInt64')} AND position < ${p.add(to, 'UInt64')}`,
-    query_params: p.values,
-  });
+    p.values,
+    { name: 'tables.copyBaseSlice' },
+  );
 }
 
 export interface TableQueryInput {
@@ -373,13 +373,11 @@ async function* tableRowsRange(
 }
 
 async function* streamRows(store: Store, sql: string, p: Params, signal?: AbortSignal): AsyncGenerator<TableRowOut> {
-  const rs = await store.client.query({ query: sql, query_params: p.values, format: 'JSONEachRow', abort_signal: signal });
-  for await (const batch of rs.stream<{ original_index: number; digest: string; val_dump: string }>()) {
-    for (const row of batch) {
-      const r = row.json();
-      yield { digest: r.digest, val: new RawJson(r.val_dump), original_index: Number(r.original_index) };
-    }
-  }
+  const rows = store.streamRows<{ original_index: number; digest: string; val_dump: string }>(sql, p.values, {
+    name: 'tables.rows',
+    signal,
+  });
+  for await (const r of rows) yield { digest: r.digest, val: new RawJson(r.val_dump), original_index: Number(r.original_index) };
 }
 
 /** Sorted and/or filtered rows: the index joined with the rows, ordered, one LIMIT/OFFSET page. */
@@ -425,12 +423,12 @@ export async function readTableRowVals(store: Store, projectId: string, digests:
   const out = new Map<string, string>();
   if (digests.length === 0) return out;
   const p = new Params();
-  const rs = await store.client.query({
-    query: `SELECT digest, any(val_dump) AS val_dump FROM table_rows
+  for (const r of await store.rows<{ digest: string; val_dump: string }>(
+    `SELECT digest, any(val_dump) AS val_dump FROM table_rows
       WHERE project_id = ${p.str(projectId)} AND digest IN ${p.strArray([...new Set(digests)])} GROUP BY digest`,
-    query_params: p.values,
-    format: 'JSONEachRow',
-  });
-  for (const r of await rs.json<{ digest: string; val_dump: string }>()) out.set(r.digest, r.val_dump);
+    p.values,
+    { name: 'tables.readTableRowVals' },
+  ))
+    out.set(r.digest, r.val_dump);
   return out;
 }

@@ -61,8 +61,8 @@ export type InsertSettings = Record<string, number>;
 export type RawRowFormat = 'RowBinary' | 'TabSeparated';
 
 /**
- * The store: the typed statements (statements.ts) are what packages use; `client` is the raw
- * @clickhouse/client, left for the packages not yet moved onto them (ARCHITECTURE.md).
+ * The store: the typed statements (statements.ts) are what packages use. `client` is the raw
+ * @clickhouse/client, for libs/store itself, tests and benches only (test/unit/boundaries.test.ts).
  */
 export interface Store extends StoreStatements {
   client: ClickHouseClient;

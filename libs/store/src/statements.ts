@@ -17,6 +17,13 @@ export interface StatementOptions {
   signal?: AbortSignal;
 }
 
+/** Output formats streamRaw answers in (the engine's names). */
+export type RawOutputFormat = 'RowBinary' | 'TabSeparated' | 'TabSeparatedWithNames' | 'CSVWithNames' | 'JSONEachRow' | 'Parquet';
+
+export interface RawStatementOptions extends StatementOptions {
+  format: RawOutputFormat;
+}
+
 /**
  * The typed statements every package uses instead of the client: rows come back as objects
  * (JSONEachRow), failures as StoreError (errors.ts) with their kind, each timed by name.
@@ -26,6 +33,16 @@ export interface StoreStatements {
   rows<T>(sql: string, params?: StatementParams, opts?: StatementOptions): Promise<T[]>;
   /** The first row of a SELECT, or undefined when there is none. */
   row<T>(sql: string, params?: StatementParams, opts?: StatementOptions): Promise<T | undefined>;
+  /**
+   * The rows of a SELECT as they come (JSONEachRow, parsed a block at a time): the engine is read
+   * only as fast as the caller takes rows, and `signal` (or leaving the loop) stops the statement.
+   */
+  streamRows<T>(sql: string, params?: StatementParams, opts?: StatementOptions): AsyncGenerator<T>;
+  /**
+   * The answer of a SELECT in `format`, as the engine writes it, in chunks as they come (RowBinary
+   * to decode, or CSV/JSONEachRow text to pass on untouched); read-as-taken and stopped as streamRows.
+   */
+  streamRaw(sql: string, params: StatementParams | undefined, opts: RawStatementOptions): AsyncGenerator<Buffer>;
   /** A statement without rows back (DDL, mutations, `INSERT … SELECT`). */
   command(sql: string, params?: StatementParams, opts?: StatementOptions): Promise<void>;
   /** Inserts row objects (JSONEachRow) in one INSERT; nothing to do for no rows. */
@@ -60,9 +77,50 @@ export function statementsOf(client: ClickHouseClient): StoreStatements {
       });
       return rs.json<T>();
     });
+  /** A stream's statement: timed and classified like the others, from its start to its last chunk. */
+  const streamed = async function* <R>(opts: StatementOptions | undefined, chunks: () => Promise<AsyncIterable<R>>): AsyncGenerator<R> {
+    const started = performance.now();
+    const statement = opts?.name ?? 'unnamed';
+    let outcome = 'ok';
+    try {
+      // Leaving the loop early returns the client's stream iterator, which destroys the response.
+      for await (const chunk of await chunks()) yield chunk;
+    } catch (e) {
+      const err = toStoreError(e, opts?.name, opts?.signal);
+      outcome = err.kind;
+      throw err;
+    } finally {
+      // Also when the caller left the loop early (the statement then ended well, as far as it went).
+      metrics.storeStatementSeconds.observe({ statement, outcome }, (performance.now() - started) / 1000);
+    }
+  };
   return {
     rows,
     row: async <T>(sql: string, params?: StatementParams, opts?: StatementOptions) => (await rows<T>(sql, params, opts))[0],
+    streamRows: async function* <T>(sql: string, params?: StatementParams, opts?: StatementOptions): AsyncGenerator<T> {
+      const blocks = streamed(opts, async () => {
+        const rs = await client.query({
+          query: sql,
+          query_params: params,
+          format: 'JSONEachRow',
+          clickhouse_settings: settingsOf(opts),
+          abort_signal: opts?.signal,
+        });
+        return rs.stream<T>();
+      });
+      for await (const block of blocks) for (const r of block) yield r.json<T>();
+    },
+    streamRaw: (sql, params, opts) =>
+      streamed(opts, async () => {
+        // exec: the answer's bytes untouched (query() would decode them into rows).
+        const rs = await client.exec({
+          query: `${sql}\nFORMAT ${opts.format}`,
+          query_params: params,
+          clickhouse_settings: settingsOf(opts),
+          abort_signal: opts.signal,
+        });
+        return rs.stream as AsyncIterable<Buffer>;
+      }),
     command: (sql, params, opts) =>
       run(opts, async () => {
         await client.command({ query: sql, query_params: params, clickhouse_settings: settingsOf(opts), abort_signal: opts?.signal });

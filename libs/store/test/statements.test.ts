@@ -26,7 +26,7 @@ const failure = (p: Promise<unknown>) =>
     (e: unknown) => e,
   );
 
-describe('store statements (rows, row, command, insertRows) on chDB', () => {
+describe('store statements (rows, row, streamRows, streamRaw, command, insertRows) on chDB', () => {
   it('inserts row objects and reads them back typed, with placeholders bound', async () => {
     await store.insertRows('t', [
       { id: 'a', n: 1, at: '2026-01-01 00:00:00.000001' },
@@ -79,6 +79,48 @@ describe('store statements (rows, row, command, insertRows) on chDB', () => {
     const abort = new AbortController();
     abort.abort();
     const aborted = await failure(store.rows('SELECT sleep(1)', undefined, { signal: abort.signal }));
+    expect(aborted).toMatchObject({ name: 'StoreError', kind: 'aborted' });
+  });
+
+  it('streams rows as they come and stops the statement when the loop is left', async () => {
+    const seen: { n: number }[] = [];
+    for await (const r of store.streamRows<{ n: number }>(
+      'SELECT toUInt32(number) AS n FROM numbers({count:UInt32})',
+      { count: 100_000 },
+      { name: 'statements.stream', settings: { max_block_size: 1000 } },
+    )) {
+      seen.push(r);
+      if (seen.length === 2500) break;
+    }
+    expect(seen.at(-1)).toEqual({ n: 2499 });
+    // Left early: still timed, as a statement that ended well.
+    expect(await metricsRegistry.getSingleMetricAsString('weft_store_statement_seconds')).toMatch(
+      /statement="statements.stream",outcome="ok"\} 1/,
+    );
+    const all: number[] = [];
+    for await (const r of store.streamRows<{ id: string; n: number }>('SELECT id, n FROM t ORDER BY id')) all.push(r.n);
+    expect(all).toEqual([2]);
+  });
+
+  it('streams an answer in a named format as the engine writes it', async () => {
+    const chunks: Buffer[] = [];
+    for await (const c of store.streamRaw('SELECT id, n FROM t WHERE n = {n:UInt32} ORDER BY id', { n: 2 }, { format: 'CSVWithNames' }))
+      chunks.push(c);
+    expect(Buffer.concat(chunks).toString('utf8')).toBe('"id","n"\n"b",2\n');
+    const wrong = await failure(
+      (async () => {
+        for await (const c of store.streamRaw('SELECT * FROM no_such_table', undefined, { format: 'RowBinary', name: 'statements.raw' }))
+          void c;
+      })(),
+    );
+    expect(wrong).toMatchObject({ name: 'StoreError', kind: 'statement', type: 'UNKNOWN_TABLE', statement: 'statements.raw' });
+    const abort = new AbortController();
+    abort.abort();
+    const aborted = await failure(
+      (async () => {
+        for await (const c of store.streamRaw('SELECT sleep(1)', undefined, { format: 'JSONEachRow', signal: abort.signal })) void c;
+      })(),
+    );
     expect(aborted).toMatchObject({ name: 'StoreError', kind: 'aborted' });
   });
 

@@ -39,7 +39,7 @@ async function viaStore(cmd: Command | MigrateCommand): Promise<unknown> {
       dataDir: config.WEFT_DATA_DIR,
       cluster: config.CLICKHOUSE_CLUSTER,
     });
-    const applied = await migrate(store.client, undefined, { cluster: config.CLICKHOUSE_CLUSTER });
+    const applied = await migrate(store, undefined, { cluster: config.CLICKHOUSE_CLUSTER });
     if (cmd.kind === 'migrate') return { applied, schema_version: latestMigration() };
     return await runAdmin(new KeyStore(store), cmd.path, cmd.body);
   } catch (e) {

@@ -48,15 +48,14 @@ export class CallMutations {
   private async withDescendants(projectId: string, callIds: string[]): Promise<string[]> {
     const p = new Params();
     const project = p.str(projectId);
-    const rs = await this.store.client.query({
-      query: `SELECT DISTINCT id, parent_id FROM calls_starts
+    const rows = await this.store.rows<{ id: string; parent_id: string | null }>(
+      `SELECT DISTINCT id, parent_id FROM calls_starts
         WHERE project_id = ${project} AND trace_id IN (
             SELECT trace_id FROM calls_starts WHERE project_id = ${project} AND id IN ${p.strArray(callIds)})
           AND ${notDeletedSql(project)}`,
-      query_params: p.values,
-      format: 'JSONEachRow',
-    });
-    const rows = await rs.json<{ id: string; parent_id: string | null }>();
+      p.values,
+      { name: 'call-mutations.withDescendants' },
+    );
     const children = new Map<string, string[]>();
     const live = new Set<string>();
     for (const r of rows) {

@@ -60,21 +60,18 @@ export function kafkaDeadLetters(bus: KafkaBus<CallPartEnvelope>, store: Store):
 
   const actions = async (letters: string[]): Promise<Map<string, { action: 'replayed' | 'discarded'; at: string }>> => {
     if (letters.length === 0) return new Map();
-    const rs = await store.client.query({
-      query: `SELECT letter, argMin(action, at) AS first_action, toString(min(at)) AS first_at FROM dead_letter_actions
+    const rows = await store.rows<{ letter: string; first_action: 'replayed' | 'discarded'; first_at: string }>(
+      `SELECT letter, argMin(action, at) AS first_action, toString(min(at)) AS first_at FROM dead_letter_actions
               WHERE letter IN {letters:Array(String)} GROUP BY letter`,
-      query_params: { letters },
-      format: 'JSONEachRow',
-    });
-    const rows = await rs.json<{ letter: string; first_action: 'replayed' | 'discarded'; first_at: string }>();
+      { letters },
+      { name: 'dead-letters.actions' },
+    );
     return new Map(rows.map((r) => [r.letter, { action: r.first_action, at: new Date(`${r.first_at.replace(' ', 'T')}Z`).toISOString() }]));
   };
   const record = async (action: 'replayed' | 'discarded', r: KafkaDeadLetterRecord, by: string) => {
     const at = nowMicros();
-    await store.client.insert({
-      table: 'dead_letter_actions',
-      values: [{ letter: letterOf(r), action, at: microsToIso(at), by }],
-      format: 'JSONEachRow',
+    await store.insertRows('dead_letter_actions', [{ letter: letterOf(r), action, at: microsToIso(at), by }], {
+      name: 'dead-letters.record',
     });
   };
   const decode = (r: KafkaDeadLetterRecord): { payload: CallPartEnvelope[] | null; undecodable?: string } => {

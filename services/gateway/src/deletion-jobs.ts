@@ -90,24 +90,24 @@ export class DeletionJobs {
     await this.caughtUp();
     for (const step of await deletionSteps(this.store, job.kind)) {
       if ((await this.rowsLeft(step, job.target)) === 0) continue;
-      await this.store.client.command({
-        query: physicalDeleteStatement(step.table, step.where, this.store.cluster),
-        query_params: { target: job.target },
+      await this.store.command(
+        physicalDeleteStatement(step.table, step.where, this.store.cluster),
+        { target: job.target },
         // Each step ends before the next begins (the steps after depend on calls_starts).
-        clickhouse_settings: { mutations_sync: this.store.cluster ? '2' : '1' },
-      });
+        { name: 'deletion-jobs.step', settings: { mutations_sync: this.store.cluster ? '2' : '1' } },
+      );
     }
     this.log.info({ job: job.id, kind: job.kind }, 'deletion job done: its rows are off the disk');
   }
 
   /** Rows of the step still in the table's parts, masked ones included. */
   private async rowsLeft(step: DeletionStep, target: string): Promise<number> {
-    const rs = await this.store.client.query({
-      query: `SELECT count() AS n FROM ${step.table} WHERE ${step.where} SETTINGS apply_deleted_mask = 0`,
-      query_params: { target },
-      format: 'JSONEachRow',
-    });
-    return Number((await rs.json<{ n: string }>())[0]?.n ?? 0);
+    const left = await this.store.row<{ n: string }>(
+      `SELECT count() AS n FROM ${step.table} WHERE ${step.where} SETTINGS apply_deleted_mask = 0`,
+      { target },
+      { name: 'deletion-jobs.rowsLeft' },
+    );
+    return Number(left?.n ?? 0);
   }
 
   private async statusOf(job: JobRow): Promise<DeletionStatus> {
@@ -116,12 +116,12 @@ export class DeletionJobs {
     for (const step of steps) tables.push({ table: step.table, rows_left: await this.rowsLeft(step, job.target) });
     const mutations = this.store.cluster ? `clusterAllReplicas('${this.store.cluster}', system.mutations)` : 'system.mutations';
     const names = steps.map((s) => (this.store.cluster ? localTable(s.table) : s.table));
-    const rs = await this.store.client.query({
-      query: `SELECT count() AS n FROM ${mutations} WHERE database = currentDatabase() AND NOT is_done AND has({tables:Array(String)}, table)`,
-      query_params: { tables: names },
-      format: 'JSONEachRow',
-    });
-    const pending = Number((await rs.json<{ n: string }>())[0]?.n ?? 0);
+    const unfinished = await this.store.row<{ n: string }>(
+      `SELECT count() AS n FROM ${mutations} WHERE database = currentDatabase() AND NOT is_done AND has({tables:Array(String)}, table)`,
+      { tables: names },
+      { name: 'deletion-jobs.statusOf' },
+    );
+    const pending = Number(unfinished?.n ?? 0);
     const current = (await this.read(job.id)) ?? job;
     const done = current.state === 'done' && pending === 0 && !this.running.has(job.id);
     return {
@@ -137,21 +137,20 @@ export class DeletionJobs {
   }
 
   private async record(job: JobRow): Promise<void> {
-    await this.store.client.insert({
-      table: 'deletion_jobs',
-      values: [{ ...job, updated_at: microsToClickHouse(nowMicros()) }],
-      format: 'JSONEachRow',
+    await this.store.insertRows('deletion_jobs', [{ ...job, updated_at: microsToClickHouse(nowMicros()) }], {
+      name: 'deletion-jobs.record',
     });
   }
 
   private async read(id: string): Promise<JobRow | null> {
-    const rs = await this.store.client.query({
-      query: `SELECT id, kind, target, requested_by, toString(requested_at) AS requested_at, state, error
+    return (
+      (await this.store.row<JobRow>(
+        `SELECT id, kind, target, requested_by, toString(requested_at) AS requested_at, state, error
         FROM deletion_jobs FINAL WHERE id = {id:String}`,
-      query_params: { id },
-      format: 'JSONEachRow',
-    });
-    return (await rs.json<JobRow>())[0] ?? null;
+        { id },
+        { name: 'deletion-jobs.read' },
+      )) ?? null
+    );
   }
 }
 

@@ -43,14 +43,16 @@ const DERIVED_TABLES = ['call_facts', 'call_facts_days'];
 export async function deletionSteps(store: Store, kind: DeletionKind): Promise<DeletionStep[]> {
   if (kind === 'user') return [...USER_STEPS];
   const engine = store.cluster ? "engine = 'Distributed'" : "engine LIKE '%MergeTree'";
-  const rs = await store.client.query({
-    query: `SELECT name FROM system.tables
+  const names = (
+    await store.rows<{ name: string }>(
+      `SELECT name FROM system.tables
       WHERE database = currentDatabase() AND ${engine}
         AND name IN (SELECT table FROM system.columns WHERE database = currentDatabase() AND name = 'project_id')
       ORDER BY name`,
-    format: 'JSONEachRow',
-  });
-  const names = (await rs.json<{ name: string }>()).map((r) => r.name);
+      undefined,
+      { name: 'deletion-plan.deletionSteps' },
+    )
+  ).map((r) => r.name);
   const ordered = [...names.filter((n) => !DERIVED_TABLES.includes(n)), ...names.filter((n) => DERIVED_TABLES.includes(n))];
   return ordered.map((table) => ({ table, where: 'project_id = {target:String}' }));
 }

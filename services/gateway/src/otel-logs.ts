@@ -74,7 +74,7 @@ export class OtelLogsIngest {
         }
       }
     }
-    if (conversion.rows.length > 0) await this.store.client.insert({ table: 'otel_logs', format: 'JSONEachRow', values: conversion.rows });
+    if (conversion.rows.length > 0) await this.store.insertRows('otel_logs', conversion.rows, { name: 'otel-logs.ingest' });
     metrics.otlpLogRecordsAccepted.inc({ transport }, conversion.rows.length);
     for (const r of conversion.rejections) metrics.otlpLogRecordsRejected.inc({ reason: r.reason, transport });
     for (const r of conversion.rejections.slice(0, MAX_LOGGED_REJECTIONS)) {

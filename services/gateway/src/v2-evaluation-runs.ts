@@ -438,8 +438,7 @@ class CallReader {
     let sql = `SELECT * FROM (${plan.matchedCallsSql(p, COLUMNS)}) ORDER BY started_at, id`;
     if (page.limit !== undefined) sql += ` LIMIT ${p.int(page.limit)}`;
     if (page.offset) sql += `${page.limit !== undefined ? '' : ' LIMIT 18446744073709551615'} OFFSET ${p.int(page.offset)}`;
-    const rs = await this.store.client.query({ query: sql, query_params: p.values, format: 'JSONEachRow' });
-    const rows = await rs.json<Record<string, string | null>>();
+    const rows = await this.store.rows<Record<string, string | null>>(sql, p.values, { name: 'v2-evaluation-runs.query' });
     return rows.map((r) => ({
       id: r.id!,
       trace_id: r.trace_id!,

@@ -35,13 +35,12 @@ export async function listProjects(store: Store, caller: Caller, req: ProjectsLi
     SELECT project_id, 0 AS calls, uniqExact(kind, object_id, digest) AS objects, toUnixTimestamp64Micro(max(created_at)) AS last
     FROM object_versions WHERE ${scope} GROUP BY project_id
   ) GROUP BY project_id ORDER BY last_us DESC, project_id LIMIT ${p.int(req.limit || DEFAULT_PROJECTS_LIMIT)}`;
-  const rs = await store.client.query({ query: sql, query_params: p.values, format: 'JSONEachRow' });
-  const rows = await rs.json<{
+  const rows = await store.rows<{
     project_id: string;
     call_count: string | number;
     object_count: string | number;
     last_us: string | number;
-  }>();
+  }>(sql, p.values, { name: 'analytics.listProjects' });
   return {
     projects: rows.map((r) => ({
       project_id: r.project_id,
@@ -68,8 +67,7 @@ const usageTotals = () => ({ prompt_tokens: 0, completion_tokens: 0, total_token
 export async function aggregateCalls(store: Store, req: CallsAggregateReq, signal: AbortSignal): Promise<CallsAggregateRes> {
   const plan = new CallsAggregatePlan(req);
   const run = async <T>(q: { sql: string; params: Record<string, unknown> }): Promise<T[]> => {
-    const rs = await store.client.query({ query: q.sql, query_params: q.params, format: 'JSONEachRow', abort_signal: signal });
-    return rs.json<T>();
+    return store.rows<T>(q.sql, q.params, { name: 'analytics.aggregateCalls', signal });
   };
   const [range] = await run<{ min_us: string; max_us: string; calls: string }>(plan.rangeQuery());
   const bucket = req.bucket_seconds ?? chooseBucketSeconds(Number(range?.min_us ?? 0), Number(range?.max_us ?? 0));
@@ -141,8 +139,7 @@ export async function queryMetrics(
   facts?: CallFacts,
 ): Promise<AnalyticsQueryRes> {
   const run = async (q: { sql: string; params: Record<string, unknown> }) => {
-    const rs = await store.client.query({ query: q.sql, query_params: q.params, format: 'JSONEachRow', abort_signal: signal });
-    return rs.json<Record<string, unknown>>();
+    return store.rows<Record<string, unknown>>(q.sql, q.params, { name: 'analytics.queryMetrics', signal });
   };
   // Days with current analytics facts are read from them (call-facts.ts), the rest from the calls.
   const coverage = facts ? await facts.coverage(req.project_id, signal) : undefined;

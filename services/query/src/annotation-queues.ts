@@ -57,8 +57,7 @@ function limitOffset(p: Params, limit: number | null | undefined, offset: number
 }
 
 async function rows(store: Store, query: string, p: Params, signal?: AbortSignal): Promise<Row[]> {
-  const rs = await store.client.query({ query, query_params: p.values, format: 'JSONEachRow', abort_signal: signal });
-  return rs.json<Row>();
+  return store.rows<Row>(query, p.values, { name: 'annotation-queues.rows', signal });
 }
 
 /** A live (not deleted) queue, or 404. */
@@ -87,7 +86,7 @@ export async function createQueue(store: Store, req: RouteRequestOf<'annotationQ
     updated_at: now,
     deleted_at: null,
   };
-  await store.client.insert({ table: 'annotation_queues', format: 'JSONEachRow', values: [queueRow(queue)] });
+  await store.insertRows('annotation_queues', [queueRow(queue)], { name: 'annotation-queues.createQueue' });
   return { id: queue.id };
 }
 
@@ -106,7 +105,7 @@ export async function updateQueue(store: Store, req: RouteRequestOf<'annotationQ
     scorer_refs: req.scorer_refs ?? current.scorer_refs,
     updated_at: laterThan(current.updated_at),
   };
-  await store.client.insert({ table: 'annotation_queues', format: 'JSONEachRow', values: [queueRow(queue)] });
+  await store.insertRows('annotation_queues', [queueRow(queue)], { name: 'annotation-queues.updateQueue' });
   return { queue };
 }
 
@@ -114,7 +113,7 @@ export async function deleteQueue(store: Store, req: RouteRequestOf<'annotationQ
   const current = await liveQueue(store, req.project_id, req.queue_id);
   const at = laterThan(current.updated_at);
   const queue: AnnotationQueue = { ...current, updated_at: at, deleted_at: at };
-  await store.client.insert({ table: 'annotation_queues', format: 'JSONEachRow', values: [queueRow(queue)] });
+  await store.insertRows('annotation_queues', [queueRow(queue)], { name: 'annotation-queues.deleteQueue' });
   return { queue };
 }
 
@@ -213,7 +212,7 @@ export async function addCalls(
         deleted_at: null,
       };
     });
-  if (values.length) await store.client.insert({ table: 'annotation_queue_items', format: 'JSONEachRow', values });
+  if (values.length) await store.insertRows('annotation_queue_items', values, { name: 'annotation-queues.addCalls' });
   return { added_count: values.length, duplicates: present.size };
 }
 
@@ -359,10 +358,9 @@ export async function updateProgress(
       'annotation_state',
     );
   const updatedAt = mine ? microsToClickHouse(Date.parse(laterThan(iso(mine.updated_at))) * 1000) : nowClickHouse();
-  await store.client.insert({
-    table: 'annotator_queue_items_progress',
-    format: 'JSONEachRow',
-    values: [
+  await store.insertRows(
+    'annotator_queue_items_progress',
+    [
       {
         project_id: req.project_id,
         queue_id: req.queue_id,
@@ -375,6 +373,7 @@ export async function updateProgress(
         deleted_at: null,
       },
     ],
-  });
+    { name: 'annotation-queues.updateProgress' },
+  );
   return { item: await item() };
 }

@@ -12,8 +12,7 @@ export async function callStats(store: Store, req: RouteRequestOf<'callStats'>, 
   const plan = new CallStatsPlan(req, startMicros, endMicros, granularity || 1);
   const run = async (q: { sql: string; params: Record<string, unknown>; columns: string[] } | null) => {
     if (!q) return [];
-    const rs = await store.client.query({ query: q.sql, query_params: q.params, format: 'JSONEachRow', abort_signal: signal });
-    return (await rs.json<Record<string, unknown>>()).map((r) => {
+    return (await store.rows<Record<string, unknown>>(q.sql, q.params, { name: 'call-stats.callStats', signal })).map((r) => {
       const out: Record<string, unknown> = {};
       for (const c of q.columns) out[c] = c === 'timestamp' || c === 'model' || r[c] === null ? r[c] : Number(r[c]);
       return out;

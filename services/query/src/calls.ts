@@ -77,19 +77,13 @@ async function fetchPage(store: Store, plan: CallsQueryPlan, spec: PageSpec, sig
   if (plan.idsFirst(spec)) {
     // The page's ids picked from joined rows in their own query (CallsQueryPlan.idsFirst).
     const q = plan.pageIdsQuery(spec);
-    const rs = await store.client.query({ query: q.sql, query_params: q.params, format: 'JSONCompactEachRow', abort_signal: signal });
-    ids = (await rs.json<[string]>()).map((r) => r[0]);
+    ids = (await store.rows<{ id: string }>(q.sql, q.params, { name: 'calls.pageIds', signal })).map((r) => r.id);
     if (ids.length === 0) return { jsonl: Buffer.alloc(0), rows: 0, last: undefined };
   }
   const { sql, params } = plan.linesQuery(spec, ids);
-  const rs = await store.client.exec({
-    query: `${sql}\nFORMAT RowBinary`,
-    query_params: params,
-    abort_signal: signal,
-    clickhouse_settings: LINE_SETTINGS,
-  });
   const chunks: Buffer[] = [];
-  for await (const chunk of rs.stream as AsyncIterable<Buffer>) chunks.push(chunk);
+  for await (const chunk of store.streamRaw(sql, params, { format: 'RowBinary', name: 'calls.lines', signal, settings: LINE_SETTINGS }))
+    chunks.push(chunk);
   const buf = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
   let pos = 0;
   let written = 0;
@@ -202,8 +196,7 @@ export async function countCalls(
   req: CallsQueryStatsReq,
 ): Promise<{ count: number; total_storage_size_bytes?: number | null }> {
   const { sql, params } = buildCallsStatsQuery(req);
-  const rs = await store.client.query({ query: sql, query_params: params, format: 'JSONEachRow' });
-  const [row] = await rs.json<{ count: number; total_storage_size_bytes?: number | null }>();
+  const row = await store.row<{ count: number; total_storage_size_bytes?: number | null }>(sql, params, { name: 'calls.count' });
   const out: { count: number; total_storage_size_bytes?: number | null } = { count: Number(row?.count ?? 0) };
   if (req.include_total_storage_size)
     out.total_storage_size_bytes = row?.total_storage_size_bytes == null ? null : Number(row.total_storage_size_bytes);

@@ -11,8 +11,7 @@ export async function callCosts(store: Store, projectId: string, callIds: string
   const out = new Map<string, Record<string, unknown>>();
   if (callIds.length === 0) return out;
   const { sql, params } = buildCallCostsQuery(projectId, callIds);
-  const rs = await store.client.query({ query: sql, query_params: params, format: 'JSONEachRow' });
-  for (const r of await rs.json<CallUsagePriceRow>()) {
+  for (const r of await store.rows<CallUsagePriceRow>(sql, params, { name: 'costs.callCosts' })) {
     const costs = out.get(r.call_id) ?? {};
     const uncachedPrompt = r.prompt_tokens - r.cache_read_input_tokens - r.cache_creation_input_tokens;
     // The reference's entry has no cache fields: they are added only for a call that counted cached tokens.
@@ -53,8 +52,7 @@ export async function callCosts(store: Store, projectId: string, callIds: string
 /** /cost/query: `{results}` with only the requested fields; times as ISO 8601. */
 export async function queryCosts(store: Store, req: CostQueryReq): Promise<{ results: Record<string, unknown>[] }> {
   const { sql, params, fields } = buildCostQuery(req);
-  const rs = await store.client.query({ query: sql, query_params: params, format: 'JSONEachRow' });
-  const rows = await rs.json<Record<string, unknown>>();
+  const rows = await store.rows<Record<string, unknown>>(sql, params, { name: 'costs.queryCosts' });
   for (const r of rows) {
     for (const f of ['effective_date', 'created_at'])
       if (fields.includes(f) && typeof r[f] === 'string') r[f] = clickHouseToIso(r[f] as string);
@@ -85,7 +83,7 @@ export async function createCosts(store: Store, req: CostCreateReq, userId: stri
     created_by: userId,
     created_at: now,
   }));
-  if (rows.length) await store.client.insert({ table: 'llm_token_prices', values: rows, format: 'JSONEachRow' });
+  if (rows.length) await store.insertRows('llm_token_prices', rows, { name: 'costs.createCosts' });
   return { ids: rows.map((r) => [r.id, r.llm_id]) };
 }
 
@@ -98,14 +96,10 @@ export async function purgeCosts(store: Store, projectId: string, expr: Record<s
   if (ids.length === 0) return {};
   const p = new Params();
   const where = `pricing_level = 'project' AND pricing_level_id = ${p.str(projectId)} AND id IN ${p.strArray(ids)}`;
-  const rs = await store.client.query({
-    query: `SELECT count() AS n FROM llm_token_prices WHERE ${where}`,
-    query_params: p.values,
-    format: 'JSONEachRow',
+  const [{ n } = { n: 0 }] = await store.rows<{ n: number }>(`SELECT count() AS n FROM llm_token_prices WHERE ${where}`, p.values, {
+    name: 'costs.purgeCosts',
   });
-  const [{ n } = { n: 0 }] = await rs.json<{ n: number }>();
   // A DELETE is a mutation: issued only when a price matches.
-  if (Number(n) > 0)
-    await store.client.command({ query: deleteStatement('llm_token_prices', where, store.cluster), query_params: p.values });
+  if (Number(n) > 0) await store.command(deleteStatement('llm_token_prices', where, store.cluster), p.values, { name: 'costs.purgeCosts' });
   return {};
 }

@@ -24,13 +24,13 @@ const isObj = (v: unknown): v is Json => !!v && typeof v === 'object' && !Array.
  */
 export async function projectHasGenAiEvents(store: Store, projectId: string): Promise<boolean> {
   const p = new Params();
-  const rs = await store.client.query({
-    query: `SELECT 1 FROM otel_logs WHERE project_id = ${p.str(projectId)} AND event_name IN ${p.strArray(EVENTS)}
+  const hit = await store.row(
+    `SELECT 1 FROM otel_logs WHERE project_id = ${p.str(projectId)} AND event_name IN ${p.strArray(EVENTS)}
       AND span_id IS NOT NULL LIMIT 1`,
-    query_params: p.values,
-    format: 'JSONCompactEachRow',
-  });
-  return (await rs.json()).length > 0;
+    p.values,
+    { name: 'genai-events.projectHasGenAiEvents' },
+  );
+  return hit !== undefined;
 }
 
 /** An OTLP span's call missing a half of its conversation. */
@@ -43,21 +43,20 @@ export async function fillFromGenAiEvents(store: Store, projectId: string, calls
   const wanting = calls.filter(lacksConversation);
   if (wanting.length === 0) return;
   const p = new Params();
-  const rs = await store.client.query({
-    query: `SELECT trace_id, span_id, event_name, body_dump, attributes_dump FROM otel_logs
-      WHERE project_id = ${p.str(projectId)} AND span_id IN ${p.strArray(wanting.map((c) => c.id))}
-        AND event_name IN ${p.strArray(EVENTS)}
-      ORDER BY time`,
-    query_params: p.values,
-    format: 'JSONEachRow',
-  });
-  const rows = await rs.json<{
+  const rows = await store.rows<{
     trace_id: string | null;
     span_id: string;
     event_name: string;
     body_dump: string;
     attributes_dump: string;
-  }>();
+  }>(
+    `SELECT trace_id, span_id, event_name, body_dump, attributes_dump FROM otel_logs
+      WHERE project_id = ${p.str(projectId)} AND span_id IN ${p.strArray(wanting.map((c) => c.id))}
+        AND event_name IN ${p.strArray(EVENTS)}
+      ORDER BY time`,
+    p.values,
+    { name: 'genai-events.fillFromGenAiEvents' },
+  );
   const bySpan = new Map<string, typeof rows>();
   for (const r of rows) {
     const key = `${r.trace_id}/${r.span_id}`;

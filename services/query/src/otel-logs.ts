@@ -13,15 +13,14 @@ export async function queryOtelLogs(store: Store, req: OtelLogsQueryReq): Promis
   if (req.trace_id) where.push(`trace_id = ${p.str(req.trace_id)}`);
   if (req.span_id) where.push(`span_id = ${p.str(req.span_id)}`);
   if (req.event_name) where.push(`event_name = ${p.str(req.event_name)}`);
-  const rs = await store.client.query({
-    query: `SELECT time, observed_time, trace_id, span_id, severity_number, severity_text, event_name, body_dump,
+  const rows = await store.rows<LogRow>(
+    `SELECT time, observed_time, trace_id, span_id, severity_number, severity_text, event_name, body_dump,
         body_truncated, attributes_dump, resource_dump, scope_name, scope_version
       FROM otel_logs WHERE ${where.join(' AND ')}
       ORDER BY time DESC LIMIT ${Number(req.limit)} OFFSET ${Number(req.offset)}`,
-    query_params: p.values,
-    format: 'JSONEachRow',
-  });
-  const rows = await rs.json<LogRow>();
+    p.values,
+    { name: 'otel-logs.queryOtelLogs' },
+  );
   return {
     logs: rows.map((r) => ({
       time: isoOf(r.time),

@@ -30,8 +30,7 @@ export async function projectStats(store: Store, req: RouteRequestOf<'projectSta
     ${part(want.objects, `SELECT sum(size) FROM (SELECT any(length(val_dump)) AS size FROM object_versions WHERE project_id = ${pid} GROUP BY kind, object_id, digest)`)} AS objects_storage_size_bytes,
     ${part(want.tables, `SELECT sum(length(val_dump)) FROM table_rows FINAL WHERE project_id = ${pid}`)} AS tables_storage_size_bytes,
     ${part(want.files, `SELECT sum(size) FROM (SELECT any(size_bytes) AS size FROM files WHERE project_id = ${pid} GROUP BY digest)`)} AS files_storage_size_bytes`;
-  const rs = await store.client.query({ query: sql, query_params: p.values, format: 'JSONEachRow', abort_signal: signal });
-  const [row] = await rs.json<Record<string, number | string>>();
+  const [row] = await store.rows<Record<string, number | string>>(sql, p.values, { name: 'project-stats.projectStats', signal });
   return {
     trace_storage_size_bytes: Number(row?.trace_storage_size_bytes ?? 0),
     objects_storage_size_bytes: Number(row?.objects_storage_size_bytes ?? 0),

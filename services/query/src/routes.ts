@@ -49,6 +49,7 @@ export interface QueryDeps {
  * whole result; a server would hold a whole unpaged result to sort it), fetched one ahead.
  */
 const DEFAULT_PAGE_ROWS = 5000;
+const EXPORT_PAGE_FACTOR = 4;
 
 /** The read side: every query endpoint, answered from ClickHouse. */
 export async function queryRoutes(app: FastifyInstance, deps: QueryDeps): Promise<void> {
@@ -109,7 +110,8 @@ export async function queryRoutes(app: FastifyInstance, deps: QueryDeps): Promis
   addRoute(app, deps.auth, 'projectsList', async (body, { caller }) => listProjects(deps.store, caller, body));
   addRoute(app, deps.auth, 'callsAggregate', async (body, { signal }) => aggregateCalls(deps.store, body, signal));
   addRoute(app, deps.auth, 'callsExport', async (body, { reply }) => {
-    await exportCalls(deps.store, body, reply, { pageRows });
+    // A download is read to its end: pages four times as large, a quarter of the round trips.
+    await exportCalls(deps.store, body, reply, { pageRows: pageRows * EXPORT_PAGE_FACTOR });
     return undefined;
   });
   addRoute(app, deps.auth, 'ttlSettingsRead', async (body) => readTtlSettings(deps.store, body.project_id, deps.defaultRetentionDays));

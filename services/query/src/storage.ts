@@ -17,15 +17,16 @@ export async function callStorageSizes(
   if (want.perCall && calls.length) {
     const p = new Params();
     const sql = callSizesSql(p.str(projectId), `id IN ${p.strArray(calls.map((c) => c.id))}`);
-    const rs = await store.client.query({ query: sql, query_params: p.values, format: 'JSONEachRow' });
-    for (const r of await rs.json<{ id: string; storage_size_bytes: number }>()) perCall.set(r.id, Number(r.storage_size_bytes));
+    for (const r of await store.rows<{ id: string; storage_size_bytes: number }>(sql, p.values, { name: 'storage.callStorageSizes' }))
+      perCall.set(r.id, Number(r.storage_size_bytes));
   }
   const traces = [...new Set(calls.filter((c) => c.parent_id === null && c.trace_id).map((c) => c.trace_id))];
   if (want.perTrace && traces.length) {
     const p = new Params();
     const sql = traceSizesSql(p.str(projectId), `SELECT arrayJoin(${p.strArray(traces)})`);
-    const rs = await store.client.query({ query: sql, query_params: p.values, format: 'JSONEachRow' });
-    for (const r of await rs.json<{ trace_id: string; total_storage_size_bytes: number }>()) {
+    for (const r of await store.rows<{ trace_id: string; total_storage_size_bytes: number }>(sql, p.values, {
+      name: 'storage.callStorageSizes',
+    })) {
       perTrace.set(r.trace_id, Number(r.total_storage_size_bytes));
     }
   }

@@ -31,14 +31,10 @@ const asThread = (t: ThreadRow): ThreadRow => ({
 export async function* streamThreads(store: Store, req: ThreadsStreamQueryReq, signal: AbortSignal): AsyncGenerator<ThreadRow> {
   const cq = threadCandidatesQuery(req);
   if (cq) {
-    const rs = await store.client.query({ query: cq.sql, query_params: cq.params, format: 'JSONCompactEachRow', abort_signal: signal });
-    const candidates = (await rs.json<[string]>()).map((r) => r[0]);
+    const found = await store.rows<{ thread_id: string }>(cq.sql, cq.params, { name: 'threads.candidates', signal });
+    const candidates = found.map((r) => r.thread_id);
     const q = buildThreadsQuery(req, candidates);
-    const rows = candidates.length
-      ? await (
-          await store.client.query({ query: q.sql, query_params: q.params, format: 'JSONEachRow', abort_signal: signal })
-        ).json<ThreadRow>()
-      : [];
+    const rows = candidates.length ? await store.rows<ThreadRow>(q.sql, q.params, { name: 'threads.ofCandidates', signal }) : [];
     if (rows.length >= cq.want || candidates.length < cq.max) {
       const from = req.offset ?? 0;
       for (const t of rows.slice(from, from + req.limit!)) yield asThread(t);
@@ -46,8 +42,5 @@ export async function* streamThreads(store: Store, req: ThreadsStreamQueryReq, s
     }
   }
   const { sql, params } = buildThreadsQuery(req);
-  const rs = await store.client.query({ query: sql, query_params: params, format: 'JSONEachRow', abort_signal: signal });
-  for await (const rows of rs.stream<ThreadRow>()) {
-    for (const r of rows) yield asThread(r.json());
-  }
+  for await (const r of store.streamRows<ThreadRow>(sql, params, { name: 'threads.stream', signal })) yield asThread(r);
 }

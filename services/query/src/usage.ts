@@ -15,8 +15,7 @@ async function usageOf(
   signal: AbortSignal,
 ): Promise<{ usage: Record<string, UsageByModel>; unfinished: string[] }> {
   const { sql, params } = buildOwnUsageRowsQuery(req, limit, withCosts);
-  const rs = await store.client.query({ query: sql, query_params: params, format: 'JSONEachRow', abort_signal: signal });
-  const rows = await rs.json<OwnUsageRow>();
+  const rows = await store.rows<OwnUsageRow>(sql, params, { name: 'usage.usageOf', signal });
   const unfinished = rows
     .filter((r) => Number(r.running) === 1)
     .map((r) => r.id)
@@ -43,11 +42,11 @@ export async function callsUsage(store: Store, req: RouteRequestOf<'callsUsage'>
 }
 
 async function traceIdsOf(store: Store, projectId: string, callIds: string[], signal: AbortSignal): Promise<string[]> {
-  const rs = await store.client.query({
-    query: `SELECT DISTINCT trace_id FROM calls_starts WHERE project_id = {p:String} AND id IN {ids:Array(String)} AND trace_id IS NOT NULL`,
-    query_params: { p: projectId, ids: callIds },
-    format: 'JSONEachRow',
-    abort_signal: signal,
-  });
-  return (await rs.json<{ trace_id: string }>()).map((r) => r.trace_id);
+  return (
+    await store.rows<{ trace_id: string }>(
+      `SELECT DISTINCT trace_id FROM calls_starts WHERE project_id = {p:String} AND id IN {ids:Array(String)} AND trace_id IS NOT NULL`,
+      { p: projectId, ids: callIds },
+      { name: 'usage.traceIdsOf', signal },
+    )
+  ).map((r) => r.trace_id);
 }

@@ -156,13 +156,18 @@ export function buildFactsQuery(projectId: string, days: readonly string[], buil
   const cols = [...FACT_COLUMNS, 'usage'];
   // A few days' ends and children are looked up by id; a whole history's are read at once.
   const few = days.length <= 3;
-  const matched = plan.matchedCallsSql(p, cols, undefined, { cond: onDaysSql(p, days), small: few });
-  const calls = withOwnUsageSql(matched, cols, plan.projectParam, few);
+  const cond = onDaysSql(p, days);
+  const matched = plan.matchedCallsSql(p, cols, undefined, { cond, small: few });
+  const calls = withOwnUsageSql(matched, cols, plan.projectParam, few ? daysStartIdsSql(plan.projectParam, cond) : undefined);
   const sql = `INSERT INTO call_facts (project_id, day, build, id, ${cols.join(', ')}, usage_cost)
     SELECT ${plan.projectParam}, toDate(started_at), ${p.add(build, 'UInt64')}, id, ${cols.join(', ')}, ${usageCostsSql(plan.projectParam)}
     FROM (${calls})`;
   return { sql, params: p.values };
 }
+
+/** The ids of the calls started on some days (`onDaysSql`'s condition): the matched calls of those days are among them. */
+export const daysStartIdsSql = (projectSql: string, daysCond: string) =>
+  `SELECT id FROM calls_starts WHERE project_id = ${projectSql} AND ${daysCond}`;
 
 /** The calls per day of one build (for its call_facts_days rows). */
 export function builtDaysQuery(projectId: string, build: number): BuiltQuery {

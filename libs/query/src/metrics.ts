@@ -2,7 +2,7 @@ import type { AnalyticsQueryReq } from '@weft/api';
 import { ApiError } from '@weft/core';
 import { latencySql } from './call-json';
 import { CallsQueryPlan } from './calls';
-import { FACT_COLUMNS, factDaysWhereSql, onDaysSql, usageCostsSql, type FactDay } from './call-facts';
+import { daysStartIdsSql, FACT_COLUMNS, factDaysWhereSql, onDaysSql, usageCostsSql, type FactDay } from './call-facts';
 import { JSON_ROOTS } from './call-fields';
 import { callTotalCostSql } from './costs';
 import { splitFieldPath } from './expr';
@@ -279,7 +279,7 @@ export class MetricsQueryPlan {
       if (otherDays.length) {
         const slice = { cond: onDaysSql(this.p, otherDays), small: true };
         let rest = this.plan.matchedCallsSql(this.p, cols, endsOnly, slice);
-        if (cols.includes('usage')) rest = withOwnUsageSql(rest, cols, this.projectSql, true);
+        if (cols.includes('usage')) rest = withOwnUsageSql(rest, cols, this.projectSql, daysStartIdsSql(this.projectSql, slice.cond));
         const select = [...cols, ...(priced ? [`${usageCostsSql(this.projectSql)} AS usage_cost`] : [])];
         calls = `${calls}\n  UNION ALL\n  SELECT ${select.join(', ')} FROM (${rest})`;
       }

@@ -42,12 +42,13 @@ export function ownUsageExpr(usage: string, child: string): string {
 
 /**
  * `callsSql`'s rows (with `id` and `usage` among `columns`) with `usage` replaced by the call's
- * own usage. Calls whose children used nothing are unchanged. `few`: the calls are a small part
- * of the project (a day's), so only their children are read.
+ * own usage. Calls whose children used nothing are unchanged. `parentsSql`: ids among which the
+ * calls are (a few days' starts), when they are a small part of the project: only their
+ * children are read.
  */
-export function withOwnUsageSql(callsSql: string, columns: string[], projectSql: string, few = false): string {
+export function withOwnUsageSql(callsSql: string, columns: string[], projectSql: string, parentsSql?: string): string {
   const others = columns.filter((c) => c !== 'usage' && c !== 'id');
-  const children = childUsageSql(projectSql, few ? `SELECT id FROM (${callsSql})` : undefined);
+  const children = childUsageSql(projectSql, parentsSql);
   return `SELECT c.id AS id, ${others.map((col) => `c.${col} AS ${col}, `).join('')}${ownUsageExpr('c.usage', 'k.child_usage')} AS usage
     FROM (${callsSql}) AS c
     LEFT JOIN (${children}) AS k ON k.parent_id = c.id`;

@@ -101,7 +101,11 @@ function traces(): Record<string, unknown[]> {
       batch.push(...call(`${tr}-llm1`, 'weave:///facts/p/op/llm:v1', `${tr}-agent`, tr, at + 100, 300 + t * 17, { usage: u1 }));
       batch.push(...call(`${tr}-llm2`, 'weave:///facts/p/op/llm:v1', `${tr}-tool`, tr, at + 600, 200 + d * 13, { usage: u2 }));
       batch.push(...call(`${tr}-tool`, 'tool', `${tr}-agent`, tr, at + 500, 500, { usage: u2, error: t === 3 ? 'boom' : undefined }));
-      batch.push(...call(`${tr}-agent`, 'weave:///facts/p/op/agent:v2', null, tr, at, 1500 + d * 100 + t, { usage: tr === LATE_PARENT ? sum(u1, u2, LATE) : sum(u1, u2) }));
+      batch.push(
+        ...call(`${tr}-agent`, 'weave:///facts/p/op/agent:v2', null, tr, at, 1500 + d * 100 + t, {
+          usage: tr === LATE_PARENT ? sum(u1, u2, LATE) : sum(u1, u2),
+        }),
+      );
     }
   return byUser;
 }
@@ -186,7 +190,9 @@ describe('analytics facts', () => {
     const built = await builds();
     // A child with usage started four days after its parent (a long-running agent on day 2),
     // arriving now; its parent's summary already had it: day 2's own usage changes too.
-    await both(call('late-llm', 'weave:///facts/p/op/llm:v1', `${LATE_PARENT}-agent`, LATE_PARENT, BASE + 6 * DAY + 50, 90, { usage: LATE }));
+    await both(
+      call('late-llm', 'weave:///facts/p/op/llm:v1', `${LATE_PARENT}-agent`, LATE_PARENT, BASE + 6 * DAY + 50, 90, { usage: LATE }),
+    );
     for (const c of [a, b]) expect((await c.post('/calls/delete', { project_id: P, call_ids: ['t4-0-llm2'] })).status).toBe(200);
     // At once (the touched days read from the call tables) …
     expect(await answers(a)).toEqual(await answers(b));

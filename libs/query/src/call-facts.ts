@@ -52,6 +52,12 @@ export interface FactDay extends Watermark {
   calls: number;
 }
 
+/** The days a query may read from facts (current ones), and the other days that have calls. */
+export interface FactsCoverage {
+  current: readonly FactDay[];
+  otherDays: readonly string[];
+}
+
 // call_facts_days too: with the sources, what a project's coverage is computed from.
 const SOURCE_LIST = [...FACT_SOURCES.map((s) => `'${s.table}'`), `'call_facts_days'`].join(', ');
 
@@ -73,22 +79,25 @@ export interface SourceCounter {
   mutation: number | string;
 }
 
-/** A build's watermark from the counters read before it: every row and delete up to it is in what the build read. */
-export function watermarkOf(counters: readonly SourceCounter[]): Watermark {
+/** A number per source (0 for a table with no parts and no mutations), by its watermark's name. */
+function perSource(counters: readonly SourceCounter[], pick: (c: SourceCounter) => number): Watermark {
   const mark = {} as Watermark;
   for (const s of FACT_SOURCES) {
     const c = counters.find((x) => x.table === s.table);
-    mark[s.mark] = c ? Math.max(Number(c.block), Number(c.mutation)) : 0;
+    mark[s.mark] = c ? pick(c) : 0;
   }
   return mark;
 }
 
+/** A build's watermark from the counters read before it: every row and delete up to it is in what the build read. */
+export const watermarkOf = (counters: readonly SourceCounter[]) =>
+  perSource(counters, (c) => Math.max(Number(c.block), Number(c.mutation)));
+
 /** The latest mutation number of each source (a delete or update since a build makes its days stale). */
-export function mutationsOf(counters: readonly SourceCounter[]): Watermark {
-  const mark = {} as Watermark;
-  for (const s of FACT_SOURCES) mark[s.mark] = Number(counters.find((x) => x.table === s.table)?.mutation ?? 0);
-  return mark;
-}
+export const mutationsOf = (counters: readonly SourceCounter[]) => perSource(counters, (c) => Number(c.mutation));
+
+/** The highest block number of each source's parts (a row written since a build is above its watermark). */
+export const blocksOf = (counters: readonly SourceCounter[]) => perSource(counters, (c) => Number(c.block));
 
 /** The project's days with facts and their current build. */
 export function factDaysQuery(projectId: string): BuiltQuery {
@@ -138,6 +147,12 @@ export function factDaysWhereSql(days: readonly Pick<FactDay, 'day' | 'build'>[]
     return `(toDate('${d.day}'), ${d.build})`;
   });
   return `(day, build) IN (${pairs.join(', ')})`;
+}
+
+/** The fact rows of the current days with `columns`, meeting `conds` (conditions over the matched calls' columns). */
+export function factRowsSql(projectSql: string, current: readonly FactDay[], columns: readonly string[], conds: readonly string[]): string {
+  const where = [`project_id = ${projectSql}`, factDaysWhereSql(current), ...conds];
+  return `SELECT ${columns.join(', ')} FROM call_facts WHERE ${where.join(' AND ')}`;
 }
 
 /** A condition on `started_at` for a set of UTC days (a key range first, so only those days' granules are read). */

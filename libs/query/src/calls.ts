@@ -523,10 +523,8 @@ LIMIT 1 BY id`;
    * ones), for aggregates over the matched set (the same set counts count), replays folded
    * (FINAL). `endsOnly`: a condition on end columns that no running call meets (e.g. "has
    * usage"), evaluated on calls_ends before the join, which then keeps only ended calls.
-   */
-  /**
-   * The matched calls, one row each with `columns`. `slice`: a condition on start columns (some
-   * days); when `small`, a small part of the project, whose end rows are then read by id.
+   * `slice`: a condition on start columns (some days); when `small`, a small part of the
+   * project, whose end rows are then read by id.
    */
   matchedCallsSql(_p: Params, columns: string[], endsOnly?: string, slice?: { cond: string; small: boolean }): string {
     const rows = this.joinedSql([...columns, ...this.resolver.used], true, { endsOnly, startCond: slice?.cond, slice: slice?.small });

@@ -2,7 +2,7 @@ import type { AnalyticsQueryReq } from '@weft/api';
 import { ApiError } from '@weft/core';
 import { latencySql } from './call-json';
 import { CallsQueryPlan } from './calls';
-import { daysStartIdsSql, FACT_COLUMNS, factDaysWhereSql, onDaysSql, usageCostsSql, type FactDay } from './call-facts';
+import { daysStartIdsSql, FACT_COLUMNS, factRowsSql, onDaysSql, usageCostsSql, type FactsCoverage } from './call-facts';
 import { JSON_ROOTS } from './call-fields';
 import { callTotalCostSql } from './costs';
 import { splitFieldPath } from './expr';
@@ -17,12 +17,6 @@ import type { BuiltQuery, Params } from './params';
  * joined in when asked for. The matched calls of days with current facts (call-facts.ts) are
  * read from those; the other days' from the call tables.
  */
-
-/** The days a query may read from facts (current ones), and the other days that have calls. */
-export interface FactsCoverage {
-  current: readonly FactDay[];
-  otherDays: readonly string[];
-}
 
 /** The value a `top` dimension takes for the calls outside its top n. */
 export const OTHER_VALUE = '__other__';
@@ -80,6 +74,8 @@ export class MetricsQueryPlan {
   private modelRows = false;
   private costs = false;
   private parentOp = false;
+  /** The filter and query over facts rows when this query reads facts; decided once every column is known. */
+  private readonly factsConds: string[] | null;
   readonly dimensions: Dimension[];
   readonly metrics: Metric[];
 
@@ -90,8 +86,7 @@ export class MetricsQueryPlan {
     const conds = facts?.current.length ? plan.conditionsOver(FACT_COLUMNS) : null;
     let calls = plan.matchedCallsSql(p, ['started_at']);
     if (conds && facts) {
-      const where = [`project_id = ${plan.projectParam}`, factDaysWhereSql(facts.current), ...conds];
-      calls = `SELECT started_at FROM call_facts WHERE ${where.join(' AND ')}`;
+      calls = factRowsSql(plan.projectParam, facts.current, ['started_at'], conds);
       if (facts.otherDays.length) {
         const slice = { cond: onDaysSql(p, facts.otherDays), small: true };
         calls += `\n  UNION ALL\n  SELECT started_at FROM (${plan.matchedCallsSql(p, ['started_at'], undefined, slice)})`;
@@ -131,6 +126,7 @@ export class MetricsQueryPlan {
     });
     if (req.bucket && req.bucket_seconds) throw unknown('bucket: give bucket or bucket_seconds, not both', 'bucket');
     if (req.bucket === 'auto') throw unknown('bucket: auto is resolved to bucket_seconds before planning', 'bucket');
+    this.factsConds = this.factsConditionsOf();
   }
 
   private dimension(name: string, field: string): Dimension {
@@ -268,14 +264,18 @@ export class MetricsQueryPlan {
   private fromSql(rows: 'all' | 'calls' | 'usage'): string {
     const cols = [...this.columns, ...(rows === 'calls' || !this.usesUsage ? [] : ['usage'])];
     const endsOnly = rows === 'usage' ? 'notEmpty(usage)' : undefined;
-    const conds = this.factsConditions();
+    const conds = this.factsConds;
     let calls: string;
     const priced = conds !== null && this.costs && cols.includes('usage');
     if (conds && this.facts) {
       const { current, otherDays } = this.facts;
       // Own usage is what facts keep, so `notEmpty(usage)` there reads fewer rows, not other figures.
-      const where = [`project_id = ${this.projectSql}`, factDaysWhereSql(current), ...conds, ...(endsOnly ? [endsOnly] : [])];
-      calls = `SELECT ${[...cols, ...(priced ? ['usage_cost'] : [])].join(', ')} FROM call_facts WHERE ${where.join(' AND ')}`;
+      calls = factRowsSql(
+        this.projectSql,
+        current,
+        [...cols, ...(priced ? ['usage_cost'] : [])],
+        [...conds, ...(endsOnly ? [endsOnly] : [])],
+      );
       if (otherDays.length) {
         const slice = { cond: onDaysSql(this.p, otherDays), small: true };
         let rest = this.plan.matchedCallsSql(this.p, cols, endsOnly, slice);
@@ -299,15 +299,14 @@ export class MetricsQueryPlan {
     return from;
   }
 
-  /** The conditions as they read facts rows, when facts can answer (every column read is one facts keep); else null. */
-  private factsConditions(): string[] | null {
-    if (!this.facts || this.facts.current.length === 0 || !this.couldReadFacts) return null;
+  /**
+   * The conditions as they read facts rows, when facts answer for some days (there are current
+   * ones, and every column the query reads is one facts keep); else null.
+   */
+  private factsConditionsOf(): string[] | null {
+    if (!this.facts || this.facts.current.length === 0) return null;
+    if (![...this.columns].every((c) => FACT_COLUMNS.has(c))) return null;
     return this.plan.conditionsOver(FACT_COLUMNS);
-  }
-
-  /** Whether facts could answer this query's calls (every column it reads is one facts keep), were there any. */
-  get couldReadFacts(): boolean {
-    return [...this.columns].every((c) => FACT_COLUMNS.has(c)) && this.plan.conditionsOver(FACT_COLUMNS) !== null;
   }
 
   /** A metric's SQL over this query's rows (with their usage's costs when read from facts). */
@@ -317,7 +316,7 @@ export class MetricsQueryPlan {
 
   /** Whether this query reads facts for some days. */
   get readsFacts(): boolean {
-    return this.factsConditions() !== null;
+    return this.factsConds !== null;
   }
 
   /** The dimensions' SELECT terms (d0…); a `top` dimension ranked over `rankFrom`'s rows. */

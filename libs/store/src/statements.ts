@@ -66,17 +66,17 @@ export function statementsOf(client: ClickHouseClient): StoreStatements {
       throw err;
     }
   };
-  const rows = <T>(sql: string, params?: StatementParams, opts?: StatementOptions): Promise<T[]> =>
-    run(opts, async () => {
-      const rs = await client.query({
-        query: sql,
-        query_params: params,
-        format: 'JSONEachRow',
-        clickhouse_settings: settingsOf(opts),
-        abort_signal: opts?.signal,
-      });
-      return rs.json<T>();
+  /** A SELECT's answer as JSONEachRow rows, read whole (rows) or as they come (streamRows). */
+  const jsonRows = (sql: string, params: StatementParams | undefined, opts: StatementOptions | undefined) =>
+    client.query({
+      query: sql,
+      query_params: params,
+      format: 'JSONEachRow',
+      clickhouse_settings: settingsOf(opts),
+      abort_signal: opts?.signal,
     });
+  const rows = <T>(sql: string, params?: StatementParams, opts?: StatementOptions): Promise<T[]> =>
+    run(opts, async () => (await jsonRows(sql, params, opts)).json<T>());
   /** A stream's statement: timed and classified like the others, from its start to its last chunk. */
   const streamed = async function* <R>(opts: StatementOptions | undefined, chunks: () => Promise<AsyncIterable<R>>): AsyncGenerator<R> {
     const started = performance.now();
@@ -98,16 +98,7 @@ export function statementsOf(client: ClickHouseClient): StoreStatements {
     rows,
     row: async <T>(sql: string, params?: StatementParams, opts?: StatementOptions) => (await rows<T>(sql, params, opts))[0],
     streamRows: async function* <T>(sql: string, params?: StatementParams, opts?: StatementOptions): AsyncGenerator<T> {
-      const blocks = streamed(opts, async () => {
-        const rs = await client.query({
-          query: sql,
-          query_params: params,
-          format: 'JSONEachRow',
-          clickhouse_settings: settingsOf(opts),
-          abort_signal: opts?.signal,
-        });
-        return rs.stream<T>();
-      });
+      const blocks = streamed(opts, async () => (await jsonRows(sql, params, opts)).stream<T>());
       for await (const block of blocks) for (const r of block) yield r.json<T>();
     },
     streamRaw: (sql, params, opts) =>

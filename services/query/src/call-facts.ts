@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { metrics } from '@weft/core';
 import {
+  blocksOf,
   CALL_MARKS,
   FACT_DAYS_SQL,
   FACT_SOURCES,
@@ -93,12 +94,12 @@ export class CallFacts {
     const days = (await this.store.rows<FactDay>(q.sql, q.params, { name: 'facts.days', signal })).map(numeric);
     if (days.length === 0) return undefined;
     const mutated = mutationsOf(counters);
-    const blocks = Object.fromEntries(FACT_SOURCES.map((s) => [s.mark, Number(counters.find((c) => c.table === s.table)?.block ?? 0)]));
+    const blocks = blocksOf(counters);
     // A mutation of any source, or a price added since, makes a day stale whatever it holds.
-    let current = days.filter((d) => MARKS.every((m) => mutated[m] <= d[m]) && blocks.prices_block! <= d.prices_block);
+    let current = days.filter((d) => MARKS.every((m) => mutated[m] <= d[m]) && blocks.prices_block <= d.prices_block);
     const since = {} as Watermark;
     for (const m of CALL_MARKS) since[m] = Math.min(...current.map((d) => d[m]));
-    if (current.length && CALL_MARKS.some((m) => blocks[m]! > since[m])) {
+    if (current.length && CALL_MARKS.some((m) => blocks[m] > since[m])) {
       const t = touchedDaysQuery(projectId, since);
       const touched = await this.store.rows<Watermark & { day: string }>(t.sql, t.params, { name: 'facts.touched', signal });
       const stale = new Set(

@@ -1,6 +1,20 @@
 import { ApiError, badRequest, clickHouseToIso, generateId, nowMicros, microsToClickHouse } from '@weft/core';
 import { RawJson, pythonJsonDumps, toJsonText } from '@weft/digest';
-import { Params, compileQuery, jsonFieldRef, sortTerms, splitFieldPath, type FieldRef, type FieldResolver } from '@weft/query';
+import {
+  CALLS_OF_USER_WHERE,
+  Params,
+  callRefsSql,
+  compileQuery,
+  expiredCallRefsSql,
+  expiredRowsSql,
+  jsonFieldRef,
+  sortTerms,
+  splitFieldPath,
+  type FieldRef,
+  type FieldResolver,
+  type RetentionTable,
+  type TableRows,
+} from '@weft/query';
 import { deleteStatement, type Store } from '@weft/store';
 import type { RequestOf } from '@weft/api';
 import { checkAnnotationValue } from './annotation-spec';
@@ -373,3 +387,20 @@ export async function feedbackForRefs(store: Store, projectId: string, refs: str
   }
   return out;
 }
+
+/** A data subject's feedback (a deletion job's step): the feedback on their calls. */
+export const USER_FEEDBACK_ROWS: TableRows = { table: 'feedback', where: `svc_ref IN (${callRefsSql(CALLS_OF_USER_WHERE)})` };
+
+/**
+ * Feedback as retention removes it, before the calls (CALL_RETENTION): what hangs on an expired
+ * call goes with it (found through its start row, so before those rows go), and any feedback
+ * written before the cutoff.
+ */
+export const FEEDBACK_RETENTION: RetentionTable = {
+  table: 'feedback',
+  expired: (c, p) => {
+    const written = expiredRowsSql(c, 'created_at', p);
+    const calls = expiredCallRefsSql(c, p);
+    return written && calls ? `(${written}) OR svc_ref IN (${calls})` : null;
+  },
+};

@@ -315,3 +315,12 @@ export async function readObjectVals(
   }
   return out;
 }
+
+/** Per project within `scope` (a condition on project_id): its object versions and latest write (µs), as rows (project_id, calls = 0, objects, last). */
+export const projectObjectActivitySql = (scope: string) =>
+  `SELECT project_id, 0 AS calls, uniqExact(kind, object_id, digest) AS objects, toUnixTimestamp64Micro(max(created_at)) AS last
+    FROM object_versions WHERE ${scope} GROUP BY project_id`;
+
+/** A scalar subquery: the stored bytes of a project's object versions, each version once. */
+export const objectsStorageBytesSql = (pid: string) =>
+  `SELECT sum(size) FROM (SELECT any(length(val_dump)) AS size FROM object_versions WHERE project_id = ${pid} GROUP BY kind, object_id, digest)`;

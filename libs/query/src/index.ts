@@ -12,3 +12,5 @@ export * from './usage-rollup';
 export * from './call-stats';
 export * from './retention';
 export * from './call-facts';
+export * from './repositories/calls';
+export * from './repositories/otel-logs';

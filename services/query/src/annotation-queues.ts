@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { QUEUE_ITEM_SORT_FIELDS, QUEUE_SORT_FIELDS, type AnnotationQueue, type AnnotationQueueItem, type RouteRequestOf } from '@weft/api';
 import { badRequest, clickHouseToIso, generateId, microsToClickHouse, notFound } from '@weft/core';
-import { Params } from '@weft/query';
+import { liveCallsForQueue, Params } from '@weft/query';
 import type { Store } from '@weft/store';
 
 /**
@@ -175,18 +175,7 @@ export async function addCalls(
   const fresh = callIds.filter((id) => !present.has(id));
   if (fresh.length === 0) return { added_count: 0, duplicates: present.size };
 
-  const q = new Params();
-  const qpid = q.str(req.project_id);
-  const qids = q.strArray(fresh);
-  const calls = await rows(
-    store,
-    `SELECT s.id AS id, s.started_at AS started_at, e.ended_at AS ended_at, s.op_name AS op_name, s.trace_id AS trace_id
-     FROM (SELECT id, started_at, op_name, trace_id FROM calls_starts FINAL WHERE project_id = ${qpid} AND id IN ${qids}) AS s
-     LEFT JOIN (SELECT id, ended_at FROM calls_ends FINAL WHERE project_id = ${qpid} AND id IN ${qids}) AS e ON e.id = s.id
-     WHERE s.id NOT IN (SELECT id FROM calls_deleted WHERE project_id = ${qpid} AND id IN ${qids})
-     SETTINGS join_use_nulls = 1`,
-    q,
-  );
+  const calls = await liveCallsForQueue(store, req.project_id, fresh);
   const byId = new Map(calls.map((c) => [String(c.id), c]));
   // Items of one request keep its order: each a microsecond after the previous (created_at sorts them).
   const start = Date.now() * 1000;

@@ -404,3 +404,7 @@ export const FEEDBACK_RETENTION: RetentionTable = {
     return written && calls ? `(${written}) OR svc_ref IN (${calls})` : null;
   },
 };
+
+/** The refs that have feedback of the project (`pid`, a parameter) whose trigger ref starts with `triggerPrefix` (a parameter): a monitor's scored calls. */
+export const refsWithTriggeredFeedbackSql = (pid: string, triggerPrefix: string) =>
+  `SELECT svc_ref FROM feedback WHERE project_id = ${pid} AND startsWith(ifNull(trigger_ref, ''), ${triggerPrefix})`;

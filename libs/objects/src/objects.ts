@@ -324,3 +324,16 @@ export const projectObjectActivitySql = (scope: string) =>
 /** A scalar subquery: the stored bytes of a project's object versions, each version once. */
 export const objectsStorageBytesSql = (pid: string) =>
   `SELECT sum(size) FROM (SELECT any(length(val_dump)) AS size FROM object_versions WHERE project_id = ${pid} GROUP BY kind, object_id, digest)`;
+
+/** Every (project, object id) with a version of base class `baseClass`, across projects (deleted versions too: readObject decides). */
+export async function objectsOfClass(
+  store: Store,
+  baseClass: string,
+  statement: string,
+): Promise<{ project_id: string; object_id: string }[]> {
+  return store.rows<{ project_id: string; object_id: string }>(
+    `SELECT DISTINCT project_id, object_id FROM object_versions WHERE kind = 'object' AND base_object_class = {c:String}`,
+    { c: baseClass },
+    { name: statement },
+  );
+}

@@ -14,7 +14,10 @@
  * BENCH_MODES (`aio,kafka`: which modes to run; without kafka no broker is started),
  * BENCH_NODE_ARGS (more node flags for the serving processes, space-separated), BENCH_CPU_PROFILE
  * (1: the serving processes run under `--cpu-prof` and their top functions are printed; 0: not),
- * BENCH_CONVERSION_MS (how long each of the request body's conversion rates is measured, 2000).
+ * BENCH_CONVERSION_MS (how long each of the request body's conversion rates is measured, 2000),
+ * BENCH_RATE (calls/s offered, paced across the clients; 0, the default: each client posts again as
+ * soon as it is answered). At saturation the ack→queryable delay follows the batch sizes the
+ * acceptance rate makes, so two builds compare their delay at the same offered rate below both ceilings.
  * The serving processes inherit this process's environment (e.g. WEFT_INGEST_WORKERS=1).
  * The ClickHouse side is embedded chDB in both modes (no ClickHouse server on our machines).
  */
@@ -22,11 +25,10 @@ import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { Kafka, Partitioners, CompressionTypes, logLevel, type Message, type PartitionMetadata } from 'kafkajs';
-import { callPartCodec, callPartMessage } from '@weft/ingest';
+import { callPartCodec, callPartMessage, IngestConversions } from '@weft/ingest';
 import { createLogger } from '@weft/core';
 import { insertCallParts, migrate, openStore, type CallPartRow } from '@weft/store';
 import { defaultRequestLimits } from '@weft/http';
-import { encodeCallBatch } from '@weft/svc-gateway';
 import { callItems, sampleRows, UpsertBatchTemplate } from './sample-calls';
 import { rateOnIngestWorkers, rateOnThisThread, type Rate } from './worker-rates';
 import {
@@ -55,6 +57,7 @@ const POLL_MS = Number(process.env.BENCH_POLL_MS ?? 10);
 const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 5);
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 8);
 const PER_REQUEST = Number(process.env.BENCH_CALLS_PER_REQUEST ?? 100);
+const RATE = Number(process.env.BENCH_RATE ?? 0);
 const CEILING_CALLS = Number(process.env.BENCH_CEILING_CALLS ?? 50_000);
 /** More node flags for the serving processes (V8 experiments: `--single-threaded-gc`, `--max-semi-space-size=64`). */
 const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
@@ -126,9 +129,15 @@ async function drive(label: string, gatewayUrl: string, queryUrl: string, cpuPid
   const template = new UpsertBatchTemplate(project, PER_REQUEST);
   let deadline = Date.now() + WARMUP_SECONDS * 1000;
   let phase = 'warm';
+  // Paced (BENCH_RATE): request r of client c is due at r×CLIENTS + c request intervals after the phase starts.
+  const interval = RATE > 0 ? (PER_REQUEST * 1000) / RATE : 0;
+  let phaseStart = performance.now();
   const client = async (c: number) => {
     const body = template.newBody();
     for (let r = 0; Date.now() < deadline; r++) {
+      const wait = phaseStart + (r * CLIENTS + c) * interval - performance.now();
+      if (wait > 0) await new Promise((ok) => setTimeout(ok, wait));
+      if (Date.now() >= deadline) break;
       // Unique per mode, phase, client and request; fill() appends the call's index.
       const lastId = template.fill(body, `${label}-${phase}-${c}-${r}-`);
       const res = await api.post('/call/upsert_batch', body);
@@ -170,6 +179,7 @@ async function drive(label: string, gatewayUrl: string, queryUrl: string, cpuPid
   lastAcked = null;
   phase = 'run';
   deadline = Date.now() + SECONDS * 1000;
+  phaseStart = performance.now();
   const started = performance.now();
   const cpuAtStart = cpuPids.map((pid) => processCpuMicros(pid));
   const threadsAtStart = threadCpuByName(gatewayPid);
@@ -351,7 +361,7 @@ function profileSummary(dir: string, top = 15): string[] {
 
 /**
  * What the gateway's JavaScript does with one request's body before its publish (parse, the
- * edge's checks, rows, RowBinary: encodeCallBatch), in calls per second: on this thread, and on
+ * edge's checks, rows, RowBinary: IngestConversions.convertCallBatch), in calls per second: on this thread, and on
  * the ingest worker threads, one and two (how it scales with threads on this machine).
  */
 async function conversionRates(): Promise<Record<string, Rate>> {
@@ -364,8 +374,10 @@ async function conversionRates(): Promise<Record<string, Rate>> {
     acceptedAtMicros: 1_700_000_000_000_000,
     limits: defaultRequestLimits,
   };
+  // The conversions as the gateway's serving thread holds them (their encoder kept across requests).
+  const here = new IngestConversions();
   return {
-    upsert_batch_to_insert_bytes: rateOnThisThread(CONVERSION_MS, PER_REQUEST, () => void encodeCallBatch(task)),
+    upsert_batch_to_insert_bytes: rateOnThisThread(CONVERSION_MS, PER_REQUEST, () => void here.convertCallBatch(task)),
     ...(await rateOnIngestWorkers('upsert_batch_to_insert_bytes', CONVERSION_MS, PER_REQUEST, (workers) =>
       workers.run('convertCallBatch', task),
     )),
@@ -384,6 +396,7 @@ async function main(): Promise<void> {
     compression: COMPRESSION,
     clients: CLIENTS,
     callsPerRequest: PER_REQUEST,
+    offeredCallsPerSec: RATE > 0 ? RATE : null,
     seconds: SECONDS,
     machineCores: cpus().length,
     loadAverageAtStart: +loadavg()[0]!.toFixed(1),

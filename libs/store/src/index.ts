@@ -12,7 +12,7 @@ export {
   waitForMigrations,
 } from './migrate';
 export { deleteStatement, localTable, physicalDeleteStatement } from './cluster-ddl';
-export { CALL_PART_COLUMNS, callPartRowSchema, type CallPartRow } from './call-part-row';
+export { CALL_PART_COLUMNS, type CallPartRow } from './call-part-row';
 export {
   endPart,
   insertCallParts,
@@ -23,10 +23,11 @@ export {
   wholeCallPart,
   type EncodedCallParts,
 } from './call-parts';
-export { callPartTsvLine, callPartTsvLineProblem, encodeCallPartsTsv, unescapeTsvField } from './call-part-tsv';
+export { callPartTsvLine, encodeCallPartsTsv } from './call-part-tsv';
 export {
   callPartRowBinaryEnd,
   callPartRowBinaryFacts,
+  CallPartRowBinaryEncoder,
   decodeCallPartRowBinary,
   encodeCallPartsRowBinary,
   type CallPartFacts,

@@ -9,7 +9,7 @@ import {
 } from '@weft/otlp';
 import { insertLogRecords } from '@weft/query';
 import type { Store } from '@weft/store';
-import type { OtlpPayload } from './otlp-spans';
+import type { OtlpPayload } from '@weft/ingest';
 
 export type OtlpLogsTransport = 'http' | 'grpc';
 

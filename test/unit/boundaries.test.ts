@@ -139,12 +139,7 @@ describe('dependency rules', () => {
       files: ['libs/objects/src/tables.ts', 'libs/objects/src/table-diff.ts'],
     },
     { entity: 'files', tables: inSql('files'), files: ['libs/objects/src/files.ts'] },
-    {
-      entity: 'project settings',
-      tables: inSql('project_settings'),
-      // libs/ingest reads the two settings ingestion applies without depending on libs/objects.
-      files: ['libs/objects/src/project-settings.ts', 'libs/ingest/src/ingest-settings.ts'],
-    },
+    { entity: 'project settings', tables: inSql('project_settings'), files: ['libs/objects/src/project-settings.ts'] },
     { entity: 'keys', tables: /\bweft_(?:api_keys|users|entities|memberships)\b/, files: ['libs/auth/src/key-store.ts'] },
   ];
   /** A line without its comment (a comment line, or a trailing `//` outside a string). */

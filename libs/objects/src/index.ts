@@ -26,4 +26,4 @@ export {
 } from './feedback';
 export { resolveRefs } from './resolve';
 export { createFile, filesStats, filesStorageBytesSql, readFile, readFiles } from './files';
-export { listProjectSetting, readProjectSetting, writeProjectSetting } from './project-settings';
+export { listProjectSetting, listProjectSettings, readProjectSetting, writeProjectSetting } from './project-settings';

@@ -141,6 +141,21 @@ describe('dependency rules', () => {
     { entity: 'files', tables: inSql('files'), files: ['libs/objects/src/files.ts'] },
     { entity: 'project settings', tables: inSql('project_settings'), files: ['libs/objects/src/project-settings.ts'] },
     { entity: 'keys', tables: /\bweft_(?:api_keys|users|entities|memberships)\b/, files: ['libs/auth/src/key-store.ts'] },
+    {
+      entity: 'annotation queues',
+      tables: inSql('annotation_queues', 'annotation_queue_items', 'annotator_queue_items_progress'),
+      files: ['libs/objects/src/annotation-queues.ts'],
+    },
+    // Entities a single service owns.
+    { entity: 'deletion jobs', tables: inSql('deletion_jobs'), files: ['services/gateway/src/deletion-jobs.ts'] },
+    { entity: "dead letters' actions", tables: inSql('dead_letter_actions'), files: ['services/gateway/src/dead-letter-sources.ts'] },
+    {
+      entity: 'evaluation runs',
+      tables: inSql('evaluation_runs', 'evaluation_cancels'),
+      files: ['services/inference/src/evaluation-registry.ts'],
+    },
+    { entity: 'monitor leases', tables: inSql('monitor_leases'), files: ['services/inference/src/monitor-leases.ts'] },
+    { entity: 'models', tables: inSql('models'), files: ['services/inference/src/models.ts'] },
   ];
   /** A line without its comment (a comment line, or a trailing `//` outside a string). */
   const withoutComment = (line: string) => {

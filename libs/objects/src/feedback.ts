@@ -17,6 +17,7 @@ import {
 } from '@weft/query';
 import { deleteStatement, type Store } from '@weft/store';
 import type { RequestOf } from '@weft/api';
+import { isLiveQueue } from './annotation-queues';
 import { checkAnnotationValue } from './annotation-spec';
 import { normalizeReaction } from './reactions';
 import { parseRef } from './refs';
@@ -127,14 +128,8 @@ async function checkAgainstStore(store: Store, req: FeedbackCreateInput): Promis
   if (req.annotation_ref && req.feedback_type.startsWith('wandb.annotation.'))
     await checkAnnotationValue(store, req.project_id, req.annotation_ref, req.payload);
   if (req.queue_id) {
-    const p = new Params();
-    const queue = await store.row(
-      `SELECT 1 FROM annotation_queues FINAL
-        WHERE project_id = ${p.str(req.project_id)} AND id = ${p.str(req.queue_id)} AND deleted_at IS NULL LIMIT 1`,
-      p.values,
-      { name: 'feedback.checkAgainstStore' },
-    );
-    if (queue === undefined) throw badRequest(`queue_id: Queue ${req.queue_id} not found or has been deleted`, 'queue_id');
+    if (!(await isLiveQueue(store, req.project_id, req.queue_id)))
+      throw badRequest(`queue_id: Queue ${req.queue_id} not found or has been deleted`, 'queue_id');
   }
 }
 

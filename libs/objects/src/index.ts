@@ -25,5 +25,17 @@ export {
   replaceFeedback,
 } from './feedback';
 export { resolveRefs } from './resolve';
+export {
+  USER_QUEUE_ITEM_ROWS,
+  addCalls,
+  createQueue,
+  deleteQueue,
+  queryItems,
+  queryQueues,
+  queuesStats,
+  readQueue,
+  updateProgress,
+  updateQueue,
+} from './annotation-queues';
 export { createFile, filesStats, filesStorageBytesSql, readFile, readFiles } from './files';
 export { listProjectSetting, listProjectSettings, readProjectSetting, writeProjectSetting } from './project-settings';

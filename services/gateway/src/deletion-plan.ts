@@ -1,5 +1,5 @@
-import { USER_FEEDBACK_ROWS } from '@weft/objects';
-import { CALLS_OF_USER_SQL, CALLS_OF_USER_WHERE, USER_CALL_ROWS, type TableRows } from '@weft/query';
+import { USER_FEEDBACK_ROWS, USER_QUEUE_ITEM_ROWS } from '@weft/objects';
+import { CALLS_OF_USER_WHERE, USER_CALL_ROWS, type TableRows } from '@weft/query';
 import type { Store } from '@weft/store';
 
 /** One physical delete of a job: a table and the rows that go (`{target:String}` is the job's target). */
@@ -15,7 +15,7 @@ export type DeletionKind = 'project' | 'user';
  */
 const USER_STEPS: readonly DeletionStep[] = [
   USER_FEEDBACK_ROWS,
-  { table: 'annotation_queue_items', where: `(project_id, call_id) IN (${CALLS_OF_USER_SQL})` },
+  USER_QUEUE_ITEM_ROWS,
   ...USER_CALL_ROWS,
   // Analytics facts keep a copy of each call's user (libs/query call-facts.ts): last, once no
   // call of the user is left to build them from again.

@@ -27,7 +27,7 @@ import {
   readQueue,
   updateProgress,
   updateQueue,
-} from './annotation-queues';
+} from '@weft/objects';
 
 export interface QueryDeps {
   store: Store;

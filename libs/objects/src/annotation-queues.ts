@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { QUEUE_ITEM_SORT_FIELDS, QUEUE_SORT_FIELDS, type AnnotationQueue, type AnnotationQueueItem, type RouteRequestOf } from '@weft/api';
 import { badRequest, clickHouseToIso, generateId, microsToClickHouse, notFound } from '@weft/core';
-import { liveCallsForQueue, Params } from '@weft/query';
+import { CALLS_OF_USER_SQL, liveCallsForQueue, Params, type TableRows } from '@weft/query';
 import type { Store } from '@weft/store';
 
 /**
@@ -59,6 +59,24 @@ function limitOffset(p: Params, limit: number | null | undefined, offset: number
 async function rows(store: Store, query: string, p: Params, signal?: AbortSignal): Promise<Row[]> {
   return store.rows<Row>(query, p.values, { name: 'annotation-queues.rows', signal });
 }
+
+/** Whether the project has the queue, live (not deleted). */
+export async function isLiveQueue(store: Store, projectId: string, queueId: string): Promise<boolean> {
+  const p = new Params();
+  const queue = await store.row(
+    `SELECT 1 FROM annotation_queues FINAL
+        WHERE project_id = ${p.str(projectId)} AND id = ${p.str(queueId)} AND deleted_at IS NULL LIMIT 1`,
+    p.values,
+    { name: 'feedback.checkAgainstStore' },
+  );
+  return queue !== undefined;
+}
+
+/** A data subject's queue items (a deletion job's step): those of their calls. */
+export const USER_QUEUE_ITEM_ROWS: TableRows = {
+  table: 'annotation_queue_items',
+  where: `(project_id, call_id) IN (${CALLS_OF_USER_SQL})`,
+};
 
 /** A live (not deleted) queue, or 404. */
 async function liveQueue(store: Store, projectId: string, queueId: string): Promise<AnnotationQueue> {

@@ -9,7 +9,7 @@ export { CallsAggregatePlan, chooseBucketSeconds } from './aggregates';
 export { MetricsQueryPlan } from './metrics';
 export { buildOwnUsageRowsQuery, type OwnUsageRow, rollUpUsage, type UsageByModel } from './usage-rollup';
 export { callStatsGranularity, CallStatsPlan } from './call-stats';
-export { expiredRowsSql, type RetentionCutoffs } from './retention';
+export { expiredRowsSql, type RetentionCutoffs, type RetentionTable } from './retention';
 // The analytics facts' surface is still being shaped: all of it, for now.
 export * from './call-facts';
 export {
@@ -25,7 +25,6 @@ export {
   liveCallsForQueue,
   liveCallsInTracesOf,
   projectCallActivitySql,
-  type RetentionTable,
   type TableRows,
   traceIdsOf,
   USER_CALL_ROWS,

@@ -14,6 +14,12 @@ export interface RetentionCutoffs {
   defaultCutoffUs?: number;
 }
 
+/** A table retention removes from, with the condition of its expired rows (null: nothing can expire). */
+export interface RetentionTable {
+  table: string;
+  expired: (c: RetentionCutoffs, p: Params) => string | null;
+}
+
 /** The rows of a table past their project's cutoff, judged by the time column `time`, as a WHERE condition (null: nothing can expire). */
 export function expiredRowsSql(c: RetentionCutoffs, time: string, p: Params): string | null {
   const at = (us: number) => `fromUnixTimestamp64Micro(${p.add(us, 'Int64')}, 'UTC')`;

@@ -1,8 +1,7 @@
 import type { Store } from '@weft/store';
 import { notDeletedSql } from '../calls';
 import { Params } from '../params';
-import type { RetentionCutoffs } from '../retention';
-import { expiredRowsSql } from '../retention';
+import { expiredRowsSql, type RetentionCutoffs, type RetentionTable } from '../retention';
 
 /**
  * The calls' statements other than the query compiler's (calls.ts and the plans beside it, the
@@ -109,7 +108,7 @@ export async function callProgress(store: Store, projectId: string, callId: stri
   return store.row<CallProgressRow>(
     `SELECT s.attributes_dump AS attributes_dump, e.ended AS ended, e.output_dump AS output_dump, e.exception AS exception,
           (SELECT count() FROM (SELECT c.id FROM calls_starts AS c FINAL
-             WHERE c.project_id = ${pid} AND c.parent_id = ${id} AND position(ifNull(c.op_name, ''), '${childOp}') > 0
+             WHERE c.project_id = ${pid} AND c.parent_id = ${id} AND position(ifNull(c.op_name, ''), ${p.str(childOp)}) > 0
                AND c.id IN (SELECT id FROM calls_ends WHERE project_id = ${pid}))) AS completed
         FROM (SELECT id, attributes_dump FROM calls_starts FINAL WHERE project_id = ${pid} AND id = ${id}) AS s
         LEFT JOIN (SELECT id, 1 AS ended, output_dump, exception FROM calls_ends FINAL WHERE project_id = ${pid} AND id = ${id}) AS e ON e.id = s.id
@@ -178,12 +177,6 @@ export const USER_CALL_ROWS: readonly TableRows[] = [
   { table: 'calls_deleted', where: `(project_id, id) IN (${CALLS_OF_USER_SQL})` },
   { table: 'calls_starts', where: CALLS_OF_USER_WHERE },
 ];
-
-/** A table retention removes from, with the condition of its expired rows (null: nothing can expire). */
-export interface RetentionTable {
-  table: string;
-  expired: (c: RetentionCutoffs, p: Params) => string | null;
-}
 
 /**
  * The call tables retention removes from, in order, each judged by the time it has: a call by its

@@ -86,7 +86,12 @@ export class MetricsQueryPlan {
     const conds = facts?.current.length ? plan.conditionsOver(FACT_COLUMNS) : null;
     let calls = plan.matchedCallsSql(p, ['started_at']);
     if (conds && facts) {
-      calls = factRowsSql(plan.projectParam, facts.current, ['started_at'], conds);
+      // The first and the last fact row in key order (a day's current build sorted by start): two
+      // granules read, not every row's start.
+      const rows = factRowsSql(plan.projectParam, facts.current, ['started_at'], conds);
+      const key = ['project_id', 'day', 'build', 'started_at'];
+      const end = (dir: string) => `(${rows} ORDER BY ${key.map((k) => `${k}${dir}`).join(', ')} LIMIT 1)`;
+      calls = `${end('')}\n  UNION ALL\n  ${end(' DESC')}`;
       if (facts.otherDays.length) {
         const slice = { cond: onDaysSql(p, facts.otherDays), small: true };
         calls += `\n  UNION ALL\n  SELECT started_at FROM (${plan.matchedCallsSql(p, ['started_at'], undefined, slice)})`;

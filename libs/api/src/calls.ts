@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { anyJson, callFilter, jsonObject, limit, offset, projectId, query, sortBy, timestamp } from './common';
+import { anyJson, callFilter, jsonObject, limit, offset, projectId, query, sortBy, storedTimestamp, timestamp } from './common';
 
 const optStr = z.string().nullish();
 
@@ -12,7 +12,7 @@ export const callStartBody = z.object({
   parent_id: optStr,
   thread_id: optStr,
   turn_id: optStr,
-  started_at: timestamp,
+  started_at: storedTimestamp,
   attributes: jsonObject.default({}),
   inputs: jsonObject.default({}),
   otel_dump: jsonObject.nullish(),
@@ -25,7 +25,7 @@ export type CallStartBody = z.infer<typeof callStartBody>;
 export const callEndBody = z.object({
   project_id: projectId,
   id: z.string().min(1),
-  ended_at: timestamp,
+  ended_at: storedTimestamp,
   summary: z.object({ usage: jsonObject.optional(), status_counts: jsonObject.optional() }).catchall(z.unknown()).default({}),
   exception: optStr,
   output: anyJson.optional(),

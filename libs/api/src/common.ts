@@ -14,6 +14,19 @@ export const timestamp = z
   .refine((s) => parseTimestampMicros(s) !== null, 'must be an ISO 8601 date-time')
   .meta({ format: 'date-time' });
 
+/**
+ * A time a call stores (started_at, ended_at): ISO 8601 as `timestamp`, within what the store
+ * keeps exactly — microseconds since 1970 as a JavaScript number, so years up to 2255.
+ */
+export const storedTimestamp = z
+  .string()
+  .superRefine((s, ctx) => {
+    const micros = parseTimestampMicros(s);
+    if (micros === null) ctx.addIssue({ code: 'custom', message: 'must be an ISO 8601 date-time' });
+    else if (!Number.isSafeInteger(micros)) ctx.addIssue({ code: 'custom', message: 'must be a date-time before the year 2255' });
+  })
+  .meta({ format: 'date-time' });
+
 /** A value JSON.parse made from `{…}` (or lossless-json: the same plain objects); not an array, a class instance or null. */
 export const isJsonObject = (v: unknown): v is Record<string, unknown> => {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { callEndBody, callStartBody } from './calls';
-import { emptyObject, jsonObject, projectId, query, serverCheck, timestamp } from './common';
+import { emptyObject, jsonObject, projectId, query, serverCheck, storedTimestamp } from './common';
 import { callStatsReq, callStatsRes } from './call-stats';
 import { callUsageRes, callsUsageReq, projectStatsReq, projectStatsRes, traceUsageReq } from './usage';
 import { costCreateReq, costCreateRes, feedbackReplaceReq, tableCreateRes } from './objects';
@@ -94,7 +94,7 @@ export const refsReadBatchRes = z.object({ vals: z.array(z.unknown()) });
 export const completedCall = callStartBody.extend({
   id: z.string().min(1),
   trace_id: z.string().min(1),
-  ended_at: timestamp,
+  ended_at: storedTimestamp,
   summary: callEndBody.shape.summary,
   exception: callEndBody.shape.exception,
   output: callEndBody.shape.output,

@@ -6,6 +6,7 @@ import { KafkaBus } from './kafka';
 import { LogBus } from './log-bus';
 import { join } from 'node:path';
 import { TOPICS } from './messages';
+import type { ReadYourWrites } from './read-your-writes';
 
 /** A bus as a service sees it: the contract plus start-up and a health probe. */
 export interface ServiceBus<T> extends Bus<T> {
@@ -14,11 +15,21 @@ export interface ServiceBus<T> extends Bus<T> {
   health(): Promise<Record<string, unknown>>;
 }
 
+/** What the composition root gets for a process that uses the bus. */
+export interface Transport<T> {
+  bus: ServiceBus<T>;
+  /** Where the bus acknowledges before storing (the ingest log): what reads wait on to see their writes. */
+  readYourWrites?: ReadYourWrites;
+  /** Ack-after-insert: the group-commit window learns of the admitted requests that will publish (the HTTP edge's count). */
+  expectPublishesFrom?: (count: () => number) => void;
+}
+
 /**
- * The bus chosen by WEFT_BUS, carrying values of one kind (`codec`: how they travel on Kafka). The rest of the code sees only `Bus`: this is the one
- * place where the all-in-one and the distributed modes differ.
+ * The transport chosen by WEFT_BUS and WEFT_ACK_AFTER, carrying values of one kind (`codec`: how
+ * they travel). The rest of the code sees only `Bus` (and the parts a composition root wires):
+ * this is the one place where the all-in-one and the distributed modes differ.
  */
-export function createBus<T>(config: Config, log: Logger, codec: EnvelopeCodec<T>): ServiceBus<T> {
+export function createTransport<T>(config: Config, log: Logger, codec: EnvelopeCodec<T>): Transport<T> {
   if (config.WEFT_BUS === 'kafka') {
     const topic = (name: string) => ({
       topic: name,
@@ -50,7 +61,7 @@ export function createBus<T>(config: Config, log: Logger, codec: EnvelopeCodec<T
       maxWriterLagMs: config.WEFT_MAX_WRITER_LAG_MS,
       log,
     });
-    return Object.assign(bus, { kind: 'kafka' as const });
+    return { bus: Object.assign(bus, { kind: 'kafka' as const }) };
   }
   if (config.WEFT_ACK_AFTER === 'log') {
     if (!codec.encodeMany || !codec.decodeMany) throw new Error('the local ingest log needs a codec with encodeMany and decodeMany');
@@ -63,11 +74,14 @@ export function createBus<T>(config: Config, log: Logger, codec: EnvelopeCodec<T
       fsync: config.WEFT_LOG_FSYNC === '1',
       log,
     });
-    return Object.assign(logBus, {
-      kind: 'inprocess' as const,
-      start: async () => logBus.open(),
-      health: async () => ({ bus: 'inprocess', ack: 'log' }),
-    });
+    return {
+      bus: Object.assign(logBus, {
+        kind: 'inprocess' as const,
+        start: async () => logBus.open(),
+        health: async () => ({ bus: 'inprocess', ack: 'log' }),
+      }),
+      readYourWrites: logBus.readYourWrites,
+    };
   }
   const bus = new InProcessBus<T>({
     maxBatch: config.WEFT_WRITER_BATCH_ROWS,
@@ -78,9 +92,12 @@ export function createBus<T>(config: Config, log: Logger, codec: EnvelopeCodec<T
     ...(codec.sizeOf ? { sizeOf: (v: T) => codec.sizeOf!(v) } : {}),
     publishTimeoutMs: config.WEFT_PUBLISH_TIMEOUT_MS,
   });
-  return Object.assign(bus, {
-    kind: 'inprocess' as const,
-    start: async () => undefined,
-    health: async () => ({ bus: 'inprocess' }),
-  });
+  return {
+    bus: Object.assign(bus, {
+      kind: 'inprocess' as const,
+      start: async () => undefined,
+      health: async () => ({ bus: 'inprocess' }),
+    }),
+    expectPublishesFrom: (count) => bus.expectPublishesFrom(count),
+  };
 }

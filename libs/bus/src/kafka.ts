@@ -14,7 +14,7 @@ import { metrics, type Logger } from '@weft/core';
 import type { BatchHandler, BatchOutcome, Bus, BusPressure, Subscription } from './bus';
 import { BusUnavailableError } from './bus';
 import { UndecodableMessageError, type EnvelopeCodec } from './codec';
-import { publishWithDeadline, type Settleable } from './deadline';
+import { BatchingStage } from './batching-stage';
 import { GroupCommit } from './group-commit';
 import { KafkaDeadLetterReader } from './kafka-dead-letters';
 import { untilKafkaReady } from './kafka-startup';
@@ -77,38 +77,17 @@ export const DEAD_LETTER_HEADERS = {
   offset: 'weft-origin-offset',
 } as const;
 
-/** A publish waiting to be sent; once `settled` (acknowledged or timed out) it is not sent. */
-interface PendingPublish extends Settleable {
-  /** Its messages, one chunk per partition they hash to; it is acknowledged once every chunk is. */
-  chunks: Chunk[];
-  unacknowledged: number;
-  bytes: number;
-}
-
-/** The messages of one publish that go to one partition. */
-interface Chunk {
-  publish: PendingPublish;
-  messages: Message[];
-}
-
-/** One partition's outgoing queue; at most one request per partition is in flight (order per key). */
-interface PartitionLane {
-  topic: string;
-  partition: number;
-  queue: Chunk[];
-  sending: Promise<void> | null;
-}
-
 // The same gzip bytes, in one synchronous call per record batch (kafka-gzip.ts).
 useSynchronousGzip();
 
 const retry = { retries: Number.MAX_SAFE_INTEGER, initialRetryTime: 100, maxRetryTime: 2_000 };
 
 /**
- * The distributed bus on Apache Kafka (kafkajs). Publishing: acks from all in-sync replicas,
- * one request per partition at a time (concurrent publishes to a partition share it, so
- * requests grow with load); a publish is acknowledged once every partition it touched
- * acknowledged its part. Why per partition and why not kafkajs's idempotent mode: docs/distributed.md,
+ * The distributed bus on Apache Kafka (kafkajs). Publishing: the batching stage with a lane per
+ * partition (one request per partition at a time; concurrent publishes to a partition share
+ * it, so requests grow with load; the pending bounds and the publish deadline), its sender one
+ * request to one partition's leader with acks from all in-sync replicas; a publish is
+ * acknowledged once every partition it touched acknowledged its part. Why per partition and why not kafkajs's idempotent mode: docs/distributed.md,
  * "Acknowledged means durable" (both are paths on which kafkajs acknowledges lost data). Consuming: a
  * consumer group; each fetched batch is decoded (undecodable → dead-letter topic), handed to
  * the handler (grouped across partitions by size and time), and its offsets are committed
@@ -117,11 +96,11 @@ const retry = { retries: Number.MAX_SAFE_INTEGER, initialRetryTime: 100, maxRetr
 export class KafkaBus<T> implements Bus<T> {
   private readonly kafka: Kafka;
   private readonly producer: Producer;
-  private readonly lanes = new Map<string, PartitionLane>();
+  /** Publishes on their way: a lane per partition (`laneKey`), the records of one partition per send. */
+  private readonly outgoing: BatchingStage<Message>;
+  private readonly laneTopics = new Map<string, { topic: string; partition: number }>();
   /** Partition count per physical topic, learnt at start; messages are placed by key hash. */
   private readonly partitionCounts = new Map<string, number>();
-  private pendingMessages = 0;
-  private pendingBytes = 0;
   private producerConnected: Promise<void> | null = null;
   private producerGeneration = 0;
   private readonly subscriptions = new Set<Subscription>();
@@ -184,6 +163,36 @@ export class KafkaBus<T> implements Bus<T> {
       intervalMs: Math.min(250, Math.max(25, Math.floor(maxLagMs / 5))),
       fetchCommitted: (topics) => this.fetchCommitted(topics),
       log,
+    });
+    const timeoutMs = opts.publishTimeoutMs;
+    this.outgoing = new BatchingStage<Message>({
+      send: (lane, records) => this.sendRecords(lane, records),
+      // Everything queued for a partition goes in its next request: no linger, no count bound.
+      maxBatchItems: Infinity,
+      lingerMs: 0,
+      maxPendingItems: opts.maxPendingMessages,
+      maxPendingBytes: opts.maxPendingBytes,
+      timeoutMs,
+      onPending: (items) => metrics.busPending.set(items),
+      errors: {
+        full: (items, bytes) => {
+          metrics.busRejected.inc({ reason: 'overload' });
+          return new BusUnavailableError(`ingest queue full (${items} messages, ${bytes} bytes in flight); not stored`, 1);
+        },
+        // Not sent yet (its partition's request in flight is stuck): its bytes are let go of now,
+        // so a long outage cannot pile up unanswered messages behind the in-flight bound.
+        timedOut: (sent) => {
+          metrics.busRejected.inc({ reason: 'timeout' });
+          // Handed to Kafka already: the broker may still append it (the producer retries).
+          return new BusUnavailableError(
+            !sent
+              ? `kafka did not acknowledge within ${timeoutMs} ms; not stored`
+              : `kafka did not acknowledge within ${timeoutMs} ms; the parts were sent and may still be stored`,
+            5,
+          );
+        },
+        failed: (e) => e as Error,
+      },
     });
   }
 
@@ -322,37 +331,14 @@ export class KafkaBus<T> implements Bus<T> {
     return this.probing;
   }
 
-  /**
-   * Publishes none of whose chunks was handed to Kafka get their 503 now: never sent, so never
-   * stored. (One with a chunk in flight waits for its answer or its deadline.)
-   */
+  /** Publishes none of whose records was handed to Kafka get their 503 now: never sent, so never stored. */
   private refuseQueued(reason: string): void {
-    const queued = new Set<Chunk>();
-    for (const lane of this.lanes.values()) for (const c of lane.queue) queued.add(c);
-    const publishes = new Map<PendingPublish, string>();
-    for (const lane of this.lanes.values()) for (const c of lane.queue) publishes.set(c.publish, lane.topic);
-    for (const [p, topic] of publishes) {
-      if (p.settled || !p.chunks.every((c) => queued.has(c))) continue;
-      this.unqueue(topic, p.chunks);
-      p.reject(new BusUnavailableError(`${reason}; not stored`, 5));
-    }
-  }
-
-  /** Takes a publish's chunks out of their lanes' queues; true when one of them was sent already. */
-  private unqueue(topic: string, chunks: Chunk[]): boolean {
-    let sent = false;
-    for (const c of chunks) {
-      const lane = this.lanes.get(laneKey(topic, c.messages[0]!.partition!));
-      const at = lane ? lane.queue.indexOf(c) : -1;
-      if (at >= 0) lane!.queue.splice(at, 1);
-      else sent = true;
-    }
-    return sent;
+    this.outgoing.refuseUnsent(() => new BusUnavailableError(`${reason}; not stored`, 5));
   }
 
   pressure(): BusPressure {
     return {
-      pendingBytes: this.pendingBytes,
+      pendingBytes: this.outgoing.pending().bytes,
       maxPendingBytes: this.opts.maxPendingBytes,
       down: this.closed ? 'bus is shutting down' : this.down,
       behind: this.writerLag.refused(),
@@ -372,17 +358,7 @@ export class KafkaBus<T> implements Bus<T> {
     const byPartition = this.encodeByPartition(partitions, messages);
     let bytes = 0;
     for (const records of byPartition.values()) for (const r of records) bytes += (r.value as Buffer).length + (r.key as string).length;
-    const busy = this.pendingMessages > 0;
-    if (
-      busy &&
-      (this.pendingMessages + messages.length > this.opts.maxPendingMessages || this.pendingBytes + bytes > this.opts.maxPendingBytes)
-    ) {
-      metrics.busRejected.inc({ reason: 'overload' });
-      throw new BusUnavailableError(
-        `ingest queue full (${this.pendingMessages} messages, ${this.pendingBytes} bytes in flight); not stored`,
-        1,
-      );
-    }
+    this.outgoing.checkRoom(messages.length, bytes);
     // Returned, not awaited: this frame (and with it the messages, encoded now) is gone while Kafka answers.
     return this.admitAndSend(physical, byPartition, messages.length, bytes);
   }
@@ -410,43 +386,10 @@ export class KafkaBus<T> implements Bus<T> {
   /** Hands a publish's records to their partitions' lanes; resolves once Kafka acknowledged every one. */
   private async send(physical: string, byPartition: Map<number, Message[]>, count: number, bytes: number): Promise<void> {
     const started = performance.now();
-    this.pendingMessages += count;
-    this.pendingBytes += bytes;
-    metrics.busPending.set(this.pendingMessages);
-    try {
-      await publishWithDeadline(
-        { chunks: [] as Chunk[], unacknowledged: byPartition.size, bytes },
-        this.opts.publishTimeoutMs,
-        (p) => {
-          // Not sent yet (its partition's request in flight is stuck): let go of its bytes now,
-          // so a long outage cannot pile up unanswered messages behind the in-flight bound.
-          const sent = this.unqueue(physical, p.chunks);
-          metrics.busRejected.inc({ reason: 'timeout' });
-          // Handed to Kafka already: the broker may still append it (the producer retries).
-          return new BusUnavailableError(
-            !sent
-              ? `kafka did not acknowledge within ${this.opts.publishTimeoutMs} ms; not stored`
-              : `kafka did not acknowledge within ${this.opts.publishTimeoutMs} ms; the parts were sent and may still be stored`,
-            5,
-          );
-        },
-        (p) => {
-          for (const [partition, msgs] of byPartition) {
-            const chunk: Chunk = { publish: p, messages: msgs };
-            p.chunks.push(chunk);
-            const lane = this.lane(physical, partition);
-            lane.queue.push(chunk);
-            this.kick(lane);
-          }
-        },
-      );
-      metrics.producerLatency.observe((performance.now() - started) / 1000);
-    } finally {
-      // Counted until answered; a timed-out publish has left the queues (or rides a send in flight).
-      this.pendingMessages -= count;
-      this.pendingBytes -= bytes;
-      metrics.busPending.set(this.pendingMessages);
-    }
+    const parts = [...byPartition].map(([partition, records]) => ({ lane: this.laneOf(physical, partition), items: records }));
+    // Counted until answered; a timed-out publish has left the queues (or rides a send in flight).
+    await this.outgoing.offerParts(parts, bytes, { admitted: true, items: count });
+    metrics.producerLatency.observe((performance.now() - started) / 1000);
   }
 
   /**
@@ -478,11 +421,10 @@ export class KafkaBus<T> implements Bus<T> {
     return records;
   }
 
-  private lane(topic: string, partition: number): PartitionLane {
+  private laneOf(topic: string, partition: number): string {
     const key = laneKey(topic, partition);
-    let lane = this.lanes.get(key);
-    if (!lane) this.lanes.set(key, (lane = { topic, partition, queue: [], sending: null }));
-    return lane;
+    if (!this.laneTopics.has(key)) this.laneTopics.set(key, { topic, partition });
+    return key;
   }
 
   private connectProducer(): Promise<void> {
@@ -513,51 +455,33 @@ export class KafkaBus<T> implements Bus<T> {
     this.producerConnected.catch(() => undefined);
   }
 
-  private kick(lane: PartitionLane): void {
-    if (lane.sending) return;
-    lane.sending = this.sendLane(lane).finally(() => {
-      lane.sending = null;
-      if (lane.queue.some((c) => !c.publish.settled)) this.kick(lane);
-    });
-  }
-
   /**
-   * Sends everything queued for one partition as one request, then the next. Each request
-   * carries one partition, so it goes to one leader: kafkajs's multi-leader send can report
-   * success for messages it never sent when a partition's leader moves during its retries.
+   * The stage's sender: what is queued for one partition, as one request. Each request carries
+   * one partition, so it goes to one leader: kafkajs's multi-leader send can report success for
+   * messages it never sent when a partition's leader moves during its retries.
    */
-  private async sendLane(lane: PartitionLane): Promise<void> {
-    while (lane.queue.length > 0) {
-      const chunks = lane.queue.splice(0, lane.queue.length).filter((c) => !c.publish.settled);
-      if (chunks.length === 0) continue;
-      const generation = this.producerGeneration;
-      try {
-        await this.connectProducer();
-        const messages = chunks.flatMap((c) => c.messages);
-        const sent = await this.producer.send({
-          topic: lane.topic,
-          messages,
-          acks: -1,
-          compression: this.opts.compression === 'gzip' ? CompressionTypes.GZIP : CompressionTypes.None,
-        });
-        const at = sent.find((r) => r.partition === lane.partition);
-        if (at && this.writerLag.enabled) {
-          let bytes = 0;
-          for (const m of messages) bytes += (m.value as Buffer).length;
-          this.writerLag.acknowledged(lane.topic, lane.partition, Number(at.baseOffset), messages.length, bytes);
-        }
-        for (const c of chunks) {
-          if (--c.publish.unacknowledged === 0) c.publish.resolve();
-        }
-      } catch (e) {
-        this.opts.log.warn({ err: e, topic: lane.topic, partition: lane.partition }, 'kafka send failed');
-        metrics.busRejected.inc({ reason: 'error' });
-        for (const c of chunks)
-          c.publish.reject(
-            new BusUnavailableError(`kafka unavailable: ${(e as Error).message} (the parts were sent and may still be stored)`, 5),
-          );
-        this.reconnectProducer(generation);
+  private async sendRecords(lane: string, messages: Message[]): Promise<void> {
+    const { topic, partition } = this.laneTopics.get(lane)!;
+    const generation = this.producerGeneration;
+    try {
+      await this.connectProducer();
+      const sent = await this.producer.send({
+        topic,
+        messages,
+        acks: -1,
+        compression: this.opts.compression === 'gzip' ? CompressionTypes.GZIP : CompressionTypes.None,
+      });
+      const at = sent.find((r) => r.partition === partition);
+      if (at && this.writerLag.enabled) {
+        let bytes = 0;
+        for (const m of messages) bytes += (m.value as Buffer).length;
+        this.writerLag.acknowledged(topic, partition, Number(at.baseOffset), messages.length, bytes);
       }
+    } catch (e) {
+      this.opts.log.warn({ err: e, topic, partition }, 'kafka send failed');
+      metrics.busRejected.inc({ reason: 'error' });
+      this.reconnectProducer(generation);
+      throw new BusUnavailableError(`kafka unavailable: ${(e as Error).message} (the parts were sent and may still be stored)`, 5);
     }
   }
 
@@ -700,7 +624,7 @@ export class KafkaBus<T> implements Bus<T> {
     await this.probeAdmin.disconnect().catch(() => undefined);
     await this.lagAdmin.disconnect().catch(() => undefined);
     await Promise.all([...this.subscriptions].map((s) => s.stop()));
-    for (const lane of this.lanes.values()) while (lane.sending) await lane.sending;
+    await this.outgoing.close();
     await this.producer.disconnect();
   }
 }

@@ -1,4 +1,4 @@
-import type { Config, Logger } from '@weft/core';
+import { ingestLogConfig, kafkaConfig, publishStageConfig, writerConfig, type Config, type Logger } from '@weft/core';
 import type { Bus } from './bus';
 import type { EnvelopeCodec } from './codec';
 import { InProcessBus } from './in-process';
@@ -30,48 +30,34 @@ export interface Transport<T> {
  * this is the one place where the all-in-one and the distributed modes differ.
  */
 export function createTransport<T>(config: Config, log: Logger, codec: EnvelopeCodec<T>): Transport<T> {
+  // Each component reads its own slice of the one configuration (libs/core config.ts).
+  const publish = publishStageConfig.parse(config);
+  const writer = writerConfig.parse(config);
   if (config.WEFT_BUS === 'kafka') {
-    const topic = (name: string) => ({
-      topic: name,
-      partitions: config.KAFKA_TOPIC_PARTITIONS,
-      replicationFactor: config.KAFKA_REPLICATION_FACTOR,
-    });
+    const kafka = kafkaConfig.parse(config);
+    const topic = (name: string) => ({ topic: name, partitions: kafka.topicPartitions, replicationFactor: kafka.replicationFactor });
     const bus = new KafkaBus<T>({
-      brokers: config
-        .KAFKA_BROKERS!.split(',')
-        .map((b) => b.trim())
-        .filter(Boolean),
-      clientId: config.KAFKA_CLIENT_ID,
-      topicPrefix: config.KAFKA_TOPIC_PREFIX,
-      groupId: config.KAFKA_GROUP_ID,
+      kafka,
+      publish,
+      writer,
       topics: [topic(TOPICS.callParts), topic(TOPICS.deadLetter)],
       deadLetterTopic: TOPICS.deadLetter,
-      compression: config.KAFKA_COMPRESSION,
       codec,
-      publishTimeoutMs: config.WEFT_PUBLISH_TIMEOUT_MS,
-      maxPendingMessages: config.WEFT_BUS_MAX_PENDING,
-      maxPendingBytes: config.WEFT_BUS_MAX_PENDING_BYTES,
-      batchRows: config.WEFT_WRITER_BATCH_ROWS,
-      flushMs: config.WEFT_WRITER_FLUSH_MS,
-      fetchMinBytes: config.KAFKA_FETCH_MIN_BYTES,
-      fetchMaxWaitMs: config.KAFKA_FETCH_MAX_WAIT_MS,
-      sessionTimeoutMs: config.KAFKA_SESSION_TIMEOUT_MS,
-      consumers: config.WEFT_WRITER_CONSUMERS,
-      startupTimeoutMs: config.KAFKA_STARTUP_TIMEOUT_MS,
-      maxWriterLagMs: config.WEFT_MAX_WRITER_LAG_MS,
       log,
     });
     return { bus: Object.assign(bus, { kind: 'kafka' as const }) };
   }
   if (config.WEFT_ACK_AFTER === 'log') {
     if (!codec.encodeMany || !codec.decodeMany) throw new Error('the local ingest log needs a codec with encodeMany and decodeMany');
+    const ingestLog = ingestLogConfig.parse(config);
     const logBus = new LogBus<T>({
       dir: join(config.WEFT_DATA_DIR, 'ingest-log'),
       codec: { encodeMany: codec.encodeMany.bind(codec), decodeMany: codec.decodeMany.bind(codec) },
-      batchRows: config.WEFT_LOG_BATCH_ROWS,
-      flushMs: config.WEFT_LOG_FLUSH_MS,
-      maxPendingBytes: config.WEFT_BUS_MAX_PENDING_BYTES,
-      fsync: config.WEFT_LOG_FSYNC === '1',
+      batchRows: ingestLog.maxBatchItems,
+      flushMs: ingestLog.lingerMs,
+      // Acknowledged once logged: no deadline, and no bound on messages (the bytes bound the backlog).
+      maxPendingBytes: publish.maxPendingBytes,
+      fsync: ingestLog.fsync,
       log,
     });
     return {
@@ -84,13 +70,13 @@ export function createTransport<T>(config: Config, log: Logger, codec: EnvelopeC
     };
   }
   const bus = new InProcessBus<T>({
-    maxBatch: config.WEFT_WRITER_BATCH_ROWS,
-    lingerMs: config.WEFT_WRITER_FLUSH_MS,
-    maxLingerMs: config.WEFT_WRITER_FLUSH_MAX_MS,
-    maxPending: config.WEFT_BUS_MAX_PENDING,
-    maxPendingBytes: config.WEFT_BUS_MAX_PENDING_BYTES,
+    maxBatch: writer.maxBatchItems,
+    lingerMs: writer.lingerMs,
+    maxLingerMs: writer.maxLingerMs,
+    maxPending: publish.maxPendingItems,
+    maxPendingBytes: publish.maxPendingBytes,
     ...(codec.sizeOf ? { sizeOf: (v: T) => codec.sizeOf!(v) } : {}),
-    publishTimeoutMs: config.WEFT_PUBLISH_TIMEOUT_MS,
+    publishTimeoutMs: publish.timeoutMs,
   });
   return {
     bus: Object.assign(bus, {

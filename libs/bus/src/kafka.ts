@@ -10,7 +10,7 @@ import {
   type Message,
   type Producer,
 } from 'kafkajs';
-import { metrics, type Logger } from '@weft/core';
+import { metrics, type KafkaConfig, type Logger, type PublishStageConfig, type WriterConfig } from '@weft/core';
 import type { BatchHandler, BatchOutcome, Bus, BusPressure, Subscription } from './bus';
 import { BusUnavailableError } from './bus';
 import { UndecodableMessageError, type EnvelopeCodec } from './codec';
@@ -30,42 +30,25 @@ export interface KafkaTopicSpec {
 }
 
 export interface KafkaBusOptions<T> {
-  brokers: string[];
-  clientId: string;
-  /** Prepended to every topic name (several deployments or test runs on one cluster). */
-  topicPrefix: string;
-  /** The writers' consumer group. */
-  groupId: string;
+  /** The client, the topics' prefix, the writers' group, fetches and start-up (KAFKA_*). */
+  kafka: KafkaConfig;
+  /** The producer's stage: pending bounds (messages / bytes in flight; past them, 503) and the publish deadline. */
+  publish: PublishStageConfig;
+  /**
+   * The consumer's group commit (rows per handler call, how long partitions' batches wait to
+   * join one), its members per process, and the publishing side's pacing by the writers' lag:
+   * publishes wait while the backlog this process acknowledged would take the writers longer
+   * than `maxLagMs` at their measured pace, refused (503) past four times it; 0 = none (writer-lag.ts).
+   */
+  writer: WriterConfig;
   /** Topics ensured at start (created when missing; existing ones are left as they are). */
   topics: KafkaTopicSpec[];
   deadLetterTopic: string;
-  compression: 'gzip' | 'none';
   codec: EnvelopeCodec<T>;
-  /** A publish not acknowledged by Kafka within this many ms gets BusUnavailableError (503). */
-  publishTimeoutMs: number;
-  /** Messages / bytes in flight beyond which publish fails fast (bounded memory, 503). */
-  maxPendingMessages: number;
-  maxPendingBytes: number;
-  /** Consumer side: rows per handler call, and how long to wait for more partitions to join one. */
-  batchRows: number;
-  flushMs: number;
-  fetchMinBytes: number;
-  fetchMaxWaitMs: number;
-  sessionTimeoutMs: number;
-  /** Group members this process runs per subscription. */
-  consumers: number;
   /** How often the brokers are probed (a metadata request) to know whether Kafka is down; 0 = never. */
   probeIntervalMs?: number;
   /** A probe not answered within this many ms counts as a failure (health and readiness never hang). */
   probeTimeoutMs?: number;
-  /** How long start-up waits for the cluster (topics created, leaders elected) before giving up. */
-  startupTimeoutMs: number;
-  /**
-   * Publishing side: publishes wait while the backlog this process acknowledged would take the
-   * writers (`groupId`) longer than this at their measured pace, and are refused (503) once a
-   * record has waited four times this for them; 0 = no pacing (writer-lag.ts).
-   */
-  maxWriterLagMs?: number;
   log: Logger;
 }
 
@@ -120,8 +103,8 @@ export class KafkaBus<T> implements Bus<T> {
   constructor(private readonly opts: KafkaBusOptions<T>) {
     const log = opts.log.child({ component: 'kafka' });
     this.kafka = new Kafka({
-      clientId: opts.clientId,
-      brokers: opts.brokers,
+      clientId: opts.kafka.clientId,
+      brokers: opts.kafka.brokers,
       retry,
       logLevel: KafkaLogLevel.WARN,
       logCreator:
@@ -145,8 +128,8 @@ export class KafkaBus<T> implements Bus<T> {
     });
     const probeTimeout = opts.probeTimeoutMs ?? 1_500;
     const noRetry = new Kafka({
-      clientId: `${opts.clientId}-probe`,
-      brokers: opts.brokers,
+      clientId: `${opts.kafka.clientId}-probe`,
+      brokers: opts.kafka.brokers,
       connectionTimeout: probeTimeout,
       requestTimeout: probeTimeout,
       retry: { retries: 0 },
@@ -156,7 +139,7 @@ export class KafkaBus<T> implements Bus<T> {
     // A few quick retries (a coordinator just elected, metadata not loaded yet); a read still
     // under way when the next tick comes is simply waited for (writer-lag.ts).
     this.lagAdmin = this.kafka.admin({ retry: { retries: 3, initialRetryTime: 50, maxRetryTime: 500 } });
-    const maxLagMs = opts.maxWriterLagMs ?? 0;
+    const maxLagMs = opts.writer.maxLagMs;
     this.writerLag = new WriterLag({
       maxLagMs,
       // A fifth of the bound: a refusal starts at most ~20 % past it.
@@ -164,14 +147,14 @@ export class KafkaBus<T> implements Bus<T> {
       fetchCommitted: (topics) => this.fetchCommitted(topics),
       log,
     });
-    const timeoutMs = opts.publishTimeoutMs;
+    const timeoutMs = opts.publish.timeoutMs;
     this.outgoing = new BatchingStage<Message>({
       send: (lane, records) => this.sendRecords(lane, records),
       // Everything queued for a partition goes in its next request: no linger, no count bound.
       maxBatchItems: Infinity,
       lingerMs: 0,
-      maxPendingItems: opts.maxPendingMessages,
-      maxPendingBytes: opts.maxPendingBytes,
+      maxPendingItems: opts.publish.maxPendingItems,
+      maxPendingBytes: opts.publish.maxPendingBytes,
       timeoutMs,
       onPending: (items) => metrics.busPending.set(items),
       errors: {
@@ -200,7 +183,7 @@ export class KafkaBus<T> implements Bus<T> {
   private async fetchCommitted(topics: string[]): Promise<CommittedOffsets> {
     try {
       await this.lagAdmin.connect();
-      const answer = await this.lagAdmin.fetchOffsets({ groupId: this.opts.groupId, topics });
+      const answer = await this.lagAdmin.fetchOffsets({ groupId: this.opts.kafka.groupId, topics });
       return new Map(answer.map((t) => [t.topic, new Map(t.partitions.map((p) => [p.partition, Number(p.offset)]))]));
     } catch (e) {
       // A broken connection would keep later reads failing: start the next one afresh.
@@ -215,10 +198,10 @@ export class KafkaBus<T> implements Bus<T> {
    * electing are retried until `startupTimeoutMs`.
    */
   async start(): Promise<void> {
-    const wait = { deadlineMs: this.opts.startupTimeoutMs, log: this.opts.log };
+    const wait = { deadlineMs: this.opts.kafka.startupTimeoutMs, log: this.opts.log };
     const names = this.opts.topics.map((t) => this.physical(t.topic));
     await untilKafkaReady(
-      `creating topics ${names.join(', ')} and waiting for their partition leaders on ${this.opts.brokers.join(',')}`,
+      `creating topics ${names.join(', ')} and waiting for their partition leaders on ${this.opts.kafka.brokers.join(',')}`,
       () => this.ensureTopics(),
       wait,
     );
@@ -263,14 +246,14 @@ export class KafkaBus<T> implements Bus<T> {
   /** The Kafka topic behind a bus topic name. */
   /** The dead-letter topic's records, for the admin endpoints (kafka-dead-letters.ts). */
   deadLetterReader(): KafkaDeadLetterReader {
-    this.deadLetterReading ??= new KafkaDeadLetterReader(this.kafka, this.physical(this.opts.deadLetterTopic), this.opts.clientId);
+    this.deadLetterReading ??= new KafkaDeadLetterReader(this.kafka, this.physical(this.opts.deadLetterTopic), this.opts.kafka.clientId);
     return this.deadLetterReading;
   }
   private deadLetterReading: KafkaDeadLetterReader | null = null;
 
   /** A topic's name as the code knows it, from its name on the cluster (null: not one of this deployment's). */
   logical(physical: string): string | null {
-    return physical.startsWith(this.opts.topicPrefix) ? physical.slice(this.opts.topicPrefix.length) : null;
+    return physical.startsWith(this.opts.kafka.topicPrefix) ? physical.slice(this.opts.kafka.topicPrefix.length) : null;
   }
 
   /** The bus's codec (what a dead letter's value is decoded with). */
@@ -279,7 +262,7 @@ export class KafkaBus<T> implements Bus<T> {
   }
 
   physical(topic: string): string {
-    return this.opts.topicPrefix + topic;
+    return this.opts.kafka.topicPrefix + topic;
   }
 
   /** For /ready: the brokers answer a metadata request within the probe timeout (never hangs). */
@@ -339,7 +322,7 @@ export class KafkaBus<T> implements Bus<T> {
   pressure(): BusPressure {
     return {
       pendingBytes: this.outgoing.pending().bytes,
-      maxPendingBytes: this.opts.maxPendingBytes,
+      maxPendingBytes: this.opts.publish.maxPendingBytes,
       down: this.closed ? 'bus is shutting down' : this.down,
       behind: this.writerLag.refused(),
     };
@@ -469,7 +452,7 @@ export class KafkaBus<T> implements Bus<T> {
         topic,
         messages,
         acks: -1,
-        compression: this.opts.compression === 'gzip' ? CompressionTypes.GZIP : CompressionTypes.None,
+        compression: this.opts.kafka.compression === 'gzip' ? CompressionTypes.GZIP : CompressionTypes.None,
       });
       const at = sent.find((r) => r.partition === partition);
       if (at && this.writerLag.enabled) {
@@ -487,16 +470,16 @@ export class KafkaBus<T> implements Bus<T> {
 
   async subscribe(topic: string, handler: BatchHandler<T>): Promise<Subscription> {
     const members: Consumer[] = [];
-    const gate = new GroupCommit<T>({ maxItems: this.opts.batchRows, lingerMs: this.opts.flushMs, handle: handler });
+    const gate = new GroupCommit<T>({ maxItems: this.opts.writer.maxBatchItems, lingerMs: this.opts.writer.lingerMs, handle: handler });
     const partitions = this.opts.topics.find((t) => t.topic === topic)?.partitions ?? 1;
     const lag = new LagSeries();
-    for (let i = 0; i < this.opts.consumers; i++) {
+    for (let i = 0; i < this.opts.writer.consumers; i++) {
       const consumer = this.kafka.consumer({
-        groupId: this.opts.groupId,
-        minBytes: this.opts.fetchMinBytes,
-        maxWaitTimeInMs: this.opts.fetchMaxWaitMs,
-        sessionTimeout: this.opts.sessionTimeoutMs,
-        heartbeatInterval: Math.max(100, Math.floor(this.opts.sessionTimeoutMs / 10)),
+        groupId: this.opts.kafka.groupId,
+        minBytes: this.opts.kafka.fetchMinBytes,
+        maxWaitTimeInMs: this.opts.kafka.fetchMaxWaitMs,
+        sessionTimeout: this.opts.kafka.sessionTimeoutMs,
+        heartbeatInterval: Math.max(100, Math.floor(this.opts.kafka.sessionTimeoutMs / 10)),
         retry,
       });
       consumer.on(consumer.events.GROUP_JOIN, (e) => {
@@ -505,17 +488,17 @@ export class KafkaBus<T> implements Bus<T> {
         lag.assign(i, e.payload.memberAssignment);
       });
       await untilKafkaReady(
-        `joining consumer group ${this.opts.groupId} on ${this.physical(topic)}`,
+        `joining consumer group ${this.opts.kafka.groupId} on ${this.physical(topic)}`,
         async () => {
           await consumer.connect();
           await consumer.subscribe({ topic: this.physical(topic), fromBeginning: true });
         },
-        { deadlineMs: this.opts.startupTimeoutMs, log: this.opts.log },
+        { deadlineMs: this.opts.kafka.startupTimeoutMs, log: this.opts.log },
       );
       await consumer.run({
         eachBatchAutoResolve: false,
         autoCommit: true,
-        partitionsConsumedConcurrently: Math.max(1, Math.ceil(partitions / this.opts.consumers)),
+        partitionsConsumedConcurrently: Math.max(1, Math.ceil(partitions / this.opts.writer.consumers)),
         eachBatch: (payload) => this.consumeBatch(payload, gate, lag),
       });
       members.push(consumer);

@@ -34,9 +34,8 @@ import {
   type Store,
 } from '@weft/store';
 import { REPO_ROOT } from '@weft/harness';
-import { coalesceCallParts } from '@weft/ingest';
+import { coalesceCallParts, spansToParts } from '@weft/ingest';
 import { encodeExportTraceServiceRequest } from '@weft/otlp';
-import { spansToParts } from '@weft/svc-gateway';
 import { exportRequest } from './otlp-span-mix';
 import { sampleParts } from './sample-calls';
 

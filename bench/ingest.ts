@@ -25,11 +25,10 @@ import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { Kafka, Partitioners, CompressionTypes, logLevel, type Message, type PartitionMetadata } from 'kafkajs';
-import { callPartCodec, callPartMessage } from '@weft/ingest';
+import { callPartCodec, callPartMessage, IngestConversions } from '@weft/ingest';
 import { createLogger } from '@weft/core';
 import { insertCallParts, migrate, openStore, type CallPartRow } from '@weft/store';
 import { defaultRequestLimits } from '@weft/http';
-import { encodeCallBatch } from '@weft/svc-gateway';
 import { callItems, sampleRows, UpsertBatchTemplate } from './sample-calls';
 import { rateOnIngestWorkers, rateOnThisThread, type Rate } from './worker-rates';
 import {
@@ -362,7 +361,7 @@ function profileSummary(dir: string, top = 15): string[] {
 
 /**
  * What the gateway's JavaScript does with one request's body before its publish (parse, the
- * edge's checks, rows, RowBinary: encodeCallBatch), in calls per second: on this thread, and on
+ * edge's checks, rows, RowBinary: IngestConversions.convertCallBatch), in calls per second: on this thread, and on
  * the ingest worker threads, one and two (how it scales with threads on this machine).
  */
 async function conversionRates(): Promise<Record<string, Rate>> {
@@ -375,8 +374,10 @@ async function conversionRates(): Promise<Record<string, Rate>> {
     acceptedAtMicros: 1_700_000_000_000_000,
     limits: defaultRequestLimits,
   };
+  // The conversions as the gateway's serving thread holds them (their encoder kept across requests).
+  const here = new IngestConversions();
   return {
-    upsert_batch_to_insert_bytes: rateOnThisThread(CONVERSION_MS, PER_REQUEST, () => void encodeCallBatch(task)),
+    upsert_batch_to_insert_bytes: rateOnThisThread(CONVERSION_MS, PER_REQUEST, () => void here.convertCallBatch(task)),
     ...(await rateOnIngestWorkers('upsert_batch_to_insert_bytes', CONVERSION_MS, PER_REQUEST, (workers) =>
       workers.run('convertCallBatch', task),
     )),

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { IngestWorkers } from '@weft/svc-gateway';
+import { IngestWorkers } from '@weft/ingest';
 
 /** Items per wall-clock second, and per CPU-second of this process (steadier on a shared machine). */
 export interface Rate {

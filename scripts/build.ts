@@ -18,7 +18,7 @@ export const serverEntries = {
   query: 'services/query/src/main.ts',
   inference: 'services/inference/src/main.ts',
   cli: 'services/cli/src/main.ts',
-  'ingest-worker': 'services/gateway/src/ingest-worker.ts',
+  'ingest-worker': 'libs/ingest/src/ingest-worker.ts',
 } as const;
 
 /**

@@ -101,6 +101,8 @@ function traces(): Record<string, unknown[]> {
       batch.push(...call(`${tr}-llm1`, 'weave:///facts/p/op/llm:v1', `${tr}-agent`, tr, at + 100, 300 + t * 17, { usage: u1 }));
       batch.push(...call(`${tr}-llm2`, 'weave:///facts/p/op/llm:v1', `${tr}-tool`, tr, at + 600, 200 + d * 13, { usage: u2 }));
       batch.push(...call(`${tr}-tool`, 'tool', `${tr}-agent`, tr, at + 500, 500, { usage: u2, error: t === 3 ? 'boom' : undefined }));
+      // A call still running (no end yet): no latency, in every latency figure's count of ended calls.
+      if (t === 0) batch.push(call(`${tr}-pending`, 'pending', null, `${tr}-p`, at + 50, 0)[0]!);
       batch.push(
         ...call(`${tr}-agent`, 'weave:///facts/p/op/agent:v2', null, tr, at, 1500 + d * 100 + t, {
           usage: tr === LATE_PARENT ? sum(u1, u2, LATE) : sum(u1, u2),
@@ -115,10 +117,22 @@ const QUERIES: Record<string, unknown>[] = [
   { dimensions: ['model'], metrics: ['requests', 'prompt_tokens', 'completion_tokens', 'total_tokens', 'cost'] },
   { dimensions: ['op', 'model'], metrics: ['count', 'total_tokens'] },
   { dimensions: ['time', 'status'], bucket: 'day', metrics: ['count'] },
+  { dimensions: ['op', 'status'], metrics: ['count', 'latency_p50_ms'], top: { dimension: 'op', n: 2 } },
   { dimensions: ['time'], bucket: 'auto', metrics: ['count', 'latency_p90_ms', 'latency_p95_ms'], filter: { trace_roots_only: true } },
   {
     dimensions: ['op'],
-    metrics: ['count', 'errors', 'error_rate', 'latency_avg_ms', 'latency_max_ms', 'total_tokens', 'cost'],
+    metrics: [
+      'count',
+      'errors',
+      'error_rate',
+      'latency_min_ms',
+      'latency_avg_ms',
+      'latency_max_ms',
+      'prompt_tokens',
+      'completion_tokens',
+      'total_tokens',
+      'cost',
+    ],
     top: { dimension: 'op', n: 2 },
   },
   { dimensions: ['parent_op', 'is_root'], metrics: ['count', 'requests'] },
@@ -183,6 +197,19 @@ describe('analytics facts', () => {
     // A sanity check that the list asks something: the SDK-shaped usage counted once.
     const byModel = (fb[1] as string[]).map((x) => JSON.parse(x) as { model: string; requests: number });
     expect(byModel.find((r) => r.model === 'gpt-4o')!.requests).toBe(10 * (3 + 21));
+    // Nothing written since: a pass reads the engine's counters only, not the calls (the next
+    // test shows a write after that is built again).
+    const scans = async () =>
+      Number(
+        /weft_store_statement_seconds_count\{[^}]*statement="facts\.project_days"[^}]*\} (\d+)/.exec(
+          (await a.request('GET', '/metrics')).text,
+        )?.[1],
+      );
+    await new Promise((r) => setTimeout(r, 1000));
+    const idle = await scans();
+    expect(idle).toBeGreaterThan(0);
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(await scans()).toBe(idle);
   });
 
   it('a late child under an old day’s parent, a deletion: the same answers before and after the rebuild', async () => {

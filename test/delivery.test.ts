@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LogBus, TOPICS } from '@weft/bus';
 import { createLogger } from '@weft/core';
-import { callPartCodec, type CallPartEnvelope } from '@weft/ingest';
+import type { CallPartEnvelope } from '@weft/ingest';
 import { encodeExportTraceServiceRequest } from '@weft/otlp';
 import { callPartTsvLine } from '@weft/store';
 import { Client, bearerAuth, basicAuth, postOversized } from './helpers/client';
@@ -16,7 +16,7 @@ import { newDataDir, startWeft, type RunningWeft } from './helpers/server';
  * Visible delivery: a server takes calls through each entrance (HTTP calls, OTLP/HTTP, OTLP/gRPC,
  * the inference front), some refused for known reasons; its counts per project and entrance —
  * through /project/delivery, /projects/delivery and /metrics — equal what was sent, accepted
- * parts are all stored, and a part the store refuses for good is counted dead-lettered.
+ * parts are all stored, and a record of an envelope version not read is dead-lettered.
  */
 const P = 'deliv/ok';
 const POISON = 'deliv/poison';
@@ -53,11 +53,20 @@ beforeAll(async () => {
     upstreams,
     JSON.stringify({ upstreams: [{ name: 'vllm', base_url: `${upstream.url}/vllm/v1`, api_key_env: 'FAKE_KEY', models: ['m'] }] }),
   );
-  // A part the store refuses for good (a start time the engine cannot parse), acknowledged by an
-  // earlier process and still in its ingest log: the writer dead-letters it at the start.
+  // A record an earlier process left in its ingest log in an envelope version this one does not
+  // read (version 2, a pre-1.0 TabSeparated line): dead-lettered at the start with why.
+  const line = callPartTsvLine({
+    project_id: POISON,
+    id: 'bad-date',
+    started_at: Date.UTC(2026, 0, 1) * 1000,
+    input_refs: [],
+    output_refs: [],
+    created_at: Date.UTC(2026, 0, 1) * 1000,
+  });
   const log = new LogBus<CallPartEnvelope>({
     dir: join(dataDir, 'ingest-log'),
-    codec: { encodeMany: (v) => callPartCodec.encodeMany!(v), decodeMany: (b) => callPartCodec.decodeMany!(b) },
+    // Writes the old record; reads it as a value that stays unstored (this process must not dead-letter it).
+    codec: { encodeMany: () => Buffer.from('\u0002' + line), decodeMany: () => [{} as CallPartEnvelope] },
     batchRows: 100,
     flushMs: 60_000,
     maxPendingBytes: 1 << 20,
@@ -65,21 +74,11 @@ beforeAll(async () => {
     log: createLogger('silent'),
   });
   log.open();
-  // A subscriber that stores nothing: the part stays in the log for the server to store.
+  // A subscriber that stores nothing: the record stays in the log for the server.
   await log.subscribe(TOPICS.callParts, async () => {
     throw new Error('not stored by this test');
   });
-  const line = callPartTsvLine({
-    project_id: POISON,
-    id: 'bad-date',
-    started_at: 'not a time',
-    input_refs: [],
-    output_refs: [],
-    created_at: '2026-01-01 00:00:00.000000',
-  });
-  await log.publish(TOPICS.callParts, [
-    { key: `${POISON}/bad-date`, value: { v: 2, kind: 'call_part', format: 'TabSeparated', bytes: Buffer.from(line) } },
-  ]);
+  await log.publish(TOPICS.callParts, [{ key: `${POISON}/bad-date`, value: {} as CallPartEnvelope }]);
   await log.close();
 
   weft = await startWeft({
@@ -188,14 +187,17 @@ describe('visible delivery', () => {
     const all = (await api.post('/projects/delivery', {})).body;
     const unknown = all.projects.find((p: { project_id: string | null }) => p.project_id === null);
     expect(unknown.total.refused).toEqual({ too_large: 1, unauthenticated: 1 });
-    const poison = all.projects.find((p: { project_id: string | null }) => p.project_id === POISON);
-    expect(poison.total).toMatchObject({ accepted: 0, stored: 0, dead_lettered: 1 });
-    const entrances = (await api.post('/project/delivery', { project_id: POISON })).body.entrances;
-    expect(entrances.find((e: { entrance: string }) => e.entrance === 'unknown')).toMatchObject({ dead_lettered: 1 });
+    // The record of a version not read is dead-lettered before any part is read: no project counts it.
+    expect(all.projects.find((p: { project_id: string | null }) => p.project_id === POISON)).toBeUndefined();
+    const letters = (await api.post('/admin/dead_letters/list', {})).body.dead_letters;
+    expect(letters).toHaveLength(1);
+    expect(letters[0].reason).toMatch(/envelope version 2 is not read/);
+    const read = await api.post('/admin/dead_letters/read', { seq: letters[0].seq });
+    expect(read.body.payload).toEqual([{ undecodable: expect.stringMatching(/envelope version 2 is not read/) }]);
 
     const member = clientFor(api, await createKey(api, 'member', ['deliv']));
     const mine = (await member.post('/projects/delivery', {})).body.projects.map((p: { project_id: string }) => p.project_id);
-    expect(mine).toEqual([P, POISON]);
+    expect(mine).toEqual([P]);
     const stranger = clientFor(api, await createKey(api, 'stranger-2', ['other']));
     expect((await stranger.post('/project/delivery', { project_id: P })).status).toBe(403);
   });
@@ -210,7 +212,8 @@ describe('visible delivery', () => {
     expect(value('weft_delivery_parts_total', `project="${P}",entrance="otlp_grpc",outcome="stored"`)).toBe(4);
     expect(value('weft_delivery_refused_total', `project="${P}",entrance="calls",reason="rate_limited"`)).toBe(2);
     expect(value('weft_delivery_refused_total', `project="",entrance="calls",reason="too_large"`)).toBe(1);
-    expect(value('weft_delivery_parts_total', `project="${POISON}",entrance="unknown",outcome="dead_lettered"`)).toBe(1);
+    expect(value('weft_delivery_parts_total', `project="${POISON}",entrance="unknown",outcome="dead_lettered"`)).toBeUndefined();
+    expect(value('weft_dead_lettered_total', 'kind="undecodable"')).toBe(1);
     expect(value('weft_delivery_lag_seconds', `project="${P}"`)).toBe(0);
   });
 });

@@ -126,32 +126,33 @@ describe('gateway → Kafka → writer → ClickHouse', () => {
       id: 'good',
       trace_id: 't',
       op_name: 'op',
-      started_at: '2026-01-01 00:00:00.000000',
+      started_at: Date.UTC(2026, 0, 1) * 1000,
       attributes_dump: '{}',
       inputs_dump: '{}',
       input_refs: [],
       output_refs: [],
-      created_at: '2026-01-01 00:00:00.000000',
+      created_at: Date.UTC(2026, 0, 1) * 1000,
     };
     await producer.send({
       topic,
       messages: [
         { key: 'acme/poison/x', value: 'this is not json' },
         { key: 'acme/poison/y', value: JSON.stringify({ v: 2, kind: 'call_part', row: {} }) },
+        // The pre-1.0 envelopes are not read: version 1 (JSON), 2 and 3 (TabSeparated lines), 4 (RowBinary without the entrance).
         { key: 'acme/poison/bad-date', value: JSON.stringify(badRow) },
-        // Version 2 (the TabSeparated line, as gateways wrote before version 4): one of the wrong shape, one the engine refuses.
         { key: 'acme/poison/z', value: Buffer.from('\u0002acme/poison\tz\n') },
-        { key: 'acme/poison/bad-date-2', value: Buffer.from('\u0002' + callPartTsvLine({ ...badRow.row, id: 'bad-date-2' })) },
-        // Version 3 (the lines of one publish in one record): the good part is stored, the refused one dead-lettered alone.
+        { key: 'acme/poison/bad-date-2', value: Buffer.from('\u0002' + callPartTsvLine({ ...goodRow, id: 'bad-date-2' })) },
         {
           key: 'acme/poison-joined/good',
-          value: Buffer.from('\u0003' + callPartTsvLine({ ...goodRow, id: 'good' }) + callPartTsvLine({ ...badRow.row, id: 'bad-date-3' })),
+          value: Buffer.from('\u0003' + callPartTsvLine({ ...goodRow, id: 'good' }) + callPartTsvLine({ ...goodRow, id: 'bad-date-3' })),
         },
-        // Version 4 (RowBinary), cut short.
+        // Version 5 (the 1.0 envelope), cut short.
         {
           key: 'acme/poison/cut',
           value: callPartCodec.encode({ v: 1, kind: 'call_part', row: { ...goodRow, id: 'cut' } }).subarray(0, 20),
         },
+        // Version 5, whole: stored behind the poison.
+        { key: 'acme/poison-joined/good-5', value: callPartCodec.encode({ v: 1, kind: 'call_part', row: { ...goodRow, id: 'good-5' } }) },
       ],
     });
     await producer.disconnect();
@@ -179,19 +180,14 @@ describe('gateway → Kafka → writer → ClickHouse', () => {
       true,
     );
     expect(letters[0]!.value).toBe('this is not json');
-    expect(letters[0]!.headers[DEAD_LETTER_HEADERS.reason]).toMatch(/not JSON/);
-    expect(letters[1]!.headers[DEAD_LETTER_HEADERS.reason]).toMatch(/invalid envelope at v/);
-    expect(letters[2]!.headers[DEAD_LETTER_HEADERS.reason]).toMatch(/invalid envelope at row\.started_at: not a ClickHouse date-time/);
-    expect(letters[3]!.headers[DEAD_LETTER_HEADERS.reason]).toMatch(/invalid envelope \(version 2\): 2 fields, not 24/);
-    expect(letters[4]!.value.charCodeAt(0)).toBe(2);
-    expect(letters[4]!.headers[DEAD_LETTER_HEADERS.reason]).toMatch(/store rejected/);
-    // Out of the joined record: only the refused part, as a one-part (version 2) value.
-    expect(letters[5]!.value.charCodeAt(0)).toBe(2);
-    expect(letters[5]!.value).toContain('bad-date-3');
-    expect(letters[5]!.value).not.toContain('\tgood\t');
-    expect(letters[5]!.headers[DEAD_LETTER_HEADERS.reason]).toMatch(/store rejected/);
-    expect(letters[6]!.headers[DEAD_LETTER_HEADERS.reason]).toMatch(/invalid envelope \(version 4, part 1\): cut short/);
-    expect(await queriedIds(writer.url, 'acme/poison-joined')).toEqual(['good']);
+    expect(letters[0]!.headers[DEAD_LETTER_HEADERS.reason]).toMatch(/invalid envelope: a first byte of 0x74/);
+    for (const i of [1, 2]) expect(letters[i]!.headers[DEAD_LETTER_HEADERS.reason]).toMatch(/envelope version 1 is not read/);
+    for (const i of [3, 4]) expect(letters[i]!.headers[DEAD_LETTER_HEADERS.reason]).toMatch(/envelope version 2 is not read/);
+    // The whole pre-1.0 record, as it came.
+    expect(letters[5]!.value.charCodeAt(0)).toBe(3);
+    expect(letters[5]!.headers[DEAD_LETTER_HEADERS.reason]).toMatch(/envelope version 3 is not read/);
+    expect(letters[6]!.headers[DEAD_LETTER_HEADERS.reason]).toMatch(/invalid envelope \(version 5, part 1\): cut short/);
+    expect(await queriedIds(writer.url, 'acme/poison-joined')).toEqual(['good-5']);
     expect(await metricValue(writer.url, 'weft_dead_lettered_total')).toBeGreaterThanOrEqual(1);
   });
 

@@ -17,7 +17,9 @@ export interface DeadLetterEntry {
 }
 
 export interface DeadLetter<T> extends DeadLetterEntry {
+  /** Its values; none when the record does not decode (`undecodable` says why). */
   payload: T[];
+  undecodable?: string;
 }
 
 /** What replaying needs of the bus: a publish through its normal path (durable once it resolves). */
@@ -72,6 +74,12 @@ export class DeadLetters<T> {
     await this.log.append([Buffer.concat([header, this.codec.encodeMany(values)])]);
   }
 
+  /** Dead-letters a record of `topic` that does not decode (a value this version does not read), as it came. */
+  async addUndecodable(topic: string, reason: string, record: Buffer): Promise<void> {
+    const header = Buffer.from(`${JSON.stringify({ topic, reason })}\n`);
+    await this.log.append([Buffer.concat([header, record])]);
+  }
+
   list(): DeadLetterEntry[] {
     return this.log.read().map((r) => {
       const { payload, ...entry } = this.decode(r.seq, r.payload);
@@ -90,6 +98,8 @@ export class DeadLetters<T> {
   async replay(seq: number, republish: Republish<T>): Promise<DeadLetterEntry | null> {
     const letter = this.get(seq);
     if (!letter || letter.state !== 'pending') return letter && strip(letter);
+    // What does not decode cannot be published again; it stays pending (discard it).
+    if (letter.undecodable !== undefined) return strip(letter);
     await republish(letter.topic, letter.payload);
     return strip(this.mark(letter, 'replayed'));
   }
@@ -111,9 +121,16 @@ export class DeadLetters<T> {
     const nl = record.indexOf(0x0a);
     const header = JSON.parse(record.subarray(0, nl).toString('utf8')) as { topic: string; reason: string };
     const body = record.subarray(nl + 1);
-    const payload = this.codec.decodeMany(body);
+    let payload: T[] = [];
+    let undecodable: string | undefined;
+    try {
+      payload = this.codec.decodeMany(body);
+    } catch (e) {
+      undecodable = (e as Error).message;
+    }
     const h = this.handled.get(seq);
     return {
+      ...(undecodable === undefined ? {} : { undecodable }),
       seq,
       topic: header.topic,
       reason: header.reason,

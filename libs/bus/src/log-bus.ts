@@ -3,7 +3,7 @@ import { metrics, type Logger } from '@weft/core';
 import type { BatchHandler, Bus, BusPressure, Subscription } from './bus';
 import { BusUnavailableError } from './bus';
 import { BatchingStage } from './batching-stage';
-import type { EnvelopeCodec } from './codec';
+import { UndecodableMessageError, type EnvelopeCodec } from './codec';
 import { DeadLetters } from './dead-letters';
 import { LocalLog, LogWriteError, type LogRecord } from './local-log';
 import type { BusMessage } from './messages';
@@ -31,6 +31,8 @@ export interface LogBusOptions<T> {
 /** A record acknowledged and not yet stored: its values' bytes as logged, and how many values they are. */
 interface Queued extends LogRecord {
   values: number;
+  /** Dead-lettered as undecodable already. */
+  setAside?: boolean;
 }
 
 interface Topic<T> {
@@ -207,13 +209,28 @@ export class LogBus<T> implements Bus<T> {
   private async store(name: string, records: Queued[]): Promise<void> {
     const t = this.topics.get(name)!;
     const values: T[] = [];
-    for (const r of records) for (const v of this.opts.codec.decodeMany(r.payload)) values.push(v);
-    const outcome = await t.handler!(values);
-    for (const r of outcome?.rejected ?? []) {
-      const reason = `store rejected: ${r.reason.slice(0, 500)}`;
-      this.opts.log.warn({ topic: name, reason }, 'message dead-lettered');
-      await this.deadLetters.add(name, reason, [values[r.index]!]);
-      metrics.deadLettered.inc({ kind: 'rejected' });
+    for (const r of records) {
+      if (r.setAside) continue;
+      try {
+        for (const v of this.opts.codec.decodeMany(r.payload)) values.push(v);
+      } catch (e) {
+        if (!(e instanceof UndecodableMessageError)) throw e;
+        // A record this version does not read (an envelope version it no longer reads): set aside, as it came, with why.
+        this.opts.log.warn({ topic: name, reason: e.reason }, 'message dead-lettered');
+        await this.deadLetters.addUndecodable(name, e.reason, r.payload);
+        metrics.deadLettered.inc({ kind: 'undecodable' });
+        // Once: a retry of this batch (the store failing) does not dead-letter it again.
+        r.setAside = true;
+      }
+    }
+    if (values.length > 0) {
+      const outcome = await t.handler!(values);
+      for (const r of outcome?.rejected ?? []) {
+        const reason = `store rejected: ${r.reason.slice(0, 500)}`;
+        this.opts.log.warn({ topic: name, reason }, 'message dead-lettered');
+        await this.deadLetters.add(name, reason, [values[r.index]!]);
+        metrics.deadLettered.inc({ kind: 'rejected' });
+      }
     }
     t.log.commit(records[records.length - 1]!.seq);
   }

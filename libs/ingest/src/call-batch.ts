@@ -1,6 +1,6 @@
 import type { CallEndBody, CallStartBody, RequestOf, ResponseOf } from '@weft/api';
 import { generateId, type Caller } from '@weft/core';
-import { encodeCallPartsRowBinary, endPart, isWholeCallPart, startPart, type CallPartRow } from '@weft/store';
+import { CallPartRowBinaryEncoder, endPart, isWholeCallPart, startPart, type CallPartRow } from '@weft/store';
 import { coalesceCallParts } from './coalesce';
 import { callPartKey } from './envelope';
 
@@ -69,10 +69,15 @@ export interface EncodedCallPartRows {
   traceIds: (string | null)[];
 }
 
-export function encodeCallPartRows(rows: readonly CallPartRow[], endTraceIds?: EndTraceIds): EncodedCallPartRows {
+/** `encoder`: its owner's (a publisher's, a thread's conversions); absent, one for this call. */
+export function encodeCallPartRows(
+  rows: readonly CallPartRow[],
+  endTraceIds?: EndTraceIds,
+  encoder = new CallPartRowBinaryEncoder(2048),
+): EncodedCallPartRows {
   const parts = coalesceCallParts(rows);
   const ends: number[] = [];
-  const bytes = encodeCallPartsRowBinary(parts, undefined, ends);
+  const bytes = encoder.encode(parts, undefined, ends);
   const keys = parts.map(callPartKey);
   return {
     bytes,

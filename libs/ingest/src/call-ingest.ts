@@ -1,7 +1,7 @@
 import type { CallEndBody, CallStartBody, CompletedCall } from '@weft/api';
 import { TOPICS, type Bus } from '@weft/bus';
 import { delivery, metrics, nowMicros, type Caller, type Entrance } from '@weft/core';
-import { wholeCallPart, type CallPartRow } from '@weft/store';
+import { CallPartRowBinaryEncoder, wholeCallPart, type CallPartRow } from '@weft/store';
 import { callEndPart, callStartPart, encodeCallPartRows, type EncodedCallPartRows, type EndTraceIds } from './call-batch';
 import { callPartKey, encodedCallPartMessages, projectOfCallPartKey, type CallPartEnvelope } from './envelope';
 import type { IngestPolicies, IngestSettings } from './ingest-settings';
@@ -38,6 +38,7 @@ export class CallIngest {
   /** Where the calls published through this come in (delivery counts, the parts' envelope). */
   readonly entrance: Entrance;
   private readonly settings: IngestSettings | null;
+  private readonly encoder = new CallPartRowBinaryEncoder();
 
   constructor(
     private readonly bus: Bus<CallPartEnvelope>,
@@ -65,7 +66,7 @@ export class CallIngest {
   publish(rows: CallPartRow[], endTraceIds?: EndTraceIds): Promise<void> {
     const policies = this.policies();
     if (policies instanceof Promise) return policies.then(() => this.publish(rows, endTraceIds));
-    const encoded = encodeCallPartRows(redactCallParts(rows, policies.redact), endTraceIds);
+    const encoded = encodeCallPartRows(redactCallParts(rows, policies.redact), endTraceIds, this.encoder);
     return this.publishSampled(encoded, policies);
   }
 

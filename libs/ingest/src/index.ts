@@ -5,3 +5,7 @@ export * from './call-batch';
 export * from './redaction';
 export * from './sampling';
 export * from './ingest-settings';
+export * from './call-batch-request';
+export * from './otlp-spans';
+export * from './conversions';
+export * from './ingest-workers';

@@ -6,13 +6,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CALL_PART_COLUMNS, insertCallParts, migrate, openStore, type CallPartRow, type Store } from '@weft/store';
 import { coalesceCallParts } from '@weft/ingest';
 
-const at = '2026-01-01 00:00:00.000000';
+/** Times as rows hold them: µs since the epoch (2026-01-01 00:00:00 UTC and after). */
+const at = Date.UTC(2026, 0, 1) * 1000;
 const start = (id: string, n = 1, project = 'p/q'): CallPartRow => ({
   project_id: project,
   id,
   trace_id: `t-${id}`,
   op_name: `op-${n}`,
-  started_at: `2026-01-01 00:00:0${n}.000000`,
+  started_at: at + n * 1_000_000,
   inputs_dump: `{"n":${n}}`,
   input_refs: n % 2 ? [] : [`weave:///e/p/object/in${n}:d`],
   output_refs: [],
@@ -21,7 +22,7 @@ const start = (id: string, n = 1, project = 'p/q'): CallPartRow => ({
 const end = (id: string, n = 1, project = 'p/q'): CallPartRow => ({
   project_id: project,
   id,
-  ended_at: `2026-01-01 00:01:0${n}.000000`,
+  ended_at: at + (60 + n) * 1_000_000,
   output_dump: `{"out":${n}}`,
   output_refs: n % 2 ? [] : [`weave:///e/p/object/out${n}:d`],
   summary_dump: `{"k":${n}}`,
@@ -41,7 +42,7 @@ const rename = (id: string): CallPartRow => ({
 const del = (id: string): CallPartRow => ({
   project_id: 'p/q',
   id,
-  deleted_at: '2026-01-01 00:02:00.000',
+  deleted_at: at + 120_000_000,
   input_refs: [],
   output_refs: [],
   created_at: at,

@@ -13,12 +13,14 @@ import {
   type CallPartEnvelope,
 } from '@weft/ingest';
 
+/** 2026-01-01 00:00:00 UTC in µs, as rows hold times. */
+const T0 = Date.UTC(2026, 0, 1) * 1000;
 const row: CallPartRow = {
   project_id: 'p/q',
   id: 'c1',
   input_refs: [],
   output_refs: [],
-  created_at: '2026-01-01 00:00:00.000000',
+  created_at: T0,
   op_name: 'op',
 };
 const withNulls = (r: CallPartRow) => ({ ...decodeCallPartRowBinary(encodeCallPartsRowBinary([{ ...r }])), ...r });
@@ -39,13 +41,15 @@ const bytesOf = (e: CallPartEnvelope) => {
 };
 
 describe('call-part envelope on the bus', () => {
-  it('is written as version 4: the row in RowBinary, read back as the bytes the insert takes', () => {
-    const m = callPartMessage({ ...row, id: 'c\n\n1', started_at: '2026-01-01 00:00:00.000001' });
+  it('is written as version 5: the row in RowBinary, read back as the bytes the insert takes', () => {
+    const m = callPartMessage({ ...row, id: 'c\n\n1', started_at: T0 + 1 });
     expect(m.key).toBe('p/q/c\n\n1');
     const bytes = callPartCodec.encode(m.value);
-    expect(bytes[0]).toBe(4);
+    // No entrance named: its byte is 0 and the part reads back without one.
+    expect([bytes[0], bytes[1]]).toEqual([5, 0]);
     const decoded = callPartCodec.decode(bytes);
     expect(decoded.v).toBe(4);
+    expect(decoded.entrance).toBeUndefined();
     const insertable = bytesOf(decoded);
     expect(insertable.format).toBe('RowBinary');
     expect(decodeCallPartRowBinary(insertable.bytes)).toEqual(withNulls(m.value.v === 1 ? m.value.row : row));
@@ -62,8 +66,8 @@ describe('call-part envelope on the bus', () => {
 
   it('carries the entrance as version 5, read back on every part with the facts delivery counts', () => {
     const rows: CallPartRow[] = [
-      { ...row, id: 'a', trace_id: 't', started_at: '2026-01-01 00:00:00.000001', created_at: '2026-01-01 00:00:02.500000' },
-      { ...row, id: 'b', ended_at: '2026-01-01 00:00:01.000000' },
+      { ...row, id: 'a', trace_id: 't', started_at: T0 + 1, created_at: T0 + 2_500_000 },
+      { ...row, id: 'b', ended_at: T0 + 1_000_000 },
     ];
     const encoded = encodeCallPartRows(rows);
     const joined = callPartCodec.encodeMany!(
@@ -84,14 +88,14 @@ describe('call-part envelope on the bus', () => {
     expect(reason(one.subarray(0, one.length - 3))).toMatch(/version 5, part 1\): cut short/);
   });
 
-  it('joins the parts of one publish in one version-4 value, read back as one envelope each', () => {
+  it('joins the parts of one publish in one version-5 value, read back as one envelope each', () => {
     const rows: CallPartRow[] = [
-      { ...row, id: 'a', started_at: '2026-01-01 00:00:00.000001' },
-      { ...row, id: 'b\nc', output_dump: 'line\nbreak', ended_at: '2026-01-01 00:00:01.000000' },
-      { ...row, id: 'w', started_at: '2026-01-01 00:00:00.000001', ended_at: '2026-01-01 00:00:01.000000' },
+      { ...row, id: 'a', started_at: T0 + 1 },
+      { ...row, id: 'b\nc', output_dump: 'line\nbreak', ended_at: T0 + 1_000_000 },
+      { ...row, id: 'w', started_at: T0 + 1, ended_at: T0 + 1_000_000 },
     ];
     const joined = callPartCodec.encodeMany!(rows.map((r) => callPartMessage(r).value));
-    expect(joined[0]).toBe(4);
+    expect(joined[0]).toBe(5);
     const parts = callPartCodec.decodeMany!(joined);
     expect(parts.map((p) => callPartIdentity(p))).toEqual([
       { project_id: 'p/q', id: 'a', start: true, end: false },
@@ -104,57 +108,32 @@ describe('call-part envelope on the bus', () => {
     expect(callPartCodec.encodeMany!([parts[0]!, callPartMessage(rows[1]!).value, parts[2]!])).toEqual(joined);
     expect(callPartCodec.decodeMany!(callPartCodec.encode(parts[0]!))).toEqual([parts[0]]);
     expect(() => callPartCodec.decode(joined)).toThrow(/decodeMany/);
-    const bad = (body: Buffer) => () => callPartCodec.decodeMany!(Buffer.concat([Buffer.of(4), body]));
-    expect(bad(Buffer.alloc(0))).toThrow(/version 4\): no part/);
-    expect(bad(Buffer.concat([encodeCallPartsRowBinary(rows), Buffer.of(3, 0x61)]))).toThrow(/version 4, part 4\): cut short/);
-    expect(bad(encodeCallPartsRowBinary([{ ...row, id: '' }]))).toThrow(/version 4, part 1\): empty id/);
+    const bad = (body: Buffer) => () => callPartCodec.decodeMany!(Buffer.concat([Buffer.of(5, 0), body]));
+    expect(bad(Buffer.alloc(0))).toThrow(/version 5\): no part/);
+    expect(bad(Buffer.concat([encodeCallPartsRowBinary(rows), Buffer.of(3, 0x61)]))).toThrow(/version 5, part 4\): cut short/);
+    expect(bad(encodeCallPartsRowBinary([{ ...row, id: '' }]))).toThrow(/version 5, part 1\): empty id/);
+    expect(() => callPartCodec.decodeMany!(Buffer.of(5))).toThrow(/version 5\): unknown entrance \(none\)/);
   });
 
-  it('still reads versions 2 and 3 (TabSeparated lines), as gateways wrote them before version 4, for a TabSeparated insert', () => {
-    const rows: CallPartRow[] = [
-      { ...row, id: 'a', started_at: '2026-01-01 00:00:00.000001' },
-      { ...row, id: 'b\tc', output_dump: 'line\nbreak', ended_at: '2026-01-01 00:00:01.000000' },
-    ];
-    const v3 = Buffer.from('\u0003' + rows.map(callPartTsvLine).join(''), 'utf8');
-    const parts = callPartCodec.decodeMany!(v3);
-    expect(parts.map((p) => callPartIdentity(p))).toEqual([
-      { project_id: 'p/q', id: 'a', start: true, end: false },
-      { project_id: 'p/q', id: 'b\tc', start: false, end: true },
-    ]);
-    expect(parts.map((p) => bytesOf(p).format)).toEqual(['TabSeparated', 'TabSeparated']);
-    expect(Buffer.concat(parts.map((p) => bytesOf(p).bytes)).toString('utf8')).toBe(rows.map(callPartTsvLine).join(''));
-    // Re-encoded as they came (a dead letter of one part is version 2); never mixed with RowBinary in one record.
-    expect(callPartCodec.encodeMany!(parts)).toEqual(v3);
-    expect(callPartCodec.encode(parts[0]!)[0]).toBe(2);
-    expect(callPartCodec.decode(callPartCodec.encode(parts[0]!))).toEqual(parts[0]);
-    expect(() => callPartCodec.encodeMany!([parts[0]!, callPartMessage(row).value])).toThrow(/one record/);
-    const bad = (text: string) => () => callPartCodec.decodeMany!(Buffer.from('\u0003' + text, 'utf8'));
-    expect(bad('')).toThrow(/version 3\): no part/);
-    expect(bad(callPartTsvLine(rows[0]!) + 'a\tb\n')).toThrow(/version 3, part 2\): 2 fields, not 24/);
-    expect(bad(callPartTsvLine(rows[0]!).slice(0, -1))).toThrow(/version 3, part 1\): not a line/);
-  });
-
-  it('still reads version 1 (JSON), as the first gateways wrote it', () => {
-    const v1 = { v: 1, kind: 'call_part', row };
-    expect(callPartCodec.decode(Buffer.from(JSON.stringify(v1)))).toEqual(v1);
+  it('does not read the pre-1.0 versions 1 to 4: each is dead-lettered with a reason naming its version', () => {
+    const v1 = Buffer.from(JSON.stringify({ v: 1, kind: 'call_part', row }));
+    const line = callPartTsvLine(row);
+    const v4 = encodeCallPartsRowBinary([row], Buffer.of(4));
+    const unread = (version: number) => new RegExp(`envelope version ${version} is not read \\(written before 1\\.0`);
+    expect(reason(v1)).toMatch(unread(1));
+    expect(reason(Buffer.from('\u0002' + line, 'utf8'))).toMatch(unread(2));
+    expect(reason(Buffer.from('\u0003' + line + line, 'utf8'))).toMatch(unread(3));
+    expect(reason(v4)).toMatch(unread(4));
+    // The same rows as version 5 are read.
+    expect(reason(Buffer.concat([Buffer.of(5, 1), v4.subarray(1)]))).toBe('decoded');
   });
 
   it('names what is wrong with an undecodable value', () => {
     expect(reason(null)).toMatch(/empty/);
-    expect(reason(Buffer.from('{'))).toMatch(/not JSON/);
-    expect(reason(Buffer.from(JSON.stringify({ v: 2, kind: 'call_part', row })))).toMatch(/at v/);
-    expect(reason(Buffer.from(JSON.stringify({ v: 1, kind: 'call_part', row: { ...row, id: '' } })))).toMatch(/at row\.id/);
-    const line = callPartTsvLine(row);
-    const v2 = (text: string) => Buffer.from('\u0002' + text, 'utf8');
-    expect(reason(v2(line))).toBe('decoded');
-    expect(reason(v2(line.slice(0, -1)))).toMatch(/version 2.*no final newline/);
-    expect(reason(v2(line + line))).toMatch(/more than one line/);
-    expect(reason(v2('a\tb\n'))).toMatch(/2 fields, not 24/);
-    expect(reason(v2(line.replace('p/q\tc1', 'p/q\t')))).toMatch(/empty id/);
-    expect(reason(v2(line.replace('p/q\t', '\t')))).toMatch(/empty project_id/);
-    const v4 = encodeCallPartsRowBinary([row], Buffer.of(4));
-    expect(reason(v4)).toBe('decoded');
-    expect(reason(v4.subarray(0, v4.length - 2))).toMatch(/version 4, part 1\): cut short/);
-    expect(reason(Buffer.concat([v4, v4.subarray(1)]))).toMatch(/version-4 value holds several parts/);
+    expect(reason(Buffer.from('this is not json'))).toMatch(/invalid envelope: a first byte of 0x74 is no envelope version/);
+    const v5 = encodeCallPartsRowBinary([row], Buffer.of(5, 1));
+    expect(reason(v5)).toBe('decoded');
+    expect(reason(v5.subarray(0, v5.length - 2))).toMatch(/version 5, part 1\): cut short/);
+    expect(reason(Buffer.concat([v5, v5.subarray(2)]))).toMatch(/version-5 value holds several parts/);
   });
 });

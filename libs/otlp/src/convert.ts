@@ -13,6 +13,9 @@ import { getOwn, isObject, keyValuesToRecord, member, setOwn, type Loose } from 
 export interface OtelCall {
   start: CallStartBody & { id: string; trace_id: string };
   end: CallEndBody;
+  /** The span's start and end (epoch µs), as the call part holds them: not parsed again from the bodies' ISO text. */
+  startedAtMicros: number;
+  endedAtMicros: number;
 }
 
 export interface ConvertOptions {
@@ -300,6 +303,8 @@ export function convertSpan(span: unknown, ctx: SpanContext): OtelCall {
       summary,
       svc_run_step_end: wb.runStepEnd,
     },
+    startedAtMicros: started,
+    endedAtMicros: ended,
   };
   if (threadId && wb.isTurn === null) implicitTurns.add(call);
   return call;

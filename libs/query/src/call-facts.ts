@@ -1,3 +1,4 @@
+import { latencySql, opBaseNameSql } from './call-json';
 import { CallsQueryPlan } from './calls';
 import { callTotalCostSql } from './costs';
 import { withOwnUsageSql } from './own-usage';
@@ -28,6 +29,67 @@ export const FACT_COLUMNS: ReadonlySet<string> = new Set([
   'thread_id',
   'svc_user_id',
 ]);
+
+/**
+ * What queries compute from a call's columns, kept computed in its fact row (migration 202): over
+ * facts a query groups and sums these; over the call tables it computes them with the same SQL
+ * (`sql`, from the columns `from`), so both read the same values.
+ */
+export interface DerivedFactColumn {
+  /** `usageCosts`: the usage entries' costs (usageCostsSql, or a column holding them). */
+  sql: (usageCosts: string) => string;
+  /** The matched calls' columns it is computed from. */
+  from: readonly string[];
+}
+
+const ownUsage = (entry: string): DerivedFactColumn => ({ sql: () => `toInt64(arraySum(u -> ${entry}, usage))`, from: ['usage'] });
+
+export const DERIVED_FACT_COLUMNS = {
+  op_base: { sql: () => opBaseNameSql('op_name'), from: ['op_name'] },
+  latency_ms: { sql: () => `if(ended_at IS NULL, NULL, toFloat64(${latencySql}))`, from: ['started_at', 'ended_at'] },
+  errored: { sql: () => 'exception IS NOT NULL', from: ['exception'] },
+  own_requests: ownUsage('u.2'),
+  own_prompt_tokens: ownUsage('u.3'),
+  own_completion_tokens: ownUsage('u.4'),
+  // An entry's total_tokens, or its prompt + completion counts when it has none (as the UI's Tokens column).
+  own_total_tokens: ownUsage('if(u.5 > 0, u.5, u.3 + u.4)'),
+  // The sum of the entries' costs (an entry without a price counts 0).
+  own_cost_total: { sql: (usageCosts) => `arraySum(x -> ifNull(x, 0), ${usageCosts})`, from: ['usage'] },
+} satisfies Record<string, DerivedFactColumn>;
+
+export type DerivedFactColumnName = keyof typeof DERIVED_FACT_COLUMNS;
+
+export const isDerivedFactColumn = (name: string): name is DerivedFactColumnName => Object.hasOwn(DERIVED_FACT_COLUMNS, name);
+
+/**
+ * Fact rows' `columns` (matched calls' columns, `usage_cost`, derived columns) computed over the
+ * call tables' matched calls `calls` (with the base columns `callColumnsFor` names): a day without
+ * current facts reads as its facts would.
+ */
+export function asFactRowsSql(columns: readonly string[], calls: string, projectSql: string): string {
+  const costs = usageCostsSql(projectSql);
+  const terms = columns.map((c) => {
+    if (isDerivedFactColumn(c)) return `${DERIVED_FACT_COLUMNS[c].sql(costs)} AS ${c}`;
+    return c === 'usage_cost' ? `${costs} AS usage_cost` : c;
+  });
+  return `SELECT ${terms.join(', ')} FROM (${calls})`;
+}
+
+/** The matched calls' columns `asFactRowsSql` computes fact columns from. */
+export function callColumnsFor(columns: readonly string[]): string[] {
+  const base = new Set<string>();
+  for (const c of columns) {
+    if (isDerivedFactColumn(c)) for (const f of DERIVED_FACT_COLUMNS[c].from) base.add(f);
+    else base.add(c === 'usage_cost' ? 'usage' : c);
+  }
+  return [...base];
+}
+
+/**
+ * The shape of the fact rows a build writes (call_facts_days.format): raised when the facts' columns
+ * change, so days built in an older shape are built again rather than read.
+ */
+export const FACTS_FORMAT = 2;
 
 /** The tables a day's facts are built from, and the column of call_facts_days holding each one's watermark. */
 export const FACT_SOURCES = [
@@ -104,7 +166,7 @@ export function factDaysQuery(projectId: string): BuiltQuery {
   const p = new Params();
   return {
     sql: `SELECT toString(day) AS day, build, calls, starts_block, ends_block, deleted_block, prices_block
-      FROM call_facts_days FINAL WHERE project_id = ${p.str(projectId)} ORDER BY day`,
+      FROM call_facts_days FINAL WHERE project_id = ${p.str(projectId)} AND format = ${FACTS_FORMAT} ORDER BY day`,
     params: p.values,
   };
 }
@@ -174,8 +236,10 @@ export function buildFactsQuery(projectId: string, days: readonly string[], buil
   const cond = onDaysSql(p, days);
   const matched = plan.matchedCallsSql(p, cols, undefined, { cond, small: few });
   const calls = withOwnUsageSql(matched, cols, plan.projectParam, few ? daysStartIdsSql(plan.projectParam, cond) : undefined);
-  const sql = `INSERT INTO call_facts (project_id, day, build, id, ${cols.join(', ')}, usage_cost)
-    SELECT ${plan.projectParam}, toDate(started_at), ${p.add(build, 'UInt64')}, id, ${cols.join(', ')}, ${usageCostsSql(plan.projectParam)}
+  const derived = Object.keys(DERIVED_FACT_COLUMNS) as DerivedFactColumnName[];
+  const sql = `INSERT INTO call_facts (project_id, day, build, id, ${cols.join(', ')}, usage_cost, ${derived.join(', ')})
+    SELECT ${plan.projectParam}, toDate(started_at), ${p.add(build, 'UInt64')}, id, ${cols.join(', ')}, ${usageCostsSql(plan.projectParam)} AS usage_cost,
+      ${derived.map((d) => DERIVED_FACT_COLUMNS[d].sql('usage_cost')).join(', ')}
     FROM (${calls})`;
   return { sql, params: p.values };
 }

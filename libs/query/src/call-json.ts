@@ -48,6 +48,10 @@ export const statusSql = (errorsSql: string) =>
   `multiIf(ifNull(exception, '') != '', 'error', ended_at IS NULL, 'running', ifNull(toFloat64OrNull(${errorsSql}), 0) > 0, 'descendant_error', 'success')`;
 
 /** Whole milliseconds from start to end (floor, as the reference), NULL while running. */
+/** A versioned op ref's name (`weave:///e/p/op/<name>:<digest>`), or the op name itself (OTLP spans, plain names). */
+export const opBaseNameSql = (col: string) =>
+  `if(startsWith(${col}, 'weave:///'), replaceRegexpOne(${col}, '^weave:///[^/]+/[^/]+/op/([^:]*)(:.*)?$', '\\\\1'), ${col})`;
+
 export const latencySql = `toInt64(floor((toUnixTimestamp64Micro(ended_at) - toUnixTimestamp64Micro(started_at)) / 1000))`;
 
 /** `summary.status_counts.error` of the stored summary, as text (a JSON string unquoted, as the filters read it). */

@@ -1,8 +1,8 @@
 import type { AnalyticsQueryReq } from '@weft/api';
 import { ApiError } from '@weft/core';
-import { latencySql } from './call-json';
+import { latencySql, opBaseNameSql } from './call-json';
 import { CallsQueryPlan } from './calls';
-import { daysStartIdsSql, FACT_COLUMNS, factRowsSql, onDaysSql, usageCostsSql, type FactsCoverage } from './call-facts';
+import { asFactRowsSql, callColumnsFor, daysStartIdsSql, FACT_COLUMNS, factRowsSql, onDaysSql, type FactsCoverage } from './call-facts';
 import { JSON_ROOTS } from './call-fields';
 import { callTotalCostSql } from './costs';
 import { splitFieldPath } from './expr';
@@ -27,6 +27,8 @@ interface Dimension {
   name: string;
   sql: string;
   kind: DimensionKind;
+  /** The dimension over fact rows, when it reads a column facts keep computed. */
+  factsSql?: string;
 }
 
 interface Metric {
@@ -34,17 +36,13 @@ interface Metric {
   sql: string;
   /** Read from the calls' own usage (tokens, requests, cost). */
   usage?: boolean;
-  /** The metric over rows that carry their usage's costs (`usage_cost`, `own_cost`), read when facts are. */
+  /** The metric over fact rows (their derived columns, their usage's costs), when it differs. */
   factsSql?: string;
 }
 
 /** The usage array a row's token and cost metrics read: the call's own, or the one model's entry of its row. */
 const CALL_USAGE = 'usage';
 const MODEL_USAGE = '[own_u]';
-
-/** A versioned op ref's name (`weave:///e/p/op/<name>:<digest>`), or the op name itself (OTLP spans, plain names). */
-export const opBaseNameSql = (col: string) =>
-  `if(startsWith(${col}, 'weave:///'), replaceRegexpOne(${col}, '^weave:///[^/]+/[^/]+/op/([^:]*)(:.*)?$', '\\\\1'), ${col})`;
 
 const BUCKET_SQL: Record<string, string> = {
   minute: 'toStartOfMinute(started_at)',
@@ -70,6 +68,8 @@ export class MetricsQueryPlan {
   private readonly projectSql: string;
   /** Columns of the matched calls the dimensions and metrics read. */
   private readonly columns = new Set<string>(['started_at']);
+  /** Columns of fact rows they read there (call-facts.ts: the calls' columns and derived ones). */
+  private readonly factColumns = new Set<string>(['started_at']);
   private usesUsage = false;
   private modelRows = false;
   private costs = false;
@@ -86,7 +86,12 @@ export class MetricsQueryPlan {
     const conds = facts?.current.length ? plan.conditionsOver(FACT_COLUMNS) : null;
     let calls = plan.matchedCallsSql(p, ['started_at']);
     if (conds && facts) {
-      calls = factRowsSql(plan.projectParam, facts.current, ['started_at'], conds);
+      // The first and the last fact row in key order (a day's current build sorted by start): two
+      // granules read, not every row's start.
+      const rows = factRowsSql(plan.projectParam, facts.current, ['started_at'], conds);
+      const key = ['project_id', 'day', 'build', 'started_at'];
+      const end = (dir: string) => `(${rows} ORDER BY ${key.map((k) => `${k}${dir}`).join(', ')} LIMIT 1)`;
+      calls = `${end('')}\n  UNION ALL\n  ${end(' DESC')}`;
       if (facts.otherDays.length) {
         const slice = { cond: onDaysSql(p, facts.otherDays), small: true };
         calls += `\n  UNION ALL\n  SELECT started_at FROM (${plan.matchedCallsSql(p, ['started_at'], undefined, slice)})`;
@@ -131,25 +136,26 @@ export class MetricsQueryPlan {
 
   private dimension(name: string, field: string): Dimension {
     if (PLAIN_DIMENSIONS.includes(name)) {
-      this.columns.add(name);
+      this.reads(name);
       return { name, sql: name, kind: 'string' };
     }
     switch (name) {
       case 'op':
-        this.columns.add('op_name');
-        return { name, sql: opBaseNameSql('op_name'), kind: 'string' };
+        this.reads('op_name', 'op_base');
+        return { name, sql: opBaseNameSql('op_name'), kind: 'string', factsSql: 'op_base' };
       case 'status':
-        this.columns.add('status');
+        this.reads('status');
         return { name, sql: `if(status = '', 'running', status)`, kind: 'string' };
       case 'model':
         this.usesUsage = true;
         this.modelRows = true;
+        this.factColumns.add('usage');
         return { name, sql: `nullIf(own_u.1, '')`, kind: 'string' };
       case 'is_root':
-        this.columns.add('parent_id');
+        this.reads('parent_id');
         return { name, sql: 'parent_id IS NULL', kind: 'bool' };
       case 'parent_op':
-        this.columns.add('parent_id');
+        this.reads('parent_id');
         this.parentOp = true;
         return { name, sql: `if(parent_id IS NULL, NULL, ${opBaseNameSql('po.parent_op_name')})`, kind: 'string' };
       case 'time': {
@@ -166,6 +172,12 @@ export class MetricsQueryPlan {
       `${field}: unknown dimension '${name}' (op_name, op, status, model, svc_user_id, thread_id, trace_id, is_root, parent_op, time, or attributes.… inputs.… output.… summary.…)`,
       field,
     );
+  }
+
+  /** The query reads `column` of the matched calls, and `factColumn` of fact rows (the same one unless derived). */
+  private reads(column: string, factColumn = column): void {
+    this.columns.add(column);
+    this.factColumns.add(factColumn);
   }
 
   /** The raw JSON text at a dotted path under a call's attributes, inputs, output or summary ('' when absent); null for other names. */
@@ -186,47 +198,62 @@ export class MetricsQueryPlan {
     };
     const count = (sql: string): Metric => ({ name, sql });
     const num = count;
-    const tokens = (expr: string): Metric => ({ ...count(`toInt64(sum(arraySum(u -> ${expr}, ${usage()})))`), usage: true });
-    const latency = (agg: string) => {
-      this.columns.add('ended_at');
-      return num(overEnded(agg));
+    // A fact row's own usage figure (`column`), or a model row's entry of it.
+    const tokens = (expr: string, column: string): Metric => {
+      const sql = `toInt64(sum(arraySum(u -> ${expr}, ${usage()})))`;
+      if (this.modelRows) return { name, sql, usage: true };
+      this.factColumns.add(column);
+      return { name, sql, usage: true, factsSql: `toInt64(sum(${column}))` };
+    };
+    const errors = (agg: (cond: string) => string): Metric => {
+      this.reads('exception', 'errored');
+      return { name, sql: agg('exception IS NOT NULL'), factsSql: agg('errored') };
+    };
+    // Over ended calls; over fact rows, their latency_ms (NULL until the call ended).
+    const latency = (agg: (value: string, cond: string) => string): Metric => {
+      this.reads('ended_at', 'latency_ms');
+      return {
+        name,
+        sql: overEnded(agg(LATENCY, ENDED)),
+        factsSql: `if(count(latency_ms) = 0, NULL, ${agg('ifNull(latency_ms, 0)', 'latency_ms IS NOT NULL')})`,
+      };
     };
     switch (name) {
       case 'count':
         return count('count()');
       case 'errors':
-        this.columns.add('exception');
-        return count('countIf(exception IS NOT NULL)');
+        return errors((c) => `countIf(${c})`);
       case 'error_rate':
-        this.columns.add('exception');
-        return num('if(count() = 0, 0, countIf(exception IS NOT NULL) / count())');
+        return errors((c) => `if(count() = 0, 0, countIf(${c}) / count())`);
       case 'latency_min_ms':
-        return latency(`minIf(${LATENCY}, ${ENDED})`);
+        return latency((v, c) => `minIf(${v}, ${c})`);
       case 'latency_avg_ms':
-        return latency(`avgIf(${LATENCY}, ${ENDED})`);
+        return latency((v, c) => `avgIf(${v}, ${c})`);
       case 'latency_max_ms':
-        return latency(`maxIf(${LATENCY}, ${ENDED})`);
+        return latency((v, c) => `maxIf(${v}, ${c})`);
       case 'requests':
-        return tokens('u.2');
+        return tokens('u.2', 'own_requests');
       case 'prompt_tokens':
-        return tokens('u.3');
+        return tokens('u.3', 'own_prompt_tokens');
       case 'completion_tokens':
-        return tokens('u.4');
+        return tokens('u.4', 'own_completion_tokens');
       case 'total_tokens':
         // An entry's total_tokens, or its prompt + completion counts when it has none (as the UI's Tokens column).
-        return tokens('if(u.5 > 0, u.5, u.3 + u.4)');
+        return tokens('if(u.5 > 0, u.5, u.3 + u.4)', 'own_total_tokens');
       case 'cost': {
         const sql = `ifNull(sum(${callTotalCostSql(this.projectSql, usage())}), 0)`;
         this.costs = true;
         // Priced per usage entry when the facts were built; equal to pricing the entries here.
-        const factsSql = this.modelRows ? 'ifNull(sum(own_cost), 0)' : 'ifNull(sum(arraySum(x -> ifNull(x, 0), usage_cost)), 0)';
+        if (this.modelRows) this.factColumns.add('usage_cost');
+        else this.factColumns.add('own_cost_total');
+        const factsSql = this.modelRows ? 'ifNull(sum(own_cost), 0)' : 'sum(own_cost_total)';
         return { ...num(sql), usage: true, factsSql };
       }
       case 'distinct_users':
-        this.columns.add('svc_user_id');
+        this.reads('svc_user_id');
         return count('uniqExact(svc_user_id)');
       case 'distinct_traces':
-        this.columns.add('trace_id');
+        this.reads('trace_id');
         return count('uniqExact(trace_id)');
     }
     const lat = /^latency_(p50|p90|p95|p99)_ms$/.exec(name);
@@ -235,7 +262,7 @@ export class MetricsQueryPlan {
       // one once): the latencies are gathered and sorted once, not once per quantile.
       const levels = Object.values(QUANTILES);
       const k = levels.indexOf(QUANTILES[lat[1]!]!) + 1;
-      return latency(`quantilesExactInclusiveIf(${levels.join(', ')})(${LATENCY}, ${ENDED})[${k}]`);
+      return latency((v, c) => `quantilesExactInclusiveIf(${levels.join(', ')})(${v}, ${c})[${k}]`);
     }
     const agg = /^([a-z0-9]+)\((.+)\)$/.exec(name);
     if (agg && PATH_AGGREGATES.includes(agg[1]!)) {
@@ -262,35 +289,31 @@ export class MetricsQueryPlan {
    * calls without usage; `usage`, only the matched calls that have usage, with their own.
    */
   private fromSql(rows: 'all' | 'calls' | 'usage'): string {
-    const cols = [...this.columns, ...(rows === 'calls' || !this.usesUsage ? [] : ['usage'])];
-    const endsOnly = rows === 'usage' ? 'notEmpty(usage)' : undefined;
     const conds = this.factsConds;
     let calls: string;
-    const priced = conds !== null && this.costs && cols.includes('usage');
     if (conds && this.facts) {
+      // Facts answer every metric in one pass over rows with their own usage (query()): `rows` is 'all'.
       const { current, otherDays } = this.facts;
-      // Own usage is what facts keep, so `notEmpty(usage)` there reads fewer rows, not other figures.
-      calls = factRowsSql(
-        this.projectSql,
-        current,
-        [...cols, ...(priced ? ['usage_cost'] : [])],
-        [...conds, ...(endsOnly ? [endsOnly] : [])],
-      );
+      const factCols = [...this.factColumns];
+      calls = factRowsSql(this.projectSql, current, factCols, conds);
       if (otherDays.length) {
+        // The other days' matched calls, computed into the same columns.
         const slice = { cond: onDaysSql(this.p, otherDays), small: true };
-        let rest = this.plan.matchedCallsSql(this.p, cols, endsOnly, slice);
+        const cols = callColumnsFor(factCols);
+        let rest = this.plan.matchedCallsSql(this.p, cols, undefined, slice);
         if (cols.includes('usage')) rest = withOwnUsageSql(rest, cols, this.projectSql, daysStartIdsSql(this.projectSql, slice.cond));
-        const select = [...cols, ...(priced ? [`${usageCostsSql(this.projectSql)} AS usage_cost`] : [])];
-        calls = `${calls}\n  UNION ALL\n  SELECT ${select.join(', ')} FROM (${rest})`;
+        calls = `${calls}\n  UNION ALL\n  ${asFactRowsSql(factCols, rest, this.projectSql)}`;
       }
     } else {
+      const cols = [...this.columns, ...(rows === 'calls' || !this.usesUsage ? [] : ['usage'])];
+      const endsOnly = rows === 'usage' ? 'notEmpty(usage)' : undefined;
       calls = this.plan.matchedCallsSql(this.p, cols, endsOnly);
       if (cols.includes('usage')) calls = withOwnUsageSql(calls, cols, this.projectSql);
     }
     let from = `(${calls}) AS c`;
     // A call's row per model of its own usage; a call without usage keeps one row (model NULL).
     if (this.modelRows)
-      from += priced ? ' LEFT ARRAY JOIN c.usage AS own_u, c.usage_cost AS own_cost' : ' LEFT ARRAY JOIN c.usage AS own_u';
+      from += conds && this.costs ? ' LEFT ARRAY JOIN c.usage AS own_u, c.usage_cost AS own_cost' : ' LEFT ARRAY JOIN c.usage AS own_u';
     if (this.parentOp) {
       from += `\n  LEFT JOIN (SELECT id AS parent_call_id, any(op_name) AS parent_op_name FROM calls_starts
       WHERE project_id = ${this.projectSql} AND id IN (SELECT parent_id FROM calls_starts WHERE project_id = ${this.projectSql} AND parent_id IS NOT NULL)
@@ -309,9 +332,9 @@ export class MetricsQueryPlan {
     return this.plan.conditionsOver(FACT_COLUMNS);
   }
 
-  /** A metric's SQL over this query's rows (with their usage's costs when read from facts). */
-  private metricSql(m: Metric): string {
-    return this.readsFacts && m.factsSql ? m.factsSql : m.sql;
+  /** A metric's or dimension's SQL over this query's rows (fact rows' columns when read from facts). */
+  private sqlOf(x: Metric | Dimension): string {
+    return this.readsFacts && x.factsSql ? x.factsSql : x.sql;
   }
 
   /** Whether this query reads facts for some days. */
@@ -322,11 +345,11 @@ export class MetricsQueryPlan {
   /** The dimensions' SELECT terms (d0…); a `top` dimension ranked over `rankFrom`'s rows. */
   private dimensionTerms(rankFrom: string): string[] {
     return this.dimensions.map((d, i) => {
-      let sql = d.sql;
+      let sql = this.sqlOf(d);
       if (this.req.top?.dimension === d.name) {
         // The top n values by calls; the rest folded into one value.
-        const top = `SELECT ${d.sql} AS v FROM ${rankFrom} GROUP BY v ORDER BY count() DESC, v LIMIT ${this.p.int(this.req.top.n)}`;
-        sql = `if(${d.sql} IN (${top}), ${d.sql}, ${this.p.str(OTHER_VALUE)})`;
+        const top = `SELECT ${sql} AS v FROM ${rankFrom} GROUP BY v ORDER BY count() DESC, v LIMIT ${this.p.int(this.req.top.n)}`;
+        sql = `if(${sql} IN (${top}), ${sql}, ${this.p.str(OTHER_VALUE)})`;
       }
       return `${sql} AS d${i}`;
     });
@@ -342,7 +365,7 @@ export class MetricsQueryPlan {
     // Facts rows carry their own usage and its costs: one pass reads every metric.
     if (!this.usesUsage || this.modelRows || this.readsFacts) {
       const from = this.fromSql('all');
-      const select = [...this.dimensionTerms(from), ...this.metrics.map((m, i) => `${this.metricSql(m)} AS m${i}`)];
+      const select = [...this.dimensionTerms(from), ...this.metrics.map((m, i) => `${this.sqlOf(m)} AS m${i}`)];
       sql = `SELECT ${select.join(', ')}\n  FROM ${from}${this.groupBy()}`;
     } else {
       // Usage is read only where there is some: the call figures over every matched call, the
@@ -353,7 +376,7 @@ export class MetricsQueryPlan {
       const side = (from: string, usageSide: boolean) =>
         `SELECT ${[
           ...this.dimensionTerms(calls),
-          ...this.metrics.map((m, i) => `${!!m.usage === usageSide ? `toNullable(toFloat64(${this.metricSql(m)}))` : none} AS m${i}`),
+          ...this.metrics.map((m, i) => `${!!m.usage === usageSide ? `toNullable(toFloat64(${this.sqlOf(m)}))` : none} AS m${i}`),
         ].join(', ')}\n  FROM ${from}${this.groupBy()}`;
       const outer = [
         ...this.dimensions.map((_, i) => `d${i}`),

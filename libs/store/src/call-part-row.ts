@@ -1,13 +1,12 @@
 import { z } from 'zod';
-import { clickHouseToMicros } from '@weft/core';
 
 const nstr = z.string().nullish();
-/** A time as the row holds it: ClickHouse's text, UTC (the binary encoding reads it back to an integer). */
-const time = z.string().refine((s) => clickHouseToMicros(s) !== null, 'not a ClickHouse date-time (YYYY-MM-DD hh:mm:ss[.ffffff])');
+/** A time as the row holds it: microseconds since the epoch, UTC, as parsed from the request once (the RowBinary encoding writes the integer). */
+const time = z.number().int();
 
 /**
  * One row of `call_parts`, as it travels on the bus and is inserted: the JSON values are
- * already serialised (`*_dump`), times are ClickHouse text. A start part and an end part of
+ * already serialised (`*_dump`), times are µs integers. A start part and an end part of
  * the same call meet in calls_starts ⋈ calls_ends by id. The one definition of the row: the type, the bus
  * envelope (@weft/ingest), the column list and the DDL-conformance test all derive from it.
  */

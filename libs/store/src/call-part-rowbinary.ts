@@ -1,4 +1,3 @@
-import { clickHouseToMicros, microsToClickHouse } from '@weft/core';
 import { RowRejectedError } from './errors';
 import { CALL_PART_COLUMNS, CALL_PART_TYPES, type CallPartRow, type CallPartType } from './call-part-row';
 
@@ -16,10 +15,14 @@ import { CALL_PART_COLUMNS, CALL_PART_TYPES, type CallPartRow, type CallPartType
 
 const TWO_32 = 4_294_967_296;
 
-/** A growing buffer rows are written into; one per process, its bytes copied out per encode. */
+/** A growing buffer rows are written into; its bytes copied out per encode. */
 class RowBinaryWriter {
-  buf = Buffer.allocUnsafe(1 << 16);
+  buf: Buffer;
   at = 0;
+
+  constructor(size: number) {
+    this.buf = Buffer.allocUnsafe(size);
+  }
 
   reserve(n: number): void {
     if (this.at + n <= this.buf.length) return;
@@ -97,19 +100,17 @@ class RowBinaryWriter {
     for (let i = 0; i < xs.length; i++) this.string(xs[i]!);
   }
 
-  /** A DateTime64 column's value from the row's ClickHouse text; `per` microseconds per unit. */
-  time(text: string, column: string, per: number): void {
-    const micros = clickHouseToMicros(text);
-    if (micros === null)
-      throw new RowRejectedError(`call part ${column}: not a ClickHouse date-time: ${JSON.stringify(text).slice(0, 100)}`);
+  /** A DateTime64 column's value from the row's µs; `per` microseconds per unit. */
+  time(micros: number, column: string, per: number): void {
+    if (!Number.isSafeInteger(micros)) throw new RowRejectedError(`call part ${column}: not a time in µs: ${String(micros).slice(0, 100)}`);
     this.int64(Math.floor(micros / per));
   }
 
-  nullableTime(text: string | null | undefined, column: string, per: number): void {
-    if (text === null || text === undefined) this.byte(1);
+  nullableTime(micros: number | null | undefined, column: string, per: number): void {
+    if (micros === null || micros === undefined) this.byte(1);
     else {
       this.byte(0);
-      this.time(text, column, per);
+      this.time(micros, column, per);
     }
   }
 
@@ -152,30 +153,47 @@ class RowBinaryWriter {
 
 const varintSize = (n: number): number => (n < 0x80 ? 1 : n < 0x4000 ? 2 : n < 0x20_0000 ? 3 : n < 0x1000_0000 ? 4 : 5);
 
-const writer = new RowBinaryWriter();
-
 /**
- * Rows as one RowBinary body, after `header` (bytes the caller's format puts first, such as an
- * envelope's version byte); `ends`, when given, gets where each row ends in the body. Throws
- * RowRejectedError when a time is not ClickHouse text (rows off the bus were checked as they
- * were decoded; the builders print every time they parsed).
+ * Encodes call_parts rows as one RowBinary body into a buffer it keeps (grown as needed), the
+ * body copied out per encode. One per user that encodes often (the bus codec, a publisher, the
+ * conversions of a thread): no state shared between them.
  */
-export function encodeCallPartsRowBinary(rows: readonly CallPartRow[], header?: Uint8Array, ends?: number[]): Buffer {
-  // The writer is empty between calls (`at` is reset below, whatever happens).
-  if (header) {
-    writer.reserve(header.length);
-    writer.buf.set(header, 0);
-    writer.at = header.length;
+export class CallPartRowBinaryEncoder {
+  private readonly writer: RowBinaryWriter;
+
+  /** `size`: the buffer's first size (it grows to the largest body encoded). */
+  constructor(size = 1 << 16) {
+    this.writer = new RowBinaryWriter(size);
   }
-  try {
-    for (let i = 0; i < rows.length; i++) {
-      writer.row(rows[i]!);
-      ends?.push(writer.at);
+
+  /**
+   * Rows as one body, after `header` (bytes the caller's format puts first, such as an
+   * envelope's version byte); `ends`, when given, gets where each row ends in the body. Throws
+   * RowRejectedError when a time is not one (rows off the bus were checked as they were decoded).
+   */
+  encode(rows: readonly CallPartRow[], header?: Uint8Array, ends?: number[]): Buffer {
+    const writer = this.writer;
+    // The writer is empty between calls (`at` is reset below, whatever happens).
+    if (header) {
+      writer.reserve(header.length);
+      writer.buf.set(header, 0);
+      writer.at = header.length;
     }
-    return Buffer.from(writer.buf.subarray(0, writer.at));
-  } finally {
-    writer.at = 0;
+    try {
+      for (let i = 0; i < rows.length; i++) {
+        writer.row(rows[i]!);
+        ends?.push(writer.at);
+      }
+      return Buffer.from(writer.buf.subarray(0, writer.at));
+    } finally {
+      writer.at = 0;
+    }
   }
+}
+
+/** Rows as one RowBinary body with an encoder of their own (a one-off: tests, diagnostics, an insert of rows). */
+export function encodeCallPartsRowBinary(rows: readonly CallPartRow[], header?: Uint8Array, ends?: number[]): Buffer {
+  return new CallPartRowBinaryEncoder(2048).encode(rows, header, ends);
 }
 
 /** Each column's type, in CALL_PART_COLUMNS order (how a row is read and skipped). */
@@ -236,7 +254,7 @@ class RowBinaryReader {
 
 class RowBinaryProblem extends Error {}
 
-/** Reads one value of `kind`; times as ClickHouse text, as the row holds them. */
+/** Reads one value of `kind`; times as µs, as the row holds them. */
 function readValue(r: RowBinaryReader, kind: CallPartType): unknown {
   switch (kind) {
     case 'String':
@@ -247,11 +265,11 @@ function readValue(r: RowBinaryReader, kind: CallPartType): unknown {
       return out;
     }
     case "DateTime64(6, 'UTC')":
-      return microsToClickHouse(r.int64());
+      return r.int64();
     case "Nullable(DateTime64(3, 'UTC'))":
-      return r.isNull() ? null : microsToClickHouse(r.int64() * 1000);
+      return r.isNull() ? null : r.int64() * 1000;
     case "Nullable(DateTime64(6, 'UTC'))":
-      return r.isNull() ? null : microsToClickHouse(r.int64());
+      return r.isNull() ? null : r.int64();
     case 'Nullable(String)':
       return r.isNull() ? null : r.string();
     case 'Nullable(UInt64)':
@@ -310,7 +328,7 @@ export function callPartRowBinaryEnd(bytes: Uint8Array, from: number): number | 
   }
 }
 
-/** One row read back (diagnostics, tests); times as ClickHouse text, as the row holds them. */
+/** One row read back (diagnostics, tests); times as µs, as the row holds them. */
 export function decodeCallPartRowBinary(bytes: Uint8Array): CallPartRow {
   const r = new RowBinaryReader(bytes, 0);
   const row: Record<string, unknown> = {};

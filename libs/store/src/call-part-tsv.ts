@@ -1,9 +1,10 @@
+import { microsToClickHouse } from '@weft/core';
 import { CALL_PART_COLUMNS, type CallPartRow } from './call-part-row';
 
 /**
  * call_parts rows as ClickHouse `TabSeparated` text: what gateways put on the bus before
- * envelope version 4 (RowBinary, call-part-rowbinary.ts), still read from Kafka topics and
- * ingest logs written then, and inserted as it came. Only backslash, tab, newline and carriage
+ * envelope version 4 (RowBinary, call-part-rowbinary.ts); no longer read from the bus (1.0 reads
+ * version 5), kept for the engine benchmark's comparison and for tests that write pre-1.0 values. Only backslash, tab, newline and carriage
  * return are escaped. Columns in CALL_PART_COLUMNS order (the row schema's, call-part-row.ts).
  */
 
@@ -21,6 +22,8 @@ function field(s: string): string {
 }
 
 const nullable = (s: string | null | undefined): string => (s === null || s === undefined ? '\\N' : field(s));
+const nullableTime = (micros: number | null | undefined): string =>
+  micros === null || micros === undefined ? '\\N' : microsToClickHouse(micros);
 const nullableNumber = (n: number | null | undefined): string => (n === null || n === undefined ? '\\N' : String(n));
 
 const QUOTED_ESCAPES = /[\\'\t\n\r]/g;
@@ -57,9 +60,9 @@ export function callPartTsvLine(r: CallPartRow): string {
     '\t' +
     nullable(r.display_name) +
     '\t' +
-    nullable(r.started_at) +
+    nullableTime(r.started_at) +
     '\t' +
-    nullable(r.ended_at) +
+    nullableTime(r.ended_at) +
     '\t' +
     nullable(r.attributes_dump) +
     '\t' +
@@ -85,9 +88,9 @@ export function callPartTsvLine(r: CallPartRow): string {
     '\t' +
     nullableNumber(r.svc_run_step_end) +
     '\t' +
-    nullable(r.deleted_at) +
+    nullableTime(r.deleted_at) +
     '\t' +
-    field(r.created_at) +
+    microsToClickHouse(r.created_at) +
     '\n'
   );
 }

@@ -1,23 +1,13 @@
 import type { CallEndBody, CallStartBody } from '@weft/api';
-import { extractRefs, microsToClickHouse, parseTimestampMicros, REF_PREFIX } from '@weft/core';
+import { extractRefs, parseTimestampMicros, REF_PREFIX } from '@weft/core';
 import { CALL_PART_COLUMNS, type CallPartRow } from './call-part-row';
 import { encodeCallPartsRowBinary } from './call-part-rowbinary';
 import type { RawRowFormat, Store } from './connection';
 import { truncateOversized } from './truncated-value';
 
 const orNull = <T>(v: T | null | undefined): T | null => (v === undefined ? null : v);
-const chTime = (iso: string) => microsToClickHouse(parseTimestampMicros(iso)!);
-
-// Every part of one request shares its acceptance time: print it once, not once per part.
-let acceptedMicros = NaN;
-let acceptedText = '';
-function acceptedAt(micros: number): string {
-  if (micros !== acceptedMicros) {
-    acceptedText = microsToClickHouse(micros);
-    acceptedMicros = micros;
-  }
-  return acceptedText;
-}
+/** A request's time (ISO 8601, checked at the edge) as the row holds it: µs since the epoch. */
+const micros = (iso: string) => parseTimestampMicros(iso)!;
 
 /**
  * The refs inside a value, given its JSON text: JSON.stringify never escapes the characters of
@@ -36,6 +26,7 @@ export function startPart(
   userId: string,
   acceptedAtMicros: number,
   maxValueBytes = 0,
+  startedAtMicros = micros(s.started_at),
 ): CallPartRow {
   const inputs = truncateOversized(s.inputs ?? {}, JSON.stringify(s.inputs ?? {}), maxValueBytes);
   const attributes = JSON.stringify(s.attributes ?? {});
@@ -48,7 +39,7 @@ export function startPart(
     turn_id: orNull(s.turn_id),
     op_name: s.op_name,
     display_name: s.display_name || null,
-    started_at: chTime(s.started_at),
+    started_at: startedAtMicros,
     attributes_dump: truncateOversized(s.attributes ?? {}, attributes, maxValueBytes).json,
     inputs_dump: inputs.json,
     input_refs: refsOf(inputs.value, inputs.json),
@@ -57,25 +48,28 @@ export function startPart(
     svc_user_id: userId,
     svc_run_id: orNull(s.svc_run_id),
     svc_run_step: orNull(s.svc_run_step),
-    created_at: acceptedAt(acceptedAtMicros),
+    created_at: acceptedAtMicros,
   };
 }
 
-/** The end part of a call; an output (or its members) over `maxValueBytes` is stored truncated, as in startPart. */
-export function endPart(e: CallEndBody, acceptedAtMicros: number, maxValueBytes = 0): CallPartRow {
+/**
+ * The end part of a call; an output (or its members) over `maxValueBytes` is stored truncated, as
+ * in startPart. A caller that has the time as µs already (an OTLP span) passes it, as to startPart.
+ */
+export function endPart(e: CallEndBody, acceptedAtMicros: number, maxValueBytes = 0, endedAtMicros = micros(e.ended_at)): CallPartRow {
   const sent = e.output === undefined ? null : e.output;
   const output = truncateOversized(sent, JSON.stringify(sent), maxValueBytes);
   return {
     project_id: e.project_id,
     id: e.id,
-    ended_at: chTime(e.ended_at),
+    ended_at: endedAtMicros,
     output_dump: output.json,
     output_refs: refsOf(output.value, output.json),
     summary_dump: JSON.stringify(e.summary ?? {}),
     exception: orNull(e.exception),
     input_refs: [],
     svc_run_step_end: orNull(e.svc_run_step_end),
-    created_at: acceptedAt(acceptedAtMicros),
+    created_at: acceptedAtMicros,
   };
 }
 

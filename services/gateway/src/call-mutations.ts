@@ -1,4 +1,4 @@
-import { badRequest, microsToClickHouse, nowMicros } from '@weft/core';
+import { badRequest, nowMicros } from '@weft/core';
 import { notDeletedSql, Params } from '@weft/query';
 import type { CallPartRow, Store } from '@weft/store';
 import type { CallIngest } from '@weft/ingest';
@@ -24,7 +24,7 @@ export class CallMutations {
       display_name: displayName,
       input_refs: [],
       output_refs: [],
-      created_at: microsToClickHouse(nowMicros()),
+      created_at: nowMicros(),
     };
     await this.ingest.publish([row]);
     return {};
@@ -36,8 +36,8 @@ export class CallMutations {
     await this.caughtUp();
     const doomed = await this.withDescendants(projectId, callIds);
     if (doomed.length === 0) return { num_deleted: 0 };
-    const at = microsToClickHouse(nowMicros());
-    const deletedAt = microsToClickHouse(Math.floor(nowMicros() / 1000) * 1000);
+    const at = nowMicros();
+    const deletedAt = Math.floor(nowMicros() / 1000) * 1000;
     await this.ingest.publish(
       doomed.map((id) => ({ project_id: projectId, id, deleted_at: deletedAt, input_refs: [], output_refs: [], created_at: at })),
     );

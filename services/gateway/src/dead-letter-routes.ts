@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import { KafkaBus, LogBus, type Bus } from '@weft/bus';
-import { ApiError, delivery, forbidden, type Caller } from '@weft/core';
+import { ApiError, delivery, forbidden, microsToClickHouse, type Caller } from '@weft/core';
 import { addRoute, type Authenticator } from '@weft/http';
 import { callHalves, callPartFacts, type CallPartEnvelope } from '@weft/ingest';
-import { decodeCallPartRowBinary, type Store } from '@weft/store';
+import { decodeCallPartRowBinary, type CallPartRow, type Store } from '@weft/store';
 import { ingestLogDeadLetters, kafkaDeadLetters, type DeadLetterSource } from './dead-letter-sources';
 
 /**
@@ -33,7 +33,9 @@ export function deadLetterRoutes(app: FastifyInstance, auth: Authenticator, bus:
   addRoute(app, auth, 'deadLetterRead', async (body, { caller }) => {
     const letter = await letters(caller).get(body.seq);
     if (!letter) throw missing(body.seq);
-    return { ...letter, payload: letter.payload ? letter.payload.map(readablePart) : [{ undecodable: letter.undecodable }] };
+    // A record that does not decode (an envelope version not read) shows why instead of its values.
+    const readable = letter.payload && letter.undecodable === undefined;
+    return { ...letter, payload: readable ? letter.payload!.map(readablePart) : [{ undecodable: letter.undecodable }] };
   });
   addRoute(app, auth, 'deadLetterReplay', async (body, { caller }) => {
     const done = await letters(caller).replay(body.seq, caller.userId);
@@ -52,13 +54,14 @@ export function deadLetterRoutes(app: FastifyInstance, auth: Authenticator, bus:
 function countReplayed(parts: readonly CallPartEnvelope[]): void {
   for (const part of parts) {
     const facts = callPartFacts(part);
-    delivery.replayed(facts.project_id, (part.v !== 2 && part.entrance) || 'unknown', callHalves(facts));
+    delivery.replayed(facts.project_id, part.entrance ?? 'unknown', callHalves(facts));
   }
 }
 
-/** A call part as the row it was to be: decoded from RowBinary; an old TabSeparated part as its text. */
+/** A call part as the row it was to be (decoded from RowBinary), its times as the engine prints them. */
 function readablePart(envelope: CallPartEnvelope): unknown {
-  if (envelope.v === 1) return envelope.row;
-  if (envelope.v === 4) return decodeCallPartRowBinary(envelope.bytes);
-  return { format: 'TabSeparated', text: Buffer.from(envelope.bytes).toString('utf8') };
+  const row = envelope.v === 1 ? envelope.row : decodeCallPartRowBinary(envelope.bytes);
+  return { ...row, ...Object.fromEntries(TIMES.map((c) => [c, row[c] == null ? row[c] : microsToClickHouse(row[c])])) };
 }
+
+const TIMES = ['started_at', 'ended_at', 'deleted_at', 'created_at'] as const satisfies readonly (keyof CallPartRow)[];

@@ -8,7 +8,7 @@ import {
   type LogsPartialSuccess,
 } from '@weft/otlp';
 import type { Store } from '@weft/store';
-import type { OtlpPayload } from './otlp-spans';
+import type { OtlpPayload } from '@weft/ingest';
 
 export type OtlpLogsTransport = 'http' | 'grpc';
 

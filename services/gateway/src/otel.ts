@@ -1,8 +1,6 @@
 import { badRequest, delivery, forbidden, metrics, nowMicros, withDeliveryProject, type Caller, type Logger } from '@weft/core';
 import { partialSuccessOf, type PartialSuccess } from '@weft/otlp';
-import type { CallIngest } from '@weft/ingest';
-import type { OtlpPayload } from './otlp-spans';
-import { inlineSpanConverter, type SpanConverter } from './span-conversion';
+import { inlineSpanConverter, type CallIngest, type OtlpPayload, type SpanConverter } from '@weft/ingest';
 
 /** Which entrance a batch of spans came through (a metric label). */
 export type OtlpTransport = 'http' | 'grpc' | 'trace_endpoint';
@@ -12,7 +10,7 @@ const MAX_LOGGED_REJECTIONS = 20;
 
 /**
  * OTLP spans into the call pipeline: each accepted span becomes a finished call's part
- * (encodeSpanParts, on the serving thread or a worker: span-conversion.ts), published in one
+ * (encodeSpanParts, on the serving thread or a worker: @weft/ingest conversions.ts), published in one
  * batch; resolves once the bus holds them durably. No span is lost silently: each rejected one
  * is reported to the client (partial_success or the request's error), logged at warn with its
  * project, trace and span id and reason, and counted in `weft_otlp_spans_rejected_total{reason}`.

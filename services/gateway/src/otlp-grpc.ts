@@ -9,7 +9,6 @@ import {
 } from '@grpc/grpc-js';
 import { projectId as projectIdSchema } from '@weft/api';
 import type { Bus } from '@weft/bus';
-import type { CallPartEnvelope, IngestSettings } from '@weft/ingest';
 import { badRequest, delivery, deliveryProjectOf, StartupError, type ApiError, type Config, type Logger } from '@weft/core';
 import { refusalReason, toApiError, type Authenticator, type KeyRateLimiter } from '@weft/http';
 import {
@@ -19,12 +18,10 @@ import {
   type LogsPartialSuccess,
   type PartialSuccess,
 } from '@weft/otlp';
-import { CallIngest } from '@weft/ingest';
+import { CallIngest, convertersFor, type CallPartEnvelope, type IngestSettings, type IngestWorkers } from '@weft/ingest';
 import type { Store } from '@weft/store';
 import { OtelIngest } from './otel';
 import { OtelLogsIngest } from './otel-logs';
-import type { IngestWorkers } from './ingest-workers';
-import { spanConverterFor } from './span-conversion';
 
 /**
  * The OTLP/gRPC receiver: `opentelemetry.proto.collector.trace.v1.TraceService/Export`, the
@@ -202,7 +199,7 @@ export async function otlpGrpcFromConfig(
       ingest: new OtelIngest(
         new CallIngest(deps.bus, { maxValueBytes: config.WEFT_MAX_VALUE_BYTES, entrance: 'otlp_grpc', settings: deps.settings }),
         deps.log,
-        spanConverterFor(deps.workers),
+        convertersFor(deps.workers).spans,
       ),
       logs: new OtelLogsIngest(deps.store, deps.log),
       auth: deps.auth,

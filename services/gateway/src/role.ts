@@ -1,10 +1,9 @@
 import { adminRoutes, graphqlRoutes } from '@weft/auth';
 import { delivery } from '@weft/core';
-import { ingestSettingsFor } from '@weft/ingest';
+import { ingestSettingsFor, ingestWorkersFor } from '@weft/ingest';
 import { needs, type Role } from '@weft/runtime';
 import { otlpGrpcFromConfig, type OtlpGrpcReceiver } from './otlp-grpc';
 import { gatewayRoutes } from './routes';
-import { ingestWorkersFor } from './ingest-workers';
 
 /** The write endpoints (call parts onto the bus; objects, tables, feedback to the store) and the admin endpoints. */
 export const gatewayRole: Role = (config, log) => ({

@@ -12,14 +12,15 @@ import {
 } from '@weft/http';
 import type { Store } from '@weft/store';
 import {
+  callBatchError,
   CallIngest,
+  convertersFor,
   ingestSettingsFor,
   projectOfCallPartKey,
-  upsertBatchParts,
   type CallPartEnvelope,
   type IngestSettings,
+  type IngestWorkers,
 } from '@weft/ingest';
-import { callBatchError, type CallBatchRefused, type EncodedCallBatch } from './call-batches';
 import { CallMutations } from './call-mutations';
 import { DeletionJobs } from './deletion-jobs';
 import { deadLetterRoutes } from './dead-letter-routes';
@@ -32,8 +33,6 @@ import { otlpHttpRoutes } from './otlp-http';
 import { objectWriteRoutes } from './objects';
 import { v2ObjectRoutes } from './v2-objects';
 import { v2EvaluationRunRoutes } from './v2-evaluation-runs';
-import type { IngestWorkers } from './ingest-workers';
-import { spanConverterFor } from './span-conversion';
 
 export interface GatewayDeps {
   bus: Bus<CallPartEnvelope>;
@@ -64,36 +63,23 @@ export async function gatewayRoutes(app: FastifyInstance, deps: GatewayDeps): Pr
 
   addRoute(app, deps.auth, 'callStart', async (body, { caller }) => ingest.start(body.start, caller), publishes);
   addRoute(app, deps.auth, 'callEnd', async (body) => ingest.end(body.end), publishes);
-  // One publish for the whole batch: all or nothing is acknowledged. Returned, not awaited: the
-  // batch and its rows are not held while the bus acknowledges.
-  const workers = deps.workers;
-  if (workers) {
-    // The body goes to a worker as bytes; the edge's checks, the rows and their encoding run there (call-batches.ts).
-    addRawBodyRoute(
-      app,
-      deps.auth,
-      'callUpsertBatch',
-      async (body, { caller, request }) => {
-        const task = { body, caller, acceptedAtMicros: nowMicros(), limits, redact: await ingest.redactedProjects() };
-        const r = await workers.run<EncodedCallBatch | CallBatchRefused>('convertCallBatch', task);
-        if (!r.ok) throw withDeliveryProject(callBatchError(r), projectInJsonBytes(body));
-        if (r.keys.length > 0) noteProject(request, projectOfCallPartKey(r.keys[0]!));
-        return ingest.publishEncoded(r).then(() => ({ res: r.res }));
-      },
-      publishes,
-    );
-  } else {
-    addRoute(
-      app,
-      deps.auth,
-      'callUpsertBatch',
-      async (body, { caller }) => {
-        const { rows, res, endTraceIds } = upsertBatchParts(body.batch, caller, nowMicros(), ingest.maxValueBytes);
-        return ingest.publish(rows, endTraceIds).then(() => ({ res }));
-      },
-      publishes,
-    );
-  }
+  // The body stays bytes: the edge's checks, the rows and their encoding are one function
+  // (encodeCallBatch), run here or on an ingest worker. One publish for the whole batch: all or
+  // nothing is acknowledged. Returned, not awaited: the rows are not held while the bus acknowledges.
+  const converters = convertersFor(deps.workers);
+  addRawBodyRoute(
+    app,
+    deps.auth,
+    'callUpsertBatch',
+    async (body, { caller, request }) => {
+      const task = { body, caller, acceptedAtMicros: nowMicros(), limits, redact: await ingest.redactedProjects() };
+      const r = await converters.callBatches.convert(task);
+      if (!r.ok) throw withDeliveryProject(callBatchError(r), projectInJsonBytes(body));
+      if (r.keys.length > 0) noteProject(request, projectOfCallPartKey(r.keys[0]!));
+      return ingest.publishEncoded(r).then(() => ({ res: r.res }));
+    },
+    publishes,
+  );
 
   // The reference SDK's v2 call paths (its default write path since 0.52): the project is in the path too.
   addRoute(
@@ -154,7 +140,7 @@ export async function gatewayRoutes(app: FastifyInstance, deps: GatewayDeps): Pr
   ingestSettingsRoutes(app, deps.auth, deps.store, settings);
 
   const otlpIngest = new CallIngest(deps.bus, { maxValueBytes: limits.maxValueBytes, entrance: 'otlp_http', settings });
-  const otel = new OtelIngest(otlpIngest, app.log as Logger, spanConverterFor(deps.workers));
+  const otel = new OtelIngest(otlpIngest, app.log as Logger, converters.spans);
   addRoute(
     app,
     deps.auth,

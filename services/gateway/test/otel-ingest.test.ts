@@ -2,10 +2,15 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { InProcessBus, TOPICS } from '@weft/bus';
 import { ApiError, createLogger, type Caller } from '@weft/core';
 import { decodeCallPartRowBinary, type CallPartRow } from '@weft/store';
-import { CallIngest, type CallPartEnvelope } from '@weft/ingest';
+import {
+  CallIngest,
+  inlineSpanConverter,
+  IngestWorkers,
+  workerSpanConverter,
+  type CallPartEnvelope,
+  type SpanConverter,
+} from '@weft/ingest';
 import { OtelIngest } from '../src/otel';
-import { IngestWorkers } from '../src/ingest-workers';
-import { inlineSpanConverter, workerSpanConverter, type SpanConverter } from '../src/span-conversion';
 
 const pool = new IngestWorkers(1);
 const workers = workerSpanConverter(pool);
@@ -53,7 +58,7 @@ describe.each([
     );
     expect(partial?.rejected_spans).toBe(1);
     expect(stored.map((r) => [r.id, r.started_at ?? null, r.ended_at ?? null])).toEqual([
-      ['b'.repeat(16), '2024-05-01 12:00:00.000000', '2024-05-01 12:00:01.000000'],
+      ['b'.repeat(16), Date.UTC(2024, 4, 1, 12) * 1000, Date.UTC(2024, 4, 1, 12, 0, 1) * 1000],
     ]);
     expect(stored[0]).toMatchObject({ project_id: 'acme/p', svc_user_id: 'u-1', svc_run_id: 'r1', trace_id: 'a'.repeat(32) });
   });

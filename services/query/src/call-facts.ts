@@ -3,6 +3,7 @@ import { metrics } from '@weft/core';
 import {
   blocksOf,
   CALL_MARKS,
+  FACTS_FORMAT,
   FACT_DAYS_SQL,
   FACT_SOURCES,
   PROJECT_DAYS_SQL,
@@ -45,6 +46,8 @@ export class CallFacts {
   private running: Promise<void> | undefined;
   private stopped = false;
   private lastBuild = 0;
+  /** The engine's counters at the end of a pass that left nothing to do later; a pass at the same counters is skipped. */
+  private idleAt: string | undefined;
   /** Each project's last coverage, and the engine's counters it was computed at. */
   private readonly coverages = new Map<string, { key: string; coverage: FactsCoverage | undefined }>();
 
@@ -79,14 +82,19 @@ export class CallFacts {
    * the sources since its build, no row written since that touches it — and the other days with calls.
    */
   async coverage(projectId: string, signal?: AbortSignal): Promise<FactsCoverage | undefined> {
-    const counters = await this.store.rows<SourceCounter>(SOURCE_COUNTERS_SQL, {}, { name: 'facts.counters', signal });
+    const { counters, key } = await this.counters(signal);
     // Nothing written, deleted or built since the last answer for this project: the same answer.
-    const key = JSON.stringify([...counters].sort((x, y) => x.table.localeCompare(y.table)));
     const cached = this.coverages.get(projectId);
     if (cached?.key === key) return cached.coverage;
     const coverage = await this.computeCoverage(projectId, counters, signal);
     this.coverages.set(projectId, { key, coverage });
     return coverage;
+  }
+
+  /** The engine's counters of the sources and of call_facts_days, and a key that changes when they do. */
+  private async counters(signal?: AbortSignal): Promise<{ counters: SourceCounter[]; key: string }> {
+    const counters = await this.store.rows<SourceCounter>(SOURCE_COUNTERS_SQL, {}, { name: 'facts.counters', signal });
+    return { counters, key: JSON.stringify([...counters].sort((x, y) => x.table.localeCompare(y.table))) };
   }
 
   private async computeCoverage(projectId: string, counters: SourceCounter[], signal?: AbortSignal): Promise<FactsCoverage | undefined> {
@@ -119,6 +127,10 @@ export class CallFacts {
   /** One pass: every project's days that need a build and have settled, built; superseded builds removed. */
   async pass(): Promise<void> {
     const now = Date.now();
+    // Nothing written, deleted or built since a pass that left nothing waiting: nothing to do (no scan of the calls).
+    const { key } = await this.counters();
+    if (key === this.idleAt) return;
+    let waiting = false;
     const withCalls = await this.store.rows<{ project_id: string; day: string; last_us: string }>(
       PROJECT_DAYS_SQL,
       {},
@@ -137,15 +149,18 @@ export class CallFacts {
       const cov = await this.coverage(projectId);
       const current = new Set(cov?.current.map((d) => d.day));
       built += current.size;
-      const due = [...days]
-        .filter(([day, lastUs]) => !current.has(day) && (day < today || lastUs / 1000 < now - this.opts.settleMs))
-        .map(([d]) => d);
+      const unbuilt = [...days].filter(([day]) => !current.has(day));
+      const due = unbuilt.filter(([day, lastUs]) => day < today || lastUs / 1000 < now - this.opts.settleMs).map(([d]) => d);
+      // A day not settled yet is due at a later pass, whatever is written meanwhile.
+      if (due.length < unbuilt.length) waiting = true;
       if (due.length === 0) continue;
       await this.build(projectId, due);
+      waiting = true;
       built += due.length;
     }
     metrics.analyticsFactsDays.set(built);
-    await this.removeSuperseded(now);
+    if (await this.removeSuperseded(now)) waiting = true;
+    this.idleAt = waiting ? undefined : key;
   }
 
   /** Builds `days` of a project as one new build, then makes it current for those days. */
@@ -165,7 +180,7 @@ export class CallFacts {
     );
     await this.store.insertRows(
       'call_facts_days',
-      days.map((day) => ({ project_id: projectId, day, build, calls: counts.get(day) ?? 0, ...mark })),
+      days.map((day) => ({ project_id: projectId, day, build, calls: counts.get(day) ?? 0, ...mark, format: FACTS_FORMAT })),
       { name: 'facts.days_insert' },
     );
     metrics.analyticsFactsBuildSeconds.observe((performance.now() - started) / 1000);
@@ -175,15 +190,17 @@ export class CallFacts {
     );
   }
 
-  private async removeSuperseded(now: number): Promise<void> {
-    const graceUs = (now - this.opts.graceMs) * 1000;
-    const q = supersededFactsCountQuery(graceUs);
+  /** Removes the superseded builds past their grace; true while any superseded build is left (a later pass removes it). */
+  private async removeSuperseded(now: number): Promise<boolean> {
+    const q = supersededFactsCountQuery(now * 1000);
     const left = await this.store.row<{ n: string }>(q.sql, q.params, { name: 'facts.superseded' });
-    if (Number(left?.n ?? 0) === 0) return;
+    if (Number(left?.n ?? 0) === 0) return false;
+    const graceUs = (now - this.opts.graceMs) * 1000;
     const p = new Params();
     await this.store.command(deleteStatement('call_facts', supersededFactsWhere(p, graceUs), this.store.cluster), p.values, {
       name: 'facts.remove_superseded',
     });
+    return true;
   }
 }
 

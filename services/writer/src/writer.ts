@@ -67,7 +67,7 @@ function countDelivery(batch: readonly CallPartEnvelope[], outcome: BatchOutcome
     }
     const halves = callHalves(facts);
     if (halves === 0) continue;
-    const entrance: StoredEntrance = (envelope.v !== 2 && envelope.entrance) || 'unknown';
+    const entrance: StoredEntrance = envelope.entrance ?? 'unknown';
     const key = `${entrance} ${facts.project_id}`;
     let g = groups.get(key);
     if (!g) groups.set(key, (g = { project: facts.project_id, entrance, stored: 0, dead: 0, oldest: null }));

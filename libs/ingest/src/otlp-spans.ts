@@ -1,6 +1,7 @@
 import { convertExportRequest, decodeExportTraceServiceRequest, OtlpRequestError, parseOtlpJson, type SpanRejection } from '@weft/otlp';
-import { encodeCallPartRows, redactCallParts, type EncodedCallPartRows } from '@weft/ingest';
-import { endPart, startPart, wholeCallPart, type CallPartRow } from '@weft/store';
+import { encodeCallPartRows, type EncodedCallPartRows } from './call-batch';
+import { redactCallParts } from './redaction';
+import { endPart, startPart, wholeCallPart, type CallPartRow, type CallPartRowBinaryEncoder } from '@weft/store';
 
 /** An OTLP export request as it arrived: protobuf bytes, OTLP/JSON text, or already decoded (the contract's /otel/v1/trace body). */
 export type OtlpPayload = { protobuf: Uint8Array } | { json: string } | { decoded: unknown };
@@ -82,8 +83,8 @@ export function spansToParts(payload: OtlpPayload, opts: SpanPartsOptions): Span
     // A span is a finished call: one whole-call part.
     rows.push(
       wholeCallPart(
-        startPart(c.start, opts.userId, opts.acceptedAtMicros, opts.maxValueBytes),
-        endPart(c.end, opts.acceptedAtMicros, opts.maxValueBytes),
+        startPart(c.start, opts.userId, opts.acceptedAtMicros, opts.maxValueBytes, c.startedAtMicros),
+        endPart(c.end, opts.acceptedAtMicros, opts.maxValueBytes, c.endedAtMicros),
       ),
     );
   }
@@ -99,9 +100,13 @@ export function spansToParts(payload: OtlpPayload, opts: SpanPartsOptions): Span
 }
 
 /** spansToParts with the parts encoded (RowBinary) and keyed for the bus: the whole of a span's CPU before its publish. */
-export function encodeSpanParts(payload: OtlpPayload, opts: SpanPartsOptions): EncodedSpanParts | SpansRefused {
+export function encodeSpanParts(
+  payload: OtlpPayload,
+  opts: SpanPartsOptions,
+  encoder?: CallPartRowBinaryEncoder,
+): EncodedSpanParts | SpansRefused {
   const parts = spansToParts(payload, opts);
   if (!parts.ok) return parts;
   const { rows, ...rest } = parts;
-  return { ...rest, ...encodeCallPartRows(redactCallParts(rows, opts.redact)) };
+  return { ...rest, ...encodeCallPartRows(redactCallParts(rows, opts.redact), undefined, encoder) };
 }

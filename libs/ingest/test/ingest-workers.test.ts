@@ -1,13 +1,24 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { ApiError, type Caller } from '@weft/core';
 import { defaultRequestLimits, checkRouteJsonBody } from '@weft/http';
-import { callPartCodec, callPartMessage, coalesceCallParts, encodedCallPartMessages, upsertBatchParts } from '@weft/ingest';
+import {
+  callPartCodec,
+  callPartMessage,
+  coalesceCallParts,
+  encodeCallBatch,
+  encodedCallPartMessages,
+  inlineSpanConverter,
+  IngestWorkers,
+  ingestWorkerCount,
+  upsertBatchParts,
+  workerSpanConverter,
+  type CallBatchRefused,
+  type CallBatchTask,
+  type EncodedCallBatch,
+} from '@weft/ingest';
 import { encodeExportTraceServiceRequest } from '@weft/otlp';
 import { exportRequest } from '../../../bench/otlp-span-mix';
 import { callItems } from '../../../bench/sample-calls';
-import { encodeCallBatch, type CallBatchRefused, type CallBatchTask, type EncodedCallBatch } from '../src/call-batches';
-import { IngestWorkers, ingestWorkerCount } from '../src/ingest-workers';
-import { inlineSpanConverter, workerSpanConverter } from '../src/span-conversion';
 
 const opts = { projectId: 'acme/otel', runId: null, userId: 'u-1', acceptedAtMicros: 1_714_564_800_000_000 };
 const pool = new IngestWorkers(2);

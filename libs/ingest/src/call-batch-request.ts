@@ -3,7 +3,9 @@ import { ApiError, type Caller } from '@weft/core';
 // The checks alone, not @weft/http's index: a worker thread need not load the HTTP server.
 import { checkRouteJsonBody } from '@weft/http/route-body';
 import type { RequestLimits } from '@weft/http';
-import { encodeCallPartRows, redactCallParts, upsertBatchParts, type EncodedCallPartRows } from '@weft/ingest';
+import type { CallPartRowBinaryEncoder } from '@weft/store';
+import { encodeCallPartRows, upsertBatchParts, type EncodedCallPartRows } from './call-batch';
+import { redactCallParts } from './redaction';
 
 /** One /call/upsert_batch body, as an ingest worker takes it. */
 export interface CallBatchTask {
@@ -39,7 +41,7 @@ export interface CallBatchRefused {
  * (checkRouteJsonBody), make its parts and response (upsertBatchParts), encode the parts
  * (encodeCallPartRows). The same bytes, keys and response as the serving thread's path.
  */
-export function encodeCallBatch(task: CallBatchTask): EncodedCallBatch | CallBatchRefused {
+export function encodeCallBatch(task: CallBatchTask, encoder?: CallPartRowBinaryEncoder): EncodedCallBatch | CallBatchRefused {
   let body;
   try {
     body = checkRouteJsonBody('callUpsertBatch', task.body, task.caller, task.limits);
@@ -48,7 +50,7 @@ export function encodeCallBatch(task: CallBatchTask): EncodedCallBatch | CallBat
     return { ok: false, status: e.status, reason: e.reason, field: e.field, extra: e.extra, headers: e.headers };
   }
   const { rows, res, endTraceIds } = upsertBatchParts(body.batch, task.caller, task.acceptedAtMicros, task.limits.maxValueBytes);
-  return { ok: true, res, ...encodeCallPartRows(redactCallParts(rows, task.redact), endTraceIds) };
+  return { ok: true, res, ...encodeCallPartRows(redactCallParts(rows, task.redact), endTraceIds, encoder) };
 }
 
 /** The refusal as the error the serving thread's checks would have thrown. */

@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
 import { DIST_URL, type Logger } from '@weft/core';
+import type { IngestTaskName } from './conversions';
 
 /**
  * The worker's entry: compiled, its own bundle beside the server's (scripts/build.ts); from the
@@ -9,11 +10,8 @@ import { DIST_URL, type Logger } from '@weft/core';
 const WORKER_URL =
   typeof WEFT_COMPILED !== 'undefined' ? new URL('ingest-worker.mjs', DIST_URL) : new URL('./ingest-worker.mjs', import.meta.url);
 
-/** A task of ingest-worker.ts, by the name of the function that runs it. */
-export type IngestTaskName = 'convertSpans' | 'convertCallBatch';
-
 /**
- * The gateway's ingest worker threads. The CPU-heavy half of its hot write routes is pure: an
+ * The ingest worker threads (the gateway's). The CPU-heavy half of its hot write routes is pure: an
  * OTLP request's spans (decode, convert, rows) and an upsert batch's calls (parse, the edge's
  * checks, rows), each ending in the parts' RowBinary bytes. A request's body costs the serving
  * thread 40–60 CPU-µs per call or span when it does all of it, so one JavaScript thread caps

@@ -247,7 +247,7 @@ export class BatchingStage<I> {
     return done;
   }
 
-  /** The lanes with something queued or being sent. */
+  /** Every lane offered to so far. */
   laneNames(): string[] {
     return [...this.lanes.keys()];
   }
@@ -407,23 +407,23 @@ export class BatchingStage<I> {
       if (this.opts.canSend && !this.opts.canSend(lane.name)) return;
       const wait = this.gather(lane, afterSend);
       if (wait) await wait;
-      const parts: Part<I>[] = [];
       const batch: I[] = [];
       let count = 0;
       let bytes = 0;
+      let take = 0;
       const maxBytes = this.opts.maxBatchBytes ?? Infinity;
-      while (lane.queue.length > 0) {
-        const next = lane.queue[0]!;
-        if (parts.length > 0 && (count + next.count > this.opts.maxBatchItems || bytes + next.bytes > maxBytes)) break;
-        lane.queue.shift();
-        lane.queuedCount -= next.count;
-        lane.queuedBytes -= next.bytes;
+      for (; take < lane.queue.length; take++) {
+        const next = lane.queue[take]!;
+        if (take > 0 && (count + next.count > this.opts.maxBatchItems || bytes + next.bytes > maxBytes)) break;
         count += next.count;
         bytes += next.bytes;
         next.offer.sent = true;
-        parts.push(next);
         for (const it of next.items) batch.push(it);
       }
+      // One splice per batch, not a shift per part: the ingest log's queue can hold 100,000 records.
+      const parts = lane.queue.splice(0, take);
+      lane.queuedCount -= count;
+      lane.queuedBytes -= bytes;
       if (parts.length === 0) continue;
       lane.sendingFrom = parts[0]!.seq;
       const sent = await this.send(lane, batch).finally(() => (lane.sendingFrom = 0));

@@ -147,7 +147,10 @@ export class LogBus<T> implements Bus<T> {
 
   /** Acknowledged: the stage takes it to the store (its answer, "stored", is what read barriers wait for). */
   private enqueue(topic: string, r: Queued): void {
-    void this.stage.offer(topic, [r], r.payload.length, { admitted: true });
+    // Never refused (admitted, no deadline, retried until stored): nothing to catch but the unexpected.
+    this.stage.offer(topic, [r], r.payload.length, { admitted: true }).catch((err: unknown) => {
+      this.opts.log.error({ err, topic }, 'local log: an acknowledged record left the stage unstored');
+    });
   }
 
   async publish(topic: string, messages: BusMessage<T>[]): Promise<void> {

@@ -99,6 +99,120 @@ describe('dependency rules', () => {
     expect(rawClient(" * closed under it (Python's http.client")).toBe(false);
   });
 
+  // Each entity's SQL lives in its repository (ARCHITECTURE.md, "One repository per entity"): a
+  // line of code (comments aside) naming one of its tables outside the files listed for it fails. Migrations (.sql) and tests are not scanned; the bench, like the tests, reaches
+  // tables directly. `tables` matches a table's name wherever it is written; `inSql` only where
+  // SQL or a statement names a table (FROM/JOIN/INTO/TABLE …, `table: '…'`, insertRows('…')),
+  // for names that are also common words.
+  const inSql = (...names: string[]) =>
+    new RegExp(
+      `\\b(?:FROM|JOIN|INTO|TABLE|EXISTS)\\s+(?:${names.join('|')})\\b|(?:table:\\s*|insertRows\\(\\s*)['"\`](?:${names.join('|')})['"\`]`,
+    );
+  const REPOSITORIES: { entity: string; tables: RegExp; files: string[] }[] = [
+    {
+      entity: 'calls',
+      tables: /\b(?:calls_(?:starts|ends|deleted|renames)(?:_view|_output_view)?|call_parts)\b/,
+      files: [
+        'libs/query/src/repositories/calls.ts',
+        // The calls' read model: the query compiler and the plans beside it.
+        'libs/query/src/calls.ts',
+        'libs/query/src/threads.ts',
+        'libs/query/src/own-usage.ts',
+        'libs/query/src/metrics.ts',
+        // Analytics facts, built from the calls.
+        'libs/query/src/call-facts.ts',
+        'libs/query/src/analytics',
+        'services/query/src/call-facts.ts',
+        // The call part: its row, encodings and insert (call_parts feeds the tables above).
+        'libs/store/src/call-part',
+        'libs/store/src/call-parts.ts',
+      ],
+    },
+    { entity: 'costs', tables: /\bllm_token_prices\b/, files: ['libs/query/src/costs.ts', 'libs/query/src/call-facts.ts'] },
+    { entity: 'OTLP log records', tables: /\botel_logs\b/, files: ['libs/query/src/repositories/otel-logs.ts'] },
+    // The read model joins object versions (expanded refs) and feedback (feedback columns) into calls.
+    { entity: 'objects', tables: inSql('object_versions'), files: ['libs/objects/src/objects.ts', 'libs/query/src/calls.ts'] },
+    { entity: 'feedback', tables: inSql('feedback'), files: ['libs/objects/src/feedback.ts', 'libs/query/src/calls.ts'] },
+    {
+      entity: 'tables',
+      tables: inSql('tables', 'table_rows', 'table_rows_index'),
+      files: ['libs/objects/src/tables.ts', 'libs/objects/src/table-diff.ts'],
+    },
+    { entity: 'files', tables: inSql('files'), files: ['libs/objects/src/files.ts'] },
+    { entity: 'project settings', tables: inSql('project_settings'), files: ['libs/objects/src/project-settings.ts'] },
+    { entity: 'keys', tables: /\bweft_(?:api_keys|users|entities|memberships)\b/, files: ['libs/auth/src/key-store.ts'] },
+    {
+      entity: 'annotation queues',
+      tables: inSql('annotation_queues', 'annotation_queue_items', 'annotator_queue_items_progress'),
+      files: ['libs/objects/src/annotation-queues.ts'],
+    },
+    // Entities a single service owns.
+    { entity: 'deletion jobs', tables: inSql('deletion_jobs'), files: ['services/gateway/src/deletion-jobs.ts'] },
+    { entity: "dead letters' actions", tables: inSql('dead_letter_actions'), files: ['services/gateway/src/dead-letter-sources.ts'] },
+    {
+      entity: 'evaluation runs',
+      tables: inSql('evaluation_runs', 'evaluation_cancels'),
+      files: ['services/inference/src/evaluation-registry.ts'],
+    },
+    { entity: 'monitor leases', tables: inSql('monitor_leases'), files: ['services/inference/src/monitor-leases.ts'] },
+    { entity: 'models', tables: inSql('models'), files: ['services/inference/src/models.ts'] },
+  ];
+  /** A line without its comment (a comment line, or a trailing `//` outside a string). */
+  const withoutComment = (line: string) => {
+    if (/^\s*(?:\*|\/\*|\/\/)/.test(line)) return '';
+    // Strings blanked to the same length, so the first `//` left is a comment's.
+    const blanked = line.replace(/'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|`(?:[^`\\]|\\.)*`/g, (m) => ' '.repeat(m.length));
+    const at = blanked.indexOf('//');
+    return at < 0 ? line : line.slice(0, at);
+  };
+  const productSources = sources.filter((file) => !file.startsWith('bench/') && !file.includes('/test/'));
+  // The store names every table in its DDL (the sharding keys of the cluster form).
+  const DDL = ['libs/store/src/cluster-ddl.ts', 'libs/store/src/migrate.ts'];
+  for (const repo of REPOSITORIES) {
+    it(`the SQL of ${repo.entity} is in its repository`, () => {
+      const stray = productSources
+        .filter((file) => ![...repo.files, ...DDL].some((f) => file.startsWith(f)))
+        .flatMap((file) =>
+          readFileSync(join(REPO_ROOT, file), 'utf8')
+            .split('\n')
+            .flatMap((line, i) => (repo.tables.test(withoutComment(line)) ? [`${file}:${i + 1}: ${line.trim()}`] : [])),
+        );
+      expect(stray, `move these statements into ${repo.files[0]} (a function named for what it does)`).toEqual([]);
+    });
+  }
+  it('catches SQL on a table (the matcher itself)', () => {
+    const calls = REPOSITORIES[0]!.tables;
+    expect(calls.test(withoutComment('      `SELECT DISTINCT trace_id FROM calls_starts WHERE project_id = {p:String}`,'))).toBe(true);
+    expect(calls.test(withoutComment("  { table: 'calls_ends', where: `(project_id, id) IN (${CALLS})` },"))).toBe(true);
+    expect(calls.test(withoutComment(' * the start rows of calls_starts name the calls'))).toBe(false);
+    expect(calls.test(withoutComment('const a = 1; // from calls_starts'))).toBe(false);
+    const feedback = inSql('feedback');
+    expect(feedback.test('    `SELECT svc_ref FROM feedback WHERE project_id = ${pid}`')).toBe(true);
+    expect(feedback.test("  { table: 'feedback', where: 'x' },")).toBe(true);
+    expect(feedback.test("await store.insertRows('feedback', rows)")).toBe(true);
+    expect(feedback.test("throw badRequest('feedback: too large', 'feedback')")).toBe(false);
+  });
+
+  // "Packages export what their users need": these name each export in src/index.ts (typecheck
+  // then proves every user's import is there). libs/core, libs/bus and libs/runtime still
+  // re-export whole modules.
+  const NAMED_EXPORTS = [
+    ...packages.filter((p) => p.startsWith('services/')),
+    ...['api', 'auth', 'digest', 'http', 'ingest', 'objects', 'otlp', 'query', 'store'].map((name) => `libs/${name}`),
+    'tools/harness',
+  ];
+  // Modules still re-exported whole, while their surface is being shaped.
+  const WHOLE = ["export * from './call-facts';"];
+  it('packages export by name', () => {
+    const whole = NAMED_EXPORTS.flatMap((pkg) =>
+      readFileSync(join(REPO_ROOT, pkg, 'src/index.ts'), 'utf8')
+        .split('\n')
+        .filter((line) => /^export \*/.test(line) && !WHOLE.includes(line.trim()))
+        .map((line) => `${pkg}/src/index.ts: ${line}`),
+    );
+    expect(whole, 'name what other packages import: export { a, type B } from ...').toEqual([]);
+  });
+
   it('catches a forbidden import (the matcher itself)', () => {
     expect(matches('@weft/svc-*', '@weft/svc-gateway', 'libs/x/src/a.ts')).toBe(true);
     expect(matches('@weft/store', '@weft/store', 'libs/bus/src/a.ts')).toBe(true);

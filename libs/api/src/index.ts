@@ -1,24 +1,45 @@
-export * from './common';
-export * from './calls';
-export * from './objects';
-export * from './inference';
-export * from './endpoints';
-export * from './validate';
-export * from './openapi';
-export * from './extra-endpoints';
-export * from './routes';
-export * from './analytics';
-export * from './reference-requests';
-export * from './usage';
-export * from './call-stats';
-export * from './otel-logs';
-export * from './project-settings';
-export * from './deletions';
-export * from './dead-letters';
-export * from './delivery';
-export * from './annotation-queues';
-export * from './actions';
-export * from './evaluations';
-export * from './table-diff';
-export * from './users';
+// What other packages use, by name (a package that needs more adds it here).
+export { type CallFilter, isJsonObject, jsonObject, projectId } from './common';
+export {
+  type Call,
+  callEndBody,
+  type CallEndBody,
+  type CallsQueryStatsReq,
+  type CallsStreamQueryReq,
+  callStartBody,
+  type CallStartBody,
+  thread,
+  type ThreadsStreamQueryReq,
+} from './calls';
+export { type CostCreateReq, objectVersion, tableRow } from './objects';
+export type { ChatCompletionReq, CompletionsCreateReq, EmbeddingReq, ResponsesReq, TextCompletionReq } from './inference';
+export { type EndpointName, endpoints, type EndpointSpec, type RequestOf, type ResponseOf } from './endpoints';
+export { INVALID_BODY_STATUS, parseBody } from './validate';
+export { buildOpenApiDocument, type DocumentedRoute, openApiPath, ROUTE_TAGS, type RouteDoc } from './openapi';
+export { type CompletedCall, extraEndpoints, FILE_CREATE_PATH, publishedExtraEndpoints } from './extra-endpoints';
+export { type RouteName, type RouteRequestOf, type RouteResponseOf, type RouteSpec, routeSpecs } from './routes';
+export {
+  type AnalyticsQueryReq,
+  type AnalyticsQueryRes,
+  CALL_EXPORT_COLUMNS,
+  type CallExportColumn,
+  type CallsAggregateReq,
+  callsAggregateRes,
+  type CallsAggregateRes,
+  type CallsExportReq,
+  type ProjectsListReq,
+  projectSummary,
+  type ProjectSummary,
+  type TableExportReq,
+} from './analytics';
+export { svcAliasOf } from './reference-requests';
+export { CALL_METRICS, STAT_AGGREGATIONS, USAGE_METRICS } from './call-stats';
+export type { OtelLogRecord, OtelLogsQueryReq } from './otel-logs';
+export { ttlSettingsRes, ttlSettingsUpdateReq } from './project-settings';
+export { deletionStatusRes } from './deletions';
+export { projectDeliveryRes } from './delivery';
+export { type AnnotationQueue, type AnnotationQueueItem, QUEUE_ITEM_SORT_FIELDS, QUEUE_SORT_FIELDS } from './annotation-queues';
+export { type ActionConfig, actionSpec } from './actions';
+export type { EvaluationStatus } from './evaluations';
+export { MAX_TABLE_DIFF_ROWS, type TableDiffReq } from './table-diff';
 export { v2ProjectOf } from './v2-objects';

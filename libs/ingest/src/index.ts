@@ -1,11 +1,23 @@
-export * from './envelope';
-export * from './call-ingest';
-export * from './coalesce';
-export * from './call-batch';
-export * from './redaction';
-export * from './sampling';
-export * from './ingest-settings';
-export * from './call-batch-request';
-export * from './otlp-spans';
-export * from './conversions';
-export * from './ingest-workers';
+// What other packages use, by name (a package that needs more adds it here).
+export {
+  callHalves,
+  callPartCodec,
+  type CallPartEnvelope,
+  callPartFacts,
+  callPartIdentity,
+  callPartInsertable,
+  callPartMessage,
+  encodedCallPartMessages,
+  enteredCallPartMessage,
+  projectOfCallPartKey,
+} from './envelope';
+export { CallIngest } from './call-ingest';
+export { coalesceCallParts } from './coalesce';
+export { callEndPart, callStartPart, encodeCallPartRows, upsertBatchParts } from './call-batch';
+export { redactCallPart, redactJsonText, redactText } from './redaction';
+export { type SamplingSetting, traceFraction, traceKept } from './sampling';
+export { INGEST_SAMPLING_SETTING, IngestSettings, ingestSettingsFor, isPiiPolicy, PII_POLICY_SETTING } from './ingest-settings';
+export { callBatchError, type CallBatchRefused, type CallBatchTask, encodeCallBatch, type EncodedCallBatch } from './call-batch-request';
+export { type OtlpPayload, spansToParts } from './otlp-spans';
+export { convertersFor, IngestConversions, inlineSpanConverter, type SpanConverter, workerSpanConverter } from './conversions';
+export { ingestWorkerCount, IngestWorkers, ingestWorkersFor } from './ingest-workers';

@@ -1,4 +1,5 @@
 import { RetryableError, type Logger } from '@weft/core';
+import { listProjectSettings } from '@weft/objects';
 import type { Store } from '@weft/store';
 import { PII_POLICIES, type PiiPolicy } from './redaction';
 import type { SamplingSetting } from './sampling';
@@ -69,15 +70,11 @@ export class IngestSettings {
   }
 
   private async read(): Promise<void> {
-    const rows = await this.store.rows<{ project_id: string; name: string; value_json: string }>(
-      `SELECT project_id, name, value_json FROM project_settings FINAL WHERE name IN ({names:Array(String)})`,
-      { names: [PII_POLICY_SETTING, INGEST_SAMPLING_SETTING] },
-      { name: 'ingest.settings' },
-    );
+    const rows = await listProjectSettings(this.store, [PII_POLICY_SETTING, INGEST_SAMPLING_SETTING], 'ingest.settings');
     const redact = new Set<string>();
     const sampling = new Map<string, SamplingSetting>();
     for (const row of rows) {
-      const value = JSON.parse(row.value_json) as unknown;
+      const value = row.value;
       if (row.name === PII_POLICY_SETTING && value === 'pii-v1') redact.add(row.project_id);
       // A project back at rate 1 without a dry run samples nothing: left out.
       if (row.name === INGEST_SAMPLING_SETTING && isSampling(value) && (value.sample_rate < 1 || value.dry_run))

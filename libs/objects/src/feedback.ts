@@ -1,8 +1,23 @@
 import { ApiError, badRequest, clickHouseToIso, generateId, nowMicros, microsToClickHouse } from '@weft/core';
 import { RawJson, pythonJsonDumps, toJsonText } from '@weft/digest';
-import { Params, compileQuery, jsonFieldRef, sortTerms, splitFieldPath, type FieldRef, type FieldResolver } from '@weft/query';
+import {
+  CALLS_OF_USER_WHERE,
+  Params,
+  callRefsSql,
+  compileQuery,
+  expiredCallRefsSql,
+  expiredRowsSql,
+  jsonFieldRef,
+  sortTerms,
+  splitFieldPath,
+  type FieldRef,
+  type FieldResolver,
+  type RetentionTable,
+  type TableRows,
+} from '@weft/query';
 import { deleteStatement, type Store } from '@weft/store';
 import type { RequestOf } from '@weft/api';
+import { isLiveQueue } from './annotation-queues';
 import { checkAnnotationValue } from './annotation-spec';
 import { normalizeReaction } from './reactions';
 import { parseRef } from './refs';
@@ -113,14 +128,8 @@ async function checkAgainstStore(store: Store, req: FeedbackCreateInput): Promis
   if (req.annotation_ref && req.feedback_type.startsWith('wandb.annotation.'))
     await checkAnnotationValue(store, req.project_id, req.annotation_ref, req.payload);
   if (req.queue_id) {
-    const p = new Params();
-    const queue = await store.row(
-      `SELECT 1 FROM annotation_queues FINAL
-        WHERE project_id = ${p.str(req.project_id)} AND id = ${p.str(req.queue_id)} AND deleted_at IS NULL LIMIT 1`,
-      p.values,
-      { name: 'feedback.checkAgainstStore' },
-    );
-    if (queue === undefined) throw badRequest(`queue_id: Queue ${req.queue_id} not found or has been deleted`, 'queue_id');
+    if (!(await isLiveQueue(store, req.project_id, req.queue_id)))
+      throw badRequest(`queue_id: Queue ${req.queue_id} not found or has been deleted`, 'queue_id');
   }
 }
 
@@ -373,3 +382,24 @@ export async function feedbackForRefs(store: Store, projectId: string, refs: str
   }
   return out;
 }
+
+/** A data subject's feedback (a deletion job's step): the feedback on their calls. */
+export const USER_FEEDBACK_ROWS: TableRows = { table: 'feedback', where: `svc_ref IN (${callRefsSql(CALLS_OF_USER_WHERE)})` };
+
+/**
+ * Feedback as retention removes it, before the calls (CALL_RETENTION): what hangs on an expired
+ * call goes with it (found through its start row, so before those rows go), and any feedback
+ * written before the cutoff.
+ */
+export const FEEDBACK_RETENTION: RetentionTable = {
+  table: 'feedback',
+  expired: (c, p) => {
+    const written = expiredRowsSql(c, 'created_at', p);
+    const calls = expiredCallRefsSql(c, p);
+    return written && calls ? `(${written}) OR svc_ref IN (${calls})` : null;
+  },
+};
+
+/** The refs that have feedback of the project (`pid`, a parameter) whose trigger ref starts with `triggerPrefix` (a parameter): a monitor's scored calls. */
+export const refsWithTriggeredFeedbackSql = (pid: string, triggerPrefix: string) =>
+  `SELECT svc_ref FROM feedback WHERE project_id = ${pid} AND startsWith(ifNull(trigger_ref, ''), ${triggerPrefix})`;

@@ -86,3 +86,7 @@ export async function filesStats(store: Store, projectId: string): Promise<{ tot
   );
   return { total_size_bytes: Number(row?.total ?? 0) };
 }
+
+/** A scalar subquery: the stored bytes of a project's files, each file once. */
+export const filesStorageBytesSql = (pid: string) =>
+  `SELECT sum(size) FROM (SELECT any(size_bytes) AS size FROM files WHERE project_id = ${pid} GROUP BY digest)`;

@@ -1,10 +1,41 @@
-export * from './refs';
-export * from './json-path';
-export * from './object-classes';
-export * from './objects';
-export * from './tables';
-export * from './feedback';
-export * from './resolve';
-export * from './files';
-export * from './project-settings';
-export * from './table-diff';
+// What other packages use; the package's own tests import its modules directly.
+export { callRef, objectRef, parseRef, tableRef } from './refs';
+export { splitDotted } from './json-path';
+export { isDict } from './object-classes';
+export {
+  createObject,
+  deleteObjectVersions,
+  objectsOfClass,
+  objectsStorageBytesSql,
+  projectObjectActivitySql,
+  queryObjects,
+  readObject,
+  type ObjectVersionOut,
+} from './objects';
+export { createTable, queryTableRows, tableRowCount, tableStats, tablesStorageBytesSql, updateTable } from './tables';
+export { diffTables } from './table-diff';
+export {
+  FEEDBACK_RETENTION,
+  USER_FEEDBACK_ROWS,
+  createFeedback,
+  feedbackForRefs,
+  purgeFeedback,
+  queryFeedback,
+  refsWithTriggeredFeedbackSql,
+  replaceFeedback,
+} from './feedback';
+export { resolveRefs } from './resolve';
+export {
+  USER_QUEUE_ITEM_ROWS,
+  addCalls,
+  createQueue,
+  deleteQueue,
+  queryItems,
+  queryQueues,
+  queuesStats,
+  readQueue,
+  updateProgress,
+  updateQueue,
+} from './annotation-queues';
+export { createFile, filesStats, filesStorageBytesSql, readFile, readFiles } from './files';
+export { listProjectSetting, listProjectSettings, readProjectSetting, writeProjectSetting } from './project-settings';

@@ -315,3 +315,25 @@ export async function readObjectVals(
   }
   return out;
 }
+
+/** Per project within `scope` (a condition on project_id): its object versions and latest write (µs), as rows (project_id, calls = 0, objects, last). */
+export const projectObjectActivitySql = (scope: string) =>
+  `SELECT project_id, 0 AS calls, uniqExact(kind, object_id, digest) AS objects, toUnixTimestamp64Micro(max(created_at)) AS last
+    FROM object_versions WHERE ${scope} GROUP BY project_id`;
+
+/** A scalar subquery: the stored bytes of a project's object versions, each version once. */
+export const objectsStorageBytesSql = (pid: string) =>
+  `SELECT sum(size) FROM (SELECT any(length(val_dump)) AS size FROM object_versions WHERE project_id = ${pid} GROUP BY kind, object_id, digest)`;
+
+/** Every (project, object id) with a version of base class `baseClass`, across projects (deleted versions too: readObject decides). */
+export async function objectsOfClass(
+  store: Store,
+  baseClass: string,
+  statement: string,
+): Promise<{ project_id: string; object_id: string }[]> {
+  return store.rows<{ project_id: string; object_id: string }>(
+    `SELECT DISTINCT project_id, object_id FROM object_versions WHERE kind = 'object' AND base_object_class = {c:String}`,
+    { c: baseClass },
+    { name: statement },
+  );
+}

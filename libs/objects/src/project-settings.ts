@@ -44,3 +44,18 @@ export async function listProjectSetting(store: Store, name: ProjectSettingName)
     value: JSON.parse(r.value_json),
   }));
 }
+
+/** Every project's latest value of each setting in `names` (`statement`: the caller's statement name). */
+export async function listProjectSettings(
+  store: Store,
+  names: readonly ProjectSettingName[],
+  statement: string,
+): Promise<{ project_id: string; name: ProjectSettingName; value: unknown }[]> {
+  return (
+    await store.rows<{ project_id: string; name: ProjectSettingName; value_json: string }>(
+      `SELECT project_id, name, value_json FROM project_settings FINAL WHERE name IN ({names:Array(String)})`,
+      { names },
+      { name: statement },
+    )
+  ).map((r) => ({ project_id: r.project_id, name: r.name, value: JSON.parse(r.value_json) as unknown }));
+}

@@ -432,3 +432,6 @@ export async function readTableRowVals(store: Store, projectId: string, digests:
     out.set(r.digest, r.val_dump);
   return out;
 }
+
+/** A scalar subquery: the stored bytes of a project's table rows. */
+export const tablesStorageBytesSql = (pid: string) => `SELECT sum(length(val_dump)) FROM table_rows FINAL WHERE project_id = ${pid}`;

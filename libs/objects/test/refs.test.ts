@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { jsonPathOf, parseRef } from '../src/index';
+import { jsonPathOf } from '../src/json-path';
+import { parseRef } from '../src/refs';
 
 describe('refs', () => {
   it('parses the reference scheme for objects, ops, tables and calls', () => {

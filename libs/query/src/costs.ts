@@ -1,8 +1,17 @@
-import type { RequestOf } from '@weft/api';
-import { ApiError } from '@weft/core';
+import type { CostCreateReq, RequestOf } from '@weft/api';
+import { ApiError, clickHouseToIso, generateId, microsToClickHouse, nowMicros, parseTimestampMicros } from '@weft/core';
+import { deleteStatement, type Store } from '@weft/store';
 import { compileQuery, type FieldRef, type FieldResolver } from './expr';
 import { USAGE_TYPE } from './own-usage';
 import { Params, type BuiltQuery } from './params';
+import { purgeIds } from './purge-ids';
+import { endedCallSummariesSql } from './repositories/calls';
+
+/*
+ * The costs' repository: every statement on llm_token_prices (the seeded default prices and the
+ * projects' own), the SQL that prices a call's usage with them (the calls' compiler uses it), and
+ * /cost/query, /cost/create, /cost/purge and a batch of calls' costs.
+ */
 
 /** Columns of llm_token_prices, as fields of /cost/query (filters, sorts, `fields`). */
 export const COST_FIELDS: Record<string, FieldRef['kind']> = {
@@ -219,9 +228,7 @@ export function buildCallCostsQuery(projectId: string, callIds: string[]): Built
   const p = new Params();
   const pid = p.str(projectId);
   const ids = p.strArray(callIds);
-  const calls = `SELECT s.id AS id, s.started_at AS started_at, e.summary_dump AS summary_dump
-      FROM (SELECT id, started_at FROM calls_starts WHERE project_id = ${pid} AND id IN ${ids} LIMIT 1 BY id) AS s
-      INNER JOIN (SELECT id, summary_dump FROM calls_ends WHERE project_id = ${pid} AND id IN ${ids} LIMIT 1 BY id) AS e ON e.id = s.id`;
+  const calls = endedCallSummariesSql(pid, ids);
   const sql = `SELECT * EXCEPT (rn) FROM (
   SELECT u.call_id AS call_id, u.llm_id AS llm_id, u.requests AS requests, u.prompt_tokens AS prompt_tokens,
     u.completion_tokens AS completion_tokens, u.total_tokens AS total_tokens,
@@ -271,4 +278,104 @@ export function buildUsageCostQuery(projectId: string, entries: UsageEntry[]): B
   const sql = `SELECT ${callTotalCostSql(pid)} AS cost, length(arrayFilter(u -> NOT mapContains(${prices}, u.1), usage)) AS unpriced
     FROM (SELECT now64(6) AS started_at, CAST([${tuples.join(', ')}], '${USAGE_TYPE}') AS usage)`;
   return { sql, params: p.values };
+}
+
+/**
+ * Costs per model for a batch of calls (reference §3.7), keyed by call id then llm id: the token
+ * counts of summary.usage priced with the price in force at the call's start.
+ */
+export async function callCosts(store: Store, projectId: string, callIds: string[]): Promise<Map<string, Record<string, unknown>>> {
+  const out = new Map<string, Record<string, unknown>>();
+  if (callIds.length === 0) return out;
+  const { sql, params } = buildCallCostsQuery(projectId, callIds);
+  for (const r of await store.rows<CallUsagePriceRow>(sql, params, { name: 'costs.callCosts' })) {
+    const costs = out.get(r.call_id) ?? {};
+    const uncachedPrompt = r.prompt_tokens - r.cache_read_input_tokens - r.cache_creation_input_tokens;
+    // The reference's entry has no cache fields: they are added only for a call that counted cached tokens.
+    const cached = Number(r.cache_read_input_tokens) !== 0 || Number(r.cache_creation_input_tokens) !== 0;
+    costs[r.llm_id] = {
+      requests: r.requests,
+      prompt_tokens: r.prompt_tokens,
+      completion_tokens: r.completion_tokens,
+      total_tokens: r.total_tokens,
+      prompt_tokens_total_cost: uncachedPrompt * r.prompt_token_cost,
+      completion_tokens_total_cost: r.completion_tokens * r.completion_token_cost,
+      prompt_token_cost: r.prompt_token_cost,
+      completion_token_cost: r.completion_token_cost,
+      prompt_token_cost_unit: r.prompt_token_cost_unit,
+      completion_token_cost_unit: r.completion_token_cost_unit,
+      effective_date: r.effective_date,
+      created_at: r.created_at,
+      provider_id: r.provider_id,
+      pricing_level: r.pricing_level,
+      pricing_level_id: r.pricing_level_id,
+      created_by: r.created_by,
+      ...(cached
+        ? {
+            cache_read_input_tokens: r.cache_read_input_tokens,
+            cache_creation_input_tokens: r.cache_creation_input_tokens,
+            cache_read_input_tokens_total_cost: r.cache_read_input_tokens * r.cache_read_input_token_cost,
+            cache_creation_input_tokens_total_cost: r.cache_creation_input_tokens * r.cache_creation_input_token_cost,
+            cache_read_input_token_cost: r.cache_read_input_token_cost,
+            cache_creation_input_token_cost: r.cache_creation_input_token_cost,
+          }
+        : {}),
+    };
+    out.set(r.call_id, costs);
+  }
+  return out;
+}
+
+/** /cost/query: `{results}` with only the requested fields; times as ISO 8601. */
+export async function queryCosts(store: Store, req: CostQueryReq): Promise<{ results: Record<string, unknown>[] }> {
+  const { sql, params, fields } = buildCostQuery(req);
+  const rows = await store.rows<Record<string, unknown>>(sql, params, { name: 'costs.queryCosts' });
+  for (const r of rows) {
+    for (const f of ['effective_date', 'created_at'])
+      if (fields.includes(f) && typeof r[f] === 'string') r[f] = clickHouseToIso(r[f] as string);
+  }
+  return { results: rows };
+}
+
+/**
+ * POST /cost/create (the reference's SDK endpoint, outside the 20 of the interface): adds
+ * project-level prices. Response `{ids: [[cost_id, llm_id], ...]}` as the reference's CH server.
+ */
+export async function createCosts(store: Store, req: CostCreateReq, userId: string): Promise<{ ids: [string, string][] }> {
+  const now = microsToClickHouse(nowMicros());
+  const rows = Object.entries(req.costs).map(([llmId, c]) => ({
+    id: generateId(),
+    pricing_level: 'project',
+    pricing_level_id: req.project_id,
+    provider_id: c.provider_id ?? 'default',
+    llm_id: llmId,
+    effective_date: c.effective_date ? microsToClickHouse(parseTimestampMicros(c.effective_date)!) : now,
+    prompt_token_cost: c.prompt_token_cost,
+    prompt_token_cost_unit: c.prompt_token_cost_unit,
+    completion_token_cost: c.completion_token_cost,
+    completion_token_cost_unit: c.completion_token_cost_unit,
+    cache_read_input_token_cost: c.cache_read_input_token_cost,
+    cache_creation_input_token_cost: c.cache_creation_input_token_cost,
+    created_by: userId,
+    created_at: now,
+  }));
+  if (rows.length) await store.insertRows('llm_token_prices', rows, { name: 'costs.createCosts' });
+  return { ids: rows.map((r) => [r.id, r.llm_id]) };
+}
+
+/**
+ * POST /cost/purge (the SDK's `purge_costs`): removes the project's own prices named by id
+ * (the query may name nothing else, as the reference); the default prices are never touched.
+ */
+export async function purgeCosts(store: Store, projectId: string, expr: Record<string, unknown>): Promise<Record<string, never>> {
+  const ids = purgeIds(expr, 'Can only purge costs by specifying one or more cost ids');
+  if (ids.length === 0) return {};
+  const p = new Params();
+  const where = `pricing_level = 'project' AND pricing_level_id = ${p.str(projectId)} AND id IN ${p.strArray(ids)}`;
+  const [{ n } = { n: 0 }] = await store.rows<{ n: number }>(`SELECT count() AS n FROM llm_token_prices WHERE ${where}`, p.values, {
+    name: 'costs.purgeCosts',
+  });
+  // A DELETE is a mutation: issued only when a price matches.
+  if (Number(n) > 0) await store.command(deleteStatement('llm_token_prices', where, store.cluster), p.values, { name: 'costs.purgeCosts' });
+  return {};
 }

@@ -1,14 +1,32 @@
-export * from './params';
-export * from './expr';
-export * from './calls';
-export * from './call-fields';
-export * from './costs';
-export * from './threads';
-export * from './aggregates';
-export * from './purge-ids';
-export * from './own-usage';
-export * from './metrics';
-export * from './usage-rollup';
-export * from './call-stats';
-export * from './retention';
+// What other packages use, by name (a package that needs more adds it here).
+export { Params } from './params';
+export { compileQuery, type FieldRef, type FieldResolver, jsonFieldRef, sortTerms, splitFieldPath } from './expr';
+export { buildCallsStatsQuery, callSizesSql, CallsQueryPlan, type Cursor, type PageSpec, traceSizesSql } from './calls';
+export { CallFieldResolver } from './call-fields';
+export { buildUsageCostQuery, callCosts, createCosts, purgeCosts, queryCosts, type UsageEntry } from './costs';
+export { buildThreadsQuery, threadCandidatesQuery } from './threads';
+export { CallsAggregatePlan, chooseBucketSeconds } from './aggregates';
+export { MetricsQueryPlan } from './metrics';
+export { buildOwnUsageRowsQuery, type OwnUsageRow, rollUpUsage, type UsageByModel } from './usage-rollup';
+export { callStatsGranularity, CallStatsPlan } from './call-stats';
+export { expiredRowsSql, type RetentionCutoffs, type RetentionTable } from './retention';
+// The analytics facts' surface is still being shaped: all of it, for now.
 export * from './call-facts';
+export {
+  CALL_RETENTION,
+  callProgress,
+  callRefsSql,
+  CALLS_OF_USER_SQL,
+  CALLS_OF_USER_WHERE,
+  callsStorageBytesSql,
+  callStartAndEnded,
+  expiredCallRefsSql,
+  liveCallBodies,
+  liveCallsForQueue,
+  liveCallsInTracesOf,
+  projectCallActivitySql,
+  type TableRows,
+  traceIdsOf,
+  USER_CALL_ROWS,
+} from './repositories/calls';
+export { insertLogRecords, projectHasSpanEvents, queryLogRecords, spanEvents } from './repositories/otel-logs';

@@ -1,13 +1,36 @@
-export * from './connection';
-export * from './statements';
-export * from './migrate';
-export * from './call-part-row';
-export * from './call-parts';
-export * from './truncated-value';
-export * from './errors';
-export * from './call-part-tsv';
-export * from './cluster-ddl';
-export * from './call-part-rowbinary';
-export * from './parquet';
-export * from './data-dir-lock';
-export * from './backup';
+// What other packages use (tests and benches included); the package's own tests import its modules directly.
+export { openStore, type InsertSettings, type RawRowFormat, type Store } from './connection';
+export type { StoreStatements } from './statements';
+export { isRowRejection } from './errors';
+export {
+  BASELINE_VERSION,
+  PRE_1_0_MIGRATIONS,
+  RETIRED_TABLES,
+  latestMigration,
+  loadMigrations,
+  migrate,
+  waitForMigrations,
+} from './migrate';
+export { deleteStatement, localTable, physicalDeleteStatement } from './cluster-ddl';
+export { CALL_PART_COLUMNS, type CallPartRow } from './call-part-row';
+export {
+  endPart,
+  insertCallParts,
+  isEndPart,
+  isStartPart,
+  isWholeCallPart,
+  startPart,
+  wholeCallPart,
+  type EncodedCallParts,
+} from './call-parts';
+export { callPartTsvLine, encodeCallPartsTsv } from './call-part-tsv';
+export {
+  callPartRowBinaryEnd,
+  callPartRowBinaryFacts,
+  CallPartRowBinaryEncoder,
+  decodeCallPartRowBinary,
+  encodeCallPartsRowBinary,
+  type CallPartFacts,
+} from './call-part-rowbinary';
+export { jsonLinesToParquet, jsonlToParquet } from './parquet';
+export { backupDataDir, restoreDataDir } from './backup';

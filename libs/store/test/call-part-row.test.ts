@@ -2,7 +2,8 @@ import { mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_ROOT } from '@weft/harness';
-import { CALL_PART_COLUMNS, CALL_PART_TYPES, callPartRowSchema, migrate, openStore, type Store } from '@weft/store';
+import { migrate, openStore, type Store } from '@weft/store';
+import { CALL_PART_COLUMNS, CALL_PART_TYPES, callPartRowSchema } from '../src/call-part-row';
 
 // The row schema is the one definition of a call part; the table the migrations make must agree.
 let store: Store;

@@ -5,16 +5,14 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '@weft/core';
 import {
   ClusterDdlError,
-  MIGRATIONS_TABLE_DDL,
   SHARDING_KEYS,
   clusterStatements,
   deleteStatement,
-  physicalDeleteStatement,
-  loadMigrations,
   localTable,
-  migrationPlan,
-  openStore,
-} from '../src/index';
+  physicalDeleteStatement,
+} from '../src/cluster-ddl';
+import { openStore } from '../src/connection';
+import { MIGRATIONS_TABLE_DDL, loadMigrations, migrationPlan } from '../src/migrate';
 
 /**
  * The cluster form of the migrations (CLICKHOUSE_CLUSTER). chDB is one process and cannot run

@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isPermanent, metricsRegistry } from '@weft/core';
-import { isRowRejection, isStoreError, openStore, type StoreError, type Store } from '../src/index';
+import { openStore, type Store } from '../src/connection';
+import { isRowRejection, isStoreError, type StoreError } from '../src/errors';
 
 // One embedded store for this file (chDB allows one data path per process).
 let store: Store;

@@ -1,1 +1,2 @@
-export * from './commands';
+// weft's CLI is a program (main.ts): no package imports it.
+export {};

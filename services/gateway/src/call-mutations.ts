@@ -1,5 +1,5 @@
 import { badRequest, nowMicros } from '@weft/core';
-import { notDeletedSql, Params } from '@weft/query';
+import { liveCallsInTracesOf } from '@weft/query';
 import type { CallPartRow, Store } from '@weft/store';
 import type { CallIngest } from '@weft/ingest';
 
@@ -46,16 +46,7 @@ export class CallMutations {
 
   /** The given live calls and, recursively by parent_id, their live descendants. */
   private async withDescendants(projectId: string, callIds: string[]): Promise<string[]> {
-    const p = new Params();
-    const project = p.str(projectId);
-    const rows = await this.store.rows<{ id: string; parent_id: string | null }>(
-      `SELECT DISTINCT id, parent_id FROM calls_starts
-        WHERE project_id = ${project} AND trace_id IN (
-            SELECT trace_id FROM calls_starts WHERE project_id = ${project} AND id IN ${p.strArray(callIds)})
-          AND ${notDeletedSql(project)}`,
-      p.values,
-      { name: 'call-mutations.withDescendants' },
-    );
+    const rows = await liveCallsInTracesOf(this.store, projectId, callIds);
     const children = new Map<string, string[]>();
     const live = new Set<string>();
     for (const r of rows) {

@@ -1,35 +1,25 @@
+import { USER_FEEDBACK_ROWS, USER_QUEUE_ITEM_ROWS } from '@weft/objects';
+import { CALLS_OF_USER_WHERE, USER_CALL_ROWS, type TableRows } from '@weft/query';
 import type { Store } from '@weft/store';
 
 /** One physical delete of a job: a table and the rows that go (`{target:String}` is the job's target). */
-export interface DeletionStep {
-  table: string;
-  where: string;
-}
+export type DeletionStep = TableRows;
 
 export type DeletionKind = 'project' | 'user';
 
-/** The calls of the data subject, as (project_id, id) pairs. */
-const CALLS_OF_USER = 'SELECT project_id, id FROM calls_starts WHERE svc_user_id = {target:String}';
-
 /**
  * A data-subject request: every call of a `svc_user_id` in every project, and what hangs on it
- * — its end, renames, deletion marks, the feedback on it, its annotation queue items. In this
- * order, one after the other: calls_starts, which names the calls, goes last, so a job cut
- * short and run again still finds what the earlier steps were to delete.
+ * — the feedback on it, its annotation queue items, then its rows (USER_CALL_ROWS: the start
+ * rows, which name the calls, last), so a job cut short and run again still finds what the
+ * earlier steps were to delete.
  */
 const USER_STEPS: readonly DeletionStep[] = [
-  {
-    table: 'feedback',
-    where: `svc_ref IN (SELECT concat('weave:///', project_id, '/call/', id) FROM calls_starts WHERE svc_user_id = {target:String})`,
-  },
-  { table: 'annotation_queue_items', where: `(project_id, call_id) IN (${CALLS_OF_USER})` },
-  { table: 'calls_ends', where: `(project_id, id) IN (${CALLS_OF_USER})` },
-  { table: 'calls_renames', where: `(project_id, id) IN (${CALLS_OF_USER})` },
-  { table: 'calls_deleted', where: `(project_id, id) IN (${CALLS_OF_USER})` },
-  { table: 'calls_starts', where: 'svc_user_id = {target:String}' },
+  USER_FEEDBACK_ROWS,
+  USER_QUEUE_ITEM_ROWS,
+  ...USER_CALL_ROWS,
   // Analytics facts keep a copy of each call's user (libs/query call-facts.ts): last, once no
   // call of the user is left to build them from again.
-  { table: 'call_facts', where: 'svc_user_id = {target:String}' },
+  { table: 'call_facts', where: CALLS_OF_USER_WHERE },
 ];
 
 /** Tables built from the others (analytics facts): a project's go last, once nothing is left to build them from. */

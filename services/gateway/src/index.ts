@@ -1,6 +1,2 @@
-export * from './routes';
-export * from './otel';
-export * from './otlp-http';
-export * from './objects';
-export * from './role';
-export * from './otlp-grpc';
+// What other packages use, by name (a package that needs more adds it here).
+export { gatewayRole } from './role';

@@ -7,6 +7,7 @@ import {
   parseOtlpJson,
   type LogsPartialSuccess,
 } from '@weft/otlp';
+import { insertLogRecords } from '@weft/query';
 import type { Store } from '@weft/store';
 import type { OtlpPayload } from '@weft/ingest';
 
@@ -74,7 +75,7 @@ export class OtelLogsIngest {
         }
       }
     }
-    if (conversion.rows.length > 0) await this.store.insertRows('otel_logs', conversion.rows, { name: 'otel-logs.ingest' });
+    if (conversion.rows.length > 0) await insertLogRecords(this.store, conversion.rows);
     metrics.otlpLogRecordsAccepted.inc({ transport }, conversion.rows.length);
     for (const r of conversion.rejections) metrics.otlpLogRecordsRejected.inc({ reason: r.reason, transport });
     for (const r of conversion.rejections.slice(0, MAX_LOGGED_REJECTIONS)) {

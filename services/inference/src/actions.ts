@@ -2,7 +2,7 @@ import { actionSpec, type ActionConfig, type RouteRequestOf } from '@weft/api';
 import { badRequest } from '@weft/core';
 import { parseLosslessJson, pythonJsonDumps, RawJson } from '@weft/digest';
 import { callRef, createFeedback, parseRef, readObject } from '@weft/objects';
-import { Params } from '@weft/query';
+import { liveCallBodies } from '@weft/query';
 import type { Store } from '@weft/store';
 import { askJudge, type JudgeRecorder, type JudgeTrace } from './judge-model';
 import type { UpstreamRegistry } from './upstreams';
@@ -125,18 +125,7 @@ export class Actions {
 
   /** The calls that exist and are not deleted, with their inputs and output (null while running). */
   private async readCalls(projectId: string, ids: string[]): Promise<TargetCall[]> {
-    const p = new Params();
-    const pid = p.str(projectId);
-    const list = p.strArray(ids);
-    const rows = await this.store.rows<{ id: string; inputs_dump: string | null; output_dump: string | null }>(
-      `SELECT s.id AS id, s.inputs_dump AS inputs_dump, e.output_dump AS output_dump
-        FROM (SELECT id, inputs_dump FROM calls_starts FINAL WHERE project_id = ${pid} AND id IN ${list}) AS s
-        LEFT JOIN (SELECT id, output_dump FROM calls_ends FINAL WHERE project_id = ${pid} AND id IN ${list}) AS e ON e.id = s.id
-        WHERE s.id NOT IN (SELECT id FROM calls_deleted WHERE project_id = ${pid} AND id IN ${list})
-        SETTINGS join_use_nulls = 1`,
-      p.values,
-      { name: 'actions.call_bodies' },
-    );
+    const rows = await liveCallBodies(this.store, projectId, ids);
     const parse = (text: string | null) => (text ? parseLosslessJson(text) : null);
     const byId = new Map(rows.map((r) => [r.id, { id: r.id, inputs: parse(r.inputs_dump), output: parse(r.output_dump) }]));
     // In the order asked.

@@ -3,7 +3,7 @@ import { ApiError, badRequest, type Caller, type Logger } from '@weft/core';
 import { RawJson } from '@weft/digest';
 import type { CallIngest } from '@weft/ingest';
 import { callRef, createObject, createTable, parseRef, queryTableRows, readObject, resolveRefs } from '@weft/objects';
-import { buildUsageCostQuery, CallsQueryPlan, Params, type UsageEntry } from '@weft/query';
+import { buildUsageCostQuery, callProgress, CallsQueryPlan, callStartAndEnded, type UsageEntry } from '@weft/query';
 import type { Store } from '@weft/store';
 import { EvaluationRegistry, runId, type RunKey } from './evaluation-registry';
 import { LlmCall } from './llm-call';
@@ -295,26 +295,7 @@ export class EvaluationRuns {
   async status(req: { project_id: string; call_id: string }): Promise<{ status: EvaluationStatus }> {
     // The run's calls may be acknowledged but not stored yet (the all-in-one's ingest log).
     await this.caughtUp?.();
-    const p = new Params();
-    const pid = p.str(req.project_id);
-    const id = p.str(req.call_id);
-    const row = await this.store.row<{
-      attributes_dump: string | null;
-      ended: number | null;
-      output_dump: string | null;
-      exception: string | null;
-      completed: string | number;
-    }>(
-      `SELECT s.attributes_dump AS attributes_dump, e.ended AS ended, e.output_dump AS output_dump, e.exception AS exception,
-          (SELECT count() FROM (SELECT c.id FROM calls_starts AS c FINAL
-             WHERE c.project_id = ${pid} AND c.parent_id = ${id} AND position(ifNull(c.op_name, ''), '${PREDICT_AND_SCORE}') > 0
-               AND c.id IN (SELECT id FROM calls_ends WHERE project_id = ${pid}))) AS completed
-        FROM (SELECT id, attributes_dump FROM calls_starts FINAL WHERE project_id = ${pid} AND id = ${id}) AS s
-        LEFT JOIN (SELECT id, 1 AS ended, output_dump, exception FROM calls_ends FINAL WHERE project_id = ${pid} AND id = ${id}) AS e ON e.id = s.id
-        SETTINGS join_use_nulls = 1`,
-      p.values,
-      { name: 'evaluations.status' },
-    );
+    const row = await callProgress(this.store, req.project_id, req.call_id, PREDICT_AND_SCORE);
     const attrs = row?.attributes_dump ? (JSON.parse(row.attributes_dump) as RootAttributes) : null;
     // Only the root of a server-side run has a status; any other call is not one.
     // (its rows carry the worker's eval meta too; only the root carries the run's row count).
@@ -405,22 +386,7 @@ export class EvaluationRuns {
 
   /** The root call of a run, as resume needs it; null when there is none. */
   private async readRoot(key: RunKey) {
-    const p = new Params();
-    const pid = p.str(key.project_id);
-    const id = p.str(key.call_id);
-    const row = await this.store.row<{
-      trace_id: string;
-      inputs_dump: string | null;
-      attributes_dump: string | null;
-      svc_user_id: string | null;
-      ended: string | number;
-    }>(
-      `SELECT trace_id, inputs_dump, attributes_dump, svc_user_id,
-          (SELECT count() FROM calls_ends WHERE project_id = ${pid} AND id = ${id}) AS ended
-        FROM calls_starts FINAL WHERE project_id = ${pid} AND id = ${id} LIMIT 1`,
-      p.values,
-      { name: 'evaluations.root' },
-    );
+    const row = await callStartAndEnded(this.store, key.project_id, key.call_id);
     if (!row) return null;
     const inputs = (row.inputs_dump ? JSON.parse(row.inputs_dump) : {}) as { self?: unknown; model?: unknown };
     const attrs = (row.attributes_dump ? JSON.parse(row.attributes_dump) : {}) as RootAttributes;

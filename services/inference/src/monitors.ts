@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { metrics, type Logger } from '@weft/core';
 import { parseLosslessJson, RawJson } from '@weft/digest';
-import { callRef, createFeedback, parseRef, readObject } from '@weft/objects';
+import { callRef, createFeedback, objectsOfClass, parseRef, readObject, refsWithTriggeredFeedbackSql } from '@weft/objects';
 import { CallsQueryPlan } from '@weft/query';
 import type { Store } from '@weft/store';
 import { readScorers, runScorer, type ScoreResult, type Scorer } from './scorers';
@@ -127,11 +127,7 @@ export class MonitorWorker {
 
   /** The latest live version of every Monitor object whose `active` is true. */
   private async activeMonitors(): Promise<ActiveMonitor[]> {
-    const monitors = await this.store.rows<{ project_id: string; object_id: string }>(
-      `SELECT DISTINCT project_id, object_id FROM object_versions WHERE kind = 'object' AND base_object_class = 'Monitor'`,
-      undefined,
-      { name: 'monitors.active' },
-    );
+    const monitors = await objectsOfClass(this.store, 'Monitor', 'monitors.active');
     const out: ActiveMonitor[] = [];
     for (const { project_id, object_id } of monitors) {
       let obj;
@@ -214,7 +210,7 @@ export class MonitorWorker {
       WHERE ended_at IS NOT NULL AND ended_at >= fromUnixTimestamp64Micro(${p.add(m.sinceUs, 'Int64')}, 'UTC')
         AND cityHash64(id, ${p.str(m.name)}) % 1000000 < ${p.add(Math.round(rate * 1_000_000), 'UInt64')}
         AND concat('weave:///', ${pid}, '/call/', id) NOT IN (
-          SELECT svc_ref FROM feedback WHERE project_id = ${pid} AND startsWith(ifNull(trigger_ref, ''), ${p.str(`weave:///${m.projectId}/object/${m.name}:`)}))
+          ${refsWithTriggeredFeedbackSql(pid, p.str(`weave:///${m.projectId}/object/${m.name}:`))})
       ORDER BY ended_at LIMIT ${p.int(this.opts.batchCalls)}`;
     const calls = await this.store.rows<{ id: string; inputs_dump: string | null; output_dump: string | null; ended_us: string }>(
       sql,
@@ -258,7 +254,7 @@ export class MonitorWorker {
         HAVING last_end <= now64(6) - toIntervalMillisecond(${p.add(quietMs, 'UInt64')})
           AND cityHash64(grp, ${p.str(m.name)}) % 1000000 < ${p.add(Math.round(rate * 1_000_000), 'UInt64')})
       WHERE concat('weave:///', ${pid}, '/call/', last_id) NOT IN (
-        SELECT svc_ref FROM feedback WHERE project_id = ${pid} AND startsWith(ifNull(trigger_ref, ''), ${p.str(`weave:///${m.projectId}/object/${m.name}:`)}))
+        ${refsWithTriggeredFeedbackSql(pid, p.str(`weave:///${m.projectId}/object/${m.name}:`))})
       ORDER BY last_end LIMIT ${p.int(this.opts.batchCalls)}`;
     const groups = await this.store.rows<{
       id: string;

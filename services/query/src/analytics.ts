@@ -7,7 +7,8 @@ import type {
   ProjectSummary,
 } from '@weft/api';
 import { ApiError, metrics, type Caller } from '@weft/core';
-import { CallsAggregatePlan, chooseBucketSeconds, MetricsQueryPlan, Params } from '@weft/query';
+import { projectObjectActivitySql } from '@weft/objects';
+import { CallsAggregatePlan, chooseBucketSeconds, MetricsQueryPlan, Params, projectCallActivitySql } from '@weft/query';
 import type { Store } from '@weft/store';
 import type { CallFacts } from './call-facts';
 
@@ -29,11 +30,9 @@ export async function listProjects(store: Store, caller: Caller, req: ProjectsLi
     scope = `(${caller.entities.map((e) => `startsWith(project_id, ${p.str(`${e}/`)})`).join(' OR ')})`;
   }
   const sql = `SELECT project_id, toInt64(sum(calls)) AS call_count, toInt64(sum(objects)) AS object_count, max(last) AS last_us FROM (
-    SELECT project_id, uniqExact(id) AS calls, 0 AS objects, toUnixTimestamp64Micro(max(started_at)) AS last
-    FROM calls_starts WHERE ${scope} GROUP BY project_id
+    ${projectCallActivitySql(scope)}
     UNION ALL
-    SELECT project_id, 0 AS calls, uniqExact(kind, object_id, digest) AS objects, toUnixTimestamp64Micro(max(created_at)) AS last
-    FROM object_versions WHERE ${scope} GROUP BY project_id
+    ${projectObjectActivitySql(scope)}
   ) GROUP BY project_id ORDER BY last_us DESC, project_id LIMIT ${p.int(req.limit || DEFAULT_PROJECTS_LIMIT)}`;
   const rows = await store.rows<{
     project_id: string;

@@ -46,8 +46,12 @@ export class CallFacts {
   private running: Promise<void> | undefined;
   private stopped = false;
   private lastBuild = 0;
-  /** The engine's counters at the end of a pass that left nothing to do later; a pass at the same counters is skipped. */
-  private idleAt: string | undefined;
+  /**
+   * The engine's counters a pass saw, and until when nothing is due at those counters (an
+   * unsettled day settling, a superseded build's grace ending): a pass before then at the same
+   * counters is skipped.
+   */
+  private idle: { key: string; until: number } | undefined;
   /** Each project's last coverage, and the engine's counters it was computed at. */
   private readonly coverages = new Map<string, { key: string; coverage: FactsCoverage | undefined }>();
 
@@ -127,10 +131,10 @@ export class CallFacts {
   /** One pass: every project's days that need a build and have settled, built; superseded builds removed. */
   async pass(): Promise<void> {
     const now = Date.now();
-    // Nothing written, deleted or built since a pass that left nothing waiting: nothing to do (no scan of the calls).
+    // Nothing written, deleted or built since the last pass, and nothing it left has come due: nothing to do (no scan of the calls).
     const { key } = await this.counters();
-    if (key === this.idleAt) return;
-    let waiting = false;
+    if (this.idle?.key === key && now < this.idle.until) return;
+    let until = Infinity;
     const withCalls = await this.store.rows<{ project_id: string; day: string; last_us: string }>(
       PROJECT_DAYS_SQL,
       {},
@@ -150,17 +154,20 @@ export class CallFacts {
       const current = new Set(cov?.current.map((d) => d.day));
       built += current.size;
       const unbuilt = [...days].filter(([day]) => !current.has(day));
-      const due = unbuilt.filter(([day, lastUs]) => day < today || lastUs / 1000 < now - this.opts.settleMs).map(([d]) => d);
-      // A day not settled yet is due at a later pass, whatever is written meanwhile.
-      if (due.length < unbuilt.length) waiting = true;
+      const due: string[] = [];
+      for (const [day, lastUs] of unbuilt) {
+        // Today's calls settle `settleMs` after the last one started, or when the day ends.
+        const settles = day < today ? now : Math.min(lastUs / 1000 + this.opts.settleMs, Date.parse(`${day}T00:00:00Z`) + 86_400_000);
+        if (settles <= now) due.push(day);
+        else until = Math.min(until, settles);
+      }
       if (due.length === 0) continue;
       await this.build(projectId, due);
-      waiting = true;
       built += due.length;
     }
     metrics.analyticsFactsDays.set(built);
-    if (await this.removeSuperseded(now)) waiting = true;
-    this.idleAt = waiting ? undefined : key;
+    until = Math.min(until, await this.removeSuperseded(now));
+    this.idle = { key, until };
   }
 
   /** Builds `days` of a project as one new build, then makes it current for those days. */
@@ -190,17 +197,20 @@ export class CallFacts {
     );
   }
 
-  /** Removes the superseded builds past their grace; true while any superseded build is left (a later pass removes it). */
-  private async removeSuperseded(now: number): Promise<boolean> {
+  /**
+   * Removes the superseded builds past their grace; answers when the ones left (replaced less
+   * than `graceMs` ago) will be past theirs (Infinity: none left).
+   */
+  private async removeSuperseded(now: number): Promise<number> {
     const q = supersededFactsCountQuery(now * 1000);
     const left = await this.store.row<{ n: string }>(q.sql, q.params, { name: 'facts.superseded' });
-    if (Number(left?.n ?? 0) === 0) return false;
+    if (Number(left?.n ?? 0) === 0) return Infinity;
     const graceUs = (now - this.opts.graceMs) * 1000;
     const p = new Params();
     await this.store.command(deleteStatement('call_facts', supersededFactsWhere(p, graceUs), this.store.cluster), p.values, {
       name: 'facts.remove_superseded',
     });
-    return true;
+    return now + this.opts.graceMs;
   }
 }
 

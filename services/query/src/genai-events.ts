@@ -1,6 +1,6 @@
 import type { Call } from '@weft/api';
 import { conversationFromEvents, GENAI_MESSAGE_EVENTS } from '@weft/otlp';
-import { Params } from '@weft/query';
+import { projectHasSpanEvents, spanEvents } from '@weft/query';
 import type { Store } from '@weft/store';
 
 /**
@@ -23,14 +23,7 @@ const isObj = (v: unknown): v is Json => !!v && typeof v === 'object' && !Array.
  * streamed as ClickHouse builds their lines, with nothing to join. One indexed `LIMIT 1` read.
  */
 export async function projectHasGenAiEvents(store: Store, projectId: string): Promise<boolean> {
-  const p = new Params();
-  const hit = await store.row(
-    `SELECT 1 FROM otel_logs WHERE project_id = ${p.str(projectId)} AND event_name IN ${p.strArray(EVENTS)}
-      AND span_id IS NOT NULL LIMIT 1`,
-    p.values,
-    { name: 'genai-events.projectHasGenAiEvents' },
-  );
-  return hit !== undefined;
+  return projectHasSpanEvents(store, projectId, EVENTS);
 }
 
 /** An OTLP span's call missing a half of its conversation. */
@@ -42,20 +35,11 @@ const hasChoices = (output: unknown): boolean => isObj(output) && 'choices' in o
 export async function fillFromGenAiEvents(store: Store, projectId: string, calls: Call[]): Promise<void> {
   const wanting = calls.filter(lacksConversation);
   if (wanting.length === 0) return;
-  const p = new Params();
-  const rows = await store.rows<{
-    trace_id: string | null;
-    span_id: string;
-    event_name: string;
-    body_dump: string;
-    attributes_dump: string;
-  }>(
-    `SELECT trace_id, span_id, event_name, body_dump, attributes_dump FROM otel_logs
-      WHERE project_id = ${p.str(projectId)} AND span_id IN ${p.strArray(wanting.map((c) => c.id))}
-        AND event_name IN ${p.strArray(EVENTS)}
-      ORDER BY time`,
-    p.values,
-    { name: 'genai-events.fillFromGenAiEvents' },
+  const rows = await spanEvents(
+    store,
+    projectId,
+    wanting.map((c) => c.id),
+    EVENTS,
   );
   const bySpan = new Map<string, typeof rows>();
   for (const r of rows) {

@@ -1,5 +1,2 @@
-export * from './routes';
-export * from './calls';
-export * from './objects';
-export * from './call-enrichment';
-export * from './role';
+// What other packages use, by name (a package that needs more adds it here).
+export { queryRole } from './role';

@@ -1,26 +1,17 @@
 import type { OtelLogRecord, OtelLogsQueryReq } from '@weft/api';
-import type { LogRecordRow } from '@weft/otlp';
-import { Params } from '@weft/query';
+import { queryLogRecords } from '@weft/query';
 import type { Store } from '@weft/store';
-
-/** A stored record as read back: the row libs/otlp writes, less its project. */
-type LogRow = Omit<LogRecordRow, 'project_id'>;
 
 /** A project's stored OTLP log records, newest first (the ingest side: services/gateway otel-logs.ts). */
 export async function queryOtelLogs(store: Store, req: OtelLogsQueryReq): Promise<{ logs: OtelLogRecord[] }> {
-  const p = new Params();
-  const where = [`project_id = ${p.str(req.project_id)}`];
-  if (req.trace_id) where.push(`trace_id = ${p.str(req.trace_id)}`);
-  if (req.span_id) where.push(`span_id = ${p.str(req.span_id)}`);
-  if (req.event_name) where.push(`event_name = ${p.str(req.event_name)}`);
-  const rows = await store.rows<LogRow>(
-    `SELECT time, observed_time, trace_id, span_id, severity_number, severity_text, event_name, body_dump,
-        body_truncated, attributes_dump, resource_dump, scope_name, scope_version
-      FROM otel_logs WHERE ${where.join(' AND ')}
-      ORDER BY time DESC LIMIT ${Number(req.limit)} OFFSET ${Number(req.offset)}`,
-    p.values,
-    { name: 'otel-logs.queryOtelLogs' },
-  );
+  const rows = await queryLogRecords(store, {
+    projectId: req.project_id,
+    traceId: req.trace_id,
+    spanId: req.span_id,
+    eventName: req.event_name,
+    limit: req.limit,
+    offset: req.offset,
+  });
   return {
     logs: rows.map((r) => ({
       time: isoOf(r.time),

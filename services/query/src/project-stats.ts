@@ -1,6 +1,7 @@
 import type { RouteRequestOf } from '@weft/api';
 import { badRequest } from '@weft/core';
-import { Params } from '@weft/query';
+import { filesStorageBytesSql, objectsStorageBytesSql, tablesStorageBytesSql } from '@weft/objects';
+import { callsStorageBytesSql, Params } from '@weft/query';
 import type { Store } from '@weft/store';
 
 /**
@@ -24,12 +25,12 @@ export async function projectStats(store: Store, req: RouteRequestOf<'projectSta
   const p = new Params();
   const pid = p.str(req.project_id);
   const part = (on: boolean, sql: string) => (on ? `toInt64(ifNull((${sql}), 0))` : 'toInt64(0)');
+  const calls = callsStorageBytesSql(pid);
   const sql = `SELECT
-    ${part(want.trace, `SELECT sum(attributes_size_bytes + inputs_size_bytes) FROM calls_starts FINAL WHERE project_id = ${pid}`)}
-      + ${part(want.trace, `SELECT sum(output_size_bytes + summary_size_bytes) FROM calls_ends FINAL WHERE project_id = ${pid}`)} AS trace_storage_size_bytes,
-    ${part(want.objects, `SELECT sum(size) FROM (SELECT any(length(val_dump)) AS size FROM object_versions WHERE project_id = ${pid} GROUP BY kind, object_id, digest)`)} AS objects_storage_size_bytes,
-    ${part(want.tables, `SELECT sum(length(val_dump)) FROM table_rows FINAL WHERE project_id = ${pid}`)} AS tables_storage_size_bytes,
-    ${part(want.files, `SELECT sum(size) FROM (SELECT any(size_bytes) AS size FROM files WHERE project_id = ${pid} GROUP BY digest)`)} AS files_storage_size_bytes`;
+    ${part(want.trace, calls.starts)} + ${part(want.trace, calls.ends)} AS trace_storage_size_bytes,
+    ${part(want.objects, objectsStorageBytesSql(pid))} AS objects_storage_size_bytes,
+    ${part(want.tables, tablesStorageBytesSql(pid))} AS tables_storage_size_bytes,
+    ${part(want.files, filesStorageBytesSql(pid))} AS files_storage_size_bytes`;
   const [row] = await store.rows<Record<string, number | string>>(sql, p.values, { name: 'project-stats.projectStats', signal });
   return {
     trace_storage_size_bytes: Number(row?.trace_storage_size_bytes ?? 0),

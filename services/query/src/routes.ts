@@ -10,7 +10,7 @@ import { countCalls, needsEnrichment, readCall, streamCallLines, streamCalls } f
 import { fillFromGenAiEvents, projectHasGenAiEvents, withGenAiEvents } from './genai-events';
 import { withExpandedRefsAndFeedback } from './call-enrichment';
 import { objectReadRoutes } from './objects';
-import { createCosts, purgeCosts, queryCosts } from './costs';
+import { createCosts, purgeCosts, queryCosts } from '@weft/query';
 import { filesStats } from '@weft/objects';
 import { streamThreads } from './threads';
 import { queryOtelLogs } from './otel-logs';
@@ -27,7 +27,7 @@ import {
   readQueue,
   updateProgress,
   updateQueue,
-} from './annotation-queues';
+} from '@weft/objects';
 
 export interface QueryDeps {
   store: Store;

@@ -1,5 +1,5 @@
 import type { RouteRequestOf } from '@weft/api';
-import { buildOwnUsageRowsQuery, rollUpUsage, type OwnUsageRow, type UsageByModel } from '@weft/query';
+import { buildOwnUsageRowsQuery, rollUpUsage, traceIdsOf, type OwnUsageRow, type UsageByModel } from '@weft/query';
 import type { Store } from '@weft/store';
 
 interface UsageAnswer {
@@ -39,14 +39,4 @@ export async function callsUsage(store: Store, req: RouteRequestOf<'callsUsage'>
   const call_usage: Record<string, UsageByModel> = {};
   for (const id of req.call_ids) call_usage[id] = found.usage[id] ?? {};
   return { call_usage, unfinished_call_ids: found.unfinished };
-}
-
-async function traceIdsOf(store: Store, projectId: string, callIds: string[], signal: AbortSignal): Promise<string[]> {
-  return (
-    await store.rows<{ trace_id: string }>(
-      `SELECT DISTINCT trace_id FROM calls_starts WHERE project_id = {p:String} AND id IN {ids:Array(String)} AND trace_id IS NOT NULL`,
-      { p: projectId, ids: callIds },
-      { name: 'usage.traceIdsOf', signal },
-    )
-  ).map((r) => r.trace_id);
 }

@@ -90,6 +90,13 @@ export async function listDashboards(projectId: string, signal: AbortSignal): Pr
   return [DEFAULT_DASHBOARD_ID, ...ids.filter((id) => id !== DEFAULT_DASHBOARD_ID).sort()];
 }
 
+/** An /analytics/query body as the UI sends it. */
+export type MetricsQueryBody = Record<string, unknown> & {
+  metrics: string[];
+  dimensions?: string[];
+  top?: { dimension: string; n: number };
+};
+
 export interface MetricsAnswer {
   rows: Record<string, unknown>[];
   truncated: boolean;
@@ -104,7 +111,7 @@ export function chartQuery(
   spec: ChartSpec,
   view: { filter?: Record<string, unknown>; query?: { $expr: Record<string, unknown> } },
   opFilter: (op: string) => OpCondition,
-): Record<string, unknown> {
+): MetricsQueryBody {
   const filter = { ...view.filter };
   let query = view.query;
   // The chart's own op narrows the view's (names and prefixes as in the calls filter).
@@ -113,7 +120,7 @@ export function chartQuery(
     if (op.op_names) filter.op_names = op.op_names;
     if (op.expr) query = { $expr: query ? { $and: [query.$expr, op.expr] } : op.expr };
   }
-  const body: Record<string, unknown> = {
+  const body: MetricsQueryBody = {
     project_id: projectId,
     dimensions: spec.dimensions,
     metrics: spec.metrics,

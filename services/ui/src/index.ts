@@ -1,1 +1,2 @@
-export * from './routes';
+// What other packages use, by name (a package that needs more adds it here).
+export { uiRoutes } from './routes';

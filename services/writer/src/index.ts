@@ -1,3 +1,3 @@
-export * from './writer';
-export * from './role';
-export * from './retention';
+// What other packages use, by name (a package that needs more adds it here).
+export { writerRole } from './role';
+export { RetentionSweeper } from './retention';

@@ -1,9 +1,12 @@
 import { metrics, type Logger } from '@weft/core';
-import { listProjectSetting } from '@weft/objects';
-import { Params, RETENTION_TABLES, type RetentionCutoffs } from '@weft/query';
+import { FEEDBACK_RETENTION, listProjectSetting } from '@weft/objects';
+import { CALL_RETENTION, Params, type RetentionCutoffs } from '@weft/query';
 import { physicalDeleteStatement, type Store } from '@weft/store';
 
 const DAY_MS = 86_400_000;
+
+/** The tables a pass removes from, in order: feedback first, through the calls it hangs on. */
+const RETENTION_TABLES = [FEEDBACK_RETENTION, ...CALL_RETENTION];
 
 export interface RetentionOptions {
   /** Days kept for projects that set no retention of their own (undefined: forever). */

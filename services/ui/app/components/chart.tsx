@@ -92,7 +92,13 @@ export function ChartView({
   const sum = (d: (number | null)[]) => d.reduce<number>((s, v) => s + (v ?? 0), 0);
   const total = stacked ? series.reduce((s, x) => s + sum(x.data), 0) : sum(series[0]?.data ?? []);
   return (
-    <figure class="chart" data-chart={title} data-total={String(total)} data-points={String(series[0]?.data.length ?? 0)}>
+    <figure
+      class="chart"
+      data-chart={title}
+      data-total={String(total)}
+      data-points={String(series[0]?.data.length ?? 0)}
+      data-labels={JSON.stringify(labels)}
+    >
       <figcaption>{title}</figcaption>
       <div class="chart-box" style={{ height: `${height}px` }}>
         <canvas ref={canvas} role="img" aria-label={title} />

@@ -1,7 +1,7 @@
-import { post } from '../api';
 import { PALETTE } from '../components/palette';
 import { ErrorBox, Loading } from '../components/states';
-import type { ChartSpec, MetricsAnswer } from '../dashboard';
+import type { ChartSpec, MetricsAnswer, MetricsQueryBody } from '../dashboard';
+import { queryMetrics } from '../metrics-batch';
 import { fmtCost, fmtInt, fmtMs, opLabel } from '../format';
 import type * as ChartViewModule from '../components/chart';
 import { useAsync } from '../use-async';
@@ -47,13 +47,13 @@ export function ChartCard({
   onMove,
   onRemove,
 }: {
-  body: Record<string, unknown>;
+  body: MetricsQueryBody;
   spec: ChartSpec;
   ChartView: ChartViewType;
   onMove: (by: number) => void;
   onRemove: () => void;
 }) {
-  const answer = useAsync((signal) => post<MetricsAnswer>('/analytics/query', body, signal), [JSON.stringify(body)]);
+  const answer = useAsync((signal) => queryMetrics(body, signal), [JSON.stringify(body)]);
   const tools = (
     <div class="chart-tools">
       <button type="button" title="Move earlier" aria-label={`Move ${spec.title} earlier`} onClick={() => onMove(-1)}>

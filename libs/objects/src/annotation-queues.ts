@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { QUEUE_ITEM_SORT_FIELDS, QUEUE_SORT_FIELDS, type AnnotationQueue, type AnnotationQueueItem, type RouteRequestOf } from '@weft/api';
 import { badRequest, clickHouseToIso, generateId, microsToClickHouse, notFound } from '@weft/core';
-import { Params } from '@weft/query';
+import { CALLS_OF_USER_SQL, liveCallsForQueue, Params, type TableRows } from '@weft/query';
 import type { Store } from '@weft/store';
 
 /**
@@ -59,6 +59,24 @@ function limitOffset(p: Params, limit: number | null | undefined, offset: number
 async function rows(store: Store, query: string, p: Params, signal?: AbortSignal): Promise<Row[]> {
   return store.rows<Row>(query, p.values, { name: 'annotation-queues.rows', signal });
 }
+
+/** Whether the project has the queue, live (not deleted). */
+export async function isLiveQueue(store: Store, projectId: string, queueId: string): Promise<boolean> {
+  const p = new Params();
+  const queue = await store.row(
+    `SELECT 1 FROM annotation_queues FINAL
+        WHERE project_id = ${p.str(projectId)} AND id = ${p.str(queueId)} AND deleted_at IS NULL LIMIT 1`,
+    p.values,
+    { name: 'feedback.checkAgainstStore' },
+  );
+  return queue !== undefined;
+}
+
+/** A data subject's queue items (a deletion job's step): those of their calls. */
+export const USER_QUEUE_ITEM_ROWS: TableRows = {
+  table: 'annotation_queue_items',
+  where: `(project_id, call_id) IN (${CALLS_OF_USER_SQL})`,
+};
 
 /** A live (not deleted) queue, or 404. */
 async function liveQueue(store: Store, projectId: string, queueId: string): Promise<AnnotationQueue> {
@@ -175,18 +193,7 @@ export async function addCalls(
   const fresh = callIds.filter((id) => !present.has(id));
   if (fresh.length === 0) return { added_count: 0, duplicates: present.size };
 
-  const q = new Params();
-  const qpid = q.str(req.project_id);
-  const qids = q.strArray(fresh);
-  const calls = await rows(
-    store,
-    `SELECT s.id AS id, s.started_at AS started_at, e.ended_at AS ended_at, s.op_name AS op_name, s.trace_id AS trace_id
-     FROM (SELECT id, started_at, op_name, trace_id FROM calls_starts FINAL WHERE project_id = ${qpid} AND id IN ${qids}) AS s
-     LEFT JOIN (SELECT id, ended_at FROM calls_ends FINAL WHERE project_id = ${qpid} AND id IN ${qids}) AS e ON e.id = s.id
-     WHERE s.id NOT IN (SELECT id FROM calls_deleted WHERE project_id = ${qpid} AND id IN ${qids})
-     SETTINGS join_use_nulls = 1`,
-    q,
-  );
+  const calls = await liveCallsForQueue(store, req.project_id, fresh);
   const byId = new Map(calls.map((c) => [String(c.id), c]));
   // Items of one request keep its order: each a microsecond after the previous (created_at sorts them).
   const start = Date.now() * 1000;

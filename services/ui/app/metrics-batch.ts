@@ -1,0 +1,135 @@
+import { post } from './api';
+import type { MetricsAnswer, MetricsQueryBody as Body } from './dashboard';
+
+/**
+ * A dashboard's /analytics/query requests, shared. Each one is a scan of the project's calls (or
+ * their facts), and the engine runs them one after another, so the charts' queries are merged:
+ * requests made in the same turn that differ only in their metrics go out once with all of them
+ * (a chart reads its own), and a `top` over counts and sums is folded here from the whole answer
+ * (the same rows the server's `top` gives), so "Cost per op" and the ops table share one scan.
+ * A merged answer cut at its limit, or a merged request refused, is asked again per chart: a
+ * chart's answer and its error are always its own.
+ */
+
+type Row = Record<string, unknown>;
+
+/** Metrics whose value over a group is the sum of their values over its parts. */
+const ADDITIVE = new Set(['count', 'errors', 'requests', 'prompt_tokens', 'completion_tokens', 'total_tokens', 'cost']);
+/** The value the server gives a `top` dimension outside its top n (libs/query metrics.ts). */
+const OTHER = '__other__';
+
+interface Waiting {
+  body: Body;
+  resolve: (a: MetricsAnswer) => void;
+  reject: (e: unknown) => void;
+}
+
+let pending: Waiting[] = [];
+
+/** The answer to one /analytics/query body, sent merged with the other bodies asked for in this turn. */
+export function queryMetrics(body: Body, signal?: AbortSignal): Promise<MetricsAnswer> {
+  return new Promise<MetricsAnswer>((resolve, reject) => {
+    signal?.addEventListener('abort', () => reject(signal.reason), { once: true });
+    if (pending.length === 0) setTimeout(flush, 0);
+    pending.push({ body, resolve, reject });
+  });
+}
+
+function flush(): void {
+  const groups = new Map<string, Waiting[]>();
+  for (const w of pending) {
+    const key = groupKey(w.body);
+    groups.set(key, [...(groups.get(key) ?? []), w]);
+  }
+  pending = [];
+  for (const waiting of groups.values()) void send(waiting);
+}
+
+/** Whether a body's `top` is folded here: its dimension's counts come with the answer, and every metric adds up. */
+const foldsTop = (b: Body) => b.top !== undefined && b.order_by === undefined && b.metrics.every((m) => ADDITIVE.has(m));
+
+/** What the server is asked for this body when merged: without its metrics, and without a `top` folded here. */
+function shared(b: Body): Record<string, unknown> {
+  const { metrics: _metrics, top, ...rest } = b;
+  return foldsTop(b) ? rest : { ...rest, top };
+}
+
+const groupKey = (b: Body) => JSON.stringify(shared(b), Object.keys(shared(b)).sort());
+
+async function send(waiting: Waiting[]): Promise<void> {
+  if (waiting.length === 1 && !foldsTop(waiting[0]!.body)) return alone(waiting[0]!);
+  const metrics = [...new Set(waiting.flatMap((w) => [...w.body.metrics, ...(foldsTop(w.body) ? ['count'] : [])]))];
+  let answer: MetricsAnswer;
+  try {
+    answer = await post<MetricsAnswer>('/analytics/query', { ...shared(waiting[0]!.body), metrics });
+  } catch {
+    // One chart's bad metric must not take the others' answers: each asks alone.
+    for (const w of waiting) void alone(w);
+    return;
+  }
+  for (const w of waiting) {
+    if (answer.truncated) void alone(w);
+    else w.resolve({ ...answer, rows: ordered(foldsTop(w.body) ? folded(answer.rows, w.body) : answer.rows, w.body) });
+  }
+}
+
+async function alone(w: Waiting): Promise<void> {
+  try {
+    w.resolve(await post<MetricsAnswer>('/analytics/query', w.body));
+  } catch (e) {
+    w.reject(e);
+  }
+}
+
+/** The rows with the `top` dimension's values outside its n with the most calls folded into one (ties: the smaller value first). */
+function folded(rows: Row[], b: Body): Row[] {
+  const { dimension, n } = b.top!;
+  const calls = new Map<unknown, number>();
+  for (const r of rows) calls.set(r[dimension], (calls.get(r[dimension]) ?? 0) + Number(r.count));
+  const kept = new Set(
+    [...calls.entries()]
+      .sort((x, y) => y[1] - x[1] || compare(x[0], y[0]))
+      .slice(0, n)
+      .map(([v]) => v),
+  );
+  const out = new Map<string, Row>();
+  for (const r of rows) {
+    const row: Row = { ...r, [dimension]: kept.has(r[dimension]) ? r[dimension] : OTHER };
+    const key = JSON.stringify((b.dimensions ?? []).map((d) => row[d]));
+    const into = out.get(key);
+    if (!into) out.set(key, row);
+    else for (const m of new Set([...b.metrics, 'count'])) into[m] = Number(into[m]) + Number(row[m]);
+  }
+  return [...out.values()];
+}
+
+/**
+ * The rows in the order the server gives them for this body alone (its `order_by`, the same for
+ * every body merged, or by default its first metric, descending, or time; then every dimension).
+ */
+function ordered(rows: Row[], b: Body): Row[] {
+  if (b.order_by !== undefined) return rows;
+  const dims = b.dimensions ?? [];
+  const first = dims.includes('time') ? { field: 'time', desc: false } : { field: b.metrics[0]!, desc: true };
+  return [...rows].sort((x, y) => {
+    const [u, v] = [x[first.field], y[first.field]];
+    const c = compare(u, v);
+    // Descending, NULLs still last.
+    if (c !== 0) return first.desc && u !== null && u !== undefined && v !== null && v !== undefined ? -c : c;
+    for (const d of dims) {
+      const e = compare(x[d], y[d]);
+      if (e !== 0) return e;
+    }
+    return 0;
+  });
+}
+
+/** Ascending, NULLs last (the server's order for a dimension's values). */
+function compare(a: unknown, b: unknown): number {
+  if (a === b) return 0;
+  if (a === null || a === undefined) return 1;
+  if (b === null || b === undefined) return -1;
+  if (typeof a === 'number' && typeof b === 'number') return a - b;
+  const [x, y] = [typeof a === 'object' ? JSON.stringify(a) : String(a), typeof b === 'object' ? JSON.stringify(b) : String(b)];
+  return x < y ? -1 : x > y ? 1 : 0;
+}

@@ -35,9 +35,11 @@ export interface Subscription {
 }
 
 /**
- * The topic contract between the gateway and the writer. `publish` resolves only once the
- * messages are durable (in-process: handled by the subscriber; Kafka: acknowledged by all
- * in-sync replicas) and rejects with BusUnavailableError when that cannot be promised.
+ * The topic contract between the gateway and the writer: all its users need. `publish`
+ * resolves only once the messages are durable (the ingest log: in its file; ack-after-insert:
+ * handled by the subscriber; Kafka: acknowledged by all in-sync replicas) and rejects with
+ * BusUnavailableError when that cannot be promised. Read-your-writes is not the bus's: the
+ * composition root hands readers a ReadYourWrites (read-your-writes.ts).
  */
 export interface Bus<T> {
   publish(topic: string, messages: BusMessage<T>[]): Promise<void>;
@@ -45,14 +47,6 @@ export interface Bus<T> {
   pressure(): BusPressure;
   subscribe(topic: string, handler: BatchHandler<T>): Promise<Subscription>;
   close(): Promise<void>;
-  /** The HTTP edge's count of admitted requests that publish (in-process: the group-commit window waits for them). */
-  expectPublishesFrom?(count: () => number): void;
-  /**
-   * Resolves once every message acknowledged before the call is stored (or, the store failing,
-   * after a bound): where a bus acknowledges before storing (the all-in-one's log), reads wait
-   * on it to see their writes.
-   */
-  caughtUp?(): Promise<void>;
 }
 
 /** The bus's load and state as the admission check sees them. */

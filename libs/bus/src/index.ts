@@ -1,5 +1,7 @@
 export * from './bus';
 export * from './messages';
+export * from './batching-stage';
+export * from './read-your-writes';
 export * from './in-process';
 export * from './local-log';
 export * from './log-bus';

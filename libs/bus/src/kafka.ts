@@ -10,11 +10,11 @@ import {
   type Message,
   type Producer,
 } from 'kafkajs';
-import { metrics, type Logger } from '@weft/core';
+import { metrics, type KafkaConfig, type Logger, type PublishStageConfig, type WriterConfig } from '@weft/core';
 import type { BatchHandler, BatchOutcome, Bus, BusPressure, Subscription } from './bus';
 import { BusUnavailableError } from './bus';
 import { UndecodableMessageError, type EnvelopeCodec } from './codec';
-import { publishWithDeadline, type Settleable } from './deadline';
+import { BatchingStage } from './batching-stage';
 import { GroupCommit } from './group-commit';
 import { KafkaDeadLetterReader } from './kafka-dead-letters';
 import { untilKafkaReady } from './kafka-startup';
@@ -30,42 +30,25 @@ export interface KafkaTopicSpec {
 }
 
 export interface KafkaBusOptions<T> {
-  brokers: string[];
-  clientId: string;
-  /** Prepended to every topic name (several deployments or test runs on one cluster). */
-  topicPrefix: string;
-  /** The writers' consumer group. */
-  groupId: string;
+  /** The client, the topics' prefix, the writers' group, fetches and start-up (KAFKA_*). */
+  kafka: KafkaConfig;
+  /** The producer's stage: pending bounds (messages / bytes in flight; past them, 503) and the publish deadline. */
+  publish: PublishStageConfig;
+  /**
+   * The consumer's group commit (rows per handler call, how long partitions' batches wait to
+   * join one), its members per process, and the publishing side's pacing by the writers' lag:
+   * publishes wait while the backlog this process acknowledged would take the writers longer
+   * than `maxLagMs` at their measured pace, refused (503) past four times it; 0 = none (writer-lag.ts).
+   */
+  writer: WriterConfig;
   /** Topics ensured at start (created when missing; existing ones are left as they are). */
   topics: KafkaTopicSpec[];
   deadLetterTopic: string;
-  compression: 'gzip' | 'none';
   codec: EnvelopeCodec<T>;
-  /** A publish not acknowledged by Kafka within this many ms gets BusUnavailableError (503). */
-  publishTimeoutMs: number;
-  /** Messages / bytes in flight beyond which publish fails fast (bounded memory, 503). */
-  maxPendingMessages: number;
-  maxPendingBytes: number;
-  /** Consumer side: rows per handler call, and how long to wait for more partitions to join one. */
-  batchRows: number;
-  flushMs: number;
-  fetchMinBytes: number;
-  fetchMaxWaitMs: number;
-  sessionTimeoutMs: number;
-  /** Group members this process runs per subscription. */
-  consumers: number;
   /** How often the brokers are probed (a metadata request) to know whether Kafka is down; 0 = never. */
   probeIntervalMs?: number;
   /** A probe not answered within this many ms counts as a failure (health and readiness never hang). */
   probeTimeoutMs?: number;
-  /** How long start-up waits for the cluster (topics created, leaders elected) before giving up. */
-  startupTimeoutMs: number;
-  /**
-   * Publishing side: publishes wait while the backlog this process acknowledged would take the
-   * writers (`groupId`) longer than this at their measured pace, and are refused (503) once a
-   * record has waited four times this for them; 0 = no pacing (writer-lag.ts).
-   */
-  maxWriterLagMs?: number;
   log: Logger;
 }
 
@@ -77,38 +60,17 @@ export const DEAD_LETTER_HEADERS = {
   offset: 'weft-origin-offset',
 } as const;
 
-/** A publish waiting to be sent; once `settled` (acknowledged or timed out) it is not sent. */
-interface PendingPublish extends Settleable {
-  /** Its messages, one chunk per partition they hash to; it is acknowledged once every chunk is. */
-  chunks: Chunk[];
-  unacknowledged: number;
-  bytes: number;
-}
-
-/** The messages of one publish that go to one partition. */
-interface Chunk {
-  publish: PendingPublish;
-  messages: Message[];
-}
-
-/** One partition's outgoing queue; at most one request per partition is in flight (order per key). */
-interface PartitionLane {
-  topic: string;
-  partition: number;
-  queue: Chunk[];
-  sending: Promise<void> | null;
-}
-
 // The same gzip bytes, in one synchronous call per record batch (kafka-gzip.ts).
 useSynchronousGzip();
 
 const retry = { retries: Number.MAX_SAFE_INTEGER, initialRetryTime: 100, maxRetryTime: 2_000 };
 
 /**
- * The distributed bus on Apache Kafka (kafkajs). Publishing: acks from all in-sync replicas,
- * one request per partition at a time (concurrent publishes to a partition share it, so
- * requests grow with load); a publish is acknowledged once every partition it touched
- * acknowledged its part. Why per partition and why not kafkajs's idempotent mode: docs/distributed.md,
+ * The distributed bus on Apache Kafka (kafkajs). Publishing: the batching stage with a lane per
+ * partition (one request per partition at a time; concurrent publishes to a partition share
+ * it, so requests grow with load; the pending bounds and the publish deadline), its sender one
+ * request to one partition's leader with acks from all in-sync replicas; a publish is
+ * acknowledged once every partition it touched acknowledged its part. Why per partition and why not kafkajs's idempotent mode: docs/distributed.md,
  * "Acknowledged means durable" (both are paths on which kafkajs acknowledges lost data). Consuming: a
  * consumer group; each fetched batch is decoded (undecodable → dead-letter topic), handed to
  * the handler (grouped across partitions by size and time), and its offsets are committed
@@ -117,11 +79,11 @@ const retry = { retries: Number.MAX_SAFE_INTEGER, initialRetryTime: 100, maxRetr
 export class KafkaBus<T> implements Bus<T> {
   private readonly kafka: Kafka;
   private readonly producer: Producer;
-  private readonly lanes = new Map<string, PartitionLane>();
+  /** Publishes on their way: a lane per partition (`laneKey`), the records of one partition per send. */
+  private readonly outgoing: BatchingStage<Message>;
+  private readonly laneTopics = new Map<string, { topic: string; partition: number }>();
   /** Partition count per physical topic, learnt at start; messages are placed by key hash. */
   private readonly partitionCounts = new Map<string, number>();
-  private pendingMessages = 0;
-  private pendingBytes = 0;
   private producerConnected: Promise<void> | null = null;
   private producerGeneration = 0;
   private readonly subscriptions = new Set<Subscription>();
@@ -141,8 +103,8 @@ export class KafkaBus<T> implements Bus<T> {
   constructor(private readonly opts: KafkaBusOptions<T>) {
     const log = opts.log.child({ component: 'kafka' });
     this.kafka = new Kafka({
-      clientId: opts.clientId,
-      brokers: opts.brokers,
+      clientId: opts.kafka.clientId,
+      brokers: opts.kafka.brokers,
       retry,
       logLevel: KafkaLogLevel.WARN,
       logCreator:
@@ -166,8 +128,8 @@ export class KafkaBus<T> implements Bus<T> {
     });
     const probeTimeout = opts.probeTimeoutMs ?? 1_500;
     const noRetry = new Kafka({
-      clientId: `${opts.clientId}-probe`,
-      brokers: opts.brokers,
+      clientId: `${opts.kafka.clientId}-probe`,
+      brokers: opts.kafka.brokers,
       connectionTimeout: probeTimeout,
       requestTimeout: probeTimeout,
       retry: { retries: 0 },
@@ -177,7 +139,7 @@ export class KafkaBus<T> implements Bus<T> {
     // A few quick retries (a coordinator just elected, metadata not loaded yet); a read still
     // under way when the next tick comes is simply waited for (writer-lag.ts).
     this.lagAdmin = this.kafka.admin({ retry: { retries: 3, initialRetryTime: 50, maxRetryTime: 500 } });
-    const maxLagMs = opts.maxWriterLagMs ?? 0;
+    const maxLagMs = opts.writer.maxLagMs;
     this.writerLag = new WriterLag({
       maxLagMs,
       // A fifth of the bound: a refusal starts at most ~20 % past it.
@@ -185,13 +147,43 @@ export class KafkaBus<T> implements Bus<T> {
       fetchCommitted: (topics) => this.fetchCommitted(topics),
       log,
     });
+    const timeoutMs = opts.publish.timeoutMs;
+    this.outgoing = new BatchingStage<Message>({
+      send: (lane, records) => this.sendRecords(lane, records),
+      // Everything queued for a partition goes in its next request: no linger, no count bound.
+      maxBatchItems: Infinity,
+      lingerMs: 0,
+      maxPendingItems: opts.publish.maxPendingItems,
+      maxPendingBytes: opts.publish.maxPendingBytes,
+      timeoutMs,
+      onPending: (items) => metrics.busPending.set(items),
+      errors: {
+        full: (items, bytes) => {
+          metrics.busRejected.inc({ reason: 'overload' });
+          return new BusUnavailableError(`ingest queue full (${items} messages, ${bytes} bytes in flight); not stored`, 1);
+        },
+        // Not sent yet (its partition's request in flight is stuck): its bytes are let go of now,
+        // so a long outage cannot pile up unanswered messages behind the in-flight bound.
+        timedOut: (sent) => {
+          metrics.busRejected.inc({ reason: 'timeout' });
+          // Handed to Kafka already: the broker may still append it (the producer retries).
+          return new BusUnavailableError(
+            !sent
+              ? `kafka did not acknowledge within ${timeoutMs} ms; not stored`
+              : `kafka did not acknowledge within ${timeoutMs} ms; the parts were sent and may still be stored`,
+            5,
+          );
+        },
+        failed: (e) => e as Error,
+      },
+    });
   }
 
   /** The writers' group's committed offsets (next offset to write per partition; -1 when none yet). */
   private async fetchCommitted(topics: string[]): Promise<CommittedOffsets> {
     try {
       await this.lagAdmin.connect();
-      const answer = await this.lagAdmin.fetchOffsets({ groupId: this.opts.groupId, topics });
+      const answer = await this.lagAdmin.fetchOffsets({ groupId: this.opts.kafka.groupId, topics });
       return new Map(answer.map((t) => [t.topic, new Map(t.partitions.map((p) => [p.partition, Number(p.offset)]))]));
     } catch (e) {
       // A broken connection would keep later reads failing: start the next one afresh.
@@ -206,10 +198,10 @@ export class KafkaBus<T> implements Bus<T> {
    * electing are retried until `startupTimeoutMs`.
    */
   async start(): Promise<void> {
-    const wait = { deadlineMs: this.opts.startupTimeoutMs, log: this.opts.log };
+    const wait = { deadlineMs: this.opts.kafka.startupTimeoutMs, log: this.opts.log };
     const names = this.opts.topics.map((t) => this.physical(t.topic));
     await untilKafkaReady(
-      `creating topics ${names.join(', ')} and waiting for their partition leaders on ${this.opts.brokers.join(',')}`,
+      `creating topics ${names.join(', ')} and waiting for their partition leaders on ${this.opts.kafka.brokers.join(',')}`,
       () => this.ensureTopics(),
       wait,
     );
@@ -254,14 +246,14 @@ export class KafkaBus<T> implements Bus<T> {
   /** The Kafka topic behind a bus topic name. */
   /** The dead-letter topic's records, for the admin endpoints (kafka-dead-letters.ts). */
   deadLetterReader(): KafkaDeadLetterReader {
-    this.deadLetterReading ??= new KafkaDeadLetterReader(this.kafka, this.physical(this.opts.deadLetterTopic), this.opts.clientId);
+    this.deadLetterReading ??= new KafkaDeadLetterReader(this.kafka, this.physical(this.opts.deadLetterTopic), this.opts.kafka.clientId);
     return this.deadLetterReading;
   }
   private deadLetterReading: KafkaDeadLetterReader | null = null;
 
   /** A topic's name as the code knows it, from its name on the cluster (null: not one of this deployment's). */
   logical(physical: string): string | null {
-    return physical.startsWith(this.opts.topicPrefix) ? physical.slice(this.opts.topicPrefix.length) : null;
+    return physical.startsWith(this.opts.kafka.topicPrefix) ? physical.slice(this.opts.kafka.topicPrefix.length) : null;
   }
 
   /** The bus's codec (what a dead letter's value is decoded with). */
@@ -270,7 +262,7 @@ export class KafkaBus<T> implements Bus<T> {
   }
 
   physical(topic: string): string {
-    return this.opts.topicPrefix + topic;
+    return this.opts.kafka.topicPrefix + topic;
   }
 
   /** For /ready: the brokers answer a metadata request within the probe timeout (never hangs). */
@@ -322,38 +314,15 @@ export class KafkaBus<T> implements Bus<T> {
     return this.probing;
   }
 
-  /**
-   * Publishes none of whose chunks was handed to Kafka get their 503 now: never sent, so never
-   * stored. (One with a chunk in flight waits for its answer or its deadline.)
-   */
+  /** Publishes none of whose records was handed to Kafka get their 503 now: never sent, so never stored. */
   private refuseQueued(reason: string): void {
-    const queued = new Set<Chunk>();
-    for (const lane of this.lanes.values()) for (const c of lane.queue) queued.add(c);
-    const publishes = new Map<PendingPublish, string>();
-    for (const lane of this.lanes.values()) for (const c of lane.queue) publishes.set(c.publish, lane.topic);
-    for (const [p, topic] of publishes) {
-      if (p.settled || !p.chunks.every((c) => queued.has(c))) continue;
-      this.unqueue(topic, p.chunks);
-      p.reject(new BusUnavailableError(`${reason}; not stored`, 5));
-    }
-  }
-
-  /** Takes a publish's chunks out of their lanes' queues; true when one of them was sent already. */
-  private unqueue(topic: string, chunks: Chunk[]): boolean {
-    let sent = false;
-    for (const c of chunks) {
-      const lane = this.lanes.get(laneKey(topic, c.messages[0]!.partition!));
-      const at = lane ? lane.queue.indexOf(c) : -1;
-      if (at >= 0) lane!.queue.splice(at, 1);
-      else sent = true;
-    }
-    return sent;
+    this.outgoing.refuseUnsent(() => new BusUnavailableError(`${reason}; not stored`, 5));
   }
 
   pressure(): BusPressure {
     return {
-      pendingBytes: this.pendingBytes,
-      maxPendingBytes: this.opts.maxPendingBytes,
+      pendingBytes: this.outgoing.pending().bytes,
+      maxPendingBytes: this.opts.publish.maxPendingBytes,
       down: this.closed ? 'bus is shutting down' : this.down,
       behind: this.writerLag.refused(),
     };
@@ -372,17 +341,7 @@ export class KafkaBus<T> implements Bus<T> {
     const byPartition = this.encodeByPartition(partitions, messages);
     let bytes = 0;
     for (const records of byPartition.values()) for (const r of records) bytes += (r.value as Buffer).length + (r.key as string).length;
-    const busy = this.pendingMessages > 0;
-    if (
-      busy &&
-      (this.pendingMessages + messages.length > this.opts.maxPendingMessages || this.pendingBytes + bytes > this.opts.maxPendingBytes)
-    ) {
-      metrics.busRejected.inc({ reason: 'overload' });
-      throw new BusUnavailableError(
-        `ingest queue full (${this.pendingMessages} messages, ${this.pendingBytes} bytes in flight); not stored`,
-        1,
-      );
-    }
+    this.outgoing.checkRoom(messages.length, bytes);
     // Returned, not awaited: this frame (and with it the messages, encoded now) is gone while Kafka answers.
     return this.admitAndSend(physical, byPartition, messages.length, bytes);
   }
@@ -410,43 +369,10 @@ export class KafkaBus<T> implements Bus<T> {
   /** Hands a publish's records to their partitions' lanes; resolves once Kafka acknowledged every one. */
   private async send(physical: string, byPartition: Map<number, Message[]>, count: number, bytes: number): Promise<void> {
     const started = performance.now();
-    this.pendingMessages += count;
-    this.pendingBytes += bytes;
-    metrics.busPending.set(this.pendingMessages);
-    try {
-      await publishWithDeadline(
-        { chunks: [] as Chunk[], unacknowledged: byPartition.size, bytes },
-        this.opts.publishTimeoutMs,
-        (p) => {
-          // Not sent yet (its partition's request in flight is stuck): let go of its bytes now,
-          // so a long outage cannot pile up unanswered messages behind the in-flight bound.
-          const sent = this.unqueue(physical, p.chunks);
-          metrics.busRejected.inc({ reason: 'timeout' });
-          // Handed to Kafka already: the broker may still append it (the producer retries).
-          return new BusUnavailableError(
-            !sent
-              ? `kafka did not acknowledge within ${this.opts.publishTimeoutMs} ms; not stored`
-              : `kafka did not acknowledge within ${this.opts.publishTimeoutMs} ms; the parts were sent and may still be stored`,
-            5,
-          );
-        },
-        (p) => {
-          for (const [partition, msgs] of byPartition) {
-            const chunk: Chunk = { publish: p, messages: msgs };
-            p.chunks.push(chunk);
-            const lane = this.lane(physical, partition);
-            lane.queue.push(chunk);
-            this.kick(lane);
-          }
-        },
-      );
-      metrics.producerLatency.observe((performance.now() - started) / 1000);
-    } finally {
-      // Counted until answered; a timed-out publish has left the queues (or rides a send in flight).
-      this.pendingMessages -= count;
-      this.pendingBytes -= bytes;
-      metrics.busPending.set(this.pendingMessages);
-    }
+    const parts = [...byPartition].map(([partition, records]) => ({ lane: this.laneOf(physical, partition), items: records }));
+    // Counted until answered; a timed-out publish has left the queues (or rides a send in flight).
+    await this.outgoing.offerParts(parts, bytes, { admitted: true, items: count });
+    metrics.producerLatency.observe((performance.now() - started) / 1000);
   }
 
   /**
@@ -478,11 +404,10 @@ export class KafkaBus<T> implements Bus<T> {
     return records;
   }
 
-  private lane(topic: string, partition: number): PartitionLane {
+  private laneOf(topic: string, partition: number): string {
     const key = laneKey(topic, partition);
-    let lane = this.lanes.get(key);
-    if (!lane) this.lanes.set(key, (lane = { topic, partition, queue: [], sending: null }));
-    return lane;
+    if (!this.laneTopics.has(key)) this.laneTopics.set(key, { topic, partition });
+    return key;
   }
 
   private connectProducer(): Promise<void> {
@@ -513,66 +438,48 @@ export class KafkaBus<T> implements Bus<T> {
     this.producerConnected.catch(() => undefined);
   }
 
-  private kick(lane: PartitionLane): void {
-    if (lane.sending) return;
-    lane.sending = this.sendLane(lane).finally(() => {
-      lane.sending = null;
-      if (lane.queue.some((c) => !c.publish.settled)) this.kick(lane);
-    });
-  }
-
   /**
-   * Sends everything queued for one partition as one request, then the next. Each request
-   * carries one partition, so it goes to one leader: kafkajs's multi-leader send can report
-   * success for messages it never sent when a partition's leader moves during its retries.
+   * The stage's sender: what is queued for one partition, as one request. Each request carries
+   * one partition, so it goes to one leader: kafkajs's multi-leader send can report success for
+   * messages it never sent when a partition's leader moves during its retries.
    */
-  private async sendLane(lane: PartitionLane): Promise<void> {
-    while (lane.queue.length > 0) {
-      const chunks = lane.queue.splice(0, lane.queue.length).filter((c) => !c.publish.settled);
-      if (chunks.length === 0) continue;
-      const generation = this.producerGeneration;
-      try {
-        await this.connectProducer();
-        const messages = chunks.flatMap((c) => c.messages);
-        const sent = await this.producer.send({
-          topic: lane.topic,
-          messages,
-          acks: -1,
-          compression: this.opts.compression === 'gzip' ? CompressionTypes.GZIP : CompressionTypes.None,
-        });
-        const at = sent.find((r) => r.partition === lane.partition);
-        if (at && this.writerLag.enabled) {
-          let bytes = 0;
-          for (const m of messages) bytes += (m.value as Buffer).length;
-          this.writerLag.acknowledged(lane.topic, lane.partition, Number(at.baseOffset), messages.length, bytes);
-        }
-        for (const c of chunks) {
-          if (--c.publish.unacknowledged === 0) c.publish.resolve();
-        }
-      } catch (e) {
-        this.opts.log.warn({ err: e, topic: lane.topic, partition: lane.partition }, 'kafka send failed');
-        metrics.busRejected.inc({ reason: 'error' });
-        for (const c of chunks)
-          c.publish.reject(
-            new BusUnavailableError(`kafka unavailable: ${(e as Error).message} (the parts were sent and may still be stored)`, 5),
-          );
-        this.reconnectProducer(generation);
+  private async sendRecords(lane: string, messages: Message[]): Promise<void> {
+    const { topic, partition } = this.laneTopics.get(lane)!;
+    const generation = this.producerGeneration;
+    try {
+      await this.connectProducer();
+      const sent = await this.producer.send({
+        topic,
+        messages,
+        acks: -1,
+        compression: this.opts.kafka.compression === 'gzip' ? CompressionTypes.GZIP : CompressionTypes.None,
+      });
+      const at = sent.find((r) => r.partition === partition);
+      if (at && this.writerLag.enabled) {
+        let bytes = 0;
+        for (const m of messages) bytes += (m.value as Buffer).length;
+        this.writerLag.acknowledged(topic, partition, Number(at.baseOffset), messages.length, bytes);
       }
+    } catch (e) {
+      this.opts.log.warn({ err: e, topic, partition }, 'kafka send failed');
+      metrics.busRejected.inc({ reason: 'error' });
+      this.reconnectProducer(generation);
+      throw new BusUnavailableError(`kafka unavailable: ${(e as Error).message} (the parts were sent and may still be stored)`, 5);
     }
   }
 
   async subscribe(topic: string, handler: BatchHandler<T>): Promise<Subscription> {
     const members: Consumer[] = [];
-    const gate = new GroupCommit<T>({ maxItems: this.opts.batchRows, lingerMs: this.opts.flushMs, handle: handler });
+    const gate = new GroupCommit<T>({ maxItems: this.opts.writer.maxBatchItems, lingerMs: this.opts.writer.lingerMs, handle: handler });
     const partitions = this.opts.topics.find((t) => t.topic === topic)?.partitions ?? 1;
     const lag = new LagSeries();
-    for (let i = 0; i < this.opts.consumers; i++) {
+    for (let i = 0; i < this.opts.writer.consumers; i++) {
       const consumer = this.kafka.consumer({
-        groupId: this.opts.groupId,
-        minBytes: this.opts.fetchMinBytes,
-        maxWaitTimeInMs: this.opts.fetchMaxWaitMs,
-        sessionTimeout: this.opts.sessionTimeoutMs,
-        heartbeatInterval: Math.max(100, Math.floor(this.opts.sessionTimeoutMs / 10)),
+        groupId: this.opts.kafka.groupId,
+        minBytes: this.opts.kafka.fetchMinBytes,
+        maxWaitTimeInMs: this.opts.kafka.fetchMaxWaitMs,
+        sessionTimeout: this.opts.kafka.sessionTimeoutMs,
+        heartbeatInterval: Math.max(100, Math.floor(this.opts.kafka.sessionTimeoutMs / 10)),
         retry,
       });
       consumer.on(consumer.events.GROUP_JOIN, (e) => {
@@ -581,17 +488,17 @@ export class KafkaBus<T> implements Bus<T> {
         lag.assign(i, e.payload.memberAssignment);
       });
       await untilKafkaReady(
-        `joining consumer group ${this.opts.groupId} on ${this.physical(topic)}`,
+        `joining consumer group ${this.opts.kafka.groupId} on ${this.physical(topic)}`,
         async () => {
           await consumer.connect();
           await consumer.subscribe({ topic: this.physical(topic), fromBeginning: true });
         },
-        { deadlineMs: this.opts.startupTimeoutMs, log: this.opts.log },
+        { deadlineMs: this.opts.kafka.startupTimeoutMs, log: this.opts.log },
       );
       await consumer.run({
         eachBatchAutoResolve: false,
         autoCommit: true,
-        partitionsConsumedConcurrently: Math.max(1, Math.ceil(partitions / this.opts.consumers)),
+        partitionsConsumedConcurrently: Math.max(1, Math.ceil(partitions / this.opts.writer.consumers)),
         eachBatch: (payload) => this.consumeBatch(payload, gate, lag),
       });
       members.push(consumer);
@@ -700,7 +607,7 @@ export class KafkaBus<T> implements Bus<T> {
     await this.probeAdmin.disconnect().catch(() => undefined);
     await this.lagAdmin.disconnect().catch(() => undefined);
     await Promise.all([...this.subscriptions].map((s) => s.stop()));
-    for (const lane of this.lanes.values()) while (lane.sending) await lane.sending;
+    await this.outgoing.close();
     await this.producer.disconnect();
   }
 }

@@ -2,10 +2,12 @@ import { join } from 'node:path';
 import { metrics, type Logger } from '@weft/core';
 import type { BatchHandler, Bus, BusPressure, Subscription } from './bus';
 import { BusUnavailableError } from './bus';
+import { BatchingStage } from './batching-stage';
 import { UndecodableMessageError, type EnvelopeCodec } from './codec';
 import { DeadLetters } from './dead-letters';
 import { LocalLog, LogWriteError, type LogRecord } from './local-log';
 import type { BusMessage } from './messages';
+import { ReadBarrier } from './read-your-writes';
 
 export interface LogBusOptions<T> {
   /** Where each topic's log lives (a directory per topic below it). */
@@ -26,36 +28,21 @@ export interface LogBusOptions<T> {
   log: Logger;
 }
 
-/** A record acknowledged and not yet stored: its values' bytes as logged. */
-interface Queued {
-  seq: number;
-  payload: Buffer;
+/** A record acknowledged and not yet stored: its values' bytes as logged, and how many values they are. */
+interface Queued extends LogRecord {
+  values: number;
+  /** Dead-lettered as undecodable already. */
+  setAside?: boolean;
 }
 
 interface Topic<T> {
   log: LocalLog;
-  queue: Queued[];
-  queuedBytes: number;
   handler?: BatchHandler<T>;
-  /** The consumer loop, while one runs. */
-  running?: Promise<void>;
-  /** Set to end the current wait for a fuller batch (a read barrier, closing, enough rows). */
-  wake?: () => void;
-  /** The subscriber is leaving: a failing store is not retried any more (the log keeps the values). */
-  stopping?: boolean;
-  /** Waiting for everything up to a sequence number to be stored. */
-  barriers: { seq: number; resolve: () => void }[];
-  storedSeq: number;
-  lastSeq: number;
 }
 
 /** How long a failed insert waits before it is tried again (acknowledged values are never given up). */
 const RETRY_MS = 1_000;
-/**
- * The longest a read waits for the writes acknowledged before it (`caughtUp`). An insert takes
- * well under a second; past this the store is failing or throttled, and a read that went ahead
- * without the newest writes serves users better than one hanging until its request times out.
- */
+/** The longest a read waits for the writes acknowledged before it (read-your-writes.ts says why). */
 const CAUGHT_UP_MAX_MS = 5_000;
 
 /**
@@ -65,19 +52,50 @@ const CAUGHT_UP_MAX_MS = 5_000;
  * feed, and merges; an insert of 20,000 parts costs far less per part than one of 1,000). The
  * all-in-one's Kafka, in one file: at least once (a restart replays what was not recorded as
  * stored; the call tables fold a replayed part), parts the store refuses for good dead-lettered
- * to a file, and reads can wait for what was acknowledged before them (`caughtUp`).
+ * to a file, and reads can wait for what was acknowledged before them (`readYourWrites`).
+ *
+ * The log is the durable queue; the batching stage (a lane per topic, acknowledged offers, no
+ * deadline, retried until stored) takes the records from it to the subscriber, whose sender
+ * here decodes, stores, dead-letters what the store refused and records the log's commit.
  */
 export class LogBus<T> implements Bus<T> {
   private readonly topics = new Map<string, Topic<T>>();
-  private pendingBytes = 0;
-  /** Values per record (one publish) in the last batch stored: how gather estimates the values waiting. */
-  private rowsPerRecord = 1;
+  private readonly stage: BatchingStage<Queued>;
   private closed = false;
   /** Values the store refused for good: listed, replayed or discarded (dead-letters.ts). */
   readonly deadLetters: DeadLetters<T>;
+  /** Reads wait on it for the writes acknowledged before them. */
+  readonly readYourWrites: ReadBarrier;
 
   constructor(private readonly opts: LogBusOptions<T>) {
     this.deadLetters = DeadLetters.at(join(opts.dir, 'dead-letter'), { segmentBytes: this.segmentBytes, fsync: opts.fsync }, opts.codec);
+    this.stage = new BatchingStage<Queued>({
+      send: (topic, records) => this.store(topic, records),
+      canSend: (topic) => this.topics.get(topic)?.handler !== undefined,
+      maxBatchItems: opts.batchRows,
+      countOf: (r) => r.values,
+      lingerMs: opts.flushMs,
+      maxPendingBytes: opts.maxPendingBytes,
+      retryMs: RETRY_MS,
+      onRetry: (err, topic, records, attempt) =>
+        this.opts.log.error({ err, topic, records, attempt }, 'local log: storing failed; retrying'),
+      onPending: (_items, bytes) => metrics.ingestLogUnstoredBytes.set(bytes),
+      errors: {
+        full: (_items, bytes) => {
+          metrics.busRejected.inc({ reason: 'overload' });
+          return new BusUnavailableError(`ingest log full (${bytes} bytes acknowledged and not yet stored); not stored`, 1);
+        },
+        // Never used: no deadline, and a failed store is retried.
+        timedOut: () => new BusUnavailableError('not stored in time'),
+        failed: (e) => e as Error,
+      },
+    });
+    this.readYourWrites = new ReadBarrier({
+      pending: () => this.stage.laneNames().flatMap((topic) => this.stage.flush(topic) ?? []),
+      maxWaitMs: opts.caughtUpMaxMs ?? CAUGHT_UP_MAX_MS,
+      log: opts.log,
+      backlog: () => ({ unstoredBytes: this.stage.pending().bytes }),
+    });
   }
 
   private get segmentBytes(): number {
@@ -104,26 +122,35 @@ export class LogBus<T> implements Bus<T> {
     if (!t) {
       const log = new LocalLog({ dir: join(this.opts.dir, name), segmentBytes: this.segmentBytes, fsync: this.opts.fsync });
       const replay = log.open();
-      t = { log, queue: [], queuedBytes: 0, barriers: [], storedSeq: -1, lastSeq: -1 };
-      for (const r of replay) this.enqueue(t, r);
-      if (replay.length) {
-        t.storedSeq = replay[0]!.seq - 1;
-        this.opts.log.info(
-          { topic: name, records: replay.length, bytes: t.queuedBytes },
-          'local log: replaying what was acknowledged and not yet stored',
-        );
-      }
+      t = { log };
       this.topics.set(name, t);
+      let bytes = 0;
+      for (const r of replay) {
+        this.enqueue(name, { ...r, values: this.valuesIn(r.payload) });
+        bytes += r.payload.length;
+      }
+      if (replay.length) {
+        this.opts.log.info({ topic: name, records: replay.length, bytes }, 'local log: replaying what was acknowledged and not yet stored');
+      }
     }
     return t;
   }
 
-  private enqueue(t: Topic<T>, r: LogRecord): void {
-    t.queue.push(r);
-    t.queuedBytes += r.payload.length;
-    this.pendingBytes += r.payload.length;
-    metrics.ingestLogUnstoredBytes.set(this.pendingBytes);
-    t.lastSeq = r.seq;
+  /** A replayed record's values, for the batch size (a record that does not decode counts as one). */
+  private valuesIn(payload: Buffer): number {
+    try {
+      return Math.max(1, this.opts.codec.decodeMany(payload).length);
+    } catch {
+      return 1;
+    }
+  }
+
+  /** Acknowledged: the stage takes it to the store (its answer, "stored", is what read barriers wait for). */
+  private enqueue(topic: string, r: Queued): void {
+    // Never refused (admitted, no deadline, retried until stored): nothing to catch but the unexpected.
+    this.stage.offer(topic, [r], r.payload.length, { admitted: true }).catch((err: unknown) => {
+      this.opts.log.error({ err, topic }, 'local log: an acknowledged record left the stage unstored');
+    });
   }
 
   async publish(topic: string, messages: BusMessage<T>[]): Promise<void> {
@@ -132,10 +159,7 @@ export class LogBus<T> implements Bus<T> {
     const t = this.topic(topic);
     if (!t.handler) throw new BusUnavailableError(`no consumer for ${topic}`);
     const payload = this.opts.codec.encodeMany(messages.map((m) => m.value));
-    if (this.pendingBytes > 0 && this.pendingBytes + payload.length > this.opts.maxPendingBytes) {
-      metrics.busRejected.inc({ reason: 'overload' });
-      throw new BusUnavailableError(`ingest log full (${this.pendingBytes} bytes acknowledged and not yet stored); not stored`, 1);
-    }
+    this.stage.checkRoom(1, payload.length);
     let seq: number;
     try {
       seq = await t.log.append([payload]);
@@ -144,171 +168,73 @@ export class LogBus<T> implements Bus<T> {
       this.opts.log.error({ err: e, topic }, 'local log: append failed');
       const written = e instanceof LogWriteError ? e.firstSeq : -1;
       // Written but not synced: it is in the log, so it is stored like the rest; the client is told it may be.
-      if (written >= 0) this.enqueue(t, { seq: written, payload });
+      if (written >= 0) this.enqueue(topic, { seq: written, payload, values: messages.length });
       throw new BusUnavailableError(`${(e as Error).message}; ${written >= 0 ? 'the parts may still be stored' : 'not stored'}`, 5);
     }
-    this.enqueue(t, { seq, payload });
-    if (this.queuedRows(t) >= this.opts.batchRows) t.wake?.();
-    this.kick(topic, t);
+    this.enqueue(topic, { seq, payload, values: messages.length });
   }
 
   pressure(): BusPressure {
     return {
-      pendingBytes: this.pendingBytes,
+      pendingBytes: this.stage.pending().bytes,
       maxPendingBytes: this.opts.maxPendingBytes,
       down: this.closed ? 'bus is shutting down' : null,
       behind: null,
     };
   }
 
-  /**
-   * Resolves once every message acknowledged before the call is stored (at once when none is
-   * waiting): the read barrier that keeps the all-in-one read-your-writes. The batch waiting is
-   * inserted now rather than at the end of its window. Past CAUGHT_UP_MAX_MS (a failing store)
-   * it resolves anyway, and says so in the log.
-   */
-  caughtUp(): Promise<void> {
-    const waits: Promise<void>[] = [];
-    for (const t of this.topics.values()) {
-      if (t.storedSeq >= t.lastSeq) continue;
-      const seq = t.lastSeq;
-      waits.push(new Promise<void>((resolve) => t.barriers.push({ seq, resolve })));
-      t.wake?.();
-    }
-    if (waits.length === 0) return Promise.resolve();
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<void>((resolve) => {
-      timer = setTimeout(() => {
-        this.opts.log.warn(
-          { waitedMs: this.caughtUpMaxMs, unstoredBytes: this.pendingBytes },
-          'local log: a read goes ahead before the writes acknowledged before it are stored (the store is slow or failing)',
-        );
-        resolve();
-      }, this.caughtUpMaxMs);
-    });
-    return Promise.race([Promise.all(waits).then(() => undefined), late]).finally(() => clearTimeout(timer));
-  }
-
-  private get caughtUpMaxMs(): number {
-    return this.opts.caughtUpMaxMs ?? CAUGHT_UP_MAX_MS;
-  }
-
   async subscribe(topic: string, handler: BatchHandler<T>): Promise<Subscription> {
     const t = this.topic(topic);
     if (t.handler) throw new Error(`${topic} already has a subscriber`);
     t.handler = handler;
-    this.kick(topic, t);
+    this.stage.resume(topic);
     return {
       stop: async () => {
         // What was acknowledged is stored before the subscriber goes (a restart would replay it anyway).
-        t.stopping = true;
-        while (t.running) {
-          t.wake?.();
-          await t.running;
-        }
+        await this.stage.stop(topic);
         t.handler = undefined;
-        t.stopping = false;
       },
     };
   }
 
   async close(): Promise<void> {
     this.closed = true;
-    for (const t of this.topics.values()) {
-      t.wake?.();
-      await t.running;
-      t.log.close();
-    }
+    await this.stage.close();
+    for (const t of this.topics.values()) t.log.close();
     this.deadLetters.close();
   }
 
-  private kick(name: string, t: Topic<T>): void {
-    // Not again once closing: a store failing then would be retried at once, for ever (the log keeps the values).
-    if (t.running || !t.handler || this.closed) return;
-    t.running = this.consume(name, t).finally(() => {
-      t.running = undefined;
-      if (t.queue.length && t.handler) this.kick(name, t);
-    });
-  }
-
-  /** Waits up to flushMs for a full batch, unless something needs the batch now. */
-  private gather(t: Topic<T>): Promise<void> {
-    const urgent = () => this.closed || t.barriers.length > 0 || this.queuedRows(t) >= this.opts.batchRows;
-    if (urgent() || this.opts.flushMs <= 0) return Promise.resolve();
-    return new Promise<void>((resolve) => {
-      const timer = setTimeout(done, this.opts.flushMs);
-      function done(): void {
-        clearTimeout(timer);
-        t.wake = undefined;
-        resolve();
-      }
-      t.wake = done;
-    });
-  }
-
-  /** Values are not counted before decoding: the records waiting times the values per record of the last batch stand for them. */
-  private queuedRows(t: Topic<T>): number {
-    return t.queue.length * this.rowsPerRecord;
-  }
-
-  private async consume(name: string, t: Topic<T>): Promise<void> {
-    while (t.queue.length > 0 && t.handler) {
-      await this.gather(t);
-      let taken = 0;
-      const values: T[] = [];
-      while (taken < t.queue.length && (values.length === 0 || values.length < this.opts.batchRows)) {
-        const payload = t.queue[taken]!.payload;
-        let decoded: T[];
-        try {
-          decoded = this.opts.codec.decodeMany(payload);
-        } catch (e) {
-          if (!(e instanceof UndecodableMessageError)) throw e;
-          // A record this version does not read (an envelope version it no longer reads): set aside, as it came, with why.
-          this.opts.log.warn({ topic: name, reason: e.reason }, 'message dead-lettered');
-          await this.deadLetters.addUndecodable(name, e.reason, payload);
-          metrics.deadLettered.inc({ kind: 'undecodable' });
-          decoded = [];
-        }
-        for (const v of decoded) values.push(v);
-        taken++;
-      }
-      this.rowsPerRecord = Math.max(1, Math.round(values.length / taken));
-      // Not stored (the bus is closing and the store fails): left in the log, replayed at the next start.
-      if (values.length > 0 && !(await this.store(name, t, values))) return;
-      const records = t.queue.splice(0, taken);
-      const last = records[records.length - 1]!.seq;
-      let bytes = 0;
-      for (const r of records) bytes += r.payload.length;
-      t.log.commit(last);
-      t.storedSeq = last;
-      t.queuedBytes -= bytes;
-      this.pendingBytes -= bytes;
-      metrics.ingestLogUnstoredBytes.set(this.pendingBytes);
-      t.barriers = t.barriers.filter((b) => (b.seq <= last ? (b.resolve(), false) : true));
-    }
-  }
-
   /**
-   * Stores the values, retrying until the store takes them (they are acknowledged); values it
-   * refuses for good are dead-lettered to the log's dead-letter file. False when the bus closes
-   * before the store took them.
+   * The stage's sender: decodes a batch of records, stores the values (throwing when the store
+   * fails: the stage retries), dead-letters those the store refuses for good, and records the
+   * records as stored in the log.
    */
-  private async store(name: string, t: Topic<T>, values: T[]): Promise<boolean> {
-    for (let attempt = 1; ; attempt++) {
+  private async store(name: string, records: Queued[]): Promise<void> {
+    const t = this.topics.get(name)!;
+    const values: T[] = [];
+    for (const r of records) {
+      if (r.setAside) continue;
       try {
-        const outcome = await t.handler!(values);
-        for (const r of outcome?.rejected ?? []) {
-          const reason = `store rejected: ${r.reason.slice(0, 500)}`;
-          this.opts.log.warn({ topic: name, reason }, 'message dead-lettered');
-          await this.deadLetters.add(name, reason, [values[r.index]!]);
-          metrics.deadLettered.inc({ kind: 'rejected' });
-        }
-        return true;
+        for (const v of this.opts.codec.decodeMany(r.payload)) values.push(v);
       } catch (e) {
-        this.opts.log.error({ err: e, topic: name, values: values.length, attempt }, 'local log: storing failed; retrying');
-        if (this.closed || t.stopping) return false;
-        await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
+        if (!(e instanceof UndecodableMessageError)) throw e;
+        // A record this version does not read (an envelope version it no longer reads): set aside, as it came, with why.
+        this.opts.log.warn({ topic: name, reason: e.reason }, 'message dead-lettered');
+        await this.deadLetters.addUndecodable(name, e.reason, r.payload);
+        metrics.deadLettered.inc({ kind: 'undecodable' });
+        // Once: a retry of this batch (the store failing) does not dead-letter it again.
+        r.setAside = true;
       }
     }
+    if (values.length > 0) {
+      const outcome = await t.handler!(values);
+      for (const r of outcome?.rejected ?? []) {
+        const reason = `store rejected: ${r.reason.slice(0, 500)}`;
+        this.opts.log.warn({ topic: name, reason }, 'message dead-lettered');
+        await this.deadLetters.add(name, reason, [values[r.index]!]);
+        metrics.deadLettered.inc({ kind: 'rejected' });
+      }
+    }
+    t.log.commit(records[records.length - 1]!.seq);
   }
 }

@@ -106,7 +106,7 @@ describe('log bus', () => {
     expect(b.pressure().pendingBytes).toBeGreaterThan(0);
     // Operators see the backlog: acknowledged and not yet stored.
     expect((await metrics.ingestLogUnstoredBytes.get()).values[0]!.value).toBe(b.pressure().pendingBytes);
-    const caughtUp = b.caughtUp();
+    const caughtUp = b.readYourWrites.caughtUp();
     release();
     await caughtUp;
     expect(stored.flat()).toHaveLength(50);
@@ -122,7 +122,7 @@ describe('log bus', () => {
     await b.subscribe('t', async (batch) => void stored.push(...batch));
     await b.publish('t', msgs(3, 'a'));
     const started = performance.now();
-    await b.caughtUp();
+    await b.readYourWrites.caughtUp();
     expect(stored).toEqual(['a-0', 'a-1', 'a-2']);
     expect(performance.now() - started).toBeLessThan(2_000);
     await b.close();
@@ -133,7 +133,7 @@ describe('log bus', () => {
     await b.subscribe('t', () => new Promise(() => undefined));
     await b.publish('t', msgs(1, 'stuck'));
     const started = performance.now();
-    await b.caughtUp();
+    await b.readYourWrites.caughtUp();
     const waited = performance.now() - started;
     expect(waited).toBeGreaterThanOrEqual(190);
     expect(waited).toBeLessThan(2_000);
@@ -148,7 +148,7 @@ describe('log bus', () => {
     await expect(b.publish('t', [{ key: 'k', value: 'y'.repeat(80) }])).rejects.toBeInstanceOf(BusUnavailableError);
     release();
     gate = Promise.resolve();
-    await b.caughtUp();
+    await b.readYourWrites.caughtUp();
     await b.publish('t', [{ key: 'k', value: 'z'.repeat(80) }]);
     await b.close();
   });
@@ -165,7 +165,7 @@ describe('log bus', () => {
       return { rejected };
     });
     await b.publish('t', msgs(3, 'r'));
-    await b.caughtUp();
+    await b.readYourWrites.caughtUp();
     expect(stored).toEqual(['r-0', 'r-2']);
     await b.close();
     const dead = new LocalLog({ dir: join(dir, 'dead-letter'), segmentBytes: 1 << 20, fsync: false });
@@ -187,7 +187,7 @@ describe('log bus', () => {
     const second = bus(dir, { flushMs: 0 });
     const stored: string[] = [];
     await second.subscribe('t', async (batch) => void stored.push(...batch));
-    await second.caughtUp();
+    await second.readYourWrites.caughtUp();
     expect(stored).toEqual(['lost-0', 'lost-1']);
     await second.close();
 
@@ -195,7 +195,7 @@ describe('log bus', () => {
     const third = bus(dir, { flushMs: 0 });
     const again: string[] = [];
     await third.subscribe('t', async (batch) => void again.push(...batch));
-    await third.caughtUp();
+    await third.readYourWrites.caughtUp();
     expect(again).toEqual([]);
     await third.close();
   });

@@ -8,6 +8,128 @@ import { z } from 'zod';
 const int = (def: number, min = 0) => z.coerce.number().int().min(min).default(def);
 const emptyAsUndefined = (v: unknown) => (v === '' ? undefined : v);
 
+// --- The transport's variables, one slice per component. Each slice is validated with the
+// whole configuration (its variables are part of configSchema) and read by its component as
+// settings of its own (`kafkaConfig.parse(config)`): the component's names, not the variables'.
+
+/** The publish stage of every bus (libs/bus batching-stage.ts): its pending bounds and deadline. */
+const publishStageVars = {
+  /** Call parts handed to the bus and not yet acknowledged (ack-after-insert: not yet stored) before publishers get 503. */
+  WEFT_BUS_MAX_PENDING: int(200_000, 1),
+  /** How long a write may wait for the bus to acknowledge before the request gets 503. */
+  WEFT_PUBLISH_TIMEOUT_MS: int(15_000, 1),
+  /** Bytes of messages in flight to the bus (either bus) before publishers get 503 (bounded memory). */
+  WEFT_BUS_MAX_PENDING_BYTES: int(256 * 1024 * 1024, 1024),
+};
+
+/** The all-in-one's ingest log (WEFT_ACK_AFTER=log): its batches to the store and its syncs. */
+const ingestLogVars = {
+  /** WEFT_ACK_AFTER=log: parts per insert at most... */
+  WEFT_LOG_BATCH_ROWS: int(10_000, 1),
+  /** ...and how long (ms) acknowledged parts wait for others to join their insert. */
+  WEFT_LOG_FLUSH_MS: int(100, 0),
+  /** WEFT_ACK_AFTER=log: `1` = fdatasync every append (survives power loss; the engine's own inserts are not synced either). */
+  WEFT_LOG_FSYNC: z.enum(['0', '1']).default('0'),
+};
+
+/** The writer stage: its inserts (ack-after-insert and Kafka), its Kafka consumers, and the gateway's pacing by its lag. */
+const writerVars = {
+  /** Writer: insert when this many call parts are buffered... */
+  WEFT_WRITER_BATCH_ROWS: int(20_000, 1),
+  /**
+   * ...the group-commit window (ms): the all-in-one waits this long before each insert for more
+   * parts (unless WEFT_WRITER_BATCH_ROWS wait already); the Kafka writer after the first part
+   * of an idle period. Fuller inserts cost the engine less per part (docs/performance.md).
+   */
+  WEFT_WRITER_FLUSH_MS: int(20, 0),
+  /** All-in-one: past WEFT_WRITER_FLUSH_MS the window stretches up to this (ms) while admitted call writes, or the last insert's clients, have yet to publish; 0 = off (default). */
+  WEFT_WRITER_FLUSH_MAX_MS: int(0, 0),
+  /** Writer: consumers (group members) per process. */
+  WEFT_WRITER_CONSUMERS: int(1, 1),
+  /**
+   * Kafka mode, gateway: while the backlog it acknowledged would take the writers longer than
+   * this (ms) at their measured pace, call publishes wait; a part unwritten past 4× this gets
+   * call writes 503 + Retry-After. The ack→queryable bound (libs/bus writer-lag.ts); 0 = off
+   * (the default: docs/operations.md "Writers behind" says why).
+   */
+  WEFT_MAX_WRITER_LAG_MS: int(0, 0),
+};
+
+/** Kafka (WEFT_BUS=kafka): the client, the topics weft creates, the writers' group and fetches. */
+const kafkaVars = {
+  KAFKA_BROKERS: z.preprocess(emptyAsUndefined, z.string().optional()),
+  /** Kafka client id (broker logs, quotas). */
+  KAFKA_CLIENT_ID: z.string().min(1).default('weft'),
+  /** Prepended to weft's topic names (several deployments on one cluster). */
+  KAFKA_TOPIC_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9._-]*$/)
+    .default(''),
+  /** Writer consumer group; writers sharing it share the partitions. */
+  KAFKA_GROUP_ID: z.string().min(1).default('weft-writer'),
+  /** Partitions and replication of the topics weft creates at start (if missing). */
+  KAFKA_TOPIC_PARTITIONS: int(6, 1),
+  KAFKA_REPLICATION_FACTOR: int(1, 1),
+  /** Start-up waits this long (ms) for the cluster: topics created, partition leaders elected, group joined. */
+  KAFKA_STARTUP_TIMEOUT_MS: int(300_000, 1000),
+  /** Producer batch compression. */
+  KAFKA_COMPRESSION: z.enum(['gzip', 'none']).default('gzip'),
+  /**
+   * Writer fetch: the broker answers when this many bytes are ready... (the writer inserts what
+   * one fetch brings: a fetch that waits for more makes the engine's inserts larger and cheaper)
+   */
+  KAFKA_FETCH_MIN_BYTES: int(2 * 1024 * 1024, 1),
+  /** ...or after this many ms. */
+  KAFKA_FETCH_MAX_WAIT_MS: int(100, 0),
+  /** Writer: a member silent this long is dropped from the group and its partitions move on. */
+  KAFKA_SESSION_TIMEOUT_MS: int(30_000, 1000),
+};
+
+export const publishStageConfig = z.object(publishStageVars).transform((c) => ({
+  maxPendingItems: c.WEFT_BUS_MAX_PENDING,
+  maxPendingBytes: c.WEFT_BUS_MAX_PENDING_BYTES,
+  timeoutMs: c.WEFT_PUBLISH_TIMEOUT_MS,
+}));
+
+export const ingestLogConfig = z.object(ingestLogVars).transform((c) => ({
+  maxBatchItems: c.WEFT_LOG_BATCH_ROWS,
+  lingerMs: c.WEFT_LOG_FLUSH_MS,
+  fsync: c.WEFT_LOG_FSYNC === '1',
+}));
+
+export const writerConfig = z.object(writerVars).transform((c) => ({
+  maxBatchItems: c.WEFT_WRITER_BATCH_ROWS,
+  lingerMs: c.WEFT_WRITER_FLUSH_MS,
+  maxLingerMs: c.WEFT_WRITER_FLUSH_MAX_MS,
+  consumers: c.WEFT_WRITER_CONSUMERS,
+  maxLagMs: c.WEFT_MAX_WRITER_LAG_MS,
+}));
+
+export const kafkaConfig = z
+  .object(kafkaVars)
+  .transform((c) => ({
+    brokers: (c.KAFKA_BROKERS ?? '')
+      .split(',')
+      .map((b) => b.trim())
+      .filter(Boolean),
+    clientId: c.KAFKA_CLIENT_ID,
+    topicPrefix: c.KAFKA_TOPIC_PREFIX,
+    groupId: c.KAFKA_GROUP_ID,
+    topicPartitions: c.KAFKA_TOPIC_PARTITIONS,
+    replicationFactor: c.KAFKA_REPLICATION_FACTOR,
+    startupTimeoutMs: c.KAFKA_STARTUP_TIMEOUT_MS,
+    compression: c.KAFKA_COMPRESSION,
+    fetchMinBytes: c.KAFKA_FETCH_MIN_BYTES,
+    fetchMaxWaitMs: c.KAFKA_FETCH_MAX_WAIT_MS,
+    sessionTimeoutMs: c.KAFKA_SESSION_TIMEOUT_MS,
+  }))
+  .refine((k) => k.brokers.length > 0, { message: 'KAFKA_BROKERS: required when WEFT_BUS=kafka' });
+
+export type PublishStageConfig = z.output<typeof publishStageConfig>;
+export type IngestLogConfig = z.output<typeof ingestLogConfig>;
+export type WriterConfig = z.output<typeof writerConfig>;
+export type KafkaConfig = z.output<typeof kafkaConfig>;
+
 export const configSchema = z.object({
   PORT: int(6345, 0),
   HOST: z.string().default('0.0.0.0'),
@@ -56,43 +178,19 @@ export const configSchema = z.object({
   WEFT_EVALUATION_HEARTBEAT_MS: int(10_000, 100),
 
   WEFT_BUS: z.enum(['inprocess', 'kafka']).default('inprocess'),
-  KAFKA_BROKERS: z.preprocess(emptyAsUndefined, z.string().optional()),
+  ...kafkaVars,
+  ...publishStageVars,
+  ...writerVars,
 
   /** Largest request body accepted, in bytes (413 above). */
   WEFT_BODY_LIMIT_BYTES: int(32 * 1024 * 1024, 1024),
-  /** Writer: insert when this many call parts are buffered... */
-  WEFT_WRITER_BATCH_ROWS: int(20_000, 1),
-  /**
-   * ...the group-commit window (ms): the all-in-one waits this long before each insert for more
-   * parts (unless WEFT_WRITER_BATCH_ROWS wait already); the Kafka writer after the first part
-   * of an idle period. Fuller inserts cost the engine less per part (docs/performance.md).
-   */
-  WEFT_WRITER_FLUSH_MS: int(20, 0),
-  /** All-in-one: past WEFT_WRITER_FLUSH_MS the window stretches up to this (ms) while admitted call writes, or the last insert's clients, have yet to publish; 0 = off (default). */
-  WEFT_WRITER_FLUSH_MAX_MS: int(0, 0),
   /**
    * All-in-one: when a call write is acknowledged. `log`: once appended to the local ingest log
    * under WEFT_DATA_DIR (then stored in large batches; reads wait for what was acknowledged
    * before them). `insert`: once inserted (each insert as large as the requests in flight).
    */
   WEFT_ACK_AFTER: z.enum(['log', 'insert']).default('log'),
-  /** WEFT_ACK_AFTER=log: parts per insert at most... */
-  WEFT_LOG_BATCH_ROWS: int(10_000, 1),
-  /** ...and how long (ms) acknowledged parts wait for others to join their insert. */
-  WEFT_LOG_FLUSH_MS: int(100, 0),
-  /** WEFT_ACK_AFTER=log: `1` = fdatasync every append (survives power loss; the engine's own inserts are not synced either). */
-  WEFT_LOG_FSYNC: z.enum(['0', '1']).default('0'),
-  /** In-process bus: call parts waiting for the writer before publishers get 503. */
-  WEFT_BUS_MAX_PENDING: int(200_000, 1),
-  /** How long a write may wait for the bus to acknowledge before the request gets 503. */
-  WEFT_PUBLISH_TIMEOUT_MS: int(15_000, 1),
-  /**
-   * Kafka mode, gateway: while the backlog it acknowledged would take the writers longer than
-   * this (ms) at their measured pace, call publishes wait; a part unwritten past 4× this gets
-   * call writes 503 + Retry-After. The ack→queryable bound (libs/bus writer-lag.ts); 0 = off
-   * (the default: docs/operations.md "Writers behind" says why).
-   */
-  WEFT_MAX_WRITER_LAG_MS: int(0, 0),
+  ...ingestLogVars,
 
   // --- Security: keys, tenancy, limits (docs/security.md) ---
   /** An API key made to exist (as an admin key) at start; for deployments and tests. */
@@ -121,8 +219,6 @@ export const configSchema = z.object({
   WEFT_MAX_QUERY_DEPTH: int(24, 2),
   /** Calls streaming: rows per ClickHouse query (keyset pages); 0 = one streamed query. Unset: 5000 embedded, 0 server. */
   WEFT_QUERY_PAGE_ROWS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(0).optional()),
-  /** Bytes of messages in flight to the bus (either bus) before publishers get 503 (bounded memory). */
-  WEFT_BUS_MAX_PENDING_BYTES: int(256 * 1024 * 1024, 1024),
 
   // --- Overload and timeouts (docs/operations.md) ---
   /** Bytes of request bodies (by Content-Length) admitted and not yet answered; beyond, 503 before the body is read. */
@@ -142,33 +238,6 @@ export const configSchema = z.object({
   /** /ready: how long each dependency's check may take before it counts as down. */
   WEFT_READY_TIMEOUT_MS: int(1_500, 100),
 
-  /** Kafka client id (broker logs, quotas). */
-  KAFKA_CLIENT_ID: z.string().min(1).default('weft'),
-  /** Prepended to weft's topic names (several deployments on one cluster). */
-  KAFKA_TOPIC_PREFIX: z
-    .string()
-    .regex(/^[A-Za-z0-9._-]*$/)
-    .default(''),
-  /** Writer consumer group; writers sharing it share the partitions. */
-  KAFKA_GROUP_ID: z.string().min(1).default('weft-writer'),
-  /** Partitions and replication of the topics weft creates at start (if missing). */
-  KAFKA_TOPIC_PARTITIONS: int(6, 1),
-  KAFKA_REPLICATION_FACTOR: int(1, 1),
-  /** Start-up waits this long (ms) for the cluster: topics created, partition leaders elected, group joined. */
-  KAFKA_STARTUP_TIMEOUT_MS: int(300_000, 1000),
-  /** Producer batch compression. */
-  KAFKA_COMPRESSION: z.enum(['gzip', 'none']).default('gzip'),
-  /**
-   * Writer fetch: the broker answers when this many bytes are ready... (the writer inserts what
-   * one fetch brings: a fetch that waits for more makes the engine's inserts larger and cheaper)
-   */
-  KAFKA_FETCH_MIN_BYTES: int(2 * 1024 * 1024, 1),
-  /** ...or after this many ms. */
-  KAFKA_FETCH_MAX_WAIT_MS: int(100, 0),
-  /** Writer: a member silent this long is dropped from the group and its partitions move on. */
-  KAFKA_SESSION_TIMEOUT_MS: int(30_000, 1000),
-  /** Writer: consumers (group members) per process. */
-  WEFT_WRITER_CONSUMERS: int(1, 1),
   /** Which programs `npm start` composes: all of them, or a subset (e.g. `writer,query`). */
   WEFT_ROLES: z
     .string()
@@ -213,8 +282,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(`invalid configuration:\n  ${lines.join('\n  ')}`);
   }
   const cfg = parsed.data;
-  if (cfg.WEFT_BUS === 'kafka' && !cfg.KAFKA_BROKERS) {
-    throw new ConfigError('invalid configuration:\n  KAFKA_BROKERS: required when WEFT_BUS=kafka');
+  // The Kafka slice is validated on its own terms when the bus is Kafka (its brokers are required then).
+  const kafka = cfg.WEFT_BUS === 'kafka' ? kafkaConfig.safeParse(cfg) : null;
+  if (kafka && !kafka.success) {
+    throw new ConfigError(`invalid configuration:\n  ${kafka.error.issues.map((i) => i.message).join('\n  ')}`);
   }
   if (cfg.CLICKHOUSE_CLUSTER && !cfg.CLICKHOUSE_URL) {
     // The embedded engine is one process: it has no cluster to create tables on.

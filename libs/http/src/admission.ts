@@ -5,8 +5,6 @@ import type { RequestLimits } from './limits';
 /** What admission needs of a bus (libs/bus's Bus.pressure); no I/O, called per request. */
 export interface PressureGauge {
   pressure(): { pendingBytes: number; maxPendingBytes: number; down: string | null; behind: string | null };
-  /** Told how many admitted requests publish (the in-process bus's group-commit window waits for those not yet published). */
-  expectPublishesFrom?(count: () => number): void;
 }
 
 declare module 'fastify' {
@@ -49,7 +47,11 @@ export class Admission {
   /** The bus the publishing routes write to (registered by the gateway's routes). */
   watchBus(bus: PressureGauge): void {
     this.bus = bus;
-    bus.expectPublishesFrom?.(() => this.inflightPublishRequests);
+  }
+
+  /** Admitted requests on routes that publish, not yet answered (ack-after-insert's group-commit window waits for those not yet published). */
+  publishRequestsInFlight(): number {
+    return this.inflightPublishRequests;
   }
 
   /** Counts for /metrics and tests. */

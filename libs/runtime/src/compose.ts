@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { setupAuth } from '@weft/auth';
-import { createBus } from '@weft/bus';
+import { createTransport } from '@weft/bus';
 import { callPartCodec } from '@weft/ingest';
 import type { Component, Config, Logger } from '@weft/core';
 import { createHttpServer, requestLimitsFromConfig } from '@weft/http';
@@ -48,11 +48,20 @@ export async function compose(config: Config, log: Logger, roles: readonly Role[
   try {
     const store = new StoreComponent(config, log);
     await start(store);
-    const bus = plans.some((p) => p.usesBus) ? createBus(config, log, callPartCodec) : undefined;
+    const transport = plans.some((p) => p.usesBus) ? createTransport(config, log, callPartCodec) : undefined;
+    const bus = transport?.bus;
     if (bus) await start(busComponent(bus));
     const serves = plans.some((p) => p.routes);
     const access = serves ? await setupAuth(store.store, config, log, { createFirstKey: plans.some((p) => p.createsFirstKey) }) : undefined;
-    const deps: RoleDeps = { config, log, store: store.store, bus, keys: access?.keys, auth: access?.auth };
+    const deps: RoleDeps = {
+      config,
+      log,
+      store: store.store,
+      bus,
+      readYourWrites: transport?.readYourWrites,
+      keys: access?.keys,
+      auth: access?.auth,
+    };
     for (const plan of plans) for (const c of plan.components?.(deps) ?? []) await start(c);
 
     const app = await createHttpServer({
@@ -63,6 +72,8 @@ export async function compose(config: Config, log: Logger, roles: readonly Role[
       // Every component started so far with a probe (the HTTP server is this process).
       readiness: Object.fromEntries(started.flatMap((c) => (c.health ? [[c.name, c.health] as const] : []))),
     });
+    // Ack-after-insert's group-commit window waits for the call writes the HTTP edge admitted.
+    transport?.expectPublishesFrom?.(() => app.weftAdmission.publishRequestsInFlight());
     const routes: RegisteredRoute[] = [];
     let registering: RoleName | null = null;
     app.addHook('onRoute', (r) => {

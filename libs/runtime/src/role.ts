@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { KeyStore, KeyStoreAuthenticator } from '@weft/auth';
-import type { ServiceBus } from '@weft/bus';
+import type { ReadYourWrites, ServiceBus } from '@weft/bus';
 import type { CallPartEnvelope } from '@weft/ingest';
 import type { Component, Config, Logger } from '@weft/core';
 import type { Store } from '@weft/store';
@@ -14,6 +14,8 @@ export interface RoleDeps {
   store: Store;
   /** Present when some role of the process declared `usesBus`. */
   bus: ServiceBus<CallPartEnvelope> | undefined;
+  /** Present where the bus acknowledges before storing (the all-in-one's ingest log): reads wait on it to see their writes. */
+  readYourWrites: ReadYourWrites | undefined;
   /** Present when some role of the process serves routes. */
   keys: KeyStore | undefined;
   auth: KeyStoreAuthenticator | undefined;

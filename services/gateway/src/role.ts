@@ -25,7 +25,14 @@ export const gatewayRole: Role = (config, log) => ({
     // The projects' ingest policies, one reader for every entrance of the process.
     const settings = ingestSettingsFor(deps.store, log);
     delivery.lagWarningSeconds = config.WEFT_DELIVERY_LAG_WARN_MS / 1000;
-    await app.register(gatewayRoutes, { bus, store: deps.store, auth, workers, settings });
+    await app.register(gatewayRoutes, {
+      bus,
+      store: deps.store,
+      auth,
+      workers,
+      settings,
+      ...(deps.readYourWrites ? { readYourWrites: deps.readYourWrites } : {}),
+    });
     await app.register(adminRoutes, { keys: needs(deps.keys, 'the key store', 'gateway'), auth });
     // weave.init's W&B GraphQL operations, so WANDB_BASE_URL=<weft> is enough for the SDK.
     await app.register(graphqlRoutes, { auth });

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { Bus } from '@weft/bus';
+import type { Bus, ReadYourWrites } from '@weft/bus';
 import { badRequest, delivery, forbidden, nowMicros, withDeliveryProject, type Logger } from '@weft/core';
 import {
   addRawBodyRoute,
@@ -44,6 +44,8 @@ export interface GatewayDeps {
   workers?: IngestWorkers | null;
   /** The projects' ingest policies (default: the process's, for the store). */
   settings?: IngestSettings;
+  /** Where the bus acknowledges before storing (the all-in-one's ingest log): what mutations and reads wait on to see the writes. */
+  readYourWrites?: ReadYourWrites;
 }
 
 /** The write side: call parts through the bus; objects, tables and feedback straight to ClickHouse. */
@@ -111,8 +113,9 @@ export async function gatewayRoutes(app: FastifyInstance, deps: GatewayDeps): Pr
     },
     calls,
   );
-  const bus = deps.bus;
-  const mutations = new CallMutations(ingest, deps.store, bus.caughtUp ? () => bus.caughtUp!() : undefined);
+  const reads = deps.readYourWrites;
+  const caughtUp = reads ? () => reads.caughtUp() : undefined;
+  const mutations = new CallMutations(ingest, deps.store, caughtUp);
   addRoute(app, deps.auth, 'callUpdate', async (body) => mutations.rename(body.project_id, body.call_id, body.display_name));
   addRoute(app, deps.auth, 'callsDelete', async (body) => mutations.delete(body.project_id, body.call_ids));
   // Weave's V2 evaluation APIs: runs, predictions and scores are calls (v2-evaluation-runs.ts).
@@ -121,18 +124,18 @@ export async function gatewayRoutes(app: FastifyInstance, deps: GatewayDeps): Pr
     auth: deps.auth,
     ingest,
     mutations,
-    ...(bus.caughtUp ? { caughtUp: () => bus.caughtUp!() } : {}),
+    ...(caughtUp ? { caughtUp } : {}),
   });
   // Deletions that delete (deletion-jobs.ts). A project's: admins and members of its entity (the
   // tenancy check of addRoute); a data subject's calls span entities: admin keys only.
-  const deletions = new DeletionJobs(deps.store, app.log as Logger, bus.caughtUp ? () => bus.caughtUp!() : undefined);
+  const deletions = new DeletionJobs(deps.store, app.log as Logger, caughtUp);
   addRoute(app, deps.auth, 'projectDelete', async (body, { caller }) => deletions.create('project', body.project_id, caller));
   addRoute(app, deps.auth, 'userDataDelete', async (body, { caller }) => {
     if (!caller.isAdmin) throw forbidden("deleting a user's data needs an admin key");
     return deletions.create('user', body.svc_user_id, caller);
   });
   addRoute(app, deps.auth, 'deletionStatus', async (body, { caller }) => deletions.status(body.job_id, caller));
-  deadLetterRoutes(app, deps.auth, bus, deps.store);
+  deadLetterRoutes(app, deps.auth, deps.bus, deps.store);
   deliveryRoutes(app, deps.auth);
   ingestSettingsRoutes(app, deps.auth, deps.store, settings);
 

@@ -23,7 +23,7 @@ export const inferenceRole: Role = (config, log) => {
         intervalMs: config.WEFT_MONITORS_INTERVAL_MS,
         batchCalls: 500,
         ...(bus ? { judges: new JudgeRecorder(new CallIngest(bus, { maxValueBytes: config.WEFT_MAX_VALUE_BYTES })) } : {}),
-        ...(bus?.caughtUp ? { caughtUp: () => bus.caughtUp!() } : {}),
+        ...(deps.readYourWrites ? { caughtUp: () => deps.readYourWrites!.caughtUp() } : {}),
       });
       return [{ name: 'monitors', start: async () => worker.start(), stop: () => worker.stop() }];
     },
@@ -35,7 +35,7 @@ export const inferenceRole: Role = (config, log) => {
         upstreams,
         log,
         evaluationHeartbeatMs: config.WEFT_EVALUATION_HEARTBEAT_MS,
-        ...(deps.bus?.caughtUp ? { caughtUp: () => deps.bus!.caughtUp!() } : {}),
+        ...(deps.readYourWrites ? { caughtUp: () => deps.readYourWrites!.caughtUp() } : {}),
       });
     },
   };

@@ -21,7 +21,7 @@ export const queryRole: Role = (config, log) => {
       return [{ name: 'analytics-facts', start: async () => f.start(), stop: () => f.stop() }];
     },
     async routes(app, deps) {
-      const bus = deps.bus;
+      const reads = deps.readYourWrites;
       await app.register(queryRoutes, {
         store: deps.store,
         ...(facts ? { facts } : {}),
@@ -29,7 +29,7 @@ export const queryRole: Role = (config, log) => {
         keys: needs(deps.keys, 'the key store', 'query'),
         pageRows: config.WEFT_QUERY_PAGE_ROWS,
         defaultRetentionDays: config.WEFT_RETENTION_DAYS,
-        ...(bus?.caughtUp ? { caughtUp: () => bus.caughtUp!() } : {}),
+        ...(reads ? { caughtUp: () => reads.caughtUp() } : {}),
       });
       // The UI's pages and files, whichever it serves, under the `ui` group of /docs.
       await app.register(async (scope) => {

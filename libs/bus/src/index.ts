@@ -1,13 +1,13 @@
-export * from './bus';
-export * from './messages';
-export * from './batching-stage';
-export * from './read-your-writes';
-export * from './in-process';
-export * from './local-log';
-export * from './log-bus';
-export * from './dead-letters';
-export * from './codec';
-export * from './group-commit';
-export * from './kafka';
-export * from './create';
-export * from './kafka-dead-letters';
+// What other packages use (tests and benches included).
+export { type BatchOutcome, type Bus, BusUnavailableError, type Subscription } from './bus';
+export { type BusMessage, TOPICS } from './messages';
+export { BatchingStage, type BatchingStageOptions, type StageErrors } from './batching-stage';
+export { type ReadYourWrites } from './read-your-writes';
+export { InProcessBus } from './in-process';
+export { LocalLog } from './local-log';
+export { LogBus, type LogBusOptions } from './log-bus';
+export { type DeadLetterEntry, DeadLetters } from './dead-letters';
+export { type EnvelopeCodec, UndecodableMessageError } from './codec';
+export { DEAD_LETTER_HEADERS, KafkaBus } from './kafka';
+export { createTransport, type ServiceBus } from './create';
+export { type KafkaDeadLetterRecord } from './kafka-dead-letters';

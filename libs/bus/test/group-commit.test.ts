@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { GroupCommit } from '@weft/bus';
+import { GroupCommit } from '../src/group-commit';
 
 describe('GroupCommit', () => {
   it('joins concurrent adds into one handle call, flushes by size, and fails each add with its batch', async () => {

@@ -1,15 +1,48 @@
-export * from './errors';
-export * from './ids';
-export * from './time';
-export * from './logger';
-export * from './config';
-export * from './auth';
-export * from './refs';
-export * from './metrics';
-export * from './health';
-export * from './version';
-export * from './failure';
-export * from './process-alive';
-export * from './startup-error';
-export * from './delivery';
-export * from './build-output';
+// What other packages use (tests and benches included).
+export {
+  ApiError,
+  badRequest,
+  conflict,
+  forbidden,
+  headerSafe,
+  invalidField,
+  isApiError,
+  notFound,
+  payloadTooLarge,
+  unauthorized,
+  unavailable,
+} from './errors';
+export { generateId } from './ids';
+export {
+  clickHouseToIso,
+  clickHouseToMicros,
+  microsToClickHouse,
+  microsToIso,
+  nanosToMicros,
+  nowMicros,
+  parseTimestampMicros,
+} from './time';
+export { createLogger, type Logger } from './logger';
+export {
+  type Config,
+  ConfigError,
+  configSchema,
+  ingestLogConfig,
+  kafkaConfig,
+  type KafkaConfig,
+  loadConfig,
+  publishStageConfig,
+  type PublishStageConfig,
+  writerConfig,
+  type WriterConfig,
+} from './config';
+export { type AuthScheme, type Caller, parseAuthorization, parseProjectId } from './auth';
+export { extractRefs, REF_PREFIX } from './refs';
+export { metrics, metricsRegistry } from './metrics';
+export { type Component, type HealthProbe } from './health';
+export { VERSION } from './version';
+export { isPermanent, isRetryable, markPermanent, RetryableError } from './failure';
+export { processAlive } from './process-alive';
+export { StartupError } from './startup-error';
+export { delivery, deliveryProjectOf, type Entrance, ENTRANCES, type StoredEntrance, totalCounts, withDeliveryProject } from './delivery';
+export { DIST_URL } from './build-output';

@@ -1,5 +1,4 @@
-export * from './compose';
-export * from './role';
-export * from './store';
-export * from './bus';
-export * from './program';
+// What other packages use (tests and benches included).
+export { compose, type Weft } from './compose';
+export { needs, type Role, type RoleName } from './role';
+export { runWeft } from './program';

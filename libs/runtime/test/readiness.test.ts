@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { checkReadiness } from '@weft/http';
 import { openStore, type Store } from '@weft/store';
-import { storeProbe } from '@weft/runtime';
+import { storeProbe } from '../src/store';
 import { TEST_ROOT } from '@weft/harness';
 
 // Real stores: the embedded engine, a port nobody listens on, and a server that accepts

@@ -545,6 +545,8 @@ describe('/analytics/query', () => {
       expect(row.op_name).toBe(call.op_name);
       expect(row.trace_id).toBe(call.trace_id);
       expect(row.parent_id).toBe(call.parent_id ?? null);
+      expect(row.display_name).toBe(call.display_name ?? null);
+      expect(row.thread_id).toBe(call.thread_id ?? null);
       expect(row.status).toBe(call.summary.weave.status);
       expect(row.latency_ms).toBe(call.summary.weave.latency_ms);
       expect(row.exception).toBe(call.exception);

@@ -19,15 +19,16 @@ export async function jsonlToParquet(store: Store, input: string, structure: str
 }
 
 /**
- * A file of JSON lines → Parquet file, its columns `select` expressions over each line (`line`,
- * a String): the engine extracts the members itself, so lines already in JSON (the calls
- * stream's) are never parsed here.
+ * A file of JSON objects, one a line → Parquet file, its columns `select` expressions over each
+ * line's top-level members (`members`, an Array(Tuple(String, String)) of each member's name and
+ * raw JSON text): the engine parses each line once, whatever the number of columns, so lines
+ * already in JSON (the calls stream's) are never parsed here.
  */
 export async function jsonLinesToParquet(store: Store, input: string, select: string, output: string): Promise<void> {
   await writeParquet(
     store,
-    `SELECT ${select} FROM file(${quote(input)}, 'LineAsString', 'line String') WHERE line != '' INTO OUTFILE ${quote(output)} FORMAT Parquet
-    SETTINGS ${PARQUET_SETTINGS}`,
+    `SELECT ${select} FROM (SELECT JSONExtractKeysAndValuesRaw(line) AS members FROM file(${quote(input)}, 'LineAsString', 'line String') WHERE line != '')
+    INTO OUTFILE ${quote(output)} FORMAT Parquet SETTINGS ${PARQUET_SETTINGS}`,
   );
 }
 

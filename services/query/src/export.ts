@@ -15,12 +15,15 @@ type Call = Record<string, unknown> & { summary?: { weave?: { status?: string; l
 
 /**
  * Each export column: its value in a parsed call (CSV), its Parquet (ClickHouse) type, and the
- * same value as SQL over the call's JSON line (`line`: Parquet, converted by the engine).
+ * same value as SQL over the call's JSON line's members (`members`: Parquet, converted by the
+ * engine, jsonLinesToParquet).
  */
-const raw = (k: string) => `JSONExtractRaw(line, '${k}')`;
-const text = (k: string) => `JSONExtract(line, '${k}', 'Nullable(String)')`;
+const at = (k: string) => `indexOf(members.1, '${k}')`;
 /** A member's JSON text, NULL when it is absent or null (as JSON.stringify of a parsed value). */
-const json = (k: string) => `nullIf(nullIf(${raw(k)}, ''), 'null')`;
+const json = (k: string) => `if(${at(k)} = 0, NULL, nullIf(members[${at(k)}].2, 'null'))`;
+const text = (k: string) => `if(${at(k)} = 0, NULL, JSONExtract(members[${at(k)}].2, 'Nullable(String)'))`;
+/** A member of the summary's `weave` object. */
+const weave = (k: string, type: string) => `JSONExtract(ifNull(${json('summary')}, '{}'), 'weave', '${k}', '${type}')`;
 const COLUMN_SQL: Record<CallExportColumn, string> = {
   id: text('id'),
   project_id: text('project_id'),
@@ -32,8 +35,8 @@ const COLUMN_SQL: Record<CallExportColumn, string> = {
   turn_id: text('turn_id'),
   started_at: `parseDateTime64BestEffort(${text('started_at')}, 6, 'UTC')`,
   ended_at: `parseDateTime64BestEffortOrNull(${text('ended_at')}, 6, 'UTC')`,
-  status: `ifNull(nullIf(JSONExtractString(line, 'summary', 'weave', 'status'), ''), if(${text('ended_at')} IS NULL, 'running', 'success'))`,
-  latency_ms: `JSONExtract(line, 'summary', 'weave', 'latency_ms', 'Nullable(Int64)')`,
+  status: `ifNull(nullIf(${weave('status', 'String')}, ''), if(${text('ended_at')} IS NULL, 'running', 'success'))`,
+  latency_ms: weave('latency_ms', 'Nullable(Int64)'),
   exception: text('exception'),
   svc_user_id: text('svc_user_id'),
   svc_run_id: text('svc_run_id'),

@@ -154,6 +154,8 @@ describe('Analytics dashboards', () => {
         { title: 'Top ops by status', kind: 'stacked', dimensions: ['op', 'status'], metrics: ['count'], top: 2 },
         { title: 'Ops latency', kind: 'table', dimensions: ['op'], metrics: ['latency_p50_ms', 'count', 'total_tokens'] },
         { title: 'Errors by op', kind: 'bar', dimensions: ['op'], metrics: ['errors'] },
+        // Its own op filter: never merged with the others by op.
+        { title: 'Support turns', kind: 'bar', dimensions: ['op'], metrics: ['count'], op: 'support.turn' },
       ];
       const val = { _type: 'WeftDashboard', _class_name: 'WeftDashboard', _bases: ['Object', 'BaseModel'], name: 'merged', charts };
       expect((await m.post('/obj/create', { obj: { project_id: P, object_id: 'weft-dashboard-merged', val } })).status).toBe(200);
@@ -165,11 +167,18 @@ describe('Analytics dashboards', () => {
       await page.goto(weft.url + `/#/p/${P}/analytics?dashboard=weft-dashboard-merged`);
       for (const c of charts) await page.locator(`figure[data-chart="${c.title}"]`).waitFor();
       await page.waitForTimeout(1000);
-      // The totals, one query for the three charts by op, one for the one by op and status.
-      expect(sent).toHaveLength(3);
-      const { dimensions: _d, metrics: _m, top: _t, ...view } = sent.find((b) => JSON.stringify(b.dimensions) === '["op"]')!;
+      // The totals, one query for the three charts by op, one for the one by op and status, one for the op-filtered chart.
+      expect(sent).toHaveLength(4);
+      const {
+        dimensions: _d,
+        metrics: _m,
+        top: _t,
+        ...view
+      } = sent.find((b) => JSON.stringify(b.dimensions) === '["op"]' && !(b.filter as { op_names?: string[] }).op_names)!;
       const shortOp = (v: unknown) => String(v).replace(/^weave:\/\/\/[^/]+\/[^/]+\/op\/([^:]+):.*$/, '$1');
-      for (const c of charts) {
+      const support = page.locator('figure[data-chart="Support turns"]');
+      expect(JSON.parse((await support.getAttribute('data-labels'))!)).toEqual(['support.turn']);
+      for (const c of charts.filter((x) => !x.op)) {
         // What the server answers for this chart alone (its `top` ranked and folded by the engine).
         const own = await m.post('/analytics/query', {
           ...view,

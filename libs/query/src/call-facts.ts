@@ -42,17 +42,31 @@ export interface DerivedFactColumn {
   from: readonly string[];
 }
 
-const ownUsage = (entry: string): DerivedFactColumn => ({ sql: () => `toInt64(arraySum(u -> ${entry}, usage))`, from: ['usage'] });
+/**
+ * A usage entry's figure (`u`, a tuple of the `usage` column), by the derived column summing it
+ * over a call's own usage; metrics over model rows read the same expression per entry.
+ */
+export const USAGE_ENTRY_FIGURES = {
+  own_requests: 'u.2',
+  own_prompt_tokens: 'u.3',
+  own_completion_tokens: 'u.4',
+  // An entry's total_tokens, or its prompt + completion counts when it has none (as the UI's Tokens column).
+  own_total_tokens: 'if(u.5 > 0, u.5, u.3 + u.4)',
+} as const;
+
+const ownUsage = (figure: keyof typeof USAGE_ENTRY_FIGURES): DerivedFactColumn => ({
+  sql: () => `toInt64(arraySum(u -> ${USAGE_ENTRY_FIGURES[figure]}, usage))`,
+  from: ['usage'],
+});
 
 export const DERIVED_FACT_COLUMNS = {
   op_base: { sql: () => opBaseNameSql('op_name'), from: ['op_name'] },
   latency_ms: { sql: () => `if(ended_at IS NULL, NULL, toFloat64(${latencySql}))`, from: ['started_at', 'ended_at'] },
   errored: { sql: () => 'exception IS NOT NULL', from: ['exception'] },
-  own_requests: ownUsage('u.2'),
-  own_prompt_tokens: ownUsage('u.3'),
-  own_completion_tokens: ownUsage('u.4'),
-  // An entry's total_tokens, or its prompt + completion counts when it has none (as the UI's Tokens column).
-  own_total_tokens: ownUsage('if(u.5 > 0, u.5, u.3 + u.4)'),
+  own_requests: ownUsage('own_requests'),
+  own_prompt_tokens: ownUsage('own_prompt_tokens'),
+  own_completion_tokens: ownUsage('own_completion_tokens'),
+  own_total_tokens: ownUsage('own_total_tokens'),
   // The sum of the entries' costs (an entry without a price counts 0).
   own_cost_total: { sql: (usageCosts) => `arraySum(x -> ifNull(x, 0), ${usageCosts})`, from: ['usage'] },
 } satisfies Record<string, DerivedFactColumn>;

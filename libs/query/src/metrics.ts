@@ -2,7 +2,16 @@ import type { AnalyticsQueryReq } from '@weft/api';
 import { ApiError } from '@weft/core';
 import { latencySql, opBaseNameSql } from './call-json';
 import { CallsQueryPlan } from './calls';
-import { asFactRowsSql, callColumnsFor, daysStartIdsSql, FACT_COLUMNS, factRowsSql, onDaysSql, type FactsCoverage } from './call-facts';
+import {
+  asFactRowsSql,
+  callColumnsFor,
+  daysStartIdsSql,
+  FACT_COLUMNS,
+  factRowsSql,
+  onDaysSql,
+  USAGE_ENTRY_FIGURES,
+  type FactsCoverage,
+} from './call-facts';
 import { JSON_ROOTS } from './call-fields';
 import { callTotalCostSql } from './costs';
 import { splitFieldPath } from './expr';
@@ -199,8 +208,8 @@ export class MetricsQueryPlan {
     const count = (sql: string): Metric => ({ name, sql });
     const num = count;
     // A fact row's own usage figure (`column`), or a model row's entry of it.
-    const tokens = (expr: string, column: string): Metric => {
-      const sql = `toInt64(sum(arraySum(u -> ${expr}, ${usage()})))`;
+    const tokens = (column: keyof typeof USAGE_ENTRY_FIGURES): Metric => {
+      const sql = `toInt64(sum(arraySum(u -> ${USAGE_ENTRY_FIGURES[column]}, ${usage()})))`;
       if (this.modelRows) return { name, sql, usage: true };
       this.factColumns.add(column);
       return { name, sql, usage: true, factsSql: `toInt64(sum(${column}))` };
@@ -232,14 +241,13 @@ export class MetricsQueryPlan {
       case 'latency_max_ms':
         return latency((v, c) => `maxIf(${v}, ${c})`);
       case 'requests':
-        return tokens('u.2', 'own_requests');
+        return tokens('own_requests');
       case 'prompt_tokens':
-        return tokens('u.3', 'own_prompt_tokens');
+        return tokens('own_prompt_tokens');
       case 'completion_tokens':
-        return tokens('u.4', 'own_completion_tokens');
+        return tokens('own_completion_tokens');
       case 'total_tokens':
-        // An entry's total_tokens, or its prompt + completion counts when it has none (as the UI's Tokens column).
-        return tokens('if(u.5 > 0, u.5, u.3 + u.4)', 'own_total_tokens');
+        return tokens('own_total_tokens');
       case 'cost': {
         const sql = `ifNull(sum(${callTotalCostSql(this.projectSql, usage())}), 0)`;
         this.costs = true;

@@ -8,10 +8,12 @@ export const projectId = z
   .regex(/^[^/\s]+\/[^/\s]+$/, 'must be <entity>/<project>')
   .describe('`<entity>/<project>`');
 
+const NOT_A_DATE_TIME = 'must be an ISO 8601 date-time';
+
 /** ISO 8601 date-time; `Z`, an offset, or naive (read as UTC). */
 export const timestamp = z
   .string()
-  .refine((s) => parseTimestampMicros(s) !== null, 'must be an ISO 8601 date-time')
+  .refine((s) => parseTimestampMicros(s) !== null, NOT_A_DATE_TIME)
   .meta({ format: 'date-time' });
 
 /**
@@ -22,7 +24,7 @@ export const storedTimestamp = z
   .string()
   .superRefine((s, ctx) => {
     const micros = parseTimestampMicros(s);
-    if (micros === null) ctx.addIssue({ code: 'custom', message: 'must be an ISO 8601 date-time' });
+    if (micros === null) ctx.addIssue({ code: 'custom', message: NOT_A_DATE_TIME });
     else if (!Number.isSafeInteger(micros)) ctx.addIssue({ code: 'custom', message: 'must be a date-time before the year 2255' });
   })
   .meta({ format: 'date-time' });

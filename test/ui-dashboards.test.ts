@@ -146,6 +146,33 @@ describe('Analytics dashboards', () => {
   );
 
   it(
+    'a bad metric in a chart merged with others: its 422 in that chart only, the others drawn, each asked once more and no more',
+    async () => {
+      const m = clientFor(api, member);
+      const charts = [
+        { title: 'Broken by op', kind: 'bar', dimensions: ['op'], metrics: ['nope'] },
+        { title: 'Calls by op', kind: 'bar', dimensions: ['op'], metrics: ['count'] },
+      ];
+      const val = { _type: 'WeftDashboard', _class_name: 'WeftDashboard', _bases: ['Object', 'BaseModel'], name: 'half', charts };
+      expect((await m.post('/obj/create', { obj: { project_id: P, object_id: 'weft-dashboard-half', val } })).status).toBe(200);
+      const page = await signedIn();
+      const statuses: number[] = [];
+      page.on('response', (r) => {
+        if (r.url().endsWith('/analytics/query')) statuses.push(r.status());
+      });
+      await page.goto(weft.url + `/#/p/${P}/analytics?dashboard=weft-dashboard-half`);
+      await until(() => page.locator('figure[data-chart="Calls by op"]').getAttribute('data-total')).toBe(String(seeded.callCount));
+      await until(() => page.locator('[data-card="Broken by op"]').textContent()).toContain("unknown metric 'nope'");
+      await page.waitForTimeout(2000);
+      // The totals; the merged query, refused; then each chart alone: one 422, one answer.
+      expect(statuses.sort()).toEqual([200, 200, 422, 422]);
+      await page.screenshot({ path: join(ARTIFACTS_DIR, 'dashboard-half-broken.png') });
+      await page.close();
+    },
+    UI_TEST_MS,
+  );
+
+  it(
     'merges the queries of charts over the same dimensions, folding a top n into the rows the server gives for that chart alone',
     async () => {
       const m = clientFor(api, member);

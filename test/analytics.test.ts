@@ -581,6 +581,37 @@ describe('/analytics/query', () => {
     expect(bad.body.field).toBe('format');
   });
 
+  it("Parquet keeps an output's JSON text whatever its type, as CSV does", async () => {
+    const project_id = 'an/outputs';
+    const outputs = ['plain "quoted" text', 1.5, 0, [1, 'x', { y: null }], true, { nested: { a: [1, 2] } }, null, ''];
+    const batch = outputs.flatMap((output, i) => {
+      const id = `0199cccc-0000-7000-8000-${String(i).padStart(12, '0')}`;
+      const started_at = new Date(now - DAY + i * 1000).toISOString();
+      return [
+        { mode: 'start', req: { start: { project_id, id, op_name: 'o', started_at, inputs: { i } } } },
+        { mode: 'end', req: { end: { project_id, id, ended_at: started_at, output, summary: {} } } },
+      ];
+    });
+    expect((await as(alice).post('/call/upsert_batch', { batch })).status).toBe(200);
+    const r = await fetch(`${weft.url}/calls/export`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Basic ${Buffer.from(`api:${alice.key}`).toString('base64')}` },
+      body: JSON.stringify({ project_id, format: 'parquet', columns: ['id', 'output'], sort_by: [{ field: 'started_at', direction: 'asc' }] }),
+    });
+    expect(r.status).toBe(200);
+    const file = join(mkdtempSync(join(TEST_ROOT, 'analytics-outputs-')), 'outputs.parquet');
+    writeFileSync(file, Buffer.from(await r.arrayBuffer()));
+    const python = await ensurePythonVenv('pyarrow-21', ['pyarrow==21.0.0']);
+    const read = await promisify(execFile)(python, [
+      '-c',
+      'import sys, json, pyarrow.parquet as pq; print(json.dumps(pq.read_table(sys.argv[1]).column("output").to_pylist()))',
+      file,
+    ]);
+    const texts = JSON.parse(read.stdout) as (string | null)[];
+    expect(texts.map((t) => (t === null ? null : JSON.parse(t)))).toEqual(outputs);
+    expect(texts[0]).toBe(JSON.stringify(outputs[0]));
+  });
+
   it('the CLI: weft export streams a file with its progress; weft analytics prints rows as CSV', async () => {
     await seed();
     const dir = mkdtempSync(join(TEST_ROOT, 'analytics-cli-'));

@@ -36,7 +36,12 @@ export function runWeft(name: string, roles: readonly Role[] | ((config: Config)
       if (stopping) return;
       stopping = true;
       log.info({ signal }, 'shutting down');
-      const force = setTimeout(() => process.exit(1), 20_000);
+      // Past the deadline the process is killed, not exited: an exit waits in the embedded
+      // engine's teardown for whatever statement it still runs, for as long as that takes.
+      const force = setTimeout(() => {
+        log.error({ deadline_ms: STOP_DEADLINE_MS }, 'shutdown passed its deadline; killing the process');
+        process.kill(process.pid, 'SIGKILL');
+      }, STOP_DEADLINE_MS);
       force.unref();
       try {
         await weft.close();
@@ -57,6 +62,9 @@ export function runWeft(name: string, roles: readonly Role[] | ((config: Config)
     process.exit(1);
   });
 }
+
+/** How long a graceful stop may take (requests finished, the engine's statements drained). */
+const STOP_DEADLINE_MS = 20_000;
 
 /** The closing line of a first start: the admin key, and how to make the keys people should use. */
 function firstKeyReminder(key: string, port: number): string {

@@ -75,7 +75,47 @@ export interface Store extends StoreStatements {
    * request body.
    */
   insertRaw(table: string, columns: readonly string[], format: RawRowFormat, bytes: Buffer, settings?: InsertSettings): Promise<void>;
+  /**
+   * Runs a statement that reads and writes this process's own files (file() … INTO OUTFILE) on
+   * an engine connection of its own, so it runs beside the store's queries, not between them:
+   * embedded, a second connection to the same data; with a server (which cannot read this
+   * process's files), a private chDB session of this process, opened on first use.
+   */
+  convert(sql: string): Promise<void>;
+  /** Closes the connections, after waiting for what the engine is still running on them. */
   close(): Promise<void>;
+}
+
+/** The part of a chDB session this module uses. */
+interface ChdbSession {
+  queryAsync(query: string): Promise<unknown>;
+  close(): void;
+}
+interface Chdb {
+  Session: new (path?: string) => ChdbSession;
+  drainPending(): Promise<void>;
+}
+/** chdb is published as CommonJS only. */
+const chdb = (): Chdb => createRequire(import.meta.url)('chdb') as Chdb;
+
+/**
+ * Lazily opened chDB sessions, closed together. Closing waits until nothing is running on any
+ * connection of the engine: a process that exits while the engine still runs a statement waits
+ * in the engine's teardown for that statement, outside any deadline of ours.
+ */
+function sideSessions(path?: string) {
+  let session: ChdbSession | undefined;
+  return {
+    run: async (sql: string) => {
+      session ??= new (chdb().Session)(path);
+      await session.queryAsync(sql);
+    },
+    close: async () => {
+      session?.close();
+      session = undefined;
+      await chdb().drainPending();
+    },
+  };
 }
 
 /**
@@ -84,6 +124,8 @@ export interface Store extends StoreStatements {
  */
 export function openStore(opts: StoreOptions): Store {
   if (opts.url) {
+    // A session on a directory of its own (removed at close): nothing of the server's is in it.
+    const converter = sideSessions();
     const client = createClient({
       url: opts.url,
       username: opts.username,
@@ -109,7 +151,11 @@ export function openStore(opts: StoreOptions): Store {
         const result = await client.exec({ query: insertStatement(table, columns, format), values, clickhouse_settings });
         for await (const chunk of result.stream) void chunk;
       },
-      close: () => client.close(),
+      convert: (sql) => converter.run(sql),
+      close: async () => {
+        await client.close();
+        await converter.close();
+      },
     };
   }
   const dir = resolve(opts.dataDir, 'clickhouse');
@@ -119,6 +165,8 @@ export function openStore(opts: StoreOptions): Store {
   const require = createRequire(import.meta.url);
   // eslint-disable-next-line @typescript-eslint/consistent-type-imports -- a type of a CommonJS require
   const { createChdbConnection } = require('chdb/connection') as typeof import('chdb/connection');
+  // The engine runs one statement at a time on a connection; a second one on the same data runs beside it.
+  const side = sideSessions(dir);
   let connection: ReturnType<typeof createChdbConnection>;
   try {
     connection = createChdbConnection({ path: dir });
@@ -146,9 +194,11 @@ export function openStore(opts: StoreOptions): Store {
         client.command({ query: insertStatement(table, columns, format, path), clickhouse_settings }).then(() => undefined),
       );
     },
+    convert: (sql) => side.run(sql),
     close: async () => {
       try {
         await client.close();
+        await side.close();
       } finally {
         release();
       }

@@ -14,36 +14,54 @@ import { downloadFraming, sendJsonLinesAsParquet, sendRows } from './row-export'
 type Call = Record<string, unknown> & { summary?: { weave?: { status?: string; latency_ms?: number } } | null };
 
 /**
- * Each export column: its value in a parsed call (CSV), its Parquet (ClickHouse) type, and the
- * same value as SQL over the call's JSON line's members (`members`: Parquet, converted by the
- * engine, jsonLinesToParquet).
+ * The members of a call's JSON line the Parquet columns read, extracted in one parse of the line
+ * (`m`, a named Tuple): a String member holding an object is that object's JSON text.
  */
-const at = (k: string) => `indexOf(members.1, '${k}')`;
-/** A member's JSON text, NULL when it is absent or null (as JSON.stringify of a parsed value). */
-const json = (k: string) => `if(${at(k)} = 0, NULL, nullIf(members[${at(k)}].2, 'null'))`;
-const text = (k: string) => `if(${at(k)} = 0, NULL, JSONExtract(members[${at(k)}].2, 'Nullable(String)'))`;
+const MEMBERS = `Tuple(${[
+  'id String',
+  'project_id String',
+  'op_name String',
+  'display_name Nullable(String)',
+  'trace_id String',
+  'parent_id Nullable(String)',
+  'thread_id Nullable(String)',
+  'turn_id Nullable(String)',
+  'started_at String',
+  'ended_at Nullable(String)',
+  'exception Nullable(String)',
+  'svc_user_id Nullable(String)',
+  'svc_run_id Nullable(String)',
+  'inputs Nullable(String)',
+  'attributes Nullable(String)',
+  'summary Nullable(String)',
+].join(', ')})`;
 /** A member of the summary's `weave` object. */
-const weave = (k: string, type: string) => `JSONExtract(ifNull(${json('summary')}, '{}'), 'weave', '${k}', '${type}')`;
+const weave = (k: string, type: string) => `JSONExtract(ifNull(m.summary, '{}'), 'weave', '${k}', '${type}')`;
+/**
+ * Each export column as SQL over the call's JSON line (`line`) and its members (`m`): Parquet,
+ * converted by the engine (jsonLinesToParquet). The same values as COLUMNS gives a parsed call.
+ */
 const COLUMN_SQL: Record<CallExportColumn, string> = {
-  id: text('id'),
-  project_id: text('project_id'),
-  op_name: text('op_name'),
-  display_name: text('display_name'),
-  trace_id: text('trace_id'),
-  parent_id: text('parent_id'),
-  thread_id: text('thread_id'),
-  turn_id: text('turn_id'),
-  started_at: `parseDateTime64BestEffort(${text('started_at')}, 6, 'UTC')`,
-  ended_at: `parseDateTime64BestEffortOrNull(${text('ended_at')}, 6, 'UTC')`,
-  status: `ifNull(nullIf(${weave('status', 'String')}, ''), if(${text('ended_at')} IS NULL, 'running', 'success'))`,
+  id: 'm.id',
+  project_id: 'm.project_id',
+  op_name: 'm.op_name',
+  display_name: 'm.display_name',
+  trace_id: 'm.trace_id',
+  parent_id: 'm.parent_id',
+  thread_id: 'm.thread_id',
+  turn_id: 'm.turn_id',
+  started_at: `parseDateTime64BestEffort(m.started_at, 6, 'UTC')`,
+  ended_at: `parseDateTime64BestEffortOrNull(m.ended_at, 6, 'UTC')`,
+  status: `ifNull(nullIf(${weave('status', 'String')}, ''), if(m.ended_at IS NULL, 'running', 'success'))`,
   latency_ms: weave('latency_ms', 'Nullable(Int64)'),
-  exception: text('exception'),
-  svc_user_id: text('svc_user_id'),
-  svc_run_id: text('svc_run_id'),
-  inputs: `ifNull(${json('inputs')}, '{}')`,
-  output: json('output'),
-  attributes: `ifNull(${json('attributes')}, '{}')`,
-  summary: json('summary'),
+  exception: 'm.exception',
+  svc_user_id: 'm.svc_user_id',
+  svc_run_id: 'm.svc_run_id',
+  inputs: `ifNull(m.inputs, '{}')`,
+  // Any JSON value: its text, which a String member does not keep for a JSON string (read apart).
+  output: `nullIf(nullIf(JSONExtractRaw(line, 'output'), ''), 'null')`,
+  attributes: `ifNull(m.attributes, '{}')`,
+  summary: 'm.summary',
 };
 
 const COLUMNS: Record<CallExportColumn, { type: string; value: (c: Call) => unknown }> = {
@@ -81,7 +99,7 @@ export async function exportCalls(store: Store, req: CallsExportReq, reply: Fast
   const lines = streamCallLines(store, streamReq(req), abort.signal, opts);
   if (req.format === 'parquet') {
     const select = names.map((name) => `CAST(${COLUMN_SQL[name]} AS ${COLUMNS[name].type}) AS \`${name}\``).join(', ');
-    return sendJsonLinesAsParquet(store, reply, framing, lines, select);
+    return sendJsonLinesAsParquet(store, reply, framing, lines, MEMBERS, select);
   }
   const columns = names.map((name) => ({ name, ...COLUMNS[name] }));
   await sendRows(store, reply, req.format, framing, columns, callsOf(lines));

@@ -1,15 +1,12 @@
-import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { FastifyReply } from 'fastify';
 import { sendStream } from '@weft/http';
 import { jsonLinesToParquet, jsonlToParquet, type Store } from '@weft/store';
+import { sendParquet } from './parquet-pipe';
 
 /**
  * Rows as a download, streamed: CSV written here row by row; Parquet written by the engine from
- * a JSONL file of the rows (store/parquet.ts: it needs the whole file for its footer), then sent
- * from disk. Memory stays bounded whatever the count: rows are produced and written one by one.
+ * the rows' JSON lines as they come (parquet-pipe.ts), then sent from disk. Memory stays bounded
+ * whatever the count: rows are produced and written one by one.
  */
 export interface ExportColumn<R> {
   name: string;
@@ -38,49 +35,38 @@ export async function sendRows<R>(
   rows: AsyncIterable<R>,
 ): Promise<void> {
   if (format === 'csv') return sendStream(reply, csvLines(rows, columns), framing);
-  const dir = await mkdtemp(join(tmpdir(), 'weft-export-'));
-  try {
-    const jsonl = join(dir, 'rows.jsonl');
-    const out = createWriteStream(jsonl);
-    for await (const r of rows) {
-      const row: Record<string, unknown> = {};
-      for (const col of columns) row[col.name] = col.value(r);
-      if (!out.write(JSON.stringify(row) + '\n')) await new Promise<void>((resolve) => out.once('drain', () => resolve()));
-    }
-    await new Promise<void>((resolve, reject) => out.end((e?: Error | null) => (e ? reject(e) : resolve())));
-    const parquet = join(dir, 'rows.parquet');
-    await jsonlToParquet(store, jsonl, columns.map((col) => `\`${col.name.replace(/`/g, '')}\` ${col.type}`).join(', '), parquet);
-    await sendStream(reply, createReadStream(parquet, { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>, framing);
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
+  const structure = columns.map((col) => `\`${col.name.replace(/`/g, '')}\` ${col.type}`).join(', ');
+  await sendParquet(reply, framing, jsonLines(rows, columns), (input, output) => jsonlToParquet(store, input, structure, output));
 }
 
 /**
- * JSON lines (chunks not aligned to lines) as Parquet: written to a file as they come, then
- * converted by the engine with `select` (expressions over each `line`) as the columns.
+ * JSON lines (chunks not aligned to lines) as Parquet, its columns `select` (expressions over
+ * each `line` and its `members`, jsonLinesToParquet).
  */
 export async function sendJsonLinesAsParquet(
   store: Store,
   reply: FastifyReply,
   framing: ReturnType<typeof downloadFraming>,
   chunks: AsyncIterable<Buffer>,
+  members: string,
   select: string,
 ): Promise<void> {
-  const dir = await mkdtemp(join(tmpdir(), 'weft-export-'));
-  try {
-    const lines = join(dir, 'rows.jsonl');
-    const out = createWriteStream(lines);
-    for await (const chunk of chunks) {
-      if (!out.write(chunk)) await new Promise<void>((resolve) => out.once('drain', () => resolve()));
+  await sendParquet(reply, framing, chunks, (input, output) => jsonLinesToParquet(store, input, members, select, output));
+}
+
+/** Each row as a JSON line of its columns, in chunks of about 64 KiB. */
+async function* jsonLines<R>(rows: AsyncIterable<R>, columns: ExportColumn<R>[]): AsyncGenerator<string> {
+  let batch = '';
+  for await (const r of rows) {
+    const row: Record<string, unknown> = {};
+    for (const col of columns) row[col.name] = col.value(r);
+    batch += JSON.stringify(row) + '\n';
+    if (batch.length > 1 << 16) {
+      yield batch;
+      batch = '';
     }
-    await new Promise<void>((resolve, reject) => out.end((e?: Error | null) => (e ? reject(e) : resolve())));
-    const parquet = join(dir, 'rows.parquet');
-    await jsonLinesToParquet(store, lines, select, parquet);
-    await sendStream(reply, createReadStream(parquet, { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>, framing);
-  } finally {
-    await rm(dir, { recursive: true, force: true });
   }
+  if (batch) yield batch;
 }
 
 /** RFC 4180: a header, then one line per row; a field with a comma, quote or line break is quoted. */

@@ -328,7 +328,7 @@ describe('/analytics/query', () => {
   const query = async (body: Record<string, unknown>) => {
     const r = await as(alice).post('/analytics/query', { project_id: P, ...body });
     expect(r.status, r.text).toBe(200);
-    return r.body as { rows: Call[]; truncated: boolean; bucket_seconds?: number };
+    return r.body as { rows: Call[]; truncated: boolean; bucket_seconds?: number; totals?: any };
   };
   const latency = (c: Call) => c.summary.weave.latency_ms as number;
   const day = (c: Call) => new Date(startOfDay(Date.parse(c.started_at))).toISOString();
@@ -472,6 +472,36 @@ describe('/analytics/query', () => {
     expect(whole.rows.filter((r) => r.is_root === false).map((r) => r.parent_op)).toEqual(['retrieve']);
   });
 
+  it('totals: every metric over all the calls matched, whatever the groups, their top and their limit', async () => {
+    await seed();
+    const metrics = ['count', 'errors', 'latency_p50_ms', 'latency_p99_ms', 'total_tokens', 'cost', 'distinct_traces'];
+    const alone = (await query({ metrics })).rows[0]!;
+    expect(alone.count).toBe((await all()).length);
+    const bodies: Record<string, unknown>[] = [
+      // Grouped and cut: one row kept, the rest folded, and still the totals of every call.
+      { dimensions: ['op', 'status'], top: { dimension: 'op', n: 1 }, limit: 1 },
+      // A row per model of the usage.
+      { dimensions: ['model'] },
+      { dimensions: ['time'], bucket: 'auto' },
+      { dimensions: ['attributes.tier'] },
+      { dimensions: [] },
+    ];
+    for (const body of bodies) {
+      const q = await query({ ...body, metrics, totals: true });
+      expect(Object.keys(q.totals), JSON.stringify(body)).toEqual(metrics);
+      for (const m of metrics) expect(q.totals[m], `${m} ${JSON.stringify(body)}`).toBeCloseTo(alone[m], 9);
+    }
+    expect((await query({ dimensions: ['op', 'status'], top: { dimension: 'op', n: 1 }, limit: 1, metrics, totals: true })).truncated).toBe(
+      true,
+    );
+    // A filter narrows the totals as it narrows the rows.
+    const tools = await query({ dimensions: ['status'], metrics: ['count'], filter: { op_names: ['tool'] }, totals: true });
+    expect(tools.totals.count).toBe(tools.rows.reduce((s, r) => s + Number(r.count), 0));
+    expect(tools.totals.count).toBeLessThan(alone.count);
+    // Not asked for: not answered.
+    expect((await query({ dimensions: ['op'], metrics: ['count'] })).totals).toBeUndefined();
+  });
+
   it('refuses unknown dimensions, metrics and paths with a 422 naming them; tenancy as everywhere', async () => {
     const bad = async (body: Record<string, unknown>, field: string, words: string) => {
       const r = await as(alice).post('/analytics/query', { project_id: P, metrics: ['count'], ...body });
@@ -596,7 +626,12 @@ describe('/analytics/query', () => {
     const r = await fetch(`${weft.url}/calls/export`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Basic ${Buffer.from(`api:${alice.key}`).toString('base64')}` },
-      body: JSON.stringify({ project_id, format: 'parquet', columns: ['id', 'output'], sort_by: [{ field: 'started_at', direction: 'asc' }] }),
+      body: JSON.stringify({
+        project_id,
+        format: 'parquet',
+        columns: ['id', 'output'],
+        sort_by: [{ field: 'started_at', direction: 'asc' }],
+      }),
     });
     expect(r.status).toBe(200);
     const file = join(mkdtempSync(join(TEST_ROOT, 'analytics-outputs-')), 'outputs.parquet');

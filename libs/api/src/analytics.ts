@@ -91,6 +91,12 @@ export const analyticsQueryReq = z.object({
     .optional()
     .describe('metric or dimension names (default: time ascending if grouped by time, else the first metric descending)'),
   limit: z.number().int().min(1).max(10_000).default(1000).describe('most rows returned; `truncated` says when more matched'),
+  totals: z
+    .boolean()
+    .default(false)
+    .describe(
+      'also answer `totals`: each metric over every call matched (not cut by `limit`, nothing folded by `top`), from the same scan',
+    ),
 });
 export type AnalyticsQueryReq = z.infer<typeof analyticsQueryReq>;
 
@@ -98,6 +104,10 @@ export const analyticsQueryRes = z.object({
   rows: z.array(z.record(z.string(), z.unknown())).describe('one object per group: each dimension and metric by its name'),
   truncated: z.boolean().describe('more groups matched than `limit`'),
   bucket_seconds: z.number().int().optional().describe('the width of the `time` buckets when `bucket` is auto or bucket_seconds'),
+  totals: z
+    .record(z.string(), z.number().nullable())
+    .optional()
+    .describe('with `totals: true`: each metric over every call matched, by its name'),
 });
 export type AnalyticsQueryRes = z.infer<typeof analyticsQueryRes>;
 

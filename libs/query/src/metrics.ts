@@ -367,14 +367,37 @@ export class MetricsQueryPlan {
     return this.dimensions.length ? `\n  GROUP BY ${this.dimensions.map((_, i) => `d${i}`).join(', ')}` : '';
   }
 
+  /** Whether every metric is read in one pass over the rows (else call and usage figures are read apart, then joined by group). */
+  private get onePass(): boolean {
+    // Facts rows carry their own usage and its costs.
+    return !this.usesUsage || this.modelRows || this.readsFacts;
+  }
+
+  /**
+   * Whether the answer's `totals` come with the groups, from the same scan: a grouping set of no
+   * dimension beside the request's. Else (no dimension: the one row is the totals; or figures
+   * read apart) they are the answer of `totalsRequest()`, when asked for.
+   */
+  get totalsInline(): boolean {
+    return this.req.totals && this.dimensions.length > 0 && this.onePass;
+  }
+
+  /** The request whose one row is this one's totals: no dimension, nothing folded, ordered or limited. */
+  totalsRequest(): AnalyticsQueryReq {
+    return { ...this.req, dimensions: [], top: undefined, order_by: undefined, totals: true };
+  }
+
   query(): BuiltQuery {
     const p = this.p;
     let sql: string;
-    // Facts rows carry their own usage and its costs: one pass reads every metric.
-    if (!this.usesUsage || this.modelRows || this.readsFacts) {
+    if (this.onePass) {
       const from = this.fromSql('all');
       const select = [...this.dimensionTerms(from), ...this.metrics.map((m, i) => `${this.sqlOf(m)} AS m${i}`)];
-      sql = `SELECT ${select.join(', ')}\n  FROM ${from}${this.groupBy()}`;
+      if (this.totalsInline) {
+        const dims = this.dimensions.map((_, i) => `d${i}`).join(', ');
+        select.push(`grouping(${dims}) != 0 AS _total`);
+        sql = `SELECT ${select.join(', ')}\n  FROM ${from}\n  GROUP BY GROUPING SETS ((${dims}), ())`;
+      } else sql = `SELECT ${select.join(', ')}\n  FROM ${from}${this.groupBy()}`;
     } else {
       // Usage is read only where there is some: the call figures over every matched call, the
       // usage figures over the calls with usage (a quarter of the bench's), joined by group.
@@ -401,7 +424,10 @@ export class MetricsQueryPlan {
     );
     // Every dimension last, so rows with equal sort values come in one order.
     order.push(...this.dimensions.map((_, i) => `d${i} ASC NULLS LAST`));
-    sql += `\n  ORDER BY ${order.join(', ')}\n  LIMIT ${p.int(this.req.limit + 1)}\n  SETTINGS transform_null_in = 1`;
+    // The totals row first, outside the limit.
+    if (this.totalsInline) order.unshift('_total DESC');
+    const limit = this.req.limit + 1 + (this.totalsInline ? 1 : 0);
+    sql += `\n  ORDER BY ${order.join(', ')}\n  LIMIT ${p.int(limit)}\n  SETTINGS transform_null_in = 1`;
     return { sql, params: p.values };
   }
 
@@ -411,18 +437,30 @@ export class MetricsQueryPlan {
   }
 
   /** The answer's rows, named, from the query's (d0…, m0…) rows: `limit` of them, and whether more matched. */
-  rows(raw: Record<string, unknown>[]): { rows: Record<string, unknown>[]; truncated: boolean } {
-    const truncated = raw.length > this.req.limit;
-    const rows = raw.slice(0, this.req.limit).map((r) => {
+  rows(raw: Record<string, unknown>[]): { rows: Record<string, unknown>[]; truncated: boolean; totals?: Record<string, number | null> } {
+    const totalsRow = this.totalsInline && raw[0] && Number(raw[0]._total) === 1 ? raw[0] : undefined;
+    const groups = totalsRow ? raw.slice(1) : raw;
+    const truncated = groups.length > this.req.limit;
+    const rows = groups.slice(0, this.req.limit).map((r) => {
       const out: Record<string, unknown> = {};
       this.dimensions.forEach((d, i) => (out[d.name] = dimensionValue(d.kind, r[`d${i}`])));
-      this.metrics.forEach((m, i) => {
-        const v = r[`m${i}`];
-        out[m.name] = v === null || v === undefined ? null : Number(v);
-      });
+      Object.assign(out, this.metricValues(r));
       return out;
     });
+    if (totalsRow) return { rows, truncated, totals: this.metricValues(totalsRow) };
+    // No dimension: the one row is the totals.
+    if (this.req.totals && this.dimensions.length === 0) return { rows, truncated, totals: groups[0] ? this.metricValues(groups[0]) : {} };
     return { rows, truncated };
+  }
+
+  /** The metrics of a query row, by name. */
+  private metricValues(r: Record<string, unknown>): Record<string, number | null> {
+    const out: Record<string, number | null> = {};
+    this.metrics.forEach((m, i) => {
+      const v = r[`m${i}`];
+      out[m.name] = v === null || v === undefined ? null : Number(v);
+    });
+    return out;
   }
 }
 

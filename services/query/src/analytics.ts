@@ -150,6 +150,10 @@ export async function queryMetrics(
   }
   const plan = new MetricsQueryPlan(req, coverage);
   metrics.analyticsQueries.inc({ source: plan.readsFacts ? 'facts' : 'calls' });
-  const answer = plan.rows(await run(plan.query()));
+  let answer = plan.rows(await run(plan.query()));
+  if (req.totals && !answer.totals) {
+    const totals = new MetricsQueryPlan(plan.totalsRequest(), coverage);
+    answer = { ...answer, totals: totals.rows(await run(totals.query())).totals };
+  }
   return bucketSeconds !== undefined && req.dimensions.includes('time') ? { ...answer, bucket_seconds: bucketSeconds } : answer;
 }

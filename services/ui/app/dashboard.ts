@@ -101,6 +101,8 @@ export interface MetricsAnswer {
   rows: Record<string, unknown>[];
   truncated: boolean;
   bucket_seconds?: number;
+  /** With `totals: true`: each metric over every call matched. */
+  totals?: Record<string, number | null>;
 }
 
 const RANGES: Record<string, number> = { '24h': 86_400_000, '7d': 7 * 86_400_000, '30d': 30 * 86_400_000 };

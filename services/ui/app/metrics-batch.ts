@@ -24,25 +24,61 @@ interface Waiting {
   reject: (e: unknown) => void;
 }
 
+type Totals = Record<string, number | null>;
+interface TotalsWaiting {
+  body: Body;
+  resolve: (t: Totals) => void;
+  reject: (e: unknown) => void;
+}
+
+/** The bodies asked for in this turn, grouped; totals ride with a group over the same calls. */
+interface Group {
+  waiting: Waiting[];
+  totals: TotalsWaiting[];
+}
+
 let pending: Waiting[] = [];
+let pendingTotals: TotalsWaiting[] = [];
+
+function later<T>(queue: T[], item: T, signal?: AbortSignal, reject?: (e: unknown) => void): void {
+  signal?.addEventListener('abort', () => reject?.(signal.reason), { once: true });
+  if (pending.length === 0 && pendingTotals.length === 0) setTimeout(flush, 0);
+  queue.push(item);
+}
 
 /** The answer to one /analytics/query body, sent merged with the other bodies asked for in this turn. */
 export function queryMetrics(body: Body, signal?: AbortSignal): Promise<MetricsAnswer> {
-  return new Promise<MetricsAnswer>((resolve, reject) => {
-    signal?.addEventListener('abort', () => reject(signal.reason), { once: true });
-    if (pending.length === 0) setTimeout(flush, 0);
-    pending.push({ body, resolve, reject });
-  });
+  return new Promise<MetricsAnswer>((resolve, reject) => later(pending, { body, resolve, reject }, signal, reject));
+}
+
+/**
+ * Each of `body`'s metrics over every call it matches (no dimension): the `totals` of a chart query
+ * over the same calls asked for in this turn (the server computes them in that query's scan),
+ * else a query of their own.
+ */
+export function queryTotals(body: Body, signal?: AbortSignal): Promise<Totals> {
+  return new Promise<Totals>((resolve, reject) => later(pendingTotals, { body, resolve, reject }, signal, reject));
 }
 
 function flush(): void {
-  const groups = new Map<string, Waiting[]>();
+  const groups = new Map<string, Group>();
   for (const w of pending) {
     const key = groupKey(w.body);
-    groups.set(key, [...(groups.get(key) ?? []), w]);
+    const group = groups.get(key) ?? { waiting: [], totals: [] };
+    group.waiting.push(w);
+    groups.set(key, group);
+  }
+  for (const t of pendingTotals) {
+    // The group over the same calls whose metrics hold the most of the totals' (no metric added, often).
+    const hosts = [...groups.values()].filter((g) => scopeKey(g.waiting[0]!.body) === scopeKey(t.body));
+    const shared = (g: Group) => t.body.metrics.filter((m) => g.waiting.some((w) => w.body.metrics.includes(m))).length;
+    const host = hosts.sort((a, b) => shared(b) - shared(a))[0];
+    if (host) host.totals.push(t);
+    else void totalsAlone(t);
   }
   pending = [];
-  for (const waiting of groups.values()) void send(waiting);
+  pendingTotals = [];
+  for (const group of groups.values()) void send(group);
 }
 
 /** Whether a body's `top` is folded here: its dimension's counts come with the answer, and every metric adds up. */
@@ -58,20 +94,48 @@ function shared(b: Body): Record<string, unknown> {
 // key list passed to JSON.stringify would also drop the nested filter's members.
 const groupKey = (b: Body) => JSON.stringify(shared(b));
 
-async function send(waiting: Waiting[]): Promise<void> {
-  if (waiting.length === 1 && !foldsTop(waiting[0]!.body)) return alone(waiting[0]!);
-  const metrics = [...new Set(waiting.flatMap((w) => [...w.body.metrics, ...(foldsTop(w.body) ? ['count'] : [])]))];
+/** The calls a body is over (its project, filter, query and range), whatever it groups them by. */
+const scopeKey = (b: Body) => JSON.stringify([b.project_id, b.filter ?? {}, b.query ?? null, b.from ?? null, b.to ?? null]);
+
+async function send({ waiting, totals }: Group): Promise<void> {
+  if (totals.length === 0 && waiting.length === 1 && !foldsTop(waiting[0]!.body)) return alone(waiting[0]!);
+  const metrics = [
+    ...new Set([
+      ...waiting.flatMap((w) => [...w.body.metrics, ...(foldsTop(w.body) ? ['count'] : [])]),
+      ...totals.flatMap((t) => t.body.metrics),
+    ]),
+  ];
   let answer: MetricsAnswer;
   try {
-    answer = await post<MetricsAnswer>('/analytics/query', { ...shared(waiting[0]!.body), metrics });
+    answer = await post<MetricsAnswer>('/analytics/query', {
+      ...shared(waiting[0]!.body),
+      metrics,
+      ...(totals.length ? { totals: true } : {}),
+    });
   } catch {
     // One chart's bad metric must not take the others' answers: each asks alone.
     for (const w of waiting) void alone(w);
+    for (const t of totals) void totalsAlone(t);
     return;
+  }
+  for (const t of totals) {
+    // The totals count every matched call, whether or not the rows were cut at their limit.
+    if (answer.totals) t.resolve(Object.fromEntries(t.body.metrics.map((m) => [m, answer.totals![m] ?? null])));
+    else void totalsAlone(t);
   }
   for (const w of waiting) {
     if (answer.truncated) void alone(w);
     else w.resolve({ ...answer, rows: ordered(foldsTop(w.body) ? folded(answer.rows, w.body) : answer.rows, w.body) });
+  }
+}
+
+async function totalsAlone(t: TotalsWaiting): Promise<void> {
+  try {
+    const answer = await post<MetricsAnswer>('/analytics/query', { ...t.body, dimensions: [] });
+    const row = answer.rows[0] ?? {};
+    t.resolve(Object.fromEntries(t.body.metrics.map((m) => [m, (row[m] as number | null | undefined) ?? null])));
+  } catch (e) {
+    t.reject(e);
   }
 }
 

@@ -1,5 +1,4 @@
 import { useState } from 'preact/hooks';
-import { post } from '../api';
 import { callsQueryBody, filterFromParams, type CallsFilter } from '../calls-filter';
 import { opCondition } from '../op-filter';
 import { FilterBar } from '../components/filter-bar';
@@ -16,11 +15,11 @@ import {
   type ChartKind,
   type ChartSpec,
   type Dashboard,
-  type MetricsAnswer,
 } from '../dashboard';
 import { fmtCost, fmtInt, fmtMs } from '../format';
 import { navigate, projectHref, type Route } from '../route';
 import type * as ChartViewModule from '../components/chart';
+import { queryTotals } from '../metrics-batch';
 import { useAsync } from '../use-async';
 import { ChartCard } from './analytics-chart';
 
@@ -48,16 +47,21 @@ export function AnalyticsView({ projectId, route }: { projectId: string; route: 
   } catch (e) {
     filterError = e as Error;
   }
-  const totals = useAsync(
-    (signal) =>
-      view
-        ? post<MetricsAnswer>('/analytics/query', { project_id: projectId, metrics: TOTALS, ...view }, signal)
-        : Promise.reject(filterError!),
-    [projectId, route.params.toString()],
-  );
   const stored = useAsync((signal) => loadDashboard(projectId, dashboardParam, signal), [projectId, dashboardParam]);
   const charts = useAsync(() => import('../components/chart'), []);
-  const t = totals.data?.rows[0];
+  // The totals are asked for in the turn the charts ask for theirs, so they come from a chart's
+  // scan (metrics-batch.ts) rather than one of their own.
+  const settled = (!stored.loading && !charts.loading) || !view;
+  const totals = useAsync(
+    (signal) =>
+      !view
+        ? Promise.reject(filterError!)
+        : settled
+          ? queryTotals({ project_id: projectId, metrics: TOTALS, ...view }, signal)
+          : new Promise<never>(() => undefined),
+    [projectId, route.params.toString(), settled],
+  );
+  const t = totals.data;
   return (
     <Layout projectId={projectId} tab="analytics">
       <FilterBar value={filter} onApply={apply} fields={['op', 'status', 'from', 'to', 'q', 'expr']} />
@@ -70,21 +74,23 @@ export function AnalyticsView({ projectId, route }: { projectId: string; route: 
           </p>
         </Empty>
       ) : null}
-      {t && Number(t.count) > 0 ? (
+      {view && !(t && Number(t.count) === 0) ? (
         <div class="analytics">
-          <div class="totals" aria-label="Totals">
-            <Stat name="Calls" value={fmtInt(Number(t.count))} raw={Number(t.count)} />
-            <Stat
-              name="Errors"
-              value={fmtInt(Number(t.errors))}
-              raw={Number(t.errors)}
-              note={`${((100 * Number(t.errors)) / Number(t.count)).toFixed(1)} %`}
-            />
-            <Stat name="p50 latency" value={fmtMs(t.latency_p50_ms as number | null)} raw={(t.latency_p50_ms as number | null) ?? ''} />
-            <Stat name="p99 latency" value={fmtMs(t.latency_p99_ms as number | null)} raw={(t.latency_p99_ms as number | null) ?? ''} />
-            <Stat name="Tokens" value={fmtInt(Number(t.total_tokens))} raw={Number(t.total_tokens)} />
-            <Stat name="Cost" value={fmtCost(Number(t.cost))} raw={Number(t.cost)} />
-          </div>
+          {t ? (
+            <div class="totals" aria-label="Totals">
+              <Stat name="Calls" value={fmtInt(Number(t.count))} raw={Number(t.count)} />
+              <Stat
+                name="Errors"
+                value={fmtInt(Number(t.errors))}
+                raw={Number(t.errors)}
+                note={`${((100 * Number(t.errors)) / Number(t.count)).toFixed(1)} %`}
+              />
+              <Stat name="p50 latency" value={fmtMs(t.latency_p50_ms as number | null)} raw={(t.latency_p50_ms as number | null) ?? ''} />
+              <Stat name="p99 latency" value={fmtMs(t.latency_p99_ms as number | null)} raw={(t.latency_p99_ms as number | null) ?? ''} />
+              <Stat name="Tokens" value={fmtInt(Number(t.total_tokens))} raw={Number(t.total_tokens)} />
+              <Stat name="Cost" value={fmtCost(Number(t.cost))} raw={Number(t.cost)} />
+            </div>
+          ) : null}
           {stored.error ? <ErrorBox error={stored.error} /> : null}
           {charts.error ? <ErrorBox error={charts.error} /> : null}
           {stored.data && charts.data && view ? (

@@ -259,4 +259,59 @@ describe('analytics facts', () => {
     await factsCurrent(built);
     expect(await answers(a)).toEqual(await answers(b));
   });
+
+  it('days a few writes touched since their build: their facts less the touched calls, those from the call tables, at once', async () => {
+    await factsCurrent();
+    // The same store, every day built, served by a process whose next build is an hour away: the
+    // writes below stay unbuilt, and the days they touch are read patched.
+    await withFacts.stop();
+    withFacts = await startWeft({
+      dataDir: withFacts.dataDir,
+      env: { WEFT_ANALYTICS_FACTS_INTERVAL_MS: '3600000', WEFT_ANALYTICS_FACTS_SETTLE_MS: '0', WEFT_RATE_LIMIT_MAX: '0' },
+    });
+    a = new Client(withFacts.url, bearerAuth('test-key'));
+    // Its first pass (a second after the start) over, finding every day current.
+    const passes = async () =>
+      Number(
+        /weft_store_statement_seconds_count\{[^}]*statement="facts\.project_days"[^}]*\} (\d+)/.exec(
+          (await a.request('GET', '/metrics')).text,
+        )?.[1] ?? 0,
+      );
+    await expect.poll(passes, { timeout: 30_000, interval: 200 }).toBeGreaterThan(0);
+    expect(await builds()).toBe(0);
+    const patched = async () =>
+      Number(/weft_analytics_queries_total\{source="patched"\} (\d+)/.exec((await a.request('GET', '/metrics')).text)?.[1] ?? 0);
+    const check = async () => {
+      const before = await patched();
+      expect(await answers(a)).toEqual(await answers(b));
+      // Every query of the list read the patched days' facts.
+      expect((await patched()) - before).toBe(QUERIES.length);
+    };
+    // A new call on day 7; a late child with usage under a day-3 parent; the end of a call still
+    // running on day 6 (with usage); a deletion on day 8; a start replayed on day 2.
+    await both(
+      call('new-root', 'weave:///facts/p/op/agent:v2', null, 'new-t', BASE + 7 * DAY + 7_200_000, 640, { usage: usage('gpt-4o', 2) }),
+    );
+    await both(
+      call('late-2', 'weave:///facts/p/op/llm:v1', 't3-1-agent', 't3-1', BASE + 3 * DAY + 3_700_000, 75, { usage: usage('gpt-4o', 3) }),
+      'u1',
+    );
+    await both([
+      {
+        mode: 'end',
+        req: {
+          end: { project_id: P, id: 't6-0-pending', ended_at: iso(BASE + 6 * DAY + 9_000), summary: { usage: usage('gpt-4o-mini', 4) } },
+        },
+      },
+    ]);
+    for (const c of [a, b]) expect((await c.post('/calls/delete', { project_id: P, call_ids: ['t8-2-tool'] })).status).toBe(200);
+    await both(
+      [call('t2-4-llm1', 'weave:///facts/p/op/llm:v1', 't2-4-agent', 't2-4', BASE + 2 * DAY + 4 * 3_600_000 + 100, 300 + 4 * 17)[0]!],
+      'u1',
+    );
+    await check();
+    // The answers stay right as more writes come (each one read at once).
+    await both(call('new-root-2', 'tool', 'new-root', 'new-t', BASE + 7 * DAY + 7_200_100, 30, { error: 'late boom' }));
+    await check();
+  });
 });

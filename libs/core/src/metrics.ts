@@ -98,7 +98,7 @@ export const metrics = {
   }),
   analyticsQueries: new Counter({
     name: 'weft_analytics_queries_total',
-    help: '/analytics/query answers, by where their calls were read (facts: some days from analytics facts; calls: none)',
+    help: '/analytics/query answers, by where their calls were read (facts: some days from analytics facts; patched: facts less the calls written to since their build; calls: none)',
     labelNames: ['source'] as const,
     registers,
   }),

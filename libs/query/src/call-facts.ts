@@ -132,6 +132,11 @@ export interface FactDay extends Watermark {
 export interface FactsCoverage {
   current: readonly FactDay[];
   otherDays: readonly string[];
+  /**
+   * Days whose facts hold every call but the few that rows written since `since` touch: their
+   * facts are read without those calls, and those calls from the call tables.
+   */
+  patched?: { days: readonly FactDay[]; since: CallMarks };
 }
 
 // call_facts_days too: with the sources, what a project's coverage is computed from.
@@ -185,29 +190,67 @@ export function factDaysQuery(projectId: string): BuiltQuery {
   };
 }
 
+/** The call tables' block numbers after which written rows are new (a watermark's call marks). */
+export type CallMarks = Pick<Watermark, (typeof CALL_MARKS)[number]>;
+
 /**
- * The days the rows written after `after` touch, with the highest block number touching each
- * per source: a new start or end touches its call's day and its parent's, a deletion its call's.
- * A call without a start row yet touches nothing (it is no matched call until it has one).
+ * The rows written after `after` that touch calls, as (id, starts, ends, deleted block) rows: a
+ * new start or end touches its call and its parent (a child's usage is subtracted from its
+ * parent's), a deletion its call. A call without a start row yet touches nothing (it is no
+ * matched call until it has one).
  */
-export function touchedDaysQuery(projectId: string, after: Pick<Watermark, (typeof CALL_MARKS)[number]>): BuiltQuery {
-  const p = new Params();
-  const pid = p.str(projectId);
+function touchedRowsSql(p: Params, projectSql: string, after: CallMarks): string {
   const since = (mark: (typeof CALL_MARKS)[number]) => p.add(after[mark], 'UInt64');
-  const newStarts = `SELECT id, parent_id, _block_number AS b FROM calls_starts WHERE project_id = ${pid} AND _block_number > ${since('starts_block')}`;
-  const newEnds = `SELECT id, _block_number AS b FROM calls_ends WHERE project_id = ${pid} AND _block_number > ${since('ends_block')}`;
-  const touched = `SELECT id, b AS sb, toUInt64(0) AS eb, toUInt64(0) AS db FROM (${newStarts})
+  const newStarts = `SELECT id, parent_id, _block_number AS b FROM calls_starts WHERE project_id = ${projectSql} AND _block_number > ${since('starts_block')}`;
+  const newEnds = `SELECT id, _block_number AS b FROM calls_ends WHERE project_id = ${projectSql} AND _block_number > ${since('ends_block')}`;
+  return `SELECT id, b AS sb, toUInt64(0) AS eb, toUInt64(0) AS db FROM (${newStarts})
       UNION ALL SELECT assumeNotNull(parent_id), b, 0, 0 FROM (${newStarts}) WHERE parent_id IS NOT NULL
       UNION ALL SELECT id, 0, b, 0 FROM (${newEnds})
       UNION ALL SELECT assumeNotNull(s.parent_id), 0, e.b, 0 FROM (${newEnds}) AS e
-        INNER JOIN (SELECT id, parent_id FROM calls_starts WHERE project_id = ${pid} AND parent_id IS NOT NULL
+        INNER JOIN (SELECT id, parent_id FROM calls_starts WHERE project_id = ${projectSql} AND parent_id IS NOT NULL
           AND id IN (SELECT id FROM (${newEnds}))) AS s ON s.id = e.id
-      UNION ALL SELECT id, 0, 0, _block_number FROM calls_deleted WHERE project_id = ${pid} AND _block_number > ${since('deleted_block')}`;
-  const sql = `SELECT toString(toDate(s.started_at)) AS day, max(t.sb) AS starts_block, max(t.eb) AS ends_block, max(t.db) AS deleted_block
+      UNION ALL SELECT id, 0, 0, _block_number FROM calls_deleted WHERE project_id = ${projectSql} AND _block_number > ${since('deleted_block')}`;
+}
+
+/** The ids of the calls the rows written after `after` touch (touchedRowsSql). */
+export const touchedIdsSql = (p: Params, projectSql: string, after: CallMarks) =>
+  `SELECT DISTINCT id FROM (${touchedRowsSql(p, projectSql, after)})`;
+
+/**
+ * The days the rows written after `after` touch, with the highest block number touching each
+ * per source, and how many calls of the day they touch.
+ */
+export function touchedDaysQuery(projectId: string, after: CallMarks): BuiltQuery {
+  const p = new Params();
+  const pid = p.str(projectId);
+  const touched = touchedRowsSql(p, pid, after);
+  const sql = `SELECT toString(toDate(s.started_at)) AS day, max(t.sb) AS starts_block, max(t.eb) AS ends_block, max(t.db) AS deleted_block,
+      uniqExact(t.id) AS calls
     FROM (${touched}) AS t
     INNER JOIN (SELECT id, started_at FROM calls_starts WHERE project_id = ${pid} AND id IN (SELECT id FROM (${touched}))) AS s ON s.id = t.id
     GROUP BY day`;
   return { sql, params: p.values };
+}
+
+/**
+ * How a query reads a coverage: the days' builds read from facts (current and patched), a
+ * condition on those rows leaving out the patched days' touched calls, and the calls read from
+ * the call tables instead (the other days', and those touched calls), as a condition on starts.
+ */
+export function factsSplit(p: Params, projectSql: string, facts: FactsCoverage): { factDays: FactDay[]; factConds: string[]; callsCond?: string } {
+  const patch = facts.patched;
+  const factDays = [...facts.current, ...(patch?.days ?? [])];
+  const calls: string[] = [];
+  if (facts.otherDays.length) calls.push(onDaysSql(p, facts.otherDays));
+  if (!patch?.days.length) return { factDays, factConds: [], callsCond: calls.length ? calls[0] : undefined };
+  const touched = touchedIdsSql(p, projectSql, patch.since);
+  const days = patch.days.map((d) => d.day);
+  calls.push(`(${onDaysSql(p, days)} AND id IN (${touched}))`);
+  return {
+    factDays,
+    factConds: [`(day NOT IN ${p.add(days, 'Array(Date)')} OR id NOT IN (${touched}))`],
+    callsCond: calls.length === 1 ? calls[0] : `(${calls.join(' OR ')})`,
+  };
 }
 
 const DAY_TEXT = /^\d{4}-\d{2}-\d{2}$/;

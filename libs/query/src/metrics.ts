@@ -8,7 +8,7 @@ import {
   daysStartIdsSql,
   FACT_COLUMNS,
   factRowsSql,
-  onDaysSql,
+  factsSplit,
   USAGE_ENTRY_FIGURES,
   type FactsCoverage,
 } from './call-facts';
@@ -92,17 +92,18 @@ export class MetricsQueryPlan {
   static rangeQuery(req: AnalyticsQueryReq, facts?: FactsCoverage): BuiltQuery {
     const plan = new CallsQueryPlan({ project_id: req.project_id, filter: req.filter, query: withTimeRange(req), sort_by: [] });
     const p = plan.params;
-    const conds = facts?.current.length ? plan.conditionsOver(FACT_COLUMNS) : null;
+    const conds = facts?.current.length || facts?.patched?.days.length ? plan.conditionsOver(FACT_COLUMNS) : null;
     let calls = plan.matchedCallsSql(p, ['started_at']);
     if (conds && facts) {
       // The first and the last fact row in key order (a day's current build sorted by start): two
       // granules read, not every row's start.
-      const rows = factRowsSql(plan.projectParam, facts.current, ['started_at'], conds);
+      const split = factsSplit(p, plan.projectParam, facts);
+      const rows = factRowsSql(plan.projectParam, split.factDays, ['started_at'], [...conds, ...split.factConds]);
       const key = ['project_id', 'day', 'build', 'started_at'];
       const end = (dir: string) => `(${rows} ORDER BY ${key.map((k) => `${k}${dir}`).join(', ')} LIMIT 1)`;
       calls = `${end('')}\n  UNION ALL\n  ${end(' DESC')}`;
-      if (facts.otherDays.length) {
-        const slice = { cond: onDaysSql(p, facts.otherDays), small: true };
+      if (split.callsCond) {
+        const slice = { cond: split.callsCond, small: true };
         calls += `\n  UNION ALL\n  SELECT started_at FROM (${plan.matchedCallsSql(p, ['started_at'], undefined, slice)})`;
       }
     }
@@ -301,12 +302,12 @@ export class MetricsQueryPlan {
     let calls: string;
     if (conds && this.facts) {
       // Facts answer every metric in one pass over rows with their own usage (query()): `rows` is 'all'.
-      const { current, otherDays } = this.facts;
+      const split = factsSplit(this.p, this.projectSql, this.facts);
       const factCols = [...this.factColumns];
-      calls = factRowsSql(this.projectSql, current, factCols, conds);
-      if (otherDays.length) {
-        // The other days' matched calls, computed into the same columns.
-        const slice = { cond: onDaysSql(this.p, otherDays), small: true };
+      calls = factRowsSql(this.projectSql, split.factDays, factCols, [...conds, ...split.factConds]);
+      if (split.callsCond) {
+        // The other days' matched calls (and the patched days' touched ones), computed into the same columns.
+        const slice = { cond: split.callsCond, small: true };
         const cols = callColumnsFor(factCols);
         let rest = this.plan.matchedCallsSql(this.p, cols, undefined, slice);
         if (cols.includes('usage')) rest = withOwnUsageSql(rest, cols, this.projectSql, daysStartIdsSql(this.projectSql, slice.cond));
@@ -335,7 +336,7 @@ export class MetricsQueryPlan {
    * ones, and every column the query reads is one facts keep); else null.
    */
   private factsConditionsOf(): string[] | null {
-    if (!this.facts || this.facts.current.length === 0) return null;
+    if (!this.facts || (this.facts.current.length === 0 && !this.facts.patched?.days.length)) return null;
     if (![...this.columns].every((c) => FACT_COLUMNS.has(c))) return null;
     return this.plan.conditionsOver(FACT_COLUMNS);
   }
@@ -348,6 +349,11 @@ export class MetricsQueryPlan {
   /** Whether this query reads facts for some days. */
   get readsFacts(): boolean {
     return this.factsConds !== null;
+  }
+
+  /** Whether some of the days it reads from facts are patched (FactsCoverage.patched). */
+  get readsPatchedFacts(): boolean {
+    return this.readsFacts && !!this.facts?.patched?.days.length;
   }
 
   /** The dimensions' SELECT terms (d0…); a `top` dimension ranked over `rankFrom`'s rows. */

@@ -149,7 +149,7 @@ export async function queryMetrics(
     req = { ...req, bucket: undefined, bucket_seconds: bucketSeconds };
   }
   const plan = new MetricsQueryPlan(req, coverage);
-  metrics.analyticsQueries.inc({ source: plan.readsFacts ? 'facts' : 'calls' });
+  metrics.analyticsQueries.inc({ source: plan.readsFacts ? (plan.readsPatchedFacts ? 'patched' : 'facts') : 'calls' });
   let answer = plan.rows(await run(plan.query()));
   if (req.totals && !answer.totals) {
     const totals = new MetricsQueryPlan(plan.totalsRequest(), coverage);

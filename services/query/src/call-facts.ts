@@ -111,21 +111,24 @@ export class CallFacts {
     let current = days.filter((d) => MARKS.every((m) => mutated[m] <= d[m]) && blocks.prices_block <= d.prices_block);
     const since = {} as Watermark;
     for (const m of CALL_MARKS) since[m] = Math.min(...current.map((d) => d[m]));
+    let patched: FactDay[] = [];
     if (current.length && CALL_MARKS.some((m) => blocks[m] > since[m])) {
       const t = touchedDaysQuery(projectId, since);
-      const touched = await this.store.rows<Watermark & { day: string }>(t.sql, t.params, { name: 'facts.touched', signal });
-      const stale = new Set(
-        touched.filter((x) => current.some((d) => d.day === x.day && CALL_MARKS.some((m) => Number(x[m]) > d[m]))).map((x) => x.day),
-      );
-      current = current.filter((d) => !stale.has(d.day));
+      const touched = await this.store.rows<Watermark & { day: string; calls: string }>(t.sql, t.params, { name: 'facts.touched', signal });
+      const byDay = new Map(touched.map((x) => [x.day, x]));
+      const stale = (d: FactDay) => {
+        const x = byDay.get(d.day);
+        return x !== undefined && CALL_MARKS.some((m) => Number(x[m]) > d[m]);
+      };
+      // A day with a few of its calls touched keeps its facts for the rest (PATCH_SHARE); one
+      // mostly rewritten is read from the call tables whole.
+      patched = current.filter((d) => stale(d) && Number(byDay.get(d.day)!.calls) <= d.calls * PATCH_SHARE);
+      current = current.filter((d) => !stale(d));
     }
-    if (current.length === 0) return undefined;
-    const o = otherDaysQuery(
-      projectId,
-      current.map((d) => d.day),
-    );
+    if (current.length === 0 && patched.length === 0) return undefined;
+    const o = otherDaysQuery(projectId, [...current, ...patched].map((d) => d.day));
     const otherDays = (await this.store.rows<{ day: string }>(o.sql, o.params, { name: 'facts.other_days', signal })).map((r) => r.day);
-    return { current, otherDays };
+    return { current, otherDays, ...(patched.length ? { patched: { days: patched, since } } : {}) };
   }
 
   /** One pass: every project's days that need a build and have settled, built; superseded builds removed. */
@@ -213,6 +216,12 @@ export class CallFacts {
     return now + this.opts.graceMs;
   }
 }
+
+/**
+ * The largest share of a day's calls that rows written since its build may touch for its facts
+ * to be read still, with the touched calls from the call tables.
+ */
+const PATCH_SHARE = 0.25;
 
 /** The JSON row's numbers (UInt64 come back as strings). */
 function numeric(d: FactDay): FactDay {

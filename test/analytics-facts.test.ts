@@ -314,4 +314,43 @@ describe('analytics facts', () => {
     await both(call('new-root-2', 'tool', 'new-root', 'new-t', BASE + 7 * DAY + 7_200_100, 30, { error: 'late boom' }));
     await check();
   });
+
+  it('today while it is written: built every settle interval all the same, read patched in between, exact throughout', async () => {
+    await withFacts.stop();
+    withFacts = await startWeft({
+      dataDir: withFacts.dataDir,
+      env: { WEFT_ANALYTICS_FACTS_INTERVAL_MS: '300', WEFT_ANALYTICS_FACTS_SETTLE_MS: '1500', WEFT_RATE_LIMIT_MAX: '0' },
+    });
+    a = new Client(withFacts.url, bearerAuth('test-key'));
+    const today = {
+      dimensions: ['op', 'status'],
+      metrics: ['count', 'latency_p50_ms', 'total_tokens', 'cost'],
+      from: iso(Date.now() - DAY),
+    };
+    const patchedReads = async () =>
+      Number(/weft_analytics_queries_total\{source="patched"\} (\d+)/.exec((await a.request('GET', '/metrics')).text)?.[1] ?? 0);
+    // A trace every 300 ms for six seconds, each started now: the day never settles (its last
+    // call always just started), yet it is built every 1.5 s.
+    const until = Date.now() + 6000;
+    for (let n = 0; Date.now() < until; n++) {
+      const at = Date.now();
+      await both([
+        ...call(`live-${n}-agent`, 'weave:///facts/p/op/agent:v2', null, `live-${n}`, at, 40, {
+          usage: sum(usage('gpt-4o', 1), usage('gpt-4o-mini', 2)),
+        }),
+        ...call(`live-${n}-llm`, 'weave:///facts/p/op/llm:v1', `live-${n}-agent`, `live-${n}`, at + 5, 20, {
+          usage: usage('gpt-4o-mini', 2),
+        }),
+      ]);
+      const [ra, rb] = await Promise.all([a, b].map((c) => c.post('/analytics/query', { project_id: P, ...today })));
+      // Floats to 12 significant digits (costs summed in another order differ in the last bit).
+      const round = (rows: Record<string, unknown>[]) =>
+        rows.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, typeof v === 'number' ? Number(v.toPrecision(12)) : v])));
+      expect(round(ra.body.rows)).toEqual(round(rb.body.rows));
+      await new Promise((r) => setTimeout(r, 300));
+    }
+    expect(await builds()).toBeGreaterThanOrEqual(2);
+    expect(await patchedReads()).toBeGreaterThan(0);
+    expect(await answers(a)).toEqual(await answers(b));
+  });
 });

@@ -315,8 +315,9 @@ export function builtDaysQuery(projectId: string, build: number): BuiltQuery {
   };
 }
 
-/** Every project's days with calls, and the latest start on each (a day still being written is not built). */
-export const PROJECT_DAYS_SQL = `SELECT project_id, toString(toDate(started_at)) AS day, toUnixTimestamp64Micro(max(started_at)) AS last_us
+/** Every project's days with calls, and the first and latest start on each (a day still being written is built now and then). */
+export const PROJECT_DAYS_SQL = `SELECT project_id, toString(toDate(started_at)) AS day,
+    toUnixTimestamp64Micro(min(started_at)) AS first_us, toUnixTimestamp64Micro(max(started_at)) AS last_us
   FROM calls_starts GROUP BY project_id, day`;
 
 /** Every project's days with facts (a day whose calls have all gone is built again, empty). */

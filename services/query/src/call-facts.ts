@@ -138,29 +138,33 @@ export class CallFacts {
     const { key } = await this.counters();
     if (this.idle?.key === key && now < this.idle.until) return;
     let until = Infinity;
-    const withCalls = await this.store.rows<{ project_id: string; day: string; last_us: string }>(
+    const withCalls = await this.store.rows<{ project_id: string; day: string; first_us: string; last_us: string }>(
       PROJECT_DAYS_SQL,
       {},
       { name: 'facts.project_days' },
     );
     const withFacts = await this.store.rows<{ project_id: string; day: string }>(FACT_DAYS_SQL, {}, { name: 'facts.all_days' });
-    const projects = new Map<string, Map<string, number>>();
+    const projects = new Map<string, Map<string, { firstUs: number; lastUs: number }>>();
     const dayMap = (p: string) => projects.get(p) ?? projects.set(p, new Map()).get(p)!;
-    for (const r of withCalls) dayMap(r.project_id).set(r.day, Number(r.last_us));
+    for (const r of withCalls) dayMap(r.project_id).set(r.day, { firstUs: Number(r.first_us), lastUs: Number(r.last_us) });
     // A day with facts and no calls left (deleted, expired) is built again, empty.
-    for (const r of withFacts) if (!dayMap(r.project_id).has(r.day)) dayMap(r.project_id).set(r.day, 0);
+    for (const r of withFacts) if (!dayMap(r.project_id).has(r.day)) dayMap(r.project_id).set(r.day, { firstUs: 0, lastUs: 0 });
     const today = new Date(now).toISOString().slice(0, 10);
     let built = 0;
     for (const [projectId, days] of projects) {
       if (this.stopped) return;
       const cov = await this.coverage(projectId);
       const current = new Set(cov?.current.map((d) => d.day));
+      const builtAt = new Map(cov?.patched?.days.map((d) => [d.day, d.build / 1000]));
       built += current.size;
       const unbuilt = [...days].filter(([day]) => !current.has(day));
       const due: string[] = [];
-      for (const [day, lastUs] of unbuilt) {
-        // Today's calls settle `settleMs` after the last one started, or when the day ends.
-        const settles = day < today ? now : Math.min(lastUs / 1000 + this.opts.settleMs, Date.parse(`${day}T00:00:00Z`) + 86_400_000);
+      for (const [day, { firstUs, lastUs }] of unbuilt) {
+        // Today's calls settle `settleMs` after the last one started, or when the day ends; a day
+        // still being written is built all the same `settleMs` after its first call or its last
+        // build, and read patched in between.
+        const settled = day < today ? now : Math.min(lastUs / 1000 + this.opts.settleMs, Date.parse(`${day}T00:00:00Z`) + 86_400_000);
+        const settles = Math.min(settled, (builtAt.get(day) ?? firstUs / 1000) + this.opts.settleMs);
         if (settles <= now) due.push(day);
         else until = Math.min(until, settles);
       }

@@ -346,7 +346,7 @@ describe('analytics facts', () => {
       // Floats to 12 significant digits (costs summed in another order differ in the last bit).
       const round = (rows: Record<string, unknown>[]) =>
         rows.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, typeof v === 'number' ? Number(v.toPrecision(12)) : v])));
-      expect(round(ra.body.rows)).toEqual(round(rb.body.rows));
+      expect(round(ra!.body.rows)).toEqual(round(rb!.body.rows));
       await new Promise((r) => setTimeout(r, 300));
     }
     expect(await builds()).toBeGreaterThanOrEqual(2);

@@ -237,7 +237,11 @@ export function touchedDaysQuery(projectId: string, after: CallMarks): BuiltQuer
  * condition on those rows leaving out the patched days' touched calls, and the calls read from
  * the call tables instead (the other days', and those touched calls), as a condition on starts.
  */
-export function factsSplit(p: Params, projectSql: string, facts: FactsCoverage): { factDays: FactDay[]; factConds: string[]; callsCond?: string } {
+export function factsSplit(
+  p: Params,
+  projectSql: string,
+  facts: FactsCoverage,
+): { factDays: FactDay[]; factConds: string[]; callsCond?: string } {
   const patch = facts.patched;
   const factDays = [...facts.current, ...(patch?.days ?? [])];
   const calls: string[] = [];

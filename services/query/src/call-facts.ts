@@ -126,7 +126,10 @@ export class CallFacts {
       current = current.filter((d) => !stale(d));
     }
     if (current.length === 0 && patched.length === 0) return undefined;
-    const o = otherDaysQuery(projectId, [...current, ...patched].map((d) => d.day));
+    const o = otherDaysQuery(
+      projectId,
+      [...current, ...patched].map((d) => d.day),
+    );
     const otherDays = (await this.store.rows<{ day: string }>(o.sql, o.params, { name: 'facts.other_days', signal })).map((r) => r.day);
     return { current, otherDays, ...(patched.length ? { patched: { days: patched, since } } : {}) };
   }

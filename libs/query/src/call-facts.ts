@@ -1,7 +1,7 @@
 import { latencySql, opBaseNameSql } from './call-json';
 import { CallsQueryPlan } from './calls';
 import { callTotalCostSql } from './costs';
-import { withOwnUsageSql } from './own-usage';
+import { withOwnUsageSql, type ChildrenOf } from './own-usage';
 import { Params, type BuiltQuery } from './params';
 
 /**
@@ -133,10 +133,11 @@ export interface FactsCoverage {
   current: readonly FactDay[];
   otherDays: readonly string[];
   /**
-   * Days whose facts hold every call but the few that rows written since `since` touch: their
-   * facts are read without those calls, and those calls from the call tables.
+   * Days whose facts hold every call but the few that rows written since their build touch
+   * (`ids`, with other days' touched calls): their facts are read without those calls, and those
+   * calls from the call tables.
    */
-  patched?: { days: readonly FactDay[]; since: CallMarks };
+  patched?: { days: readonly FactDay[]; ids: readonly string[]; children: readonly string[] };
 }
 
 // call_facts_days too: with the sources, what a project's coverage is computed from.
@@ -212,9 +213,20 @@ function touchedRowsSql(p: Params, projectSql: string, after: CallMarks): string
       UNION ALL SELECT id, 0, 0, _block_number FROM calls_deleted WHERE project_id = ${projectSql} AND _block_number > ${since('deleted_block')}`;
 }
 
-/** The ids of the calls the rows written after `after` touch (touchedRowsSql). */
-export const touchedIdsSql = (p: Params, projectSql: string, after: CallMarks) =>
-  `SELECT DISTINCT id FROM (${touchedRowsSql(p, projectSql, after)})`;
+/** The ids of the children of calls `ids`, at most `limit` (the parent_id bloom filter finds them). */
+export function childIdsQuery(projectId: string, ids: readonly string[], limit: number): BuiltQuery {
+  const p = new Params();
+  return {
+    sql: `SELECT id FROM calls_starts WHERE project_id = ${p.str(projectId)} AND parent_id IN ${p.add(ids, 'Array(String)')} LIMIT ${p.int(limit)}`,
+    params: p.values,
+  };
+}
+
+/** The ids of the calls the rows written after `after` touch (touchedRowsSql), at most `limit`. */
+export function touchedIdsQuery(projectId: string, after: CallMarks, limit: number): BuiltQuery {
+  const p = new Params();
+  return { sql: `SELECT DISTINCT id FROM (${touchedRowsSql(p, p.str(projectId), after)}) LIMIT ${p.int(limit)}`, params: p.values };
+}
 
 /**
  * The days the rows written after `after` touch, with the highest block number touching each
@@ -241,19 +253,22 @@ export function factsSplit(
   p: Params,
   projectSql: string,
   facts: FactsCoverage,
-): { factDays: FactDay[]; factConds: string[]; callsCond?: string } {
+): { factDays: FactDay[]; factConds: string[]; calls?: { cond: string; of: ChildrenOf } } {
   const patch = facts.patched;
   const factDays = [...facts.current, ...(patch?.days ?? [])];
-  const calls: string[] = [];
-  if (facts.otherDays.length) calls.push(onDaysSql(p, facts.otherDays));
-  if (!patch?.days.length) return { factDays, factConds: [], callsCond: calls.length ? calls[0] : undefined };
-  const touched = touchedIdsSql(p, projectSql, patch.since);
+  const other = facts.otherDays.length ? onDaysSql(p, facts.otherDays) : undefined;
+  // The calls read from the call tables are among these ids (withOwnUsageSql's `parents`).
+  const starts = (cond: string) => `(${daysStartIdsSql(projectSql, cond)})`;
+  if (!patch?.days.length) return { factDays, factConds: [], calls: other ? { cond: other, of: { parents: starts(other) } } : undefined };
+  const touched = p.add(patch.ids, 'Array(String)');
   const days = patch.days.map((d) => d.day);
-  calls.push(`(${onDaysSql(p, days)} AND id IN (${touched}))`);
+  const patchedCalls = `(${onDaysSql(p, days)} AND id IN ${touched})`;
+  const cond = other ? `(${other} OR ${patchedCalls})` : patchedCalls;
   return {
     factDays,
-    factConds: [`(day NOT IN ${p.add(days, 'Array(Date)')} OR id NOT IN (${touched}))`],
-    callsCond: calls.length === 1 ? calls[0] : `(${calls.join(' OR ')})`,
+    factConds: [`(day NOT IN ${p.add(days, 'Array(Date)')} OR id NOT IN ${touched})`],
+    // The touched ids and their children as lists when no other day is read: by key, not a subquery in a subquery.
+    calls: { cond, of: other ? { parents: starts(cond) } : { parents: touched, children: p.add(patch.children, 'Array(String)') } },
   };
 }
 
@@ -296,7 +311,12 @@ export function buildFactsQuery(projectId: string, days: readonly string[], buil
   const few = days.length <= 3;
   const cond = onDaysSql(p, days);
   const matched = plan.matchedCallsSql(p, cols, undefined, { cond, small: few });
-  const calls = withOwnUsageSql(matched, cols, plan.projectParam, few ? daysStartIdsSql(plan.projectParam, cond) : undefined);
+  const calls = withOwnUsageSql(
+    matched,
+    cols,
+    plan.projectParam,
+    few ? { parents: `(${daysStartIdsSql(plan.projectParam, cond)})` } : undefined,
+  );
   const derived = Object.keys(DERIVED_FACT_COLUMNS) as DerivedFactColumnName[];
   const sql = `INSERT INTO call_facts (project_id, day, build, id, ${cols.join(', ')}, usage_cost, ${derived.join(', ')})
     SELECT ${plan.projectParam}, toDate(started_at), ${p.add(build, 'UInt64')}, id, ${cols.join(', ')}, ${usageCostsSql(plan.projectParam)} AS usage_cost,

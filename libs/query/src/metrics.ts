@@ -5,7 +5,6 @@ import { CallsQueryPlan } from './calls';
 import {
   asFactRowsSql,
   callColumnsFor,
-  daysStartIdsSql,
   FACT_COLUMNS,
   factRowsSql,
   factsSplit,
@@ -102,8 +101,8 @@ export class MetricsQueryPlan {
       const key = ['project_id', 'day', 'build', 'started_at'];
       const end = (dir: string) => `(${rows} ORDER BY ${key.map((k) => `${k}${dir}`).join(', ')} LIMIT 1)`;
       calls = `${end('')}\n  UNION ALL\n  ${end(' DESC')}`;
-      if (split.callsCond) {
-        const slice = { cond: split.callsCond, small: true };
+      if (split.calls) {
+        const slice = { cond: split.calls.cond, small: true };
         calls += `\n  UNION ALL\n  SELECT started_at FROM (${plan.matchedCallsSql(p, ['started_at'], undefined, slice)})`;
       }
     }
@@ -305,12 +304,12 @@ export class MetricsQueryPlan {
       const split = factsSplit(this.p, this.projectSql, this.facts);
       const factCols = [...this.factColumns];
       calls = factRowsSql(this.projectSql, split.factDays, factCols, [...conds, ...split.factConds]);
-      if (split.callsCond) {
+      if (split.calls) {
         // The other days' matched calls (and the patched days' touched ones), computed into the same columns.
-        const slice = { cond: split.callsCond, small: true };
+        const slice = { cond: split.calls.cond, small: true };
         const cols = callColumnsFor(factCols);
         let rest = this.plan.matchedCallsSql(this.p, cols, undefined, slice);
-        if (cols.includes('usage')) rest = withOwnUsageSql(rest, cols, this.projectSql, daysStartIdsSql(this.projectSql, slice.cond));
+        if (cols.includes('usage')) rest = withOwnUsageSql(rest, cols, this.projectSql, split.calls.of);
         calls = `${calls}\n  UNION ALL\n  ${asFactRowsSql(factCols, rest, this.projectSql)}`;
       }
     } else {

@@ -15,19 +15,30 @@
 export const USAGE_TYPE =
   'Array(Tuple(model String, requests Int64, prompt_tokens Int64, completion_tokens Int64, total_tokens Int64, cache_read_input_tokens Int64, cache_creation_input_tokens Int64))';
 
+/** Which calls' children a query reads (the right sides of INs: a subquery in parentheses, or a list of ids). */
+export interface ChildrenOf {
+  parents: string;
+  /**
+   * The parents' children's ids, when known as a list: both sides are then read by their ids (an
+   * IN over a subquery of a subquery reads every granule; a FINAL read by parent_id alone, many).
+   */
+  children?: string;
+}
+
 /**
  * Per parent id, the sum of its children's usage as `sumMap`'s tuple (models, then the six
  * counts in `usage`'s order: requests, prompt, completion, total, cache read, cache creation).
- * `parentsSql` (ids) limits it to those parents' children, when they are few.
+ * `of` limits it to some parents' children, when they are few.
  */
-export function childUsageSql(projectSql: string, parentsSql?: string): string {
+export function childUsageSql(projectSql: string, of?: ChildrenOf): string {
+  const parents = of?.parents;
   const counts = [2, 3, 4, 5, 6, 7].map((i) => `arrayMap(u -> u.${i}, e.usage)`).join(', ');
   const children = `SELECT id, assumeNotNull(parent_id) AS parent_id FROM calls_starts FINAL
-      WHERE project_id = ${projectSql} AND parent_id IS NOT NULL${parentsSql ? ` AND parent_id IN (${parentsSql})` : ''}`;
+      WHERE project_id = ${projectSql}${of?.children ? ` AND id IN ${of.children}` : ''} AND parent_id IS NOT NULL${parents ? ` AND parent_id IN ${parents}` : ''}`;
   // Both sides by id, sorted and merged: calls_ends is stored in id order, cheaper than hashing
   // the ends with an IN-set of them on the starts (docs/performance.md, "Reads").
   return `SELECT s.parent_id AS parent_id, sumMap(arrayMap(u -> u.1, e.usage), ${counts}) AS child_usage
-    FROM (SELECT id, usage FROM calls_ends FINAL WHERE project_id = ${projectSql} AND notEmpty(usage)${parentsSql ? ` AND id IN (SELECT id FROM (${children}))` : ''}) AS e
+    FROM (SELECT id, usage FROM calls_ends FINAL WHERE project_id = ${projectSql} AND notEmpty(usage)${of?.children ? ` AND id IN ${of.children}` : parents ? ` AND id IN (SELECT id FROM (${children}))` : ''}) AS e
     INNER JOIN (${children}) AS s ON e.id = s.id
     GROUP BY parent_id
     SETTINGS join_algorithm = 'full_sorting_merge'`;
@@ -42,13 +53,13 @@ export function ownUsageExpr(usage: string, child: string): string {
 
 /**
  * `callsSql`'s rows (with `id` and `usage` among `columns`) with `usage` replaced by the call's
- * own usage. Calls whose children used nothing are unchanged. `parentsSql`: ids among which the
- * calls are (a few days' starts), when they are a small part of the project: only their
- * children are read.
+ * own usage. Calls whose children used nothing are unchanged. `of.parents`: ids among which the
+ * calls are (a few days' starts, a list of touched calls), when they are a small part of the
+ * project: only their children are read.
  */
-export function withOwnUsageSql(callsSql: string, columns: string[], projectSql: string, parentsSql?: string): string {
+export function withOwnUsageSql(callsSql: string, columns: string[], projectSql: string, of?: ChildrenOf): string {
   const others = columns.filter((c) => c !== 'usage' && c !== 'id');
-  const children = childUsageSql(projectSql, parentsSql);
+  const children = childUsageSql(projectSql, of);
   return `SELECT c.id AS id, ${others.map((col) => `c.${col} AS ${col}, `).join('')}${ownUsageExpr('c.usage', 'k.child_usage')} AS usage
     FROM (${callsSql}) AS c
     LEFT JOIN (${children}) AS k ON k.parent_id = c.id`;

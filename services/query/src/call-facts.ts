@@ -16,6 +16,8 @@ import {
   supersededFactsCountQuery,
   supersededFactsWhere,
   touchedDaysQuery,
+  touchedIdsQuery,
+  childIdsQuery,
   watermarkOf,
   Params,
   type FactDay,
@@ -112,6 +114,8 @@ export class CallFacts {
     const since = {} as Watermark;
     for (const m of CALL_MARKS) since[m] = Math.min(...current.map((d) => d[m]));
     let patched: FactDay[] = [];
+    let ids: string[] = [];
+    let children: string[] = [];
     if (current.length && CALL_MARKS.some((m) => blocks[m] > since[m])) {
       const t = touchedDaysQuery(projectId, since);
       const touched = await this.store.rows<Watermark & { day: string; calls: string }>(t.sql, t.params, { name: 'facts.touched', signal });
@@ -124,6 +128,16 @@ export class CallFacts {
       // mostly rewritten is read from the call tables whole.
       patched = current.filter((d) => stale(d) && Number(byDay.get(d.day)!.calls) <= d.calls * PATCH_SHARE);
       current = current.filter((d) => !stale(d));
+      if (patched.length) {
+        // The touched calls' ids go to each query as a list, so a few thousand at most.
+        const q = touchedIdsQuery(projectId, since, PATCH_MAX_CALLS + 1);
+        ids = (await this.store.rows<{ id: string }>(q.sql, q.params, { name: 'facts.touched_ids', signal })).map((r) => r.id);
+        if (ids.length <= PATCH_MAX_CALLS) {
+          const c = childIdsQuery(projectId, ids, PATCH_MAX_CALLS + 1);
+          children = (await this.store.rows<{ id: string }>(c.sql, c.params, { name: 'facts.touched_children', signal })).map((r) => r.id);
+        }
+        if (ids.length > PATCH_MAX_CALLS || children.length > PATCH_MAX_CALLS) patched = [];
+      }
     }
     if (current.length === 0 && patched.length === 0) return undefined;
     const o = otherDaysQuery(
@@ -131,7 +145,7 @@ export class CallFacts {
       [...current, ...patched].map((d) => d.day),
     );
     const otherDays = (await this.store.rows<{ day: string }>(o.sql, o.params, { name: 'facts.other_days', signal })).map((r) => r.day);
-    return { current, otherDays, ...(patched.length ? { patched: { days: patched, since } } : {}) };
+    return { current, otherDays, ...(patched.length ? { patched: { days: patched, ids, children } } : {}) };
   }
 
   /** One pass: every project's days that need a build and have settled, built; superseded builds removed. */
@@ -229,6 +243,8 @@ export class CallFacts {
  * to be read still, with the touched calls from the call tables.
  */
 const PATCH_SHARE = 0.25;
+/** The most calls (and children of them) the touched rows may touch for days to be patched (their ids are lists in each query). */
+const PATCH_MAX_CALLS = 5000;
 
 /** The JSON row's numbers (UInt64 come back as strings). */
 function numeric(d: FactDay): FactDay {

@@ -99,9 +99,10 @@ interface Chdb {
 const chdb = (): Chdb => createRequire(import.meta.url)('chdb') as Chdb;
 
 /**
- * Lazily opened chDB sessions, closed together. Closing waits until nothing is running on any
- * connection of the engine: a process that exits while the engine still runs a statement waits
- * in the engine's teardown for that statement, outside any deadline of ours.
+ * A chDB session opened on first use (on `path`, the embedded store's data; else a directory of
+ * its own). Closing waits until nothing runs on any connection of the engine: a process that
+ * exits while the engine still runs a statement waits in the engine's teardown for that
+ * statement, outside any deadline of ours.
  */
 function sideSessions(path?: string) {
   let session: ChdbSession | undefined;
@@ -111,6 +112,8 @@ function sideSessions(path?: string) {
       await session.queryAsync(sql);
     },
     close: async () => {
+      // With a server, chDB is loaded only if a conversion ran; embedded, it always is.
+      if (!session && path === undefined) return;
       session?.close();
       session = undefined;
       await chdb().drainPending();

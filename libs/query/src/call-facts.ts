@@ -140,6 +140,10 @@ export interface FactsCoverage {
   patched?: { days: readonly FactDay[]; ids: readonly string[]; children: readonly string[] };
 }
 
+/** Whether a coverage has days read from facts (current or patched). */
+export const readsFactDays = (facts: FactsCoverage | undefined): boolean =>
+  !!facts && facts.current.length + (facts.patched?.days.length ?? 0) > 0;
+
 // call_facts_days too: with the sources, what a project's coverage is computed from.
 const SOURCE_LIST = [...FACT_SOURCES.map((s) => `'${s.table}'`), `'call_facts_days'`].join(', ');
 

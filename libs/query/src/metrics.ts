@@ -8,6 +8,7 @@ import {
   FACT_COLUMNS,
   factRowsSql,
   factsSplit,
+  readsFactDays,
   USAGE_ENTRY_FIGURES,
   type FactsCoverage,
 } from './call-facts';
@@ -91,7 +92,7 @@ export class MetricsQueryPlan {
   static rangeQuery(req: AnalyticsQueryReq, facts?: FactsCoverage): BuiltQuery {
     const plan = new CallsQueryPlan({ project_id: req.project_id, filter: req.filter, query: withTimeRange(req), sort_by: [] });
     const p = plan.params;
-    const conds = facts?.current.length || facts?.patched?.days.length ? plan.conditionsOver(FACT_COLUMNS) : null;
+    const conds = readsFactDays(facts) ? plan.conditionsOver(FACT_COLUMNS) : null;
     let calls = plan.matchedCallsSql(p, ['started_at']);
     if (conds && facts) {
       // The first and the last fact row in key order (a day's current build sorted by start): two
@@ -335,7 +336,7 @@ export class MetricsQueryPlan {
    * ones, and every column the query reads is one facts keep); else null.
    */
   private factsConditionsOf(): string[] | null {
-    if (!this.facts || (this.facts.current.length === 0 && !this.facts.patched?.days.length)) return null;
+    if (!readsFactDays(this.facts)) return null;
     if (![...this.columns].every((c) => FACT_COLUMNS.has(c))) return null;
     return this.plan.conditionsOver(FACT_COLUMNS);
   }

@@ -104,7 +104,7 @@ const chdb = (): Chdb => createRequire(import.meta.url)('chdb') as Chdb;
  * exits while the engine still runs a statement waits in the engine's teardown for that
  * statement, outside any deadline of ours.
  */
-function sideSessions(path?: string) {
+function sideSession(path?: string) {
   let session: ChdbSession | undefined;
   return {
     run: async (sql: string) => {
@@ -128,7 +128,7 @@ function sideSessions(path?: string) {
 export function openStore(opts: StoreOptions): Store {
   if (opts.url) {
     // A session on a directory of its own (removed at close): nothing of the server's is in it.
-    const converter = sideSessions();
+    const converter = sideSession();
     const client = createClient({
       url: opts.url,
       username: opts.username,
@@ -169,7 +169,7 @@ export function openStore(opts: StoreOptions): Store {
   // eslint-disable-next-line @typescript-eslint/consistent-type-imports -- a type of a CommonJS require
   const { createChdbConnection } = require('chdb/connection') as typeof import('chdb/connection');
   // The engine runs one statement at a time on a connection; a second one on the same data runs beside it.
-  const side = sideSessions(dir);
+  const side = sideSession(dir);
   let connection: ReturnType<typeof createChdbConnection>;
   try {
     connection = createChdbConnection({ path: dir });

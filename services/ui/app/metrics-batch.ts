@@ -40,15 +40,15 @@ interface Group {
 let pending: Waiting[] = [];
 let pendingTotals: TotalsWaiting[] = [];
 
-function later<T>(queue: T[], item: T, signal?: AbortSignal, reject?: (e: unknown) => void): void {
-  signal?.addEventListener('abort', () => reject?.(signal.reason), { once: true });
+function later<T extends { reject: (e: unknown) => void }>(queue: T[], item: T, signal?: AbortSignal): void {
+  signal?.addEventListener('abort', () => item.reject(signal.reason), { once: true });
   if (pending.length === 0 && pendingTotals.length === 0) setTimeout(flush, 0);
   queue.push(item);
 }
 
 /** The answer to one /analytics/query body, sent merged with the other bodies asked for in this turn. */
 export function queryMetrics(body: Body, signal?: AbortSignal): Promise<MetricsAnswer> {
-  return new Promise<MetricsAnswer>((resolve, reject) => later(pending, { body, resolve, reject }, signal, reject));
+  return new Promise<MetricsAnswer>((resolve, reject) => later(pending, { body, resolve, reject }, signal));
 }
 
 /**
@@ -57,7 +57,7 @@ export function queryMetrics(body: Body, signal?: AbortSignal): Promise<MetricsA
  * else a query of their own.
  */
 export function queryTotals(body: Body, signal?: AbortSignal): Promise<Totals> {
-  return new Promise<Totals>((resolve, reject) => later(pendingTotals, { body, resolve, reject }, signal, reject));
+  return new Promise<Totals>((resolve, reject) => later(pendingTotals, { body, resolve, reject }, signal));
 }
 
 function flush(): void {
@@ -118,11 +118,8 @@ async function send({ waiting, totals }: Group): Promise<void> {
     for (const t of totals) void totalsAlone(t);
     return;
   }
-  for (const t of totals) {
-    // The totals count every matched call, whether or not the rows were cut at their limit.
-    if (answer.totals) t.resolve(Object.fromEntries(t.body.metrics.map((m) => [m, answer.totals![m] ?? null])));
-    else void totalsAlone(t);
-  }
+  // The totals count every matched call, whether or not the rows were cut at their limit.
+  for (const t of totals) if (!resolveTotals(t, answer)) void totalsAlone(t);
   for (const w of waiting) {
     if (answer.truncated) void alone(w);
     else w.resolve({ ...answer, rows: ordered(foldsTop(w.body) ? folded(answer.rows, w.body) : answer.rows, w.body) });
@@ -131,12 +128,18 @@ async function send({ waiting, totals }: Group): Promise<void> {
 
 async function totalsAlone(t: TotalsWaiting): Promise<void> {
   try {
-    const answer = await post<MetricsAnswer>('/analytics/query', { ...t.body, dimensions: [] });
-    const row = answer.rows[0] ?? {};
-    t.resolve(Object.fromEntries(t.body.metrics.map((m) => [m, (row[m] as number | null | undefined) ?? null])));
+    const answer = await post<MetricsAnswer>('/analytics/query', { ...t.body, dimensions: [], totals: true });
+    if (!resolveTotals(t, answer)) t.reject(new Error('/analytics/query answered without totals'));
   } catch (e) {
     t.reject(e);
   }
+}
+
+/** The totals' own metrics from an answer's `totals`; false when it has none. */
+function resolveTotals(t: TotalsWaiting, answer: MetricsAnswer): boolean {
+  if (!answer.totals) return false;
+  t.resolve(Object.fromEntries(t.body.metrics.map((m) => [m, answer.totals![m] ?? null])));
+  return true;
 }
 
 async function alone(w: Waiting): Promise<void> {

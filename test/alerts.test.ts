@@ -77,7 +77,17 @@ function callsBatch(project: string, op: string, calls: { output?: unknown; erro
     const start = (lastStartMs = Math.max(Date.now() - latency, lastStartMs + 1));
     batch.push({
       mode: 'start',
-      req: { start: { project_id: project, id, trace_id: id, op_name: op, started_at: new Date(start).toISOString(), inputs: {}, attributes: {} } },
+      req: {
+        start: {
+          project_id: project,
+          id,
+          trace_id: id,
+          op_name: op,
+          started_at: new Date(start).toISOString(),
+          inputs: {},
+          attributes: {},
+        },
+      },
     });
     batch.push({
       mode: 'end',
@@ -141,7 +151,13 @@ afterAll(async () => {
 describe('alerts evaluated by weft', () => {
   it('an AlertSpec from the Weave SDK: one firing webhook within two intervals, exact, signed; no flapping on the threshold; one resolved', async () => {
     const P = `${E}/sdk`;
-    const channel = await post(api, '/alerts/channels/create', { project_id: P, name: 'ops', url: receiver.url, format: 'json', secret: SECRET });
+    const channel = await post(api, '/alerts/channels/create', {
+      project_id: P,
+      name: 'ops',
+      url: receiver.url,
+      format: 'json',
+      secret: SECRET,
+    });
     expect(channel).toMatchObject({ project_id: P, name: 'ops', format: 'json', has_secret: true });
     expect(JSON.stringify(channel)).not.toContain(SECRET);
     const run = <T>(args: string[]) => runWeaveScript<T>('alert.py', args, { baseUrl: weft.url, apiKey: key.key, project: P });
@@ -155,7 +171,14 @@ describe('alerts evaluated by weft', () => {
       .toBeCloseTo(0.9, 9);
     const listed = (await post(api, '/alerts/list', { project_id: P })).alerts;
     expect(listed).toHaveLength(1);
-    expect(listed[0]).toMatchObject({ alert: 'low-score', state: 'ok', invalid: null, metric_path: 'output.score', aggregation: 'mean', calls: 10 });
+    expect(listed[0]).toMatchObject({
+      alert: 'low-score',
+      state: 'ok',
+      invalid: null,
+      metric_path: 'output.score',
+      aggregation: 'mean',
+      calls: 10,
+    });
     expect(receiver.of(P)).toEqual([]);
 
     // The mean of the last 10 falls below 0.5: one firing, within two intervals of the calls being written.
@@ -204,7 +227,9 @@ describe('alerts evaluated by weft', () => {
     const { events } = await post(api, '/alerts/events/query', { project_id: P, alert_ref });
     expect(events.map((e: any) => e.state)).toEqual(['resolved', 'firing']);
     for (const e of events) {
-      expect(e.deliveries).toEqual([expect.objectContaining({ channel_id: channel.id, status: 'sent', attempts: 1, last_status_code: 200 })]);
+      expect(e.deliveries).toEqual([
+        expect.objectContaining({ channel_id: channel.id, status: 'sent', attempts: 1, last_status_code: 200 }),
+      ]);
     }
     expect((await post(api, '/alerts/events/query', { project_id: P, state: 'firing' })).events).toHaveLength(1);
   }, 300_000);
@@ -214,7 +239,11 @@ describe('alerts evaluated by weft', () => {
     await post(api, '/alerts/channels/create', { project_id: P, name: 'ops', url: receiver.url, format: 'json' });
     const obj = async (object_id: string, val: Record<string, unknown>) =>
       `weave:///${P}/object/${object_id}:${(await post(api, '/obj/create', { obj: { project_id: P, object_id, val } })).digest}`;
-    const scorer = await obj('ValidJSONScorer', { _type: 'ValidJSONScorer', _class_name: 'ValidJSONScorer', _bases: ['Scorer', 'Object', 'BaseModel'] });
+    const scorer = await obj('ValidJSONScorer', {
+      _type: 'ValidJSONScorer',
+      _class_name: 'ValidJSONScorer',
+      _bases: ['Scorer', 'Object', 'BaseModel'],
+    });
     const opName = `weave:///${P}/op/reply:v1`;
     const monitor = await obj('json-check', {
       _type: 'Monitor',
@@ -240,12 +269,28 @@ describe('alerts evaluated by weft', () => {
     );
     await sleep(50);
     // Valid JSON first: scored true, the mean is 1.
-    await post(api, '/call/upsert_batch', callsBatch(P, opName, Array.from({ length: 4 }, () => ({ output: '{"a": 1}' }))));
+    await post(
+      api,
+      '/call/upsert_batch',
+      callsBatch(
+        P,
+        opName,
+        Array.from({ length: 4 }, () => ({ output: '{"a": 1}' })),
+      ),
+    );
     await expect
       .poll(async () => (await post(api, '/alerts/list', { project_id: P })).alerts[0]?.value, { timeout: 20_000, interval: 200 })
       .toBe(1);
     // Three broken outputs among the last four scores: mean 0.25 → firing.
-    await post(api, '/call/upsert_batch', callsBatch(P, opName, Array.from({ length: 3 }, () => ({ output: 'not json' }))));
+    await post(
+      api,
+      '/call/upsert_batch',
+      callsBatch(
+        P,
+        opName,
+        Array.from({ length: 3 }, () => ({ output: 'not json' })),
+      ),
+    );
     await expect.poll(() => receiver.of(P).length, { timeout: 20_000, interval: 100 }).toBe(1);
     expect(receiver.of(P)[0]).toMatchObject({ state: 'firing', alert: 'json-broken', value: 0.25, window: { size: 4, calls: 4 } });
     const scores = (await post(api, '/feedback/query', { project_id: P, limit: 100 })).result;
@@ -263,14 +308,29 @@ describe('alerts evaluated by weft', () => {
         object_id: 'flaky-errors',
         val: alertSpecVal(
           'flaky-errors',
-          { metric_path: '', aggregation_function: 'percentage', status_match_value: '2', comparison_operator: 'GREATER_THAN', threshold: 20, window_size: 10 },
+          {
+            metric_path: '',
+            aggregation_function: 'percentage',
+            status_match_value: '2',
+            comparison_operator: 'GREATER_THAN',
+            threshold: 20,
+            window_size: 10,
+          },
           [`weave:///${P}/op/flaky:*`],
         ),
       },
     });
     // 1 error in 10 (10%) of flaky, and many errors of another op: ok.
     await post(api, '/call/upsert_batch', callsBatch(P, flaky, [{ error: true }, ...Array.from({ length: 9 }, () => ({ output: 1 }))]));
-    await post(api, '/call/upsert_batch', callsBatch(P, other, Array.from({ length: 10 }, () => ({ error: true }))));
+    await post(
+      api,
+      '/call/upsert_batch',
+      callsBatch(
+        P,
+        other,
+        Array.from({ length: 10 }, () => ({ error: true })),
+      ),
+    );
     await expect
       .poll(async () => (await post(api, '/alerts/list', { project_id: P })).alerts[0]?.value, { timeout: 4 * INTERVAL_MS, interval: 200 })
       .toBe(10);
@@ -297,11 +357,25 @@ describe('alerts evaluated by weft', () => {
       obj: {
         project_id: P,
         object_id: 'burst',
-        val: alertSpecVal('burst', { metric_path: 'latency', aggregation_function: 'count', comparison_operator: 'GREATER_THAN', threshold: 2, window_duration: 5 }),
+        val: alertSpecVal('burst', {
+          metric_path: 'latency',
+          aggregation_function: 'count',
+          comparison_operator: 'GREATER_THAN',
+          threshold: 2,
+          window_duration: 5,
+        }),
       },
     });
     const seen = () => receiver.got.filter((g) => typeof g.json.text === 'string' && g.json.text.includes(P));
-    await post(api, '/call/upsert_batch', callsBatch(P, op, Array.from({ length: 4 }, () => ({ output: 1, latencyMs: 100 }))));
+    await post(
+      api,
+      '/call/upsert_batch',
+      callsBatch(
+        P,
+        op,
+        Array.from({ length: 4 }, () => ({ output: 1, latencyMs: 100 })),
+      ),
+    );
     await expect.poll(() => seen().length, { timeout: 4 * INTERVAL_MS, interval: 100 }).toBe(1);
     expect(seen()[0]!.json.text).toContain('*burst* is *firing*');
     expect(seen()[0]!.json.text).toContain('count(latency) = 4');
@@ -315,20 +389,37 @@ describe('alerts evaluated by weft', () => {
     const P = `${E}/muted`;
     const ch = await post(api, '/alerts/channels/create', { project_id: P, name: 'ops', url: receiver.url, format: 'json' });
     const op = `weave:///${P}/op/slow:x`;
-    const spec = { metric_path: 'latency', aggregation_function: 'max', comparison_operator: 'GREATER_THAN', threshold: 1000, window_size: 3 };
+    const spec = {
+      metric_path: 'latency',
+      aggregation_function: 'max',
+      comparison_operator: 'GREATER_THAN',
+      threshold: 1000,
+      window_size: 3,
+    };
     await post(api, '/obj/create', { obj: { project_id: P, object_id: 'slow', val: alertSpecVal('slow', spec) } });
     const until = new Date(Date.now() + 3600_000).toISOString();
     expect(await post(api, '/alerts/mute', { project_id: P, alert_ref: 'slow', until })).toMatchObject({ alert: 'slow' });
     await post(api, '/call/upsert_batch', callsBatch(P, op, [{ latencyMs: 2500 }]));
     await expect
-      .poll(async () => (await post(api, '/alerts/events/query', { project_id: P })).events.length, { timeout: 4 * INTERVAL_MS, interval: 100 })
+      .poll(async () => (await post(api, '/alerts/events/query', { project_id: P })).events.length, {
+        timeout: 4 * INTERVAL_MS,
+        interval: 100,
+      })
       .toBe(1);
     const [muted] = (await post(api, '/alerts/events/query', { project_id: P })).events;
     expect(muted).toMatchObject({ state: 'firing', muted: true, deliveries: [], value: 2500 });
     await sleep(2 * INTERVAL_MS);
     expect(receiver.of(P)).toEqual([]);
     await post(api, '/alerts/unmute', { project_id: P, alert_ref: `weave:///${P}/object/slow:*` });
-    await post(api, '/call/upsert_batch', callsBatch(P, op, Array.from({ length: 3 }, () => ({ latencyMs: 10 }))));
+    await post(
+      api,
+      '/call/upsert_batch',
+      callsBatch(
+        P,
+        op,
+        Array.from({ length: 3 }, () => ({ latencyMs: 10 })),
+      ),
+    );
     await expect.poll(() => receiver.of(P).length, { timeout: 4 * INTERVAL_MS, interval: 100 }).toBe(1);
     expect(receiver.of(P)[0]).toMatchObject({ state: 'resolved', alert: 'slow', value: 10 });
 
@@ -370,7 +461,9 @@ describe('alerts evaluated by weft', () => {
     expect((await mallory.post('/alerts/channels/test', { project_id: 'intruder/x', channel_id: mine[0].id })).status).toBe(404);
     expect((await mallory.post('/alerts/channels/delete', { project_id: 'intruder/x', channel_id: mine[0].id })).status).toBe(404);
     const ours = (await post(api, '/alerts/list', { project_id: P })).alerts[0].alert_ref;
-    expect((await mallory.post('/alerts/mute', { project_id: 'intruder/x', alert_ref: ours, until: new Date().toISOString() })).status).toBe(403);
+    expect(
+      (await mallory.post('/alerts/mute', { project_id: 'intruder/x', alert_ref: ours, until: new Date().toISOString() })).status,
+    ).toBe(403);
     // An AlertSpec of its own that points at our op or our monitor is refused at the edge.
     const spy = alertSpecVal('spy', { metric_path: 'output.score', threshold: 0 }, [`weave:///${P}/op/answer:*`]);
     expect((await mallory.post('/obj/create', { obj: { project_id: 'intruder/x', object_id: 'spy', val: spy } })).status).toBe(403);
@@ -380,7 +473,11 @@ describe('alerts evaluated by weft', () => {
     try {
       await post(mallory, '/alerts/channels/create', { project_id: 'intruder/x', name: 'mine', url: own.url });
       await post(mallory, '/obj/create', {
-        obj: { project_id: 'intruder/x', object_id: 'any', val: alertSpecVal('any', { metric_path: 'latency', aggregation_function: 'count', threshold: 0 }) },
+        obj: {
+          project_id: 'intruder/x',
+          object_id: 'any',
+          val: alertSpecVal('any', { metric_path: 'latency', aggregation_function: 'count', threshold: 0 }),
+        },
       });
       await post(mallory, '/call/upsert_batch', callsBatch('intruder/x', 'weave:///intruder/x/op/a:1', [{ output: 1 }]));
       await expect.poll(() => own.got.length, { timeout: 4 * INTERVAL_MS, interval: 100 }).toBe(1);
@@ -407,13 +504,21 @@ describe('delivery', () => {
       const P = 'outage/app';
       await post(a, '/alerts/channels/create', { project_id: P, name: 'down', url: down.url });
       await post(a, '/obj/create', {
-        obj: { project_id: P, object_id: 'errs', val: alertSpecVal('errs', { metric_path: 'error', aggregation_function: 'max', threshold: 0.5 }) },
+        obj: {
+          project_id: P,
+          object_id: 'errs',
+          val: alertSpecVal('errs', { metric_path: 'error', aggregation_function: 'max', threshold: 0.5 }),
+        },
       });
       await post(a, '/call/upsert_batch', callsBatch(P, `weave:///${P}/op/f:1`, [{ error: true }]));
       // Fired; its delivery tried and failed (connection refused), still pending.
       const delivery = async (c: Client) => (await post(c, '/alerts/events/query', { project_id: P })).events[0]?.deliveries[0];
       await expect.poll(async () => (await delivery(a))?.attempts ?? 0, { timeout: 20_000, interval: 200 }).toBeGreaterThanOrEqual(1);
-      expect(await delivery(a)).toMatchObject({ status: 'pending', last_status_code: null, last_error: expect.stringMatching(/ECONNREFUSED/) });
+      expect(await delivery(a)).toMatchObject({
+        status: 'pending',
+        last_status_code: null,
+        last_error: expect.stringMatching(/ECONNREFUSED/),
+      });
       await first.kill();
       first = null;
       second = await startWeft({ dataDir: dir, env });
@@ -453,7 +558,13 @@ describe('delivery', () => {
         obj: {
           project_id: P,
           object_id: 'flip',
-          val: alertSpecVal('flip', { metric_path: 'output.v', aggregation_function: 'mean', comparison_operator: 'GREATER_THAN', threshold: 5, window_size: 1 }),
+          val: alertSpecVal('flip', {
+            metric_path: 'output.v',
+            aggregation_function: 'mean',
+            comparison_operator: 'GREATER_THAN',
+            threshold: 5,
+            window_size: 1,
+          }),
         },
       });
       // Up and down five times: ten transitions, each delivered once.

@@ -17,7 +17,10 @@ export const alertChannelCreateReq = z.object({
     .string()
     .max(4000)
     .refine((u) => /^https?:\/\/[^\s]+$/.test(u), 'must be an http:// or https:// URL'),
-  format: z.enum(['json', 'slack']).default('json').describe('`json`: weft\'s body, signed when a secret is set; `slack`: an incoming-webhook body'),
+  format: z
+    .enum(['json', 'slack'])
+    .default('json')
+    .describe("`json`: weft's body, signed when a secret is set; `slack`: an incoming-webhook body"),
   secret: z.string().min(1).max(500).optional().describe('HMAC-SHA256 key: the body is signed in the `X-Weft-Signature` header'),
 });
 export const alertChannel = z.object({

@@ -1075,7 +1075,7 @@ export const extraEndpoints = {
   },
   alertChannelCreate: {
     path: '/alerts/channels/create',
-    summary: "Adds a notification channel to a project: a webhook (JSON body, HMAC-signed with a secret) or a Slack incoming webhook",
+    summary: 'Adds a notification channel to a project: a webhook (JSON body, HMAC-signed with a secret) or a Slack incoming webhook',
     auth: 'basic',
     service: 'query',
     request: alerts.alertChannelCreateReq,
@@ -1120,7 +1120,7 @@ export const extraEndpoints = {
   },
   alertMute: {
     path: '/alerts/mute',
-    summary: "Mutes an alert until a time: its transitions are recorded, not delivered",
+    summary: 'Mutes an alert until a time: its transitions are recorded, not delivered',
     auth: 'basic',
     service: 'query',
     request: alerts.alertMuteReq,
@@ -1129,7 +1129,7 @@ export const extraEndpoints = {
   },
   alertUnmute: {
     path: '/alerts/unmute',
-    summary: 'Ends an alert\'s mute',
+    summary: "Ends an alert's mute",
     auth: 'basic',
     service: 'query',
     request: alerts.alertUnmuteReq,

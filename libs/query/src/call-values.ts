@@ -50,7 +50,8 @@ export function callWindowSql(req: CallWindowReq): { sql: string; p: Params } {
   const p = plan.params;
   const value = valueOf(req.metric, p, plan.projectParam);
   let calls = plan.matchedCallsSql(p, ['started_at', 'ended_at', ...value.columns]);
-  if (value.columns.includes('usage')) calls = withOwnUsageSql(calls, ['id', 'started_at', 'ended_at', ...value.columns], plan.projectParam);
+  if (value.columns.includes('usage'))
+    calls = withOwnUsageSql(calls, ['id', 'started_at', 'ended_at', ...value.columns], plan.projectParam);
   const rows = `SELECT id, started_at, ${value.num} AS num, ${value.text} AS text FROM (${calls}) WHERE ended_at IS NOT NULL`;
   const sql = `SELECT id, num, text FROM (${rows}) WHERE text IS NOT NULL ORDER BY started_at DESC, id DESC${
     req.last !== undefined ? ` LIMIT ${p.int(req.last)}` : ''

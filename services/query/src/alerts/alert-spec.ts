@@ -20,7 +20,9 @@ export interface AlertRule {
   ref: string;
   description: string | null;
   /** Calls of the scoped ops, or a Monitor's scores (feedback). */
-  source: { kind: 'calls'; opNames: string[]; metric: string } | { kind: 'monitor'; monitorPrefix: string; scorerPrefix?: string; path: string[] };
+  source:
+    | { kind: 'calls'; opNames: string[]; metric: string }
+    | { kind: 'monitor'; monitorPrefix: string; scorerPrefix?: string; path: string[] };
   metricPath: string;
   aggregation: Aggregation;
   statusMatch: string | null;
@@ -36,7 +38,8 @@ export interface AlertRule {
 }
 
 /** What a stored AlertSpec says, whether or not weft can evaluate it. */
-export type ReadRule = { ok: true; rule: AlertRule } | { ok: false; reason: string; rule: Partial<AlertRule> & Pick<AlertRule, 'projectId' | 'name' | 'ref'> };
+export type ReadRule =
+  { ok: true; rule: AlertRule } | { ok: false; reason: string; rule: Partial<AlertRule> & Pick<AlertRule, 'projectId' | 'name' | 'ref'> };
 
 const AGGREGATIONS = ['mean', 'median', 'min', 'max', 'mode', 'percentage', 'count', 'sum', 'p50', 'p90', 'p95', 'p99'];
 const COMPARISONS: Comparison[] = ['GREATER_THAN', 'LESS_THAN', 'EQUAL'];
@@ -126,7 +129,9 @@ export function readAlertRule(projectId: string, name: string, digest: string, v
   if (metric === '') return fail('metric_path is empty');
   const isFigure = (CALL_FIGURES as readonly string[]).includes(metric);
   if (!isFigure && !/^(inputs|output|attributes|summary)\.[^.]/.test(metric)) {
-    return fail(`metric_path '${metricPath}' is neither a figure (${CALL_FIGURES.join(', ')}) nor a path under inputs., output., attributes. or summary.`);
+    return fail(
+      `metric_path '${metricPath}' is neither a figure (${CALL_FIGURES.join(', ')}) nor a path under inputs., output., attributes. or summary.`,
+    );
   }
   if (metric === 'status' && !(aggregation === 'percentage' || aggregation === 'count')) {
     return fail('status is text: it takes percentage or count (with status_match_value)');

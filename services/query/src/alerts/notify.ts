@@ -55,7 +55,13 @@ export async function send(channel: Pick<ChannelRow, 'url' | 'format' | 'secret'
   const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': 'weft-alerts', [EVENT_HEADER]: eventId };
   if (channel.secret) headers[SIGNATURE_HEADER] = signature(channel.secret, body);
   try {
-    const res = await fetch(channel.url, { method: 'POST', headers, body, signal: AbortSignal.timeout(SEND_TIMEOUT_MS), redirect: 'manual' });
+    const res = await fetch(channel.url, {
+      method: 'POST',
+      headers,
+      body,
+      signal: AbortSignal.timeout(SEND_TIMEOUT_MS),
+      redirect: 'manual',
+    });
     // The answer's body is not kept; reading it frees the connection.
     await res.arrayBuffer().catch(() => undefined);
     return res.ok

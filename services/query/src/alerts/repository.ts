@@ -95,11 +95,9 @@ export async function channelsByIds(store: Store, keys: { project_id: string; id
 export async function deleteChannel(store: Store, projectId: string, id: string): Promise<boolean> {
   const live = (await channelsOf(store, projectId)).find((c) => c.id === id);
   if (!live) return false;
-  await store.insertRows(
-    'alert_channels',
-    [{ ...live, created_at: live.created_at, deleted: 1, updated_at: now() }],
-    { name: 'alerts.channel_delete' },
-  );
+  await store.insertRows('alert_channels', [{ ...live, created_at: live.created_at, deleted: 1, updated_at: now() }], {
+    name: 'alerts.channel_delete',
+  });
   return true;
 }
 
@@ -122,7 +120,10 @@ export async function statesOf(store: Store, projectId: string): Promise<Map<str
     { name: 'alerts.states_of_project' },
   );
   return new Map(
-    rows.map((r) => [r.alert, { ...r, transitions: Number(r.transitions), calls: Number(r.calls), evaluated_at: engineTimeToIso(r.evaluated_at) }]),
+    rows.map((r) => [
+      r.alert,
+      { ...r, transitions: Number(r.transitions), calls: Number(r.calls), evaluated_at: engineTimeToIso(r.evaluated_at) },
+    ]),
   );
 }
 

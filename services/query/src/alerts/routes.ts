@@ -83,7 +83,10 @@ export function alertRoutes(app: FastifyInstance, deps: { store: Store; auth: Au
   });
 
   addRoute(app, auth, 'alertsList', async (body) => {
-    const objs = await queryObjects(store, { project_id: body.project_id, filter: { base_object_classes: ['AlertSpec'], latest_only: true } });
+    const objs = await queryObjects(store, {
+      project_id: body.project_id,
+      filter: { base_object_classes: ['AlertSpec'], latest_only: true },
+    });
     const states = await statesOf(store, body.project_id);
     const mutes = await activeMutes(store, body.project_id);
     return {
@@ -176,4 +179,3 @@ function nameOrRefused(alertRef: string, projectId: string): string {
   if (!name) throw badRequest(`alert_ref: '${alertRef}' is not an AlertSpec of ${projectId} (a ref or a name)`, 'alert_ref');
   return name;
 }
-

@@ -128,7 +128,14 @@ export class AlertWorker {
         continue;
       }
       const next = nextState(prev.state, m.value, rule);
-      const row = { project_id: rule.projectId, alert: rule.name, state: next, transitions: prev.transitions, value: m.value, calls: m.calls };
+      const row = {
+        project_id: rule.projectId,
+        alert: rule.name,
+        state: next,
+        transitions: prev.transitions,
+        value: m.value,
+        calls: m.calls,
+      };
       if (next === prev.state || m.value === null || next === 'ok') {
         unchanged.push(row);
         continue;
@@ -187,12 +194,19 @@ export class AlertWorker {
       const due = await dueDeliveries(this.store, OUTBOX_BATCH);
       if (due.length === 0 || this.stopped) return;
       if (!(await this.lease.stillHeld())) return;
-      const events = await eventsByIds(this.store, due.map((d) => ({ project_id: d.project_id, id: d.event_id })));
-      const channels = await channelsByIds(this.store, due.map((d) => ({ project_id: d.project_id, id: d.channel_id })));
+      const events = await eventsByIds(
+        this.store,
+        due.map((d) => ({ project_id: d.project_id, id: d.event_id })),
+      );
+      const channels = await channelsByIds(
+        this.store,
+        due.map((d) => ({ project_id: d.project_id, id: d.channel_id })),
+      );
       const results = await mapConcurrently(due, SEND_CONCURRENCY, async (d) => {
         const event = events.get(`${d.project_id}\n${d.event_id}`);
         const channel = channels.get(`${d.project_id}\n${d.channel_id}`);
-        if (!event || !channel) return { ok: false, status_code: null, error: channel ? 'the event is gone' : 'the channel was deleted', final: true };
+        if (!event || !channel)
+          return { ok: false, status_code: null, error: channel ? 'the event is gone' : 'the channel was deleted', final: true };
         const r = await send(channel, d.event_id, channelBody(channel, JSON.parse(event.body) as AlertNotification));
         return { ...r, final: false };
       });
@@ -226,7 +240,8 @@ export class AlertWorker {
       );
       await writeDeliveries(this.store, updated);
       for (const [i, d] of due.entries()) {
-        if (!results[i]!.ok) this.log.warn({ alert: d.alert, channel: d.channel_id, error: results[i]!.error }, 'alerts: a delivery failed');
+        if (!results[i]!.ok)
+          this.log.warn({ alert: d.alert, channel: d.channel_id, error: results[i]!.error }, 'alerts: a delivery failed');
       }
     }
   }
@@ -259,7 +274,6 @@ export function notificationOf(rule: AlertRule, id: string, state: AlertNotifica
     description: rule.description,
   };
 }
-
 
 /** `fn` over `items`, at most `limit` at once, results in order. */
 async function mapConcurrently<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {

@@ -194,7 +194,7 @@ describe('alerts evaluated by weft', () => {
     const last10 = await api.jsonl<any>('/calls/stream_query', {
       project_id: P,
       filter: { op_names: [op] },
-      sort_by: [{ field: 'started_at', direction: 'desc' }],
+      sort_by: [{ field: 'ended_at', direction: 'desc' }],
       limit: 10,
     });
     const raw = last10.reduce((s, c) => s + c.output.score, 0) / last10.length;
@@ -341,7 +341,7 @@ describe('alerts evaluated by weft', () => {
     const raw = await api.jsonl<any>('/calls/stream_query', {
       project_id: P,
       filter: { op_names: [`weave:///${P}/op/flaky:*`] },
-      sort_by: [{ field: 'started_at', direction: 'desc' }],
+      sort_by: [{ field: 'ended_at', direction: 'desc' }],
       limit: 10,
     });
     const rawRate = (100 * raw.filter((c) => c.exception).length) / raw.length;

@@ -100,6 +100,7 @@ export const alertSummary = z.object({
   invalid: z.string().nullable(),
   state: alertState,
   value: z.number().nullable(),
+  recent: z.array(z.number()).describe('the last figures, oldest first (at most 60)'),
   calls: z.number().int(),
   evaluated_at: z.string().nullable(),
   muted_until: z.string().nullable(),

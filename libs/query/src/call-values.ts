@@ -22,9 +22,9 @@ export interface CallWindowReq {
   op_names?: string[];
   /** A figure (CALL_FIGURES) or a dotted path under inputs., output., attributes. or summary. */
   metric: string;
-  /** Only calls that started at or after this time (µs since the epoch). */
-  startedAfterUs?: number;
-  /** Only the latest `last` calls (by start) that have a value. */
+  /** Only calls that ended at or after this time (µs since the epoch). */
+  endedAfterUs?: number;
+  /** Only the latest `last` calls (by end) that have a value. */
   last?: number;
 }
 
@@ -32,19 +32,15 @@ export interface CallWindowReq {
  * The rows of a window of ended calls, each with its value at `metric`: `num` (a number:
  * JSON numbers, booleans as 1/0, numeric strings) and `text` (the value as text: a JSON string
  * unquoted, anything else as written). Calls without a value at the path are not in the window
- * (so "the last 10" are the last 10 that have one). Newest first; the caller aggregates them, so
+ * (so "the last 10" are the last 10 that have one). A call joins a window when it ends (its
+ * output and figures exist from then on), so windows are by end time. Newest first; the caller aggregates them, so
  * a figure is exactly what the same calls give when read one by one. `p` is the query's
  * parameters, which the caller may extend before sending `p.values`.
  */
 export function callWindowSql(req: CallWindowReq): { sql: string; p: Params } {
-  const started = { $getField: 'started_at' };
   const plan = new CallsQueryPlan({
     project_id: req.project_id,
     filter: req.op_names?.length ? { op_names: req.op_names } : undefined,
-    query:
-      req.startedAfterUs !== undefined
-        ? { $expr: { $gte: [started, { $literal: new Date(Math.floor(req.startedAfterUs / 1000)).toISOString() }] } }
-        : undefined,
     sort_by: [],
   });
   const p = plan.params;
@@ -52,8 +48,12 @@ export function callWindowSql(req: CallWindowReq): { sql: string; p: Params } {
   let calls = plan.matchedCallsSql(p, ['started_at', 'ended_at', ...value.columns]);
   if (value.columns.includes('usage'))
     calls = withOwnUsageSql(calls, ['id', 'started_at', 'ended_at', ...value.columns], plan.projectParam);
-  const rows = `SELECT id, started_at, ${value.num} AS num, ${value.text} AS text FROM (${calls}) WHERE ended_at IS NOT NULL`;
-  const sql = `SELECT id, num, text FROM (${rows}) WHERE text IS NOT NULL ORDER BY started_at DESC, id DESC${
+  const ended =
+    req.endedAfterUs !== undefined
+      ? `ended_at >= fromUnixTimestamp64Micro(${p.add(Math.floor(req.endedAfterUs), 'Int64')}, 'UTC')`
+      : 'ended_at IS NOT NULL';
+  const rows = `SELECT id, ended_at, ${value.num} AS num, ${value.text} AS text FROM (${calls}) WHERE ${ended}`;
+  const sql = `SELECT id, num, text FROM (${rows}) WHERE text IS NOT NULL ORDER BY ended_at DESC, id DESC${
     req.last !== undefined ? ` LIMIT ${p.int(req.last)}` : ''
   }`;
   return { sql, p };

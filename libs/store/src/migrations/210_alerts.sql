@@ -18,8 +18,8 @@ CREATE TABLE IF NOT EXISTS alert_channels (
 ) ENGINE = ReplacingMergeTree(updated_at)
 ORDER BY (project_id, id);
 
--- Each alert's state after its last evaluation (ok, firing, resolved), the figure then, and how
--- many transitions it has made (the next event's number: events are numbered, so an event written
+-- Each alert's state after its last evaluation (ok, firing, resolved), the figure then (and the
+-- last 60 figures, the UI's sparkline), and how many transitions it has made (the next event's number: events are numbered, so an event written
 -- twice by a pass that died between two statements is one row).
 CREATE TABLE IF NOT EXISTS alert_states (
   project_id String,
@@ -27,6 +27,7 @@ CREATE TABLE IF NOT EXISTS alert_states (
   state LowCardinality(String),
   transitions UInt64,
   value Nullable(Float64),
+  recent Array(Float64),
   calls UInt64,
   evaluated_at DateTime64(6, 'UTC')
 ) ENGINE = ReplacingMergeTree(evaluated_at)

@@ -26,7 +26,7 @@ export async function measure(store: Store, rule: AlertRule, nowMs: number): Pro
           project_id: rule.projectId,
           op_names: rule.source.opNames,
           metric: rule.source.metric,
-          ...(sinceMs !== undefined ? { startedAfterUs: sinceMs * 1000 } : {}),
+          ...(sinceMs !== undefined ? { endedAfterUs: sinceMs * 1000 } : {}),
           ...(last !== undefined ? { last } : {}),
         })
       : monitorScoresWindowSql({

@@ -26,9 +26,14 @@ export interface StateRow {
   state: AlertStateName;
   transitions: number;
   value: number | null;
+  /** The last figures, oldest first (RECENT_FIGURES at most). */
+  recent: number[];
   calls: number;
   evaluated_at: string;
 }
+
+/** Figures kept per alert for the UI's sparkline. */
+export const RECENT_FIGURES = 60;
 
 export interface EventRow {
   project_id: string;
@@ -106,7 +111,7 @@ export async function deleteChannel(store: Store, projectId: string, id: string)
 /** Every alert's state, by `project\nalert`. */
 export async function allStates(store: Store): Promise<Map<string, StateRow>> {
   const rows = await store.rows<StateRow>(
-    `SELECT project_id, alert, state, transitions, value, calls, evaluated_at FROM alert_states FINAL`,
+    `SELECT project_id, alert, state, transitions, value, recent, calls, evaluated_at FROM alert_states FINAL`,
     {},
     { name: 'alerts.states' },
   );
@@ -115,7 +120,7 @@ export async function allStates(store: Store): Promise<Map<string, StateRow>> {
 
 export async function statesOf(store: Store, projectId: string): Promise<Map<string, StateRow>> {
   const rows = await store.rows<StateRow>(
-    `SELECT project_id, alert, state, transitions, value, calls, evaluated_at FROM alert_states FINAL WHERE project_id = {p:String}`,
+    `SELECT project_id, alert, state, transitions, value, recent, calls, evaluated_at FROM alert_states FINAL WHERE project_id = {p:String}`,
     { p: projectId },
     { name: 'alerts.states_of_project' },
   );

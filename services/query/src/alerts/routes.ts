@@ -111,6 +111,7 @@ export function alertRoutes(app: FastifyInstance, deps: { store: Store; auth: Au
           invalid: read.ok ? null : read.reason,
           state: s?.state ?? 'ok',
           value: s?.value ?? null,
+          recent: s?.recent ?? [],
           calls: s?.calls ?? 0,
           evaluated_at: s?.evaluated_at ?? null,
           muted_until: mutes.get(`${body.project_id}\n${o.object_id}`) ?? null,

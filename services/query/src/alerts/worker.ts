@@ -19,6 +19,7 @@ import {
   logAttempts,
   writeDeliveries,
   writeStates,
+  RECENT_FIGURES,
   type AlertStateName,
   type DeliveryRow,
   type StateRow,
@@ -89,9 +90,16 @@ export class AlertWorker {
   }
 
   private async run(): Promise<void> {
-    await this.opts.caughtUp?.();
+    // Nothing to evaluate or send: no lease written, and no wait for the writes acknowledged so
+    // far (that wait makes the ingest log store them now, which a project with no alerts does
+    // not need).
+    const rules = await this.rules();
+    if (rules.length === 0 && (await dueDeliveries(this.store, 1)).length === 0) return;
     if (!(await this.lease.hold())) return;
-    await this.evaluateAll();
+    if (rules.length) {
+      await this.opts.caughtUp?.();
+      await this.evaluateAll(rules);
+    }
     if (!this.stopped) await this.deliverDue();
   }
 
@@ -109,9 +117,7 @@ export class AlertWorker {
     return out;
   }
 
-  private async evaluateAll(): Promise<void> {
-    const rules = await this.rules();
-    if (rules.length === 0) return;
+  private async evaluateAll(rules: AlertRule[]): Promise<void> {
     const states = await allStates(this.store);
     const mutes = await activeMutes(this.store);
     const unchanged: Omit<StateRow, 'evaluated_at'>[] = [];
@@ -119,7 +125,7 @@ export class AlertWorker {
     for (const rule of rules) {
       if (this.stopped) break;
       const key = `${rule.projectId}\n${rule.name}`;
-      const prev = states.get(key) ?? { state: 'ok' as AlertStateName, transitions: 0 };
+      const prev = states.get(key) ?? { state: 'ok' as AlertStateName, transitions: 0, recent: [] };
       let m: Measure;
       try {
         m = await measure(this.store, rule, nowMs);
@@ -128,7 +134,9 @@ export class AlertWorker {
         continue;
       }
       const next = nextState(prev.state, m.value, rule);
+      const recent = m.value === null ? prev.recent : [...prev.recent, m.value].slice(-RECENT_FIGURES);
       const row = {
+        recent,
         project_id: rule.projectId,
         alert: rule.name,
         state: next,

@@ -488,6 +488,40 @@ describe('alerts evaluated by weft', () => {
       await own.down();
     }
   }, 120_000);
+  it("an entity's channel (`<entity>/*`) gets the transitions of every project of the entity, beside the project's own", async () => {
+    const everywhere = new Receiver();
+    await everywhere.up();
+    const entityChannel = await post(api, '/alerts/channels/create', {
+      project_id: `${E}/*`,
+      name: 'all of alrt',
+      url: everywhere.url,
+      format: 'json',
+    });
+    try {
+      expect((await post(api, '/alerts/channels/list', { project_id: `${E}/*` })).channels).toEqual([entityChannel]);
+      for (const P of [`${E}/ent-a`, `${E}/ent-b`]) {
+        await post(api, '/obj/create', {
+          obj: {
+            project_id: P,
+            object_id: 'any-error',
+            val: alertSpecVal('any-error', { metric_path: 'error', aggregation_function: 'max', threshold: 0.5 }),
+          },
+        });
+        await post(api, '/call/upsert_batch', callsBatch(P, `weave:///${P}/op/f:1`, [{ error: true }]));
+      }
+      await expect.poll(() => everywhere.got.length, { timeout: 4 * INTERVAL_MS, interval: 100 }).toBe(2);
+      expect(everywhere.got.map((g) => g.json.project_id).sort()).toEqual([`${E}/ent-a`, `${E}/ent-b`]);
+      const { events } = await post(api, '/alerts/events/query', { project_id: `${E}/ent-a` });
+      expect(events[0].deliveries).toEqual([expect.objectContaining({ channel_id: entityChannel.id, status: 'sent' })]);
+      // Another entity cannot add one to ours, nor list ours.
+      const mallory = clientFor(admin, await createKey(admin, 'mallory-2', ['intruder']));
+      expect((await mallory.post('/alerts/channels/list', { project_id: `${E}/*` })).status).toBe(403);
+      expect((await mallory.post('/alerts/channels/create', { project_id: `${E}/*`, name: 'x', url: everywhere.url })).status).toBe(403);
+    } finally {
+      await post(api, '/alerts/channels/delete', { project_id: `${E}/*`, channel_id: entityChannel.id });
+      await everywhere.down();
+    }
+  }, 120_000);
 });
 
 describe('delivery', () => {

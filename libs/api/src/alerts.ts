@@ -10,8 +10,11 @@ import { projectId, timestamp } from './common';
 /** A ref or the name of an AlertSpec of the project (`weave:///<project>/object/<name>:<digest|*>` or `<name>`). */
 const alertRef = z.string().min(1).max(1000).describe('an AlertSpec ref (`weave:///…/object/<name>:<digest>`, any version) or its name');
 
+/** A project, or `<entity>/*`: the entity's channels, which get every project's transitions. */
+const channelScope = projectId.describe('`<entity>/<project>`, or `<entity>/*` for a channel of every project of the entity');
+
 export const alertChannelCreateReq = z.object({
-  project_id: projectId,
+  project_id: channelScope,
   name: z.string().min(1).max(200),
   url: z
     .string()
@@ -32,9 +35,9 @@ export const alertChannel = z.object({
   has_secret: z.boolean().describe('the secret itself is never returned'),
   created_at: z.string(),
 });
-export const alertChannelListReq = z.object({ project_id: projectId });
+export const alertChannelListReq = z.object({ project_id: channelScope });
 export const alertChannelListRes = z.object({ channels: z.array(alertChannel) });
-export const alertChannelRefReq = z.object({ project_id: projectId, channel_id: z.string().min(1) });
+export const alertChannelRefReq = z.object({ project_id: channelScope, channel_id: z.string().min(1) });
 export const alertChannelDeleteRes = z.object({ deleted: z.boolean() });
 export const alertChannelTestRes = z.object({
   ok: z.boolean().describe('the receiver answered 2xx'),

@@ -84,16 +84,33 @@ export async function channelsOf(store: Store, projectId: string): Promise<Chann
   return rows.map((r) => ({ ...r, created_at: engineTimeToIso(r.created_at) }));
 }
 
+/**
+ * An entity's channels are kept under the project id `<entity>/*`: they get the transitions of
+ * every project of the entity.
+ */
+export const entityChannelsOf = (projectId: string) => `${projectId.split('/')[0]}/*`;
+
+/** The channels a project's transitions go to: its own and its entity's. */
+export async function channelsFor(store: Store, projectId: string): Promise<ChannelRow[]> {
+  const [own, entity] = await Promise.all([channelsOf(store, projectId), channelsOf(store, entityChannelsOf(projectId))]);
+  return [...own, ...entity];
+}
+
+/** Live channels by `project\nid` of the deliveries naming them: the project's own or its entity's. */
 export async function channelsByIds(store: Store, keys: { project_id: string; id: string }[]): Promise<Map<string, ChannelRow>> {
   if (keys.length === 0) return new Map();
   const rows = await store.rows<ChannelRow>(
     `SELECT project_id, id, name, url, format, secret, created_at FROM alert_channels FINAL
-      WHERE (project_id, id) IN (SELECT tupleElement(k, 1), tupleElement(k, 2) FROM (SELECT arrayJoin(arrayZip({ps:Array(String)}, {ids:Array(String)})) AS k))
-        AND deleted = 0`,
-    { ps: keys.map((k) => k.project_id), ids: keys.map((k) => k.id) },
+      WHERE project_id IN {ps:Array(String)} AND id IN {ids:Array(String)} AND deleted = 0`,
+    { ps: [...new Set(keys.flatMap((k) => [k.project_id, entityChannelsOf(k.project_id)]))], ids: [...new Set(keys.map((k) => k.id))] },
     { name: 'alerts.channels_by_id' },
   );
-  return new Map(rows.map((r) => [`${r.project_id}\n${r.id}`, r]));
+  const out = new Map<string, ChannelRow>();
+  for (const k of keys) {
+    const c = rows.find((r) => r.id === k.id && (r.project_id === k.project_id || r.project_id === entityChannelsOf(k.project_id)));
+    if (c) out.set(`${k.project_id}\n${k.id}`, c);
+  }
+  return out;
 }
 
 /** Marks a channel deleted; whether it was there. */

@@ -10,7 +10,7 @@ import {
   activeMutes,
   allStates,
   channelsByIds,
-  channelsOf,
+  channelsFor,
   deliveriesExist,
   dueDeliveries,
   eventExists,
@@ -176,7 +176,7 @@ export class AlertWorker {
       });
     }
     if (muted) return;
-    const channels = await channelsOf(this.store, rule.projectId);
+    const channels = await channelsFor(this.store, rule.projectId);
     if (channels.length === 0 || (await deliveriesExist(this.store, rule.projectId, id))) return;
     const at = microsToClickHouse(nowMicros());
     await writeDeliveries(

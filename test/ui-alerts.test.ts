@@ -71,7 +71,7 @@ function slowCall(latencyMs: number) {
 }
 
 describe('alerts in the UI', () => {
-  it('adds a channel and an alert with the forms; a slow call fires it: state, sparkline, delivery', async () => {
+  it("adds a channel and an alert with the forms; a slow call fires it: state, sparkline, delivery; a chart's link fills the form", async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     const page = await context.newPage();
     page.on('pageerror', (e) => console.error('page error:', e.message));
@@ -127,5 +127,14 @@ describe('alerts in the UI', () => {
     await row.getByText(/muted until/).waitFor();
     const listed = (await member.post('/alerts/list', { project_id: P })).body.alerts[0];
     expect(listed.muted_until).not.toBeNull();
+
+    // "Alert me" on an analytics chart opens the form filled in from its metric.
+    await page.goto(`${weft.url}/#/p/${P}/analytics`);
+    await page.getByRole('link', { name: 'Alert on Latency p50 / p99' }).click();
+    const prefilled = page.getByRole('form', { name: 'New alert' });
+    await prefilled.waitFor();
+    expect(await prefilled.getByLabel(/^Metric/).inputValue()).toBe('latency');
+    expect(await prefilled.getByLabel('Aggregation').inputValue()).toBe('p50');
+    expect(await prefilled.getByLabel('When').inputValue()).toBe('GREATER_THAN');
   }, 180_000);
 });

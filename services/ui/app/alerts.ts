@@ -128,3 +128,29 @@ export async function createAlert(projectId: string, a: NewAlert): Promise<void>
   };
   await post('/obj/create', { obj: { project_id: projectId, object_id: a.name, val } });
 }
+
+/**
+ * The alert an analytics chart's metric suggests (its "Alert me" link): the per-call figure or
+ * path it reads and the aggregation over a window; null for metrics no alert can watch
+ * (distinct users, traces).
+ */
+export function alertPrefillOf(metric: string): { metric: string; aggregation: string; comparison: string } | null {
+  const above = (m: string, aggregation: string) => ({ metric: m, aggregation, comparison: 'GREATER_THAN' });
+  const latency = /^latency_(min|avg|max|p50|p90|p95|p99)_ms$/.exec(metric);
+  if (latency) return above('latency', latency[1] === 'avg' ? 'mean' : latency[1]!);
+  const path = /^(sum|avg|min|max|p50|p90|p95|p99)\((.+)\)$/.exec(metric);
+  if (path) return { metric: path[2]!, aggregation: path[1] === 'avg' ? 'mean' : path[1]!, comparison: 'LESS_THAN' };
+  switch (metric) {
+    case 'error_rate':
+      return above('error', 'percentage');
+    case 'errors':
+      return above('error', 'count');
+    case 'count':
+      return above('status', 'count');
+    case 'cost':
+      return above('cost', 'sum');
+    case 'total_tokens':
+      return above('tokens', 'sum');
+  }
+  return null;
+}

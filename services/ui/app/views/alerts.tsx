@@ -50,7 +50,7 @@ function ruleText(a: AlertSummary): string {
  * A project's alerts (`#/p/<e>/<p>/alerts`): each AlertSpec with its state, last figure and a
  * sparkline of its recent figures against the threshold, mute/unmute; the latest transitions
  * with their deliveries; the channels notifications go to. `?metric=…&op=…` opens the new-alert
- * form filled in (a link from a chart or a monitor).
+ * form filled in (`&aggregation=…&comparison=…` too: the analytics charts' "Alert me" link).
  */
 export function AlertsView({ projectId, route }: { projectId: string; route: Route }) {
   const [version, setVersion] = useState(0);
@@ -91,7 +91,12 @@ export function AlertsView({ projectId, route }: { projectId: string; route: Rou
       {creating ? (
         <NewAlertForm
           projectId={projectId}
-          initial={{ metric_path: prefill ?? 'output.score', op: route.params.get('op') ?? '' }}
+          initial={{
+            metric_path: prefill ?? 'output.score',
+            op: route.params.get('op') ?? '',
+            ...(route.params.get('aggregation') ? { aggregation: route.params.get('aggregation')! } : {}),
+            ...(route.params.get('comparison') ? { comparison_operator: route.params.get('comparison')! } : {}),
+          }}
           onDone={() => {
             setCreating(false);
             refresh();

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { microsToClickHouse, nowMicros, type Logger } from '@weft/core';
+import { metrics, microsToClickHouse, nowMicros, type Logger } from '@weft/core';
 import { objectsOfClass, queryObjects } from '@weft/objects';
 import type { Store } from '@weft/store';
 import { plainVal, readAlertRule, type AlertRule } from './alert-spec';
@@ -98,7 +98,9 @@ export class AlertWorker {
     if (!(await this.lease.hold())) return;
     if (rules.length) {
       await this.opts.caughtUp?.();
+      const timer = metrics.alertPassSeconds.startTimer();
       await this.evaluateAll(rules);
+      timer();
     }
     if (!this.stopped) await this.deliverDue();
   }
@@ -153,6 +155,7 @@ export class AlertWorker {
       const n = prev.transitions + 1;
       await this.recordTransition(rule, next, m, n, mutes.has(key));
       await writeStates(this.store, [{ ...row, transitions: n }]);
+      metrics.alertTransitions.inc({ state: next });
       this.log.info({ alert: rule.ref, state: next, value: m.value, threshold: rule.threshold }, `alerts: ${rule.name} is ${next}`);
     }
     if (unchanged.length) await writeStates(this.store, unchanged);
@@ -248,6 +251,9 @@ export class AlertWorker {
       );
       await writeDeliveries(this.store, updated);
       for (const [i, d] of due.entries()) {
+        metrics.alertDeliveries.inc({
+          outcome: updated[i]!.status === 'sent' ? 'sent' : updated[i]!.status === 'failed' ? 'failed' : 'retry',
+        });
         if (!results[i]!.ok)
           this.log.warn({ alert: d.alert, channel: d.channel_id, error: results[i]!.error }, 'alerts: a delivery failed');
       }

@@ -69,7 +69,11 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 let lastStartMs = 0;
 
 /** /call/upsert_batch body: calls of `op` that ended now (after `latencyMs`), each with its output or its exception. */
-function callsBatch(project: string, op: string, calls: { output?: unknown; error?: boolean; latencyMs?: number }[]) {
+function callsBatch(
+  project: string,
+  op: string,
+  calls: { output?: unknown; error?: boolean; latencyMs?: number; summary?: Record<string, unknown> }[],
+) {
   const batch: unknown[] = [];
   for (const c of calls) {
     const id = crypto.randomUUID();
@@ -97,7 +101,7 @@ function callsBatch(project: string, op: string, calls: { output?: unknown; erro
           id,
           ended_at: new Date(start + latency).toISOString(),
           output: c.output ?? null,
-          summary: {},
+          summary: c.summary ?? {},
           ...(c.error ? { exception: JSON.stringify({ type: 'ValueError', message: 'boom' }) } : {}),
         },
       },
@@ -347,6 +351,74 @@ describe('alerts evaluated by weft', () => {
     const rawRate = (100 * raw.filter((c) => c.exception).length) / raw.length;
     expect(receiver.of(P)[0]).toMatchObject({ state: 'firing', alert: 'flaky-errors', value: rawRate });
     expect(rawRate).toBe(30);
+  }, 120_000);
+
+  it('every aggregation, and the per-call figures tokens and cost, equal the raw figures of the same calls', async () => {
+    const P = `${E}/figures`;
+    const op = `weave:///${P}/op/f:1`;
+    const values = [3, 1, 4, 1, 5, 9, 2, 6, 5];
+    const tags = ['a', 'b', 'a', 'a', 'c', 'a', 'b', 'a', 'c'];
+    const usage = (i: number) => ({
+      'gpt-4o': { requests: 1, prompt_tokens: 100 * (i + 1), completion_tokens: 10 * (i + 1), total_tokens: 110 * (i + 1) },
+    });
+    const never = { comparison_operator: 'GREATER_THAN', threshold: 1e12 };
+    const specs: Record<string, Record<string, unknown>> = {
+      mean: { metric_path: 'output.v', aggregation_function: 'mean', window_size: 9 },
+      median: { metric_path: 'output.v', aggregation_function: 'median', window_size: 9 },
+      min: { metric_path: 'output.v', aggregation_function: 'min', window_size: 9 },
+      max: { metric_path: 'output.v', aggregation_function: 'max', window_size: 9 },
+      mode: { metric_path: 'output.v', aggregation_function: 'mode', window_size: 9 },
+      sum: { metric_path: 'output.v', weft_aggregation: 'sum', window_size: 9 },
+      p90: { metric_path: 'output.v', weft_aggregation: 'p90', window_size: 9 },
+      last4: { metric_path: 'output.v', aggregation_function: 'mean', window_size: 4 },
+      share: { metric_path: 'output.tag', aggregation_function: 'percentage', status_match_value: 'a', window_size: 9 },
+      counted: { metric_path: 'output.tag', aggregation_function: 'count', status_match_value: 'c', window_size: 9 },
+      tokens: { metric_path: 'tokens', weft_aggregation: 'sum', window_duration: 3600 },
+      cost: { metric_path: 'cost', weft_aggregation: 'sum', window_duration: 3600 },
+    };
+    for (const [name, spec] of Object.entries(specs)) {
+      await post(api, '/obj/create', { obj: { project_id: P, object_id: name, val: alertSpecVal(name, { ...never, ...spec }) } });
+    }
+    await post(
+      api,
+      '/call/upsert_batch',
+      callsBatch(
+        P,
+        op,
+        values.map((v, i) => ({ output: { v, tag: tags[i] }, summary: { usage: usage(i) } })),
+      ),
+    );
+    const figures = async () =>
+      Object.fromEntries(((await post(api, '/alerts/list', { project_id: P })).alerts as any[]).map((a) => [a.alert, a.value]));
+    await expect
+      .poll(async () => Object.values(await figures()).every((v) => v !== null), { timeout: 4 * INTERVAL_MS, interval: 200 })
+      .toBe(true);
+    const got = await figures();
+    // The raw calls, newest first, as the API returns them.
+    const raw = await api.jsonl<any>('/calls/stream_query', { project_id: P, sort_by: [{ field: 'ended_at', direction: 'desc' }] });
+    const v = raw.map((c) => c.output.v as number);
+    const sorted = [...v].sort((a, b) => a - b);
+    const quantile = (q: number) => {
+      const h = (sorted.length - 1) * q;
+      return sorted[Math.floor(h)]! + (h - Math.floor(h)) * (sorted[Math.ceil(h)]! - sorted[Math.floor(h)]!);
+    };
+    const sum = v.reduce((a, b) => a + b, 0);
+    expect(got.mean).toBeCloseTo(sum / v.length, 12);
+    expect(got.median).toBe(quantile(0.5));
+    expect(got.min).toBe(sorted[0]);
+    expect(got.max).toBe(sorted.at(-1));
+    expect(got.mode).toBe(1); // 1 and 5 twice each: the smaller
+    expect(got.sum).toBe(sum);
+    expect(got.p90).toBeCloseTo(quantile(0.9), 12);
+    expect(got.last4).toBeCloseTo(v.slice(0, 4).reduce((a, b) => a + b, 0) / 4, 12);
+    expect(got.share).toBeCloseTo((100 * raw.filter((c) => c.output.tag === 'a').length) / raw.length, 12);
+    expect(got.counted).toBe(raw.filter((c) => c.output.tag === 'c').length);
+    expect(got.tokens).toBe(raw.reduce((a, c) => a + c.summary.usage['gpt-4o'].total_tokens, 0));
+    // Cost: what the analytics catalogue says the same calls cost.
+    const analytics = await post(api, '/analytics/query', { project_id: P, metrics: ['cost'], dimensions: [] });
+    expect(analytics.rows[0].cost).toBeGreaterThan(0);
+    expect(got.cost).toBeCloseTo(analytics.rows[0].cost, 12);
+    expect(receiver.of(P)).toEqual([]);
   }, 120_000);
 
   it('a window_duration alert: calls count while in the window, and it resolves once they age out of it (Slack body)', async () => {

@@ -52,6 +52,16 @@ export class AlertLease {
     return true;
   }
 
+  /**
+   * During a long pass: still the holder, checked (and renewed) once half an interval has passed
+   * since the last heartbeat, else assumed without a statement. A pass that outlives its lease
+   * stops before writing what the new holder may have written since.
+   */
+  async keep(): Promise<boolean> {
+    if (Date.now() - this.lastBeatMs <= this.intervalMs / 2) return true;
+    return this.stillHeld();
+  }
+
   private async beat(): Promise<void> {
     this.lastBeatMs = Date.now();
     await writeLease(this.store, this.name, this.owner);

@@ -38,7 +38,8 @@ export const DELIVERY_MAX_AGE_MS = 24 * 3600_000;
 const RETRY_CAP_MS = 5 * 60_000;
 /** Deliveries sent at once, and read from the outbox per round. */
 const SEND_CONCURRENCY = 8;
-const OUTBOX_BATCH = 200;
+// Small enough that a batch of receivers all timing out (10 s each) ends well within a lease.
+const OUTBOX_BATCH = 40;
 
 /**
  * The alert worker (docs/alerts.md): every interval, the process holding the lease (lease.ts)
@@ -126,6 +127,7 @@ export class AlertWorker {
     const nowMs = Date.now();
     for (const rule of rules) {
       if (this.stopped) break;
+      if (!(await this.lease.keep())) return;
       const key = `${rule.projectId}\n${rule.name}`;
       const prev = states.get(key) ?? { state: 'ok' as AlertStateName, transitions: 0, recent: [] };
       let m: Measure;
@@ -158,7 +160,7 @@ export class AlertWorker {
       metrics.alertTransitions.inc({ state: next });
       this.log.info({ alert: rule.ref, state: next, value: m.value, threshold: rule.threshold }, `alerts: ${rule.name} is ${next}`);
     }
-    if (unchanged.length) await writeStates(this.store, unchanged);
+    if (unchanged.length && (await this.lease.keep())) await writeStates(this.store, unchanged);
   }
 
   /** The transition's event, and its deliveries unless muted: whatever of them a previous try did not write. */

@@ -36,9 +36,9 @@ export interface AlertWorkerOptions {
 export const DELIVERY_MAX_AGE_MS = 24 * 3600_000;
 /** Failed deliveries are retried at most this far apart (and at most ten intervals apart). */
 const RETRY_CAP_MS = 5 * 60_000;
-/** Deliveries sent at once, and read from the outbox per round. */
+/** Deliveries sent at once. */
 const SEND_CONCURRENCY = 8;
-// Small enough that a batch of receivers all timing out (10 s each) ends well within a lease.
+/** Deliveries read from the outbox per round: few enough that a round of receivers all timing out (10 s each) ends well within a lease. */
 const OUTBOX_BATCH = 40;
 
 /**

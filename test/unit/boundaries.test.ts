@@ -156,6 +156,11 @@ describe('dependency rules', () => {
     },
     { entity: 'monitor leases', tables: inSql('monitor_leases'), files: ['services/inference/src/monitor-leases.ts'] },
     { entity: 'models', tables: inSql('models'), files: ['services/inference/src/models.ts'] },
+    {
+      entity: 'alerts',
+      tables: /\balert_(?:channels|states|events|deliveries|delivery_attempts|mutes|leases)\b/,
+      files: ['services/query/src/alerts/repository.ts'],
+    },
   ];
   /** A line without its comment (a comment line, or a trailing `//` outside a string). */
   const withoutComment = (line: string) => {

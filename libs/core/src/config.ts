@@ -248,6 +248,8 @@ export const configSchema = z.object({
   /** Inference role: time between two looks for new calls to score by active Weave Monitors (ms); 0: this process scores none. */
   WEFT_MONITORS_INTERVAL_MS: int(5_000, 0),
   WEFT_EVALUATION_HEARTBEAT_MS: int(10_000, 100),
+  /** Query role: time between two evaluations of every AlertSpec, each followed by a delivery pass (ms); 0: this process evaluates none. */
+  WEFT_ALERTS_INTERVAL_MS: int(60_000, 0),
 
   WEFT_BUS: z.enum(['inprocess', 'kafka']).default('inprocess'),
   ...kafkaVars,

@@ -10,6 +10,7 @@ const TABS: [string, string][] = [
   ['queues', 'Queues'],
   ['playground', 'Playground'],
   ['analytics', 'Analytics'],
+  ['alerts', 'Alerts'],
   ['objects', 'Objects'],
   ['delivery', 'Delivery'],
   ['settings', 'Settings'],

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { metrics, microsToClickHouse, nowMicros, type Logger } from '@weft/core';
+import { inLane, metrics, microsToClickHouse, nowMicros, type Logger } from '@weft/core';
 import { objectsOfClass, queryObjects } from '@weft/objects';
 import type { Store } from '@weft/store';
 import { plainVal, readAlertRule, type AlertRule } from './alert-spec';
@@ -71,7 +71,8 @@ export class AlertWorker {
   }
 
   start(): void {
-    this.timer = setInterval(() => void this.pass(), this.opts.intervalMs);
+    // Background lane: the passes yield to what people wait for (@weft/core lanes).
+    this.timer = setInterval(() => void inLane('background', () => this.pass()), this.opts.intervalMs);
     this.timer.unref();
   }
 

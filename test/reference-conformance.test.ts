@@ -943,3 +943,101 @@ describe('$contains on a JSON value the call does not have', () => {
     expect(ok(await api.post('/calls/query_stats', { project_id: P, query: contains('') })).body.count).toBe(3);
   });
 });
+
+describe('the differences Weave 0.54-era suite found (issue 49)', () => {
+  const usage = (prompt: number, completion: number, total: number, requests = 0) => ({ prompt_tokens: prompt, completion_tokens: completion, total_tokens: total, requests });
+  const withNulls = (u: ReturnType<typeof usage>) => ({ ...u, prompt_tokens_total_cost: null, completion_tokens_total_cost: null });
+  const writeCall = async (P: string, id: string, trace: string, parent: string | null, second: number, u?: Record<string, unknown>) => {
+    const at = (s: number) => new Date(Date.UTC(2025, 0, 1, 0, 0, s)).toISOString();
+    ok(await api.post('/call/start', { start: { project_id: P, id, trace_id: trace, parent_id: parent, op_name: 'op', started_at: at(second), inputs: {} } }));
+    ok(await api.post('/call/end', { end: { project_id: P, id, ended_at: at(second + 1), summary: u ? { usage: u } : {} } }));
+  };
+
+  it('/trace/usage and /calls/usage read every summary as the call’s own and sum the descendants (test_trace_usage)', async () => {
+    const P = 'acme/usage-054';
+    // root 5/5/10, child 2 in / 1 out (no total), grandchild 3/1/4: the reference's 10/7/17.
+    await writeCall(P, 'u-root', 'ut', null, 0, { 'gpt-4': { prompt_tokens: 5, completion_tokens: 5, total_tokens: 10 } });
+    await writeCall(P, 'u-child', 'ut', 'u-root', 2, { 'gpt-4': { input_tokens: 2, output_tokens: 1 } });
+    await writeCall(P, 'u-leaf', 'ut', 'u-child', 4, { 'gpt-4': { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 } });
+    const trace = ok(await api.post('/trace/usage', { project_id: P, filter: { trace_ids: ['ut'] } })).body;
+    expect(trace.call_usage['u-root']).toEqual({ 'gpt-4': withNulls(usage(10, 7, 17)) });
+    expect(trace.call_usage['u-child']).toEqual({ 'gpt-4': withNulls(usage(5, 2, 7)) });
+    const roots = ok(await api.post('/calls/usage', { project_id: P, call_ids: ['u-root'] })).body;
+    expect(roots.call_usage['u-root']['gpt-4']).toMatchObject(usage(10, 7, 17));
+
+    // A middle call without usage (test_calls_usage_handles_missing_usage[middle_missing_usage]): root + leaf.
+    const full = { prompt_tokens: 5, completion_tokens: 5, total_tokens: 10, requests: 1 };
+    await writeCall(P, 'm-root', 'mt', null, 0, { 'gpt-4': full });
+    await writeCall(P, 'm-mid', 'mt', 'm-root', 2);
+    await writeCall(P, 'm-leaf', 'mt', 'm-mid', 4, { 'gpt-4': { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4, requests: 1 } });
+    const missing = ok(await api.post('/calls/usage', { project_id: P, call_ids: ['m-root'] })).body;
+    expect(missing.call_usage['m-root']['gpt-4']).toMatchObject(usage(8, 6, 14, 2));
+
+    // Analytics agree: the project's totals are the roots' figures.
+    const totals = ok(await api.post('/calls/usage', { project_id: P, call_ids: ['u-root', 'm-root'] })).body.call_usage;
+    const agg = ok(await api.post('/calls/aggregate', { project_id: P })).body;
+    for (const k of ['prompt_tokens', 'completion_tokens', 'total_tokens'] as const)
+      expect(agg.totals[k]).toBe(totals['u-root']['gpt-4'][k] + totals['m-root']['gpt-4'][k]);
+  });
+
+  it('filters and sorts calls through an expanded table-row ref (test_filter_calls_by_ref_properties_with_table_rows_simple)', async () => {
+    const P = 'acme/row-refs';
+    const rows = [
+      { input: '1+2', target: 3 },
+      { input: '2**4', target: 15 },
+      { input: '3**3', target: 27 },
+    ];
+    const table = ok(await api.post('/table/create', { table: { project_id: P, rows } })).body;
+    const dataset = ok(
+      await api.post('/obj/create', {
+        obj: { project_id: P, object_id: 'ds', val: { _type: 'Dataset', _class_name: 'Dataset', _bases: ['Object'], rows: `weave:///${P}/table/${table.digest}` } },
+      }),
+    ).body;
+    const rowRef = (i: number) => `weave:///${P}/object/ds:${dataset.digest}/attr/rows/id/${table.row_digests[i]}`;
+    for (let i = 0; i < rows.length; i++) {
+      ok(
+        await api.post('/call/start', {
+          start: { project_id: P, id: `row-${i}`, trace_id: `row-${i}`, op_name: 'predict_and_score', started_at: '2025-01-01T00:00:00Z', inputs: { example: rowRef(i) } },
+        }),
+      );
+    }
+    const q = (expr: unknown, extra: object = {}) =>
+      api.jsonl('/calls/stream_query', { project_id: P, query: { $expr: expr }, expand_columns: ['inputs.example'], ...extra });
+    expect((await q({ $eq: [{ $getField: 'inputs.example.input' }, { $literal: '1+2' }] })).map((c) => c.id)).toEqual(['row-0']);
+    const over3 = await q({ $gt: [{ $convert: { input: { $getField: 'inputs.example.target' }, to: 'double' } }, { $literal: 3 }] });
+    expect(over3.map((c) => c.id).sort()).toEqual(['row-1', 'row-2']);
+    const sorted = await api.jsonl('/calls/stream_query', {
+      project_id: P,
+      expand_columns: ['inputs.example'],
+      sort_by: [{ field: 'inputs.example.target', direction: 'desc' }],
+    });
+    expect(sorted.map((c) => c.id)).toEqual(['row-2', 'row-1', 'row-0']);
+    // Without the expansion, the field is the ref's text: nothing matches.
+    expect(await api.jsonl('/calls/stream_query', { project_id: P, query: { $expr: { $eq: [{ $getField: 'inputs.example.input' }, { $literal: '1+2' }] } } })).toEqual([]);
+  });
+
+  it('filters calls by annotation_queue_items.queue_id (no match for an unknown queue)', async () => {
+    const P = 'acme/queue-filter';
+    for (const id of ['q-a', 'q-b', 'q-c'])
+      ok(await api.post('/call/start', { start: { project_id: P, id, trace_id: id, op_name: 'op', started_at: '2025-01-01T00:00:00Z', inputs: {} } }));
+    const queue = ok(await api.post('/annotation_queues', { project_id: P, name: 'review', scorer_refs: [] })).body.id;
+    ok(await api.post(`/annotation_queues/${queue}/items`, { project_id: P, call_ids: ['q-a', 'q-c'], display_fields: [] }));
+    const inQueue = (id: string) =>
+      api.jsonl('/calls/stream_query', { project_id: P, query: { $expr: { $eq: [{ $getField: 'annotation_queue_items.queue_id' }, { $literal: id }] } } });
+    expect((await inQueue(queue)).map((c) => c.id).sort()).toEqual(['q-a', 'q-c']);
+    expect(await inQueue('00000000-0000-0000-0000-000000000000')).toEqual([]);
+    const count = ok(
+      await api.post('/calls/query_stats', { project_id: P, query: { $expr: { $eq: [{ $getField: 'annotation_queue_items.queue_id' }, { $literal: queue }] } } }),
+    ).body;
+    expect(count.count).toBe(2);
+    expect((await api.post('/calls/stream_query', { project_id: P, query: { $expr: { $eq: [{ $getField: 'annotation_queue_items.secret' }, { $literal: 'x' }] } } })).status).toBe(422);
+  });
+
+  it('stores scorer refs of an annotation queue that point into another project (as the reference)', async () => {
+    const P = 'acme/queue-refs';
+    const ref = 'weave:///acme/other-project/object/scorer:abc123';
+    const created = ok(await api.post('/annotation_queues', { project_id: P, name: 'q', scorer_refs: [ref] })).body;
+    const read = ok(await api.request('GET', `/annotation_queues/${created.id}?project_id=${encodeURIComponent(P)}`)).body;
+    expect(read.queue.scorer_refs).toEqual([ref]);
+  });
+});

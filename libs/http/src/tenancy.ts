@@ -81,6 +81,15 @@ export function mayHoldRefs(raw: Buffer | string): boolean {
   return REF_SCHEMES.some((s) => raw.includes(s)) || raw.includes('\\u') || raw.includes('\\/');
 }
 
+/**
+ * Ref members stored as text and never resolved by the routes that take them, so they may point
+ * into another project of an entity the caller belongs to (the entity check still applies):
+ * an annotation queue's `scorer_refs`, as the reference stores them. Whoever later reads what
+ * they name goes through /refs/read_batch and its own checks. (`/evaluations/evaluate_model`
+ * resolves its `scorer_refs` and checks their project itself.)
+ */
+const STORED_REF_MEMBERS = new Set(['scorer_refs']);
+
 class TenancyWalk {
   constructor(
     private readonly caller: Caller,
@@ -143,7 +152,7 @@ class TenancyWalk {
     for (let i = 0; i < keys.length; i++) {
       const k = keys[i]!;
       path?.push(k);
-      const isRefMember = structural && (k.endsWith('_ref') || k.endsWith('_refs'));
+      const isRefMember = structural && (k.endsWith('_ref') || k.endsWith('_refs')) && !STORED_REF_MEMBERS.has(k);
       this.visit(obj[k], structural && !FREE_FORM.has(k), here, isRefMember);
       path?.pop();
     }

@@ -133,6 +133,9 @@ export class RefExpansions {
   }
 }
 
+/** The fields of a call's annotation queue items a query may read. */
+const QUEUE_ITEM_FIELDS = ['queue_id', 'id', 'added_by', 'created_by'];
+
 const FEEDBACK_FIELD = /^feedback\.\[(.+)\]\.(.+)$/;
 
 export const JSON_ROOTS = ['inputs', 'output', 'attributes', 'summary'] as const;
@@ -153,6 +156,7 @@ export class CallFieldResolver implements FieldResolver {
 
   resolve(field: string, p: Params): FieldRef {
     if (field.startsWith('feedback.')) return this.feedbackField(field, p);
+    if (field.startsWith('annotation_queue_items.')) return this.queueItemField(field);
     const path = interfaceCallField(field);
     const plain = PLAIN[path];
     if (plain) {
@@ -208,6 +212,20 @@ export class CallFieldResolver implements FieldResolver {
       return { sql: `nullIf(${c.name}, '')`, kind: 'string' };
     }
     throw invalidField(`invalid feedback field '${path}': expected payload, runnable_ref or trigger_ref after the type`, path);
+  }
+
+  /**
+   * `annotation_queue_items.<field>` (the reference's queue filter, e.g. the calls of a queue:
+   * `$eq` of `annotation_queue_items.queue_id` and a queue's id): the values of that field over
+   * the call's live items in the project's queues, as a list (so `$eq` and `$in` mean "one of
+   * its items has it"; a call in no queue, or an unknown queue, matches nothing).
+   */
+  private queueItemField(path: string): FieldRef {
+    const name = path.slice('annotation_queue_items.'.length);
+    if (!QUEUE_ITEM_FIELDS.includes(name)) throw invalidField(`unknown field '${path}'`, path);
+    const items = `SELECT call_id, groupArray(toString(${name})) AS v FROM annotation_queue_items FINAL
+      WHERE project_id = ${this.projectParam} AND deleted_at IS NULL GROUP BY call_id`;
+    return { sql: `arrayElement((SELECT mapFromArrays(groupArray(call_id), groupArray(v)) FROM (${items})), id)`, kind: 'array' };
   }
 
   /** summary.weave.* computed from the row, as the derived summary shown on read. */

@@ -490,18 +490,29 @@ LIMIT 1 BY id`;
 
   /**
    * The joined rows with the expanded ref columns among `cols` (x_<n>): each the value of the
-   * object version its ref names (one of the project's, live or not; NULL when none), joined by
-   * the ref read from the row's dump or from the outer expansion's value.
+   * object version its ref names (one of the project's, live or not; NULL when none), or of the
+   * table row a row ref names (`…/attr/rows/id/<row digest>`, as an evaluation's `inputs.example`;
+   * only the rows the matched refs name are read), joined by the ref read from the row's dump or
+   * from the outer expansion's value.
    */
   private withExpansions(rowsSql: string, cols: string[]): string {
     const wanted = this.expansions.columns.filter((c) => cols.includes(c.name));
     if (wanted.length === 0) return rowsSql;
     const objects = `SELECT concat('weave:///', project_id, '/', if(kind = 'op', 'op', 'object'), '/', object_id, ':', digest) AS ref, any(val_dump) AS val
       FROM object_versions WHERE project_id = ${this.projectSql} GROUP BY project_id, kind, object_id, digest`;
+    // A row ref's key: 'row:' and the row's digest; any other ref is its own key.
+    const keyOf = (ref: string) => `if(position(${ref}, '/attr/rows/id/') > 0, concat('row:', extract(${ref}, '/attr/rows/id/([^/]+)')), ${ref})`;
     let from = `(${rowsSql}) AS j`;
     for (const c of wanted) {
       const source = c.source.startsWith('x_') ? `t_${c.source}.val` : `j.${c.source}`;
-      from += `\n    LEFT JOIN (${objects}) AS t_${c.name} ON t_${c.name}.ref = ${RefExpansions.refSql(c, source)}`;
+      const ref = RefExpansions.refSql(c, source);
+      // Only a ref read from the call row names the rows to read ahead; one under another expansion reads them by its outer value.
+      const rowDigests = c.source.startsWith('x_')
+        ? ''
+        : ` AND digest IN (SELECT extract(${RefExpansions.refSql(c, c.source)}, '/attr/rows/id/([^/]+)') FROM (${rowsSql}))`;
+      const rows = `SELECT concat('row:', digest) AS ref, any(val_dump) AS val
+      FROM table_rows WHERE project_id = ${this.projectSql}${rowDigests} GROUP BY digest`;
+      from += `\n    LEFT JOIN (${objects}\n      UNION ALL ${rows}) AS t_${c.name} ON t_${c.name}.ref = ${keyOf(ref)}`;
     }
     const selects = wanted.map((c) => `if(t_${c.name}.ref = '', NULL, t_${c.name}.val) AS ${c.name}`);
     return `SELECT j.*, ${selects.join(', ')}\n    FROM ${from}`;

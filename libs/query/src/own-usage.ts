@@ -2,13 +2,15 @@
  * A call's own usage: what its own LLM requests used, so that totals over calls count each
  * request once.
  *
- * The Weave SDK rolls each child's `summary.usage` up into its parent's when the parent ends
- * (per model, every count summed), so `summary.usage` of a parent is its children's plus its
- * own. OTLP spans carry their own usage and their parents none. Both read the same way here:
- * a call's own usage is its `usage` (calls_ends' ready-made column, one tuple per model) less
- * the sum of its children's, per model and per count, never below 0; a model left with no
- * count is dropped. Deleted children are subtracted too: the parent's summary still holds them,
- * and they were their own calls' usage, not the parent's.
+ * The Weave SDK rolls its children's `summary.usage` up into a parent's when the parent ends, and
+ * a call with children then carries exactly their sum (the SDK's rule: a call with children has no
+ * request of its own). OTLP spans and writers that send each call's own figures carry their own
+ * usage. The reference (usage_utils) reads every `summary.usage` as the call's own; so does weft,
+ * per model, except where it is exactly the sum of the call's children's for that model (every
+ * count equal: requests, prompt, completion, total, cache read, cache creation) — the SDK's
+ * roll-up, which is its children's usage, not the call's. A parent that used a model beside its
+ * children keeps it whole (the reference's figure). Deleted children count in the sum: the
+ * parent's summary still holds them.
  */
 
 /** calls_ends.usage's type: own usage keeps its element names. */
@@ -44,11 +46,11 @@ export function childUsageSql(projectSql: string, of?: ChildrenOf): string {
     SETTINGS join_algorithm = 'full_sorting_merge'`;
 }
 
-/** `usage` (a call's) less `child` (childUsageSql's tuple), per model and count, clamped at 0, empty entries dropped. */
+/** `usage` (a call's) less the models where it is exactly `child` (childUsageSql's tuple): the SDK's roll-up; empty entries dropped. */
 export function ownUsageExpr(usage: string, child: string): string {
-  const less = (i: number) => `greatest(x.1.${i} - if(x.2 = 0, 0, ${child}.${i}[x.2]), 0)`;
-  const own = `arrayMap(x -> (x.1.1, ${[2, 3, 4, 5, 6, 7].map(less).join(', ')}), arrayMap(u -> (u, indexOf(${child}.1, u.1)), ${usage}))`;
-  return `CAST(arrayFilter(t -> t.2 + t.3 + t.4 + t.5 + t.6 + t.7 > 0, ${own}), '${USAGE_TYPE}')`;
+  const same = [2, 3, 4, 5, 6, 7].map((i) => `x.1.${i} = ${child}.${i}[x.2]`).join(' AND ');
+  const kept = `arrayFilter(x -> NOT (x.2 != 0 AND ${same}), arrayMap(u -> (u, indexOf(${child}.1, u.1)), ${usage}))`;
+  return `CAST(arrayFilter(t -> t.2 + t.3 + t.4 + t.5 + t.6 + t.7 > 0, arrayMap(x -> x.1, ${kept})), '${USAGE_TYPE}')`;
 }
 
 /**

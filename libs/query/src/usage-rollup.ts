@@ -6,12 +6,10 @@ import type { BuiltQuery } from './params';
 
 /**
  * /trace/usage and /calls/usage: each call's usage with its descendants' (reference
- * usage_utils), per model. The reference sums every call's `summary.usage` down the tree; but
- * the Weave SDK has already rolled each child's usage into its parent's summary, so that sum
- * counts a request once per ancestor. Here each call contributes its own usage (own-usage.ts:
- * its summary's less its children's), so a call's figure is what its subtree's requests used,
- * each counted once — the same figure whether the SDK rolled the summaries up or a writer sent
- * each call's own.
+ * usage_utils), per model. The reference sums every call's `summary.usage` down the tree, each
+ * read as the call's own; so does weft, with one exception (own-usage.ts): a model whose figures
+ * on a call are exactly the sum of its children's is the Weave SDK's roll-up and is not counted
+ * again, so SDK traces count each request once and raw writers get the reference's sums.
  */
 
 /** One model's usage in an answer (the reference's LLMAggregatedUsage); costs are null unless asked for. */

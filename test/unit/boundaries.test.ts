@@ -114,6 +114,8 @@ describe('dependency rules', () => {
       tables: /\b(?:calls_(?:starts|ends|deleted|renames)(?:_view|_output_view)?|call_parts)\b/,
       files: [
         'libs/query/src/repositories/calls.ts',
+        // The agents view over the calls of OTLP spans (Weave 0.54's /agents/*).
+        'libs/query/src/repositories/agents.ts',
         // The calls' read model: the query compiler and the plans beside it.
         'libs/query/src/calls.ts',
         'libs/query/src/threads.ts',
@@ -140,6 +142,8 @@ describe('dependency rules', () => {
       files: ['libs/objects/src/tables.ts', 'libs/objects/src/table-diff.ts', 'libs/query/src/calls.ts'],
     },
     { entity: 'files', tables: inSql('files'), files: ['libs/objects/src/files.ts'] },
+    { entity: 'object aliases and tags', tables: inSql('object_aliases', 'object_tags'), files: ['libs/objects/src/object-labels.ts'] },
+    { entity: 'dataset sources', tables: inSql('dataset_source_links'), files: ['libs/objects/src/dataset-sources.ts'] },
     { entity: 'project settings', tables: inSql('project_settings'), files: ['libs/objects/src/project-settings.ts'] },
     { entity: 'keys', tables: /\bweft_(?:api_keys|users|entities|memberships)\b/, files: ['libs/auth/src/key-store.ts'] },
     {

@@ -24,6 +24,7 @@ import { tableDiffReq, tableDiffRes } from './table-diff';
 import { usersReadBatchReq, usersReadBatchRes } from './users';
 import * as v2 from './v2-objects';
 import * as alerts from './alerts';
+import { weave054Endpoints } from './weave054';
 import {
   evaluateModelReq,
   evaluateModelRes,
@@ -1140,6 +1141,7 @@ export const extraEndpoints = {
     response: alerts.alertMuteRes,
     published: true,
   },
+  ...weave054Endpoints,
 } as const satisfies Record<string, ExtraEndpointSpec>;
 
 /** /file/create (multipart/form-data: `project_id`, a `file` part) has no JSON body; its path is here for routing. */

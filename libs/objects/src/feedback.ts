@@ -437,3 +437,40 @@ export function monitorScoresWindowSql(q: {
   }`;
   return { sql, p };
 }
+
+/** At most this many feedback rows feed one /feedback/stats, /feedback/aggregate or payload-schema answer. */
+export const FEEDBACK_WINDOW_ROWS = 100_000;
+
+export interface FeedbackWindowRow {
+  feedback_type: string;
+  payload_dump: string;
+  runnable_ref: string | null;
+  trigger_ref: string | null;
+  svc_ref: string;
+  created_at: string;
+}
+
+/**
+ * A project's feedback created in [start, end) (epoch milliseconds), newest first, optionally of
+ * some types and one trigger (a monitor): what Weave 0.54's feedback analytics read.
+ */
+export async function feedbackInWindow(
+  store: Store,
+  q: { projectId: string; startMs: number; endMs: number; types?: string[]; triggerRef?: string | null; limit?: number },
+  signal?: AbortSignal,
+): Promise<FeedbackWindowRow[]> {
+  const p = new Params();
+  const conds = [
+    `project_id = ${p.str(q.projectId)}`,
+    `created_at >= fromUnixTimestamp64Milli(${p.add(Math.floor(q.startMs), 'Int64')})`,
+    `created_at < fromUnixTimestamp64Milli(${p.add(Math.ceil(q.endMs), 'Int64')})`,
+  ];
+  if (q.types?.length) conds.push(`feedback_type IN ${p.strArray(q.types)}`);
+  if (q.triggerRef) conds.push(`trigger_ref = ${p.str(q.triggerRef)}`);
+  return store.rows<FeedbackWindowRow>(
+    `SELECT feedback_type, payload_dump, runnable_ref, trigger_ref, svc_ref, created_at FROM feedback FINAL
+      WHERE ${conds.join(' AND ')} ORDER BY created_at DESC LIMIT ${p.int(q.limit ?? FEEDBACK_WINDOW_ROWS)}`,
+    p.values,
+    { name: 'feedback.inWindow', signal },
+  );
+}

@@ -12,13 +12,15 @@ export {
   readObject,
   type ObjectVersionOut,
 } from './objects';
-export { createTable, queryTableRows, tableRowCount, tableStats, tablesStorageBytesSql, updateTable } from './tables';
+export { createTable, createTableFromDigests, queryTableRows, tableRowCount, tableStats, tablesStorageBytesSql, updateTable } from './tables';
 export { diffTables } from './table-diff';
 export {
   FEEDBACK_RETENTION,
   USER_FEEDBACK_ROWS,
   createFeedback,
   feedbackForRefs,
+  feedbackInWindow,
+  type FeedbackWindowRow,
   monitorScoresWindowSql,
   purgeFeedback,
   queryFeedback,
@@ -40,3 +42,5 @@ export {
 } from './annotation-queues';
 export { createFile, filesStats, filesStorageBytesSql, readFile, readFiles } from './files';
 export { listProjectSetting, listProjectSettings, readProjectSetting, writeProjectSetting } from './project-settings';
+export { addTags, aliasDigest, labelsOf, listAliases, listTags, removeAliases, removeTags, setAliases } from './object-labels';
+export { linkDatasetSources, queryDatasetSources, sourceDatasets } from './dataset-sources';

@@ -435,3 +435,39 @@ export async function readTableRowVals(store: Store, projectId: string, digests:
 
 /** A scalar subquery: the stored bytes of a project's table rows. */
 export const tablesStorageBytesSql = (pid: string) => `SELECT sum(length(val_dump)) FROM table_rows FINAL WHERE project_id = ${pid}`;
+
+/**
+ * /table/create_from_digests: a table of rows already stored in the project, named by digest
+ * (the reference's table digest of those row digests). A digest naming no stored row is a 400:
+ * the table would have a hole.
+ */
+export async function createTableFromDigests(
+  store: Store,
+  projectId: string,
+  rowDigests: string[],
+  expectedDigest?: string | null,
+): Promise<{ digest: string }> {
+  const digest = tableDigest(rowDigests);
+  if (expectedDigest && expectedDigest !== digest) {
+    throw conflict(`Client table (${rowDigests.length} rows) digest ${expectedDigest} != server digest ${digest}`);
+  }
+  const unique = [...new Set(rowDigests)];
+  if (unique.length > 0) {
+    const p = new Params();
+    const found = await store.rows<{ digest: string }>(
+      `SELECT DISTINCT digest FROM table_rows WHERE project_id = ${p.str(projectId)} AND digest IN ${p.strArray(unique)}`,
+      p.values,
+      { name: 'tables.rowsExist' },
+    );
+    if (found.length !== unique.length) {
+      const have = new Set(found.map((r) => r.digest));
+      const i = rowDigests.findIndex((d) => !have.has(d));
+      throw badRequest(`row_digests[${i}]: no row ${rowDigests[i]} in project ${projectId}`, `row_digests[${i}]`);
+    }
+  }
+  if ((await tableRowCount(store, projectId, digest)) === null) {
+    await insertIndex(store, projectId, digest, 0, rowDigests);
+    await markTable(store, projectId, digest, rowDigests.length);
+  }
+  return { digest };
+}

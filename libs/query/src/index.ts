@@ -31,3 +31,4 @@ export {
   USER_CALL_ROWS,
 } from './repositories/calls';
 export { insertLogRecords, projectHasSpanEvents, queryLogRecords, spanEvents } from './repositories/otel-logs';
+export { agentTotals, agentTraceSpans, conversationTraces, otelSpanBuckets, otelSpansIn, spansContaining, type AgentSpanRow, type AgentTotalsRow } from './repositories/agents';

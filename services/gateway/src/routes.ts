@@ -31,6 +31,7 @@ import { OtelIngest } from './otel';
 import { OtelLogsIngest } from './otel-logs';
 import { otlpHttpRoutes } from './otlp-http';
 import { objectWriteRoutes } from './objects';
+import { weave054WriteRoutes } from './weave054';
 import { v2ObjectRoutes } from './v2-objects';
 import { v2EvaluationRunRoutes } from './v2-evaluation-runs';
 
@@ -162,6 +163,7 @@ export async function gatewayRoutes(app: FastifyInstance, deps: GatewayDeps): Pr
     bodyLimitBytes: deps.bodyLimitBytes ?? app.initialConfig.bodyLimit ?? 32 * 1024 * 1024,
   });
   await app.register(objectWriteRoutes, { store: deps.store, auth: deps.auth });
+  await app.register(weave054WriteRoutes, { store: deps.store, auth: deps.auth });
   await app.register(fileWriteRoutes, { store: deps.store, auth: deps.auth });
   await app.register(v2ObjectRoutes, { store: deps.store, auth: deps.auth });
 }

@@ -1,5 +1,6 @@
 import type { ResponseOf } from '@weft/api';
 import type { FastifyInstance } from 'fastify';
+import { weave054InferenceRoutes } from './weave054';
 import type { Bus } from '@weft/bus';
 import { delivery, type Logger } from '@weft/core';
 import { addGuardedGet, addRoute, type Authenticator } from '@weft/http';
@@ -60,7 +61,8 @@ export async function inferenceRoutes(app: FastifyInstance, deps: InferenceDeps)
   const modelList = new ModelList(deps.upstreams, deps.log);
   const completions = new Completions(deps.upstreams, ingest, deps.store);
   const models = new ModelRecords(deps.store);
-  const actions = new Actions(deps.store, deps.upstreams, new JudgeRecorder(ingest), deps.caughtUp);
+  const judges = new JudgeRecorder(ingest);
+  const actions = new Actions(deps.store, deps.upstreams, judges, deps.caughtUp);
   const evaluations = new EvaluationRuns(deps.store, deps.upstreams, ingest, deps.log, {
     heartbeatMs: deps.evaluationHeartbeatMs,
     ...(deps.caughtUp ? { caughtUp: deps.caughtUp } : {}),
@@ -104,6 +106,13 @@ export async function inferenceRoutes(app: FastifyInstance, deps: InferenceDeps)
   addRoute(app, deps.auth, 'evaluationsStatus', (body) => evaluations.status(body));
   addRoute(app, deps.auth, 'evaluationsCancel', (body, { caller }) => evaluations.cancel(body, caller));
   addRoute(app, deps.auth, 'evaluationsReplay', (body, { caller }) => evaluations.replay(body, caller));
+  await weave054InferenceRoutes(app, {
+    store: deps.store,
+    auth: deps.auth,
+    upstreams: deps.upstreams,
+    judges,
+    ...(deps.caughtUp ? { caughtUp: deps.caughtUp } : {}),
+  });
 
   // Anything else under /v1 answers in the same shape: 405 for a known path, 404 otherwise.
   await app.register(

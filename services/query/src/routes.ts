@@ -15,6 +15,7 @@ import { filesStats } from '@weft/objects';
 import { streamThreads } from './threads';
 import { queryOtelLogs } from './otel-logs';
 import { callsUsage, traceUsage } from './usage';
+import { weave054ReadRoutes } from './weave054';
 import { projectStats } from './project-stats';
 import { callStats } from './call-stats';
 import {
@@ -92,6 +93,7 @@ export async function queryRoutes(app: FastifyInstance, deps: QueryDeps): Promis
   addRoute(app, deps.auth, 'callsUsage', async (body, { signal }) => callsUsage(deps.store, body, signal));
   addRoute(app, deps.auth, 'callStats', async (body, { signal }) => callStats(deps.store, body, signal));
   addRoute(app, deps.auth, 'projectStats', async (body, { signal }) => projectStats(deps.store, body, signal));
+  await weave054ReadRoutes(app, { store: deps.store, auth: deps.auth });
 
   // For the web UI (extras, published in /openapi.json).
   addRoute(app, deps.auth, 'annotationQueueCreate', async (body, { caller }) => createQueue(deps.store, body, caller.userId));

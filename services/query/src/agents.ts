@@ -264,6 +264,16 @@ export async function agentSearch(
     if (s.started_at > conv.last) conv.last = s.started_at;
     if (conv.matched.length) byConversation.set(s.thread_id!, conv);
   }
+  // The agent of a conversation whose matching spans do not name it (an LLM span under the agent's): its traces' invocations.
+  const unnamed = [...byConversation.values()].some((c) => !c.agent);
+  if (unnamed) {
+    const traces = [...new Set(rows.filter((s) => byConversation.get(s.thread_id!)?.agent === '').map((s) => s.trace_id))].slice(0, 200);
+    for (const s of await agentTraceSpans(store, b.project_id, traces, signal)) {
+      const c = s.thread_id ? byConversation.get(s.thread_id) : undefined;
+      const conv = c ?? [...byConversation.values()].find((x) => x.matched.some((m) => m.trace_id === s.trace_id));
+      if (conv && !conv.agent && isInvocation(s)) conv.agent = agentName(s);
+    }
+  }
   const results = [...byConversation]
     .sort((x, y) => y[1].last.localeCompare(x[1].last))
     .map(([id, c]) => ({ conversation_id: id, conversation_name: id, agent_name: c.agent, last_activity: iso(c.last)!, matched_messages: c.matched }));

@@ -41,7 +41,8 @@ export function installRequestTimeouts(app: FastifyInstance, limits: RequestLimi
       request.headers['content-length'] !== undefined
         ? Number(request.headers['content-length']) > 0
         : request.headers['transfer-encoding'] !== undefined;
-    if (hasBody && !request.raw.complete) {
+    // An in-process request (fastify's inject: the MCP tools' reads) has no socket to time out.
+    if (hasBody && !request.raw.complete && typeof socket?.setTimeout === 'function') {
       // Node emits 'timeout' on the request while its body is incomplete; a listener there
       // keeps Node from destroying the socket silently, so the client can be told why.
       const onIdle = () => {

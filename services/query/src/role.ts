@@ -2,6 +2,7 @@ import { documentRoutes } from '@weft/http';
 import { needs, type Role } from '@weft/runtime';
 import { uiRoutes } from '@weft/svc-ui';
 import { CallFacts } from './call-facts';
+import { mcpRoutes } from './mcp';
 import { queryRoutes } from './routes';
 
 /** Every read endpoint, answered from ClickHouse, and the web UI that talks to them. */
@@ -31,6 +32,7 @@ export const queryRole: Role = (config, log) => {
         defaultRetentionDays: config.WEFT_RETENTION_DAYS,
         ...(reads ? { caughtUp: () => reads.caughtUp() } : {}),
       });
+      await app.register(mcpRoutes, { auth: needs(deps.auth, 'auth', 'query') });
       // The UI's pages and files, whichever it serves, under the `ui` group of /docs.
       await app.register(async (scope) => {
         documentRoutes(scope, (url) => ({ tag: 'ui', summary: url === '/' ? 'The web UI' : `The web UI: ${url}`, auth: 'none' }));

@@ -49,10 +49,12 @@ export const USAGE = `usage: weft <command> [options]
   evaluate <entity/project> replay --model <ref> [--scorers <ref,…>] [--filter <JSON>] [--query <$expr JSON>]
          [--limit <n>] [--name <name>] [--max-cost <usd>] [--wait]
                                         replay the calls a filter matches through a model, as an evaluation
+  mcp [--url <url>] [--api-key <key>]   weft's MCP server over stdio (for Claude Code, Cursor…), reading the
+                                        server at --url with that key (docs/mcp.md)
   evaluate <entity/project> status|cancel <call_id>
                                         a server-side run's status, or cancel it (--wait: follow a run to its end)
 
-export, analytics, retention, redaction, sampling, delivery, dead-letters, delete, monitors and evaluate always go through a server: --url (default http://localhost:6345) and
+export, analytics, retention, redaction, sampling, delivery, dead-letters, delete, monitors, evaluate and mcp always go through a server: --url (default http://localhost:6345) and
 --api-key (any key that may read the project).
 
 Where the store is:
@@ -106,6 +108,13 @@ export interface ReadCommand {
   csv?: boolean;
 }
 
+/** `weft mcp`: the MCP server over stdio, reading a running server (mcp.ts). */
+export interface McpCommand {
+  kind: 'mcp';
+  url: string;
+  apiKey: string;
+}
+
 /** `weft monitors` / `weft evaluate`: the server's work on traces, through its HTTP API (server-work.ts). */
 export interface ServerWorkCommand {
   kind: 'server-work';
@@ -137,7 +146,7 @@ export interface Command {
 export function parseCommand(
   argv: string[],
   env: Record<string, string | undefined> = process.env,
-): Command | MigrateCommand | ReadCommand | ServerWorkCommand | BackupCommand {
+): Command | MigrateCommand | ReadCommand | ServerWorkCommand | BackupCommand | McpCommand {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
@@ -181,6 +190,11 @@ export function parseCommand(
     return { kind: group, dir: action, ...(values['data-dir'] ? { dataDir: values['data-dir'] } : {}) };
   }
   const common = { url: values.url ?? env.WEFT_URL ?? undefined, apiKey: values['api-key'] ?? env.WEFT_API_KEY ?? undefined };
+  if (group === 'mcp') {
+    if (action !== undefined) throw new UsageError(`weft mcp takes options only (--url, --api-key)\n\n${USAGE}`);
+    if (!common.apiKey) throw new UsageError('weft mcp needs a key: --api-key <key> or WEFT_API_KEY');
+    return { kind: 'mcp', url: common.url ?? 'http://localhost:6345', apiKey: common.apiKey };
+  }
   if (group === 'retention') {
     if (!action || rest.length > 1) throw new UsageError(`weft retention takes a project and, to set it, <days> or off\n\n${USAGE}`);
     const where = { ...common, url: common.url ?? 'http://localhost:6345' };

@@ -77,6 +77,18 @@ export function fitting(rest: unknown, items: readonly unknown[], budget: number
   return n;
 }
 
+/**
+ * The answer holding as many of `items` (from the first) as fit in `budget`: `build(n)` makes the
+ * answer with the first n (its cursor, notes…); n starts at `fitting`'s estimate and shrinks until
+ * the whole answer fits. At least one item, so an answer always moves on.
+ */
+export function fitPage(rest: unknown, items: readonly unknown[], budget: number, build: (n: number) => unknown): unknown {
+  let n = fitting(rest, items, budget);
+  let out = build(n);
+  while (n > 1 && jsonSize(out) > budget) out = build(--n);
+  return out;
+}
+
 /** Whether any value in `v` carries a clip marker. */
 export function clipped(v: unknown): boolean {
   return /…\[/.test(JSON.stringify(v) ?? '');

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { budgetNote, clipped, DETAIL_CLIP, fitting, fitValue, jsonSize } from '../budget';
+import { budgetNote, clipped, DETAIL_CLIP, fitPage, fitValue, jsonSize } from '../budget';
 import { ArgumentError, decodeCursor, encodeCursor } from '../cursor';
 import {
   answer,
@@ -142,14 +142,17 @@ export function registerCallTools(server: McpServer, ctx: ToolContext): void {
       ]);
       const lines = calls.map((c) => callLine(c, ctx.links));
       const head = { project_id: a.project_id, total: count, offset };
-      const n = fitting(head, lines, a.max_chars);
-      const next = offset + n;
-      return answer({
-        ...head,
-        calls: lines.slice(0, n),
-        ...(next < count ? { next_cursor: encodeCursor('search_calls', a, next) } : {}),
-        budget: budgetNote(a.max_chars, clipped(lines.slice(0, n))),
-      });
+      return answer(
+        fitPage(head, lines, a.max_chars, (n) => {
+          const next = offset + n;
+          return {
+            ...head,
+            calls: lines.slice(0, n),
+            ...(next < count ? { next_cursor: encodeCursor('search_calls', a, next) } : {}),
+            budget: budgetNote(a.max_chars, clipped(lines.slice(0, n))),
+          };
+        }),
+      );
     },
   );
 
@@ -184,7 +187,7 @@ export function registerCallTools(server: McpServer, ctx: ToolContext): void {
         const text = typeof value === 'string' ? value : JSON.stringify(value);
         const offset = decodeCursor('get_call', a, a.cursor);
         const size = Math.max(1_000, a.max_chars - 400);
-        const chunk = text.slice(offset, offset + size);
+        const chunk = textChunk(text, offset, size);
         const next = offset + chunk.length;
         return answer({
           call_id: a.call_id,
@@ -221,26 +224,45 @@ export function registerCallTools(server: McpServer, ctx: ToolContext): void {
         trace_url: ctx.links.trace(a.project_id, call.trace_id, call.id),
       };
       // The rest shares what the budget leaves, the exception first (it explains an error).
-      const rest: Record<string, unknown> = {};
-      let left = a.max_chars - jsonSize(head) - 200;
       const parts: [string, unknown][] = [
         ['exception', call.exception],
         ['inputs', call.inputs],
         ['output', call.output],
         ['summary', call.summary],
         ['attributes', call.attributes],
-      ];
-      let cut = false;
-      const present = parts.filter(([, v]) => v !== null && v !== undefined);
-      for (const [i, [k, v]] of present.entries()) {
-        // An even share of what is left: what a small part does not use goes to the next.
-        const share = Math.max(200, Math.floor(left / (present.length - i)));
-        const fitted = fitValue(v, share, DETAIL_CLIP);
-        if (jsonSize(fitted) < jsonSize(v)) cut = true;
-        rest[k] = fitted;
-        left -= jsonSize(fitted);
-      }
-      return answer({ ...head, ...rest, budget: budgetNote(a.max_chars, cut) });
+      ].filter(([, v]) => v !== null && v !== undefined) as [string, unknown][];
+      const build = (room: number) => {
+        const rest: Record<string, unknown> = {};
+        let left = room;
+        let cut = false;
+        for (const [i, [k, v]] of parts.entries()) {
+          // An even share of what is left: what a small part does not use goes to the next.
+          const share = Math.max(200, Math.floor(left / (parts.length - i)));
+          const fitted = fitValue(v, share, DETAIL_CLIP);
+          if (jsonSize(fitted) < jsonSize(v)) cut = true;
+          rest[k] = fitted;
+          left -= jsonSize(fitted);
+        }
+        return { ...head, ...rest, budget: budgetNote(a.max_chars, cut) };
+      };
+      let room = a.max_chars - jsonSize(head) - 300;
+      let out = build(room);
+      // Keys and separators are not in the shares: take any excess off and fit again.
+      for (let i = 0; i < 4 && jsonSize(out) > a.max_chars; i++) out = build((room -= jsonSize(out) - a.max_chars + 100));
+      return answer(out);
     },
   );
+}
+
+/**
+ * Text from `offset` whose JSON (escapes included) is at most `size` characters, never ending
+ * inside a surrogate pair.
+ */
+export function textChunk(text: string, offset: number, size: number): string {
+  let chunk = text.slice(offset, offset + size);
+  for (let escaped = JSON.stringify(chunk).length; escaped > size && chunk.length > 1; escaped = JSON.stringify(chunk).length)
+    chunk = chunk.slice(0, Math.max(1, Math.floor((chunk.length * size) / escaped) - 1));
+  const last = chunk.charCodeAt(chunk.length - 1);
+  if (chunk.length > 1 && last >= 0xd800 && last <= 0xdbff) chunk = chunk.slice(0, -1);
+  return chunk;
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { budgetNote, clipped, DETAIL_CLIP, fitting, fitValue } from '../budget';
+import { budgetNote, clipped, DETAIL_CLIP, fitPage, fitValue } from '../budget';
 import { ArgumentError, decodeCursor, encodeCursor } from '../cursor';
 import { WeftApiError } from '../weft-api';
 import { answer, cursorArg, limitArg, maxCharsArg, projectIdArg, type ApiCall, type ToolContext } from './shared';
@@ -74,14 +74,17 @@ export function registerDatasetTools(server: McpServer, ctx: ToolContext): void 
         url: ctx.links.object(a.project_id, o.object_id, o.digest),
       }));
       const head = { project_id: a.project_id, offset };
-      const n = fitting(head, lines, a.max_chars);
-      const more = n < lines.length || objs.length > a.limit;
-      return answer({
-        ...head,
-        datasets: lines.slice(0, n),
-        ...(more ? { next_cursor: encodeCursor('list_datasets', a, offset + n) } : {}),
-        budget: budgetNote(a.max_chars, false),
-      });
+      return answer(
+        fitPage(head, lines, a.max_chars, (n) => {
+          const more = n < lines.length || objs.length > a.limit;
+          return {
+            ...head,
+            datasets: lines.slice(0, n),
+            ...(more ? { next_cursor: encodeCursor('list_datasets', a, offset + n) } : {}),
+            budget: budgetNote(a.max_chars, false),
+          };
+        }),
+      );
     },
   );
 
@@ -130,14 +133,17 @@ export function registerDatasetTools(server: McpServer, ctx: ToolContext): void 
         offset,
         url: ctx.links.object(a.project_id, version.object_id, version.digest),
       };
-      const n = fitting(head, lines, a.max_chars);
-      const next = offset + n;
-      return answer({
-        ...head,
-        rows: lines.slice(0, n),
-        ...(next < count ? { next_cursor: encodeCursor('get_dataset_rows', a, next) } : {}),
-        budget: budgetNote(a.max_chars, clipped(lines.slice(0, n))),
-      });
+      return answer(
+        fitPage(head, lines, a.max_chars, (n) => {
+          const next = offset + n;
+          return {
+            ...head,
+            rows: lines.slice(0, n),
+            ...(next < count ? { next_cursor: encodeCursor('get_dataset_rows', a, next) } : {}),
+            budget: budgetNote(a.max_chars, clipped(lines.slice(0, n))),
+          };
+        }),
+      );
     },
   );
 

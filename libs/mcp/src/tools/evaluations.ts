@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { budgetNote, clipped, fitting, fitValue, LIST_CLIP } from '../budget';
+import { budgetNote, clipped, fitPage, fitValue, LIST_CLIP } from '../budget';
 import { ArgumentError, decodeCursor, encodeCursor } from '../cursor';
 import { readCall } from './calls';
 import {
@@ -125,14 +125,17 @@ export function registerEvaluationTools(server: McpServer, ctx: ToolContext): vo
         }),
       );
       const head = { project_id: a.project_id, total: count, offset, url: ctx.links.evaluations(a.project_id) };
-      const n = fitting(head, lines, a.max_chars);
-      const next = offset + n;
-      return answer({
-        ...head,
-        evaluations: lines.slice(0, n),
-        ...(next < count ? { next_cursor: encodeCursor('list_evaluations', a, next) } : {}),
-        budget: budgetNote(a.max_chars, false),
-      });
+      return answer(
+        fitPage(head, lines, a.max_chars, (n) => {
+          const next = offset + n;
+          return {
+            ...head,
+            evaluations: lines.slice(0, n),
+            ...(next < count ? { next_cursor: encodeCursor('list_evaluations', a, next) } : {}),
+            budget: budgetNote(a.max_chars, false),
+          };
+        }),
+      );
     },
   );
 
@@ -232,14 +235,17 @@ export function registerEvaluationTools(server: McpServer, ctx: ToolContext): vo
         offset,
         url: ctx.links.compare(a.project_id, a.call_ids),
       };
-      const n = fitting(head, lines, a.max_chars);
-      const next = offset + n;
-      return answer({
-        ...head,
-        regressed_rows: lines.slice(0, n),
-        ...(next < regressed.length ? { next_cursor: encodeCursor('compare_evaluations', a, next) } : {}),
-        budget: budgetNote(a.max_chars, clipped(lines.slice(0, n))),
-      });
+      return answer(
+        fitPage(head, lines, a.max_chars, (n) => {
+          const next = offset + n;
+          return {
+            ...head,
+            regressed_rows: lines.slice(0, n),
+            ...(next < regressed.length ? { next_cursor: encodeCursor('compare_evaluations', a, next) } : {}),
+            budget: budgetNote(a.max_chars, clipped(lines.slice(0, n))),
+          };
+        }),
+      );
     },
   );
 }

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { analyticsQueryReq, METRIC_BUCKETS } from '@weft/api';
-import { budgetNote, fitting } from '../budget';
+import { budgetNote, fitPage } from '../budget';
 import { decodeCursor, encodeCursor } from '../cursor';
 import { answer, cursorArg, maxCharsArg, opNamesFor, projectIdArg, type ToolContext } from './shared';
 
@@ -92,14 +92,17 @@ export function registerMetricTools(server: McpServer, ctx: ToolContext): void {
         url: ctx.links.analytics(a.project_id),
       };
       const rest = r.rows.slice(offset);
-      const n = fitting(head, rest, a.max_chars);
-      const next = offset + n;
-      return answer({
-        ...head,
-        rows: rest.slice(0, n),
-        ...(next < r.rows.length ? { next_cursor: encodeCursor('query_metrics', a, next) } : {}),
-        budget: budgetNote(a.max_chars, false),
-      });
+      return answer(
+        fitPage(head, rest, a.max_chars, (n) => {
+          const next = offset + n;
+          return {
+            ...head,
+            rows: rest.slice(0, n),
+            ...(next < r.rows.length ? { next_cursor: encodeCursor('query_metrics', a, next) } : {}),
+            budget: budgetNote(a.max_chars, false),
+          };
+        }),
+      );
     },
   );
 }

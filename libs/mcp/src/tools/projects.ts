@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { budgetNote, fitting } from '../budget';
+import { budgetNote, fitPage } from '../budget';
 import { decodeCursor, encodeCursor } from '../cursor';
 import { answer, cursorArg, limitArg, maxCharsArg, type ToolContext } from './shared';
 
@@ -38,14 +38,17 @@ export function registerProjectTools(server: McpServer, ctx: ToolContext): void 
       const page = projects.slice(offset, offset + a.limit).map((p) => ({ ...p, url: ctx.links.project(p.project_id) }));
       // The total is known when the read stopped short of its bound.
       const head = projects.length <= offset + a.limit ? { total: projects.length } : {};
-      const n = fitting(head, page, a.max_chars);
-      const more = offset + n < projects.length;
-      return answer({
-        ...head,
-        projects: page.slice(0, n),
-        ...(more ? { next_cursor: encodeCursor('list_projects', a, offset + n) } : {}),
-        budget: budgetNote(a.max_chars, false),
-      });
+      return answer(
+        fitPage(head, page, a.max_chars, (n) => {
+          const more = offset + n < projects.length;
+          return {
+            ...head,
+            projects: page.slice(0, n),
+            ...(more ? { next_cursor: encodeCursor('list_projects', a, offset + n) } : {}),
+            budget: budgetNote(a.max_chars, false),
+          };
+        }),
+      );
     },
   );
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { budgetNote, clipped, fitting } from '../budget';
+import { budgetNote, clipped, fitPage } from '../budget';
 import { ArgumentError, decodeCursor, encodeCursor } from '../cursor';
 import { answer, callLine, cursorArg, limitArg, maxCharsArg, projectIdArg, type ApiCall, type ToolContext } from './shared';
 
@@ -56,14 +56,17 @@ export function registerThreadTools(server: McpServer, ctx: ToolContext): void {
         offset,
       };
       const lines = turns.map((c) => callLine(c, ctx.links, { maxString: 500, maxItems: 10, maxDepth: 4 }));
-      const n = fitting(head, lines, a.max_chars);
-      const next = offset + n;
-      return answer({
-        ...head,
-        turns: lines.slice(0, n),
-        ...(next < thread.turn_count ? { next_cursor: encodeCursor('get_thread', a, next) } : {}),
-        budget: budgetNote(a.max_chars, clipped(lines.slice(0, n))),
-      });
+      return answer(
+        fitPage(head, lines, a.max_chars, (n) => {
+          const next = offset + n;
+          return {
+            ...head,
+            turns: lines.slice(0, n),
+            ...(next < thread.turn_count ? { next_cursor: encodeCursor('get_thread', a, next) } : {}),
+            budget: budgetNote(a.max_chars, clipped(lines.slice(0, n))),
+          };
+        }),
+      );
     },
   );
 }

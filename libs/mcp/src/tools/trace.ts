@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { budgetNote, clipped, clip, fitting, fitValue, type ClipOptions } from '../budget';
+import { budgetNote, clip, clipped, fitPage, fitValue, type ClipOptions } from '../budget';
 import { ArgumentError, decodeCursor, encodeCursor } from '../cursor';
 import {
   answer,
@@ -181,17 +181,20 @@ export function registerTraceTools(server: McpServer, ctx: ToolContext): void {
         });
       });
       const page = { trace: head, offset };
-      const n = fitting(page, lines, a.max_chars);
-      const next = offset + n;
-      const shown = lines.slice(0, n);
-      return answer({
-        ...page,
-        calls: shown,
-        ...(next < nodes.length ? { next_cursor: encodeCursor('get_trace', a, next), calls_left: nodes.length - next } : {}),
-        budget: budgetNote(a.max_chars, clipped(shown)),
-        // One template instead of a link per node: a page holds more of the tree.
-        call_url_template: ctx.links.call(a.project_id, '{id}').replace('%7Bid%7D', '{id}'),
-      });
+      return answer(
+        fitPage(page, lines, a.max_chars, (n) => {
+          const next = offset + n;
+          const shown = lines.slice(0, n);
+          return {
+            ...page,
+            calls: shown,
+            ...(next < nodes.length ? { next_cursor: encodeCursor('get_trace', a, next), calls_left: nodes.length - next } : {}),
+            budget: budgetNote(a.max_chars, clipped(shown)),
+            // One template instead of a link per node: a page holds more of the tree.
+            call_url_template: ctx.links.call(a.project_id, '{id}').replace('%7Bid%7D', '{id}'),
+          };
+        }),
+      );
     },
   );
 }

@@ -10,6 +10,7 @@ import { clientFor, createKey, type TestKey } from './helpers/keys';
 import { REPO_ROOT } from './helpers/paths';
 import { runMcpPythonClient } from './helpers/python-clients';
 import { runWeaveScript } from './helpers/weave-sdk';
+import { weftCli } from './helpers/cli';
 
 // Issue 52: weft's MCP server. The official clients (TypeScript over Streamable HTTP, Python's
 // `mcp`, and `weft mcp` over stdio) call every tool on a project the Weave SDK wrote; each answer
@@ -29,7 +30,9 @@ let member: TestKey;
 let rival: TestKey;
 let sdk: Written;
 let http: Client;
-const { weft } = useWeft({}, async (admin, w) => {
+// Refused bodies are drained for this long (the in-process requests' test waits it out).
+const DRAIN_MS = 1000;
+const { weft } = useWeft({ env: { WEFT_REFUSED_BODY_DRAIN_MS: String(DRAIN_MS) } }, async (admin, w) => {
   member = await createKey(admin, 'alice', ['acme']);
   rival = await createKey(admin, 'mallory', ['rival']);
   http = clientFor(admin, member);
@@ -422,6 +425,12 @@ describe('the Python mcp client (pinned)', () => {
 });
 
 describe('stdio: weft mcp --url --api-key', () => {
+  it('needs a key, and says so', async () => {
+    const r = await weftCli(['mcp', '--url', weft.url], { WEFT_API_KEY: '' });
+    expect(r.code).toBe(2);
+    expect(r.err).toContain('weft mcp needs a key');
+  });
+
   it('serves the same tools and answers as /mcp', async () => {
     const client = new McpClient({ name: 'weft-stdio-test', version: '1.0.0' });
     await client.connect(
@@ -531,5 +540,27 @@ describe('bad input', () => {
     } finally {
       await mcp.close();
     }
+  });
+});
+
+describe("the tools' in-process requests", () => {
+  it('leave the server sound: refused ones drain nothing and crash nothing, streams end unaborted', async () => {
+    const mcp = await connect(member.key);
+    try {
+      // Refusals of the inner requests: a 404 (no such dataset), a 400 (unknown metric), a 403 (another entity).
+      expect((await call(mcp, 'get_dataset_rows', { project_id: PROJECT, object_id: 'no-such-dataset' })).isError).toBe(true);
+      expect((await call(mcp, 'query_metrics', { project_id: PROJECT, metrics: ['nonsense'] })).isError).toBe(true);
+      expect((await call(mcp, 'search_calls', { project_id: 'rival/x' })).isError).toBe(true);
+      // JSONL streams read in-process.
+      await ok(mcp, 'get_thread', { project_id: PROJECT, thread_id: sdk.thread_id });
+    } finally {
+      await mcp.close();
+    }
+    // Past the drain deadline, the server still runs and answers.
+    await new Promise((r) => setTimeout(r, DRAIN_MS + 1000));
+    expect(weft.proc.exitCode).toBeNull();
+    expect((await fetch(new URL('/health', weft.url))).status).toBe(200);
+    const aborted = (weft.logs as { msg?: string }[]).filter((l) => typeof l.msg === 'string' && l.msg.startsWith('stream aborted'));
+    expect(aborted).toEqual([]);
   });
 });

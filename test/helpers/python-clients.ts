@@ -38,7 +38,7 @@ function runPython(
     const child = spawn(python, [join(REPO_ROOT, 'test', 'clients', script), ...args], {
       env: { ...process.env, ...opts.env, PYTHONUNBUFFERED: '1' },
     });
-    child.stdin.end(opts.stdin ?? '');
+    if (opts.stdin !== undefined) child.stdin.end(opts.stdin);
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));

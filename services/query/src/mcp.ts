@@ -29,6 +29,15 @@ export async function mcpRoutes(app: FastifyInstance, deps: { auth: Authenticato
   const handle = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     const authorization = request.headers.authorization ?? '';
     const send: Send = async ({ method, path, body }) => {
+      // A query process of the distributed deployment has no gateway routes (the writes): say so
+      // plainly rather than fastify's "Route … not found".
+      if (!app.hasRoute({ method, url: path.split('?')[0]! }))
+        return {
+          status: 501,
+          text: JSON.stringify({
+            reason: `this query process does not serve ${path} (the gateway role does): use \`weft mcp --url <front proxy>\` for it (docs/mcp.md)`,
+          }),
+        };
       const r = await app.inject({
         method,
         url: path,

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ResourceTemplate, type McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { fitValue, DEFAULT_BUDGET } from './budget';
+import { evaluateOps } from './tools/evaluations';
 import { opShort, projectIdArg, type ApiCall, type ToolContext } from './tools/shared';
 
 type Row = Record<string, unknown>;
@@ -38,7 +39,7 @@ export async function projectOverview(ctx: ToolContext, projectId: string, now =
     query(now - 7 * DAY_MS, now - DAY_MS),
     ctx.api.lines<ApiCall>('/calls/stream_query', {
       project_id: projectId,
-      filter: { op_names: [`weave:///${projectId}/op/Evaluation.evaluate:*`, 'Evaluation.evaluate'], trace_roots_only: true },
+      filter: { op_names: evaluateOps(projectId) },
       sort_by: [{ field: 'started_at', direction: 'desc' }],
       limit: 5,
     }),

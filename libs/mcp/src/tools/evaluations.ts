@@ -21,7 +21,7 @@ import {
  * the Evaluation's ref, and `model`; output the summary per scorer) with one
  * `Evaluation.predict_and_score` child per dataset row (inputs `example`; output `{output, scores}`).
  */
-const evaluateOps = (p: string) => [`weave:///${p}/op/Evaluation.evaluate:*`, 'Evaluation.evaluate'];
+export const evaluateOps = (p: string) => [`weave:///${p}/op/Evaluation.evaluate:*`, 'Evaluation.evaluate'];
 const predictOps = (p: string) => [`weave:///${p}/op/Evaluation.predict_and_score:*`, 'Evaluation.predict_and_score'];
 /** Most rows of the runs compared that are read. */
 const MAX_EXAMPLE_CALLS = 20_000;
@@ -102,7 +102,7 @@ export function registerEvaluationTools(server: McpServer, ctx: ToolContext): vo
     },
     async (a) => {
       const offset = decodeCursor('list_evaluations', a, a.cursor);
-      const body = { project_id: a.project_id, filter: { op_names: evaluateOps(a.project_id), trace_roots_only: true } };
+      const body = { project_id: a.project_id, filter: { op_names: evaluateOps(a.project_id) } };
       const [{ count }, runs] = await Promise.all([
         ctx.api.post<{ count: number }>('/calls/query_stats', body),
         ctx.api.lines<ApiCall>('/calls/stream_query', {

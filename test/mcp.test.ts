@@ -446,16 +446,37 @@ describe('stdio: weft mcp --url --api-key', () => {
     try {
       const { tools } = await client.listTools();
       expect(tools.map((t) => t.name)).toEqual((await mcp.listTools()).tools.map((t) => t.name));
+      const runs = (await ok(mcp, 'list_evaluations', { project_id: PROJECT })).evaluations.map((e: any) => e.call_id).reverse();
+      // Every read tool: the same answer either way.
       for (const [name, args] of [
+        ['list_projects', {}],
         ['search_calls', { project_id: PROJECT, op_name: 'agent' }],
+        ['get_call', { project_id: PROJECT, call_id: sdk.ok_call_id }],
         ['get_trace', { project_id: PROJECT, trace_id: sdk.ok_trace_id }],
         ['get_thread', { project_id: PROJECT, thread_id: sdk.thread_id }],
+        ['query_metrics', { project_id: PROJECT, metrics: ['count', 'errors'], dimensions: ['op_name'] }],
         ['list_evaluations', { project_id: PROJECT }],
+        ['compare_evaluations', { project_id: PROJECT, call_ids: runs }],
+        ['list_datasets', { project_id: PROJECT }],
+        ['get_dataset_rows', { project_id: PROJECT, object_id: 'sums' }],
       ] as const) {
         const viaStdio = await call(client, name, args);
         expect(viaStdio.isError, viaStdio.text).toBe(false);
         expect(viaStdio.json, name).toEqual((await call(mcp, name, args)).json);
       }
+      // And the writes, read back over HTTP.
+      const fb = await ok(client, 'add_feedback', { project_id: PROJECT, call_id: sdk.turn_ids[1], note: 'via stdio' });
+      const { result } = (
+        await http.post('/feedback/query', {
+          project_id: PROJECT,
+          query: { $expr: { $eq: [{ $getField: 'id' }, { $literal: fb.feedback_id }] } },
+        })
+      ).body;
+      expect(result.map((f: any) => f.payload.note)).toEqual(['via stdio']);
+      const ds = await ok(client, 'add_calls_to_dataset', { project_id: PROJECT, object_id: 'via-stdio', call_ids: [sdk.turn_ids[1]] });
+      expect((await http.post('/obj/read', { project_id: PROJECT, object_id: 'via-stdio', digest: 'latest' })).body.obj.digest).toBe(
+        ds.digest,
+      );
       const denied = await call(client, 'search_calls', { project_id: 'rival/x' });
       expect(denied.isError).toBe(true);
       expect(denied.text).toContain('403');

@@ -49,10 +49,10 @@ export const USAGE = `usage: weft <command> [options]
   evaluate <entity/project> replay --model <ref> [--scorers <ref,…>] [--filter <JSON>] [--query <$expr JSON>]
          [--limit <n>] [--name <name>] [--max-cost <usd>] [--wait]
                                         replay the calls a filter matches through a model, as an evaluation
-  mcp [--url <url>] [--api-key <key>]   weft's MCP server over stdio (for Claude Code, Cursor…), reading the
-                                        server at --url with that key (docs/mcp.md)
   evaluate <entity/project> status|cancel <call_id>
                                         a server-side run's status, or cancel it (--wait: follow a run to its end)
+  mcp [--url <url>] [--api-key <key>]   weft's MCP server over stdio (for Claude Code, Cursor…), reading the
+                                        server at --url with that key (docs/mcp.md)
 
 export, analytics, retention, redaction, sampling, delivery, dead-letters, delete, monitors, evaluate and mcp always go through a server: --url (default http://localhost:6345) and
 --api-key (any key that may read the project).

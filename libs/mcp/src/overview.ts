@@ -33,17 +33,17 @@ export async function projectOverview(ctx: ToolContext, projectId: string, now =
       limit: 50,
       totals: true,
     });
-  const [week, lastDay, before, evals] = await Promise.all([
-    query(now - 7 * DAY_MS, now),
-    query(now - DAY_MS, now),
-    query(now - 7 * DAY_MS, now - DAY_MS),
-    ctx.api.lines<ApiCall>('/calls/stream_query', {
-      project_id: projectId,
-      filter: { op_names: evaluateOps(projectId) },
-      sort_by: [{ field: 'started_at', direction: 'desc' }],
-      limit: 5,
-    }),
-  ]);
+  const evals = await ctx.api.lines<ApiCall>('/calls/stream_query', {
+    project_id: projectId,
+    filter: { op_names: evaluateOps(projectId) },
+    sort_by: [{ field: 'started_at', direction: 'desc' }],
+    limit: 5,
+  });
+  // One after the other: analytics runs in the heavy lane, a few at once per project and key
+  // (WEFT_HEAVY_PER_PROJECT); one answer should not take them all.
+  const week = await query(now - 7 * DAY_MS, now);
+  const lastDay = await query(now - DAY_MS, now);
+  const before = await query(now - 7 * DAY_MS, now - DAY_MS);
   const earlier = new Map(before.rows.map((r) => [String(r.op_name), r]));
   const regressions: Row[] = [];
   for (const now1 of lastDay.rows) {

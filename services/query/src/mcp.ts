@@ -52,11 +52,21 @@ export async function mcpRoutes(app: FastifyInstance, deps: { auth: Authenticato
     // The transport writes the response itself.
     reply.hijack();
     reply.raw.once('close', () => {
-      void transport.close();
-      void server.close();
+      // Closing a finished request's server cannot fail in a way anyone could act on.
+      transport.close().catch(() => undefined);
+      server.close().catch(() => undefined);
     });
-    await server.connect(transport);
-    await transport.handleRequest(request.raw, reply.raw, request.body);
+    try {
+      await server.connect(transport);
+      await transport.handleRequest(request.raw, reply.raw, request.body);
+    } catch (err) {
+      // The reply is hijacked: fastify's error handler cannot answer, so answer here.
+      request.log.error({ err, reqId: request.id }, 'MCP request failed');
+      if (!reply.raw.headersSent) {
+        reply.raw.writeHead(500, { 'content-type': 'application/json' });
+        reply.raw.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32603, message: 'internal error' } }));
+      } else reply.raw.destroy();
+    }
   };
 
   const doc = (summary: string) => ({ tag: 'mcp' as const, summary });

@@ -80,7 +80,7 @@ const REQUESTS: Record<Exclude<Class, 'ingest_ack' | 'write_to_read' | 'export'>
     query: {
       $expr: {
         $or: ['inputs', 'output', 'op_name', 'display_name'].map((f) => ({
-          $contains: { input: { $getField: f }, substr: { $literal: `text-${Math.floor(Math.random() * 7919)}"` }, case_insensitive: true },
+          $contains: { input: { $getField: f }, substr: { $literal: `text-${Math.floor(Math.random() * 7919)}` }, case_insensitive: true },
         })),
       },
     },

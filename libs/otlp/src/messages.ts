@@ -1,4 +1,5 @@
 import { getPath } from './attributes';
+import { isResponsesInput, isResponsesResponse, responsesChoices, responsesMessages } from './responses-items';
 import { isObject, type Loose } from './values';
 
 /**
@@ -6,7 +7,8 @@ import { isObject, type Loose } from './values';
  * (`{role, content, tool_calls?, tool_call_id?}`), the format the UI, analytics and playground
  * read. Sources: OpenInference `llm.input_messages`/`llm.output_messages`, the GenAI semconv
  * `gen_ai.input.messages`/`gen_ai.output.messages` (parts) with `gen_ai.system_instructions`,
- * and OpenLLMetry's `gen_ai.prompt`/`gen_ai.completion` lists.
+ * OpenLLMetry's `gen_ai.prompt`/`gen_ai.completion` lists, and Responses API items (`input.value`
+ * holding input items or a request with them, `output.value` holding a response).
  */
 export interface ChatMessage {
   role: string;
@@ -135,6 +137,35 @@ function fromOpenAiLike(list: unknown[]): ChatMessage[] {
   return out;
 }
 
+/**
+ * A flattened list: an array, or the object attribute expansion leaves when the indexes do not
+ * start at 0 (OpenInference numbers input messages from 1 when there are no instructions, index
+ * 0 being theirs), read in index order. Null for anything else.
+ */
+function indexedList(v: unknown): unknown[] | null {
+  if (Array.isArray(v)) return v;
+  if (!isObject(v)) return null;
+  const keys = Object.keys(v);
+  if (keys.length === 0 || !keys.every((k) => /^(0|[1-9]\d{0,8})$/.test(k))) return null;
+  return keys
+    .map(Number)
+    .sort((a, b) => a - b)
+    .map((i) => v[String(i)]);
+}
+
+/** Responses API input items in `input.value`: the items, or a request holding them (`{input, instructions}`). */
+function responsesInputOf(tree: Loose): ChatMessage[] | null {
+  const v = getPath(tree, 'input.value');
+  if (isResponsesInput(v)) return responsesMessages({ input: v }) as unknown as ChatMessage[];
+  if (isObject(v) && typeof v.model === 'string' && (isResponsesInput(v.input) || typeof v.input === 'string')) {
+    return responsesMessages({
+      input: v.input,
+      instructions: typeof v.instructions === 'string' ? v.instructions : null,
+    }) as unknown as ChatMessage[];
+  }
+  return null;
+}
+
 const nonEmpty = <T>(list: T[]): T[] | null => (list.length > 0 ? list : null);
 
 /** The GenAI `gen_ai.system_instructions` (parts, or a plain string) as a leading system message. */
@@ -151,8 +182,8 @@ function systemInstructions(tree: Loose): ChatMessage | null {
 
 /** The span's input conversation as OpenAI chat messages, or null when it carries none. */
 export function inputMessages(tree: Loose): ChatMessage[] | null {
-  const oi = getPath(tree, 'llm.input_messages');
-  if (Array.isArray(oi)) return nonEmpty(fromOpenInference(oi));
+  const oi = indexedList(getPath(tree, 'llm.input_messages'));
+  if (oi) return nonEmpty(fromOpenInference(oi));
   const genai = getPath(tree, 'gen_ai.input.messages');
   if (Array.isArray(genai)) {
     const system = systemInstructions(tree);
@@ -160,15 +191,16 @@ export function inputMessages(tree: Loose): ChatMessage[] | null {
   }
   const prompt = getPath(tree, 'gen_ai.prompt');
   if (Array.isArray(prompt) && prompt.every((m) => isObject(m) && ('role' in m || 'content' in m))) return nonEmpty(fromOpenAiLike(prompt));
-  return null;
+  const responses = responsesInputOf(tree);
+  return responses ? nonEmpty(responses) : null;
 }
 
 /** The span's output as OpenAI chat choices, or null when it carries none. */
 export function outputChoices(tree: Loose): ChatChoice[] | null {
   const asChoices = (msgs: ChatMessage[], finish: (i: number) => unknown): ChatChoice[] | null =>
     nonEmpty(msgs.map((message, index) => ({ index, message, finish_reason: str(finish(index)) ?? null })));
-  const oi = getPath(tree, 'llm.output_messages');
-  if (Array.isArray(oi)) return asChoices(fromOpenInference(oi), () => undefined);
+  const oi = indexedList(getPath(tree, 'llm.output_messages'));
+  if (oi) return asChoices(fromOpenInference(oi), () => undefined);
   const genai = getPath(tree, 'gen_ai.output.messages');
   if (Array.isArray(genai)) {
     const msgs = genai.filter(isObject);
@@ -178,6 +210,8 @@ export function outputChoices(tree: Loose): ChatChoice[] | null {
   if (Array.isArray(completion) && completion.every(isObject)) {
     return asChoices(fromOpenAiLike(completion), (i) => (completion[i] as Loose).finish_reason);
   }
+  const response = getPath(tree, 'output.value');
+  if (isResponsesResponse(response)) return nonEmpty(responsesChoices(response) as unknown as ChatChoice[]);
   return null;
 }
 

@@ -113,6 +113,61 @@ describe('captured from the instrumentations', () => {
   });
 });
 
+describe('openai-agents without instructions (issue 53, item 1)', () => {
+  it('captured: input messages numbered from 1 read as the conversation, on the Responses API and on chat completions', () => {
+    const calls = fixture('agents-bare');
+    const llm = calls.filter((c) => c.attributes.kind === 'LLM');
+    expect(llm).toHaveLength(4);
+    for (const [first, second] of [llm.slice(0, 2), llm.slice(2)]) {
+      expect(first.inputs.messages).toEqual([USER]);
+      expect(second.inputs.messages).toEqual([
+        USER,
+        { role: 'assistant', content: null, tool_calls: [TOOL_CALL] },
+        { role: 'tool', content: 'sunny in Paris', tool_call_id: 'call_1' },
+      ]);
+    }
+  });
+
+  it('Responses API items in input.value (message, function_call, function_call_output, reasoning) and a response in output.value', () => {
+    const items = [
+      { role: 'user', content: [{ type: 'input_text', text: 'weather?' }], type: 'message' },
+      { type: 'reasoning', id: 'rs_1', summary: [{ type: 'summary_text', text: 'need the tool' }] },
+      { type: 'function_call', call_id: 'call_1', name: 'get_weather', arguments: '{"city":"Paris"}' },
+      { type: 'function_call_output', call_id: 'call_1', output: 'sunny' },
+    ];
+    const response = {
+      id: 'resp_1',
+      object: 'response',
+      status: 'completed',
+      output: [{ type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'Sunny.' }] }],
+    };
+    const c = one([
+      ['openinference.span.kind', 'LLM'],
+      ['input.value', JSON.stringify(items)],
+      ['output.value', JSON.stringify(response)],
+    ]);
+    expect(c.inputs.messages).toEqual([
+      { role: 'user', content: 'weather?' },
+      { role: 'assistant', content: [{ type: 'reasoning', text: 'need the tool' }] },
+      { role: 'assistant', content: null, tool_calls: [TOOL_CALL] },
+      { role: 'tool', content: 'sunny', tool_call_id: 'call_1' },
+    ]);
+    expect(c.inputs['input.value']).toEqual(items);
+    expect(c.output.choices).toEqual([
+      { index: 0, message: { role: 'assistant', content: 'Sunny.', tool_calls: null }, finish_reason: 'stop' },
+    ]);
+    // A request body holding the items, with its instructions.
+    const req = one([['input.value', JSON.stringify({ model: 'm', instructions: 'be brief', input: items.slice(0, 1) })]]);
+    expect(req.inputs.messages).toEqual([
+      { role: 'system', content: 'be brief' },
+      { role: 'user', content: 'weather?' },
+    ]);
+    // A list of plain chat messages is not taken for Responses items; an app's own list neither.
+    expect(one([['input.value', JSON.stringify([{ role: 'user', content: 'x' }])]]).inputs.messages).toBeUndefined();
+    expect(one([['input.value', JSON.stringify([{ type: 'row', a: 1 }])]]).inputs.messages).toBeUndefined();
+  });
+});
+
 describe('conventions not in the captured runs', () => {
   it('GenAI: system instructions, tool definitions, conversation id, agent name, cache-read tokens', () => {
     const c = one([

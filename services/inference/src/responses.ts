@@ -6,7 +6,7 @@ import type { CallIngest } from '@weft/ingest';
 import { CALL_ID_HEADER, PROJECT_HEADER, REQUEST_ID_HEADER, tracedProject } from './completion-front';
 import { LlmCall, withoutNulls } from './llm-call';
 import { errorMessage, modelNotFound } from './openai-errors';
-import { responsesChoices, responsesMessages } from './responses-conversation';
+import { responsesChoices, responsesMessages } from '@weft/otlp';
 import { SseWriter } from './sse';
 import { parseTraceparent } from './trace-context';
 import { CallerAborted, openUpstreamStream, postUpstream } from './upstream-client';

@@ -1,7 +1,7 @@
 """Runs a stock LLM instrumentation as its users do: its model calls go to weft's /v1 front, its
 spans to weft's OTLP/HTTP endpoint.
 
-Usage: instrumented_openai.py <mode> <weft url> <api key> <project> <dump file> [<gRPC host:port>]
+Usage: instrumented_openai.py <mode> <weft url> <api key> <project> <dump file> [<gRPC host:port>] [<front project>]
   mode: openinference   openinference-instrumentation-openai, a tool call then its answer, in a session
         genai-span      opentelemetry-instrumentation-openai-v2, latest GenAI semconv, content on spans
         agents          openai-agents + openinference-instrumentation-openai-agents, an agent with a tool
@@ -28,7 +28,9 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
 
 mode, weft, key, project, dump = sys.argv[1:6]
 # genai-events: logs over OTLP/gRPC to this host:port instead of OTLP/HTTP.
-grpc_target = sys.argv[6] if len(sys.argv) > 6 else None
+grpc_target = sys.argv[6] if len(sys.argv) > 6 and sys.argv[6] else None
+# agents-bare: the project the front records the model requests in (x-project-id on the client).
+front_project = sys.argv[7] if len(sys.argv) > 7 else None
 exporter = OTLPSpanExporter(
     endpoint=f"{weft}/otel/v1/traces", headers={"project_id": project, "authorization": f"Bearer {key}"}
 )
@@ -133,7 +135,8 @@ elif mode == "agents-bare":
         """The weather in a city."""
         return f"sunny in {city}"
 
-    client = AsyncOpenAI(base_url=f"{weft}/v1", api_key=key, max_retries=0)
+    headers = {"x-project-id": front_project} if front_project else None
+    client = AsyncOpenAI(base_url=f"{weft}/v1", api_key=key, max_retries=0, default_headers=headers)
     # No instructions: OpenInference numbers the input messages from 1 (0 is the instructions').
     responses_model = OpenAIResponsesModel(model="m-vllm", openai_client=client)
     responses = Agent(name="Responses agent", model=responses_model, tools=[get_weather])

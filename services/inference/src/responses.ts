@@ -3,6 +3,7 @@ import type { ResponsesReq } from '@weft/api';
 import type { ApiError, Logger } from '@weft/core';
 import type { RouteContext } from '@weft/http';
 import type { CallIngest } from '@weft/ingest';
+import { FRONT_OP_NAMES } from '@weft/query';
 import { CALL_ID_HEADER, PROJECT_HEADER, REQUEST_ID_HEADER, tracedProject } from './completion-front';
 import { LlmCall, withoutNulls } from './llm-call';
 import { errorMessage, modelNotFound } from './openai-errors';
@@ -13,7 +14,7 @@ import { CallerAborted, openUpstreamStream, postUpstream } from './upstream-clie
 import { upstreamHttpError, UpstreamFailure } from './upstream-errors';
 import type { Upstream, UpstreamRegistry } from './upstreams';
 
-export const RESPONSES_OP_NAME = 'weave.responses_create';
+export const RESPONSES_OP_NAME = FRONT_OP_NAMES.responses;
 
 type Json = Record<string, unknown>;
 const obj = (v: unknown): Json => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : {});

@@ -168,6 +168,59 @@ describe('openai-agents without instructions (issue 53, item 1)', () => {
   });
 });
 
+describe('the Vercel AI SDK 6 (issue 53, item 11)', () => {
+  it('captured: generations with conversation, answer, tools and usage; tool calls; function ids as names; user and session', () => {
+    const calls = fixture('ai-sdk');
+    const named = (n: string) => calls.find((c) => c.display_name === n);
+    const under = (root: any) => calls.filter((c) => c.parent_id === root.id);
+    expect(calls.filter((c) => c.parent_id === null).map((c) => c.display_name)).toEqual(['greet', 'greet-stream', 'weather', 'extract']);
+    const usage = { 'm-vllm': { input_tokens: 7, output_tokens: 3, total_tokens: 10, requests: 1 } };
+    const [greet] = under(named('greet'));
+    expect(greet.inputs.messages).toEqual([
+      { role: 'system', content: 'You answer briefly.' },
+      { role: 'user', content: 'Hi' },
+    ]);
+    expect(greet.output.choices).toEqual([{ index: 0, message: { role: 'assistant', content: 'Hello from vllm' }, finish_reason: 'stop' }]);
+    expect(greet.summary.usage).toEqual(usage);
+    expect([greet.attributes.user, greet.thread_id]).toEqual(['user-ai', 'session-ai']);
+    const [first, tool, second] = under(named('weather'));
+    expect(first.output.choices[0].message.tool_calls).toEqual([
+      { id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city": "Paris"}' } },
+    ]);
+    expect(first.attributes.tools[0].function.name).toBe('get_weather');
+    expect(tool.inputs).toEqual({ 'ai.toolCall.args': { city: 'Paris' } });
+    expect(tool.output).toEqual({ 'ai.toolCall.result': 'sunny in Paris' });
+    expect(tool.attributes.tool).toEqual({ name: 'get_weather', call_id: 'call_1' });
+    expect(second.inputs.messages.at(-1)).toEqual({ role: 'tool', content: 'sunny in Paris', tool_call_id: 'call_1' });
+    // The run's own figures sit on the root (two requests' tokens): own usage subtracts its children's.
+    expect(named('weather').summary.usage['m-vllm']).toMatchObject({ input_tokens: 14, output_tokens: 6, total_tokens: 20 });
+    // generateObject's model call carries ai.usage.promptTokens and gen_ai.usage.input_tokens: one count.
+    expect(under(named('extract'))[0].summary.usage).toEqual(usage);
+  });
+
+  it('a count carried under two names is kept under one, whatever the order of the keys', () => {
+    const c = one([
+      ['ai.usage.promptTokens', 12],
+      ['ai.usage.completionTokens', 3],
+      ['gen_ai.usage.input_tokens', 12],
+      ['gen_ai.usage.output_tokens', 3],
+      ['gen_ai.request.model', 'm'],
+    ]);
+    expect(c.summary.usage).toEqual({ m: { input_tokens: 12, output_tokens: 3, total_tokens: 15, requests: 1 } });
+    const ai = one([
+      ['ai.usage.inputTokens', 20],
+      ['ai.usage.outputTokens', 5],
+      ['ai.usage.totalTokens', 25],
+      ['ai.usage.cachedInputTokens', 8],
+      ['ai.usage.reasoningTokens', 2],
+      ['ai.model.id', 'm'],
+    ]);
+    expect(ai.summary.usage).toEqual({
+      m: { input_tokens: 20, output_tokens: 5, total_tokens: 25, cache_read_input_tokens: 8, reasoning_tokens: 2, requests: 1 },
+    });
+  });
+});
+
 describe('conventions not in the captured runs', () => {
   it('GenAI: system instructions, tool definitions, conversation id, agent name, cache-read tokens', () => {
     const c = one([

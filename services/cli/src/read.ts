@@ -1,5 +1,6 @@
 import { createWriteStream } from 'node:fs';
 import { type Writable } from 'node:stream';
+import { roundFigure } from '@weft/core';
 import type { ReadCommand } from './commands';
 
 /**
@@ -77,6 +78,8 @@ export function toCsv(rows: Record<string, unknown>[]): string {
   const cols = Object.keys(rows[0]!);
   const field = (v: unknown) => {
     if (v === null || v === undefined) return '';
+    // A server before figures were rounded at the edge may still send float noise.
+    if (typeof v === 'number') return String(roundFigure(v));
     const s = typeof v === 'object' ? JSON.stringify(v) : String(v);
     return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
   };

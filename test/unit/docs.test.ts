@@ -75,6 +75,14 @@ describe('README and docs/', () => {
     expect(anchorsOf(join(DOCS, 'operations.md')).has('no-such-heading')).toBe(false);
   });
 
+  it("says how to change the port, and names one key variable (the CLI's WEFT_API_KEY) throughout (issue 53, item 7)", () => {
+    const readme = text.get(README)!;
+    expect(readme).toMatch(/PORT=\d+ npm start/);
+    expect(readme).toContain('export WEFT_API_KEY=');
+    // Every example that needs the key reads that variable; no other name for it.
+    expect(readme).not.toMatch(/\$WEFT_KEY\b|api_key="weft_|WANDB_API_KEY=weft_/);
+  });
+
   it('links every docs/ page from the README', () => {
     const linked = new Set(linksOf(text.get(README)!).map((l) => resolve(REPO_ROOT, l.split('#')[0]!)));
     expect(pages.filter((p) => p !== README && !linked.has(p)).map((p) => relative(REPO_ROOT, p))).toEqual([]);

@@ -172,13 +172,6 @@ describe('as a new user runs it (issue 53, item 6)', () => {
       (await exec(helm, ['template', 'w', CHART, '--namespace', 'weft', '--kube-version', KUBERNETES_VERSION])).out,
     );
   });
-
-  it('a cluster without autoscaling/v2 (before 1.23) is told to turn the HPAs off', async () => {
-    const r = await exec(helm, ['template', 'w', CHART, '--namespace', 'weft', '--api-versions', 'v1', '--kube-version', '1.22.0']);
-    expect(r.code).not.toBe(0);
-    // --api-versions adds to the default list: the refusal itself is checked by rendering without it.
-    expect(r.err + r.out).toMatch(/autoscaling|HorizontalPodAutoscaler/);
-  });
 });
 
 describe('rendered manifests against the Kubernetes API schemas (kubeconform, offline)', () => {

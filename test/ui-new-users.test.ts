@@ -1,0 +1,124 @@
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser, Page } from 'playwright-core';
+import { ARTIFACTS_DIR, launchBrowser } from './helpers/browser';
+import { Client } from './helpers/client';
+import { clientFor, createKey, type TestKey } from './helpers/keys';
+import { startWeft, type RunningWeft } from './helpers/server';
+
+/**
+ * What new users hit in the web UI (issue 53: items 5 and 10), in a real headless Chromium at
+ * 1440 px against the real all-in-one server: a rolled-up cost of a few millionths shown whole,
+ * one name for a user in the calls table and the call's detail, no 404 logged by Analytics
+ * before a dashboard is saved.
+ */
+let weft: RunningWeft;
+let api: Client;
+let member: Client;
+let memberKey: TestKey;
+let browser: Browser;
+const P = 'nu/app';
+const UI_TEST_MS = 240_000;
+const until = <T>(fn: () => Promise<T> | T) => expect.poll(fn, { timeout: 20_000, interval: 100 });
+const shot = (page: Page, name: string) => page.screenshot({ path: join(ARTIFACTS_DIR, `new-users-${name}.png`) });
+
+beforeAll(async () => {
+  [weft, browser] = await Promise.all([startWeft(), launchBrowser()]);
+  api = new Client(weft.url);
+  await api.post('/admin/entities/create', { name: 'nu' });
+  memberKey = await createKey(api, 'nina', ['nu']);
+  member = clientFor(api, memberKey);
+  // A price of a tenth of a millionth per token: 120 tokens cost $0.000012.
+  const price = await member.post('/cost/create', {
+    project_id: P,
+    costs: { 'tiny-model': { prompt_token_cost: 1e-7, completion_token_cost: 1e-7, effective_date: '2024-01-01T00:00:00Z' } },
+  });
+  expect(price.status, price.text).toBe(200);
+  const t0 = Date.now() - 60_000;
+  const at = (ms: number) => new Date(t0 + ms).toISOString();
+  const usage = { 'tiny-model': { requests: 1, prompt_tokens: 100, completion_tokens: 20, total_tokens: 120 } };
+  const part = (id: string, parent: string | null, s: number, e: number, summary: Record<string, unknown>) => [
+    {
+      mode: 'start',
+      req: {
+        start: { project_id: P, id, trace_id: 'nu-t1', parent_id: parent, op_name: id, started_at: at(s), inputs: {}, attributes: {} },
+      },
+    },
+    { mode: 'end', req: { end: { project_id: P, id, ended_at: at(e), output: 'ok', summary } } },
+  ];
+  // OTLP-style: the usage on the child only, so the root's cost is its trace's, rolled up.
+  const r = await member.post('/call/upsert_batch', {
+    batch: [...part('agent', null, 0, 900, {}), ...part('llm', 'agent', 100, 800, { usage })],
+  });
+  expect(r.status, r.text).toBe(200);
+}, 900_000);
+afterAll(async () => {
+  await browser?.close();
+  await weft?.stop();
+});
+
+async function signedIn(path: string, errors: string[] = []): Promise<Page> {
+  const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+  const page = await context.newPage();
+  page.on('pageerror', (e) => errors.push(e.message));
+  page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
+  page.on(
+    'response',
+    (res) => res.status() >= 400 && errors.push(`${res.status()} ${res.request().method()} ${new URL(res.url()).pathname}`),
+  );
+  page.on('close', () => context.close().catch(() => {}));
+  await page.goto(weft.url + path);
+  await page.getByLabel('API key').fill(memberKey.key);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  return page;
+}
+
+describe('the calls table at 1440 px', () => {
+  it(
+    'shows a rolled-up cost of a few millionths whole, and the user by name with the id on hover',
+    async () => {
+      const page = await signedIn(`/#/p/${P}/calls`);
+      const cost = page.locator('.call-row[data-call-id="agent"] .col-cost');
+      await until(() => cost.textContent()).toBe('Σ $0.000012');
+      // Not cut by the column: the whole text fits its cell.
+      expect(await cost.evaluate((el) => el.scrollWidth <= el.clientWidth)).toBe(true);
+      const user = page.locator('.call-row[data-call-id="agent"] .col-user span');
+      await until(() => user.textContent()).toBe('nina');
+      expect(await user.getAttribute('title')).toBe(memberKey.user_id);
+      await shot(page, 'calls');
+      await page.close();
+    },
+    UI_TEST_MS,
+  );
+});
+
+describe('one name for a user (item 5)', () => {
+  it(
+    "the call's detail names the user as the calls table does, the id on hover",
+    async () => {
+      const page = await signedIn(`/#/p/${P}/call/llm`);
+      const user = page.locator('dt:text-is("User") + dd [data-user-id]');
+      await until(() => user.textContent()).toBe('nina');
+      expect(await user.getAttribute('title')).toBe(memberKey.user_id);
+      await shot(page, 'call-detail');
+      await page.close();
+    },
+    UI_TEST_MS,
+  );
+});
+
+describe('Analytics before any dashboard is saved (item 10)', () => {
+  it(
+    'shows the default dashboard with no failed request and no error in the console',
+    async () => {
+      const errors: string[] = [];
+      const page = await signedIn(`/#/p/${P}/analytics`, errors);
+      await until(() => page.locator('figure[data-chart]').count()).toBeGreaterThan(0);
+      await page.waitForTimeout(1000);
+      expect(errors).toEqual([]);
+      await shot(page, 'analytics');
+      await page.close();
+    },
+    UI_TEST_MS,
+  );
+});

@@ -141,8 +141,8 @@ function UserCell({ id, projectId }: { id: string | null | undefined; projectId:
 
 /** Reactions and notes of a call, counted (the summary as text in `data-feedback` and the tooltip). */
 function FeedbackCell({ list }: { list: Feedback[] }) {
-  const { reactions, notes, scores } = feedbackCounts(list);
-  if (reactions.length === 0 && notes === 0 && scores === 0) return <span class="muted">—</span>;
+  const { reactions, notes, scores, results } = feedbackCounts(list);
+  if (reactions.length === 0 && notes === 0 && scores === 0 && results === 0) return <span class="muted">—</span>;
   const summary = feedbackSummary(list);
   return (
     <span class="feedback-cell" data-feedback={summary} title={summary}>
@@ -162,6 +162,12 @@ function FeedbackCell({ list }: { list: Feedback[] }) {
         <span title={`${scores} score${scores === 1 ? '' : 's'}`}>
           <span class="score-star">★</span>
           {scores}
+        </span>
+      ) : null}
+      {results ? (
+        <span title={`${results} scorer result${results === 1 ? '' : 's'} (monitors, apply_scorer)`}>
+          <span class="score-star">⚖</span>
+          {results}
         </span>
       ) : null}
     </span>

@@ -122,3 +122,35 @@ describe('Analytics before any dashboard is saved (item 10)', () => {
     UI_TEST_MS,
   );
 });
+
+describe('an annotation queue made from the calls table (item 10)', () => {
+  it(
+    'picks the scores its annotators give, as the Queues page does',
+    async () => {
+      const val = {
+        _type: 'AnnotationSpec',
+        _class_name: 'AnnotationSpec',
+        _bases: ['Object', 'BaseModel'],
+        name: 'Quality',
+        field_schema: { type: 'integer', minimum: 1, maximum: 5 },
+      };
+      const spec = await member.post('/obj/create', { obj: { project_id: P, object_id: 'quality', val } });
+      expect(spec.status, spec.text).toBe(200);
+      const page = await signedIn(`/#/p/${P}/calls?roots=0`);
+      await until(() => page.locator('.vt-body .call-row').count()).toBe(2);
+      await page.keyboard.press('x');
+      await page.getByRole('button', { name: 'Add to queue…' }).click();
+      await page.getByLabel('Queue', { exact: true }).selectOption({ label: 'New queue…' });
+      await page.getByLabel('New queue name').fill('From the table');
+      const form = page.locator('form.add-to-queue');
+      await form.getByLabel('Quality').check();
+      await shot(page, 'add-to-new-queue');
+      await form.getByRole('button', { name: 'Add 1' }).click();
+      await until(() => page.locator('.add-to-queue .done').textContent()).toBe(' Added 1 to From the table');
+      const [queue] = await member.jsonl<{ name: string; scorer_refs: string[] }>('/annotation_queues/query', { project_id: P });
+      expect(queue).toMatchObject({ name: 'From the table', scorer_refs: [`weave:///${P}/object/quality:${spec.body.digest}`] });
+      await page.close();
+    },
+    UI_TEST_MS,
+  );
+});

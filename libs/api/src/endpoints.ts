@@ -20,6 +20,11 @@ export interface EndpointSpec {
   stream?: 'jsonl' | 'sse' | 'file';
   /** Other paths answering the same (e.g. without the trailing slash); not in /openapi.json. */
   aliases?: readonly string[];
+  /**
+   * `heavy`: the engine's heavy lane (analytics, exports, aggregates: its own connections, fewer
+   * threads, lower priority) and the per-project/per-key cap on heavy requests. Absent: interactive.
+   */
+  lane?: 'heavy';
 }
 
 /** The 20 endpoints of the interface, in its order. The contract lives here, once. */

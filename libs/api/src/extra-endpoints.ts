@@ -357,6 +357,7 @@ export const extraEndpoints = {
     request: callsAggregateReq,
     response: callsAggregateRes,
     published: true,
+    lane: 'heavy',
   },
   callsExport: {
     path: '/calls/export',
@@ -368,6 +369,7 @@ export const extraEndpoints = {
     // Streamed page by page: a limit as large as a stream's (WEFT_MAX_STREAM_LIMIT).
     stream: 'file',
     published: true,
+    lane: 'heavy',
   },
   ttlSettingsRead: {
     path: '/project/ttl_settings/read',
@@ -521,6 +523,7 @@ export const extraEndpoints = {
     response: z.string().describe('the file: application/jsonl, text/csv or application/vnd.apache.parquet'),
     stream: 'file',
     published: true,
+    lane: 'heavy',
   },
   tableDiff: {
     path: '/table/diff',
@@ -548,6 +551,7 @@ export const extraEndpoints = {
     request: analyticsQueryReq,
     response: analyticsQueryRes,
     published: true,
+    lane: 'heavy',
   },
   // Annotation queues at the paths the Weave SDK calls (0.52.29's client, 0.54's vendored one).
   annotationQueueCreate: {

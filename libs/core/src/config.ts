@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { LANES, type Lane } from './lanes';
 
 /**
  * The whole configuration, read from the environment and validated once at start.
@@ -85,6 +86,64 @@ const kafkaVars = {
   KAFKA_SESSION_TIMEOUT_MS: int(30_000, 1000),
 };
 
+/**
+ * `lane=value` pairs for some of the lanes (`heavy=2,background=1`): the lanes not named keep
+ * their default. One variable per kind of setting, so the table of lanes reads in one place.
+ */
+const laneValues = (defaults: Record<Lane, number>) =>
+  z
+    .preprocess(
+      // Already read (a component re-reading its slice of the parsed configuration): the pairs again.
+      (v) =>
+        typeof v === 'object' && v !== null
+          ? Object.entries(v)
+              .map(([lane, n]) => `${lane}=${String(n)}`)
+              .join(',')
+          : v,
+      z.string().optional(),
+    )
+    .transform((text, ctx) => {
+      const out = { ...defaults };
+      for (const pair of (text ?? '')
+        .split(',')
+        .map((p) => p.trim())
+        .filter(Boolean)) {
+        const [lane, value] = pair.split('=').map((p) => p.trim());
+        const n = Number(value);
+        if (!(LANES as readonly string[]).includes(lane ?? '') || value === undefined || !Number.isInteger(n) || n < 0) {
+          ctx.addIssue({
+            code: 'custom',
+            message: `"${pair}": expected lane=number with a lane of ${LANES.join(', ')} and a whole number ≥ 0`,
+          });
+          return z.NEVER;
+        }
+        out[lane as Lane] = n;
+      }
+      return out;
+    });
+
+/** The engine's lanes (libs/store lanes.ts, docs/operations.md "Lanes"): connections, threads, caps, waits. */
+const laneVars = {
+  /** Engine connections (embedded) or statements at once (server) per lane. */
+  WEFT_LANE_CONNECTIONS: laneValues({ ingest: 1, interactive: 2, heavy: 2, background: 1 }),
+  /** Engine threads a statement of the lane may use (max_threads); 0 = the engine's default (all cores). */
+  WEFT_LANE_THREADS: laneValues({ ingest: 0, interactive: 0, heavy: 1, background: 1 }),
+  /** A statement's time cap per lane, seconds (max_execution_time); past it: 422 naming what to narrow. 0 = none. */
+  WEFT_LANE_MAX_SECONDS: laneValues({ ingest: 0, interactive: 30, heavy: 300, background: 3600 }),
+  /** A statement's memory cap per lane, MiB (max_memory_usage); 0 = none. */
+  WEFT_LANE_MAX_MEMORY_MB: laneValues({ ingest: 0, interactive: 2048, heavy: 4096, background: 4096 }),
+  /** Rows a statement of the lane may read (max_rows_to_read); 0 = none. */
+  WEFT_LANE_MAX_ROWS: laneValues({ ingest: 0, interactive: 0, heavy: 0, background: 0 }),
+  /** How long a statement may wait for a connection of its lane before it is refused (503 or 429), ms; 0 = no bound. */
+  WEFT_LANE_QUEUE_MS: laneValues({ ingest: 0, interactive: 30_000, heavy: 30_000, background: 0 }),
+  /** Heavy requests (analytics, exports, dashboards, aggregates) one project may run at once. */
+  WEFT_HEAVY_PER_PROJECT: int(2, 1),
+  /** Heavy requests one API key may run at once. */
+  WEFT_HEAVY_PER_KEY: int(3, 1),
+  /** How long a heavy request past its project's or key's cap waits for a turn before 429 + Retry-After, ms. */
+  WEFT_HEAVY_WAIT_MS: int(2_000, 0),
+};
+
 export const publishStageConfig = z.object(publishStageVars).transform((c) => ({
   maxPendingItems: c.WEFT_BUS_MAX_PENDING,
   maxPendingBytes: c.WEFT_BUS_MAX_PENDING_BYTES,
@@ -125,10 +184,23 @@ export const kafkaConfig = z
   }))
   .refine((k) => k.brokers.length > 0, { message: 'KAFKA_BROKERS: required when WEFT_BUS=kafka' });
 
+export const laneConfig = z.object(laneVars).transform((c) => ({
+  connections: c.WEFT_LANE_CONNECTIONS,
+  threads: c.WEFT_LANE_THREADS,
+  maxSeconds: c.WEFT_LANE_MAX_SECONDS,
+  maxMemoryMb: c.WEFT_LANE_MAX_MEMORY_MB,
+  maxRows: c.WEFT_LANE_MAX_ROWS,
+  queueMs: c.WEFT_LANE_QUEUE_MS,
+  heavyPerProject: c.WEFT_HEAVY_PER_PROJECT,
+  heavyPerKey: c.WEFT_HEAVY_PER_KEY,
+  heavyWaitMs: c.WEFT_HEAVY_WAIT_MS,
+}));
+
 export type PublishStageConfig = z.output<typeof publishStageConfig>;
 export type IngestLogConfig = z.output<typeof ingestLogConfig>;
 export type WriterConfig = z.output<typeof writerConfig>;
 export type KafkaConfig = z.output<typeof kafkaConfig>;
+export type LaneConfig = z.output<typeof laneConfig>;
 
 export const configSchema = z.object({
   PORT: int(6345, 0),
@@ -181,6 +253,7 @@ export const configSchema = z.object({
   ...kafkaVars,
   ...publishStageVars,
   ...writerVars,
+  ...laneVars,
 
   /** Largest request body accepted, in bytes (413 above). */
   WEFT_BODY_LIMIT_BYTES: int(32 * 1024 * 1024, 1024),

@@ -30,3 +30,18 @@ export class RetryableError extends Error {
 export function isRetryable(e: unknown): e is RetryableError {
   return e instanceof RetryableError;
 }
+
+/**
+ * A statement went past a cap of its lane (time, memory, rows read): the same request will fail
+ * again, a narrower one (a shorter time range, a filter) will not. The HTTP edge answers 422.
+ */
+export class LimitExceededError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'LimitExceededError';
+  }
+}
+
+export function isLimitExceeded(e: unknown): e is LimitExceededError {
+  return e instanceof LimitExceededError;
+}

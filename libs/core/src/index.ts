@@ -30,6 +30,8 @@ export {
   ingestLogConfig,
   kafkaConfig,
   type KafkaConfig,
+  laneConfig,
+  type LaneConfig,
   loadConfig,
   publishStageConfig,
   type PublishStageConfig,
@@ -41,7 +43,8 @@ export { extractRefs, REF_PREFIX } from './refs';
 export { metrics, metricsRegistry } from './metrics';
 export { type Component, type HealthProbe } from './health';
 export { VERSION } from './version';
-export { isPermanent, isRetryable, markPermanent, RetryableError } from './failure';
+export { isLimitExceeded, isPermanent, isRetryable, LimitExceededError, markPermanent, RetryableError } from './failure';
+export { inLane, type Lane, LANES, type StatementContext, statementContext } from './lanes';
 export { processAlive } from './process-alive';
 export { StartupError } from './startup-error';
 export { delivery, deliveryProjectOf, type Entrance, ENTRANCES, type StoredEntrance, totalCounts, withDeliveryProject } from './delivery';

@@ -133,6 +133,37 @@ export const metrics = {
     buckets: latencyBuckets,
     registers,
   }),
+  laneRunning: new Gauge({
+    name: 'weft_lane_running',
+    help: 'Engine statements running now, by lane (ingest, interactive, heavy, background)',
+    labelNames: ['lane'] as const,
+    registers,
+  }),
+  laneQueued: new Gauge({
+    name: 'weft_lane_queued',
+    help: 'Engine statements waiting for a connection of their lane, by lane',
+    labelNames: ['lane'] as const,
+    registers,
+  }),
+  laneWaitSeconds: new Histogram({
+    name: 'weft_lane_wait_seconds',
+    help: 'Time a statement waited for a connection of its lane before it ran, by lane',
+    labelNames: ['lane'] as const,
+    buckets: latencyBuckets,
+    registers,
+  }),
+  laneCancelled: new Counter({
+    name: 'weft_lane_cancelled_total',
+    help: 'Statements cancelled because their caller went away (waiting or running), by lane',
+    labelNames: ['lane'] as const,
+    registers,
+  }),
+  laneRefused: new Counter({
+    name: 'weft_lane_refused_total',
+    help: "Statements or heavy requests refused: past the lane's queue wait, a project's or key's heavy cap (429), or a lane's time/memory/row cap, by lane and reason",
+    labelNames: ['lane', 'reason'] as const,
+    registers,
+  }),
   consumerLag: new Gauge({
     name: 'weft_consumer_lag_messages',
     help: 'Messages not yet written to the store (the high watermark as of the last fetch, minus the next offset to write), per topic and partition this process holds',

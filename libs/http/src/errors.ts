@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
-import { ApiError, deliveryProjectOf, headerSafe, isApiError, isRetryable, type Logger } from '@weft/core';
+import { ApiError, deliveryProjectOf, headerSafe, isApiError, isLimitExceeded, isRetryable, type Logger } from '@weft/core';
 import { noteRefusal } from './delivery-counts';
 
 /** The response header that repeats a 401's or 403's reason. */
@@ -12,6 +12,8 @@ export function toApiError(err: unknown): ApiError {
   if (isRetryable(err)) {
     return new ApiError(503, err.message, { headers: { 'Retry-After': String(err.retryAfterSeconds) } });
   }
+  // A statement past its lane's cap: the request asks too much at once; a narrower one succeeds.
+  if (isLimitExceeded(err)) return new ApiError(422, err.message, { label: 'lane_cap' });
   const fe = err as Partial<FastifyError> & { statusCode?: number };
   // The bus's stage refused some parts for good (ack after insert): 422, not worth retrying as is.
   if (fe.name === 'RejectedByStoreError') return new ApiError(422, fe.message ?? 'refused by the store', { label: 'store_refused' });

@@ -30,6 +30,10 @@ export interface RequestLimits {
   requestTimeoutMs: number;
   /** Deadline of each dependency's check on /ready. */
   readyTimeoutMs: number;
+  /** Heavy requests at once per project and per key, and the wait for a turn before 429 (heavy-turns.ts). */
+  heavyPerProject: number;
+  heavyPerKey: number;
+  heavyWaitMs: number;
 }
 
 export function requestLimitsFromConfig(config: Config): RequestLimits {
@@ -52,6 +56,9 @@ export function requestLimitsFromConfig(config: Config): RequestLimits {
     bodyIdleTimeoutMs: config.WEFT_BODY_IDLE_TIMEOUT_MS,
     requestTimeoutMs: config.WEFT_REQUEST_TIMEOUT_MS,
     readyTimeoutMs: config.WEFT_READY_TIMEOUT_MS,
+    heavyPerProject: config.WEFT_HEAVY_PER_PROJECT,
+    heavyPerKey: config.WEFT_HEAVY_PER_KEY,
+    heavyWaitMs: config.WEFT_HEAVY_WAIT_MS,
   };
 }
 

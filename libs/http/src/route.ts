@@ -8,7 +8,7 @@ import {
   type RouteResponseOf,
   type RouteSpec,
 } from '@weft/api';
-import type { Caller, Entrance } from '@weft/core';
+import { type Caller, type Entrance, inLane } from '@weft/core';
 import { noteHandled, noteProject, projectNamedBy } from './delivery-counts';
 import type { Authenticator } from './auth';
 import type { ErrorMapper } from './errors';
@@ -85,11 +85,16 @@ export function addRoute<N extends RouteName>(
     // The handler has the body now: neither the request nor this closure keeps it (nor the parsed
     // JSON it came from) alive while the handler waits, e.g. for the bus to acknowledge.
     request.body = undefined;
-    return respond(request, reply, (signal) => {
-      const taken = body!;
-      body = null;
-      return handler(taken, { caller, request, reply, signal, dialect });
-    });
+    return respond(
+      request,
+      reply,
+      (signal) => {
+        const taken = body!;
+        body = null;
+        return handler(taken, { caller, request, reply, signal, dialect });
+      },
+      spec.lane === 'heavy' ? { lane: 'heavy', project: projectNamedBy(sent) ?? undefined } : undefined,
+    );
   };
   const config = { ...routeConfig(spec, options), spec: name };
   const method = spec.method ?? 'POST';
@@ -195,14 +200,25 @@ export function addGuardedGet(
  * response went out before it finished (the deadline's 503, timeouts.ts) or the client left;
  * its late result, or the error the abort caused, is then dropped instead of a second reply.
  */
-async function respond(request: FastifyRequest, reply: FastifyReply, work: (signal: AbortSignal) => Promise<unknown>): Promise<unknown> {
+async function respond(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  work: (signal: AbortSignal) => Promise<unknown>,
+  heavy?: { lane: 'heavy'; project: string | undefined },
+): Promise<unknown> {
   const abandoned = new AbortController();
   let finished = false;
   reply.raw.once('close', () => {
     if (!finished) abandoned.abort();
   });
+  let releaseTurn: (() => void) | undefined;
   try {
-    const result = await work(abandoned.signal);
+    // A heavy request takes a turn of its project's and key's (429 past the cap), then runs in the heavy lane.
+    if (heavy)
+      releaseTurn = await request.server.weftHeavyTurns.acquire(heavy.project, request.caller?.keyId ?? 'anonymous', abandoned.signal);
+    // Every statement the handler runs takes the request's lane and its signal: a client that
+    // goes away cancels them in the engine (libs/store statements.ts).
+    const result = await inLane(heavy?.lane ?? 'interactive', () => work(abandoned.signal), abandoned.signal);
     // Already answered (a stream the handler wrote, or the deadline's 503): nothing more to send.
     if (result === undefined || reply.sent) return reply;
     return result;
@@ -212,6 +228,7 @@ async function respond(request: FastifyRequest, reply: FastifyReply, work: (sign
     return reply;
   } finally {
     finished = true;
+    releaseTurn?.();
   }
 }
 

@@ -8,6 +8,7 @@ import { parseJsonBody } from './json-body';
 import { mayHoldRefs } from './tenancy';
 import { defaultRequestLimits, type RequestLimits } from './limits';
 import { installAdmission } from './admission';
+import { HeavyTurns } from './heavy-turns';
 import { installDeliveryCounts } from './delivery-counts';
 import { installRefusedBodies } from './refused-body';
 import { whenHeavyBodyTurn } from './turns';
@@ -20,6 +21,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** The request limits every route of this server enforces (see addRoute). */
     weftLimits: RequestLimits;
+    /** Turns for heavy requests, per project and per key (heavy-turns.ts). */
+    weftHeavyTurns: HeavyTurns;
   }
 }
 
@@ -64,6 +67,7 @@ export async function createHttpServer(opts: HttpServerOptions): Promise<Fastify
   const routes = collectRoutes(app);
 
   app.decorate('weftLimits', limits);
+  app.decorate('weftHeavyTurns', new HeavyTurns(limits));
   // First hooks of every request: a body over the limit by its Content-Length (413), then
   // admission refuse what cannot be served before reading it; then the body-inactivity and
   // whole-request deadlines. What a refusal leaves unread is drained (refused-body.ts).

@@ -1,4 +1,4 @@
-import type { Component, Config, HealthProbe, Logger } from '@weft/core';
+import { type Component, type Config, type HealthProbe, laneConfig, type Logger } from '@weft/core';
 import { migrate, openStore, waitForMigrations, type Store } from '@weft/store';
 
 /** The part of the configuration the store component reads. */
@@ -12,7 +12,18 @@ export type StoreConfig = Pick<
   | 'WEFT_DATA_DIR'
   | 'WEFT_MIGRATE'
   | 'WEFT_MIGRATE_WAIT_MS'
->;
+> &
+  Partial<
+    Pick<
+      Config,
+      | 'WEFT_LANE_CONNECTIONS'
+      | 'WEFT_LANE_THREADS'
+      | 'WEFT_LANE_MAX_SECONDS'
+      | 'WEFT_LANE_MAX_MEMORY_MB'
+      | 'WEFT_LANE_MAX_ROWS'
+      | 'WEFT_LANE_QUEUE_MS'
+    >
+  >;
 
 /**
  * ClickHouse (a server at CLICKHOUSE_URL, or embedded under WEFT_DATA_DIR; the cluster form of
@@ -42,6 +53,7 @@ export class StoreComponent implements Component {
       database: this.config.CLICKHOUSE_DATABASE,
       dataDir: this.config.WEFT_DATA_DIR,
       cluster: this.config.CLICKHOUSE_CLUSTER,
+      lanes: laneConfig.parse(this.config),
     });
     try {
       if (this.config.WEFT_MIGRATE === 'wait') await waitForMigrations(store, this.config.WEFT_MIGRATE_WAIT_MS, this.log);

@@ -5,6 +5,8 @@ import { resolve } from 'node:path';
 import { createRequire } from 'node:module';
 import { claimDataDir } from './data-dir-lock';
 import { InsertFiles, insertStatement } from './insert-files';
+import { withSessionParams } from './chdb-params';
+import { defaultLaneOptions, laneTurns, type LaneOptions } from './lanes';
 import { statementsOf, type StoreStatements } from './statements';
 
 export type { ClickHouseClient };
@@ -19,6 +21,8 @@ export interface StoreOptions {
   dataDir: string;
   /** CLICKHOUSE_CLUSTER: the tables are Distributed over this cluster (server mode only). */
   cluster?: string;
+  /** The engine's lanes (WEFT_LANE_*); absent: the defaults. */
+  lanes?: LaneOptions;
 }
 
 /**
@@ -126,6 +130,8 @@ function sideSession(path?: string) {
  * connection is in use: the embedded mode plugs chDB in as the client's connection.
  */
 export function openStore(opts: StoreOptions): Store {
+  const lanes = opts.lanes ?? defaultLaneOptions();
+  const turns = laneTurns(lanes);
   if (opts.url) {
     // A session on a directory of its own (removed at close): nothing of the server's is in it.
     const converter = sideSession();
@@ -138,22 +144,32 @@ export function openStore(opts: StoreOptions): Store {
       request_timeout: 120_000,
       compression: { request: false, response: true },
     });
+    // The lanes are the server's too: the same turns, and each lane's settings on its statements.
+    const { inLane, ...statements } = statementsOf({
+      turns,
+      clientFor: () => client,
+      options: lanes,
+      passSignal: true,
+      // A read whose request was aborted (its client left) is cancelled by the server.
+      settings: { cancel_http_readonly_queries_on_client_close: 1 },
+    });
     return {
       client,
-      ...statementsOf(client),
+      ...statements,
       mode: 'server',
       cluster: opts.cluster,
-      insertRaw: async (table, columns, format, bytes, insertSettings) => {
-        const values = Readable.from([bytes], { objectMode: false });
-        const clickhouse_settings = insertSettings as ClickHouseSettings | undefined;
-        if (format === 'TabSeparated') {
-          await client.insert({ table, columns: [...columns] as [string, ...string[]], format, values, clickhouse_settings });
-          return;
-        }
-        // The client's insert() streams text formats only; exec sends any body after the query.
-        const result = await client.exec({ query: insertStatement(table, columns, format), values, clickhouse_settings });
-        for await (const chunk of result.stream) void chunk;
-      },
+      insertRaw: (table, columns, format, bytes, insertSettings) =>
+        inLane('ingest', { name: `insert.${table}` }, async (laneClient) => {
+          const values = Readable.from([bytes], { objectMode: false });
+          const clickhouse_settings = insertSettings as ClickHouseSettings | undefined;
+          if (format === 'TabSeparated') {
+            await laneClient.insert({ table, columns: [...columns] as [string, ...string[]], format, values, clickhouse_settings });
+            return;
+          }
+          // The client's insert() streams text formats only; exec sends any body after the query.
+          const result = await laneClient.exec({ query: insertStatement(table, columns, format), values, clickhouse_settings });
+          for await (const chunk of result.stream) void chunk;
+        }),
       convert: (sql) => converter.run(sql),
       close: async () => {
         await client.close();
@@ -168,39 +184,72 @@ export function openStore(opts: StoreOptions): Store {
   const require = createRequire(import.meta.url);
   // eslint-disable-next-line @typescript-eslint/consistent-type-imports -- a type of a CommonJS require
   const { createChdbConnection } = require('chdb/connection') as typeof import('chdb/connection');
-  // The engine runs one statement at a time on a connection; a second one on the same data runs beside it.
+  // The engine runs one statement at a time on a connection; a second one on the same data runs
+  // beside it. So each lane has connections of its own, and a control connection stops statements.
   const side = sideSession(dir);
-  let connection: ReturnType<typeof createChdbConnection>;
+  type ChdbConnection = ReturnType<typeof createChdbConnection>;
+  const opened: ChdbConnection[] = [];
+  const open = () => {
+    const connection = createChdbConnection({ path: dir });
+    opened.push(connection);
+    return {
+      connection,
+      client: createClient({ connection: withSessionParams(connection), clickhouse_settings: settings } as Parameters<
+        typeof createClient
+      >[0]),
+    };
+  };
+  let laneConnections: Record<string, ReturnType<typeof open>[]>;
+  let control: ReturnType<typeof open>;
   try {
-    connection = createChdbConnection({ path: dir });
+    laneConnections = Object.fromEntries(Object.entries(turns).map(([lane, t]) => [lane, Array.from({ length: t.size }, open)]));
+    control = open();
   } catch (e) {
+    for (const c of opened) void c.close();
     release();
     throw e;
   }
-  const client = createClient({
-    connection,
-    clickhouse_settings: settings,
-  } as Parameters<typeof createClient>[0]);
   const files = new InsertFiles(resolve(opts.dataDir, 'insert-files'));
+  const { inLane, ...statements } = statementsOf({
+    turns,
+    clientFor: (lane, slot) => laneConnections[lane]![slot]!.client,
+    options: lanes,
+    passSignal: false,
+    cancel: async (tag) => {
+      await control.client.command({ query: "KILL QUERY WHERE Settings['log_comment'] = {tag:String} ASYNC", query_params: { tag } });
+    },
+  });
+  const all = [...Object.values(laneConnections).flat(), control];
   return {
-    client,
-    ...statementsOf(client),
+    // Tests' and benches' raw client: an interactive connection.
+    client: laneConnections.interactive![0]!.client,
+    ...statements,
     mode: 'embedded',
-    insertRaw: async (table, columns, format, bytes, insertSettings) => {
-      if (bytes.length === 0) return;
-      if (format === 'TabSeparated') {
-        await connection.chdb.rawInsert({ table, columns, format, values: bytes, settings: { ...JSON_TEXT_SETTINGS, ...insertSettings } });
-        return;
-      }
-      const clickhouse_settings = insertSettings as ClickHouseSettings | undefined;
-      await files.with(bytes, (path) =>
-        client.command({ query: insertStatement(table, columns, format, path), clickhouse_settings }).then(() => undefined),
-      );
+    insertRaw: (table, columns, format, bytes, insertSettings) => {
+      if (bytes.length === 0) return Promise.resolve();
+      return inLane('ingest', { name: `insert.${table}` }, async (client, laneSettings, slot) => {
+        if (format === 'TabSeparated') {
+          // rawInsert needs chDB's own handle of the turn's connection.
+          const connection = laneConnections.ingest![slot]!.connection;
+          await connection.chdb.rawInsert({
+            table,
+            columns,
+            format,
+            values: bytes,
+            settings: { ...JSON_TEXT_SETTINGS, ...insertSettings },
+          });
+          return;
+        }
+        const clickhouse_settings = { ...laneSettings, ...(insertSettings as ClickHouseSettings | undefined) };
+        await files.with(bytes, (path) =>
+          client.command({ query: insertStatement(table, columns, format, path), clickhouse_settings }).then(() => undefined),
+        );
+      });
     },
     convert: (sql) => side.run(sql),
     close: async () => {
       try {
-        await client.close();
+        for (const c of all) await c.client.close();
         await side.close();
       } finally {
         release();

@@ -1,6 +1,7 @@
 import type { ClickHouseClient, ClickHouseSettings } from '@clickhouse/client';
-import { metrics } from '@weft/core';
-import { toStoreError } from './errors';
+import { isRetryable, type Lane, LANES, LimitExceededError, metrics, statementContext } from '@weft/core';
+import { StoreError, toStoreError } from './errors';
+import { laneSettings, type LaneOptions, type LaneTurns } from './lanes';
 
 /** Values for the statement's `{name:Type}` placeholders (Params' `values`). */
 export type StatementParams = Record<string, unknown>;
@@ -15,6 +16,8 @@ export interface StatementOptions {
   settings?: ClickHouseSettings;
   /** Stops the statement (a request whose caller went away, a probe past its deadline). */
   signal?: AbortSignal;
+  /** The lane it runs in, when not the one of the work it runs for (@weft/core statementContext). */
+  lane?: Lane;
 }
 
 /** Output formats streamRaw answers in (the engine's names). */
@@ -49,47 +52,186 @@ export interface StoreStatements {
   insertRows(table: string, rows: readonly object[], opts?: Omit<StatementOptions, 'signal'>): Promise<void>;
 }
 
-/** The statements over a client (the same for both connections: chDB is the client's connection embedded). */
-export function statementsOf(client: ClickHouseClient): StoreStatements {
-  const settingsOf = (opts: StatementOptions | undefined): ClickHouseSettings | undefined =>
-    opts?.name ? { ...opts.settings, log_comment: opts.name } : opts?.settings;
-  const run = async <R>(opts: StatementOptions | undefined, work: () => Promise<R>): Promise<R> => {
+/** libs/store's own: a statement that is none of the typed ones (raw inserts), run in its lane as they are. */
+export interface LaneRunner {
+  inLane<R>(
+    kind: 'write' | 'ingest',
+    opts: StatementOptions | undefined,
+    work: (client: ClickHouseClient, settings: ClickHouseSettings, slot: number) => Promise<R>,
+  ): Promise<R>;
+}
+
+/**
+ * What the statements run on: each lane's turns and connections, its settings, and how a
+ * running statement is stopped (connection.ts builds one per mode).
+ */
+export interface LaneEngine {
+  turns: Record<Lane, LaneTurns>;
+  /** The client of a lane's connection `slot` (embedded: a chDB connection of its own; server: one client for all). */
+  clientFor(lane: Lane, slot: number): ClickHouseClient;
+  options: LaneOptions;
+  /**
+   * Stops the running statement whose log_comment is `tag`. Embedded: a KILL QUERY on a
+   * connection of its own (the statement's connection is busy with it). Server: aborting the
+   * request closes it and the server cancels the read (`cancel_http_readonly_queries_on_client_close`).
+   */
+  cancel?(tag: string): Promise<void>;
+  /** Hand the caller's signal to the client (server); embedded, the connection is kept until the engine ends the statement. */
+  passSignal: boolean;
+  /** Added to every statement's settings (server mode's cancel-on-close). */
+  settings?: ClickHouseSettings;
+}
+
+/** What a statement does, for the lane it runs in when nothing names one. */
+type StatementKind = 'read' | 'write' | 'ingest';
+
+/** Per-process sequence that makes every running statement's log_comment unique (its cancel handle). */
+let sequence = 0;
+
+/** The failure message for a statement its lane's cap stopped: what to narrow, which variable raises it. */
+function limitMessage(lane: Lane, type: string | undefined, opts: LaneOptions): string | undefined {
+  const narrow = 'narrow it: a shorter time range, a filter on op, status or a field, or fewer groups';
+  if (type === 'TIMEOUT_EXCEEDED' && opts.maxSeconds[lane] > 0)
+    return `the query ran past the ${lane} lane's time cap of ${opts.maxSeconds[lane]} s (WEFT_LANE_MAX_SECONDS); ${narrow}`;
+  if (type === 'MEMORY_LIMIT_EXCEEDED' && opts.maxMemoryMb[lane] > 0)
+    return `the query needed more than the ${lane} lane's memory cap of ${opts.maxMemoryMb[lane]} MiB (WEFT_LANE_MAX_MEMORY_MB); ${narrow}`;
+  if ((type === 'TOO_MANY_ROWS' || type === 'TOO_MANY_ROWS_OR_BYTES') && opts.maxRows[lane] > 0)
+    return `the query would read more than the ${lane} lane's cap of ${opts.maxRows[lane]} rows (WEFT_LANE_MAX_ROWS); ${narrow}`;
+  return undefined;
+}
+
+/**
+ * The statements over the lanes (the same for both connections: chDB is the client's connection
+ * embedded). A statement runs in `opts.lane`, else the lane of the work it runs for (the
+ * request's route, a worker's pass: @weft/core statementContext), else interactive (ingest for
+ * insertRaw); a read also takes that work's signal, so a request whose client left cancels its
+ * statements. Writes are never cancelled by the context: a batch may be shared by many callers.
+ */
+export function statementsOf(engine: LaneEngine): StoreStatements & LaneRunner {
+  const laneSettingsOf = Object.fromEntries(
+    LANES.map((lane) => [lane, { ...engine.settings, ...laneSettings(lane, engine.options) }]),
+  ) as Record<Lane, ClickHouseSettings>;
+  const placeOf = (kind: StatementKind, opts: StatementOptions | undefined) => {
+    const ctx = statementContext();
+    const lane: Lane = opts?.lane ?? (kind === 'ingest' ? 'ingest' : (ctx.lane ?? 'interactive'));
+    const signal = opts?.signal ?? (kind === 'read' ? ctx.signal : undefined);
+    return { lane, signal };
+  };
+
+  /** One statement in its lane: a turn on a connection, its settings and tag, cancellation while it runs. */
+  interface Running {
+    client: ClickHouseClient;
+    settings: ClickHouseSettings;
+    signal?: AbortSignal;
+    lane: Lane;
+    slot: number;
+    done(): Promise<void>;
+  }
+  const begin = async (kind: StatementKind, opts: StatementOptions | undefined): Promise<Running> => {
+    const { lane, signal } = placeOf(kind, opts);
+    if (signal?.aborted) throw abandoned(lane);
+    const turn = await engine.turns[lane].acquire(signal);
+    const tag = `${opts?.name ?? 'unnamed'} #${++sequence}`;
+    let ended = false;
+    let cancelled = false;
+    const onAbort = () => {
+      metrics.laneCancelled.inc({ lane });
+      cancelled = true;
+      if (engine.cancel) void cancelUntilEnded(tag, () => ended);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    const client = engine.clientFor(lane, turn.slot);
+    return {
+      client,
+      settings: { ...laneSettingsOf[lane], ...opts?.settings, log_comment: tag },
+      signal: engine.passSignal ? signal : undefined,
+      lane,
+      slot: turn.slot,
+      done: async () => {
+        ended = true;
+        signal?.removeEventListener('abort', onAbort);
+        try {
+          // chDB lists a killed statement as running until its connection runs the next one.
+          if (cancelled && engine.cancel)
+            await client.query({ query: 'SELECT 1', format: 'CSV' }).then(
+              (r) => r.close(),
+              () => undefined,
+            );
+        } finally {
+          turn.release();
+        }
+      },
+    };
+  };
+
+  const abandoned = (lane: Lane) =>
+    Object.assign(new Error(`statement abandoned before it ran in the ${lane} lane`), { name: 'AbortError' });
+  /**
+   * Kills the statement until it has ended: an abort that lands between the turn and the engine
+   * listing the statement finds nothing to kill the first time.
+   */
+  const cancelUntilEnded = async (tag: string, ended: () => boolean) => {
+    for (let attempt = 0; attempt < 8 && !ended(); attempt++) {
+      await engine.cancel!(tag).catch(() => undefined);
+      await new Promise((r) => setTimeout(r, 25 * 2 ** Math.min(attempt, 4)));
+    }
+  };
+
+  /** The StoreError (or, for a lane's cap, the LimitExceededError) for what a statement threw. */
+  const failure = (e: unknown, lane: Lane | undefined, opts: StatementOptions | undefined, signal: AbortSignal | undefined): Error => {
+    // The lane's own refusal (its queue bound) stays as it is: 503 + Retry-After at the edge.
+    if (isRetryable(e)) return e;
+    const err = toStoreError(e, opts?.name, signal);
+    const message = lane && err.kind === 'unavailable' ? limitMessage(lane, err.type, engine.options) : undefined;
+    if (message && lane) {
+      metrics.laneRefused.inc({ lane, reason: 'cap' });
+      return Object.assign(new LimitExceededError(message), { cause: err });
+    }
+    return err;
+  };
+  const outcomeOf = (e: Error) => (e instanceof StoreError ? e.kind : isRetryable(e) ? 'refused' : 'limit');
+
+  const run = async <R>(kind: StatementKind, opts: StatementOptions | undefined, work: (r: Running) => Promise<R>): Promise<R> => {
     const started = performance.now();
     const statement = opts?.name ?? 'unnamed';
+    let running: Running | undefined;
     try {
-      const result = await work();
+      running = await begin(kind, opts);
+      const result = await work(running);
       metrics.storeStatementSeconds.observe({ statement, outcome: 'ok' }, (performance.now() - started) / 1000);
       return result;
     } catch (e) {
-      const err = toStoreError(e, opts?.name, opts?.signal);
-      metrics.storeStatementSeconds.observe({ statement, outcome: err.kind }, (performance.now() - started) / 1000);
+      const err = failure(e, running?.lane, opts, placeOf(kind, opts).signal);
+      metrics.storeStatementSeconds.observe({ statement, outcome: outcomeOf(err) }, (performance.now() - started) / 1000);
       throw err;
+    } finally {
+      await running?.done();
     }
   };
   /** A SELECT's answer as JSONEachRow rows, read whole (rows) or as they come (streamRows). */
-  const jsonRows = (sql: string, params: StatementParams | undefined, opts: StatementOptions | undefined) =>
-    client.query({
-      query: sql,
-      query_params: params,
-      format: 'JSONEachRow',
-      clickhouse_settings: settingsOf(opts),
-      abort_signal: opts?.signal,
-    });
+  const jsonRows = (sql: string, params: StatementParams | undefined, r: Running) =>
+    r.client.query({ query: sql, query_params: params, format: 'JSONEachRow', clickhouse_settings: r.settings, abort_signal: r.signal });
   const rows = <T>(sql: string, params?: StatementParams, opts?: StatementOptions): Promise<T[]> =>
-    run(opts, async () => (await jsonRows(sql, params, opts)).json<T>());
-  /** A stream's statement: timed and classified like the others, from its start to its last chunk. */
-  const streamed = async function* <R>(opts: StatementOptions | undefined, chunks: () => Promise<AsyncIterable<R>>): AsyncGenerator<R> {
+    run('read', opts, async (r) => (await jsonRows(sql, params, r)).json<T>());
+  /** A stream's statement: timed and classified like the others, its turn held from its start to its last chunk. */
+  const streamed = async function* <R>(
+    opts: StatementOptions | undefined,
+    chunks: (r: Running) => Promise<AsyncIterable<R>>,
+  ): AsyncGenerator<R> {
     const started = performance.now();
     const statement = opts?.name ?? 'unnamed';
     let outcome = 'ok';
+    let running: Running | undefined;
     try {
+      running = await begin('read', opts);
       // Leaving the loop early returns the client's stream iterator, which destroys the response.
-      for await (const chunk of await chunks()) yield chunk;
+      for await (const chunk of await chunks(running)) yield chunk;
     } catch (e) {
-      const err = toStoreError(e, opts?.name, opts?.signal);
-      outcome = err.kind;
+      const err = failure(e, running?.lane, opts, placeOf('read', opts).signal);
+      outcome = outcomeOf(err);
       throw err;
     } finally {
+      await running?.done();
       // Also when the caller left the loop early (the statement then ended well, as far as it went).
       metrics.storeStatementSeconds.observe({ statement, outcome }, (performance.now() - started) / 1000);
     }
@@ -98,29 +240,30 @@ export function statementsOf(client: ClickHouseClient): StoreStatements {
     rows,
     row: async <T>(sql: string, params?: StatementParams, opts?: StatementOptions) => (await rows<T>(sql, params, opts))[0],
     streamRows: async function* <T>(sql: string, params?: StatementParams, opts?: StatementOptions): AsyncGenerator<T> {
-      const blocks = streamed(opts, async () => (await jsonRows(sql, params, opts)).stream<T>());
-      for await (const block of blocks) for (const r of block) yield r.json<T>();
+      const blocks = streamed(opts, async (r) => (await jsonRows(sql, params, r)).stream<T>());
+      for await (const block of blocks) for (const row of block) yield row.json<T>();
     },
     streamRaw: (sql, params, opts) =>
-      streamed(opts, async () => {
+      streamed(opts, async (r) => {
         // exec: the answer's bytes untouched (query() would decode them into rows).
-        const rs = await client.exec({
+        const rs = await r.client.exec({
           query: `${sql}\nFORMAT ${opts.format}`,
           query_params: params,
-          clickhouse_settings: settingsOf(opts),
-          abort_signal: opts.signal,
+          clickhouse_settings: r.settings,
+          abort_signal: r.signal,
         });
         return rs.stream as AsyncIterable<Buffer>;
       }),
     command: (sql, params, opts) =>
-      run(opts, async () => {
-        await client.command({ query: sql, query_params: params, clickhouse_settings: settingsOf(opts), abort_signal: opts?.signal });
+      run('write', opts, async (r) => {
+        await r.client.command({ query: sql, query_params: params, clickhouse_settings: r.settings, abort_signal: r.signal });
       }),
     insertRows: (table, values, opts) =>
       values.length === 0
         ? Promise.resolve()
-        : run(opts, async () => {
-            await client.insert({ table, values: values as object[], format: 'JSONEachRow', clickhouse_settings: settingsOf(opts) });
+        : run('write', opts, async (r) => {
+            await r.client.insert({ table, values: values as object[], format: 'JSONEachRow', clickhouse_settings: r.settings });
           }),
+    inLane: (kind, opts, work) => run(kind, opts, (r) => work(r.client, r.settings, r.slot)),
   };
 }

@@ -2,13 +2,14 @@ import type { z } from 'zod';
 import type { deletionStatusRes } from '@weft/api';
 import {
   ApiError,
+  type Caller,
   generateId,
+  inLane,
+  type Logger,
   microsToClickHouse,
   microsToIso,
   nowMicros,
   parseTimestampMicros,
-  type Caller,
-  type Logger,
 } from '@weft/core';
 import { localTable, physicalDeleteStatement, type Store } from '@weft/store';
 import { deletionSteps, type DeletionKind, type DeletionStep } from './deletion-plan';
@@ -76,7 +77,8 @@ export class DeletionJobs {
 
   private start(job: JobRow): void {
     if (this.running.has(job.id)) return;
-    const run = this.run(job)
+    // Background lane, whoever asked for it: a request that started the job does not own it.
+    const run = inLane('background', () => this.run(job))
       .then(() => this.record({ ...job, state: 'done', error: null }))
       .catch(async (err: unknown) => {
         this.log.error({ err, job: job.id, kind: job.kind }, 'deletion job failed; run again at its next status read');

@@ -1,5 +1,5 @@
 import type { EvaluationStatus, RouteRequestOf } from '@weft/api';
-import { ApiError, badRequest, type Caller, type Logger } from '@weft/core';
+import { ApiError, badRequest, type Caller, inLane, type Logger } from '@weft/core';
 import { RawJson } from '@weft/digest';
 import type { CallIngest } from '@weft/ingest';
 import { callRef, createObject, createTable, parseRef, queryTableRows, readObject, resolveRefs } from '@weft/objects';
@@ -121,8 +121,9 @@ export class EvaluationRuns {
 
   /** Heartbeats, cancellations made elsewhere, and runs left by a stopped process: now, then every heartbeat. */
   start(): void {
-    void this.tick();
-    this.timer = setInterval(() => void this.tick(), this.opts.heartbeatMs);
+    // Background lane: the runs' statements yield to what people wait for (@weft/core lanes).
+    void inLane('background', () => this.tick());
+    this.timer = setInterval(() => void inLane('background', () => this.tick()), this.opts.heartbeatMs);
     this.timer.unref();
   }
 
@@ -333,7 +334,8 @@ export class EvaluationRuns {
 
   /** Runs a run's rows in the background; its end (or failure) is recorded on its root. */
   private launch(run: Run, root: LlmCall, state: { results: RowResult[]; unfinished: UnfinishedRow[]; remaining: Example[] }): void {
-    const done = this.execute(run, root, state)
+    // Background lane, whoever asked for it: the request that started the run does not own it.
+    const done = inLane('background', () => this.execute(run, root, state))
       .catch(async (err: unknown) => {
         this.log.error({ err, call_id: root.id }, 'evaluate_model: the run failed');
         await root.end({ output: null, exception: exception(err instanceof Error ? err.message : String(err)) }).catch(() => {});

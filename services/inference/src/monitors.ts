@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { metrics, type Logger } from '@weft/core';
+import { inLane, type Logger, metrics } from '@weft/core';
 import { parseLosslessJson, RawJson } from '@weft/digest';
 import { callRef, createFeedback, objectsOfClass, parseRef, readObject, refsWithTriggeredFeedbackSql } from '@weft/objects';
 import { CallsQueryPlan } from '@weft/query';
@@ -92,7 +92,8 @@ export class MonitorWorker {
   }
 
   start(): void {
-    this.timer = setInterval(() => void this.look(), this.opts.intervalMs);
+    // Background lane: the monitors' statements yield to what people wait for (@weft/core lanes).
+    this.timer = setInterval(() => void inLane('background', () => this.look()), this.opts.intervalMs);
     this.timer.unref();
   }
 

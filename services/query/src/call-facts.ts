@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { metrics } from '@weft/core';
+import { inLane, metrics } from '@weft/core';
 import {
   blocksOf,
   CALL_MARKS,
@@ -67,7 +67,8 @@ export class CallFacts {
     this.stopped = false;
     const loop = () => {
       if (this.stopped) return;
-      this.running = this.pass()
+      // Background lane: the builds yield to what people wait for (@weft/core lanes).
+      this.running = inLane('background', () => this.pass())
         .catch((err: unknown) => this.log.warn({ err }, 'analytics facts: a build pass failed; the next one tries again'))
         .finally(() => {
           this.running = undefined;

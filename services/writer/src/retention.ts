@@ -1,4 +1,4 @@
-import { metrics, type Logger } from '@weft/core';
+import { inLane, type Logger, metrics } from '@weft/core';
 import { FEEDBACK_RETENTION, listProjectSetting } from '@weft/objects';
 import { CALL_RETENTION, Params, type RetentionCutoffs } from '@weft/query';
 import { physicalDeleteStatement, type Store } from '@weft/store';
@@ -35,7 +35,8 @@ export class RetentionSweeper {
   ) {}
 
   start(): void {
-    this.timer = setInterval(() => void this.pass(), this.opts.intervalMs);
+    // Background lane: retention's passes yield to what people wait for (@weft/core lanes).
+    this.timer = setInterval(() => void inLane('background', () => this.pass()), this.opts.intervalMs);
     this.timer.unref();
   }
 

@@ -1,0 +1,131 @@
+import type { ClickHouseSettings } from '@clickhouse/client';
+import { type Lane, LANES, type LaneConfig, laneConfig, metrics, RetryableError } from '@weft/core';
+
+/** What the store reads of the lanes' configuration (docs/operations.md, "Lanes"). */
+export type LaneOptions = Pick<LaneConfig, 'connections' | 'threads' | 'maxSeconds' | 'maxMemoryMb' | 'maxRows' | 'queueMs'>;
+
+/** The defaults, as with no variable set. */
+export const defaultLaneOptions = (): LaneOptions => laneConfig.parse({});
+
+/**
+ * The engine's own priority per lane (lower runs first; a statement of a later lane is paused
+ * while one of an earlier lane runs): what a person waits for before analytics, analytics before
+ * background passes. Inserts take no priority in the engine.
+ */
+const PRIORITY: Record<Lane, number> = { ingest: 1, interactive: 1, heavy: 5, background: 10 };
+
+/** The engine settings a statement of `lane` runs with (its caps and its share of the cores). */
+export function laneSettings(lane: Lane, opts: LaneOptions): ClickHouseSettings {
+  const s: ClickHouseSettings = {};
+  if (lane !== 'ingest') s.priority = String(PRIORITY[lane]);
+  if (opts.threads[lane] > 0) s.max_threads = opts.threads[lane];
+  if (opts.maxSeconds[lane] > 0) s.max_execution_time = opts.maxSeconds[lane];
+  if (opts.maxMemoryMb[lane] > 0) s.max_memory_usage = String(opts.maxMemoryMb[lane] * 1024 * 1024);
+  if (opts.maxRows[lane] > 0) s.max_rows_to_read = String(opts.maxRows[lane]);
+  return s;
+}
+
+/** A turn on one of a lane's connections: `slot` says which; release it exactly once. */
+export interface Turn {
+  slot: number;
+  release(): void;
+}
+
+interface Waiter {
+  grant(slot: number): void;
+  refuse(e: Error): void;
+}
+
+/**
+ * One lane's connections: at most one statement on each at a time (the embedded engine runs a
+ * connection's statements one after another anyway), the others wait in order — for at most the
+ * lane's queue bound, then they are refused (503 + Retry-After: the lane is saturated, not the
+ * request wrong), and a waiter whose caller went away leaves the queue at once.
+ */
+export class LaneTurns {
+  private readonly free: number[];
+  private readonly queue: Waiter[] = [];
+
+  constructor(
+    readonly lane: Lane,
+    readonly size: number,
+    private readonly queueMs: number,
+  ) {
+    this.free = Array.from({ length: size }, (_, i) => size - 1 - i);
+  }
+
+  acquire(signal?: AbortSignal): Promise<Turn> {
+    const slot = this.free.pop();
+    if (slot !== undefined) return Promise.resolve(this.turn(slot, 0));
+    const queuedAt = performance.now();
+    metrics.laneQueued.inc({ lane: this.lane });
+    return new Promise<Turn>((resolve, reject) => {
+      let timer: NodeJS.Timeout | undefined;
+      const leave = () => {
+        const i = this.queue.indexOf(waiter);
+        if (i >= 0) this.queue.splice(i, 1);
+        metrics.laneQueued.dec({ lane: this.lane });
+        if (timer) clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+      };
+      const waiter: Waiter = {
+        grant: (s) => {
+          leave();
+          resolve(this.turn(s, performance.now() - queuedAt));
+        },
+        refuse: (e) => {
+          leave();
+          reject(e);
+        },
+      };
+      const onAbort = () => {
+        metrics.laneCancelled.inc({ lane: this.lane });
+        waiter.refuse(Object.assign(new Error(`statement abandoned while waiting in the ${this.lane} lane`), { name: 'AbortError' }));
+      };
+      if (signal?.aborted) return onAbort();
+      signal?.addEventListener('abort', onAbort, { once: true });
+      if (this.queueMs > 0) {
+        timer = setTimeout(() => {
+          metrics.laneRefused.inc({ lane: this.lane, reason: 'queue' });
+          waiter.refuse(
+            new RetryableError(
+              `the engine's ${this.lane} lane is busy: waited ${this.queueMs} ms for one of its ${this.size} connections (WEFT_LANE_CONNECTIONS, WEFT_LANE_QUEUE_MS)`,
+              Math.max(1, Math.ceil(this.queueMs / 1000)),
+            ),
+          );
+        }, this.queueMs);
+        timer.unref();
+      }
+      this.queue.push(waiter);
+    });
+  }
+
+  /** Statements running and waiting now. */
+  get load(): { running: number; queued: number } {
+    return { running: this.size - this.free.length, queued: this.queue.length };
+  }
+
+  private turn(slot: number, waitedMs: number): Turn {
+    metrics.laneWaitSeconds.observe({ lane: this.lane }, waitedMs / 1000);
+    metrics.laneRunning.inc({ lane: this.lane });
+    let released = false;
+    return {
+      slot,
+      release: () => {
+        if (released) return;
+        released = true;
+        metrics.laneRunning.dec({ lane: this.lane });
+        const next = this.queue[0];
+        if (next) next.grant(slot);
+        else this.free.push(slot);
+      },
+    };
+  }
+}
+
+/** Every lane's turns, from the options. */
+export function laneTurns(opts: LaneOptions): Record<Lane, LaneTurns> {
+  return Object.fromEntries(
+    LANES.map((lane) => [lane, new LaneTurns(lane, Math.max(1, opts.connections[lane]), opts.queueMs[lane])]),
+  ) as Record<Lane, LaneTurns>;
+}

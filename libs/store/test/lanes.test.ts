@@ -1,0 +1,124 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { inLane, isLimitExceeded, isRetryable } from '@weft/core';
+import { openStore, type Store } from '../src/connection';
+import { defaultLaneOptions, type LaneOptions } from '../src/lanes';
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+function storeWith(change: (o: LaneOptions) => void = () => undefined): Store {
+  const dir = mkdtempSync(join(tmpdir(), 'weft-lanes-'));
+  dirs.push(dir);
+  const lanes = defaultLaneOptions();
+  change(lanes);
+  return openStore({ dataDir: dir, lanes });
+}
+
+/** A statement that keeps a core busy for seconds; bound, as every statement of weft is. */
+const LONG = 'SELECT count() FROM numbers({n:UInt64}) WHERE sipHash64(number) % 7 = {r:UInt8}';
+const SMALL = 'SELECT count() AS c FROM numbers({n:UInt64}) WHERE number % {m:UInt64} = 0';
+
+const timed = async (work: () => Promise<unknown>) => {
+  const started = performance.now();
+  await work();
+  return performance.now() - started;
+};
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+/** Five small reads, one after another, begun while two long statements run in `longLane`: the first's time and the median. */
+async function smallUnderTwoLong(store: Store, longLane: 'heavy' | 'interactive', n: number): Promise<{ first: number; median: number }> {
+  const abort = new AbortController();
+  const long = [1, 2].map((r) =>
+    store.rows(LONG, { n, r }, { name: 'lanes.long', lane: longLane, signal: abort.signal }).catch(() => undefined),
+  );
+  await new Promise((r) => setTimeout(r, 300));
+  const times: number[] = [];
+  for (let i = 0; i < 5; i++) times.push(await timed(() => store.rows(SMALL, { n: 100_000, m: 7 }, { name: 'lanes.small' })));
+  abort.abort();
+  await Promise.all(long);
+  return { first: times[0]!, median: median(times) };
+}
+
+describe('engine lanes (embedded)', () => {
+  it('a small read answers beside two long heavy statements; on one shared lane it waits behind them', async () => {
+    const store = storeWith();
+    let alone: number, lanes: { first: number; median: number };
+    try {
+      alone = median(await Promise.all([0, 1, 2].map(() => timed(() => store.rows(SMALL, { n: 100_000, m: 7 })))));
+      lanes = await smallUnderTwoLong(store, 'heavy', 5_000_000_000);
+    } finally {
+      await store.close();
+    }
+    // Today's one lane: the long statements (a second or so each here) hold the connection the small one needs.
+    const shared = storeWith((o) => (o.connections.interactive = 1));
+    let oneLane: { first: number };
+    try {
+      oneLane = await smallUnderTwoLong(shared, 'interactive', 40_000_000);
+    } finally {
+      await shared.close();
+    }
+    expect(lanes.median).toBeLessThan(Math.max(250, alone * 5));
+    expect(lanes.first).toBeLessThan(1000);
+    expect(oneLane.first).toBeGreaterThan(Math.max(300, lanes.first * 3));
+  });
+
+  it("a statement whose caller went away leaves the engine's running list within 200 ms", async () => {
+    const store = storeWith();
+    try {
+      const abort = new AbortController();
+      const running = store.rows(LONG, { n: 5_000_000_000, r: 3 }, { name: 'lanes.abandoned', lane: 'heavy', signal: abort.signal });
+      const listed = () =>
+        store.rows<{ c: number }>("SELECT count() AS c FROM system.processes WHERE startsWith(Settings['log_comment'], 'lanes.abandoned')");
+      await expect.poll(async () => (await listed())[0]!.c, { timeout: 5000, interval: 50 }).toBe(1);
+      const aborted = performance.now();
+      abort.abort();
+      await expect(running).rejects.toMatchObject({ kind: 'aborted' });
+      await expect.poll(async () => (await listed())[0]!.c, { timeout: 200, interval: 20 }).toBe(0);
+      expect(performance.now() - aborted).toBeLessThan(400);
+      // Its connection is free again at once: the next heavy statement does not wait behind it.
+      expect(await timed(() => store.rows(SMALL, { n: 1000, m: 3 }, { lane: 'heavy' }))).toBeLessThan(200);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('takes the lane and the signal of the work it runs for', async () => {
+    const store = storeWith();
+    try {
+      const lane = await inLane('background', () =>
+        store.row<{ t: string; p: string }>("SELECT getSetting('max_threads') AS t, getSetting('priority') AS p"),
+      );
+      expect(lane).toEqual({ t: 1, p: 10 });
+      const abort = new AbortController();
+      abort.abort();
+      await expect(inLane('heavy', () => store.rows('SELECT 1'), abort.signal)).rejects.toMatchObject({ kind: 'aborted' });
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('a statement past its lane cap is refused with what to narrow; a full lane refuses after its queue bound', async () => {
+    const store = storeWith((o) => {
+      o.maxSeconds.heavy = 1;
+      o.connections.heavy = 1;
+      o.queueMs.heavy = 300;
+    });
+    try {
+      const first = store.rows(LONG, { n: 5_000_000_000, r: 4 }, { lane: 'heavy' }).catch((e: unknown) => e);
+      await new Promise((r) => setTimeout(r, 50));
+      const queued = await store.rows('SELECT 1', undefined, { lane: 'heavy' }).catch((e: unknown) => e);
+      expect(isRetryable(queued)).toBe(true);
+      expect(String(queued)).toMatch(/heavy lane is busy.*WEFT_LANE_QUEUE_MS/);
+      const capped = await first;
+      expect(isLimitExceeded(capped)).toBe(true);
+      expect(String(capped)).toMatch(/heavy lane's time cap of 1 s \(WEFT_LANE_MAX_SECONDS\); narrow it/);
+    } finally {
+      await store.close();
+    }
+  });
+});

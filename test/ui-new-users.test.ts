@@ -154,3 +154,59 @@ describe('an annotation queue made from the calls table (item 10)', () => {
     UI_TEST_MS,
   );
 });
+
+describe('monitors (item 4)', () => {
+  it(
+    "scored calls show their results in the Feedback column; the Monitors page lists each monitor's state, scorers, results and failures",
+    async () => {
+      const obj = async (object_id: string, val: Record<string, unknown>) => {
+        const r = await member.post('/obj/create', { obj: { project_id: P, object_id, val } });
+        expect(r.status, r.text).toBe(200);
+        return `weave:///${P}/object/${object_id}:${r.body.digest}`;
+      };
+      const base = { _bases: ['Object', 'BaseModel'] };
+      const judge = await obj('judge', { ...base, _type: 'LLMAsAJudgeScorer', _class_name: 'LLMAsAJudgeScorer', name: 'judge' });
+      const watching = await obj('watch-llm', {
+        ...base,
+        _type: 'Monitor',
+        _class_name: 'Monitor',
+        name: 'watch-llm',
+        active: true,
+        op_names: [`weave:///${P}/op/llm:*`],
+        sampling_rate: 0.5,
+        scorers: [judge],
+      });
+      await obj('paused-one', { ...base, _type: 'Monitor', _class_name: 'Monitor', name: 'paused-one', active: false, scorers: [judge] });
+      const result = async (payload: Record<string, unknown>) => {
+        const r = await member.post('/feedback/create', {
+          project_id: P,
+          svc_ref: `weave:///${P}/call/llm`,
+          feedback_type: 'wandb.runnable.judge',
+          runnable_ref: judge,
+          trigger_ref: watching,
+          payload,
+        });
+        expect(r.status, r.text).toBe(200);
+      };
+      await result({ output: { passed: true } });
+      await result({ output: null, error: 'judge model unreachable' });
+
+      const page = await signedIn(`/#/p/${P}/calls?roots=0`);
+      const cell = page.locator('.call-row[data-call-id="llm"] .col-feedback .feedback-cell');
+      await until(() => cell.getAttribute('data-feedback')).toBe('⚖2');
+
+      await page.getByRole('link', { name: 'Monitors' }).click();
+      const watch = page.locator('section[data-monitor="watch-llm"]');
+      await until(() => watch.locator('[data-state]').getAttribute('data-state')).toBe('active');
+      expect(await page.locator('section[data-monitor="paused-one"] [data-state]').getAttribute('data-state')).toBe('paused');
+      expect(await watch.locator('.monitor-scorers').textContent()).toBe('judge');
+      expect(await watch.locator('.monitor-failures').getAttribute('data-failures')).toBe('1');
+      expect(await watch.locator('.monitor-failures').textContent()).toContain('judge model unreachable');
+      expect(await watch.locator('.monitor-results tbody tr').count()).toBe(2);
+      expect(await page.locator('a.judges-link').getAttribute('href')).toBe(`#/p/${P}-judges/calls`);
+      await shot(page, 'monitors');
+      await page.close();
+    },
+    UI_TEST_MS,
+  );
+});

@@ -94,12 +94,22 @@ describe('the calls table at 1440 px', () => {
 
 describe('one name for a user (item 5)', () => {
   it(
-    "the call's detail names the user as the calls table does, the id on hover",
+    "the call's detail names the user as the calls table does, the id on hover, and its feedback's authors too",
     async () => {
-      const page = await signedIn(`/#/p/${P}/call/llm`);
+      const note = await member.post('/feedback/create', {
+        project_id: P,
+        svc_ref: `weave:///${P}/call/agent`,
+        feedback_type: 'wandb.note.1',
+        payload: { note: 'looks right' },
+      });
+      expect(note.status, note.text).toBe(200);
+      const page = await signedIn(`/#/p/${P}/call/agent`);
       const user = page.locator('dt:text-is("User") + dd [data-user-id]');
       await until(() => user.textContent()).toBe('nina');
       expect(await user.getAttribute('title')).toBe(memberKey.user_id);
+      const by = page.locator('.feedback-item .feedback-by [data-user-id]');
+      await until(() => by.textContent()).toBe('nina');
+      expect(await by.getAttribute('title')).toBe(memberKey.user_id);
       await shot(page, 'call-detail');
       await page.close();
     },

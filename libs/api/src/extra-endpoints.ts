@@ -23,6 +23,7 @@ import { deletionStatusReq, deletionStatusRes, projectDeleteReq, userDataDeleteR
 import { tableDiffReq, tableDiffRes } from './table-diff';
 import { usersReadBatchReq, usersReadBatchRes } from './users';
 import * as v2 from './v2-objects';
+import * as alerts from './alerts';
 import {
   evaluateModelReq,
   evaluateModelRes,
@@ -1064,6 +1065,79 @@ export const extraEndpoints = {
     service: 'gateway',
     request: v2.scoreReadReq,
     response: v2.scoreRes,
+    published: true,
+  },
+  // Alerts (docs/alerts.md): AlertSpec objects evaluated by the query role; where their notifications go.
+  alertsList: {
+    path: '/alerts/list',
+    summary: "A project's AlertSpecs as weft evaluates them: the rule read, its state, last value, mute",
+    auth: 'basic',
+    service: 'query',
+    request: alerts.alertsListReq,
+    response: alerts.alertsListRes,
+    published: true,
+  },
+  alertChannelCreate: {
+    path: '/alerts/channels/create',
+    summary: 'Adds a notification channel to a project: a webhook (JSON body, HMAC-signed with a secret) or a Slack incoming webhook',
+    auth: 'basic',
+    service: 'query',
+    request: alerts.alertChannelCreateReq,
+    response: alerts.alertChannel,
+    published: true,
+  },
+  alertChannelList: {
+    path: '/alerts/channels/list',
+    summary: "A project's notification channels (never their secrets)",
+    auth: 'basic',
+    service: 'query',
+    request: alerts.alertChannelListReq,
+    response: alerts.alertChannelListRes,
+    published: true,
+  },
+  alertChannelDelete: {
+    path: '/alerts/channels/delete',
+    summary: 'Removes a notification channel (its pending deliveries are dropped)',
+    auth: 'basic',
+    service: 'query',
+    request: alerts.alertChannelRefReq,
+    response: alerts.alertChannelDeleteRes,
+    published: true,
+  },
+  alertChannelTest: {
+    path: '/alerts/channels/test',
+    summary: 'Sends a test notification to a channel now and says what the receiver answered',
+    auth: 'basic',
+    service: 'query',
+    request: alerts.alertChannelRefReq,
+    response: alerts.alertChannelTestRes,
+    published: true,
+  },
+  alertEventsQuery: {
+    path: '/alerts/events/query',
+    summary: "A project's alert transitions (firing, resolved), newest first, each with its deliveries",
+    auth: 'basic',
+    service: 'query',
+    request: alerts.alertEventsQueryReq,
+    response: alerts.alertEventsQueryRes,
+    published: true,
+  },
+  alertMute: {
+    path: '/alerts/mute',
+    summary: 'Mutes an alert until a time: its transitions are recorded, not delivered',
+    auth: 'basic',
+    service: 'query',
+    request: alerts.alertMuteReq,
+    response: alerts.alertMuteRes,
+    published: true,
+  },
+  alertUnmute: {
+    path: '/alerts/unmute',
+    summary: "Ends an alert's mute",
+    auth: 'basic',
+    service: 'query',
+    request: alerts.alertUnmuteReq,
+    response: alerts.alertMuteRes,
     published: true,
   },
 } as const satisfies Record<string, ExtraEndpointSpec>;

@@ -108,6 +108,24 @@ export const metrics = {
     buckets: [0.5, 1, 2, 5, 10, 30, 60, 300, 900, 3600],
     registers,
   }),
+  alertPassSeconds: new Histogram({
+    name: 'weft_alert_pass_seconds',
+    help: "Time one pass of the alert worker took to evaluate every AlertSpec (the lease holder's passes only)",
+    buckets: [0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300],
+    registers,
+  }),
+  alertTransitions: new Counter({
+    name: 'weft_alert_transitions_total',
+    help: 'Alert transitions recorded, by the state entered (firing, resolved)',
+    labelNames: ['state'] as const,
+    registers,
+  }),
+  alertDeliveries: new Counter({
+    name: 'weft_alert_delivery_attempts_total',
+    help: 'Attempts to deliver an alert notification, by outcome (sent, retry: failed and tried again, failed: given up)',
+    labelNames: ['outcome'] as const,
+    registers,
+  }),
   producerLatency: new Histogram({
     name: 'weft_producer_latency_seconds',
     help: 'Time from publish to acknowledgement by the bus (Kafka: all in-sync replicas)',

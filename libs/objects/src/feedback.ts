@@ -403,3 +403,37 @@ export const FEEDBACK_RETENTION: RetentionTable = {
 /** The refs that have feedback of the project (`pid`, a parameter) whose trigger ref starts with `triggerPrefix` (a parameter): a monitor's scored calls. */
 export const refsWithTriggeredFeedbackSql = (pid: string, triggerPrefix: string) =>
   `SELECT svc_ref FROM feedback WHERE project_id = ${pid} AND startsWith(ifNull(trigger_ref, ''), ${triggerPrefix})`;
+
+/**
+ * A Monitor's scores as an alert's window (services/query alerts): the feedback its worker wrote
+ * (trigger_ref a version of the monitor, runnable_ref a version of the scorer when one is named),
+ * each with its value at `path` under the payload (`{output: …}`) as `num` (numbers, booleans as
+ * 1/0) and `text`, only those that have one, newest first: the `last` of them, or those written
+ * since `sinceMs`. Versions are matched by name, so an edited monitor or scorer keeps its alert.
+ */
+export function monitorScoresWindowSql(q: {
+  project_id: string;
+  /** `weave:///<project>/object/<monitor>:` — every version of the monitor. */
+  monitorRefPrefix: string;
+  scorerRefPrefix?: string;
+  path: string[];
+  sinceMs?: number;
+  last?: number;
+}): { sql: string; p: Params } {
+  const p = new Params();
+  const conds = [
+    `project_id = ${p.str(q.project_id)}`,
+    `startsWith(ifNull(trigger_ref, ''), ${p.str(q.monitorRefPrefix)})`,
+    ...(q.scorerRefPrefix ? [`startsWith(ifNull(runnable_ref, ''), ${p.str(q.scorerRefPrefix)})`] : []),
+    ...(q.sinceMs !== undefined ? [`created_at >= fromUnixTimestamp64Milli(${p.add(Math.floor(q.sinceMs), 'Int64')}, 'UTC')`] : []),
+  ];
+  const raw = `JSONExtractRaw(payload_dump, ${q.path.map((k) => (/^\d+$/.test(k) && k.length < 10 ? p.add(Number(k) + 1, 'Int64') : p.str(k))).join(', ')})`;
+  const rows = `SELECT id, created_at,
+      multiIf(${raw} IN ('', 'null'), NULL, startsWith(${raw}, '"'), toNullable(JSONExtractString(${raw})), toNullable(${raw})) AS text,
+      multiIf(${raw} = 'true', toNullable(1.), ${raw} = 'false', toNullable(0.), toFloat64OrNull(text)) AS num
+    FROM feedback FINAL WHERE ${conds.join(' AND ')}`;
+  const sql = `SELECT id, num, text FROM (${rows}) WHERE text IS NOT NULL ORDER BY created_at DESC, id DESC${
+    q.last !== undefined ? ` LIMIT ${p.int(q.last)}` : ''
+  }`;
+  return { sql, p };
+}

@@ -19,6 +19,7 @@ export {
   USER_FEEDBACK_ROWS,
   createFeedback,
   feedbackForRefs,
+  monitorScoresWindowSql,
   purgeFeedback,
   queryFeedback,
   refsWithTriggeredFeedbackSql,

@@ -67,6 +67,14 @@ export const SHARDING_KEYS: Readonly<Record<string, string>> = {
   evaluation_cancels: 'cityHash64(project_id, call_id)',
   // A monitor's lease rows on one shard (the latest replaces the others).
   monitor_leases: 'cityHash64(project_id, monitor)',
+  // Alerts: a project's channels, states, mutes on one shard; an event's deliveries and attempts with it.
+  alert_channels: 'cityHash64(project_id)',
+  alert_states: 'cityHash64(project_id)',
+  alert_events: 'cityHash64(project_id)',
+  alert_deliveries: 'cityHash64(project_id)',
+  alert_delivery_attempts: 'cityHash64(project_id)',
+  alert_mutes: 'cityHash64(project_id)',
+  alert_leases: 'cityHash64(name)',
   // A day's facts and its builds with the day (not used on a cluster: block numbers are per shard).
   call_facts: 'cityHash64(project_id, day)',
   call_facts_days: 'cityHash64(project_id, day)',

@@ -129,7 +129,10 @@ export function statementsOf(engine: LaneEngine): StoreStatements & LaneRunner {
   }
   const begin = async (kind: StatementKind, opts: StatementOptions | undefined): Promise<Running> => {
     const { lane, signal } = placeOf(kind, opts);
-    if (signal?.aborted) throw abandoned(lane);
+    if (signal?.aborted) {
+      metrics.laneCancelled.inc({ lane });
+      throw abandoned(lane);
+    }
     const turn = await engine.turns[lane].acquire(signal);
     const tag = `${opts?.name ?? 'unnamed'} #${++sequence}`;
     let ended = false;

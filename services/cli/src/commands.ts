@@ -44,6 +44,11 @@ export const USAGE = `usage: weft <command> [options]
   monitors <entity/project> [list]      the project's Weave Monitors: active or not, ops, sampling, scorers
   monitors <entity/project> activate|deactivate <name>
                                         publish the monitor's latest version again with active set (as the SDK)
+  alerts <entity/project> [list]        the project's AlertSpecs as weft evaluates them: state, last value, mute
+  alerts <entity/project> events [--state firing|resolved] [--from <ISO>] [--limit <n>]
+                                        the alerts' transitions, newest first, with each delivery
+  alerts <entity/project> test <channel_id>
+                                        send a test notification to a channel now
   evaluate <entity/project> --evaluation <ref> --model <ref> [--max-cost <usd>] [--wait]
                                         run an Evaluation against a model on the server (/evaluations/evaluate_model)
   evaluate <entity/project> replay --model <ref> [--scorers <ref,…>] [--filter <JSON>] [--query <$expr JSON>]
@@ -51,8 +56,10 @@ export const USAGE = `usage: weft <command> [options]
                                         replay the calls a filter matches through a model, as an evaluation
   evaluate <entity/project> status|cancel <call_id>
                                         a server-side run's status, or cancel it (--wait: follow a run to its end)
+  mcp [--url <url>] [--api-key <key>]   weft's MCP server over stdio (for Claude Code, Cursor…), reading the
+                                        server at --url with that key (docs/mcp.md)
 
-export, analytics, retention, redaction, sampling, delivery, dead-letters, delete, monitors and evaluate always go through a server: --url (default http://localhost:6345) and
+export, analytics, retention, redaction, sampling, delivery, dead-letters, delete, monitors, alerts, evaluate and mcp always go through a server: --url (default http://localhost:6345) and
 --api-key (any key that may read the project).
 
 Where the store is:
@@ -106,6 +113,13 @@ export interface ReadCommand {
   csv?: boolean;
 }
 
+/** `weft mcp`: the MCP server over stdio, reading a running server (mcp.ts). */
+export interface McpCommand {
+  kind: 'mcp';
+  url: string;
+  apiKey: string;
+}
+
 /** `weft monitors` / `weft evaluate`: the server's work on traces, through its HTTP API (server-work.ts). */
 export interface ServerWorkCommand {
   kind: 'server-work';
@@ -113,6 +127,9 @@ export interface ServerWorkCommand {
     | 'monitors list'
     | 'monitors activate'
     | 'monitors deactivate'
+    | 'alerts list'
+    | 'alerts events'
+    | 'alerts test'
     | 'evaluate run'
     | 'evaluate replay'
     | 'evaluate status'
@@ -137,7 +154,7 @@ export interface Command {
 export function parseCommand(
   argv: string[],
   env: Record<string, string | undefined> = process.env,
-): Command | MigrateCommand | ReadCommand | ServerWorkCommand | BackupCommand {
+): Command | MigrateCommand | ReadCommand | ServerWorkCommand | BackupCommand | McpCommand {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
@@ -181,6 +198,11 @@ export function parseCommand(
     return { kind: group, dir: action, ...(values['data-dir'] ? { dataDir: values['data-dir'] } : {}) };
   }
   const common = { url: values.url ?? env.WEFT_URL ?? undefined, apiKey: values['api-key'] ?? env.WEFT_API_KEY ?? undefined };
+  if (group === 'mcp') {
+    if (action !== undefined) throw new UsageError(`weft mcp takes options only (--url, --api-key)\n\n${USAGE}`);
+    if (!common.apiKey) throw new UsageError('weft mcp needs a key: --api-key <key> or WEFT_API_KEY');
+    return { kind: 'mcp', url: common.url ?? 'http://localhost:6345', apiKey: common.apiKey };
+  }
   if (group === 'retention') {
     if (!action || rest.length > 1) throw new UsageError(`weft retention takes a project and, to set it, <days> or off\n\n${USAGE}`);
     const where = { ...common, url: common.url ?? 'http://localhost:6345' };
@@ -236,6 +258,11 @@ export function parseCommand(
     if (action === 'user') return { kind: 'delete', path: '/user_data/delete', body: { svc_user_id: rest[0] }, ...where };
     if (action === 'status') return { kind: 'delete', path: '/deletion/status', body: { job_id: rest[0] }, ...where };
     throw new UsageError(`weft delete takes project <entity/project>, user <svc_user_id> or status <job_id>\n\n${USAGE}`);
+  }
+  if (group === 'alerts') {
+    const where = { ...common, url: common.url ?? 'http://localhost:6345' };
+    if (!action) throw new UsageError(`weft alerts takes a project (<entity>/<project>)\n\n${USAGE}`);
+    return alertsCommand(action, rest, values, where);
   }
   if (group === 'monitors' || group === 'evaluate') {
     const where = { ...common, url: common.url ?? 'http://localhost:6345' };
@@ -353,4 +380,23 @@ function serverWorkCommand(
   if (rest.length > 0) throw new UsageError(`weft evaluate: unexpected ${rest.join(' ')}\n\n${USAGE}`);
   if (!o.evaluation) throw new UsageError(`weft evaluate needs --evaluation <Evaluation ref>\n\n${USAGE}`);
   return { ...base, action: 'evaluate run', body: { evaluation_ref: o.evaluation, model_ref: o.model, max_cost_usd: cost } };
+}
+
+/** `weft alerts <project> [list] | events [--state] [--from] [--limit] | test <channel_id>`. */
+function alertsCommand(
+  project: string,
+  rest: string[],
+  o: Partial<Record<'state' | 'from' | 'limit', string>>,
+  where: { url: string; apiKey?: string },
+): ServerWorkCommand {
+  const base = { kind: 'server-work' as const, project, args: rest.slice(1), body: {}, wait: false, ...where };
+  const [sub] = rest;
+  if (sub === undefined || (sub === 'list' && rest.length === 1)) return { ...base, action: 'alerts list' };
+  if (sub === 'test' && rest.length === 2) return { ...base, action: 'alerts test' };
+  if (sub === 'events' && rest.length === 1) {
+    const limit = o.limit === undefined ? undefined : Number(o.limit);
+    if (limit !== undefined && !Number.isInteger(limit)) throw new UsageError(`--limit must be an integer: ${o.limit}`);
+    return { ...base, action: 'alerts events', body: { state: o.state, since: o.from, limit } };
+  }
+  throw new UsageError(`weft alerts takes a project, then list, events, or test <channel_id>\n\n${USAGE}`);
 }

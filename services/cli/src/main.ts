@@ -6,10 +6,12 @@ import {
   UsageError,
   type BackupCommand,
   type Command,
+  type McpCommand,
   type MigrateCommand,
   type ReadCommand,
   type ServerWorkCommand,
 } from './commands';
+import { runMcp } from './mcp';
 import { runRead } from './read';
 import { runServerWork } from './server-work';
 
@@ -82,7 +84,7 @@ async function backupOrRestore(cmd: BackupCommand): Promise<unknown> {
   return cmd.kind === 'backup' ? backupDataDir(dataDir, cmd.dir) : restoreDataDir(cmd.dir, dataDir);
 }
 
-type AnyCommand = Command | MigrateCommand | ReadCommand | ServerWorkCommand | BackupCommand;
+type AnyCommand = Command | MigrateCommand | ReadCommand | ServerWorkCommand | BackupCommand | McpCommand;
 
 const isRead = (cmd: AnyCommand): cmd is ReadCommand =>
   cmd.kind === 'export' ||
@@ -103,6 +105,11 @@ async function main(): Promise<number> {
     return 2;
   }
   try {
+    if (cmd.kind === 'mcp') {
+      // Runs until the client closes stdin.
+      await runMcp(cmd);
+      return 0;
+    }
     if (isRead(cmd)) {
       await runRead(cmd);
       return 0;

@@ -1,7 +1,7 @@
 import type { ServerWorkCommand } from './commands';
 
 /**
- * `weft monitors` and `weft evaluate`: the server's work on traces, through a running server's
+ * `weft monitors`, `weft alerts` and `weft evaluate`: the server's work on traces, through a running server's
  * HTTP API (the same routes the Weave SDK and the UI use). Results are JSON on stdout; a run
  * followed with --wait shows its progress on stderr and exits 1 unless it completes.
  */
@@ -52,6 +52,12 @@ export async function runServerWork(cmd: ServerWorkCommand, progress: NodeJS.Wri
       };
       return { name, active, ref: `weave:///${project_id}/object/${name}:${digest}` };
     }
+    case 'alerts list':
+      return post('/alerts/list', { project_id });
+    case 'alerts events':
+      return post('/alerts/events/query', { project_id, ...cmd.body });
+    case 'alerts test':
+      return post('/alerts/channels/test', { project_id, channel_id: cmd.args[0] });
     case 'evaluate run':
     case 'evaluate replay': {
       const started =

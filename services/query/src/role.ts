@@ -2,7 +2,10 @@ import { documentRoutes } from '@weft/http';
 import { needs, type Role } from '@weft/runtime';
 import { uiRoutes } from '@weft/svc-ui';
 import { CallFacts } from './call-facts';
+import { mcpRoutes } from './mcp';
 import { queryRoutes } from './routes';
+import { alertRoutes } from './alerts/routes';
+import { AlertWorker } from './alerts/worker';
 
 /** Every read endpoint, answered from ClickHouse, and the web UI that talks to them. */
 export const queryRole: Role = (config, log) => {
@@ -11,14 +14,24 @@ export const queryRole: Role = (config, log) => {
     name: 'query',
     // Analytics facts (call-facts.ts): block numbers are per shard, so not on a cluster.
     components(deps) {
-      if (deps.store.cluster) return [];
+      const parts = [];
+      // Alerts (alerts/worker.ts): one process at a time evaluates them (a lease), so every query process may run one.
+      if (config.WEFT_ALERTS_INTERVAL_MS > 0) {
+        const reads = deps.readYourWrites;
+        const alerts = new AlertWorker(deps.store, log, {
+          intervalMs: config.WEFT_ALERTS_INTERVAL_MS,
+          ...(reads ? { caughtUp: () => reads.caughtUp() } : {}),
+        });
+        parts.push({ name: 'alerts', start: async () => alerts.start(), stop: () => alerts.stop() });
+      }
+      if (deps.store.cluster) return parts;
       const f = (facts = new CallFacts(deps.store, log, {
         intervalMs: config.WEFT_ANALYTICS_FACTS_INTERVAL_MS,
         settleMs: config.WEFT_ANALYTICS_FACTS_SETTLE_MS,
         graceMs: 600_000,
       }));
-      if (config.WEFT_ANALYTICS_FACTS_INTERVAL_MS === 0) return [];
-      return [{ name: 'analytics-facts', start: async () => f.start(), stop: () => f.stop() }];
+      if (config.WEFT_ANALYTICS_FACTS_INTERVAL_MS === 0) return parts;
+      return [...parts, { name: 'analytics-facts', start: async () => f.start(), stop: () => f.stop() }];
     },
     async routes(app, deps) {
       const reads = deps.readYourWrites;
@@ -31,6 +44,9 @@ export const queryRole: Role = (config, log) => {
         defaultRetentionDays: config.WEFT_RETENTION_DAYS,
         ...(reads ? { caughtUp: () => reads.caughtUp() } : {}),
       });
+      const auth = needs(deps.auth, 'auth', 'query');
+      await app.register(async (scope) => alertRoutes(scope, { store: deps.store, auth }));
+      await app.register(mcpRoutes, { auth });
       // The UI's pages and files, whichever it serves, under the `ui` group of /docs.
       await app.register(async (scope) => {
         documentRoutes(scope, (url) => ({ tag: 'ui', summary: url === '/' ? 'The web UI' : `The web UI: ${url}`, auth: 'none' }));

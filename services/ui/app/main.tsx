@@ -4,6 +4,7 @@ import { setUnauthorizedHandler } from './api';
 import { href, navigate, parseHash, useRoute } from './route';
 import { hashForSdkPath } from './sdk-links';
 import { getKey } from './session';
+import { AlertsView } from './views/alerts';
 import { AnalyticsView } from './views/analytics';
 import { CallsView } from './views/calls';
 import { DatasetDiffView } from './views/dataset-diff';
@@ -81,6 +82,8 @@ function App() {
         break;
       case 'delivery':
         return <DeliveryView projectId={projectId} />;
+      case 'alerts':
+        return <AlertsView projectId={projectId} route={route} />;
       case 'settings':
         return <SettingsView projectId={projectId} />;
     }

@@ -11,6 +11,7 @@ const TABS: [string, string][] = [
   ['monitors', 'Monitors'],
   ['playground', 'Playground'],
   ['analytics', 'Analytics'],
+  ['alerts', 'Alerts'],
   ['objects', 'Objects'],
   ['delivery', 'Delivery'],
   ['settings', 'Settings'],

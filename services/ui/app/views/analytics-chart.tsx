@@ -1,4 +1,6 @@
+import { alertPrefillOf } from '../alerts';
 import { PALETTE } from '../components/palette';
+import { projectHref } from '../route';
 import { ErrorBox, Loading } from '../components/states';
 import type { ChartSpec, MetricsAnswer, MetricsQueryBody } from '../dashboard';
 import { queryMetrics } from '../metrics-batch';
@@ -54,8 +56,18 @@ export function ChartCard({
   onRemove: () => void;
 }) {
   const answer = useAsync((signal) => queryMetrics(body, signal), [JSON.stringify(body)]);
+  // "Alert me when this goes…": the Alerts tab's form, filled in from the chart's first metric and op.
+  const prefill = alertPrefillOf(spec.metrics[0] ?? '');
+  const alertHref = prefill
+    ? projectHref(String(body.project_id), ['alerts'], { ...prefill, op: spec.op?.startsWith('weave:///') ? spec.op : undefined })
+    : null;
   const tools = (
     <div class="chart-tools">
+      {alertHref ? (
+        <a class="chart-alert" href={alertHref} title="Alert me when this crosses a line" aria-label={`Alert on ${spec.title}`}>
+          🔔
+        </a>
+      ) : null}
       <button type="button" title="Move earlier" aria-label={`Move ${spec.title} earlier`} onClick={() => onMove(-1)}>
         ↑
       </button>

@@ -1,0 +1,307 @@
+import { createHash } from 'node:crypto';
+import { inLane, metrics, microsToClickHouse, nowMicros, type Logger } from '@weft/core';
+import { objectsOfClass, queryObjects } from '@weft/objects';
+import type { Store } from '@weft/store';
+import { plainVal, readAlertRule, type AlertRule } from './alert-spec';
+import { AlertLease } from './lease';
+import { measure, nextState, type Measure } from './measure';
+import { channelBody, retryDelayMs, send, type AlertNotification } from './notify';
+import {
+  activeMutes,
+  allStates,
+  channelsByIds,
+  channelsFor,
+  deliveriesExist,
+  dueDeliveries,
+  eventExists,
+  eventsByIds,
+  insertEvent,
+  logAttempts,
+  writeDeliveries,
+  writeStates,
+  RECENT_FIGURES,
+  type AlertStateName,
+  type DeliveryRow,
+  type StateRow,
+} from './repository';
+
+export interface AlertWorkerOptions {
+  /** Time between two passes (WEFT_ALERTS_INTERVAL_MS). */
+  intervalMs: number;
+  /** Resolves once the writes acknowledged so far are stored (the all-in-one's ingest log). */
+  caughtUp?: () => Promise<void>;
+}
+
+/** A notification not delivered within this long after its transition is given up (marked failed). */
+export const DELIVERY_MAX_AGE_MS = 24 * 3600_000;
+/** Failed deliveries are retried at most this far apart (and at most ten intervals apart). */
+const RETRY_CAP_MS = 5 * 60_000;
+/** Deliveries sent at once. */
+const SEND_CONCURRENCY = 8;
+/** Deliveries read from the outbox per round: few enough that a round of receivers all timing out (10 s each) ends well within a lease. */
+const OUTBOX_BATCH = 40;
+
+/**
+ * The alert worker (docs/alerts.md): every interval, the process holding the lease (lease.ts)
+ * evaluates every project's AlertSpecs (their latest live versions) over their windows,
+ * records each transition (ok → firing → resolved, hysteresis in measure.ts) as an event with one
+ * pending delivery per channel of the project (the outbox, in the store), then sends what the
+ * outbox holds that is due, retrying failures with back-off for DELIVERY_MAX_AGE_MS.
+ *
+ * Crash safety: an event's id is derived from the alert and its transition's number, and the
+ * state (with that number) is written after the event and its deliveries; a pass that dies in
+ * between makes the same transition again next time, finds the event, and adds only what is
+ * missing. A delivery is marked sent after the receiver's 2xx, so a process killed between the
+ * two sends it again (at least once; the `X-Weft-Event-Id` header lets a receiver drop a repeat).
+ */
+export class AlertWorker {
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<void> | null = null;
+  private stopped = false;
+  private readonly lease: AlertLease;
+  private readonly retryCapMs: number;
+
+  constructor(
+    private readonly store: Store,
+    private readonly log: Logger,
+    private readonly opts: AlertWorkerOptions,
+  ) {
+    this.lease = new AlertLease(store, opts.intervalMs);
+    this.retryCapMs = Math.max(1000, Math.min(RETRY_CAP_MS, opts.intervalMs * 10));
+  }
+
+  start(): void {
+    // Background lane: the passes yield to what people wait for (@weft/core lanes).
+    this.timer = setInterval(() => void inLane('background', () => this.pass()), this.opts.intervalMs);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    await this.running;
+  }
+
+  /** One pass now (or the one running). */
+  pass(): Promise<void> {
+    if (this.running) return this.running;
+    this.running = this.run()
+      .catch((err: unknown) => this.log.error({ err }, 'alerts: a pass failed; tried again at the next interval'))
+      .finally(() => (this.running = null));
+    return this.running;
+  }
+
+  private async run(): Promise<void> {
+    // Nothing to evaluate or send: no lease written, and no wait for the writes acknowledged so
+    // far (that wait makes the ingest log store them now, which a project with no alerts does
+    // not need).
+    const rules = await this.rules();
+    if (rules.length === 0 && (await dueDeliveries(this.store, 1)).length === 0) return;
+    if (!(await this.lease.hold())) return;
+    if (rules.length) {
+      await this.opts.caughtUp?.();
+      const timer = metrics.alertPassSeconds.startTimer();
+      await this.evaluateAll(rules);
+      timer();
+    }
+    if (!this.stopped) await this.deliverDue();
+  }
+
+  /** Every live AlertSpec's latest version, read into rules (those weft cannot evaluate are skipped). */
+  private async rules(): Promise<AlertRule[]> {
+    const projects = new Set((await objectsOfClass(this.store, 'AlertSpec', 'alerts.specs')).map((o) => o.project_id));
+    const out: AlertRule[] = [];
+    for (const project_id of projects) {
+      const objs = await queryObjects(this.store, { project_id, filter: { base_object_classes: ['AlertSpec'], latest_only: true } });
+      for (const o of objs) {
+        const read = readAlertRule(project_id, o.object_id, o.digest, plainVal(o.val) as Record<string, unknown>);
+        if (read.ok) out.push(read.rule);
+      }
+    }
+    return out;
+  }
+
+  private async evaluateAll(rules: AlertRule[]): Promise<void> {
+    const states = await allStates(this.store);
+    const mutes = await activeMutes(this.store);
+    const unchanged: Omit<StateRow, 'evaluated_at'>[] = [];
+    const nowMs = Date.now();
+    for (const rule of rules) {
+      if (this.stopped) break;
+      if (!(await this.lease.keep())) return;
+      const key = `${rule.projectId}\n${rule.name}`;
+      const prev = states.get(key) ?? { state: 'ok' as AlertStateName, transitions: 0, recent: [] };
+      let m: Measure;
+      try {
+        m = await measure(this.store, rule, nowMs);
+      } catch (err) {
+        this.log.warn({ err, alert: rule.ref }, 'alerts: an alert could not be evaluated');
+        continue;
+      }
+      const next = nextState(prev.state, m.value, rule);
+      const recent = m.value === null ? prev.recent : [...prev.recent, m.value].slice(-RECENT_FIGURES);
+      const row = {
+        recent,
+        project_id: rule.projectId,
+        alert: rule.name,
+        state: next,
+        transitions: prev.transitions,
+        value: m.value,
+        calls: m.calls,
+      };
+      if (next === prev.state || m.value === null || next === 'ok') {
+        unchanged.push(row);
+        continue;
+      }
+      // Fencing: a process that lost the lease mid-pass records nothing more.
+      if (!(await this.lease.stillHeld())) return;
+      const n = prev.transitions + 1;
+      await this.recordTransition(rule, next, m, n, mutes.has(key));
+      await writeStates(this.store, [{ ...row, transitions: n }]);
+      metrics.alertTransitions.inc({ state: next });
+      this.log.info({ alert: rule.ref, state: next, value: m.value, threshold: rule.threshold }, `alerts: ${rule.name} is ${next}`);
+    }
+    if (unchanged.length && (await this.lease.keep())) await writeStates(this.store, unchanged);
+  }
+
+  /** The transition's event, and its deliveries unless muted: whatever of them a previous try did not write. */
+  private async recordTransition(rule: AlertRule, state: 'firing' | 'resolved', m: Measure, n: number, muted: boolean): Promise<void> {
+    const id = eventIdOf(rule.projectId, rule.name, n);
+    const body = notificationOf(rule, id, state, m);
+    if (!(await eventExists(this.store, rule.projectId, rule.name, id))) {
+      await insertEvent(this.store, {
+        project_id: rule.projectId,
+        alert: rule.name,
+        id,
+        alert_ref: rule.ref,
+        state,
+        value: m.value ?? 0,
+        threshold: rule.threshold,
+        muted: muted ? 1 : 0,
+        body: JSON.stringify(body),
+      });
+    }
+    if (muted) return;
+    const channels = await channelsFor(this.store, rule.projectId);
+    if (channels.length === 0 || (await deliveriesExist(this.store, rule.projectId, id))) return;
+    const at = microsToClickHouse(nowMicros());
+    await writeDeliveries(
+      this.store,
+      channels.map((c) => ({
+        project_id: rule.projectId,
+        event_id: id,
+        channel_id: c.id,
+        alert: rule.name,
+        status: 'pending' as const,
+        attempts: 0,
+        next_attempt_at: at,
+        last_code: null,
+        last_error: null,
+        created_at: at,
+      })),
+    );
+  }
+
+  /** Sends the outbox's due deliveries, a batch at a time, until none is due. */
+  private async deliverDue(): Promise<void> {
+    for (;;) {
+      const due = await dueDeliveries(this.store, OUTBOX_BATCH);
+      if (due.length === 0 || this.stopped) return;
+      if (!(await this.lease.stillHeld())) return;
+      const events = await eventsByIds(
+        this.store,
+        due.map((d) => ({ project_id: d.project_id, id: d.event_id })),
+      );
+      const channels = await channelsByIds(
+        this.store,
+        due.map((d) => ({ project_id: d.project_id, id: d.channel_id })),
+      );
+      const results = await mapConcurrently(due, SEND_CONCURRENCY, async (d) => {
+        const event = events.get(`${d.project_id}\n${d.event_id}`);
+        const channel = channels.get(`${d.project_id}\n${d.channel_id}`);
+        if (!event || !channel)
+          return { ok: false, status_code: null, error: channel ? 'the event is gone' : 'the channel was deleted', final: true };
+        const r = await send(channel, d.event_id, channelBody(channel, JSON.parse(event.body) as AlertNotification));
+        return { ...r, final: false };
+      });
+      const nowUs = nowMicros();
+      const updated: Omit<DeliveryRow, 'updated_at'>[] = due.map((d, i) => {
+        const r = results[i]!;
+        const attempts = Number(d.attempts) + 1;
+        const tooOld = nowUs / 1000 - Date.parse(`${d.created_at.replace(' ', 'T')}Z`) > DELIVERY_MAX_AGE_MS;
+        const status = r.ok ? 'sent' : r.final || tooOld ? 'failed' : 'pending';
+        return {
+          ...d,
+          status,
+          attempts,
+          next_attempt_at: microsToClickHouse(nowUs + retryDelayMs(attempts, this.retryCapMs) * 1000),
+          last_code: r.status_code,
+          last_error: r.error,
+        };
+      });
+      await logAttempts(
+        this.store,
+        due.map((d, i) => ({
+          project_id: d.project_id,
+          event_id: d.event_id,
+          channel_id: d.channel_id,
+          alert: d.alert,
+          attempt: updated[i]!.attempts,
+          ok: results[i]!.ok ? 1 : 0,
+          code: results[i]!.status_code,
+          error: results[i]!.error,
+        })),
+      );
+      await writeDeliveries(this.store, updated);
+      for (const [i, d] of due.entries()) {
+        metrics.alertDeliveries.inc({
+          outcome: updated[i]!.status === 'sent' ? 'sent' : updated[i]!.status === 'failed' ? 'failed' : 'retry',
+        });
+        if (!results[i]!.ok)
+          this.log.warn({ alert: d.alert, channel: d.channel_id, error: results[i]!.error }, 'alerts: a delivery failed');
+      }
+    }
+  }
+}
+
+/** The same (project, alert, transition number) always names the same event. */
+function eventIdOf(projectId: string, alert: string, n: number): string {
+  const h = createHash('sha256').update(`${projectId}\n${alert}\n${n}`).digest('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-8${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}
+
+export function notificationOf(rule: AlertRule, id: string, state: AlertNotification['state'], m: Measure): AlertNotification {
+  const [entity, project] = rule.projectId.split('/');
+  const op = rule.source.kind === 'calls' ? rule.source.opNames[0] : undefined;
+  const view = rule.source.kind === 'monitor' ? 'monitors' : 'calls';
+  return {
+    id,
+    state,
+    alert: rule.name,
+    alert_ref: rule.ref,
+    project_id: rule.projectId,
+    value: m.value,
+    threshold: rule.threshold,
+    comparison_operator: rule.comparison,
+    aggregation: rule.aggregation,
+    metric_path: rule.metricPath,
+    window: { size: rule.windowSize, duration_seconds: rule.windowDuration, calls: m.calls },
+    calls_link: `/#/p/${encodeURIComponent(entity!)}/${encodeURIComponent(project!)}/${view}${op ? `?op=${encodeURIComponent(op)}` : ''}`,
+    time: new Date().toISOString(),
+    description: rule.description,
+  };
+}
+
+/** `fn` over `items`, at most `limit` at once, results in order. */
+async function mapConcurrently<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return out;
+}

@@ -32,12 +32,13 @@ function runPython(
   python: string,
   script: string,
   args: string[],
-  opts: { env?: Record<string, string>; timeoutMs?: number },
+  opts: { env?: Record<string, string>; timeoutMs?: number; stdin?: string },
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const child = spawn(python, [join(REPO_ROOT, 'test', 'clients', script), ...args], {
       env: { ...process.env, ...opts.env, PYTHONUNBUFFERED: '1' },
     });
+    if (opts.stdin !== undefined) child.stdin.end(opts.stdin);
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
@@ -98,4 +99,19 @@ export async function runInstrumentedClient(
   opts: { env?: Record<string, string>; timeoutMs?: number; venv?: () => Promise<string> } = {},
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return runPython(await (opts.venv ?? ensureInstrumentationClients)(), script, args, opts);
+}
+
+/** The official Python MCP client (the `mcp` package), pinned: test/clients/mcp_client.py drives it. */
+export const MCP_CLIENTS = ['mcp==2.3.0'];
+
+export const ensureMcpClient = () => ensurePythonVenv('pymcp-2.3.0', MCP_CLIENTS);
+
+/** Runs test/clients/mcp_client.py against an /mcp URL: the tool calls go in as JSON on stdin. */
+export async function runMcpPythonClient(
+  url: string,
+  apiKey: string,
+  calls: [string, Record<string, unknown>][],
+  opts: { timeoutMs?: number } = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return runPython(await ensureMcpClient(), 'mcp_client.py', [url, apiKey], { ...opts, stdin: JSON.stringify(calls) });
 }

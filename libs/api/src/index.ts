@@ -19,6 +19,7 @@ export { buildOpenApiDocument, type DocumentedRoute, openApiPath, ROUTE_TAGS, ty
 export { type CompletedCall, extraEndpoints, FILE_CREATE_PATH, publishedExtraEndpoints } from './extra-endpoints';
 export { type RouteName, type RouteRequestOf, type RouteResponseOf, type RouteSpec, routeSpecs } from './routes';
 export {
+  analyticsQueryReq,
   type AnalyticsQueryReq,
   type AnalyticsQueryRes,
   CALL_EXPORT_COLUMNS,
@@ -27,6 +28,7 @@ export {
   callsAggregateRes,
   type CallsAggregateRes,
   type CallsExportReq,
+  METRIC_BUCKETS,
   type ProjectsListReq,
   projectSummary,
   type ProjectSummary,

@@ -30,6 +30,7 @@ export const ROUTE_TAGS = {
   sdk: 'Extra endpoints the Weave SDKs call (request schema given; response as the reference)',
   otlp: 'OpenTelemetry: OTLP/HTTP trace export (protobuf or JSON, gzip); OTLP/gRPC is on WEFT_OTLP_GRPC_PORT',
   openai: 'OpenAI-compatible inference front (/v1)',
+  mcp: 'Model Context Protocol (Streamable HTTP): the tools coding agents read traces with (docs/mcp.md)',
   admin: 'Keys, users and entities (admin keys only): what `weft keys|entities --url` calls',
   ui: 'The web UI (HTML and its assets)',
   server: 'Liveness, readiness, metrics, this document',

@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { metrics, payloadTooLarge } from '@weft/core';
+import { inProcess } from './in-process';
 import type { RequestLimits } from './limits';
 
 declare module 'fastify' {
@@ -91,7 +92,7 @@ export class RefusedBodies {
    */
   settle(request: FastifyRequest, reply: FastifyReply, status: number): void {
     const req = request.raw;
-    if (req.complete || req.destroyed || !hasBody(req)) return;
+    if (req.complete || req.destroyed || !hasBody(req) || inProcess(req)) return;
     // Under overload (503, 429) reading refused bodies spends what the server lacks: only small
     // ones are drained (Kafka mode, 128 clients retrying 480 KB bodies without waiting: 0.54 of
     // the polite clients' rate with every body drained, 1.03 with none).

@@ -58,8 +58,10 @@ export async function sendStream<T>(reply: FastifyReply, items: AsyncIterable<T>
     logAbortedStream(reply, sent, why, err);
     framing.onAbort?.();
   };
+  // Gone before the last item was written. (An in-process request, fastify's inject as the MCP
+  // tools make, closes its response once ended, before `finish`: that is no abort.)
   res.on('close', () => {
-    if (!res.writableFinished) abort('client_gone');
+    if (!res.writableFinished && !res.writableEnded) abort('client_gone');
   });
   const iterator = items[Symbol.asyncIterator]();
   const first = await iterator.next();

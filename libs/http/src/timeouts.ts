@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, metrics, type Logger } from '@weft/core';
+import { inProcess } from './in-process';
 import type { RequestLimits } from './limits';
 
 /** Node checks its header and request deadlines this often (its default, 30 s, is too coarse). */
@@ -41,7 +42,7 @@ export function installRequestTimeouts(app: FastifyInstance, limits: RequestLimi
       request.headers['content-length'] !== undefined
         ? Number(request.headers['content-length']) > 0
         : request.headers['transfer-encoding'] !== undefined;
-    if (hasBody && !request.raw.complete) {
+    if (hasBody && !request.raw.complete && !inProcess(request.raw)) {
       // Node emits 'timeout' on the request while its body is incomplete; a listener there
       // keeps Node from destroying the socket silently, so the client can be told why.
       const onIdle = () => {

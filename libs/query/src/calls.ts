@@ -1,3 +1,4 @@
+import { searchNarrowing } from './search';
 import type { CallFilter, CallsQueryStatsReq, CallsStreamQueryReq } from '@weft/api';
 import { ApiError, badRequest } from '@weft/core';
 import { CallFieldResolver, FeedbackColumns, RefExpansions, interfaceCallField } from './call-fields';
@@ -199,6 +200,9 @@ export class CallsQueryPlan {
       for (const term of Array.isArray(and) && whole ? and : [req.query.$expr]) {
         const qr = new CallFieldResolver(this.projectSql, this.feedback, this.expansions);
         this.addCond(compileQuery(term, qr, p), qr.used);
+        // A search keeps its exact condition and reads only the calls its index names (search.ts).
+        const narrowed = searchNarrowing(term, this.projectSql, p);
+        if (narrowed) this.idConds.push(narrowed);
       }
     }
     this.keys = this.orderKeys();

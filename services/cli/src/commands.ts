@@ -56,8 +56,10 @@ export const USAGE = `usage: weft <command> [options]
                                         replay the calls a filter matches through a model, as an evaluation
   evaluate <entity/project> status|cancel <call_id>
                                         a server-side run's status, or cancel it (--wait: follow a run to its end)
+  mcp [--url <url>] [--api-key <key>]   weft's MCP server over stdio (for Claude Code, Cursor…), reading the
+                                        server at --url with that key (docs/mcp.md)
 
-export, analytics, retention, redaction, sampling, delivery, dead-letters, delete, monitors, alerts and evaluate always go through a server: --url (default http://localhost:6345) and
+export, analytics, retention, redaction, sampling, delivery, dead-letters, delete, monitors, alerts, evaluate and mcp always go through a server: --url (default http://localhost:6345) and
 --api-key (any key that may read the project).
 
 Where the store is:
@@ -111,6 +113,13 @@ export interface ReadCommand {
   csv?: boolean;
 }
 
+/** `weft mcp`: the MCP server over stdio, reading a running server (mcp.ts). */
+export interface McpCommand {
+  kind: 'mcp';
+  url: string;
+  apiKey: string;
+}
+
 /** `weft monitors` / `weft evaluate`: the server's work on traces, through its HTTP API (server-work.ts). */
 export interface ServerWorkCommand {
   kind: 'server-work';
@@ -145,7 +154,7 @@ export interface Command {
 export function parseCommand(
   argv: string[],
   env: Record<string, string | undefined> = process.env,
-): Command | MigrateCommand | ReadCommand | ServerWorkCommand | BackupCommand {
+): Command | MigrateCommand | ReadCommand | ServerWorkCommand | BackupCommand | McpCommand {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
@@ -189,6 +198,11 @@ export function parseCommand(
     return { kind: group, dir: action, ...(values['data-dir'] ? { dataDir: values['data-dir'] } : {}) };
   }
   const common = { url: values.url ?? env.WEFT_URL ?? undefined, apiKey: values['api-key'] ?? env.WEFT_API_KEY ?? undefined };
+  if (group === 'mcp') {
+    if (action !== undefined) throw new UsageError(`weft mcp takes options only (--url, --api-key)\n\n${USAGE}`);
+    if (!common.apiKey) throw new UsageError('weft mcp needs a key: --api-key <key> or WEFT_API_KEY');
+    return { kind: 'mcp', url: common.url ?? 'http://localhost:6345', apiKey: common.apiKey };
+  }
   if (group === 'retention') {
     if (!action || rest.length > 1) throw new UsageError(`weft retention takes a project and, to set it, <days> or off\n\n${USAGE}`);
     const where = { ...common, url: common.url ?? 'http://localhost:6345' };

@@ -2,6 +2,7 @@ import { documentRoutes } from '@weft/http';
 import { needs, type Role } from '@weft/runtime';
 import { uiRoutes } from '@weft/svc-ui';
 import { CallFacts } from './call-facts';
+import { mcpRoutes } from './mcp';
 import { queryRoutes } from './routes';
 import { alertRoutes } from './alerts/routes';
 import { AlertWorker } from './alerts/worker';
@@ -45,6 +46,7 @@ export const queryRole: Role = (config, log) => {
       });
       const auth = needs(deps.auth, 'auth', 'query');
       await app.register(async (scope) => alertRoutes(scope, { store: deps.store, auth }));
+      await app.register(mcpRoutes, { auth });
       // The UI's pages and files, whichever it serves, under the `ui` group of /docs.
       await app.register(async (scope) => {
         documentRoutes(scope, (url) => ({ tag: 'ui', summary: url === '/' ? 'The web UI' : `The web UI: ${url}`, auth: 'none' }));

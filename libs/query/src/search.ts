@@ -1,0 +1,85 @@
+import type { Params } from './params';
+
+/**
+ * Search over calls, by index. A case-insensitive `$contains` of a literal in one of the
+ * searchable fields (the calls view's search box asks exactly that, over several fields at once)
+ * keeps its exact condition and gains a second one the engine answers from the text indexes of
+ * migration 203: the call's id among those whose searchable text holds the literal. That set
+ * holds every call the exact condition matches (each field's text is part of its table's
+ * searchable text), so the answer is the same, and only the calls in it are read.
+ */
+
+/** Each table's searchable text: the expression its `idx_search` text index is built on. */
+export const SEARCH_TEXT = {
+  calls_starts:
+    "lowerUTF8(concat(ifNull(op_name, ''), '\\n', ifNull(display_name, ''), '\\n', ifNull(inputs_dump, ''), '\\n', ifNull(attributes_dump, '')))",
+  calls_ends: "lowerUTF8(concat(ifNull(output_dump, ''), '\\n', ifNull(exception, '')))",
+} as const;
+
+/** The fields whose whole value is part of a table's searchable text. */
+const SEARCHABLE: Record<string, keyof typeof SEARCH_TEXT> = {
+  inputs: 'calls_starts',
+  attributes: 'calls_starts',
+  op_name: 'calls_starts',
+  display_name: 'calls_starts',
+  output: 'calls_ends',
+  exception: 'calls_ends',
+};
+
+/**
+ * The literal's text is found as it is in the stored JSON only when nothing in it is escaped
+ * there: printable ASCII without `"` or `\`. Other literals keep the exact condition alone.
+ */
+const PLAIN_TEXT = /^[\x20-\x21\x23-\x5b\x5d-\x7e]+$/;
+
+interface SearchTerm {
+  table: keyof typeof SEARCH_TEXT;
+  text: string;
+}
+
+/** A `$contains` whose ids can be narrowed by the index, or null. */
+function searchTerm(expr: unknown): SearchTerm | null {
+  if (!expr || typeof expr !== 'object' || Array.isArray(expr)) return null;
+  const c = (expr as Record<string, unknown>).$contains as Record<string, unknown> | undefined;
+  if (!c || typeof c !== 'object' || c.case_insensitive !== true) return null;
+  const field = (c.input as Record<string, unknown> | undefined)?.$getField;
+  const text = (c.substr as Record<string, unknown> | undefined)?.$literal;
+  if (typeof field !== 'string' || typeof text !== 'string' || !PLAIN_TEXT.test(text)) return null;
+  // A path under a JSON root (`inputs.question`) is part of that root's dump.
+  const table = SEARCHABLE[field] ?? (/^(inputs|output|attributes)\./.test(field) ? SEARCHABLE[field.split('.')[0]!] : undefined);
+  return table ? { table, text } : null;
+}
+
+/** A LIKE pattern matching `text` anywhere, lower-cased as the searchable text is. */
+const containsPattern = (text: string) => `%${text.toLowerCase().replace(/[\\%_]/g, (m) => `\\${m}`)}%`;
+
+/**
+ * `table`'s searchable text holds `text`. The index finds a word, or a part of one, in its
+ * dictionary; a text of several words is found through each of its words too (the whole text
+ * implies each word), so the index prunes for every text with a word of two letters or more.
+ */
+export function searchTextCondition(table: keyof typeof SEARCH_TEXT, text: string, p: Params): string {
+  const words = [...new Set(text.toLowerCase().split(/[^a-z0-9]+/))].filter((w) => w.length >= 2);
+  const conds = [text, ...(words.length > 1 || words[0] !== text.toLowerCase() ? words : [])].map(
+    (t) => `${SEARCH_TEXT[table]} LIKE ${p.str(containsPattern(t))}`,
+  );
+  return conds.length === 1 ? conds[0]! : `(${conds.join(' AND ')})`;
+}
+
+/**
+ * For one condition of a calls query (a top-level `$and` term, or the whole `$expr`): a
+ * condition on `id` that holds for every call it matches, read from the search indexes — when
+ * the condition is such a `$contains`, or an `$or` of them only. Otherwise null.
+ */
+export function searchNarrowing(expr: unknown, projectSql: string, p: Params): string | null {
+  const or = (expr as { $or?: unknown } | null)?.$or;
+  const terms = Array.isArray(or) ? or.map(searchTerm) : [searchTerm(expr)];
+  if (terms.length === 0 || terms.some((t) => t === null)) return null;
+  const byTable = new Map<keyof typeof SEARCH_TEXT, Set<string>>();
+  for (const t of terms as SearchTerm[]) byTable.set(t.table, (byTable.get(t.table) ?? new Set()).add(t.text));
+  const sets = [...byTable].map(([table, texts]) => {
+    const likes = [...texts].map((t) => searchTextCondition(table, t, p));
+    return `id IN (SELECT id FROM ${table} WHERE project_id = ${projectSql} AND (${likes.join(' OR ')}))`;
+  });
+  return sets.length === 1 ? sets[0]! : `(${sets.join(' OR ')})`;
+}

@@ -41,6 +41,21 @@ export const FAMILIES: readonly Family[] = [
     why: "Weave's V2 object and evaluation APIs (every method and sub-path).",
   },
   {
+    location: '~ ^/v2/[^/]+/[^/]+/eval_results/query$',
+    service: 'query',
+    why: "Weave 0.54's V2 evaluation results (a read).",
+  },
+  {
+    location: '~ ^/v2/[^/]+/[^/]+/runtimes/[^/]+$',
+    service: 'inference',
+    why: "Weave 0.54's V2 runtimes (model servers: the inference role's).",
+  },
+  {
+    location: '~ ^/objs/[^/]+/(aliases(/remove)?|versions/[^/]+/tags(/remove)?)$',
+    service: 'gateway',
+    why: "Weave 0.54's object aliases and version tags (writes).",
+  },
+  {
     location: '/v1/',
     service: 'inference',
     why: 'The rest of /v1 (GET /v1/models[/{id}], and the OpenAI-shaped 404/405 of unknown paths).',

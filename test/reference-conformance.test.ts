@@ -945,11 +945,20 @@ describe('$contains on a JSON value the call does not have', () => {
 });
 
 describe('the differences Weave 0.54-era suite found (issue 49)', () => {
-  const usage = (prompt: number, completion: number, total: number, requests = 0) => ({ prompt_tokens: prompt, completion_tokens: completion, total_tokens: total, requests });
+  const usage = (prompt: number, completion: number, total: number, requests = 0) => ({
+    prompt_tokens: prompt,
+    completion_tokens: completion,
+    total_tokens: total,
+    requests,
+  });
   const withNulls = (u: ReturnType<typeof usage>) => ({ ...u, prompt_tokens_total_cost: null, completion_tokens_total_cost: null });
   const writeCall = async (P: string, id: string, trace: string, parent: string | null, second: number, u?: Record<string, unknown>) => {
     const at = (s: number) => new Date(Date.UTC(2025, 0, 1, 0, 0, s)).toISOString();
-    ok(await api.post('/call/start', { start: { project_id: P, id, trace_id: trace, parent_id: parent, op_name: 'op', started_at: at(second), inputs: {} } }));
+    ok(
+      await api.post('/call/start', {
+        start: { project_id: P, id, trace_id: trace, parent_id: parent, op_name: 'op', started_at: at(second), inputs: {} },
+      }),
+    );
     ok(await api.post('/call/end', { end: { project_id: P, id, ended_at: at(second + 1), summary: u ? { usage: u } : {} } }));
   };
 
@@ -990,14 +999,25 @@ describe('the differences Weave 0.54-era suite found (issue 49)', () => {
     const table = ok(await api.post('/table/create', { table: { project_id: P, rows } })).body;
     const dataset = ok(
       await api.post('/obj/create', {
-        obj: { project_id: P, object_id: 'ds', val: { _type: 'Dataset', _class_name: 'Dataset', _bases: ['Object'], rows: `weave:///${P}/table/${table.digest}` } },
+        obj: {
+          project_id: P,
+          object_id: 'ds',
+          val: { _type: 'Dataset', _class_name: 'Dataset', _bases: ['Object'], rows: `weave:///${P}/table/${table.digest}` },
+        },
       }),
     ).body;
     const rowRef = (i: number) => `weave:///${P}/object/ds:${dataset.digest}/attr/rows/id/${table.row_digests[i]}`;
     for (let i = 0; i < rows.length; i++) {
       ok(
         await api.post('/call/start', {
-          start: { project_id: P, id: `row-${i}`, trace_id: `row-${i}`, op_name: 'predict_and_score', started_at: '2025-01-01T00:00:00Z', inputs: { example: rowRef(i) } },
+          start: {
+            project_id: P,
+            id: `row-${i}`,
+            trace_id: `row-${i}`,
+            op_name: 'predict_and_score',
+            started_at: '2025-01-01T00:00:00Z',
+            inputs: { example: rowRef(i) },
+          },
         }),
       );
     }
@@ -1013,24 +1033,46 @@ describe('the differences Weave 0.54-era suite found (issue 49)', () => {
     });
     expect(sorted.map((c) => c.id)).toEqual(['row-2', 'row-1', 'row-0']);
     // Without the expansion, the field is the ref's text: nothing matches.
-    expect(await api.jsonl('/calls/stream_query', { project_id: P, query: { $expr: { $eq: [{ $getField: 'inputs.example.input' }, { $literal: '1+2' }] } } })).toEqual([]);
+    expect(
+      await api.jsonl('/calls/stream_query', {
+        project_id: P,
+        query: { $expr: { $eq: [{ $getField: 'inputs.example.input' }, { $literal: '1+2' }] } },
+      }),
+    ).toEqual([]);
   });
 
   it('filters calls by annotation_queue_items.queue_id (no match for an unknown queue)', async () => {
     const P = 'acme/queue-filter';
     for (const id of ['q-a', 'q-b', 'q-c'])
-      ok(await api.post('/call/start', { start: { project_id: P, id, trace_id: id, op_name: 'op', started_at: '2025-01-01T00:00:00Z', inputs: {} } }));
+      ok(
+        await api.post('/call/start', {
+          start: { project_id: P, id, trace_id: id, op_name: 'op', started_at: '2025-01-01T00:00:00Z', inputs: {} },
+        }),
+      );
     const queue = ok(await api.post('/annotation_queues', { project_id: P, name: 'review', scorer_refs: [] })).body.id;
     ok(await api.post(`/annotation_queues/${queue}/items`, { project_id: P, call_ids: ['q-a', 'q-c'], display_fields: [] }));
     const inQueue = (id: string) =>
-      api.jsonl('/calls/stream_query', { project_id: P, query: { $expr: { $eq: [{ $getField: 'annotation_queue_items.queue_id' }, { $literal: id }] } } });
+      api.jsonl('/calls/stream_query', {
+        project_id: P,
+        query: { $expr: { $eq: [{ $getField: 'annotation_queue_items.queue_id' }, { $literal: id }] } },
+      });
     expect((await inQueue(queue)).map((c) => c.id).sort()).toEqual(['q-a', 'q-c']);
     expect(await inQueue('00000000-0000-0000-0000-000000000000')).toEqual([]);
     const count = ok(
-      await api.post('/calls/query_stats', { project_id: P, query: { $expr: { $eq: [{ $getField: 'annotation_queue_items.queue_id' }, { $literal: queue }] } } }),
+      await api.post('/calls/query_stats', {
+        project_id: P,
+        query: { $expr: { $eq: [{ $getField: 'annotation_queue_items.queue_id' }, { $literal: queue }] } },
+      }),
     ).body;
     expect(count.count).toBe(2);
-    expect((await api.post('/calls/stream_query', { project_id: P, query: { $expr: { $eq: [{ $getField: 'annotation_queue_items.secret' }, { $literal: 'x' }] } } })).status).toBe(422);
+    expect(
+      (
+        await api.post('/calls/stream_query', {
+          project_id: P,
+          query: { $expr: { $eq: [{ $getField: 'annotation_queue_items.secret' }, { $literal: 'x' }] } },
+        })
+      ).status,
+    ).toBe(422);
   });
 
   it('stores scorer refs of an annotation queue that point into another project (as the reference)', async () => {

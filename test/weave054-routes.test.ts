@@ -59,7 +59,8 @@ describe("Weave 0.54's routes", () => {
       const body = r.method === 'GET' || r.method === 'DELETE' ? undefined : JSON.stringify({ project_id: P });
       const url = r.method === 'GET' || r.method === 'DELETE' ? `${path}?project_id=${encodeURIComponent(P)}` : path;
       const reply = await api.request(r.method, url, body);
-      if (reply.status === 405 || (reply.status === 404 && String(reply.text).includes('no such endpoint'))) missing.push(`${r.method} ${r.path}`);
+      if (reply.status === 405 || (reply.status === 404 && String(reply.text).includes('no such endpoint')))
+        missing.push(`${r.method} ${r.path}`);
     }
     expect(missing).toEqual([]);
   });
@@ -71,7 +72,9 @@ describe("Weave 0.54's routes", () => {
     ok(await put('/objs/prompt/aliases', { project_id: P, digest: v1, aliases: ['production', 'stable'] }));
     ok(await put(`/objs/prompt/versions/${v2}/tags`, { project_id: P, tags: ['reviewed', 'fast'] }));
     ok(await put(`/objs/prompt/versions/v0/tags`, { project_id: P, tags: ['reviewed'] }));
-    expect(ok(await api.request('GET', `/aliases?project_id=${encodeURIComponent(P)}`)).body).toEqual({ aliases: ['production', 'stable'] });
+    expect(ok(await api.request('GET', `/aliases?project_id=${encodeURIComponent(P)}`)).body).toEqual({
+      aliases: ['production', 'stable'],
+    });
     expect(ok(await api.request('GET', `/tags?project_id=${encodeURIComponent(P)}`)).body).toEqual({ tags: ['fast', 'reviewed'] });
     // An alias moves; removing one leaves the others.
     ok(await put('/objs/prompt/aliases', { project_id: P, digest: v2, aliases: ['production'] }));
@@ -90,25 +93,63 @@ describe("Weave 0.54's routes", () => {
     expect(rows.map((r: { val: { a: number } }) => r.val.a)).toEqual([2, 1]);
     expect(ok(await api.post('/table/create_from_digests', { project_id: P, row_digests: t.row_digests })).body.digest).toBe(t.digest);
     expect((await api.post('/table/create_from_digests', { project_id: P, row_digests: ['nope'] })).status).toBe(400);
-    expect(ok(await api.post('/service/projects_info', { project_ids: [P] })).body).toEqual([{ external_project_id: P, internal_project_id: P }]);
+    expect(ok(await api.post('/service/projects_info', { project_ids: [P] })).body).toEqual([
+      { external_project_id: P, internal_project_id: P },
+    ]);
     expect(ok(await api.post('/files/query_stats', { project_id: 'acme/no-files' })).body).toEqual({ total_size_bytes: 0 });
-    expect(ok(await api.post('/files/resolve_url', { project_id: P, uris: ['a'] })).body).toEqual({ download_urls: [''], expires_at: null });
+    expect(ok(await api.post('/files/resolve_url', { project_id: P, uris: ['a'] })).body).toEqual({
+      download_urls: [''],
+      expires_at: null,
+    });
   });
 
   it('dataset sources: link rows to calls and conversations, query both ways', async () => {
-    ok(await api.post('/call/start', { start: { project_id: P, id: 'src-1', trace_id: 'src-t', op_name: 'answer', started_at: '2025-01-01T00:00:00Z', inputs: {} } }));
-    const link = { row_digest: 'row-a', sources: [{ source_id: 'src-1', source_kind: 'call', source_trace_id: 'src-t' }, { source_id: 'conv-9', source_kind: 'conversation', source_trace_id: '' }] };
-    const first = ok(await api.post('/dataset_sources/link', { project_id: P, dataset_object_id: 'ds', dataset_digest: 'd1', links: [link], include_created_status: true })).body;
+    ok(
+      await api.post('/call/start', {
+        start: { project_id: P, id: 'src-1', trace_id: 'src-t', op_name: 'answer', started_at: '2025-01-01T00:00:00Z', inputs: {} },
+      }),
+    );
+    const link = {
+      row_digest: 'row-a',
+      sources: [
+        { source_id: 'src-1', source_kind: 'call', source_trace_id: 'src-t' },
+        { source_id: 'conv-9', source_kind: 'conversation', source_trace_id: '' },
+      ],
+    };
+    const first = ok(
+      await api.post('/dataset_sources/link', {
+        project_id: P,
+        dataset_object_id: 'ds',
+        dataset_digest: 'd1',
+        links: [link],
+        include_created_status: true,
+      }),
+    ).body;
     expect(first.entries.map((e: { created: boolean }) => e.created)).toEqual([true, true]);
-    const second = ok(await api.post('/dataset_sources/link', { project_id: P, dataset_object_id: 'ds', dataset_digest: 'd1', links: [link], include_created_status: true })).body;
+    const second = ok(
+      await api.post('/dataset_sources/link', {
+        project_id: P,
+        dataset_object_id: 'ds',
+        dataset_digest: 'd1',
+        links: [link],
+        include_created_status: true,
+      }),
+    ).body;
     expect(second.entries).toEqual(first.entries.map((e: { link_id: string }) => ({ link_id: e.link_id, created: false })));
     const q = ok(await api.post('/dataset_sources/query', { project_id: P, dataset_object_id: 'ds' })).body.links;
     expect(q.map((l: Record<string, unknown>) => [l.source_kind, l.source_id, l.source_display_name, l.row_digest]).sort()).toEqual([
       ['call', 'src-1', 'answer', 'row-a'],
       ['conversation', 'conv-9', 'conv-9', 'row-a'],
     ]);
-    const m = ok(await api.post('/dataset_sources/source_datasets_query', { project_id: P, sources: [{ source_id: 'src-1', source_kind: 'call', source_trace_id: 'src-t' }] })).body;
-    expect(m.memberships).toMatchObject([{ dataset_object_id: 'ds', source_id: 'src-1', row_digests: ['row-a'], row_digests_total_count: 1, row_digests_truncated: false }]);
+    const m = ok(
+      await api.post('/dataset_sources/source_datasets_query', {
+        project_id: P,
+        sources: [{ source_id: 'src-1', source_kind: 'call', source_trace_id: 'src-t' }],
+      }),
+    ).body;
+    expect(m.memberships).toMatchObject([
+      { dataset_object_id: 'ds', source_id: 'src-1', row_digests: ['row-a'], row_digests_total_count: 1, row_digests_truncated: false },
+    ]);
   });
 
   it('feedback payload schema, stats and aggregate', async () => {
@@ -136,36 +177,80 @@ describe("Weave 0.54's routes", () => {
         project_id: P,
         start,
         end: new Date(Date.now() + 60_000).toISOString(),
-        metrics: [{ json_path: 'output.score', aggregations: ['avg', 'max', 'count'] }, { json_path: 'output.passed', value_type: 'boolean' }],
+        metrics: [
+          { json_path: 'output.score', aggregations: ['avg', 'max', 'count'] },
+          { json_path: 'output.passed', value_type: 'boolean' },
+        ],
       }),
     ).body;
     expect(stats.window_stats).toEqual({ output_score: { avg: 1, max: 1.5, count: 2 }, output_passed: { count_true: 1, count_false: 1 } });
     expect(stats.buckets.reduce((n: number, b: { count: number }) => n + b.count, 0)).toBe(2);
     expect(at).toBeTruthy();
-    const agg = ok(await api.post('/feedback/aggregate', { project_id: P, after_ms: Date.now() - 3_600_000, before_ms: Date.now() + 60_000, group_by: ['scorer_id'] })).body;
+    const agg = ok(
+      await api.post('/feedback/aggregate', {
+        project_id: P,
+        after_ms: Date.now() - 3_600_000,
+        before_ms: Date.now() + 60_000,
+        group_by: ['scorer_id'],
+      }),
+    ).body;
     expect(agg.buckets).toEqual([
-      { group: { scorer_id: 'judge' }, time_bucket_start_ms: null, total_count: 2, scored_count: 2, rating_counts: { quality: 2 }, rating_sums: { quality: 2 }, tag_counts: { t1: 2 } },
+      {
+        group: { scorer_id: 'judge' },
+        time_bucket_start_ms: null,
+        total_count: 2,
+        scored_count: 2,
+        rating_counts: { quality: 2 },
+        rating_sums: { quality: 2 },
+        tag_counts: { t1: 2 },
+      },
     ]);
   });
 
   it('/calls/score stores each scorer’s result as the call’s runnable feedback', async () => {
-    ok(await api.post('/call/start', { start: { project_id: P, id: 'scored', trace_id: 'scored', op_name: 'op', started_at: '2025-01-01T00:00:00Z', inputs: {} } }));
-    ok(await api.post('/call/end', { end: { project_id: P, id: 'scored', ended_at: '2025-01-01T00:00:01Z', output: '{"a": 1}', summary: {} } }));
-    const scorer = ok(await api.post('/obj/create', { obj: { project_id: P, object_id: 'json-check', val: { _type: 'ValidJSONScorer', _class_name: 'ValidJSONScorer', _bases: ['Scorer', 'Object', 'BaseModel'], name: 'json-check' } } })).body;
+    ok(
+      await api.post('/call/start', {
+        start: { project_id: P, id: 'scored', trace_id: 'scored', op_name: 'op', started_at: '2025-01-01T00:00:00Z', inputs: {} },
+      }),
+    );
+    ok(
+      await api.post('/call/end', {
+        end: { project_id: P, id: 'scored', ended_at: '2025-01-01T00:00:01Z', output: '{"a": 1}', summary: {} },
+      }),
+    );
+    const scorer = ok(
+      await api.post('/obj/create', {
+        obj: {
+          project_id: P,
+          object_id: 'json-check',
+          val: { _type: 'ValidJSONScorer', _class_name: 'ValidJSONScorer', _bases: ['Scorer', 'Object', 'BaseModel'], name: 'json-check' },
+        },
+      }),
+    ).body;
     const ref = `weave:///${P}/object/json-check:${scorer.digest}`;
     ok(await api.post('/calls/score', { project_id: P, call_ids: ['scored'], scorer_refs: [ref] }));
-    const fb = ok(await api.post('/feedback/query', { project_id: P, query: { $expr: { $eq: [{ $getField: 'feedback_type' }, { $literal: 'wandb.runnable.json-check' }] } } })).body.result;
+    const fb = ok(
+      await api.post('/feedback/query', {
+        project_id: P,
+        query: { $expr: { $eq: [{ $getField: 'feedback_type' }, { $literal: 'wandb.runnable.json-check' }] } },
+      }),
+    ).body.result;
     expect(fb).toHaveLength(1);
     expect(fb[0].runnable_ref).toBe(ref);
     expect(fb[0].payload).toEqual({ output: { json_valid: true } });
-    expect((await api.post('/calls/score', { project_id: P, call_ids: ['scored'], scorer_refs: ['weave:///acme/elsewhere/object/x:1'] })).status).toBe(400);
+    expect(
+      (await api.post('/calls/score', { project_id: P, call_ids: ['scored'], scorer_refs: ['weave:///acme/elsewhere/object/x:1'] })).status,
+    ).toBe(400);
   });
 
   it('the agents family reads OTLP GenAI spans: agents, versions, a trace as a chat, a conversation, its spans, search', async () => {
     const AP = 'acme/agents054';
     const traceId = 'ab'.repeat(16);
     const at = (ms: number) => String(BigInt(Date.UTC(2025, 0, 1)) * 1_000_000n + BigInt(ms) * 1_000_000n);
-    const attr = (key: string, v: string | number) => ({ key, value: typeof v === 'number' ? { intValue: String(v) } : { stringValue: v } });
+    const attr = (key: string, v: string | number) => ({
+      key,
+      value: typeof v === 'number' ? { intValue: String(v) } : { stringValue: v },
+    });
     const span = (id: string, parent: string | null, name: string, ms: number, attrs: [string, string | number][]) => ({
       traceId,
       spanId: id.repeat(8),
@@ -179,7 +264,12 @@ describe("Weave 0.54's routes", () => {
     });
     const common: [string, string][] = [['gen_ai.conversation.id', 'conv-1']];
     const spans = [
-      span('01', null, 'invoke_agent weather', 0, [...common, ['gen_ai.operation.name', 'invoke_agent'], ['gen_ai.agent.name', 'weather'], ['gen_ai.agent.version', '2']]),
+      span('01', null, 'invoke_agent weather', 0, [
+        ...common,
+        ['gen_ai.operation.name', 'invoke_agent'],
+        ['gen_ai.agent.name', 'weather'],
+        ['gen_ai.agent.version', '2'],
+      ]),
       span('02', '01', 'chat gpt-4o', 10, [
         ...common,
         ['gen_ai.operation.name', 'chat'],
@@ -187,7 +277,10 @@ describe("Weave 0.54's routes", () => {
         ['gen_ai.usage.input_tokens', 70],
         ['gen_ai.usage.output_tokens', 7],
         ['gen_ai.input.messages', JSON.stringify([{ role: 'user', parts: [{ type: 'text', content: 'Weather in Paris?' }] }])],
-        ['gen_ai.output.messages', JSON.stringify([{ role: 'assistant', parts: [{ type: 'text', content: 'Sunny in Paris.' }], finish_reason: 'stop' }])],
+        [
+          'gen_ai.output.messages',
+          JSON.stringify([{ role: 'assistant', parts: [{ type: 'text', content: 'Sunny in Paris.' }], finish_reason: 'stop' }]),
+        ],
       ]),
     ];
     const body = { resourceSpans: [{ scopeSpans: [{ scope: { name: 't' }, spans }] }] };
@@ -195,7 +288,16 @@ describe("Weave 0.54's routes", () => {
 
     const agents = ok(await api.post('/agents/query', { project_id: AP })).body;
     expect(agents.total_count).toBe(1);
-    expect(agents.agents[0]).toMatchObject({ project_id: AP, agent_name: 'weather', invocation_count: 1, error_count: 0, span_count: 2, total_input_tokens: 70, total_output_tokens: 7, total_duration_ms: 100 });
+    expect(agents.agents[0]).toMatchObject({
+      project_id: AP,
+      agent_name: 'weather',
+      invocation_count: 1,
+      error_count: 0,
+      span_count: 2,
+      total_input_tokens: 70,
+      total_output_tokens: 7,
+      total_duration_ms: 100,
+    });
     const versions = ok(await api.post('/agents/agent-versions/query', { project_id: AP, agent_name: 'weather' })).body;
     expect(versions.versions.map((v: { agent_version: string }) => v.agent_version)).toEqual(['2']);
 
@@ -215,7 +317,9 @@ describe("Weave 0.54's routes", () => {
     expect(found.results[0]).toMatchObject({ conversation_id: 'conv-1', agent_name: 'weather' });
     const listed = ok(await api.post('/agents/spans/query', { project_id: AP })).body;
     expect(listed.total_count).toBe(2);
-    const stats = ok(await api.post('/agents/spans/stats', { project_id: AP, start: '2025-01-01T00:00:00Z', end: '2025-01-01T01:00:00Z' })).body;
+    const stats = ok(
+      await api.post('/agents/spans/stats', { project_id: AP, start: '2025-01-01T00:00:00Z', end: '2025-01-01T01:00:00Z' }),
+    ).body;
     expect(stats.rows).toHaveLength(1);
     expect(stats.rows[0]).toMatchObject({ span_count: 2, invocation_count: 1, input_tokens: 70 });
   });

@@ -32,7 +32,10 @@ interface LinkRow {
 }
 
 const linkId = (projectId: string, datasetId: string, row: string, s: LinkSource) =>
-  createHash('sha256').update(JSON.stringify([projectId, datasetId, row, s.source_kind, s.source_id])).digest('hex').slice(0, 32);
+  createHash('sha256')
+    .update(JSON.stringify([projectId, datasetId, row, s.source_kind, s.source_id]))
+    .digest('hex')
+    .slice(0, 32);
 
 const iso = (v: string) => clickHouseToIso(v);
 
@@ -61,7 +64,12 @@ export async function linkDatasetSources(
 ): Promise<{ entries: { link_id: string; created?: boolean | null }[] }> {
   const flat = req.links.flatMap((l) => l.sources.map((s) => ({ row: l.row_digest, s, meta: l.link_metadata ?? null })));
   if (flat.length === 0) return { entries: [] };
-  const before = await existingLinks(store, req.project_id, req.dataset_object_id, flat.map((f) => f.row));
+  const before = await existingLinks(
+    store,
+    req.project_id,
+    req.dataset_object_id,
+    flat.map((f) => f.row),
+  );
   const now = microsToClickHouse(nowMicros());
   const rows = new Map<string, Record<string, unknown>>();
   const entries = flat.map(({ row, s, meta }) => {

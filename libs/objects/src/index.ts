@@ -12,7 +12,15 @@ export {
   readObject,
   type ObjectVersionOut,
 } from './objects';
-export { createTable, createTableFromDigests, queryTableRows, tableRowCount, tableStats, tablesStorageBytesSql, updateTable } from './tables';
+export {
+  createTable,
+  createTableFromDigests,
+  queryTableRows,
+  tableRowCount,
+  tableStats,
+  tablesStorageBytesSql,
+  updateTable,
+} from './tables';
 export { diffTables } from './table-diff';
 export {
   FEEDBACK_RETENTION,

@@ -15,7 +15,8 @@ const MAX_LABEL_CHARS = 128;
 function checkLabels(labels: string[], what: 'alias' | 'tag'): string[] {
   const field = what === 'alias' ? 'aliases' : 'tags';
   labels.forEach((l, i) => {
-    if (l.trim() === '' || l.length > MAX_LABEL_CHARS) throw badRequest(`${field}[${i}]: a ${what} is 1 to ${MAX_LABEL_CHARS} characters`, `${field}[${i}]`);
+    if (l.trim() === '' || l.length > MAX_LABEL_CHARS)
+      throw badRequest(`${field}[${i}]: a ${what} is 1 to ${MAX_LABEL_CHARS} characters`, `${field}[${i}]`);
     if (what === 'alias' && (l === 'latest' || /^v\d+$/.test(l)))
       throw badRequest(`${field}[${i}]: '${l}' is a version name, not an alias`, `${field}[${i}]`);
   });

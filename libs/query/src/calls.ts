@@ -505,7 +505,8 @@ LIMIT 1 BY id`;
     const objects = `SELECT concat('weave:///', project_id, '/', if(kind = 'op', 'op', 'object'), '/', object_id, ':', digest) AS ref, any(val_dump) AS val
       FROM object_versions WHERE project_id = ${this.projectSql} GROUP BY project_id, kind, object_id, digest`;
     // A row ref's key: 'row:' and the row's digest; any other ref is its own key.
-    const keyOf = (ref: string) => `if(position(${ref}, '/attr/rows/id/') > 0, concat('row:', extract(${ref}, '/attr/rows/id/([^/]+)')), ${ref})`;
+    const keyOf = (ref: string) =>
+      `if(position(${ref}, '/attr/rows/id/') > 0, concat('row:', extract(${ref}, '/attr/rows/id/([^/]+)')), ${ref})`;
     let from = `(${rowsSql}) AS j`;
     for (const c of wanted) {
       const source = c.source.startsWith('x_') ? `t_${c.source}.val` : `j.${c.source}`;

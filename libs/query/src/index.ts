@@ -32,4 +32,13 @@ export {
   USER_CALL_ROWS,
 } from './repositories/calls';
 export { insertLogRecords, projectHasSpanEvents, queryLogRecords, spanEvents } from './repositories/otel-logs';
-export { agentTotals, agentTraceSpans, conversationTraces, otelSpanBuckets, otelSpansIn, spansContaining, type AgentSpanRow, type AgentTotalsRow } from './repositories/agents';
+export {
+  agentTotals,
+  agentTraceSpans,
+  conversationTraces,
+  otelSpanBuckets,
+  otelSpansIn,
+  spansContaining,
+  type AgentSpanRow,
+  type AgentTotalsRow,
+} from './repositories/agents';

@@ -26,7 +26,8 @@ export async function weave054InferenceRoutes(
 
   const scorersOf = async (projectId: string, refs: string[]): Promise<Scorer[]> => {
     refs.forEach((r, i) => {
-      if (parseRef(r)?.projectId !== projectId) throw badRequest(`scorer_refs[${i}]: not an object of project ${projectId}`, `scorer_refs[${i}]`);
+      if (parseRef(r)?.projectId !== projectId)
+        throw badRequest(`scorer_refs[${i}]: not an object of project ${projectId}`, `scorer_refs[${i}]`);
     });
     const scorers = await readScorers(store, refs);
     if (scorers.length !== refs.length) throw badRequest('scorer_refs: a scorer ref names no object', 'scorer_refs');
@@ -76,7 +77,9 @@ export async function weave054InferenceRoutes(
     await deps.caughtUp?.();
     const spans = await agentTraceSpans(store, b.project_id, await traceIdsOf(store, b.project_id, [b.source_evaluation_run_id]));
     if (!spans.some((s) => s.id === b.source_evaluation_run_id))
-      throw new ApiError(404, `source_evaluation_run_id: no evaluation run ${b.source_evaluation_run_id}`, { field: 'source_evaluation_run_id' });
+      throw new ApiError(404, `source_evaluation_run_id: no evaluation run ${b.source_evaluation_run_id}`, {
+        field: 'source_evaluation_run_id',
+      });
     const predictions = spans.filter((s) => s.parent_id === b.source_evaluation_run_id && s.op_name.includes('predict_and_score'));
     await score(
       b.project_id,
@@ -105,6 +108,9 @@ export async function weave054InferenceRoutes(
   });
 
   addRoute(app, deps.auth, 'v2RuntimeApply', async () => {
-    throw new ApiError(501, 'runtimes are not served by weft: declare OpenAI-compatible model servers in WEFT_UPSTREAMS_FILE (docs/inference.md)');
+    throw new ApiError(
+      501,
+      'runtimes are not served by weft: declare OpenAI-compatible model servers in WEFT_UPSTREAMS_FILE (docs/inference.md)',
+    );
   });
 }

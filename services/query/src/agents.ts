@@ -14,7 +14,8 @@ type Status = 'UNSET' | 'OK' | 'ERROR';
 type Msg = Record<string, unknown>;
 
 const iso = (ch: string | null) => (ch === null ? null : `${ch.replace(' ', 'T')}Z`);
-const ms = (a: string, b: string | null) => (b === null ? null : Math.max(0, Math.round(Date.parse(`${b.replace(' ', 'T')}Z`) - Date.parse(`${a.replace(' ', 'T')}Z`))));
+const ms = (a: string, b: string | null) =>
+  b === null ? null : Math.max(0, Math.round(Date.parse(`${b.replace(' ', 'T')}Z`) - Date.parse(`${a.replace(' ', 'T')}Z`)));
 const status = (s: string): Status => (s === 'OK' || s === 'ERROR' ? s : 'UNSET');
 
 function parse(s: string | null): Record<string, unknown> {
@@ -32,7 +33,9 @@ function text(content: unknown): string {
   if (typeof content === 'string') return content;
   if (Array.isArray(content))
     return content
-      .map((p) => (typeof p === 'string' ? p : p && typeof p === 'object' && typeof (p as Msg).text === 'string' ? ((p as Msg).text as string) : ''))
+      .map((p) =>
+        typeof p === 'string' ? p : p && typeof p === 'object' && typeof (p as Msg).text === 'string' ? ((p as Msg).text as string) : '',
+      )
       .filter(Boolean)
       .join('\n');
   return content === undefined || content === null ? '' : JSON.stringify(content);
@@ -74,7 +77,12 @@ function chatOf(traceId: string, spans: AgentSpanRow[]): Msg {
       messages.push({
         ...common(s),
         type: 'agent_start',
-        agent_start: { model: s.model || null, status: status(s.status_code), system_instructions: typeof attrs.system === 'string' ? attrs.system : null, tool_definitions: attrs.tools ? JSON.stringify(attrs.tools) : null },
+        agent_start: {
+          model: s.model || null,
+          status: status(s.status_code),
+          system_instructions: typeof attrs.system === 'string' ? attrs.system : null,
+          tool_definitions: attrs.tools ? JSON.stringify(attrs.tools) : null,
+        },
       });
     }
     if (isTool(s)) {
@@ -88,7 +96,8 @@ function chatOf(traceId: string, spans: AgentSpanRow[]): Msg {
         tool_call: {
           tool_name: typeof tool.name === 'string' ? tool.name : s.op_name,
           tool_arguments: JSON.stringify(inputs),
-          tool_result: s.output_dump === null ? null : JSON.stringify(Object.keys(output).length === 1 && 'value' in output ? output.value : output),
+          tool_result:
+            s.output_dump === null ? null : JSON.stringify(Object.keys(output).length === 1 && 'value' in output ? output.value : output),
           duration_ms: ms(s.started_at, s.ended_at),
           status: status(s.status_code),
           content_refs: [],
@@ -134,15 +143,26 @@ function chatOf(traceId: string, spans: AgentSpanRow[]): Msg {
           messages.push({
             ...common(s),
             type: 'tool_call',
-            tool_call: { tool_name: typeof fn.name === 'string' ? fn.name : null, tool_arguments: typeof fn.arguments === 'string' ? fn.arguments : JSON.stringify(fn.arguments ?? null), tool_result: null, duration_ms: null, status: 'UNSET', content_refs: [] },
+            tool_call: {
+              tool_name: typeof fn.name === 'string' ? fn.name : null,
+              tool_arguments: typeof fn.arguments === 'string' ? fn.arguments : JSON.stringify(fn.arguments ?? null),
+              tool_result: null,
+              duration_ms: null,
+              status: 'UNSET',
+              content_refs: [],
+            },
           });
         }
     }
   }
   const root = spans.find((s) => !s.parent_id || !spans.some((p) => p.id === s.parent_id)) ?? spans[0];
   const agent = spans.find(isInvocation);
-  const sum = (k: 'input_tokens' | 'output_tokens' | 'cache_read_tokens' | 'cache_creation_tokens') => spans.reduce((n, s) => n + Number(s[k]), 0);
-  const ends = spans.map((s) => s.ended_at).filter((e): e is string => e !== null).sort();
+  const sum = (k: 'input_tokens' | 'output_tokens' | 'cache_read_tokens' | 'cache_creation_tokens') =>
+    spans.reduce((n, s) => n + Number(s[k]), 0);
+  const ends = spans
+    .map((s) => s.ended_at)
+    .filter((e): e is string => e !== null)
+    .sort();
   return {
     trace_id: traceId,
     agent_name: agent ? agentName(agent) : null,
@@ -178,10 +198,20 @@ export async function agentConversationChat(
 ) {
   const traces = await conversationTraces(store, b.project_id, [b.conversation_id], {}, signal);
   const page = traces.slice(b.offset, b.offset + b.limit);
-  const spans = await agentTraceSpans(store, b.project_id, page.map((t) => t.trace_id), signal);
+  const spans = await agentTraceSpans(
+    store,
+    b.project_id,
+    page.map((t) => t.trace_id),
+    signal,
+  );
   return {
     conversation_id: b.conversation_id,
-    turns: page.map((t) => chatOf(t.trace_id, spans.filter((s) => s.trace_id === t.trace_id))),
+    turns: page.map((t) =>
+      chatOf(
+        t.trace_id,
+        spans.filter((s) => s.trace_id === t.trace_id),
+      ),
+    ),
     total_turns: traces.length,
     has_more: b.offset + page.length < traces.length,
     limit: b.limit,
@@ -197,7 +227,13 @@ export async function agentConversationSpans(
   b: { project_id: string; conversation_ids: string[]; started_after?: string | null; started_before?: string | null },
   signal: AbortSignal,
 ) {
-  const traces = await conversationTraces(store, b.project_id, b.conversation_ids, { after: b.started_after, before: b.started_before }, signal);
+  const traces = await conversationTraces(
+    store,
+    b.project_id,
+    b.conversation_ids,
+    { after: b.started_after, before: b.started_before },
+    signal,
+  );
   const spans = await agentTraceSpans(store, b.project_id, [...new Set(traces.map((t) => t.trace_id))], signal);
   const ids = [...new Set(traces.map((t) => t.thread_id))];
   return {
@@ -207,7 +243,13 @@ export async function agentConversationSpans(
         conversation_id: id,
         spans: spans
           .filter((s) => mine.has(s.trace_id))
-          .map((s) => ({ span_id: s.id, trace_id: s.trace_id, operation_name: s.operation || s.kind.toLowerCase() || s.op_name, duration_ms: ms(s.started_at, s.ended_at) ?? 0, status: status(s.status_code) })),
+          .map((s) => ({
+            span_id: s.id,
+            trace_id: s.trace_id,
+            operation_name: s.operation || s.kind.toLowerCase() || s.op_name,
+            duration_ms: ms(s.started_at, s.ended_at) ?? 0,
+            status: status(s.status_code),
+          })),
         spans_feedback: [],
       };
     }),
@@ -234,7 +276,15 @@ export async function agentSearch(
 ) {
   const rows = await spansContaining(
     store,
-    { projectId: b.project_id, text: b.query, conversationId: b.conversation_id, traceId: b.trace_id, after: b.started_after, before: b.started_before, limit: 5000 },
+    {
+      projectId: b.project_id,
+      text: b.query,
+      conversationId: b.conversation_id,
+      traceId: b.trace_id,
+      after: b.started_after,
+      before: b.started_before,
+      limit: 5000,
+    },
     signal,
   );
   const needle = b.query.toLowerCase();
@@ -258,7 +308,14 @@ export async function agentSearch(
       const t = text(m.content);
       if (needle && !t.toLowerCase().includes(needle)) continue;
       if (conv.matched.some((x) => x.content_digest === digestOf(t))) continue;
-      conv.matched.push({ span_id: s.id, trace_id: s.trace_id, role, content_preview: b.truncate_content ? t.slice(0, 200) : t, content_digest: digestOf(t), started_at: iso(s.started_at)! });
+      conv.matched.push({
+        span_id: s.id,
+        trace_id: s.trace_id,
+        role,
+        content_preview: b.truncate_content ? t.slice(0, 200) : t,
+        content_digest: digestOf(t),
+        started_at: iso(s.started_at)!,
+      });
     }
     if (!conv.agent) conv.agent = agentName(s);
     if (s.started_at > conv.last) conv.last = s.started_at;
@@ -276,7 +333,13 @@ export async function agentSearch(
   }
   const results = [...byConversation]
     .sort((x, y) => y[1].last.localeCompare(x[1].last))
-    .map(([id, c]) => ({ conversation_id: id, conversation_name: id, agent_name: c.agent, last_activity: iso(c.last)!, matched_messages: c.matched }));
+    .map(([id, c]) => ({
+      conversation_id: id,
+      conversation_name: id,
+      agent_name: c.agent,
+      last_activity: iso(c.last)!,
+      matched_messages: c.matched,
+    }));
   return { results: results.slice(b.offset, b.offset + b.limit), total_conversations: results.length };
 }
 
@@ -285,7 +348,12 @@ const digestOf = (t: string) => createHash('sha256').update(t).digest('hex').sli
 /** A span as /agents/spans/query lists it. */
 export function agentSpan(s: AgentSpanRow): Msg {
   const { inputs, outputs } = messagesIn(s);
-  const custom = { custom_attrs_string: {} as Msg, custom_attrs_int: {} as Msg, custom_attrs_float: {} as Msg, custom_attrs_bool: {} as Msg };
+  const custom = {
+    custom_attrs_string: {} as Msg,
+    custom_attrs_int: {} as Msg,
+    custom_attrs_float: {} as Msg,
+    custom_attrs_bool: {} as Msg,
+  };
   const wandb = parse(s.attributes_dump)['wandb.attributes'] ?? parse(s.attributes_dump).custom;
   if (wandb && typeof wandb === 'object')
     for (const [k, v] of Object.entries(wandb as Msg)) {
@@ -315,7 +383,11 @@ export function agentSpan(s: AgentSpanRow): Msg {
     cache_read_input_tokens: Number(s.cache_read_tokens),
     cache_creation_input_tokens: Number(s.cache_creation_tokens),
     input_messages: inputs.map((m) => ({ role: typeof m.role === 'string' ? m.role : '', content: text(m.content), finish_reason: '' })),
-    output_messages: outputs.map((m) => ({ role: typeof m.role === 'string' ? m.role : 'assistant', content: text(m.content), finish_reason: '' })),
+    output_messages: outputs.map((m) => ({
+      role: typeof m.role === 'string' ? m.role : 'assistant',
+      content: text(m.content),
+      finish_reason: '',
+    })),
     finish_reasons: [],
     artifact_refs: [],
     content_refs: [],

@@ -40,7 +40,14 @@ export async function weave054ReadRoutes(app: FastifyInstance, deps: { store: St
   addRoute(app, auth, 'agentsQuery', async (b, { signal }) => {
     const { rows, total } = await agentTotals(
       store,
-      { projectId: b.project_id, agentName: b.filters?.agent_name, byVersion: false, order: orderOf(b.sort_by, AGENT_SORT), limit: b.limit, offset: b.offset },
+      {
+        projectId: b.project_id,
+        agentName: b.filters?.agent_name,
+        byVersion: false,
+        order: orderOf(b.sort_by, AGENT_SORT),
+        limit: b.limit,
+        offset: b.offset,
+      },
       signal,
     );
     return { agents: rows.map((r) => agentOut(b.project_id, r)), total_count: total };
@@ -48,7 +55,14 @@ export async function weave054ReadRoutes(app: FastifyInstance, deps: { store: St
   addRoute(app, auth, 'agentVersionsQuery', async (b, { signal }) => {
     const { rows, total } = await agentTotals(
       store,
-      { projectId: b.project_id, agentName: b.agent_name, byVersion: true, order: orderOf(b.sort_by, [...AGENT_SORT, 'agent_version']), limit: b.limit, offset: b.offset },
+      {
+        projectId: b.project_id,
+        agentName: b.agent_name,
+        byVersion: true,
+        order: orderOf(b.sort_by, [...AGENT_SORT, 'agent_version']),
+        limit: b.limit,
+        offset: b.offset,
+      },
       signal,
     );
     return { versions: rows.map((r) => ({ ...agentOut(b.project_id, r), agent_version: r.agent_version })), total_count: total };
@@ -58,7 +72,11 @@ export async function weave054ReadRoutes(app: FastifyInstance, deps: { store: St
   addRoute(app, auth, 'agentConversationSpans', async (b, { signal }) => agentConversationSpans(store, b, signal));
   addRoute(app, auth, 'agentsSearch', async (b, { signal }) => agentSearch(store, b, signal));
   addRoute(app, auth, 'agentSpansQuery', async (b, { signal }) => {
-    const { rows, total } = await otelSpansIn(store, { projectId: b.project_id, after: b.started_after, before: b.started_before, limit: b.limit, offset: b.offset }, signal);
+    const { rows, total } = await otelSpansIn(
+      store,
+      { projectId: b.project_id, after: b.started_after, before: b.started_before, limit: b.limit, offset: b.offset },
+      signal,
+    );
     return { spans: rows.map((r) => agentSpan(r)), groups: [], total_count: total };
   });
   addRoute(app, auth, 'agentSpansStats', async (b, { signal }) => {
@@ -69,9 +87,18 @@ export async function weave054ReadRoutes(app: FastifyInstance, deps: { store: St
       bucket_type: 'time' as const,
       columns: [
         { name: 'timestamp', role: 'time' as const, value_type: 'datetime' as const },
-        ...metrics.map((m) => ({ name: m, role: 'metric' as const, value_type: 'number' as const, metric: m, aggregation: m.endsWith('count') ? 'count' : 'sum' })),
+        ...metrics.map((m) => ({
+          name: m,
+          role: 'metric' as const,
+          value_type: 'number' as const,
+          metric: m,
+          aggregation: m.endsWith('count') ? 'count' : 'sum',
+        })),
       ],
-      rows: rows.map((r) => ({ ...Object.fromEntries(metrics.map((m) => [m, Number(r[m as keyof typeof r])])), timestamp: isoOf(r.timestamp) })),
+      rows: rows.map((r) => ({
+        ...Object.fromEntries(metrics.map((m) => [m, Number(r[m as keyof typeof r])])),
+        timestamp: isoOf(r.timestamp),
+      })),
       start,
       end,
       granularity,
@@ -79,8 +106,19 @@ export async function weave054ReadRoutes(app: FastifyInstance, deps: { store: St
     };
   });
   addRoute(app, auth, 'agentSpansCustomAttrsSchema', async (b, { signal }) => {
-    const { rows } = await otelSpansIn(store, { projectId: b.project_id, after: b.started_after, before: b.started_before, limit: 1000, offset: 0 }, signal);
-    const counts = new Map<string, { source: 'custom_attrs_string' | 'custom_attrs_int' | 'custom_attrs_float' | 'custom_attrs_bool'; value_type: 'string' | 'int' | 'float' | 'bool'; n: number }>();
+    const { rows } = await otelSpansIn(
+      store,
+      { projectId: b.project_id, after: b.started_after, before: b.started_before, limit: 1000, offset: 0 },
+      signal,
+    );
+    const counts = new Map<
+      string,
+      {
+        source: 'custom_attrs_string' | 'custom_attrs_int' | 'custom_attrs_float' | 'custom_attrs_bool';
+        value_type: 'string' | 'int' | 'float' | 'bool';
+        n: number;
+      }
+    >();
     for (const r of rows) {
       const s = agentSpan(r);
       for (const [source, value_type] of [
@@ -96,13 +134,33 @@ export async function weave054ReadRoutes(app: FastifyInstance, deps: { store: St
           counts.set(k, c);
         }
     }
-    const all = [...counts].map(([k, c]) => ({ key: k.split('|').slice(1).join('|'), source: c.source, value_type: c.value_type, span_count: c.n }));
+    const all = [...counts].map(([k, c]) => ({
+      key: k.split('|').slice(1).join('|'),
+      source: c.source,
+      value_type: c.value_type,
+      span_count: c.n,
+    }));
     all.sort((a, b2) => b2.span_count - a.span_count || a.key.localeCompare(b2.key));
-    return { attributes: all.slice(b.offset, b.offset + b.limit), has_more: all.length > b.offset + b.limit, limit: b.limit, offset: b.offset };
+    return {
+      attributes: all.slice(b.offset, b.offset + b.limit),
+      has_more: all.length > b.offset + b.limit,
+      limit: b.limit,
+      offset: b.offset,
+    };
   });
 }
 
-const AGENT_SORT = ['agent_name', 'invocation_count', 'error_count', 'span_count', 'total_duration_ms', 'total_input_tokens', 'total_output_tokens', 'first_seen', 'last_seen'];
+const AGENT_SORT = [
+  'agent_name',
+  'invocation_count',
+  'error_count',
+  'span_count',
+  'total_duration_ms',
+  'total_input_tokens',
+  'total_output_tokens',
+  'first_seen',
+  'last_seen',
+];
 
 function orderOf(sortBy: { field: string; direction: 'asc' | 'desc' }[] | null | undefined, allowed: string[]): string {
   const terms = (sortBy ?? []).map((s, i) => {
@@ -165,13 +223,27 @@ function valueType(v: unknown): 'numeric' | 'boolean' | 'categorical' | null {
 
 async function payloadSchema(
   store: Store,
-  b: { project_id: string; start: string; end?: string | null; feedback_type?: string | null; trigger_ref?: string | null; sample_limit: number },
+  b: {
+    project_id: string;
+    start: string;
+    end?: string | null;
+    feedback_type?: string | null;
+    trigger_ref?: string | null;
+    sample_limit: number;
+  },
   signal: AbortSignal,
 ) {
   const w = window(b.start, b.end, 60 * 60 * 24);
   const rows = await feedbackInWindow(
     store,
-    { projectId: b.project_id, startMs: w.startMs, endMs: w.endMs, types: b.feedback_type ? [b.feedback_type] : undefined, triggerRef: b.trigger_ref, limit: b.sample_limit },
+    {
+      projectId: b.project_id,
+      startMs: w.startMs,
+      endMs: w.endMs,
+      types: b.feedback_type ? [b.feedback_type] : undefined,
+      triggerRef: b.trigger_ref,
+      limit: b.sample_limit,
+    },
     signal,
   );
   const types = new Map<string, 'numeric' | 'boolean' | 'categorical' | null>();
@@ -192,7 +264,13 @@ const slug = (path: string) => path.replace(/[^A-Za-z0-9]+/g, '_').replace(/^_|_
 function aggregate(values: unknown[], aggs: string[], percentiles: number[], type: string): Record<string, number | null> {
   const nums = values.filter((v): v is number => typeof v === 'number' && Number.isFinite(v));
   const bools = values.filter((v): v is boolean => typeof v === 'boolean');
-  const chosen = aggs.length ? aggs : type === 'boolean' ? ['count_true', 'count_false'] : type === 'categorical' ? ['count'] : ['avg', 'min', 'max'];
+  const chosen = aggs.length
+    ? aggs
+    : type === 'boolean'
+      ? ['count_true', 'count_false']
+      : type === 'categorical'
+        ? ['count']
+        : ['avg', 'min', 'max'];
   const out: Record<string, number | null> = {};
   for (const a of chosen) {
     if (a === 'count') out[a] = values.filter((v) => v !== undefined && v !== null).length;
@@ -205,7 +283,8 @@ function aggregate(values: unknown[], aggs: string[], percentiles: number[], typ
   }
   if (type === 'numeric') {
     const sorted = [...nums].sort((x, y) => x - y);
-    for (const p of percentiles) out[`p${p}`] = sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! : null;
+    for (const p of percentiles)
+      out[`p${p}`] = sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! : null;
   }
   return out;
 }
@@ -236,7 +315,13 @@ async function feedbackStats(
   const w = window(b.start, b.end, b.granularity);
   const rows = await feedbackInWindow(
     store,
-    { projectId: b.project_id, startMs: w.startMs, endMs: w.endMs, types: b.feedback_type ? [b.feedback_type] : undefined, triggerRef: b.trigger_ref },
+    {
+      projectId: b.project_id,
+      startMs: w.startMs,
+      endMs: w.endMs,
+      types: b.feedback_type ? [b.feedback_type] : undefined,
+      triggerRef: b.trigger_ref,
+    },
     signal,
   );
   const width = w.granularity * 1000;
@@ -251,13 +336,25 @@ async function feedbackStats(
     const ps = byBucket.get(t) ?? [];
     const bucket: Record<string, unknown> = { timestamp: new Date(t).toISOString(), count: ps.length };
     for (const m of b.metrics)
-      for (const [agg, v] of Object.entries(aggregate(ps.map((p) => valueAt(p, m.json_path)), m.aggregations, m.percentiles, m.value_type)))
+      for (const [agg, v] of Object.entries(
+        aggregate(
+          ps.map((p) => valueAt(p, m.json_path)),
+          m.aggregations,
+          m.percentiles,
+          m.value_type,
+        ),
+      ))
         bucket[`${agg}__${slug(m.json_path)}`] = v;
     buckets.push(bucket);
   }
   const window_stats: Record<string, Record<string, number | null>> = {};
   for (const m of b.metrics)
-    window_stats[slug(m.json_path)] = aggregate(payloads.map((p) => valueAt(p.payload, m.json_path)), m.aggregations, m.percentiles, m.value_type);
+    window_stats[slug(m.json_path)] = aggregate(
+      payloads.map((p) => valueAt(p.payload, m.json_path)),
+      m.aggregations,
+      m.percentiles,
+      m.value_type,
+    );
   return { start: w.start, end: w.end, granularity: w.granularity, timezone: b.timezone, buckets, window_stats };
 }
 
@@ -285,7 +382,11 @@ async function feedbackAggregate(
   signal: AbortSignal,
 ) {
   if (b.before_ms <= b.after_ms) throw badRequest('before_ms: must be after after_ms', 'before_ms');
-  const rows = await feedbackInWindow(store, { projectId: b.project_id, startMs: b.after_ms, endMs: b.before_ms, types: b.feedback_types }, signal);
+  const rows = await feedbackInWindow(
+    store,
+    { projectId: b.project_id, startMs: b.after_ms, endMs: b.before_ms, types: b.feedback_types },
+    signal,
+  );
   const width = b.time_bucket_seconds ? b.time_bucket_seconds * 1000 : null;
   const out = new Map<string, ReturnType<typeof emptyBucket>>();
   for (const r of rows) {
@@ -295,8 +396,12 @@ async function feedbackAggregate(
     if (b.monitor_ids.length && !b.monitor_ids.includes(monitor)) continue;
     const payload = payloadOf(r) as Record<string, unknown> | null;
     const ratingsObj = (payload?.scorer_ratings ?? payload?.ratings ?? {}) as Record<string, unknown>;
-    const ratings = Object.entries(typeof ratingsObj === 'object' && ratingsObj ? ratingsObj : {}).filter((e): e is [string, number] => typeof e[1] === 'number');
-    const tagList = (Array.isArray(payload?.scorer_tags) ? payload.scorer_tags : Array.isArray(payload?.tags) ? payload.tags : []).filter((t): t is string => typeof t === 'string');
+    const ratings = Object.entries(typeof ratingsObj === 'object' && ratingsObj ? ratingsObj : {}).filter(
+      (e): e is [string, number] => typeof e[1] === 'number',
+    );
+    const tagList = (Array.isArray(payload?.scorer_tags) ? payload.scorer_tags : Array.isArray(payload?.tags) ? payload.tags : []).filter(
+      (t): t is string => typeof t === 'string',
+    );
     if (b.tags.length && !tagList.some((t) => b.tags.includes(t))) continue;
     if (b.rating_min != null && !ratings.some(([, v]) => v >= b.rating_min!)) continue;
     if (b.rating_max != null && !ratings.some(([, v]) => v <= b.rating_max!)) continue;
@@ -315,7 +420,10 @@ async function feedbackAggregate(
     for (const t of tagList) bucket.tag_counts[t] = (bucket.tag_counts[t] ?? 0) + 1;
     out.set(key, bucket);
   }
-  const buckets = [...out.values()].sort((x, y) => (x.time_bucket_start_ms ?? 0) - (y.time_bucket_start_ms ?? 0) || JSON.stringify(x.group).localeCompare(JSON.stringify(y.group)));
+  const buckets = [...out.values()].sort(
+    (x, y) =>
+      (x.time_bucket_start_ms ?? 0) - (y.time_bucket_start_ms ?? 0) || JSON.stringify(x.group).localeCompare(JSON.stringify(y.group)),
+  );
   return { after_ms: b.after_ms, before_ms: b.before_ms, time_bucket_seconds: b.time_bucket_seconds ?? null, buckets };
 }
 
@@ -361,7 +469,8 @@ async function evalResults(
 ) {
   const projectId = `${b.entity}/${b.project}`;
   const evalIds = [...new Set([...(b.evaluation_call_ids ?? []), ...(b.evaluation_run_ids ?? [])])];
-  if (evalIds.length === 0) return { rows: [], total_rows: 0, summary: b.include_summary ? { evaluations: [], row_count: 0 } : null, warnings: [] };
+  if (evalIds.length === 0)
+    return { rows: [], total_rows: 0, summary: b.include_summary ? { evaluations: [], row_count: 0 } : null, warnings: [] };
   const spans = await agentTraceSpans(store, projectId, await traceIdsOf(store, projectId, evalIds, signal), signal);
   const parse = (s: string | null): unknown => {
     try {
@@ -379,7 +488,11 @@ async function evalResults(
     const output = (parse(s.output_dump) ?? {}) as Record<string, unknown>;
     const example = inputs.example;
     const rowRef = typeof example === 'string' ? /\/attr\/rows\/id\/([^/]+)/.exec(example)?.[1] : undefined;
-    const digest = rowRef ?? createHash('sha256').update(JSON.stringify(example ?? null)).digest('hex');
+    const digest =
+      rowRef ??
+      createHash('sha256')
+        .update(JSON.stringify(example ?? null))
+        .digest('hex');
     const row = rows.get(digest) ?? { row_digest: digest, example, evaluations: new Map() };
     const scores = (output.scores ?? {}) as Record<string, unknown>;
     const trial = {
@@ -401,7 +514,11 @@ async function evalResults(
   let all = [...rows.values()];
   if (b.require_intersection) all = all.filter((r) => evalIds.every((id) => r.evaluations.has(id)));
   const examples = b.include_raw_data_rows
-    ? await resolveRefs(store, all.map((r) => (typeof r.example === 'string' && parseRef(r.example)?.projectId === projectId ? r.example : '')), JSON.parse)
+    ? await resolveRefs(
+        store,
+        all.map((r) => (typeof r.example === 'string' && parseRef(r.example)?.projectId === projectId ? r.example : '')),
+        JSON.parse,
+      )
     : [];
   const page = all.slice(b.offset ?? 0, b.limit ? (b.offset ?? 0) + b.limit : undefined);
   const start = b.offset ?? 0;

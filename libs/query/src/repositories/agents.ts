@@ -143,14 +143,24 @@ export async function conversationTraces(
 /** Spans whose inputs or output contain a text (case-insensitive), newest first, with their bodies. */
 export async function spansContaining(
   store: Store,
-  q: { projectId: string; text: string; conversationId?: string | null; traceId?: string | null; after?: string | null; before?: string | null; limit: number },
+  q: {
+    projectId: string;
+    text: string;
+    conversationId?: string | null;
+    traceId?: string | null;
+    after?: string | null;
+    before?: string | null;
+    limit: number;
+  },
   signal?: AbortSignal,
 ): Promise<AgentSpanRow[]> {
   const p = new Params();
   const conds = [`thread_id != ''`];
   if (q.text) {
     const t = p.str(q.text);
-    conds.push(`(positionCaseInsensitiveUTF8(ifNull(inputs_dump, ''), ${t}) > 0 OR id IN (SELECT id FROM calls_ends WHERE project_id = ${p.str(q.projectId)} AND positionCaseInsensitiveUTF8(ifNull(output_dump, ''), ${t}) > 0))`);
+    conds.push(
+      `(positionCaseInsensitiveUTF8(ifNull(inputs_dump, ''), ${t}) > 0 OR id IN (SELECT id FROM calls_ends WHERE project_id = ${p.str(q.projectId)} AND positionCaseInsensitiveUTF8(ifNull(output_dump, ''), ${t}) > 0))`,
+    );
   }
   if (q.conversationId) conds.push(`thread_id = ${p.str(q.conversationId)}`);
   if (q.traceId) conds.push(`trace_id = ${p.str(q.traceId)}`);
@@ -181,7 +191,9 @@ export async function otelSpanBuckets(
   store: Store,
   q: { projectId: string; start: string; end: string; granularity: number },
   signal?: AbortSignal,
-): Promise<{ timestamp: string; span_count: number; invocation_count: number; error_count: number; input_tokens: number; output_tokens: number }[]> {
+): Promise<
+  { timestamp: string; span_count: number; invocation_count: number; error_count: number; input_tokens: number; output_tokens: number }[]
+> {
   const p = new Params();
   const conds = [
     'otel_dump IS NOT NULL',

@@ -82,6 +82,18 @@ describe("Weave 0.54's routes", () => {
     ok(await api.post(`/objs/prompt/versions/${v2}/tags/remove`, { project_id: P, tags: ['fast'] }));
     expect(ok(await api.request('GET', `/aliases?project_id=${encodeURIComponent(P)}`)).body).toEqual({ aliases: ['production'] });
     expect(ok(await api.request('GET', `/tags?project_id=${encodeURIComponent(P)}`)).body).toEqual({ tags: ['reviewed'] });
+    // An alias reads as a version name; the labels come with include_tags_and_aliases.
+    const read = ok(
+      await api.post('/obj/read', { project_id: P, object_id: 'prompt', digest: 'production', include_tags_and_aliases: true }),
+    ).body.obj;
+    expect([read.digest, read.val, read.tags, read.aliases]).toEqual([v2, { text: 'two' }, ['reviewed'], ['production']]);
+    const objs = ok(await api.post('/objs/query', { project_id: P, filter: { object_ids: ['prompt'] }, include_tags_and_aliases: true }))
+      .body.objs;
+    expect(objs.map((o: { tags: string[]; aliases: string[] }) => [o.tags, o.aliases])).toEqual([
+      [['reviewed'], []],
+      [['reviewed'], ['production']],
+    ]);
+    expect(ok(await api.post('/obj/read', { project_id: P, object_id: 'prompt', digest: v1 })).body.obj.tags).toBeUndefined();
     expect((await put('/objs/prompt/aliases', { project_id: P, digest: 'nope', aliases: ['x'] })).status).toBe(404);
     expect((await put('/objs/prompt/aliases', { project_id: P, digest: v1, aliases: ['latest'] })).status).toBe(400);
   });

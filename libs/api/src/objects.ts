@@ -28,14 +28,17 @@ export const objectVersion = z.object({
   deleted_at: z.string().nullable(),
   svc_user_id: z.string().nullable(),
   size_bytes: z.number().int().nullable().optional(),
+  tags: z.array(z.string()).optional().describe('with include_tags_and_aliases (Weave 0.54)'),
+  aliases: z.array(z.string()).optional().describe('with include_tags_and_aliases (Weave 0.54)'),
 });
 
 export const objReadReq = z.object({
   project_id: projectId,
   object_id: z.string().min(1),
   // An empty digest names no version: 404, as the reference.
-  digest: z.string(),
+  digest: z.string().describe('a content digest, `latest`, `v<N>` or an alias (Weave 0.54)'),
   metadata_only: z.boolean().default(false),
+  include_tags_and_aliases: z.boolean().default(false).describe("the version's tags and aliases too (Weave 0.54)"),
 });
 export const objReadRes = z.object({ obj: objectVersion });
 
@@ -54,6 +57,7 @@ export const objsQueryReq = z.object({
   limit: limit.optional(),
   offset: offset.optional(),
   sort_by: z.array(z.object({ field: z.string(), direction: sortDirection })).optional(),
+  include_tags_and_aliases: z.boolean().default(false).describe("each version's tags and aliases too (Weave 0.54)"),
   metadata_only: z.boolean().default(false),
   include_storage_size: z.boolean().default(false),
 });

@@ -2,7 +2,19 @@ import type { FastifyInstance } from 'fastify';
 import { ApiError, badRequest } from '@weft/core';
 import { parseLosslessJson } from '@weft/digest';
 import { addRoute, sendJsonArrayObject, sendJsonText, sendJsonl, type Authenticator } from '@weft/http';
-import { diffTables, queryFeedback, queryObjects, queryTableRows, readFile, readObject, resolveRefs, tableStats } from '@weft/objects';
+import {
+  aliasDigest,
+  diffTables,
+  labelsOf,
+  queryFeedback,
+  queryObjects,
+  queryTableRows,
+  readFile,
+  readObject,
+  resolveRefs,
+  tableStats,
+  type ObjectVersionOut,
+} from '@weft/objects';
 import type { Store } from '@weft/store';
 import { toJsonText } from '@weft/digest';
 
@@ -14,8 +26,36 @@ export interface ObjectReadDeps {
 /** Reads of objects, tables, feedback and refs. Stored values are emitted verbatim (`1.0` stays `1.0`). */
 export async function objectReadRoutes(app: FastifyInstance, deps: ObjectReadDeps): Promise<void> {
   const { store, auth } = deps;
-  addRoute(app, auth, 'objRead', async (body, { reply }) => sendJsonText(reply, { obj: await readObject(store, body) }));
-  addRoute(app, auth, 'objsQuery', async (body, { reply }) => sendJsonText(reply, { objs: await queryObjects(store, body) }));
+  // With include_tags_and_aliases (Weave 0.54), each version's tags and aliases (libs/objects object-labels.ts).
+  const withLabels = async (projectId: string, objs: ObjectVersionOut[]) => {
+    const labels = await labelsOf(
+      store,
+      projectId,
+      objs.map((o) => o.object_id),
+    );
+    return objs.map((o) => ({
+      ...o,
+      tags: labels.get(`${o.object_id}:${o.digest}`)?.tags ?? [],
+      aliases: labels.get(`${o.object_id}:${o.digest}`)?.aliases ?? [],
+    }));
+  };
+  addRoute(app, auth, 'objRead', async (body, { reply }) => {
+    let obj: ObjectVersionOut;
+    try {
+      obj = await readObject(store, body);
+    } catch (e) {
+      // A digest that names no version may be an alias.
+      const target =
+        e instanceof ApiError && e.status === 404 ? await aliasDigest(store, body.project_id, body.object_id, body.digest) : undefined;
+      if (!target) throw e;
+      obj = await readObject(store, { ...body, digest: target });
+    }
+    return sendJsonText(reply, { obj: body.include_tags_and_aliases ? (await withLabels(body.project_id, [obj]))[0]! : obj });
+  });
+  addRoute(app, auth, 'objsQuery', async (body, { reply }) => {
+    const objs = await queryObjects(store, body);
+    return sendJsonText(reply, { objs: body.include_tags_and_aliases ? await withLabels(body.project_id, objs) : objs });
+  });
 
   addRoute(app, auth, 'tableQuery', async (body, { reply }) => {
     const abort = new AbortController();

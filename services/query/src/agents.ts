@@ -41,7 +41,12 @@ function text(content: unknown): string {
   return content === undefined || content === null ? '' : JSON.stringify(content);
 }
 
-const isInvocation = (s: AgentSpanRow) => s.operation === 'invoke_agent' || s.kind === 'AGENT';
+/** The one member of an object that holds only `key` (OpenInference's `input.value`), else the object. */
+const lone = (v: unknown, key: string): unknown =>
+  v !== null && typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length === 1 && key in v ? (v as Msg)[key] : v;
+const asText = (v: unknown): string => (typeof v === 'string' ? v : JSON.stringify(v));
+
+const isInvocation = (s: AgentSpanRow) => s.operation === 'invoke_agent' || (s.kind === 'AGENT' && s.agent_attr !== '');
 const isTool = (s: AgentSpanRow) => s.operation === 'execute_tool' || s.kind === 'TOOL';
 const agentName = (s: AgentSpanRow) => (s.agent_attr !== '' ? s.agent_attr : isInvocation(s) ? s.op_name : '');
 
@@ -95,9 +100,8 @@ function chatOf(traceId: string, spans: AgentSpanRow[]): Msg {
         type: 'tool_call',
         tool_call: {
           tool_name: typeof tool.name === 'string' ? tool.name : s.op_name,
-          tool_arguments: JSON.stringify(inputs),
-          tool_result:
-            s.output_dump === null ? null : JSON.stringify(Object.keys(output).length === 1 && 'value' in output ? output.value : output),
+          tool_arguments: asText(lone(inputs, 'input.value')),
+          tool_result: s.output_dump === null ? null : asText(lone(lone(output, 'output.value'), 'value')),
           duration_ms: ms(s.started_at, s.ended_at),
           status: status(s.status_code),
           content_refs: [],

@@ -4,6 +4,7 @@ import { setUnauthorizedHandler } from './api';
 import { href, navigate, parseHash, useRoute } from './route';
 import { hashForSdkPath } from './sdk-links';
 import { getKey } from './session';
+import { AgentConversationView, AgentsView } from './views/agents';
 import { AlertsView } from './views/alerts';
 import { AnalyticsView } from './views/analytics';
 import { CallsView } from './views/calls';
@@ -82,6 +83,10 @@ function App() {
         break;
       case 'delivery':
         return <DeliveryView projectId={projectId} />;
+      case 'agents':
+        if (rest[0] === 'conversations' && rest[1])
+          return <AgentConversationView key={rest[1]} projectId={projectId} conversationId={rest[1]} />;
+        return <AgentsView projectId={projectId} route={route} />;
       case 'alerts':
         return <AlertsView projectId={projectId} route={route} />;
       case 'settings':

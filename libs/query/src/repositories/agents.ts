@@ -6,7 +6,8 @@ import { Params } from '../params';
  * conventions and OpenInference; libs/otlp maps `gen_ai.agent.name`/`agent.name` to
  * `attributes.agent`, `gen_ai.operation.name` to `attributes.operation`, the span kind to
  * `attributes.kind`, a conversation/session id to `thread_id`). An agent invocation is a span whose
- * operation is `invoke_agent` or whose kind is `AGENT`, named by its agent (else its span name);
+ * operation is `invoke_agent` (named by its agent, else its span name), or an `AGENT` span naming
+ * its agent (OpenInference's OpenAI Agents SDK marks its workflow root `AGENT` too, unnamed);
  * an agent's totals are over the traces it was invoked in (spans, tokens).
  */
 
@@ -61,7 +62,7 @@ function spansSql(pid: string, where: string[], withBodies: boolean): string {
     SETTINGS join_use_nulls = 1`;
 }
 
-const IS_INVOCATION = `(operation = 'invoke_agent' OR kind = 'AGENT')`;
+const IS_INVOCATION = `(operation = 'invoke_agent' OR (kind = 'AGENT' AND agent_attr != ''))`;
 const AGENT_NAME = `if(agent_attr != '', agent_attr, op_name)`;
 
 export interface AgentTotalsRow {

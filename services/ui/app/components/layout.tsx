@@ -6,6 +6,7 @@ import { LagBanner } from './lag-banner';
 const TABS: [string, string][] = [
   ['calls', 'Calls'],
   ['threads', 'Threads'],
+  ['agents', 'Agents'],
   ['evaluations', 'Evaluations'],
   ['queues', 'Queues'],
   ['monitors', 'Monitors'],

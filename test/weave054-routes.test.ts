@@ -54,6 +54,7 @@ describe("Weave 0.54's routes", () => {
 
   it('every route of the vendored client answers: none is "no such endpoint"', async () => {
     const missing: string[] = [];
+    const failed: string[] = [];
     for (const r of clientRoutes()) {
       const path = r.path.replace(/\{(\w+)\}/g, (_, k: string) => encodeURIComponent(PARAMS[k] ?? 'x'));
       const body = r.method === 'GET' || r.method === 'DELETE' ? undefined : JSON.stringify({ project_id: P });
@@ -61,8 +62,11 @@ describe("Weave 0.54's routes", () => {
       const reply = await api.request(r.method, url, body);
       if (reply.status === 405 || (reply.status === 404 && String(reply.text).includes('no such endpoint')))
         missing.push(`${r.method} ${r.path}`);
+      // A request that does not fit, or names nothing, is refused (4xx), never a failure of the server.
+      if (reply.status >= 500) failed.push(`${r.method} ${r.path}: ${reply.status} ${reply.text}`);
     }
     expect(missing).toEqual([]);
+    expect(failed).toEqual([]);
   });
 
   it('object aliases and tags: set, list, move, remove; on a version of the object only', async () => {
@@ -96,6 +100,36 @@ describe("Weave 0.54's routes", () => {
     expect(ok(await api.post('/obj/read', { project_id: P, object_id: 'prompt', digest: v1 })).body.obj.tags).toBeUndefined();
     expect((await put('/objs/prompt/aliases', { project_id: P, digest: 'nope', aliases: ['x'] })).status).toBe(404);
     expect((await put('/objs/prompt/aliases', { project_id: P, digest: v1, aliases: ['latest'] })).status).toBe(400);
+  });
+
+  it('a V2 runtime is stored as a custom provider and its models', async () => {
+    const put = await api.request(
+      'PUT',
+      '/v2/acme/weave054/runtimes/my%20vllm',
+      JSON.stringify({
+        base_url: 'http://127.0.0.1:9/v1',
+        runtime_ids: [{ id: 'qwen/q3', max_tokens: 8192 }],
+        api_key_secret: 'VLLM_KEY',
+        headers: { 'x-a': 'b' },
+      }),
+    );
+    expect(ok(put).body).toEqual({
+      name: 'my vllm',
+      base_url: 'http://127.0.0.1:9/v1',
+      api_key_secret: 'VLLM_KEY',
+      headers: { 'x-a': 'b' },
+      runtime_ids: [{ id: 'qwen/q3', max_tokens: 8192, playground_id: 'custom::my_vllm::qwen/q3' }],
+    });
+    const provider = ok(await api.post('/obj/read', { project_id: P, object_id: 'my_vllm', digest: 'latest' })).body.obj;
+    expect(provider.base_object_class).toBe('Provider');
+    expect(provider.val).toMatchObject({ base_url: 'http://127.0.0.1:9/v1', api_key_name: 'VLLM_KEY', extra_headers: { 'x-a': 'b' } });
+    const model = ok(await api.post('/obj/read', { project_id: P, object_id: 'my_vllm-qwen_q3', digest: 'latest' })).body.obj;
+    expect([model.base_object_class, model.val.name, model.val.provider, model.val.max_tokens]).toEqual([
+      'ProviderModel',
+      'qwen/q3',
+      'my_vllm',
+      8192,
+    ]);
   });
 
   it('tables from row digests, projects info, files stats and URLs', async () => {

@@ -381,6 +381,25 @@ export const agentConversationSpansRes = z.object({
   ),
 });
 
+// V2 runtimes: a custom provider (Provider and ProviderModel objects) by another name.
+const runtimeId = z.object({ id: z.string().min(1).max(256), max_tokens: z.number().int().min(1).default(4096) });
+export const runtimeApplyReq = z.object({
+  entity: z.string().min(1),
+  project: z.string().min(1),
+  runtime_name: z.string().min(1).max(128),
+  base_url: z.string().url(),
+  runtime_ids: z.array(runtimeId).max(100),
+  api_key_secret: z.string().nullish(),
+  headers: z.record(z.string(), z.string()).default({}),
+});
+export const runtimeApplyRes = z.object({
+  name: z.string(),
+  base_url: z.string(),
+  api_key_secret: z.string().nullable(),
+  headers: z.record(z.string(), z.string()),
+  runtime_ids: z.array(z.object({ id: z.string(), max_tokens: z.number().int(), playground_id: z.string() })),
+});
+
 /** The 0.54 routes, merged into extraEndpoints. */
 export const weave054Endpoints = {
   aliasList: {
@@ -663,11 +682,11 @@ export const weave054Endpoints = {
     path: '/v2/:entity/:project/runtimes/:runtime_name',
     method: 'PUT',
     urlMembers: true,
-    summary: 'Register a model runtime (not served by weft: 501)',
+    summary: "Declare a runtime (an OpenAI-compatible endpoint and its model ids) as the project's custom provider",
     auth: 'basic',
     service: 'inference',
-    request: z.object({ entity: z.string(), project: z.string(), runtime_name: z.string() }).loose(),
-    response: z.object({}),
-    published: false,
+    request: runtimeApplyReq,
+    response: runtimeApplyRes,
+    published: true,
   },
 } as const satisfies Record<string, ExtraEndpointSpec>;

@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { ApiError, badRequest } from '@weft/core';
 import { addRoute, type Authenticator } from '@weft/http';
-import { callRef, createFeedback, parseRef } from '@weft/objects';
+import { callRef, createFeedback, createObject, parseRef } from '@weft/objects';
+import { sanitizeForObjectId } from './custom-providers';
 import { agentTraceSpans, liveCallBodies, traceIdsOf } from '@weft/query';
 import type { Store } from '@weft/store';
 import { readScorers, runScorer, type Scorer } from './scorers';
@@ -107,10 +108,41 @@ export async function weave054InferenceRoutes(
     }
   });
 
-  addRoute(app, deps.auth, 'v2RuntimeApply', async () => {
-    throw new ApiError(
-      501,
-      'runtimes are not served by weft: declare OpenAI-compatible model servers in WEFT_UPSTREAMS_FILE (docs/inference.md)',
+  // A runtime is what weft calls a custom provider: a Provider object (the endpoint, its key's
+  // name, headers) and a ProviderModel per model id, which /completions/create reaches as
+  // `custom::<runtime>::<id>` (only at base URLs and with keys the operator allows:
+  // custom_providers in WEFT_UPSTREAMS_FILE).
+  addRoute(app, deps.auth, 'v2RuntimeApply', async (b, { caller }) => {
+    const projectId = `${b.entity}/${b.project}`;
+    const provider = sanitizeForObjectId(b.runtime_name);
+    const headers = b.headers ?? {};
+    await createObject(
+      store,
+      {
+        project_id: projectId,
+        object_id: provider,
+        builtin_object_class: 'Provider',
+        val: { name: b.runtime_name, base_url: b.base_url, api_key_name: b.api_key_secret ?? '', extra_headers: headers },
+      },
+      caller.userId,
     );
+    for (const r of b.runtime_ids)
+      await createObject(
+        store,
+        {
+          project_id: projectId,
+          object_id: `${provider}-${sanitizeForObjectId(r.id)}`,
+          builtin_object_class: 'ProviderModel',
+          val: { name: r.id, provider, max_tokens: r.max_tokens },
+        },
+        caller.userId,
+      );
+    return {
+      name: b.runtime_name,
+      base_url: b.base_url,
+      api_key_secret: b.api_key_secret ?? null,
+      headers,
+      runtime_ids: b.runtime_ids.map((r) => ({ id: r.id, max_tokens: r.max_tokens, playground_id: `custom::${provider}::${r.id}` })),
+    };
   });
 }

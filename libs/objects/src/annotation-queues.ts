@@ -79,7 +79,12 @@ export const USER_QUEUE_ITEM_ROWS: TableRows = {
 };
 
 /** A live (not deleted) queue, or 404. */
-async function liveQueue(store: Store, projectId: string, queueId: string): Promise<AnnotationQueue> {
+async function liveQueue(
+  store: Store,
+  projectId: string,
+  queueId: string,
+  missing = `Queue ${queueId} not found`,
+): Promise<AnnotationQueue> {
   const p = new Params();
   const [row] = await rows(
     store,
@@ -87,7 +92,7 @@ async function liveQueue(store: Store, projectId: string, queueId: string): Prom
      WHERE project_id = ${p.str(projectId)} AND id = ${p.str(queueId)} AND deleted_at IS NULL LIMIT 1`,
     p,
   );
-  if (!row) throw notFound(`Queue ${queueId} not found`);
+  if (!row) throw notFound(missing);
   return toQueue(row);
 }
 
@@ -128,7 +133,8 @@ export async function updateQueue(store: Store, req: RouteRequestOf<'annotationQ
 }
 
 export async function deleteQueue(store: Store, req: RouteRequestOf<'annotationQueueDelete'>): Promise<{ queue: AnnotationQueue }> {
-  const current = await liveQueue(store, req.project_id, req.queue_id);
+  // The reference's words for a queue that is not there to delete.
+  const current = await liveQueue(store, req.project_id, req.queue_id, `Queue ${req.queue_id} not found or already deleted`);
   const at = laterThan(current.updated_at);
   const queue: AnnotationQueue = { ...current, updated_at: at, deleted_at: at };
   await store.insertRows('annotation_queues', [queueRow(queue)], { name: 'annotation-queues.deleteQueue' });
@@ -356,7 +362,7 @@ export async function updateProgress(
   if (state === req.annotation_state) return { item: current };
   if (req.annotation_state === 'in_progress' && state !== null)
     throw badRequest(
-      `annotation_state: cannot go from '${state}' to 'in_progress': 'in_progress' can only be set on items not yet started`,
+      `annotation_state: Cannot transition to 'in_progress' when a record already exists (the item is '${state}'): 'in_progress' can only be set on items not yet started`,
       'annotation_state',
     );
   if (state !== null && state !== 'in_progress' && state !== 'unstarted')

@@ -108,6 +108,19 @@ export const metrics = {
     buckets: [0.5, 1, 2, 5, 10, 30, 60, 300, 900, 3600],
     registers,
   }),
+  workerPassSeconds: new Histogram({
+    name: 'weft_worker_pass_seconds',
+    help: 'Time one pass of a background worker took (failed passes too), by worker (retention, monitors, analytics-facts, evaluations, alerts)',
+    labelNames: ['worker'] as const,
+    buckets: [0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 900],
+    registers,
+  }),
+  workerPassFailures: new Counter({
+    name: 'weft_worker_pass_failures_total',
+    help: 'Passes of a background worker that failed (logged; the next pass tries again), by worker',
+    labelNames: ['worker'] as const,
+    registers,
+  }),
   alertPassSeconds: new Histogram({
     name: 'weft_alert_pass_seconds',
     help: "Time one pass of the alert worker took to evaluate every AlertSpec (the lease holder's passes only)",

@@ -27,6 +27,12 @@ describe('weft CLI', () => {
       const locked = await weft(['keys', 'list'], env);
       expect(locked.code).toBe(1);
       expect(locked.err).toMatch(/--url/);
+      // Given an admin key alone, it finds the running server itself (the sign-in page's hint; issue 53, item 7).
+      const port = new URL(server.url).port;
+      const found = await weft(['keys', 'create', '--user', 'bob', '--entity', 'acme'], { ...env, PORT: port, WEFT_API_KEY: 'test-key' });
+      expect(found.code, found.err).toBe(0);
+      expect(JSON.parse(found.out).key).toMatch(/^weft_/);
+      expect(found.err).toMatch(/going through it/);
       // ...and works through the server's admin endpoints with an admin key.
       const remote = { ...env, WEFT_URL: server.url, WEFT_API_KEY: 'test-key' };
       const revoked = await weft(['keys', 'revoke', key.key_id], remote);

@@ -158,6 +158,22 @@ describe('helm lint --strict', () => {
   });
 });
 
+describe('as a new user runs it (issue 53, item 6)', () => {
+  it('helm template and helm lint work with no --kube-version (a helm built by go install assumes Kubernetes 1.20), without warnings', async () => {
+    const template = await exec(helm, ['template', 'w', CHART, '--namespace', 'weft']);
+    expect(template.err).toBe('');
+    expect(template.code).toBe(0);
+    expect(template.out).toContain('kind: HorizontalPodAutoscaler');
+    const lint = await exec(helm, ['lint', CHART]);
+    expect(lint.out + lint.err).not.toMatch(/symbolic link|symlink|kubeVersion/i);
+    expect(lint.code).toBe(0);
+    // The same render as with the schemas' Kubernetes version.
+    expect(template.out).toBe(
+      (await exec(helm, ['template', 'w', CHART, '--namespace', 'weft', '--kube-version', KUBERNETES_VERSION])).out,
+    );
+  });
+});
+
 describe('rendered manifests against the Kubernetes API schemas (kubeconform, offline)', () => {
   it('are all valid, none skipped, with the default and the non-default values', async () => {
     for (const { text, docs } of [byDefault, full]) {

@@ -163,4 +163,24 @@ describe('LLM instrumentations', () => {
     const threads = await api.jsonl<any>('/threads/stream_query', { project_id: P });
     expect(threads).toEqual([expect.objectContaining({ thread_id: 'agents-group-1', turn_count: 1 })]);
   }, 300_000);
+
+  it('openai-agents, an agent without instructions, on the Responses API and on chat completions: the conversation is read (messages numbered from 1)', async () => {
+    const { out, calls } = await run('agents-bare', 'acme/agents-bare');
+    expect(out.versions['openai-agents']).toBe('0.24.0');
+    expect(out.answers).toEqual(['Hello from vllm', 'Hello from vllm']);
+    for (const agent of ['Responses agent', 'Chat agent']) {
+      const root = calls.find((c) => c.parent_id === null && calls.some((a) => a.trace_id === c.trace_id && a.attributes.agent === agent));
+      const llm = calls.filter((c) => c.trace_id === root.trace_id && c.attributes.kind === 'LLM');
+      expect(llm).toHaveLength(2);
+      // No system message: none was sent.
+      expect(llm[0].inputs.messages).toEqual([USER]);
+      expect(llm[0].output.choices[0].message.tool_calls).toEqual([TOOL_CALL]);
+      expect(llm[1].inputs.messages).toEqual([
+        USER,
+        { role: 'assistant', content: null, tool_calls: [TOOL_CALL] },
+        { role: 'tool', content: 'sunny in Paris', tool_call_id: 'call_1' },
+      ]);
+      expect(llm[1].output.choices[0].message).toMatchObject({ role: 'assistant', content: 'Hello from vllm' });
+    }
+  }, 300_000);
 });

@@ -1,10 +1,12 @@
 """Runs a stock LLM instrumentation as its users do: its model calls go to weft's /v1 front, its
 spans to weft's OTLP/HTTP endpoint.
 
-Usage: instrumented_openai.py <mode> <weft url> <api key> <project> <dump file> [<gRPC host:port>]
+Usage: instrumented_openai.py <mode> <weft url> <api key> <project> <dump file> [<gRPC host:port>] [<front project>]
   mode: openinference   openinference-instrumentation-openai, a tool call then its answer, in a session
         genai-span      opentelemetry-instrumentation-openai-v2, latest GenAI semconv, content on spans
         agents          openai-agents + openinference-instrumentation-openai-agents, an agent with a tool
+        agents-bare     the same, an agent without instructions, on the Responses API (the SDK's default
+                        model) then on chat completions: one trace each
         genai-events    opentelemetry-instrumentation-openai-v2, content as GenAI events (OTLP log records;
                         over OTLP/gRPC when a gRPC address is given, else OTLP/HTTP)
         openllmetry     OpenLLMetry's opentelemetry-instrumentation-openai (Traceloop), under a workflow span
@@ -26,7 +28,9 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
 
 mode, weft, key, project, dump = sys.argv[1:6]
 # genai-events: logs over OTLP/gRPC to this host:port instead of OTLP/HTTP.
-grpc_target = sys.argv[6] if len(sys.argv) > 6 else None
+grpc_target = sys.argv[6] if len(sys.argv) > 6 and sys.argv[6] else None
+# agents-bare: the project the front records the model requests in (x-project-id on the client).
+front_project = sys.argv[7] if len(sys.argv) > 7 else None
 exporter = OTLPSpanExporter(
     endpoint=f"{weft}/otel/v1/traces", headers={"project_id": project, "authorization": f"Bearer {key}"}
 )
@@ -116,6 +120,30 @@ elif mode == "agents":
         with using_session("agents-group-1"):
             result = await Runner.run(agent, "tools", max_turns=4)
         return result.final_output
+
+    out["answers"] = asyncio.run(main())
+elif mode == "agents-bare":
+    from agents import Agent, OpenAIChatCompletionsModel, OpenAIResponsesModel, Runner, function_tool
+    from openai import AsyncOpenAI
+    from openinference.instrumentation.openai_agents import OpenAIAgentsInstrumentor
+
+    OpenAIAgentsInstrumentor().instrument(tracer_provider=provider)
+    out["versions"] = {p: version(p) for p in ["openai-agents", "openinference-instrumentation-openai-agents"]}
+
+    @function_tool
+    def get_weather(city: str) -> str:
+        """The weather in a city."""
+        return f"sunny in {city}"
+
+    headers = {"x-project-id": front_project} if front_project else None
+    client = AsyncOpenAI(base_url=f"{weft}/v1", api_key=key, max_retries=0, default_headers=headers)
+    # No instructions: OpenInference numbers the input messages from 1 (0 is the instructions').
+    responses_model = OpenAIResponsesModel(model="m-vllm", openai_client=client)
+    responses = Agent(name="Responses agent", model=responses_model, tools=[get_weather])
+    chat = Agent(name="Chat agent", model=OpenAIChatCompletionsModel(model="m-vllm", openai_client=client), tools=[get_weather])
+
+    async def main():
+        return [(await Runner.run(agent, "tools", max_turns=4)).final_output for agent in (responses, chat)]
 
     out["answers"] = asyncio.run(main())
 elif mode == "openllmetry":

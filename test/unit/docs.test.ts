@@ -3,6 +3,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { configSchema } from '@weft/core';
 import { REPO_ROOT } from '../helpers/paths';
+import { INSTRUMENTATION_CLIENTS, OPENLLMETRY_CLIENTS } from '../helpers/python-clients';
 
 /**
  * The README is the front door and docs/ holds the rest: every relative link between them
@@ -73,6 +74,22 @@ describe('README and docs/', () => {
     ]);
     expect(anchorsOf(join(DOCS, 'operations.md')).has('overload-timeouts-and-health')).toBe(true);
     expect(anchorsOf(join(DOCS, 'operations.md')).has('no-such-heading')).toBe(false);
+  });
+
+  it("says how to change the port, and names one key variable (the CLI's WEFT_API_KEY) throughout (issue 53, item 7)", () => {
+    const readme = text.get(README)!;
+    expect(readme).toMatch(/PORT=\d+ npm start/);
+    expect(readme).toContain('export WEFT_API_KEY=');
+    // Every example that needs the key reads that variable; no other name for it.
+    expect(readme).not.toMatch(/\$WEFT_KEY\b|api_key="weft_|WANDB_API_KEY=weft_/);
+  });
+
+  it('docs/otlp.md pins what the test suite installs for the instrumentations, and the valid capture values (issue 53, item 8)', () => {
+    const otlp = text.get(join(DOCS, 'otlp.md'))!;
+    const pins = [...INSTRUMENTATION_CLIENTS, ...OPENLLMETRY_CLIENTS].filter((p) => /instrumentation|util-genai|agents|httpx/.test(p));
+    expect(pins.length).toBeGreaterThanOrEqual(6);
+    for (const pin of pins) expect(otlp, pin).toContain(pin);
+    for (const value of ['SPAN_ONLY', 'EVENT_ONLY', 'SPAN_AND_EVENT', 'gen_ai_latest_experimental']) expect(otlp).toContain(value);
   });
 
   it('links every docs/ page from the README', () => {

@@ -1,3 +1,5 @@
+import { lstatSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BEGIN_MARKER, END_MARKER, familyFor, nginxLocations, routeTablePaths, withLocations } from '../../scripts/nginx-locations';
 
@@ -49,5 +51,15 @@ describe('nginx locations from the route table', () => {
     const conf = ['a', `  ${BEGIN_MARKER}`, '  old', `  ${END_MARKER}`, 'b'].join('\n');
     expect(withLocations(conf, ['  new'])).toBe('a\n  new\nb');
     expect(() => withLocations('a\nb', ['x'])).toThrow(/needs the lines/);
+  });
+});
+
+const ROOT = join(__dirname, '..', '..');
+
+describe("the Helm chart's nginx.conf (issue 53, item 6)", () => {
+  it('is a regular file (helm warns about a symbolic link on every run) equal to deploy/nginx/nginx.conf', () => {
+    const copy = join(ROOT, 'deploy', 'helm', 'weft', 'files', 'nginx.conf');
+    expect(lstatSync(copy).isSymbolicLink()).toBe(false);
+    expect(readFileSync(copy, 'utf8')).toBe(readFileSync(join(ROOT, 'deploy', 'nginx', 'nginx.conf'), 'utf8'));
   });
 });

@@ -124,8 +124,10 @@ const laneValues = (defaults: Record<Lane, number>) =>
 
 /** The engine's lanes (libs/store lanes.ts, docs/operations.md "Lanes"): connections, threads, caps, waits. */
 const laneVars = {
+  /** `one`: every statement on one engine connection with no lane settings, as before lanes (a benchmark's control, bench:team). */
+  WEFT_LANES: z.enum(['separate', 'one']).default('separate'),
   /** Engine connections (embedded) or statements at once (server) per lane. */
-  WEFT_LANE_CONNECTIONS: laneValues({ ingest: 1, interactive: 2, heavy: 2, background: 1 }),
+  WEFT_LANE_CONNECTIONS: laneValues({ ingest: 1, interactive: 2, heavy: 2, background: 2 }),
   /** Engine threads a statement of the lane may use (max_threads); 0 = the engine's default (all cores). */
   WEFT_LANE_THREADS: laneValues({ ingest: 0, interactive: 0, heavy: 1, background: 1 }),
   /** A statement's time cap per lane, seconds (max_execution_time); past it: 422 naming what to narrow. 0 = none. */
@@ -185,6 +187,7 @@ export const kafkaConfig = z
   .refine((k) => k.brokers.length > 0, { message: 'KAFKA_BROKERS: required when WEFT_BUS=kafka' });
 
 export const laneConfig = z.object(laneVars).transform((c) => ({
+  shared: c.WEFT_LANES === 'one',
   connections: c.WEFT_LANE_CONNECTIONS,
   threads: c.WEFT_LANE_THREADS,
   maxSeconds: c.WEFT_LANE_MAX_SECONDS,

@@ -49,3 +49,4 @@ export { processAlive } from './process-alive';
 export { StartupError } from './startup-error';
 export { delivery, deliveryProjectOf, type Entrance, ENTRANCES, type StoredEntrance, totalCounts, withDeliveryProject } from './delivery';
 export { DIST_URL } from './build-output';
+export { FIGURE_SIGNIFICANT_DIGITS, roundFigure } from './figures';

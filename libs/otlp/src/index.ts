@@ -24,3 +24,4 @@ export {
 } from './logs-protobuf';
 export { convertExportLogsRequest, conversationFromEvents, logsPartialSuccessOf, GENAI_MESSAGE_EVENTS, MAX_LOG_BODY_CHARS } from './logs';
 export type { LogRecordRow, LogRejection, LogsConversion, LogsPartialSuccess } from './logs';
+export { isResponsesInput, isResponsesResponse, responsesChoices, responsesMessages } from './responses-items';

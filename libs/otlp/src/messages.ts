@@ -1,4 +1,5 @@
 import { getPath } from './attributes';
+import { isResponsesInput, isResponsesResponse, responsesChoices, responsesMessages } from './responses-items';
 import { isObject, type Loose } from './values';
 
 /**
@@ -6,7 +7,9 @@ import { isObject, type Loose } from './values';
  * (`{role, content, tool_calls?, tool_call_id?}`), the format the UI, analytics and playground
  * read. Sources: OpenInference `llm.input_messages`/`llm.output_messages`, the GenAI semconv
  * `gen_ai.input.messages`/`gen_ai.output.messages` (parts) with `gen_ai.system_instructions`,
- * and OpenLLMetry's `gen_ai.prompt`/`gen_ai.completion` lists.
+ * OpenLLMetry's `gen_ai.prompt`/`gen_ai.completion` lists, the Vercel AI SDK's `ai.prompt` /
+ * `ai.response`, and Responses API items (`input.value`
+ * holding input items or a request with them, `output.value` holding a response).
  */
 export interface ChatMessage {
   role: string;
@@ -135,6 +138,99 @@ function fromOpenAiLike(list: unknown[]): ChatMessage[] {
   return out;
 }
 
+/**
+ * A flattened list: an array, or the object attribute expansion leaves when the indexes do not
+ * start at 0 (OpenInference numbers input messages from 1 when there are no instructions, index
+ * 0 being theirs), read in index order. Null for anything else.
+ */
+function indexedList(v: unknown): unknown[] | null {
+  if (Array.isArray(v)) return v;
+  if (!isObject(v)) return null;
+  const keys = Object.keys(v);
+  if (keys.length === 0 || !keys.every((k) => /^(0|[1-9]\d{0,8})$/.test(k))) return null;
+  return keys
+    .map(Number)
+    .sort((a, b) => a - b)
+    .map((i) => v[String(i)]);
+}
+
+/** Responses API input items in `input.value`: the items, or a request holding them (`{input, instructions}`). */
+function responsesInputOf(tree: Loose): ChatMessage[] | null {
+  const v = getPath(tree, 'input.value');
+  if (isResponsesInput(v)) return responsesMessages({ input: v }) as unknown as ChatMessage[];
+  if (isObject(v) && typeof v.model === 'string' && (isResponsesInput(v.input) || typeof v.input === 'string')) {
+    return responsesMessages({
+      input: v.input,
+      instructions: typeof v.instructions === 'string' ? v.instructions : null,
+    }) as unknown as ChatMessage[];
+  }
+  return null;
+}
+
+/** An AI SDK tool result's `output` (`{type: text|json|error-text|…, value}`) as the tool message's text. */
+function aiToolOutput(o: unknown): string {
+  if (isObject(o) && 'value' in o) return typeof o.value === 'string' ? o.value : JSON.stringify(o.value ?? null);
+  return typeof o === 'string' ? o : JSON.stringify(o ?? null);
+}
+
+/**
+ * The Vercel AI SDK's model messages (`ai.prompt.messages`): content a string or parts
+ * (`text`, `tool-call` {toolCallId, toolName, input}, `tool-result` {toolCallId, output}, files…).
+ * A tool message becomes one OpenAI `tool` message per result.
+ */
+function fromAiSdk(list: unknown[]): ChatMessage[] {
+  const out: ChatMessage[] = [];
+  for (const m of list) {
+    if (!isObject(m)) continue;
+    const role = str(m.role) ?? 'user';
+    if (typeof m.content === 'string') {
+      out.push({ role, content: m.content });
+      continue;
+    }
+    const parts = Array.isArray(m.content) ? m.content.filter(isObject) : [];
+    const content: unknown[] = [];
+    const calls: ToolCall[] = [];
+    for (const p of parts) {
+      if (p.type === 'text' || p.type === 'reasoning') content.push({ type: p.type, text: typeof p.text === 'string' ? p.text : '' });
+      else if (p.type === 'tool-call') calls.push(toolCallOf(p.toolCallId, p.toolName, p.input ?? p.args));
+      else if (p.type === 'tool-result') {
+        const tool: ChatMessage = { role: 'tool', content: aiToolOutput(p.output ?? p.result) };
+        if (str(p.toolCallId)) tool.tool_call_id = str(p.toolCallId);
+        out.push(tool);
+      } else content.push(p);
+    }
+    if (content.length === 0 && calls.length === 0 && parts.some((p) => p.type === 'tool-result')) continue;
+    out.push(withToolCalls({ role, content: contentOf(content) }, calls));
+  }
+  return out;
+}
+
+/** The AI SDK's prompt (`ai.prompt`): `{system?, prompt}` or `{system?, messages}` on the operation spans, `{messages}` on the model calls. */
+function aiSdkPrompt(tree: Loose): ChatMessage[] | null {
+  const prompt = getPath(tree, 'ai.prompt');
+  if (!isObject(prompt)) return null;
+  const out: ChatMessage[] = [];
+  if (typeof prompt.system === 'string' && prompt.system !== '') out.push({ role: 'system', content: prompt.system });
+  if (Array.isArray(prompt.messages)) out.push(...fromAiSdk(prompt.messages));
+  else if (typeof prompt.prompt === 'string') out.push({ role: 'user', content: prompt.prompt });
+  else if (Array.isArray(prompt.prompt)) out.push(...fromAiSdk(prompt.prompt));
+  else return null;
+  return out;
+}
+
+/** The AI SDK's answer: `ai.response.text` (or `.object`), `ai.response.toolCalls`, `ai.response.finishReason`. */
+function aiSdkChoices(tree: Loose): ChatChoice[] | null {
+  const r = getPath(tree, 'ai.response');
+  if (!isObject(r)) return null;
+  const text = typeof r.text === 'string' ? r.text : r.object !== undefined ? JSON.stringify(r.object) : null;
+  const calls = Array.isArray(r.toolCalls)
+    ? r.toolCalls.filter(isObject).map((t) => toolCallOf(t.toolCallId, t.toolName, t.input ?? t.args))
+    : [];
+  if (text === null && calls.length === 0) return null;
+  const finish = str(r.finishReason)?.replace(/-/g, '_') ?? null;
+  return [{ index: 0, message: withToolCalls({ role: 'assistant', content: text }, calls), finish_reason: finish }];
+}
+
 const nonEmpty = <T>(list: T[]): T[] | null => (list.length > 0 ? list : null);
 
 /** The GenAI `gen_ai.system_instructions` (parts, or a plain string) as a leading system message. */
@@ -151,8 +247,8 @@ function systemInstructions(tree: Loose): ChatMessage | null {
 
 /** The span's input conversation as OpenAI chat messages, or null when it carries none. */
 export function inputMessages(tree: Loose): ChatMessage[] | null {
-  const oi = getPath(tree, 'llm.input_messages');
-  if (Array.isArray(oi)) return nonEmpty(fromOpenInference(oi));
+  const oi = indexedList(getPath(tree, 'llm.input_messages'));
+  if (oi) return nonEmpty(fromOpenInference(oi));
   const genai = getPath(tree, 'gen_ai.input.messages');
   if (Array.isArray(genai)) {
     const system = systemInstructions(tree);
@@ -160,15 +256,18 @@ export function inputMessages(tree: Loose): ChatMessage[] | null {
   }
   const prompt = getPath(tree, 'gen_ai.prompt');
   if (Array.isArray(prompt) && prompt.every((m) => isObject(m) && ('role' in m || 'content' in m))) return nonEmpty(fromOpenAiLike(prompt));
-  return null;
+  const ai = aiSdkPrompt(tree);
+  if (ai) return nonEmpty(ai);
+  const responses = responsesInputOf(tree);
+  return responses ? nonEmpty(responses) : null;
 }
 
 /** The span's output as OpenAI chat choices, or null when it carries none. */
 export function outputChoices(tree: Loose): ChatChoice[] | null {
   const asChoices = (msgs: ChatMessage[], finish: (i: number) => unknown): ChatChoice[] | null =>
     nonEmpty(msgs.map((message, index) => ({ index, message, finish_reason: str(finish(index)) ?? null })));
-  const oi = getPath(tree, 'llm.output_messages');
-  if (Array.isArray(oi)) return asChoices(fromOpenInference(oi), () => undefined);
+  const oi = indexedList(getPath(tree, 'llm.output_messages'));
+  if (oi) return asChoices(fromOpenInference(oi), () => undefined);
   const genai = getPath(tree, 'gen_ai.output.messages');
   if (Array.isArray(genai)) {
     const msgs = genai.filter(isObject);
@@ -178,6 +277,10 @@ export function outputChoices(tree: Loose): ChatChoice[] | null {
   if (Array.isArray(completion) && completion.every(isObject)) {
     return asChoices(fromOpenAiLike(completion), (i) => (completion[i] as Loose).finish_reason);
   }
+  const ai = aiSdkChoices(tree);
+  if (ai) return ai;
+  const response = getPath(tree, 'output.value');
+  if (isResponsesResponse(response)) return nonEmpty(responsesChoices(response) as unknown as ChatChoice[]);
   return null;
 }
 

@@ -20,8 +20,9 @@ export const INPUT_KEYS = [
   'gcp.vertex.agent.tool_call_args',
   'gcp.vertex.agent.llm_request',
   'events.gen_ai.user.message',
-  // GenAI execute_tool spans (our addition, after the reference's keys).
+  // GenAI execute_tool spans and the AI SDK's ai.toolCall spans (our additions, after the reference's keys).
   'gen_ai.tool.call.arguments',
+  'ai.toolCall.args',
   'input',
   'inputs',
 ] as const;
@@ -39,28 +40,45 @@ export const OUTPUT_KEYS = [
   'gcp.vertex.agent.llm_response',
   'events.gen_ai.choice',
   'gen_ai.tool.call.result',
+  'ai.toolCall.result',
   'output',
   'outputs',
 ] as const;
 
 export const USAGE_KEYS: Record<string, readonly string[]> = {
-  input_tokens: ['gen_ai.usage.input_tokens'],
+  input_tokens: ['gen_ai.usage.input_tokens', 'ai.usage.inputTokens'],
   prompt_tokens: ['gen_ai.usage.prompt_tokens', 'llm.token_count.prompt', 'ai.usage.promptTokens'],
   completion_tokens: ['gen_ai.usage.completion_tokens', 'llm.token_count.completion', 'ai.usage.completionTokens'],
-  output_tokens: ['gen_ai.usage.output_tokens'],
-  total_tokens: ['llm.usage.total_tokens', 'llm.token_count.total', 'gen_ai.usage.total_tokens'],
+  output_tokens: ['gen_ai.usage.output_tokens', 'ai.usage.outputTokens'],
+  total_tokens: ['llm.usage.total_tokens', 'llm.token_count.total', 'gen_ai.usage.total_tokens', 'ai.usage.totalTokens'],
   // Cached prompt tokens, which the cost query prices separately (our addition to the reference's list).
   cache_read_input_tokens: [
     'gen_ai.usage.cache_read.input_tokens',
     'gen_ai.usage.cache_read_input_tokens',
     'llm.token_count.prompt_details.cache_read',
+    'ai.usage.inputTokenDetails.cacheReadTokens',
+    'ai.usage.cachedInputTokens',
   ],
   cache_creation_input_tokens: [
     'gen_ai.usage.cache_creation.input_tokens',
     'gen_ai.usage.cache_creation_input_tokens',
     'llm.token_count.prompt_details.cache_write',
+    'ai.usage.inputTokenDetails.cacheWriteTokens',
   ],
+  // Part of the completion tokens (kept for reading, not added to them).
+  reasoning_tokens: ['ai.usage.outputTokenDetails.reasoningTokens', 'ai.usage.reasoningTokens'],
 };
+
+/**
+ * Names of one count: a span may carry a count under several conventions at once (the AI SDK's
+ * `ai.usage.promptTokens` beside the GenAI `gen_ai.usage.input_tokens` on one model call).
+ * Stored usage adds `prompt_tokens` and `input_tokens` (they are one count under two names), so
+ * a span keeps one of them: the first name here.
+ */
+const SAME_COUNT: readonly [string, string][] = [
+  ['input_tokens', 'prompt_tokens'],
+  ['output_tokens', 'completion_tokens'],
+];
 
 export const ATTRIBUTE_KEYS: Record<string, readonly string[]> = {
   system: ['gen_ai.system', 'llm.system', 'gen_ai.system_instructions', 'system_prompt'],
@@ -73,7 +91,7 @@ export const ATTRIBUTE_KEYS: Record<string, readonly string[]> = {
   tools: ['gen_ai.agent.tools'],
   operation: ['gen_ai.operation.name'],
   // Our additions: OpenInference `user.id` on any span, OpenLLMetry's workflow and entity names.
-  user: ['user.id', 'enduser.id', 'traceloop.association.properties.user_id'],
+  user: ['user.id', 'enduser.id', 'traceloop.association.properties.user_id', 'ai.telemetry.metadata.userId'],
   workflow: ['traceloop.workflow.name'],
   entity: ['traceloop.entity.name'],
 };
@@ -86,6 +104,8 @@ export const THREAD_KEYS = [
   'session.id',
   'traceloop.association.properties.session_id',
   'traceloop.association.properties.chat_id',
+  'ai.telemetry.metadata.sessionId',
+  'ai.telemetry.metadata.threadId',
 ] as const;
 
 /** Python's truthiness, which the reference's "first present key" test uses. */
@@ -119,6 +139,14 @@ export function extractOutput(tree: Record<string, unknown>): unknown {
   if (!hit) return null;
   const [key, value] = hit;
   if (key === 'output' || key === 'outputs') return value;
+  // The AI SDK's tool result is JSON text (a string result quoted): stored as the value it was.
+  if (key === 'ai.toolCall.result' && typeof value === 'string') {
+    try {
+      return { [key]: JSON.parse(value) as unknown };
+    } catch {
+      return { [key]: value };
+    }
+  }
   return { [key]: value };
 }
 
@@ -139,6 +167,7 @@ export function extractUsage(tree: Record<string, unknown>): Record<string, unkn
     if (hit) usage[name] = toInt(hit[1]);
   }
   if (Object.keys(usage).length === 0) return null;
+  for (const [kept, dropped] of SAME_COUNT) if (usage[kept] !== undefined) Reflect.deleteProperty(usage, dropped);
   const int = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v);
   if (usage.total_tokens === undefined) {
     if (int(usage.prompt_tokens) && int(usage.completion_tokens)) usage.total_tokens = usage.prompt_tokens + usage.completion_tokens;
@@ -184,11 +213,22 @@ const step = (v: unknown): number | null => {
   return typeof n === 'number' && Number.isSafeInteger(n) && n >= 0 ? n : null;
 };
 
+/**
+ * The AI SDK's `ai.telemetry.functionId`, on the operation spans (`ai.generateText`,
+ * `ai.streamObject`…): the name the user gave the call. The model calls and tool calls under them
+ * carry it too, and keep their own names (`ai.generateText.doGenerate`, `ai.toolCall`).
+ */
+function aiSdkFunctionId(tree: Record<string, unknown>): string | null {
+  const op = getPath(tree, 'ai.operationId');
+  if (typeof op !== 'string' || op.split('.').length !== 2 || op === 'ai.toolCall') return null;
+  return str(getPath(tree, 'ai.telemetry.functionId'));
+}
+
 export function extractWandbKeys(tree: Record<string, unknown>): WandbKeys {
   const thread = firstPresent(tree, THREAD_KEYS);
   const isTurnRaw = getPath(tree, 'wandb.is_turn');
   return {
-    displayName: str(getPath(tree, 'wandb.display_name'))?.slice(0, 1024) ?? null,
+    displayName: (str(getPath(tree, 'wandb.display_name')) ?? aiSdkFunctionId(tree))?.slice(0, 1024) ?? null,
     threadId: thread ? str(thread[1]) : null,
     isTurn:
       isTurnRaw === undefined || isTurnRaw === null

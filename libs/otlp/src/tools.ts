@@ -46,20 +46,30 @@ export function toolDefinitions(tree: Loose): ToolDefinition[] | null {
   if (Array.isArray(genai)) return defined(genai.map(fromAny));
   const functions = getPath(tree, 'llm.request.functions');
   if (Array.isArray(functions)) return defined(functions.map(fromAny));
+  // The Vercel AI SDK: `ai.prompt.tools`, each a JSON string `{type, name, description, inputSchema}`.
+  const ai = getPath(tree, 'ai.prompt.tools');
+  if (Array.isArray(ai)) return defined(ai.map(fromAny));
   return null;
 }
 
 /**
  * The tool a tool span ran: OpenInference `tool.name`/`tool.description`/`tool.parameters`
- * (and `tool_call.id`), GenAI `gen_ai.tool.name`/`gen_ai.tool.call.id` on execute_tool spans.
+ * (and `tool_call.id`), GenAI `gen_ai.tool.name`/`gen_ai.tool.call.id` on execute_tool spans, the
+ * AI SDK's `ai.toolCall.name`/`ai.toolCall.id`.
  */
 export function toolOfSpan(tree: Loose): Loose | null {
   const out: Loose = {};
   const set = (k: string, v: unknown) => {
     if (v !== undefined && v !== null && v !== '') out[k] = v;
   };
-  set('name', getPath(tree, 'gen_ai.tool.name') ?? getPath(tree, 'tool.name') ?? getPath(tree, 'tool_call.function.name'));
-  set('call_id', getPath(tree, 'gen_ai.tool.call.id') ?? getPath(tree, 'tool_call.id'));
+  set(
+    'name',
+    getPath(tree, 'gen_ai.tool.name') ??
+      getPath(tree, 'tool.name') ??
+      getPath(tree, 'tool_call.function.name') ??
+      getPath(tree, 'ai.toolCall.name'),
+  );
+  set('call_id', getPath(tree, 'gen_ai.tool.call.id') ?? getPath(tree, 'tool_call.id') ?? getPath(tree, 'ai.toolCall.id'));
   set('description', getPath(tree, 'gen_ai.tool.description') ?? getPath(tree, 'tool.description'));
   set('type', getPath(tree, 'gen_ai.tool.type'));
   set('parameters', getPath(tree, 'tool.parameters') ?? getPath(tree, 'tool.json_schema'));

@@ -113,6 +113,114 @@ describe('captured from the instrumentations', () => {
   });
 });
 
+describe('openai-agents without instructions (issue 53, item 1)', () => {
+  it('captured: input messages numbered from 1 read as the conversation, on the Responses API and on chat completions', () => {
+    const calls = fixture('agents-bare');
+    const llm = calls.filter((c) => c.attributes.kind === 'LLM');
+    expect(llm).toHaveLength(4);
+    for (const [first, second] of [llm.slice(0, 2), llm.slice(2)]) {
+      expect(first.inputs.messages).toEqual([USER]);
+      expect(second.inputs.messages).toEqual([
+        USER,
+        { role: 'assistant', content: null, tool_calls: [TOOL_CALL] },
+        { role: 'tool', content: 'sunny in Paris', tool_call_id: 'call_1' },
+      ]);
+    }
+  });
+
+  it('Responses API items in input.value (message, function_call, function_call_output, reasoning) and a response in output.value', () => {
+    const items = [
+      { role: 'user', content: [{ type: 'input_text', text: 'weather?' }], type: 'message' },
+      { type: 'reasoning', id: 'rs_1', summary: [{ type: 'summary_text', text: 'need the tool' }] },
+      { type: 'function_call', call_id: 'call_1', name: 'get_weather', arguments: '{"city":"Paris"}' },
+      { type: 'function_call_output', call_id: 'call_1', output: 'sunny' },
+    ];
+    const response = {
+      id: 'resp_1',
+      object: 'response',
+      status: 'completed',
+      output: [{ type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'Sunny.' }] }],
+    };
+    const c = one([
+      ['openinference.span.kind', 'LLM'],
+      ['input.value', JSON.stringify(items)],
+      ['output.value', JSON.stringify(response)],
+    ]);
+    expect(c.inputs.messages).toEqual([
+      { role: 'user', content: 'weather?' },
+      { role: 'assistant', content: [{ type: 'reasoning', text: 'need the tool' }] },
+      { role: 'assistant', content: null, tool_calls: [TOOL_CALL] },
+      { role: 'tool', content: 'sunny', tool_call_id: 'call_1' },
+    ]);
+    expect(c.inputs['input.value']).toEqual(items);
+    expect(c.output.choices).toEqual([
+      { index: 0, message: { role: 'assistant', content: 'Sunny.', tool_calls: null }, finish_reason: 'stop' },
+    ]);
+    // A request body holding the items, with its instructions.
+    const req = one([['input.value', JSON.stringify({ model: 'm', instructions: 'be brief', input: items.slice(0, 1) })]]);
+    expect(req.inputs.messages).toEqual([
+      { role: 'system', content: 'be brief' },
+      { role: 'user', content: 'weather?' },
+    ]);
+    // A list of plain chat messages is not taken for Responses items; an app's own list neither.
+    expect(one([['input.value', JSON.stringify([{ role: 'user', content: 'x' }])]]).inputs.messages).toBeUndefined();
+    expect(one([['input.value', JSON.stringify([{ type: 'row', a: 1 }])]]).inputs.messages).toBeUndefined();
+  });
+});
+
+describe('the Vercel AI SDK 6 (issue 53, item 11)', () => {
+  it('captured: generations with conversation, answer, tools and usage; tool calls; function ids as names; user and session', () => {
+    const calls = fixture('ai-sdk');
+    const named = (n: string) => calls.find((c) => c.display_name === n);
+    const under = (root: any) => calls.filter((c) => c.parent_id === root.id);
+    expect(calls.filter((c) => c.parent_id === null).map((c) => c.display_name)).toEqual(['greet', 'greet-stream', 'weather', 'extract']);
+    const usage = { 'm-vllm': { input_tokens: 7, output_tokens: 3, total_tokens: 10, requests: 1 } };
+    const [greet] = under(named('greet'));
+    expect(greet.inputs.messages).toEqual([
+      { role: 'system', content: 'You answer briefly.' },
+      { role: 'user', content: 'Hi' },
+    ]);
+    expect(greet.output.choices).toEqual([{ index: 0, message: { role: 'assistant', content: 'Hello from vllm' }, finish_reason: 'stop' }]);
+    expect(greet.summary.usage).toEqual(usage);
+    expect([greet.attributes.user, greet.thread_id]).toEqual(['user-ai', 'session-ai']);
+    const [first, tool, second] = under(named('weather'));
+    expect(first.output.choices[0].message.tool_calls).toEqual([
+      { id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city": "Paris"}' } },
+    ]);
+    expect(first.attributes.tools[0].function.name).toBe('get_weather');
+    expect(tool.inputs).toEqual({ 'ai.toolCall.args': { city: 'Paris' } });
+    expect(tool.output).toEqual({ 'ai.toolCall.result': 'sunny in Paris' });
+    expect(tool.attributes.tool).toEqual({ name: 'get_weather', call_id: 'call_1' });
+    expect(second.inputs.messages.at(-1)).toEqual({ role: 'tool', content: 'sunny in Paris', tool_call_id: 'call_1' });
+    // The run's own figures sit on the root (two requests' tokens): own usage subtracts its children's.
+    expect(named('weather').summary.usage['m-vllm']).toMatchObject({ input_tokens: 14, output_tokens: 6, total_tokens: 20 });
+    // generateObject's model call carries ai.usage.promptTokens and gen_ai.usage.input_tokens: one count.
+    expect(under(named('extract'))[0].summary.usage).toEqual(usage);
+  });
+
+  it('a count carried under two names is kept under one, whatever the order of the keys', () => {
+    const c = one([
+      ['ai.usage.promptTokens', 12],
+      ['ai.usage.completionTokens', 3],
+      ['gen_ai.usage.input_tokens', 12],
+      ['gen_ai.usage.output_tokens', 3],
+      ['gen_ai.request.model', 'm'],
+    ]);
+    expect(c.summary.usage).toEqual({ m: { input_tokens: 12, output_tokens: 3, total_tokens: 15, requests: 1 } });
+    const ai = one([
+      ['ai.usage.inputTokens', 20],
+      ['ai.usage.outputTokens', 5],
+      ['ai.usage.totalTokens', 25],
+      ['ai.usage.cachedInputTokens', 8],
+      ['ai.usage.reasoningTokens', 2],
+      ['ai.model.id', 'm'],
+    ]);
+    expect(ai.summary.usage).toEqual({
+      m: { input_tokens: 20, output_tokens: 5, total_tokens: 25, cache_read_input_tokens: 8, reasoning_tokens: 2, requests: 1 },
+    });
+  });
+});
+
 describe('conventions not in the captured runs', () => {
   it('GenAI: system instructions, tool definitions, conversation id, agent name, cache-read tokens', () => {
     const c = one([

@@ -1,5 +1,5 @@
 import type { CostCreateReq, RequestOf } from '@weft/api';
-import { ApiError, clickHouseToIso, generateId, microsToClickHouse, nowMicros, parseTimestampMicros } from '@weft/core';
+import { ApiError, clickHouseToIso, roundFigure, generateId, microsToClickHouse, nowMicros, parseTimestampMicros } from '@weft/core';
 import { deleteStatement, type Store } from '@weft/store';
 import { compileQuery, type FieldRef, type FieldResolver } from './expr';
 import { USAGE_TYPE } from './own-usage';
@@ -298,8 +298,8 @@ export async function callCosts(store: Store, projectId: string, callIds: string
       prompt_tokens: r.prompt_tokens,
       completion_tokens: r.completion_tokens,
       total_tokens: r.total_tokens,
-      prompt_tokens_total_cost: uncachedPrompt * r.prompt_token_cost,
-      completion_tokens_total_cost: r.completion_tokens * r.completion_token_cost,
+      prompt_tokens_total_cost: roundFigure(uncachedPrompt * r.prompt_token_cost),
+      completion_tokens_total_cost: roundFigure(r.completion_tokens * r.completion_token_cost),
       prompt_token_cost: r.prompt_token_cost,
       completion_token_cost: r.completion_token_cost,
       prompt_token_cost_unit: r.prompt_token_cost_unit,
@@ -314,8 +314,8 @@ export async function callCosts(store: Store, projectId: string, callIds: string
         ? {
             cache_read_input_tokens: r.cache_read_input_tokens,
             cache_creation_input_tokens: r.cache_creation_input_tokens,
-            cache_read_input_tokens_total_cost: r.cache_read_input_tokens * r.cache_read_input_token_cost,
-            cache_creation_input_tokens_total_cost: r.cache_creation_input_tokens * r.cache_creation_input_token_cost,
+            cache_read_input_tokens_total_cost: roundFigure(r.cache_read_input_tokens * r.cache_read_input_token_cost),
+            cache_creation_input_tokens_total_cost: roundFigure(r.cache_creation_input_tokens * r.cache_creation_input_token_cost),
             cache_read_input_token_cost: r.cache_read_input_token_cost,
             cache_creation_input_token_cost: r.cache_creation_input_token_cost,
           }

@@ -7,6 +7,7 @@ export { buildUsageCostQuery, callCosts, createCosts, purgeCosts, queryCosts, ty
 export { buildThreadsQuery, threadCandidatesQuery } from './threads';
 export { CallsAggregatePlan, chooseBucketSeconds } from './aggregates';
 export { MetricsQueryPlan } from './metrics';
+export { FRONT_OP_NAMES } from './own-usage';
 export { CALL_FIGURES, type CallFigure, callWindowSql, type CallWindowReq } from './call-values';
 export { buildOwnUsageRowsQuery, type OwnUsageRow, rollUpUsage, type UsageByModel } from './usage-rollup';
 export { callStatsGranularity, CallStatsPlan } from './call-stats';

@@ -1,5 +1,5 @@
 import type { AnalyticsQueryReq } from '@weft/api';
-import { ApiError } from '@weft/core';
+import { ApiError, roundFigure } from '@weft/core';
 import { latencySql, opBaseNameSql } from './call-json';
 import { CallsQueryPlan } from './calls';
 import {
@@ -464,7 +464,8 @@ export class MetricsQueryPlan {
     const out: Record<string, number | null> = {};
     this.metrics.forEach((m, i) => {
       const v = r[`m${i}`];
-      out[m.name] = v === null || v === undefined ? null : Number(v);
+      // Rounded at the edge: sums and averages of floats carry noise in their last digits.
+      out[m.name] = v === null || v === undefined ? null : roundFigure(Number(v));
     });
     return out;
   }

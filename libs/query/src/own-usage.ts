@@ -52,15 +52,61 @@ export function ownUsageExpr(usage: string, child: string): string {
 }
 
 /**
+ * The op names of the calls weft's `/v1` front records (services/inference): the one LLM
+ * request each made, which the caller may have recorded too.
+ */
+export const FRONT_OP_NAMES = {
+  chat: 'weave.chat_completions_create',
+  responses: 'weave.responses_create',
+  completions: 'weave.completions_create',
+} as const;
+
+/** How far from a front call's start the caller's record of the same request is looked for. */
+const LINK_WINDOW_SECONDS = 600;
+
+/**
+ * One request recorded twice, counted once. A client traced by the Weave SDK (its OpenAI
+ * integration) or by an instrumentation that sends no `traceparent` (the Agents SDK's) records
+ * the request it sends through weft's `/v1` front, and the front records it too, in the same
+ * project. Both records hold the upstream response's id: the front's call's output `id`; the
+ * caller's, its output `id` (the Weave SDK's integrations) or `output.value.id` (OpenInference's
+ * spans). A front call whose response id another call of the project holds is linked to that
+ * call and counts no usage of its own; the caller's record counts it (it is the one in the
+ * caller's tree, which the SDK's roll-ups already hold). A front call with a `traceparent` is the
+ * caller's span's child and needs no link: own usage already counts it once.
+ *
+ * The ids of the linked front calls. Cheap when a project has no front calls (the bloom filter
+ * on op skips the starts; the window is empty); otherwise the caller's records are read only
+ * within LINK_WINDOW_SECONDS of the front calls' starts.
+ */
+export function linkedFrontCallsSql(projectSql: string): string {
+  const ops = Object.values(FRONT_OP_NAMES)
+    .map((o) => `'${o}'`)
+    .join(', ');
+  const front = `SELECT id, started_at FROM calls_starts WHERE project_id = ${projectSql} AND op_name IN (${ops})`;
+  const responseId = `if(JSONHas(output_dump, 'id'), JSONExtractString(output_dump, 'id'), JSONExtractString(output_dump, 'output.value', 'id'))`;
+  const near = `SELECT id FROM calls_starts WHERE project_id = ${projectSql}
+      AND started_at >= (SELECT min(started_at) - INTERVAL ${LINK_WINDOW_SECONDS} SECOND FROM (${front}))
+      AND started_at <= (SELECT max(started_at) + INTERVAL ${LINK_WINDOW_SECONDS} SECOND FROM (${front}))
+      AND id NOT IN (SELECT id FROM (${front}))`;
+  return `SELECT id FROM calls_ends FINAL
+    WHERE project_id = ${projectSql} AND id IN (SELECT id FROM (${front})) AND notEmpty(usage)
+      AND JSONExtractString(output_dump, 'id') != ''
+      AND JSONExtractString(output_dump, 'id') IN (
+        SELECT ${responseId} FROM calls_ends FINAL WHERE project_id = ${projectSql} AND notEmpty(usage) AND id IN (${near}))`;
+}
+
+/**
  * `callsSql`'s rows (with `id` and `usage` among `columns`) with `usage` replaced by the call's
- * own usage. Calls whose children used nothing are unchanged. `of.parents`: ids among which the
+ * own usage; a linked front call's is empty (linkedFrontCallsSql). Calls whose children used
+ * nothing are unchanged. `of.parents`: ids among which the
  * calls are (a few days' starts, a list of touched calls), when they are a small part of the
  * project: only their children are read.
  */
 export function withOwnUsageSql(callsSql: string, columns: string[], projectSql: string, of?: ChildrenOf): string {
   const others = columns.filter((c) => c !== 'usage' && c !== 'id');
   const children = childUsageSql(projectSql, of);
-  return `SELECT c.id AS id, ${others.map((col) => `c.${col} AS ${col}, `).join('')}${ownUsageExpr('c.usage', 'k.child_usage')} AS usage
+  return `SELECT c.id AS id, ${others.map((col) => `c.${col} AS ${col}, `).join('')}if(c.id IN (${linkedFrontCallsSql(projectSql)}), CAST([], '${USAGE_TYPE}'), ${ownUsageExpr('c.usage', 'k.child_usage')}) AS usage
     FROM (${callsSql}) AS c
     LEFT JOIN (${children}) AS k ON k.parent_id = c.id`;
 }

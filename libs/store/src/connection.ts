@@ -6,7 +6,7 @@ import { createRequire } from 'node:module';
 import { claimDataDir } from './data-dir-lock';
 import { InsertFiles, insertStatement } from './insert-files';
 import { withSessionParams } from './chdb-params';
-import { defaultLaneOptions, laneTurns, type LaneOptions } from './lanes';
+import { defaultLaneOptions, laneSettings, laneTurns, type LaneOptions } from './lanes';
 import { statementsOf, type StoreStatements } from './statements';
 
 export type { ClickHouseClient };
@@ -126,6 +126,15 @@ function sideSession(path?: string) {
 }
 
 /**
+ * A conversion (an export's Parquet) is heavy work on a connection of its own: it runs with the
+ * heavy lane's settings (its threads, priority and caps), so it yields to interactive reads too.
+ */
+function asHeavy(sql: string, lanes: LaneOptions): string {
+  const sets = Object.entries(laneSettings('heavy', lanes)).map(([k, v]) => `SET ${k} = ${typeof v === 'string' ? `'${v}'` : String(v)}`);
+  return sets.length ? `${sets.join('; ')}; ${sql}` : sql;
+}
+
+/**
  * Opens ClickHouse through @clickhouse/client. Nothing outside libs/store knows which
  * connection is in use: the embedded mode plugs chDB in as the client's connection.
  */
@@ -170,7 +179,7 @@ export function openStore(opts: StoreOptions): Store {
           const result = await laneClient.exec({ query: insertStatement(table, columns, format), values, clickhouse_settings });
           for await (const chunk of result.stream) void chunk;
         }),
-      convert: (sql) => converter.run(sql),
+      convert: (sql) => converter.run(asHeavy(sql, lanes)),
       close: async () => {
         await client.close();
         await converter.close();
@@ -246,7 +255,7 @@ export function openStore(opts: StoreOptions): Store {
         );
       });
     },
-    convert: (sql) => side.run(sql),
+    convert: (sql) => side.run(asHeavy(sql, lanes)),
     close: async () => {
       try {
         for (const c of all) await c.client.close();

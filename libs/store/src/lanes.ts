@@ -2,7 +2,10 @@ import type { ClickHouseSettings } from '@clickhouse/client';
 import { type Lane, LANES, type LaneConfig, laneConfig, metrics, RetryableError } from '@weft/core';
 
 /** What the store reads of the lanes' configuration (docs/operations.md, "Lanes"). */
-export type LaneOptions = Pick<LaneConfig, 'connections' | 'threads' | 'maxSeconds' | 'maxMemoryMb' | 'maxRows' | 'queueMs'>;
+export type LaneOptions = Pick<LaneConfig, 'connections' | 'threads' | 'maxSeconds' | 'maxMemoryMb' | 'maxRows' | 'queueMs'> & {
+  /** One connection for every statement and no lane settings: how weft ran before lanes (bench:team's control). */
+  shared?: boolean;
+};
 
 /** The defaults, as with no variable set. */
 export const defaultLaneOptions = (): LaneOptions => laneConfig.parse({});
@@ -17,6 +20,7 @@ const PRIORITY: Record<Lane, number> = { ingest: 1, interactive: 1, heavy: 5, ba
 /** The engine settings a statement of `lane` runs with (its caps and its share of the cores). */
 export function laneSettings(lane: Lane, opts: LaneOptions): ClickHouseSettings {
   const s: ClickHouseSettings = {};
+  if (opts.shared) return s;
   if (lane !== 'ingest') s.priority = String(PRIORITY[lane]);
   if (opts.threads[lane] > 0) s.max_threads = opts.threads[lane];
   if (opts.maxSeconds[lane] > 0) s.max_execution_time = opts.maxSeconds[lane];
@@ -125,6 +129,10 @@ export class LaneTurns {
 
 /** Every lane's turns, from the options. */
 export function laneTurns(opts: LaneOptions): Record<Lane, LaneTurns> {
+  if (opts.shared) {
+    const one = new LaneTurns('interactive', 1, 0);
+    return Object.fromEntries(LANES.map((lane) => [lane, one])) as Record<Lane, LaneTurns>;
+  }
   return Object.fromEntries(
     LANES.map((lane) => [lane, new LaneTurns(lane, Math.max(1, opts.connections[lane]), opts.queueMs[lane])]),
   ) as Record<Lane, LaneTurns>;

@@ -48,12 +48,28 @@ async function viaStore(cmd: Command | MigrateCommand): Promise<unknown> {
     if (!isApiError(e) && !config.CLICKHOUSE_URL) {
       throw new Error(
         `${(e as Error).message}\n(is a weft server running on ${config.WEFT_DATA_DIR}? The embedded store allows one process; ` +
-          'use --url <server> --api-key <admin key> instead)',
+          `use --url http://localhost:${config.PORT} --api-key <admin key> instead, or set WEFT_API_KEY to an admin key)`,
       );
     }
     throw e;
   } finally {
     await store?.close();
+  }
+}
+
+/**
+ * Straight on the store; when a weft server holds the embedded data dir and an admin key is given
+ * (--api-key or WEFT_API_KEY), through that server instead, found where this configuration says it
+ * listens (`http://127.0.0.1:<PORT>`): the sign-in page's `keys create` works while the server runs.
+ */
+async function viaStoreOrServer(cmd: Command | MigrateCommand): Promise<unknown> {
+  try {
+    return await viaStore(cmd);
+  } catch (e) {
+    if (cmd.kind !== 'admin' || !cmd.apiKey || !/is in use by another weft process/.test((e as Error).message)) throw e;
+    const url = `http://127.0.0.1:${loadConfig().PORT}`;
+    process.stderr.write(`The data dir is in use by a running server: going through it (${url}).\n`);
+    return viaHttp({ ...cmd, url });
   }
 }
 
@@ -106,7 +122,7 @@ async function main(): Promise<number> {
       process.stdout.write(JSON.stringify(await runServerWork(cmd), null, 2) + '\n');
       return Number(process.exitCode ?? 0);
     }
-    const result = cmd.kind === 'admin' && cmd.url ? await viaHttp(cmd) : await viaStore(cmd);
+    const result = cmd.kind === 'admin' && cmd.url ? await viaHttp(cmd) : await viaStoreOrServer(cmd);
     process.stdout.write(JSON.stringify(result, null, 2) + '\n');
     if (cmd.kind === 'admin' && cmd.path === '/admin/keys/create')
       process.stderr.write('The key above is shown only this once; store it now.\n');

@@ -1,5 +1,6 @@
 import { createWriteStream } from 'node:fs';
 import { type Writable } from 'node:stream';
+import { roundFigure } from '@weft/core';
 import type { ReadCommand } from './commands';
 
 /**
@@ -46,11 +47,14 @@ export async function runRead(cmd: ReadCommand, progress: NodeJS.WriteStream = p
   if (cmd.body.format === 'jsonl') rows = 0;
   let bytes = 0;
   let shown = 0;
+  // A terminal gets one line rewritten in place; a log or a pipe (no TTY) a line per update, fewer of them.
+  const tty = progress.isTTY === true;
   const show = (final = false) => {
-    if (!final && Date.now() - shown < 200) return;
+    if (!final && Date.now() - shown < (tty ? 200 : 5000)) return;
     shown = Date.now();
     const what = byRows ? `${Math.max(rows, 0)}${total !== undefined ? ` / ${total}` : ''} calls` : `${(bytes / 1e6).toFixed(1)} MB`;
-    progress.write(`\rexporting ${cmd.body.project_id}: ${what}${final ? '\n' : ''}`);
+    const line = `exporting ${cmd.body.project_id}: ${what}`;
+    progress.write(tty ? `\r${line}${final ? '\n' : ''}` : `${line}\n`);
   };
   for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
     bytes += chunk.length;
@@ -77,6 +81,8 @@ export function toCsv(rows: Record<string, unknown>[]): string {
   const cols = Object.keys(rows[0]!);
   const field = (v: unknown) => {
     if (v === null || v === undefined) return '';
+    // A server before figures were rounded at the edge may still send float noise.
+    if (typeof v === 'number') return String(roundFigure(v));
     const s = typeof v === 'object' ? JSON.stringify(v) : String(v);
     return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
   };

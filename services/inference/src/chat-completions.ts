@@ -1,10 +1,11 @@
 import type { ChatCompletionReq } from '@weft/api';
+import { FRONT_OP_NAMES } from '@weft/query';
 import { StreamAggregator } from './aggregate';
 import { validateChatRequest, validateSampling } from './chat-validation';
 import type { CompletionKind } from './completion-front';
 import { normalizeChunk, normalizeCompletion } from './normalize';
 
-export const CHAT_OP_NAME = 'weave.chat_completions_create';
+export const CHAT_OP_NAME = FRONT_OP_NAMES.chat;
 
 /** `POST /v1/chat/completions[/]`: messages in, a chat.completion (or its chunks) out. */
 export const chatCompletionKind: CompletionKind<ChatCompletionReq> = {

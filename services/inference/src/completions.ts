@@ -3,6 +3,7 @@ import type { CompletionsCreateReq, ResponseOf } from '@weft/api';
 import { ApiError } from '@weft/core';
 import { sendJsonl, type RouteContext } from '@weft/http';
 import type { CallIngest } from '@weft/ingest';
+import { FRONT_OP_NAMES } from '@weft/query';
 import { StreamAggregator } from './aggregate';
 import { unsupported, upstreamRequest } from './dialects';
 import { LlmCall, withoutNulls } from './llm-call';
@@ -14,7 +15,7 @@ import type { Upstream, UpstreamRegistry } from './upstreams';
 import { CUSTOM_PREFIX, CustomProviderError, resolveCustomProvider, type CustomProviderTarget } from './custom-providers';
 import type { Store } from '@weft/store';
 
-export const COMPLETIONS_OP_NAME = 'weave.completions_create';
+export const COMPLETIONS_OP_NAME = FRONT_OP_NAMES.completions;
 
 /** Weave-only inputs that are never sent to a model server. */
 const NOT_FORWARDED = ['prompt', 'template_vars', 'vertex_credentials', 'timeout', 'extra_headers', 'api_version', 'stream'];

@@ -3,17 +3,18 @@ import type { ResponsesReq } from '@weft/api';
 import type { ApiError, Logger } from '@weft/core';
 import type { RouteContext } from '@weft/http';
 import type { CallIngest } from '@weft/ingest';
+import { FRONT_OP_NAMES } from '@weft/query';
 import { CALL_ID_HEADER, PROJECT_HEADER, REQUEST_ID_HEADER, tracedProject } from './completion-front';
 import { LlmCall, withoutNulls } from './llm-call';
 import { errorMessage, modelNotFound } from './openai-errors';
-import { responsesChoices, responsesMessages } from './responses-conversation';
+import { responsesChoices, responsesMessages } from '@weft/otlp';
 import { SseWriter } from './sse';
 import { parseTraceparent } from './trace-context';
 import { CallerAborted, openUpstreamStream, postUpstream } from './upstream-client';
 import { upstreamHttpError, UpstreamFailure } from './upstream-errors';
 import type { Upstream, UpstreamRegistry } from './upstreams';
 
-export const RESPONSES_OP_NAME = 'weave.responses_create';
+export const RESPONSES_OP_NAME = FRONT_OP_NAMES.responses;
 
 type Json = Record<string, unknown>;
 const obj = (v: unknown): Json => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : {});

@@ -6,7 +6,7 @@ import type {
   ProjectsListReq,
   ProjectSummary,
 } from '@weft/api';
-import { ApiError, metrics, type Caller } from '@weft/core';
+import { ApiError, metrics, roundFigure, type Caller } from '@weft/core';
 import { projectObjectActivitySql } from '@weft/objects';
 import { CallsAggregatePlan, chooseBucketSeconds, MetricsQueryPlan, Params, projectCallActivitySql } from '@weft/query';
 import type { Store } from '@weft/store';
@@ -118,6 +118,8 @@ export async function aggregateCalls(store: Store, req: CallsAggregateReq, signa
     m.requests += Number(u.requests);
     add(m);
   }
+  // Costs are sums of floats: rounded at the edge (roundFigure).
+  for (const t of [totals, ...byOp.values(), ...byModel.values()]) t.cost = roundFigure(t.cost);
   return {
     bucket_seconds: bucket,
     totals,

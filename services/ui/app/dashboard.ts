@@ -1,5 +1,5 @@
 import type { OpCondition } from './op-filter';
-import { post } from './api';
+import { ApiError, post } from './api';
 
 /**
  * A dashboard: charts, each one /analytics/query, saved in the project as a versioned object
@@ -55,19 +55,25 @@ interface StoredVersion {
   obj: { val: { name?: string; charts?: ChartSpec[] }; digest: string; version_index: number };
 }
 
-/** The saved dashboard `id` (latest version), or the default one when none was saved under the default id. */
+/**
+ * The saved dashboard `id` (latest version), or the default one when none was saved under the
+ * default id. Looked up with /objs/query (an empty answer when there is none), not /obj/read,
+ * whose 404 the browser logs as an error on every visit until a dashboard is saved.
+ */
 export async function loadDashboard(
   projectId: string,
   id: string,
   signal: AbortSignal,
 ): Promise<{ dashboard: Dashboard; version: number | null }> {
-  try {
-    const r = await post<StoredVersion>('/obj/read', { project_id: projectId, object_id: id, digest: 'latest' }, signal);
-    return { dashboard: { name: r.obj.val.name ?? id, charts: r.obj.val.charts ?? [] }, version: r.obj.version_index };
-  } catch (e) {
-    if (id === DEFAULT_DASHBOARD_ID && (e as { status?: number }).status === 404) return { dashboard: DEFAULT_DASHBOARD, version: null };
-    throw e;
-  }
+  const r = await post<{ objs: StoredVersion['obj'][] }>(
+    '/objs/query',
+    { project_id: projectId, filter: { object_ids: [id], latest_only: true } },
+    signal,
+  );
+  const obj = r.objs[0];
+  if (obj) return { dashboard: { name: obj.val.name ?? id, charts: obj.val.charts ?? [] }, version: obj.version_index };
+  if (id === DEFAULT_DASHBOARD_ID) return { dashboard: DEFAULT_DASHBOARD, version: null };
+  throw new ApiError(404, `object_id: no dashboard "${id}"`);
 }
 
 /** Saves a new version; answers the object id and version number. */

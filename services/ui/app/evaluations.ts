@@ -1,5 +1,5 @@
 import { post } from './api';
-import { parseRef } from './refs';
+import { findRefs, parseRef } from './refs';
 import type { Call } from './types';
 
 /**
@@ -143,7 +143,10 @@ export function stableJson(v: unknown): string {
 /** One run's result on one example: its predict_and_score call, output and score leaves. */
 export interface ExampleResult {
   call: Call;
+  /** The output, its refs resolved to their values. */
   output: unknown;
+  /** The output as stored, when it held refs. */
+  rawOutput?: unknown;
   scores: Metric[];
   trials: number;
 }
@@ -191,4 +194,28 @@ export function isRegression(row: ExampleRow, run: number): boolean {
   const mine = row.results[run];
   if (!base || !mine) return false;
   return mine.scores.some((s) => verdict(s.path, base.scores.find((b) => b.path === s.path)?.value ?? null, s.value) === 'worse');
+}
+
+/** The refs inside the runs' outputs (a model that returns a dataset's value returns its ref). */
+export function outputRefs(rows: ExampleRow[]): string[] {
+  const out = new Set<string>();
+  for (const row of rows) for (const r of row.results) if (r) for (const ref of findRefs(r.output, 20)) out.add(ref);
+  return [...out];
+}
+
+/** `v` with every ref string that `values` holds replaced by its value (the trace view's Refs panel reads them so). */
+export function resolveRefs(v: unknown, values: Map<string, unknown>): unknown {
+  if (typeof v === 'string') return values.has(v) ? values.get(v) : v;
+  if (Array.isArray(v)) return v.map((x) => resolveRefs(x, values));
+  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, resolveRefs(x, values)]));
+  return v;
+}
+
+/** Each result's output with its refs resolved (`rawOutput`: the output as stored). */
+export function withResolvedOutputs(rows: ExampleRow[], values: Map<string, unknown>): ExampleRow[] {
+  if (values.size === 0) return rows;
+  return rows.map((row) => ({
+    ...row,
+    results: row.results.map((r) => (r ? { ...r, rawOutput: r.output, output: resolveRefs(r.output, values) } : r)),
+  }));
 }

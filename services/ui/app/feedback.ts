@@ -72,26 +72,33 @@ export async function removeFeedback(projectId: string, id: string): Promise<voi
   await post('/feedback/purge', { project_id: projectId, query: { $expr: { $eq: [{ $getField: 'id' }, { $literal: id }] } } });
 }
 
-/** A call's reactions (emoji → count, in first-seen order), its number of notes and of scores (annotations). */
-export function feedbackCounts(list: Feedback[]): { reactions: [string, number][]; notes: number; scores: number } {
+/**
+ * A call's reactions (emoji → count, in first-seen order), its number of notes, of scores
+ * (annotations) and of scorer results (`wandb.runnable.*`: what monitors and the SDK's
+ * `call.apply_scorer` write).
+ */
+export function feedbackCounts(list: Feedback[]): { reactions: [string, number][]; notes: number; scores: number; results: number } {
   const counts = new Map<string, number>();
   let notes = 0;
   let scores = 0;
+  let results = 0;
   for (const f of list) {
     if (f.feedback_type === REACTION) {
       const emoji = String(f.payload?.emoji ?? '');
       counts.set(emoji, (counts.get(emoji) ?? 0) + 1);
     } else if (f.feedback_type === NOTE) notes++;
     else if (f.feedback_type.startsWith('wandb.annotation.')) scores++;
+    else if (f.feedback_type.startsWith('wandb.runnable.')) results++;
   }
-  return { reactions: [...counts], notes, scores };
+  return { reactions: [...counts], notes, scores, results };
 }
 
-/** The same in a few characters: `👍2 👎1 📝1 ★3`. */
+/** The same in a few characters: `👍2 👎1 📝1 ★3 ⚖2`. */
 export function feedbackSummary(list: Feedback[]): string {
-  const { reactions, notes, scores } = feedbackCounts(list);
+  const { reactions, notes, scores, results } = feedbackCounts(list);
   const parts = reactions.map(([e, n]) => `${e}${n}`);
   if (notes) parts.push(`📝${notes}`);
   if (scores) parts.push(`★${scores}`);
+  if (results) parts.push(`⚖${results}`);
   return parts.join(' ');
 }

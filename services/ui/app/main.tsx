@@ -17,6 +17,7 @@ import { ObjectsView } from './views/objects';
 import { PlaygroundView } from './views/playground';
 import { QueueView } from './views/queue';
 import { QueuesView } from './views/queues';
+import { MonitorsView } from './views/monitors';
 import { Projects } from './views/projects';
 import { SettingsView } from './views/settings';
 import { SignIn } from './views/signin';
@@ -69,6 +70,8 @@ function App() {
         ) : (
           <QueuesView projectId={projectId} />
         );
+      case 'monitors':
+        return <MonitorsView projectId={projectId} />;
       case 'playground':
         return <PlaygroundView key={rest[0] ?? ''} projectId={projectId} callId={rest[0]} />;
       case 'objects':

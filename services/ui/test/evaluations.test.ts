@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { exampleKey, exampleRows, isRegression, metricLeaves, verdict } from '../app/evaluations';
+import {
+  exampleKey,
+  exampleRows,
+  isRegression,
+  metricLeaves,
+  outputRefs,
+  resolveRefs,
+  verdict,
+  withResolvedOutputs,
+} from '../app/evaluations';
 import type { Call } from '../app/types';
 
 const row = (digest: string) => `weave:///acme/p/object/ds:${digest.repeat(4)}/attr/rows/id/${digest}`;
@@ -46,5 +55,20 @@ describe('evaluation examples', () => {
     expect(verdict('model_latency.mean', 0.9, 0.7)).toBe('better');
     expect(verdict('cost', 1, 1)).toBe('same');
     expect(verdict('output.mean', 10, 11)).toBe('none');
+  });
+});
+
+describe('outputs that are refs (issue 53, item 3)', () => {
+  it('are read and shown as their values, the stored ref kept', () => {
+    const paris = 'weave:///acme/p/object/lookup:abcd/attr/table/key/France';
+    const rows = exampleRows(['r1'], [pas('c1', 'r1', { country: 'France' }, { correct: true }, 1)]).map((r) => ({
+      ...r,
+      results: r.results.map((x) => (x ? { ...x, output: { answer: paris, n: 1 } } : x)),
+    }));
+    expect(outputRefs(rows)).toEqual([paris]);
+    const [resolved] = withResolvedOutputs(rows, new Map([[paris, 'Paris']]));
+    expect(resolved!.results[0]!.output).toEqual({ answer: 'Paris', n: 1 });
+    expect(resolved!.results[0]!.rawOutput).toEqual({ answer: paris, n: 1 });
+    expect(resolveRefs([paris, 'plain'], new Map([[paris, { city: 'Paris' }]]))).toEqual([{ city: 'Paris' }, 'plain']);
   });
 });

@@ -1,4 +1,5 @@
 import { useState } from 'preact/hooks';
+import { projectSpecs } from '../annotation-specs';
 import { addCallsToQueue, createQueue, listQueues } from '../queues';
 import { projectHref } from '../route';
 import { useAsync } from '../use-async';
@@ -8,13 +9,19 @@ const NEW = '__new__';
 
 /**
  * Adds the selected calls to an annotation queue (`/annotation_queues/{id}/items`), or to a new
- * queue named here; says how many went in and links to the queue.
+ * queue named here with the scores (AnnotationSpecs) its annotators give, picked as on the Queues
+ * page; says how many went in and links to the queue.
  */
 export function AddToQueue({ projectId, callIds }: { projectId: string; callIds: string[] }) {
   const [open, setOpen] = useState(false);
   const queues = useAsync((signal) => (open ? listQueues(projectId, signal) : Promise.resolve([])), [projectId, open]);
   const [choice, setChoice] = useState('');
   const [name, setName] = useState('');
+  const [picked, setPicked] = useState<string[]>([]);
+  const specs = useAsync(
+    (signal) => (open && choice === NEW ? projectSpecs(projectId, signal) : Promise.resolve([])),
+    [projectId, open, choice],
+  );
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const [done, setDone] = useState<{ queueId: string; name: string; added: number; duplicates: number } | null>(null);
@@ -26,7 +33,7 @@ export function AddToQueue({ projectId, callIds }: { projectId: string; callIds:
       let queueName = queues.data?.find((q) => q.id === choice)?.name ?? '';
       if (choice === NEW) {
         queueName = name.trim();
-        queueId = await createQueue(projectId, queueName, '', []);
+        queueId = await createQueue(projectId, queueName, '', picked);
       }
       const r = await addCallsToQueue(projectId, queueId, callIds);
       setDone({ queueId, name: queueName, added: r.added_count, duplicates: r.duplicates });
@@ -79,6 +86,25 @@ export function AddToQueue({ projectId, callIds }: { projectId: string; callIds:
           onInput={(e) => setName((e.target as HTMLInputElement).value)}
         />
       ) : null}
+      {choice === NEW ? (
+        <fieldset class="queue-specs">
+          <legend>Scores asked</legend>
+          {specs.loading ? <span class="muted">Loading…</span> : null}
+          {!specs.loading && specs.data?.length === 0 ? (
+            <span class="muted">No AnnotationSpecs in the project yet (thumbs and notes only).</span>
+          ) : null}
+          {specs.data?.map((s) => (
+            <label key={s.ref} class="check">
+              <input
+                type="checkbox"
+                checked={picked.includes(s.ref)}
+                onChange={() => setPicked((p) => (p.includes(s.ref) ? p.filter((x) => x !== s.ref) : [...p, s.ref]))}
+              />{' '}
+              {s.label}
+            </label>
+          ))}
+        </fieldset>
+      ) : null}
       <button type="submit" class="primary" disabled={busy || choice === '' || (choice === NEW && name.trim() === '')}>
         Add {callIds.length}
       </button>
@@ -87,6 +113,7 @@ export function AddToQueue({ projectId, callIds }: { projectId: string; callIds:
       </button>
       {error ? <ErrorBox error={error} /> : null}
       {queues.error ? <ErrorBox error={queues.error} /> : null}
+      {specs.error ? <ErrorBox error={specs.error} /> : null}
     </form>
   );
 }

@@ -7,6 +7,7 @@ import type { Feedback } from '../types';
 import { useAsync } from '../use-async';
 import { useBodyKeys } from '../use-body-keys';
 import { JsonView } from './json-view';
+import { UserName } from './user-name';
 import { NewSpecForm } from './new-spec-form';
 import { ReactionIcon } from './reaction-icon';
 import { blurToPage, ScoreField } from './score-field';
@@ -218,7 +219,11 @@ export function Annotations({
         <ul class="feedback">
           {list.map((f) => (
             <li key={f.id}>
-              <FeedbackItem f={f} label={f.feedback_type.startsWith(ANNOTATION_PREFIX) ? labelOf(f.feedback_type) : undefined} />
+              <FeedbackItem
+                f={f}
+                projectId={projectId}
+                label={f.feedback_type.startsWith(ANNOTATION_PREFIX) ? labelOf(f.feedback_type) : undefined}
+              />
               {isMine(f) ? (
                 <button
                   type="button"
@@ -238,7 +243,7 @@ export function Annotations({
   );
 }
 
-function FeedbackItem({ f, label }: { f: Feedback; label?: string }) {
+function FeedbackItem({ f, projectId, label }: { f: Feedback; projectId: string; label?: string }) {
   const p = f.payload ?? {};
   let body;
   if (f.feedback_type === REACTION) body = <ReactionIcon emoji={String(p.emoji ?? '')} />;
@@ -252,7 +257,13 @@ function FeedbackItem({ f, label }: { f: Feedback; label?: string }) {
   else body = <JsonView value={p} />;
   return (
     <div class="feedback-item">
-      <span class="feedback-type">{f.feedback_type}</span> {body} <span class="muted">{fmtTime(f.created_at)}</span>
+      <span class="feedback-type">{f.feedback_type}</span> {body}{' '}
+      {f.svc_user_id ? (
+        <span class="feedback-by">
+          by <UserName id={f.svc_user_id} projectId={projectId} />{' '}
+        </span>
+      ) : null}
+      <span class="muted">{fmtTime(f.created_at)}</span>
     </div>
   );
 }

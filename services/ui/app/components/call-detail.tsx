@@ -12,6 +12,7 @@ import { JsonView } from './json-view';
 import { Conversation, findConversation } from './messages';
 import { replayedCallId } from '../playground';
 import { ErrorBox, Loading } from './states';
+import { UserName } from './user-name';
 
 /** Everything about one call: inputs, output (a chat as a conversation), exception, usage and cost, refs, feedback, attributes. */
 export function CallDetail({ call, projectId, status = callStatus(call) }: { call: Call; projectId: string; status?: Status }) {
@@ -75,7 +76,9 @@ export function CallDetail({ call, projectId, status = callStatus(call) }: { cal
         {call.svc_user_id ? (
           <>
             <dt>User</dt>
-            <dd>{call.svc_user_id}</dd>
+            <dd>
+              <UserName id={call.svc_user_id} projectId={projectId} />
+            </dd>
           </>
         ) : null}
       </dl>

@@ -8,6 +8,7 @@ const TABS: [string, string][] = [
   ['threads', 'Threads'],
   ['evaluations', 'Evaluations'],
   ['queues', 'Queues'],
+  ['monitors', 'Monitors'],
   ['playground', 'Playground'],
   ['analytics', 'Analytics'],
   ['alerts', 'Alerts'],

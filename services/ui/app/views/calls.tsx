@@ -13,7 +13,8 @@ import { Empty, ErrorBox, Loading } from '../components/states';
 import { callCost, callStatus, callTokens, fmtCost, fmtInt, fmtMs, fmtTime, latencyMs, opLabel } from '../format';
 import { navigate, projectHref, type Route } from '../route';
 import { DEFAULT_SORT, paramsOf, stateOf, type CallsViewState, type SortSpec } from '../saved-views';
-import { lookUpUsers, shortUserId, userName } from '../users';
+import { lookUpUsers } from '../users';
+import { UserName } from '../components/user-name';
 import { rowOffset, scrollTopShowing, scrollWindow } from '../virtual-scroll';
 import { NoteIcon, ReactionIcon } from '../components/reaction-icon';
 import { feedbackCounts, feedbackSummary } from '../feedback';
@@ -107,7 +108,8 @@ export const COLUMNS: Column[] = [
     label: 'Cost',
     sort: 'summary.weave.total_cost',
     num: true,
-    width: ['100px', null],
+    // Wide enough for a rolled-up cost of a few millionths (`Σ $0.000012`) at 1440 px.
+    width: ['128px', null],
     cell: (c, ctx) =>
       callCost(c) === null && ctx.rolledUp?.cost !== null && ctx.rolledUp?.cost !== undefined
         ? rolled(fmtCost(ctx.rolledUp.cost))
@@ -131,25 +133,16 @@ const COLUMN_IDS = COLUMNS.map((c) => c.id);
 /** The row's checkbox. */
 const SELECT_WIDTH: [string, string] = ['34px', '30px'];
 
-/** A user by name when weft knows it (a member of the project's entity), else the id, short. */
+/** A user by name when weft knows it (a member of the project's entity), else the id, short (the page looked the names up). */
 function UserCell({ id, projectId }: { id: string | null | undefined; projectId: string }) {
   if (!id) return <span class="muted">—</span>;
-  const name = userName(projectId, id);
-  return name ? (
-    <span title={id} data-user-id={id}>
-      {name}
-    </span>
-  ) : (
-    <span class="muted" title={id} data-user-id={id}>
-      {shortUserId(id)}
-    </span>
-  );
+  return <UserName id={id} projectId={projectId} />;
 }
 
 /** Reactions and notes of a call, counted (the summary as text in `data-feedback` and the tooltip). */
 function FeedbackCell({ list }: { list: Feedback[] }) {
-  const { reactions, notes, scores } = feedbackCounts(list);
-  if (reactions.length === 0 && notes === 0 && scores === 0) return <span class="muted">—</span>;
+  const { reactions, notes, scores, results } = feedbackCounts(list);
+  if (reactions.length === 0 && notes === 0 && scores === 0 && results === 0) return <span class="muted">—</span>;
   const summary = feedbackSummary(list);
   return (
     <span class="feedback-cell" data-feedback={summary} title={summary}>
@@ -169,6 +162,12 @@ function FeedbackCell({ list }: { list: Feedback[] }) {
         <span title={`${scores} score${scores === 1 ? '' : 's'}`}>
           <span class="score-star">★</span>
           {scores}
+        </span>
+      ) : null}
+      {results ? (
+        <span title={`${results} scorer result${results === 1 ? '' : 's'} (monitors, apply_scorer)`}>
+          <span class="score-star">⚖</span>
+          {results}
         </span>
       ) : null}
     </span>

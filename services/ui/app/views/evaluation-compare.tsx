@@ -8,7 +8,9 @@ import {
   exampleRows,
   isRegression,
   predictAndScoreOp,
+  outputRefs,
   readRefs,
+  withResolvedOutputs,
   stableJson,
   summaryMetrics,
   verdict,
@@ -51,14 +53,17 @@ async function loadComparison(projectId: string, ids: string[], signal: AbortSig
     },
     signal,
   );
-  const rows = exampleRows(
+  const stored = exampleRows(
     found.map((c) => c.id),
     children,
   );
-  // Dataset rows are refs into the dataset's table: read them to show the inputs.
-  const refs = rows.map((r) => r.example).filter((e): e is string => typeof e === 'string' && e.startsWith('weave:///'));
-  const examples = refs.length ? await readRefs(refs, signal) : new Map<string, unknown>();
-  return { runs, rows, examples, cut: children.length >= MAX_EXAMPLE_CALLS };
+  // Dataset rows are refs into the dataset's table: read them to show the inputs. Outputs may be
+  // refs too (a model returning a dataset's value returns its ref): read them to show the values.
+  const refs = stored.map((r) => r.example).filter((e): e is string => typeof e === 'string' && e.startsWith('weave:///'));
+  const wanted = [...refs, ...outputRefs(stored)];
+  const values = wanted.length ? await readRefs(wanted, signal) : new Map<string, unknown>();
+  const rows = withResolvedOutputs(stored, values);
+  return { runs, rows, examples: values, cut: children.length >= MAX_EXAMPLE_CALLS };
 }
 
 /** Summary metrics of 2–4 runs side by side, each against the first (the baseline). */
@@ -176,7 +181,13 @@ function ResultCell({ projectId, row, run }: { projectId: string; row: ExampleRo
   const to = projectHref(projectId, ['trace', mine.call.trace_id], { call: mine.call.id });
   return (
     <td class={`result${differs ? ' differs' : ''}${run > 0 && isRegression(row, run) ? ' regressed' : ''}`} data-run={run}>
-      <a class="result-link" href={to} title="Open this example's trace">
+      <a
+        class="result-link"
+        href={to}
+        title={
+          mine.rawOutput !== undefined ? `Open this example's trace (stored as ${short(mine.rawOutput)})` : "Open this example's trace"
+        }
+      >
         <code class="result-output">{mine.call.exception ? 'error' : short(mine.output)}</code>
       </a>
       <div class="scores">

@@ -295,7 +295,14 @@ function Playground({
           {result ? (
             <>
               <div class="muted pg-output-meta">
-                <code>{String(result.response.model ?? model)}</code> · {fmtMs(result.ms)} · {fmtInt(usage?.total_tokens ?? null)} tokens
+                <code>{String(result.response.model ?? model)}</code> ·{' '}
+                <span
+                  class="pg-round-trip"
+                  title="Round trip measured by this browser: the request through weft's front to the model and back. The call's own latency (the replays below, the trace) is weft's: from the request's arrival to the answer's end."
+                >
+                  {fmtMs(result.ms)} round trip
+                </span>{' '}
+                · {fmtInt(usage?.total_tokens ?? null)} tokens
                 {result.callId ? (
                   <>
                     {' '}
@@ -332,7 +339,12 @@ function Replays({ projectId, callId, refresh }: { projectId: string; callId: st
             <th>When</th>
             <th>Model</th>
             <th>Output</th>
-            <th class="num">Latency</th>
+            <th
+              class="num"
+              title="The call's latency as weft recorded it: from the request's arrival at weft's front to the answer's end (no browser round trip)"
+            >
+              Latency (weft)
+            </th>
           </tr>
         </thead>
         <tbody>

@@ -52,7 +52,9 @@ export function SignIn({ notice, next }: { notice?: string; next?: string | null
         ) : null}
         <p class="hint">
           The key is sent as HTTP Basic <code>api:&lt;key&gt;</code> and kept in this tab's session storage only. Create one with{' '}
-          <code>npm run weft -- keys create --user you --entity team</code>.
+          <code>npm run weft -- keys create --user you --entity team --url {location.origin} --api-key &lt;admin key&gt;</code> (the admin
+          key is printed at the server's first start; with <code>WEFT_API_KEY</code> set to it, <code>--url</code> and{' '}
+          <code>--api-key</code> can be left out).
         </p>
       </form>
     </div>

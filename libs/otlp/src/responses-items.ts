@@ -1,8 +1,9 @@
 /**
- * The chat reading of a Responses API exchange, recorded beside the request and the answer so
- * that a traced `/v1/responses` call reads as a conversation like a chat completion does:
- * `instructions` + `input` items as OpenAI chat `messages`, the response's output items as
- * `choices[0].message` (text joined, function calls as `tool_calls`).
+ * The chat reading of a Responses API exchange, so that it reads as a conversation like a chat
+ * completion does: `instructions` + `input` items as OpenAI chat `messages`, the response's
+ * output items as `choices[0].message` (text joined, function calls as `tool_calls`). Used by
+ * the `/v1/responses` front for the calls it records, and by the span mapping for spans that
+ * carry Responses API items (the Agents SDK's `response` spans).
  */
 
 type Json = Record<string, unknown>;
@@ -26,7 +27,20 @@ const toolCallOf = (item: Json) => ({
   function: { name: item.name, arguments: typeof item.arguments === 'string' ? item.arguments : JSON.stringify(item.arguments ?? {}) },
 });
 
-/** `instructions` and `input` as chat messages (function calls and their outputs as assistant tool calls and tool messages). */
+/** A reasoning item's summary (or content) texts, joined; null when it has none. */
+function reasoningText(item: Json): string | null {
+  const texts = [item.summary, item.content]
+    .flatMap((list) => (Array.isArray(list) ? list : []))
+    .map((p) => obj(p).text)
+    .filter((t): t is string => typeof t === 'string' && t !== '');
+  return texts.length > 0 ? texts.join('\n') : null;
+}
+
+/**
+ * `instructions` and `input` as chat messages: function calls and their outputs as assistant
+ * tool calls and tool messages; a reasoning item as an assistant message holding one
+ * `{type: 'reasoning', text}` part (chat messages have no place of their own for it).
+ */
 export function responsesMessages(req: { instructions?: string | null; input: unknown }): Json[] {
   const messages: Json[] = [];
   if (typeof req.instructions === 'string') messages.push({ role: 'system', content: req.instructions });
@@ -45,6 +59,9 @@ export function responsesMessages(req: { instructions?: string | null; input: un
       else messages.push({ role: 'assistant', content: null, tool_calls: [toolCallOf(item)] });
     } else if (type === 'function_call_output') {
       messages.push({ role: 'tool', content: contentOf(item.output), tool_call_id: item.call_id });
+    } else if (type === 'reasoning') {
+      const text = reasoningText(item);
+      if (text !== null) messages.push({ role: 'assistant', content: [{ type: 'reasoning', text }] });
     }
   }
   return messages;
@@ -74,4 +91,30 @@ export function responsesChoices(response: Json): Json[] {
       finish_reason: toolCalls.length > 0 ? 'tool_calls' : incomplete ? 'length' : 'stop',
     },
   ];
+}
+
+const ITEM_TYPES = new Set(['message', 'function_call', 'function_call_output', 'reasoning']);
+
+/**
+ * Whether `v` is a list of Responses API input items: every entry an object that is one of the
+ * item types, or an untyped `{role, content}` message (the API's shorthand).
+ */
+export function isResponsesInput(v: unknown): v is unknown[] {
+  if (!Array.isArray(v) || v.length === 0) return false;
+  let typed = false;
+  for (const raw of v) {
+    const item = obj(raw);
+    if (typeof item.type === 'string') {
+      if (!ITEM_TYPES.has(item.type)) return false;
+      typed = true;
+    } else if (typeof item.role !== 'string' || !('content' in item)) return false;
+  }
+  // A list of plain {role, content} messages is chat's shape too; only typed items say "Responses".
+  return typed;
+}
+
+/** Whether `v` is a Responses API response object (`object: 'response'` with its output items). */
+export function isResponsesResponse(v: unknown): v is Json {
+  const r = obj(v);
+  return r.object === 'response' && Array.isArray(r.output);
 }

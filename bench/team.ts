@@ -1,0 +1,279 @@
+/**
+ * A team at once (`npm run bench:team`): BENCH_CALLS calls (default 10,000,000, the bench:query
+ * set of ~1 KB calls) in one project, a small project beside it, and a simulated team for
+ * BENCH_SECONDS (default 180): 5 people browsing (a calls page, a trace, a count, ~1 request/s
+ * each), the default dashboard's analytics every 30 s, Parquet exports one after another, a
+ * search every 10 s, ingest paced at BENCH_INGEST_RATE calls/s (default 5,000) and a
+ * write → queryable probe every 2 s. Each class is timed alone first, then under the team load;
+ * the whole runs twice in one process: with the lanes, then with one lane (WEFT_LANES=one, how
+ * weft ran before lanes) as the control. Reported per class: p50/p99, statuses, and the
+ * process's CPU seconds and peak RSS per phase.
+ *
+ * `--soak` instead: BENCH_SECONDS (default 1800) of ingest at 2,000 calls/s, a calls page every
+ * 2 s and analytics every 10 s; interactive and analytics p99 per minute, acknowledgement p99,
+ * RSS, and the calls stored against the calls acknowledged.
+ */
+import { loadavg } from 'node:os';
+import { startBenchWeft } from './bench-weft';
+import { loadBenchCallRange } from './query-data';
+import { basicAuth, HARNESS_API_KEY } from '@weft/harness';
+
+const N = Number(process.env.BENCH_CALLS ?? 10_000_000);
+const SOAK = process.argv.includes('--soak');
+const SECONDS = Number(process.env.BENCH_SECONDS ?? (SOAK ? 1800 : 180));
+const INGEST_RATE = Number(process.env.BENCH_INGEST_RATE ?? (SOAK ? 2000 : 5000));
+const BIG = 'bench/main';
+const SMALL = 'bench/small';
+const auth = { authorization: basicAuth(HARNESS_API_KEY), 'content-type': 'application/json' };
+
+type Class = 'page' | 'trace' | 'count' | 'search' | 'analytics' | 'export' | 'ingest_ack' | 'write_to_read';
+interface Sample {
+  ms: number;
+  status: number;
+}
+const quantile = (xs: number[], q: number) => {
+  if (xs.length === 0) return NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.ceil(q * s.length) - 1)]!;
+};
+
+class Recorder {
+  readonly samples = new Map<Class, Sample[]>();
+  add(c: Class, s: Sample) {
+    (this.samples.get(c) ?? this.samples.set(c, []).get(c)!).push(s);
+  }
+  line(c: Class): string {
+    const xs = this.samples.get(c) ?? [];
+    const ok = xs.filter((s) => s.status === 200).map((s) => s.ms);
+    const statuses = [...new Set(xs.map((s) => s.status))].map((st) => `${st}×${xs.filter((s) => s.status === st).length}`).join(' ');
+    return `${c.padEnd(14)} n=${String(xs.length).padStart(5)}  p50 ${quantile(ok, 0.5).toFixed(0).padStart(6)} ms  p99 ${quantile(ok, 0.99).toFixed(0).padStart(6)} ms  ${statuses}`;
+  }
+}
+
+let url = '';
+async function post(path: string, body: unknown): Promise<{ status: number; ms: number; json?: any }> {
+  const t0 = performance.now();
+  const r = await fetch(`${url}${path}`, { method: 'POST', headers: auth, body: JSON.stringify(body) });
+  const text = await r.text();
+  const ms = performance.now() - t0;
+  let json: unknown;
+  try {
+    json = JSON.parse(text.split('\n')[0] ?? '');
+  } catch {
+    json = undefined;
+  }
+  return { status: r.status, ms, json };
+}
+
+const REQUESTS: Record<Exclude<Class, 'ingest_ack' | 'write_to_read' | 'export'>, () => unknown> = {
+  page: () => ({
+    project_id: BIG,
+    limit: 100,
+    sort_by: [{ field: 'started_at', direction: 'desc' }],
+    columns: ['id', 'op_name', 'started_at', 'ended_at'],
+  }),
+  trace: () => ({ project_id: BIG, filter: { trace_ids: [`t-c-${String(Math.floor(Math.random() * (N / 10)) * 10).padStart(9, '0')}`] } }),
+  count: () => ({ project_id: SMALL }),
+  search: () => ({
+    project_id: BIG,
+    limit: 50,
+    query: {
+      $expr: {
+        $or: ['inputs', 'output', 'op_name', 'display_name'].map((f) => ({
+          $contains: { input: { $getField: f }, substr: { $literal: `text-${Math.floor(Math.random() * 7919)}` }, case_insensitive: true },
+        })),
+      },
+    },
+  }),
+  analytics: () => ({
+    project_id: BIG,
+    dimensions: ['op', 'time'],
+    metrics: ['count', 'errors', 'latency_p50_ms', 'latency_p99_ms', 'cost'],
+    bucket: 'day',
+  }),
+};
+const PATHS = {
+  page: '/calls/stream_query',
+  trace: '/calls/stream_query',
+  count: '/calls/query_stats',
+  search: '/calls/stream_query',
+  analytics: '/analytics/query',
+};
+
+async function timed(rec: Recorder, c: keyof typeof REQUESTS): Promise<void> {
+  const r = await post(PATHS[c], REQUESTS[c]());
+  rec.add(c, { ms: r.ms, status: r.status });
+}
+
+async function exportOnce(rec: Recorder): Promise<void> {
+  const t0 = performance.now();
+  const r = await fetch(`${url}/calls/export`, {
+    method: 'POST',
+    headers: auth,
+    body: JSON.stringify({ project_id: BIG, format: 'parquet', limit: 200_000 }),
+  });
+  if (r.body) for await (const chunk of r.body) void chunk;
+  rec.add('export', { ms: performance.now() - t0, status: r.status });
+}
+
+let written = 0;
+async function ingestBatch(rec: Recorder, n: number): Promise<void> {
+  const now = new Date().toISOString();
+  const batch = Array.from({ length: n }, () => {
+    const id = `live-${written++}`;
+    return [
+      {
+        mode: 'start',
+        req: { start: { project_id: SMALL, id, trace_id: id, op_name: 'live', started_at: now, inputs: { q: 'hello' }, attributes: {} } },
+      },
+      { mode: 'end', req: { end: { project_id: SMALL, id, ended_at: now, output: { a: 1 }, summary: {} } } },
+    ];
+  }).flat();
+  const r = await post('/call/upsert_batch', { batch });
+  rec.add('ingest_ack', { ms: r.ms, status: r.status });
+}
+
+async function writeToRead(rec: Recorder): Promise<void> {
+  const id = `probe-${written++}`;
+  const now = new Date().toISOString();
+  const t0 = performance.now();
+  const w = await post('/call/upsert_batch', {
+    batch: [
+      {
+        mode: 'start',
+        req: { start: { project_id: SMALL, id, trace_id: id, op_name: 'probe', started_at: now, inputs: {}, attributes: {} } },
+      },
+      { mode: 'end', req: { end: { project_id: SMALL, id, ended_at: now, output: 1, summary: {} } } },
+    ],
+  });
+  if (w.status !== 200) return rec.add('write_to_read', { ms: w.ms, status: w.status });
+  for (;;) {
+    const r = await post('/calls/query_stats', { project_id: SMALL, filter: { call_ids: [id] } });
+    if (r.status !== 200 || r.json?.count === 1) return rec.add('write_to_read', { ms: performance.now() - t0, status: r.status });
+    await new Promise((res) => setTimeout(res, 10));
+  }
+}
+
+/** Runs `work` every `everyMs` until `until`, never two at once. */
+async function every(everyMs: number, until: number, work: () => Promise<void>): Promise<void> {
+  while (Date.now() < until) {
+    const t0 = Date.now();
+    await work().catch(() => undefined);
+    await new Promise((r) => setTimeout(r, Math.max(0, everyMs - (Date.now() - t0))));
+  }
+}
+
+function usage() {
+  const cpu = process.cpuUsage();
+  return { cpuS: (cpu.user + cpu.system) / 1e6, rss: process.memoryUsage().rss };
+}
+
+async function phase(label: string, run: (rec: Recorder) => Promise<void>): Promise<Recorder> {
+  const rec = new Recorder();
+  const before = usage();
+  let peak = before.rss;
+  const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 500);
+  const t0 = performance.now();
+  await run(rec);
+  clearInterval(sampler);
+  const after = usage();
+  console.log(
+    `\n## ${label} — ${((performance.now() - t0) / 1000).toFixed(0)} s, CPU ${(after.cpuS - before.cpuS).toFixed(1)} s, peak RSS ${(peak / 2 ** 20).toFixed(0)} MiB`,
+  );
+  for (const c of rec.samples.keys()) console.log(`  ${rec.line(c)}`);
+  return rec;
+}
+
+async function alone(): Promise<void> {
+  await phase('each class alone', async (rec) => {
+    for (const c of ['page', 'trace', 'count', 'search', 'analytics'] as const)
+      for (let i = 0; i < (c === 'analytics' ? 5 : 20); i++) await timed(rec, c);
+    for (let i = 0; i < 10; i++) await writeToRead(rec);
+    await exportOnce(rec);
+  });
+}
+
+async function team(): Promise<void> {
+  await phase(`team for ${SECONDS} s (5 people, dashboard/30 s, exports, search/10 s, ingest ${INGEST_RATE}/s)`, async (rec) => {
+    const until = Date.now() + SECONDS * 1000;
+    const people = Array.from({ length: 5 }, (_, i) => every(1000, until, () => timed(rec, (['page', 'trace', 'count'] as const)[i % 3]!)));
+    const dashboard = every(30_000, until, async () => {
+      await Promise.all(Array.from({ length: 5 }, () => timed(rec, 'analytics')));
+    });
+    const exports = every(0, until, () => exportOnce(rec));
+    const search = every(10_000, until, () => timed(rec, 'search'));
+    const batch = Math.max(1, Math.round(INGEST_RATE / 10));
+    const ingest = every(100, until, () => ingestBatch(rec, batch));
+    const probe = every(2000, until, () => writeToRead(rec));
+    await Promise.all([...people, dashboard, exports, search, ingest, probe]);
+  });
+}
+
+async function soak(): Promise<void> {
+  const minutes: Recorder[] = [];
+  const until = Date.now() + SECONDS * 1000;
+  await phase(`soak for ${SECONDS} s (ingest ${INGEST_RATE}/s, a calls page every 2 s, analytics every 10 s)`, async (rec) => {
+    const current = () =>
+      minutes[Math.floor((SECONDS * 1000 - (until - Date.now())) / 60_000)] ?? (minutes.push(new Recorder()), minutes.at(-1)!);
+    const both = (c: Parameters<typeof timed>[1]) => async () => {
+      const m = current();
+      await timed(m, c);
+      rec.add(c, m.samples.get(c)!.at(-1)!);
+    };
+    const batch = Math.max(1, Math.round(INGEST_RATE / 10));
+    await Promise.all([
+      every(2000, until, both('page')),
+      every(10_000, until, both('analytics')),
+      every(100, until, async () => {
+        const m = current();
+        await ingestBatch(m, batch);
+        rec.add('ingest_ack', m.samples.get('ingest_ack')!.at(-1)!);
+      }),
+    ]);
+  });
+  console.log('\n  minute  page p99  analytics p99  ack p99  RSS now');
+  minutes.forEach((m, i) => {
+    const p = (c: Class) =>
+      quantile(
+        (m.samples.get(c) ?? []).map((s) => s.ms),
+        0.99,
+      )
+        .toFixed(0)
+        .padStart(8);
+    console.log(`  ${String(i + 1).padStart(6)} ${p('page')} ${p('analytics')}      ${p('ingest_ack')}`);
+  });
+  const acked =
+    [...minutes].reduce((n, m) => n + (m.samples.get('ingest_ack') ?? []).filter((s) => s.status === 200).length, 0) * batchSizeOf();
+  const stored = (
+    await post('/calls/query_stats', { project_id: SMALL, query: { $expr: { $eq: [{ $getField: 'op_name' }, { $literal: 'live' }] } } })
+  ).json?.count;
+  console.log(`  acknowledged ${acked} calls, stored ${stored}`);
+}
+const batchSizeOf = () => Math.max(1, Math.round(INGEST_RATE / 10));
+
+console.log(`# bench:team — ${N} calls, ${SOAK ? 'soak' : 'team'} ${SECONDS} s, load average before ${loadavg()[0]!.toFixed(2)}`);
+for (const lanes of SOAK ? ['separate'] : ['separate', 'one']) {
+  process.env.WEFT_LANES = lanes;
+  const started = await startBenchWeft('team');
+  url = started.url;
+  const have = Number(
+    (
+      await (
+        await started.client.query({ query: `SELECT count() AS c FROM calls_starts WHERE project_id = '${BIG}'`, format: 'JSONEachRow' })
+      ).json<{ c: number }>()
+    )[0]?.c ?? 0,
+  );
+  for (let from = Math.floor(have / 1_000_000) * 1_000_000; from < N; from += 1_000_000) {
+    const t0 = performance.now();
+    await loadBenchCallRange(started.client, BIG, from, Math.min(N, from + 1_000_000), 350);
+    console.log(`  loaded calls ${from}..${Math.min(N, from + 1_000_000)} in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  }
+  if (have < N) process.env.BENCH_DATA_DIR ??= started.dataDir;
+  console.log(`\n# WEFT_LANES=${lanes}`);
+  if (SOAK) await soak();
+  else {
+    await alone();
+    await team();
+  }
+  await started.weft.close();
+}

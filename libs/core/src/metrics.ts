@@ -139,6 +139,38 @@ export const metrics = {
     labelNames: ['outcome'] as const,
     registers,
   }),
+  stageBatchItems: new Histogram({
+    name: 'weft_stage_batch_items',
+    help: 'Items per batch the batching stage sent, by transport (ingest-log, ack-after-insert, kafka-producer, kafka-consumer) and lane (a topic, a partition)',
+    labelNames: ['transport', 'lane'] as const,
+    buckets: [1, 10, 100, 500, 1000, 2500, 5000, 10000, 25000, 50000],
+    registers,
+  }),
+  stageSendSeconds: new Histogram({
+    name: 'weft_stage_send_seconds',
+    help: "Time one send of the batching stage took (its sender's insert or request, each attempt), by transport, lane and outcome (ok, failed)",
+    labelNames: ['transport', 'lane', 'outcome'] as const,
+    buckets: latencyBuckets,
+    registers,
+  }),
+  stageSendRetries: new Counter({
+    name: 'weft_stage_send_retries_total',
+    help: 'Failed sends of the batching stage tried again (the ingest log retries until stored), by transport and lane',
+    labelNames: ['transport', 'lane'] as const,
+    registers,
+  }),
+  stagePendingItems: new Gauge({
+    name: 'weft_stage_pending_items',
+    help: 'Items offered to the batching stage and not yet answered, by transport',
+    labelNames: ['transport'] as const,
+    registers,
+  }),
+  stagePendingBytes: new Gauge({
+    name: 'weft_stage_pending_bytes',
+    help: 'Bytes offered to the batching stage and not yet answered, by transport',
+    labelNames: ['transport'] as const,
+    registers,
+  }),
   producerLatency: new Histogram({
     name: 'weft_producer_latency_seconds',
     help: 'Time from publish to acknowledgement by the bus (Kafka: all in-sync replicas)',

@@ -27,6 +27,8 @@ export class PeriodicWorker {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
   private stopped = false;
+  /** Counts starts: a tick of a loop stopped and started again since does not schedule a second loop. */
+  private generation = 0;
 
   constructor(
     private readonly work: () => Promise<void>,
@@ -40,9 +42,10 @@ export class PeriodicWorker {
 
   start(): void {
     this.stopped = false;
+    const generation = ++this.generation;
     const first = this.opts.firstPassMs ?? this.opts.intervalMs;
-    if (first === 0) void this.tick();
-    else this.schedule(first);
+    if (first === 0) void this.tick(generation);
+    else this.schedule(first, generation);
   }
 
   /** No pass starts after this; resolves once the one under way has ended. */
@@ -71,18 +74,18 @@ export class PeriodicWorker {
     return this.running;
   }
 
-  private async tick(): Promise<void> {
+  private async tick(generation: number): Promise<void> {
     this.timer = null;
     const at = performance.now();
     await this.pass();
-    if (this.stopped) return;
+    if (this.stopped || generation !== this.generation) return;
     const { intervalMs } = this.opts;
     const took = performance.now() - at;
-    this.schedule(this.opts.pace === 'rest' || intervalMs === 0 ? intervalMs : intervalMs - (took % intervalMs));
+    this.schedule(this.opts.pace === 'rest' || intervalMs === 0 ? intervalMs : intervalMs - (took % intervalMs), generation);
   }
 
-  private schedule(ms: number): void {
-    this.timer = setTimeout(() => void this.tick(), ms);
+  private schedule(ms: number, generation: number): void {
+    this.timer = setTimeout(() => void this.tick(generation), ms);
     this.timer.unref();
   }
 }

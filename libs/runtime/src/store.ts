@@ -1,5 +1,5 @@
 import { type Component, type Config, type HealthProbe, laneConfig, type Logger } from '@weft/core';
-import { migrate, openStore, waitForMigrations, type Store } from '@weft/store';
+import { keepOutdatedParts, migrate, openStore, waitForMigrations, type Store } from '@weft/store';
 
 /** The part of the configuration the store component reads. */
 export type StoreConfig = Pick<
@@ -58,6 +58,7 @@ export class StoreComponent implements Component {
     try {
       if (this.config.WEFT_MIGRATE === 'wait') await waitForMigrations(store, this.config.WEFT_MIGRATE_WAIT_MS, this.log);
       else await migrate(store, this.log, { cluster: this.config.CLICKHOUSE_CLUSTER });
+      await keepOutdatedParts(store);
     } catch (e) {
       await store.close();
       throw e;

@@ -134,7 +134,8 @@ export function statementsOf(engine: LaneEngine): StoreStatements & LaneRunner {
       throw abandoned(lane);
     }
     const turn = await engine.turns[lane].acquire(signal);
-    const tag = `${opts?.name ?? 'unnamed'} #${++sequence}`;
+    // Embedded, the tag is the statement's cancel handle, so unique; a server cancels by the request (the name alone).
+    const tag = engine.cancel ? `${opts?.name ?? 'unnamed'} #${++sequence}` : (opts?.name ?? 'unnamed');
     let ended = false;
     let cancelled = false;
     const onAbort = () => {

@@ -3,17 +3,18 @@
 # Sources stage: what the next two start from. Build stage: every dependency as the lockfile
 # says, and `npm run build` (the compiled mains and the UI's assets in dist/). Dependencies stage:
 # the production dependencies only (tsx and esbuild, which build, are not among them). Runtime
-# stage: those and dist/, run as the unprivileged `node`.
+# stage: those and dist/, run as the unprivileged `node`. tools/ (the tests' and benchmarks'
+# harness) only reaches the build stage, as a workspace of the lockfile: nothing run needs it.
 FROM node:26-bookworm-slim AS sources
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY libs ./libs
 COPY services ./services
-COPY tools ./tools
 COPY bench/package.json ./bench/
 COPY scripts ./scripts
 
 FROM sources AS build
+COPY tools ./tools
 RUN npm ci --no-audit --no-fund && npm run build
 
 FROM sources AS deps

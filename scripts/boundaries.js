@@ -42,11 +42,17 @@ export const rules = [
     forbidden: ['**/libs/**', '**/services/**', '**/tools/**'],
     why: 'a benchmark measures what a package exports; what it needs is exported from the package index',
   },
+  {
+    name: 'no product → scripts',
+    files: ['libs/**', 'services/**', 'tools/**'],
+    forbidden: ['**/scripts/**'],
+    why: 'scripts build, start and check the product; what both need lives in a package (scripts may import packages)',
+  },
 ];
 
 /** The rules as ESLint flat-config objects. */
 export const boundaries = rules.map((rule) => ({
-  files: rule.files.map((f) => `${f.replace(/\*\*$/, '')}**/*.ts`),
+  files: rule.files.map((f) => `${f.replace(/\*\*$/, '')}**/*.{ts,tsx,mjs}`),
   rules: {
     'no-restricted-imports': ['error', { patterns: [{ group: rule.forbidden, message: `${rule.name}: ${rule.why}` }] }],
   },

@@ -8,7 +8,7 @@ import { pathToFileURL } from 'node:url';
 import { build, type Plugin } from 'esbuild';
 import { bundleUi } from '../services/ui/src/bundle';
 import { writeUiAssets } from '../services/ui/src/prebuilt';
-import { DIST_DIR, REPO_ROOT, sourcesHash, stampOf } from './build-stamp.mjs';
+import { DIST_DIR, REPO_ROOT, sourcesHash, stampOf } from '@weft/core/build-stamp';
 
 /** dist/<name>.mjs ← its source: each service's main (what docker-compose.yml and the Helm chart run), and the ingest worker threads' entry. */
 export const serverEntries = {

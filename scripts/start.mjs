@@ -4,7 +4,7 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { DIST_DIR, REPO_ROOT, buildIsFresh } from './build-stamp.mjs';
+import { DIST_DIR, REPO_ROOT, buildIsFresh } from '@weft/core/build-stamp';
 
 if (!buildIsFresh()) {
   // The build's lines go to stderr: stdout is the server's JSON log.

@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { serverEntries } from '../scripts/build';
-import { buildIsFresh, DIST_DIR } from '../scripts/build-stamp.mjs';
+import { buildIsFresh, DIST_DIR } from '@weft/core/build-stamp';
 import { Client } from './helpers/client';
 import { REPO_ROOT } from './helpers/paths';
 import { newDataDir, startWeft, type RunningWeft } from './helpers/server';

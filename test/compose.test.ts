@@ -178,6 +178,20 @@ describe('Dockerfile', () => {
     expect(serverEntries['all-in-one']).toBe('services/all-in-one/src/main.ts');
   });
 
+  it('keeps the harness (tools/) out of the runtime image: only the build stage has it', () => {
+    const stageOf = (name: string) => {
+      const from = froms.findIndex((f) => new RegExp(`\\bAS ${name}$`, 'i').test(f));
+      const start = lines.indexOf(froms[from]!);
+      return lines.slice(start, from + 1 < froms.length ? lines.indexOf(froms[from + 1]!) : lines.length);
+    };
+    for (const stage of ['sources', 'deps'])
+      expect(
+        stageOf(stage).filter((l) => /^COPY\b.*\btools\b/.test(l)),
+        stage,
+      ).toEqual([]);
+    expect(stageOf('build').some((l) => /^COPY tools /.test(l))).toBe(true);
+  });
+
   it('runs as an unprivileged user', () => {
     const finalStage = lines.slice(lines.lastIndexOf(froms.at(-1)!));
     const user = finalStage.filter((l) => /^USER\s/.test(l)).at(-1);

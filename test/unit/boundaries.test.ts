@@ -5,20 +5,24 @@ import { REPO_ROOT } from '@weft/harness';
 // The same table eslint.config.js enforces (no-restricted-imports); here it runs in `npm test`.
 import { rules } from '../../scripts/boundaries.js';
 
-/** Every TypeScript file under `dir` (relative to the repo), skipping node_modules. */
-function tsFiles(dir: string): string[] {
+/** Every file under `dir` (relative to the repo) whose name ends in one of `exts`, skipping node_modules. */
+function filesUnder(dir: string, exts: string[]): string[] {
   const out: string[] = [];
   const walk = (d: string) => {
     for (const name of readdirSync(join(REPO_ROOT, d))) {
       if (name === 'node_modules') continue;
       const rel = join(d, name);
       if (statSync(join(REPO_ROOT, rel)).isDirectory()) walk(rel);
-      else if (rel.endsWith('.ts')) out.push(rel);
+      else if (exts.some((e) => rel.endsWith(e))) out.push(rel);
     }
   };
   walk(dir);
   return out;
 }
+/** Every TypeScript file under `dir`. */
+const tsFiles = (dir: string) => filesUnder(dir, ['.ts']);
+/** Every module under `dir`: TypeScript, the UI's TSX, and the plain modules run without tsx (bin/, worker shims). */
+const moduleFiles = (dir: string) => filesUnder(dir, ['.ts', '.tsx', '.mjs']).filter((f) => !/\.d\.m?ts$/.test(f));
 
 /** The module specifiers a file imports or re-exports (static and dynamic). */
 function importsOf(file: string): string[] {
@@ -57,11 +61,12 @@ const packages = [
   'bench',
 ];
 const sources = packages.flatMap((p) => tsFiles(p));
+const modules = packages.flatMap((p) => moduleFiles(p));
 
 describe('dependency rules', () => {
   for (const rule of rules) {
     it(rule.name, () => {
-      const broken = sources
+      const broken = modules
         .filter((file) => inScope(rule.files, file))
         .flatMap((file) =>
           importsOf(file)
@@ -227,6 +232,43 @@ describe('dependency rules', () => {
     expect(whole, 'name what other packages import: export { a, type B } from ...').toEqual([]);
   });
 
+  // No import circles (type-only imports too): two files that need each other hold a piece that
+  // belongs in a module both import, and a circle makes load order decide what is defined.
+  // Packages are followed through their entry points, so a circle between packages counts too.
+  const manifests = packages.map((p) => {
+    const m = JSON.parse(readFileSync(join(REPO_ROOT, p, 'package.json'), 'utf8')) as { name: string; exports?: Record<string, string> };
+    return { dir: p, name: m.name, exports: m.exports ?? {} };
+  });
+  const known = new Set(modules);
+  /** The module file a specifier names, seen from `file` (undefined: outside the repo's packages). */
+  const resolveImport = (specifier: string, file: string): string | undefined => {
+    let base: string;
+    if (specifier.startsWith('.')) base = relative(REPO_ROOT, resolve(REPO_ROOT, dirname(file), specifier));
+    else {
+      const pkg = manifests.find((m) => specifier === m.name || specifier.startsWith(`${m.name}/`));
+      const entry = pkg?.exports[`.${specifier.slice(pkg.name.length)}`];
+      if (!pkg || !entry) return undefined;
+      base = join(pkg.dir, entry);
+    }
+    const candidates = [base, `${base}.ts`, `${base}.tsx`, `${base}.mjs`, base.replace(/\.js$/, '.ts'), join(base, 'index.ts')];
+    return candidates.find((c) => known.has(c));
+  };
+  it('no import circles', () => {
+    const graph = new Map(modules.map((f) => [f, [...new Set(importsOf(f).flatMap((s) => resolveImport(s, f) ?? []))]]));
+    const circles = importCircles(graph).map((c) => c.join(' ↔ '));
+    expect(circles, 'move what the files of a circle share into a small module they all import').toEqual([]);
+  });
+  it('catches an import circle (the finder itself)', () => {
+    const g = (edges: Record<string, string[]>) => new Map(Object.entries(edges));
+    expect(importCircles(g({ a: ['b'], b: ['c'], c: ['a'], d: ['a'] }))).toEqual([['a', 'b', 'c']]);
+    expect(importCircles(g({ a: ['a'], b: ['a'] }))).toEqual([['a']]);
+    expect(importCircles(g({ a: ['b', 'c'], b: ['c'], c: [] }))).toEqual([]);
+    expect(resolveImport('../calls', 'libs/query/src/repositories/calls.ts')).toBe('libs/query/src/calls.ts');
+    expect(resolveImport('@weft/core', 'libs/query/src/calls.ts')).toBe('libs/core/src/index.ts');
+    expect(resolveImport('./ingest-worker.mjs', 'libs/ingest/src/ingest-workers.ts')).toBe('libs/ingest/src/ingest-worker.mjs');
+    expect(resolveImport('zod', 'libs/query/src/calls.ts')).toBeUndefined();
+  });
+
   it('catches a forbidden import (the matcher itself)', () => {
     expect(matches('@weft/svc-*', '@weft/svc-gateway', 'libs/x/src/a.ts')).toBe(true);
     expect(matches('@weft/store', '@weft/store', 'libs/bus/src/a.ts')).toBe(true);
@@ -265,3 +307,38 @@ describe('dependency rules', () => {
     expect(problems).toEqual([]);
   });
 });
+
+/**
+ * The import graph's circles: its strongly connected components of more than one file, or of a
+ * file importing itself (Tarjan's algorithm), each sorted.
+ */
+function importCircles(graph: Map<string, string[]>): string[][] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const circles: string[][] = [];
+  const visit = (v: string) => {
+    index.set(v, index.size);
+    low.set(v, index.get(v)!);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of graph.get(v) ?? []) {
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) !== index.get(v)) return;
+    const component: string[] = [];
+    let w: string;
+    do {
+      w = stack.pop()!;
+      onStack.delete(w);
+      component.push(w);
+    } while (w !== v);
+    if (component.length > 1 || graph.get(v)?.includes(v)) circles.push(component.sort());
+  };
+  for (const v of graph.keys()) if (!index.has(v)) visit(v);
+  return circles;
+}

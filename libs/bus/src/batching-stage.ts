@@ -1,3 +1,4 @@
+import { metrics } from '@weft/core';
 import type { BatchOutcome } from './bus';
 
 /**
@@ -8,7 +9,7 @@ import type { BatchOutcome } from './bus';
 // eslint-disable-next-line @typescript-eslint/no-invalid-void-type -- a sender that stored everything may return nothing
 export type BatchSender<I> = (lane: string, batch: I[]) => Promise<BatchOutcome | void>;
 
-/** How the stage answers the offers it cannot take or keep; each transport words its own (and counts them). */
+/** How the stage answers the offers it cannot take or keep; each transport words its own (the stage counts them). */
 export interface StageErrors {
   /** An offer refused because the pending bounds are reached: nothing of it was taken. */
   full(pendingItems: number, pendingBytes: number): Error;
@@ -20,6 +21,10 @@ export interface StageErrors {
 
 export interface BatchingStageOptions<I> {
   send: BatchSender<I>;
+  /** The transport it serves: the `transport` label of the stage's metrics (default `unnamed`). */
+  transport?: string;
+  /** A lane's `lane` label (default its name). */
+  laneLabel?: (lane: string) => string;
   /** Whether a lane may send now (the ingest log: while it has a subscriber); default always. */
   canSend?: (lane: string) => boolean;
   /** A batch holds at most this many items (as `countOf` counts them; an offer's part is never split)... */
@@ -56,9 +61,9 @@ export interface BatchingStageOptions<I> {
    * log). Unset: the batch's offers get `failed` at once.
    */
   retryMs?: number;
-  /** Told whenever the items / bytes offered and not yet answered change (gauges). */
+  /** Told whenever the items / bytes offered and not yet answered change (a transport's own gauge). */
   onPending?: (items: number, bytes: number) => void;
-  /** Told of each failed send that will be retried (logging). */
+  /** Told of each failed send that will be retried (logging; the stage counts it). */
   onRetry?: (e: unknown, lane: string, items: number, attempt: number) => void;
   errors: StageErrors;
 }
@@ -109,6 +114,15 @@ interface Lane<I> {
   sendingFrom: number;
   /** Waiting for every part up to `seq` to be sent (they also end lingering). */
   barriers: { seq: number; resolve: () => void }[];
+  telemetry: LaneTelemetry;
+}
+
+/** A lane's metrics, labelled once (transport and lane). */
+interface LaneTelemetry {
+  batchItems: { observe(v: number): void };
+  sentOk: { observe(v: number): void };
+  sentFailed: { observe(v: number): void };
+  retries: { inc(): void };
 }
 
 export interface OfferOptions {
@@ -128,7 +142,9 @@ export interface OfferPart<I> {
  * into batches by count, bytes and linger, answered when sent, when a send fails, or at their
  * deadline; failed sends are failed or retried. The ack-after-insert bus, the ingest log's
  * consumer, Kafka's producer (a lane per partition) and its consumer's group commit are each
- * this stage with their own options.
+ * this stage with their own options. Its telemetry is its own, labelled by transport and lane:
+ * batch sizes, send times, retries, what is pending, and the offers refused (full, timed out:
+ * `weft_bus_rejected_total`).
  */
 export class BatchingStage<I> {
   private readonly lanes = new Map<string, Lane<I>>();
@@ -140,8 +156,14 @@ export class BatchingStage<I> {
   private lastBatchOffers = 0;
   private arrivedSinceBatch = 0;
   private closed = false;
+  private readonly transport: string;
+  private readonly pendingGauges: { items: { set(v: number): void }; bytes: { set(v: number): void } };
 
-  constructor(private readonly opts: BatchingStageOptions<I>) {}
+  constructor(private readonly opts: BatchingStageOptions<I>) {
+    this.transport = opts.transport ?? 'unnamed';
+    const transport = this.transport;
+    this.pendingGauges = { items: metrics.stagePendingItems.labels({ transport }), bytes: metrics.stagePendingBytes.labels({ transport }) };
+  }
 
   /** Items and bytes offered and not yet answered. */
   pending(): { items: number; bytes: number } {
@@ -155,6 +177,7 @@ export class BatchingStage<I> {
       this.pendingItems + items > (this.opts.maxPendingItems ?? Infinity) ||
       this.pendingBytes + bytes > (this.opts.maxPendingBytes ?? Infinity)
     ) {
+      metrics.busRejected.inc({ reason: 'overload' });
       throw this.opts.errors.full(this.pendingItems, this.pendingBytes);
     }
   }
@@ -200,7 +223,7 @@ export class BatchingStage<I> {
       this.pendingItems += items;
       this.pendingBytes += bytes;
       this.pendingOffers++;
-      this.opts.onPending?.(this.pendingItems, this.pendingBytes);
+      this.pendingChanged();
       this.arrivedSinceBatch++;
       if (this.opts.timeoutMs !== undefined) {
         offer.timer = setTimeout(() => this.expire(offer), this.opts.timeoutMs);
@@ -290,6 +313,22 @@ export class BatchingStage<I> {
     await Promise.all([...this.lanes.values()].map((l) => l.running));
   }
 
+  private pendingChanged(): void {
+    this.pendingGauges.items.set(this.pendingItems);
+    this.pendingGauges.bytes.set(this.pendingBytes);
+    this.opts.onPending?.(this.pendingItems, this.pendingBytes);
+  }
+
+  private telemetryOf(name: string): LaneTelemetry {
+    const labels = { transport: this.transport, lane: this.opts.laneLabel?.(name) ?? name };
+    return {
+      batchItems: metrics.stageBatchItems.labels(labels),
+      sentOk: metrics.stageSendSeconds.labels({ ...labels, outcome: 'ok' }),
+      sentFailed: metrics.stageSendSeconds.labels({ ...labels, outcome: 'failed' }),
+      retries: metrics.stageSendRetries.labels(labels),
+    };
+  }
+
   private lane(name: string): Lane<I> {
     let lane = this.lanes.get(name);
     if (!lane) {
@@ -305,6 +344,7 @@ export class BatchingStage<I> {
         queuedSeq: 0,
         sendingFrom: 0,
         barriers: [],
+        telemetry: this.telemetryOf(name),
       };
       this.lanes.set(name, lane);
     }
@@ -319,7 +359,7 @@ export class BatchingStage<I> {
     this.pendingItems -= offer.items;
     this.pendingBytes -= offer.bytes;
     this.pendingOffers--;
-    this.opts.onPending?.(this.pendingItems, this.pendingBytes);
+    this.pendingChanged();
     if (offer.unsent > 0) {
       // Not sent and never will be: out of the queues now, so an outage cannot hold their memory.
       for (const p of offer.parts as Part<I>[]) {
@@ -346,7 +386,9 @@ export class BatchingStage<I> {
   }
 
   private expire(offer: Offer): void {
-    if (!offer.settled) offer.reject(this.opts.errors.timedOut(offer.sent));
+    if (offer.settled) return;
+    metrics.busRejected.inc({ reason: 'timeout' });
+    offer.reject(this.opts.errors.timedOut(offer.sent));
   }
 
   private full(lane: Lane<I>): boolean {
@@ -459,11 +501,18 @@ export class BatchingStage<I> {
 
   /** One send, retried when the stage retries; `error` undefined: given up because the lane stops. */
   private async send(lane: Lane<I>, batch: I[]): Promise<{ ok: true; outcome: BatchOutcome | undefined } | { ok: false; error?: unknown }> {
+    const t = lane.telemetry;
+    t.batchItems.observe(batch.length);
     for (let attempt = 1; ; attempt++) {
+      const started = performance.now();
       try {
-        return { ok: true, outcome: (await this.opts.send(lane.name, batch)) ?? undefined };
+        const outcome = (await this.opts.send(lane.name, batch)) ?? undefined;
+        t.sentOk.observe((performance.now() - started) / 1000);
+        return { ok: true, outcome };
       } catch (e) {
+        t.sentFailed.observe((performance.now() - started) / 1000);
         if (this.opts.retryMs === undefined) return { ok: false, error: e };
+        t.retries.inc();
         this.opts.onRetry?.(e, lane.name, batch.length, attempt);
         if (this.closed || lane.stopping) return { ok: false };
         await new Promise((resolve) => setTimeout(resolve, this.opts.retryMs));

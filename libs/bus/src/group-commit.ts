@@ -2,6 +2,8 @@ import type { BatchHandler, BatchOutcome } from './bus';
 import { BatchingStage } from './batching-stage';
 
 export interface GroupCommitOptions<T> {
+  /** The transport it serves: the `transport` label of the stage's metrics. */
+  transport?: string;
   /** Hand over at most this many items at once... */
   maxItems: number;
   /** ...and wait at most this long (ms) after the first item for others to join. */
@@ -23,6 +25,8 @@ export class GroupCommit<T> {
   constructor(opts: GroupCommitOptions<T>) {
     this.stage = new BatchingStage<T>({
       send: async (_lane, batch) => opts.handle(batch),
+      ...(opts.transport !== undefined ? { transport: opts.transport } : {}),
+      laneLabel: () => 'all',
       maxBatchItems: opts.maxItems,
       lingerMs: opts.lingerMs,
       lingerAfterSend: false,

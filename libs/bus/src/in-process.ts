@@ -49,6 +49,7 @@ export class InProcessBus<T> implements Bus<T> {
         if (!handler) throw new BusUnavailableError(`no consumer for ${topic}`);
         return handler(batch);
       },
+      transport: 'ack-after-insert',
       maxBatchItems: opts.maxBatch,
       lingerMs: opts.lingerMs,
       ...(opts.maxLingerMs !== undefined ? { maxLingerMs: opts.maxLingerMs } : {}),

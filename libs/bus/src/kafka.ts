@@ -150,6 +150,8 @@ export class KafkaBus<T> implements Bus<T> {
     const timeoutMs = opts.publish.timeoutMs;
     this.outgoing = new BatchingStage<Message>({
       send: (lane, records) => this.sendRecords(lane, records),
+      transport: 'kafka-producer',
+      laneLabel: (lane) => lane.replace('\u0000', '/'),
       // Everything queued for a partition goes in its next request: no linger, no count bound.
       maxBatchItems: Infinity,
       lingerMs: 0,
@@ -158,22 +160,17 @@ export class KafkaBus<T> implements Bus<T> {
       timeoutMs,
       onPending: (items) => metrics.busPending.set(items),
       errors: {
-        full: (items, bytes) => {
-          metrics.busRejected.inc({ reason: 'overload' });
-          return new BusUnavailableError(`ingest queue full (${items} messages, ${bytes} bytes in flight); not stored`, 1);
-        },
+        full: (items, bytes) => new BusUnavailableError(`ingest queue full (${items} messages, ${bytes} bytes in flight); not stored`, 1),
         // Not sent yet (its partition's request in flight is stuck): its bytes are let go of now,
         // so a long outage cannot pile up unanswered messages behind the in-flight bound.
-        timedOut: (sent) => {
-          metrics.busRejected.inc({ reason: 'timeout' });
-          // Handed to Kafka already: the broker may still append it (the producer retries).
-          return new BusUnavailableError(
+        // `sent`: handed to Kafka already, the broker may still append it (the producer retries).
+        timedOut: (sent) =>
+          new BusUnavailableError(
             !sent
               ? `kafka did not acknowledge within ${timeoutMs} ms; not stored`
               : `kafka did not acknowledge within ${timeoutMs} ms; the parts were sent and may still be stored`,
             5,
-          );
-        },
+          ),
         failed: (e) => e as Error,
       },
     });
@@ -470,7 +467,12 @@ export class KafkaBus<T> implements Bus<T> {
 
   async subscribe(topic: string, handler: BatchHandler<T>): Promise<Subscription> {
     const members: Consumer[] = [];
-    const gate = new GroupCommit<T>({ maxItems: this.opts.writer.maxBatchItems, lingerMs: this.opts.writer.lingerMs, handle: handler });
+    const gate = new GroupCommit<T>({
+      transport: 'kafka-consumer',
+      maxItems: this.opts.writer.maxBatchItems,
+      lingerMs: this.opts.writer.lingerMs,
+      handle: handler,
+    });
     const partitions = this.opts.topics.find((t) => t.topic === topic)?.partitions ?? 1;
     const lag = new LagSeries();
     for (let i = 0; i < this.opts.writer.consumers; i++) {

@@ -71,6 +71,7 @@ export class LogBus<T> implements Bus<T> {
     this.deadLetters = DeadLetters.at(join(opts.dir, 'dead-letter'), { segmentBytes: this.segmentBytes, fsync: opts.fsync }, opts.codec);
     this.stage = new BatchingStage<Queued>({
       send: (topic, records) => this.store(topic, records),
+      transport: 'ingest-log',
       canSend: (topic) => this.topics.get(topic)?.handler !== undefined,
       maxBatchItems: opts.batchRows,
       countOf: (r) => r.values,
@@ -81,10 +82,7 @@ export class LogBus<T> implements Bus<T> {
         this.opts.log.error({ err, topic, records, attempt }, 'local log: storing failed; retrying'),
       onPending: (_items, bytes) => metrics.ingestLogUnstoredBytes.set(bytes),
       errors: {
-        full: (_items, bytes) => {
-          metrics.busRejected.inc({ reason: 'overload' });
-          return new BusUnavailableError(`ingest log full (${bytes} bytes acknowledged and not yet stored); not stored`, 1);
-        },
+        full: (_items, bytes) => new BusUnavailableError(`ingest log full (${bytes} bytes acknowledged and not yet stored); not stored`, 1),
         // Never used: no deadline, and a failed store is retried.
         timedOut: () => new BusUnavailableError('not stored in time'),
         failed: (e) => e as Error,

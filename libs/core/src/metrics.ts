@@ -108,6 +108,19 @@ export const metrics = {
     buckets: [0.5, 1, 2, 5, 10, 30, 60, 300, 900, 3600],
     registers,
   }),
+  workerPassSeconds: new Histogram({
+    name: 'weft_worker_pass_seconds',
+    help: 'Time one pass of a background worker took (failed passes too), by worker (retention, monitors, analytics-facts, evaluations, alerts)',
+    labelNames: ['worker'] as const,
+    buckets: [0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 900],
+    registers,
+  }),
+  workerPassFailures: new Counter({
+    name: 'weft_worker_pass_failures_total',
+    help: 'Passes of a background worker that failed (logged; the next pass tries again), by worker',
+    labelNames: ['worker'] as const,
+    registers,
+  }),
   alertPassSeconds: new Histogram({
     name: 'weft_alert_pass_seconds',
     help: "Time one pass of the alert worker took to evaluate every AlertSpec (the lease holder's passes only)",
@@ -124,6 +137,38 @@ export const metrics = {
     name: 'weft_alert_delivery_attempts_total',
     help: 'Attempts to deliver an alert notification, by outcome (sent, retry: failed and tried again, failed: given up)',
     labelNames: ['outcome'] as const,
+    registers,
+  }),
+  stageBatchItems: new Histogram({
+    name: 'weft_stage_batch_items',
+    help: 'Items per batch the batching stage sent, by transport (ingest-log, ack-after-insert, kafka-producer, kafka-consumer) and lane (a topic, a partition)',
+    labelNames: ['transport', 'lane'] as const,
+    buckets: [1, 10, 100, 500, 1000, 2500, 5000, 10000, 25000, 50000],
+    registers,
+  }),
+  stageSendSeconds: new Histogram({
+    name: 'weft_stage_send_seconds',
+    help: "Time one send of the batching stage took (its sender's insert or request, each attempt), by transport, lane and outcome (ok, failed)",
+    labelNames: ['transport', 'lane', 'outcome'] as const,
+    buckets: latencyBuckets,
+    registers,
+  }),
+  stageSendRetries: new Counter({
+    name: 'weft_stage_send_retries_total',
+    help: 'Failed sends of the batching stage tried again (the ingest log retries until stored), by transport and lane',
+    labelNames: ['transport', 'lane'] as const,
+    registers,
+  }),
+  stagePendingItems: new Gauge({
+    name: 'weft_stage_pending_items',
+    help: 'Items offered to the batching stage and not yet answered, by transport',
+    labelNames: ['transport'] as const,
+    registers,
+  }),
+  stagePendingBytes: new Gauge({
+    name: 'weft_stage_pending_bytes',
+    help: 'Bytes offered to the batching stage and not yet answered, by transport',
+    labelNames: ['transport'] as const,
     registers,
   }),
   producerLatency: new Histogram({

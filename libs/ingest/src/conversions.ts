@@ -20,9 +20,6 @@ export class IngestConversions {
   readonly convertCallBatch = (task: CallBatchTask): EncodedCallBatch | CallBatchRefused => encodeCallBatch(task, this.encoder);
 }
 
-/** A conversion of IngestConversions, by the name of the function that runs it. */
-export type IngestTaskName = 'convertSpans' | 'convertCallBatch';
-
 /** Where one entrance's bodies are converted: the serving thread, or the ingest workers. */
 export interface Converter<T, R> {
   convert(task: T): Promise<R>;

@@ -1,7 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
 import { DIST_URL, type Logger } from '@weft/core';
-import type { IngestTaskName } from './conversions';
 
 /**
  * The worker's entry: compiled, its own bundle beside the server's (scripts/build.ts); from the
@@ -9,6 +8,12 @@ import type { IngestTaskName } from './conversions';
  */
 const WORKER_URL =
   typeof WEFT_COMPILED !== 'undefined' ? new URL('ingest-worker.mjs', DIST_URL) : new URL('./ingest-worker.mjs', import.meta.url);
+
+/**
+ * A task of the pool, by the name its entry exports (ingest-worker.ts: the conversions of
+ * IngestConversions, conversions.ts, which hands this pool its tasks).
+ */
+export type IngestTaskName = 'convertSpans' | 'convertCallBatch';
 
 /**
  * The ingest worker threads (the gateway's). The CPU-heavy half of its hot write routes is pure: an

@@ -5,6 +5,7 @@ import { CallFieldResolver, FeedbackColumns, RefExpansions, interfaceCallField }
 import { callLineSelects, fragmentLineSql } from './call-json';
 import { compileQuery, type FieldRef } from './expr';
 import { Params, type BuiltQuery } from './params';
+import { notDeletedSql } from './repositories/calls';
 
 /**
  * Where each column of a call row is stored (SCHEMA.md): a Call is its row of calls_starts
@@ -578,13 +579,6 @@ LIMIT 1 BY id`;
     return this.projectSql;
   }
 }
-
-/**
- * Not a deleted call of the project. `identity(id)`: the engine otherwise analyses the primary
- * key against the deleted set (which a NOT IN can never use to skip a granule) before reading,
- * twice per page.
- */
-export const notDeletedSql = (projectSql: string) => `identity(id) NOT IN (SELECT id FROM calls_deleted WHERE project_id = ${projectSql})`;
 
 /** One page: after a cursor, limited, offset. */
 export interface PageSpec {

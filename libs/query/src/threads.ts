@@ -1,6 +1,6 @@
 import type { ThreadsStreamQueryReq } from '@weft/api';
 import { ApiError, microsToClickHouse, parseTimestampMicros } from '@weft/core';
-import { notDeletedSql } from './calls';
+import { notDeletedSql } from './repositories/calls';
 import { Params, type BuiltQuery } from './params';
 
 /**

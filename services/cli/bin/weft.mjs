@@ -4,7 +4,7 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { buildIsFresh, DIST_DIR, REPO_ROOT } from '../../../scripts/build-stamp.mjs';
+import { buildIsFresh, DIST_DIR, REPO_ROOT } from '@weft/core/build-stamp';
 
 if (buildIsFresh()) {
   await import(pathToFileURL(join(DIST_DIR, 'cli.mjs')).href);

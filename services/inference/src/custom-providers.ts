@@ -1,22 +1,17 @@
 import { isApiError } from '@weft/core';
 import { parseRef, readObject } from '@weft/objects';
 import type { Store } from '@weft/store';
-import type { Upstream } from './upstreams';
+import type { CustomProviderPolicy, Upstream } from './upstreams';
 
-/**
+/*
  * Custom providers, as the reference serves them: a project stores a `Provider` (base URL, the
  * name of its API key, extra headers) and `ProviderModel`s naming it, and a completion for
  * `custom::<provider>::<model>` goes to that provider's OpenAI-compatible API. What the reference
  * takes from its secret store, weft takes from the environment, and only for the key names the
  * operator lists; a provider's base URL must be one the operator allows (a project's object
- * never makes the server call an arbitrary host or read an arbitrary variable).
+ * never makes the server call an arbitrary host or read an arbitrary variable: the
+ * CustomProviderPolicy the upstreams file states, upstreams.ts).
  */
-export interface CustomProviderPolicy {
-  /** Allowed base URLs: a provider's base URL must be one of these or lie under one. */
-  baseUrls: string[];
-  /** Key names a Provider's `api_key_name` may name, each read from the variable of that name. */
-  apiKeys: Map<string, string | undefined>;
-}
 
 export const CUSTOM_PREFIX = 'custom::';
 

@@ -4,6 +4,7 @@ import { RawJson } from '@weft/digest';
 import type { CallIngest } from '@weft/ingest';
 import { callRef, createObject, createTable, parseRef, queryTableRows, readObject, resolveRefs } from '@weft/objects';
 import { buildUsageCostQuery, callProgress, CallsQueryPlan, callStartAndEnded, type UsageEntry } from '@weft/query';
+import { PeriodicWorker } from '@weft/runtime';
 import type { Store } from '@weft/store';
 import { EvaluationRegistry, runId, type RunKey } from './evaluation-registry';
 import { LlmCall } from './llm-call';
@@ -101,8 +102,7 @@ interface StoredCall {
 export class EvaluationRuns {
   private readonly running = new Map<string, { run: Run; done: Promise<void> }>();
   private readonly registry: EvaluationRegistry;
-  private timer: NodeJS.Timeout | null = null;
-  private ticking: Promise<void> | null = null;
+  private readonly heartbeat: PeriodicWorker;
   private stopping = false;
 
   constructor(
@@ -113,6 +113,13 @@ export class EvaluationRuns {
     private readonly opts: { heartbeatMs: number; caughtUp?: () => Promise<void> },
   ) {
     this.registry = new EvaluationRegistry(store, opts.heartbeatMs);
+    this.heartbeat = new PeriodicWorker(() => this.tick(), {
+      name: 'evaluations',
+      intervalMs: opts.heartbeatMs,
+      firstPassMs: 0,
+      log,
+      failure: { level: 'error', message: 'evaluate_model: heartbeat failed; tried again at the next one' },
+    });
   }
 
   private get caughtUp() {
@@ -121,10 +128,7 @@ export class EvaluationRuns {
 
   /** Heartbeats, cancellations made elsewhere, and runs left by a stopped process: now, then every heartbeat. */
   start(): void {
-    // Background lane: the runs' statements yield to what people wait for (@weft/core lanes).
-    void inLane('background', () => this.tick());
-    this.timer = setInterval(() => void inLane('background', () => this.tick()), this.opts.heartbeatMs);
-    this.timer.unref();
+    this.heartbeat.start();
   }
 
   /** Reads and checks both objects and the dataset (a 4xx names the field), records the root call, and runs the rows in the background. */
@@ -288,8 +292,7 @@ export class EvaluationRuns {
    */
   async stop(): Promise<void> {
     this.stopping = true;
-    if (this.timer) clearInterval(this.timer);
-    await this.ticking;
+    await this.heartbeat.stop();
     await Promise.all([...this.running.values()].map((r) => r.done));
   }
 
@@ -314,22 +317,16 @@ export class EvaluationRuns {
   }
 
   /** One heartbeat: this process's runs marked alive, cancellations read, stale runs taken up. */
-  private tick(): Promise<void> {
-    if (this.ticking || this.stopping) return this.ticking ?? Promise.resolve();
-    this.ticking = (async () => {
-      const mine = [...this.running.values()].map((r) => r.run);
-      await this.registry.beat(mine.map((r) => r.key));
-      const cancelled = await this.registry.cancelled(mine.map((r) => r.key));
-      for (const run of mine) run.cancelledBy ??= cancelled.get(runId(run.key)) ?? null;
-      for (const key of await this.registry.stale()) {
-        if (this.stopping) break;
-        if (this.running.has(runId(key))) continue;
-        if (await this.registry.claim(key)) await this.resume(key);
-      }
-    })()
-      .catch((err: unknown) => this.log.error({ err }, 'evaluate_model: heartbeat failed; tried again at the next one'))
-      .finally(() => (this.ticking = null));
-    return this.ticking;
+  private async tick(): Promise<void> {
+    const mine = [...this.running.values()].map((r) => r.run);
+    await this.registry.beat(mine.map((r) => r.key));
+    const cancelled = await this.registry.cancelled(mine.map((r) => r.key));
+    for (const run of mine) run.cancelledBy ??= cancelled.get(runId(run.key)) ?? null;
+    for (const key of await this.registry.stale()) {
+      if (this.stopping) break;
+      if (this.running.has(runId(key))) continue;
+      if (await this.registry.claim(key)) await this.resume(key);
+    }
   }
 
   /** Runs a run's rows in the background; its end (or failure) is recorded on its root. */

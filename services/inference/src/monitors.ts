@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
-import { inLane, type Logger, metrics } from '@weft/core';
+import { type Logger, metrics } from '@weft/core';
 import { parseLosslessJson, RawJson } from '@weft/digest';
 import { callRef, createFeedback, objectsOfClass, parseRef, readObject, refsWithTriggeredFeedbackSql } from '@weft/objects';
 import { CallsQueryPlan } from '@weft/query';
+import { PeriodicWorker } from '@weft/runtime';
 import type { Store } from '@weft/store';
 import { readScorers, runScorer, type ScoreResult, type Scorer } from './scorers';
 import type { JudgeRecorder } from './judge-model';
@@ -77,9 +78,7 @@ const DEBOUNCE_FIELDS = ['trace_id', 'thread_id'];
  * scorer's result is an error saying weft does not run it.
  */
 export class MonitorWorker {
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<void> | null = null;
-  private stopped = false;
+  private readonly worker: PeriodicWorker;
   private readonly leases: MonitorLeases;
 
   constructor(
@@ -89,33 +88,31 @@ export class MonitorWorker {
     private readonly opts: MonitorWorkerOptions,
   ) {
     this.leases = new MonitorLeases(store, opts.intervalMs);
+    this.worker = new PeriodicWorker(() => this.scoreNewCalls(), {
+      name: 'monitors',
+      intervalMs: opts.intervalMs,
+      log,
+      failure: { level: 'error', message: 'monitors: scoring failed; tried again at the next interval' },
+    });
   }
 
   start(): void {
-    // Background lane: the monitors' statements yield to what people wait for (@weft/core lanes).
-    this.timer = setInterval(() => void inLane('background', () => this.look()), this.opts.intervalMs);
-    this.timer.unref();
+    this.worker.start();
   }
 
-  async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearInterval(this.timer);
-    await this.running;
+  stop(): Promise<void> {
+    return this.worker.stop();
   }
 
   /** One look now (or the one running). */
   look(): Promise<void> {
-    if (this.running) return this.running;
-    this.running = this.scoreNewCalls()
-      .catch((err: unknown) => this.log.error({ err }, 'monitors: scoring failed; tried again at the next interval'))
-      .finally(() => (this.running = null));
-    return this.running;
+    return this.worker.pass();
   }
 
   private async scoreNewCalls(): Promise<void> {
     await this.opts.caughtUp?.();
     for (const monitor of await this.activeMonitors()) {
-      if (this.stopped) return;
+      if (this.worker.stopping) return;
       try {
         // Another inference process scores this monitor (its lease is alive): not this one.
         if (!(await this.leases.hold(monitor.projectId, monitor.name))) continue;
@@ -163,7 +160,7 @@ export class MonitorWorker {
     if (scorers.length === 0) return;
     for (;;) {
       const calls = await this.callsToScore(m);
-      for (let i = 0; i < calls.length && !this.stopped; i += FEEDBACK_CHUNK) {
+      for (let i = 0; i < calls.length && !this.worker.stopping; i += FEEDBACK_CHUNK) {
         const chunk = calls.slice(i, i + FEEDBACK_CHUNK);
         const results = await mapConcurrently(chunk, SCORE_CONCURRENCY, (call) => Promise.all(scorers.map((s) => this.score(m, s, call))));
         await createFeedback(
@@ -190,7 +187,7 @@ export class MonitorWorker {
         if (!(await this.leases.hold(m.projectId, m.name))) return;
       }
       // A full batch: more may be waiting; a short one is the end of the backlog.
-      if (calls.length < this.opts.batchCalls || this.stopped) return;
+      if (calls.length < this.opts.batchCalls || this.worker.stopping) return;
     }
   }
 

@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { ConfigError } from '@weft/core';
-import type { CustomProviderPolicy } from './custom-providers';
 
 /** The wire dialects of OpenAI-compatible model servers this gateway knows how to speak to. */
 export const DIALECTS = ['vllm', 'sglang', 'llamacpp', 'ollama', 'openai'] as const;
@@ -42,6 +41,18 @@ export interface Upstream {
   apiKeyEnv: string | null;
   /** Read once at start; undefined when api_key_env names an unset variable. */
   apiKey: string | undefined;
+}
+
+/**
+ * What projects' custom providers may use (custom-providers.ts), as `custom_providers` of the
+ * upstreams file says: a project's object never makes the server call an arbitrary host or read
+ * an arbitrary variable.
+ */
+export interface CustomProviderPolicy {
+  /** Allowed base URLs: a provider's base URL must be one of these or lie under one. */
+  baseUrls: string[];
+  /** Key names a Provider's `api_key_name` may name, each read from the variable of that name. */
+  apiKeys: Map<string, string | undefined>;
 }
 
 /** Model name → upstream, from WEFT_UPSTREAMS_FILE. */

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { inLane, metrics } from '@weft/core';
+import { metrics } from '@weft/core';
 import {
   blocksOf,
   CALL_MARKS,
@@ -25,6 +25,7 @@ import {
   type SourceCounter,
   type Watermark,
 } from '@weft/query';
+import { PeriodicWorker } from '@weft/runtime';
 import { deleteStatement, type Store } from '@weft/store';
 
 export interface CallFactsOptions {
@@ -44,9 +45,7 @@ const MARKS = FACT_SOURCES.map((s) => s.mark);
  * removes superseded builds. `coverage` tells a query which days it may read from facts now.
  */
 export class CallFacts {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
-  private stopped = false;
+  private readonly worker: PeriodicWorker;
   private lastBuild = 0;
   /**
    * The engine's counters a pass saw, and until when nothing is due at those counters (an
@@ -61,27 +60,29 @@ export class CallFacts {
     private readonly store: Store,
     private readonly log: Logger,
     private readonly opts: CallFactsOptions,
-  ) {}
-
-  start(): void {
-    this.stopped = false;
-    const loop = () => {
-      if (this.stopped) return;
-      // Background lane: the builds yield to what people wait for (@weft/core lanes).
-      this.running = inLane('background', () => this.pass())
-        .catch((err: unknown) => this.log.warn({ err }, 'analytics facts: a build pass failed; the next one tries again'))
-        .finally(() => {
-          this.running = undefined;
-          if (!this.stopped) this.timer = setTimeout(loop, this.opts.intervalMs);
-        });
-    };
-    this.timer = setTimeout(loop, Math.min(this.opts.intervalMs, 1000));
+  ) {
+    this.worker = new PeriodicWorker(() => this.buildDue(), {
+      name: 'analytics-facts',
+      intervalMs: opts.intervalMs,
+      // The engine rests `intervalMs` between builds; the first comes soon after the start.
+      pace: 'rest',
+      firstPassMs: Math.min(opts.intervalMs, 1000),
+      log,
+      failure: { level: 'warn', message: 'analytics facts: a build pass failed; the next one tries again' },
+    });
   }
 
-  async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    await this.running;
+  start(): void {
+    this.worker.start();
+  }
+
+  stop(): Promise<void> {
+    return this.worker.stop();
+  }
+
+  /** One pass now (or the one running). */
+  pass(): Promise<void> {
+    return this.worker.pass();
   }
 
   /**
@@ -150,7 +151,7 @@ export class CallFacts {
   }
 
   /** One pass: every project's days that need a build and have settled, built; superseded builds removed. */
-  async pass(): Promise<void> {
+  private async buildDue(): Promise<void> {
     const now = Date.now();
     // Nothing written, deleted or built since the last pass, and nothing it left has come due: nothing to do (no scan of the calls).
     const { key } = await this.counters();
@@ -170,7 +171,7 @@ export class CallFacts {
     const today = new Date(now).toISOString().slice(0, 10);
     let built = 0;
     for (const [projectId, days] of projects) {
-      if (this.stopped) return;
+      if (this.worker.stopping) return;
       const cov = await this.coverage(projectId);
       const current = new Set(cov?.current.map((d) => d.day));
       const builtAt = new Map(cov?.patched?.days.map((d) => [d.day, d.build / 1000]));

@@ -3,7 +3,8 @@ import { CALL_EXPORT_COLUMNS, type CallExportColumn, type CallsExportReq, type C
 import { sendStream } from '@weft/http';
 import type { Store } from '@weft/store';
 import { streamCallLines, type StreamOptions } from './calls';
-import { downloadFraming, sendJsonLinesAsParquet, sendRows } from './row-export';
+import { downloadFraming } from './download-framing';
+import { sendJsonLinesAsParquet, sendRows } from './row-export';
 
 /**
  * /calls/export: the calls a query matches as a file, streamed. The calls are read page by page

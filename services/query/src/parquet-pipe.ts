@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { FastifyReply } from 'fastify';
 import { sendStream } from '@weft/http';
-import type { downloadFraming } from './row-export';
+import type { DownloadFraming } from './download-framing';
 
 /**
  * Rows as a Parquet download. The engine converts the JSON lines while they are produced: they go
@@ -19,7 +19,7 @@ import type { downloadFraming } from './row-export';
  */
 export async function sendParquet(
   reply: FastifyReply,
-  framing: ReturnType<typeof downloadFraming>,
+  framing: DownloadFraming,
   lines: AsyncIterable<Buffer | string>,
   convert: (input: string, output: string) => Promise<void>,
 ): Promise<void> {

@@ -1,6 +1,7 @@
 import type { FastifyReply } from 'fastify';
 import { sendStream } from '@weft/http';
 import { jsonLinesToParquet, jsonlToParquet, type Store } from '@weft/store';
+import type { DownloadFraming } from './download-framing';
 import { sendParquet } from './parquet-pipe';
 
 /**
@@ -15,22 +16,11 @@ export interface ExportColumn<R> {
   value: (row: R) => unknown;
 }
 
-const CONTENT_TYPES = { jsonl: 'application/jsonl', csv: 'text/csv; charset=utf-8', parquet: 'application/vnd.apache.parquet' };
-
-export function downloadFraming(format: keyof typeof CONTENT_TYPES, filename: string, onAbort: () => void) {
-  return {
-    contentType: CONTENT_TYPES[format],
-    headers: { 'content-disposition': `attachment; filename="${filename.replace(/[^A-Za-z0-9._-]/g, '-')}.${format}"` },
-    toText: (b: Buffer | string) => b,
-    onAbort,
-  };
-}
-
 export async function sendRows<R>(
   store: Store,
   reply: FastifyReply,
   format: 'csv' | 'parquet',
-  framing: ReturnType<typeof downloadFraming>,
+  framing: DownloadFraming,
   columns: ExportColumn<R>[],
   rows: AsyncIterable<R>,
 ): Promise<void> {
@@ -46,7 +36,7 @@ export async function sendRows<R>(
 export async function sendJsonLinesAsParquet(
   store: Store,
   reply: FastifyReply,
-  framing: ReturnType<typeof downloadFraming>,
+  framing: DownloadFraming,
   chunks: AsyncIterable<Buffer>,
   members: string,
   select: string,

@@ -4,7 +4,8 @@ import { sendStream } from '@weft/http';
 import { queryTableRows, tableRowCount } from '@weft/objects';
 import { ApiError } from '@weft/core';
 import type { Store } from '@weft/store';
-import { downloadFraming, sendRows } from './row-export';
+import { downloadFraming } from './download-framing';
+import { sendRows } from './row-export';
 
 /**
  * /table/export: a table's rows (a dataset's) as a download, in table order. JSONL is each row

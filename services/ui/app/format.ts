@@ -39,6 +39,13 @@ export function fmtInt(n: number | null | undefined): string {
   return n.toLocaleString('en-US');
 }
 
+/** A metric value as a user reads it: fractions as they are, to 3 significant digits. */
+export function fmtMetric(v: number | null | undefined): string {
+  if (v === null || v === undefined) return '—';
+  if (Number.isInteger(v)) return fmtInt(v);
+  return Number(v.toPrecision(3)).toString();
+}
+
 export function fmtCost(usd: number | null | undefined): string {
   if (usd === null || usd === undefined) return '—';
   if (usd === 0) return '$0';

@@ -1,6 +1,7 @@
-import { inLane, type Logger, metrics } from '@weft/core';
+import { type Logger, metrics } from '@weft/core';
 import { FEEDBACK_RETENTION, listProjectSetting } from '@weft/objects';
 import { CALL_RETENTION, Params, type RetentionCutoffs } from '@weft/query';
+import { PeriodicWorker } from '@weft/runtime';
 import { physicalDeleteStatement, type Store } from '@weft/store';
 
 const DAY_MS = 86_400_000;
@@ -22,37 +23,36 @@ export interface RetentionOptions {
  * retention leave the store. One pass is at most one physical delete (physicalDeleteStatement) per table for all
  * projects together, issued only when a count finds expired rows: the engine rewrites the parts
  * that hold them (streaming, part by part), and nothing is left masked on disk. Passes never
- * overlap; a failed one is logged and retried at the next interval.
+ * overlap and run in the background lane; a failed one is logged and retried at the next
+ * interval (PeriodicWorker, @weft/runtime).
  */
 export class RetentionSweeper {
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<void> | null = null;
+  private readonly worker: PeriodicWorker;
 
   constructor(
     private readonly store: Store,
     private readonly log: Logger,
     private readonly opts: RetentionOptions,
-  ) {}
+  ) {
+    this.worker = new PeriodicWorker(() => this.sweep(), {
+      name: 'retention',
+      intervalMs: opts.intervalMs,
+      log,
+      failure: { level: 'error', message: 'retention pass failed; retried at the next interval' },
+    });
+  }
 
   start(): void {
-    // Background lane: retention's passes yield to what people wait for (@weft/core lanes).
-    this.timer = setInterval(() => void inLane('background', () => this.pass()), this.opts.intervalMs);
-    this.timer.unref();
+    this.worker.start();
   }
 
-  async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
-    await this.running;
+  stop(): Promise<void> {
+    return this.worker.stop();
   }
 
-  /** One pass now (skipped if one is running): rows removed per table. */
+  /** One pass now (or the one running): rows removed per table. */
   pass(): Promise<void> {
-    if (this.running) return this.running;
-    this.running = this.sweep()
-      .catch((err: unknown) => this.log.error({ err }, 'retention pass failed; retried at the next interval'))
-      .finally(() => (this.running = null));
-    return this.running;
+    return this.worker.pass();
   }
 
   private async cutoffs(): Promise<RetentionCutoffs> {

@@ -34,7 +34,7 @@ export class CallPartsWriter {
 
   private async insert(batch: CallPartEnvelope[]): Promise<void> {
     try {
-      // Rows (in-process) are encoded here; lines from Kafka (envelope v2) go in as they arrived.
+      // Rows (in-process) are encoded here; parts that came as RowBinary (Kafka, the ingest log) go in as they arrived.
       await insertCallParts(this.store, batch.map(callPartInsertable));
     } catch (e) {
       // The rows themselves are refused: retrying cannot help (permanent).

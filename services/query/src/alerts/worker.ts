@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
-import { inLane, metrics, microsToClickHouse, nowMicros, type Logger } from '@weft/core';
+import { metrics, microsToClickHouse, nowMicros, type Logger } from '@weft/core';
 import { objectsOfClass, queryObjects } from '@weft/objects';
+import { PeriodicWorker } from '@weft/runtime';
 import type { Store } from '@weft/store';
 import { plainVal, readAlertRule, type AlertRule } from './alert-spec';
 import { AlertLease } from './lease';
@@ -55,9 +56,7 @@ const OUTBOX_BATCH = 40;
  * two sends it again (at least once; the `X-Weft-Event-Id` header lets a receiver drop a repeat).
  */
 export class AlertWorker {
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<void> | null = null;
-  private stopped = false;
+  private readonly worker: PeriodicWorker;
   private readonly lease: AlertLease;
   private readonly retryCapMs: number;
 
@@ -68,27 +67,29 @@ export class AlertWorker {
   ) {
     this.lease = new AlertLease(store, opts.intervalMs);
     this.retryCapMs = Math.max(1000, Math.min(RETRY_CAP_MS, opts.intervalMs * 10));
+    this.worker = new PeriodicWorker(() => this.run(), {
+      name: 'alerts',
+      intervalMs: opts.intervalMs,
+      log,
+      failure: { level: 'error', message: 'alerts: a pass failed; tried again at the next interval' },
+    });
   }
 
   start(): void {
-    // Background lane: the passes yield to what people wait for (@weft/core lanes).
-    this.timer = setInterval(() => void inLane('background', () => this.pass()), this.opts.intervalMs);
-    this.timer.unref();
+    this.worker.start();
   }
 
-  async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearInterval(this.timer);
-    await this.running;
+  stop(): Promise<void> {
+    return this.worker.stop();
   }
 
   /** One pass now (or the one running). */
   pass(): Promise<void> {
-    if (this.running) return this.running;
-    this.running = this.run()
-      .catch((err: unknown) => this.log.error({ err }, 'alerts: a pass failed; tried again at the next interval'))
-      .finally(() => (this.running = null));
-    return this.running;
+    return this.worker.pass();
+  }
+
+  private get stopped(): boolean {
+    return this.worker.stopping;
   }
 
   private async run(): Promise<void> {

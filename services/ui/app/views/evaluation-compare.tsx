@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { postJsonl } from '../api';
 import { Layout } from '../components/layout';
+import { RefLink } from '../components/ref-link';
 import { Empty, ErrorBox, Loading } from '../components/states';
 import {
   describeRuns,
@@ -16,12 +17,12 @@ import {
   type EvalRun,
   type ExampleRow,
 } from '../evaluations';
-import { callCost, callStatus, fmtCost, fmtInt, fmtMs, latencyMs } from '../format';
+import { callCost, callStatus, fmtCost, fmtInt, fmtMetric, fmtMs, latencyMs } from '../format';
 import { navigate, projectHref, type Route } from '../route';
 import type { Call } from '../types';
 import { useAsync } from '../use-async';
 import { StatusBadge } from './calls';
-import { fmtMetric, MAX_COMPARED, RefLink } from './evaluations';
+import { MAX_COMPARED } from './evaluations';
 
 /** The predict_and_score calls read for one comparison; past it the table says it is cut. */
 const MAX_EXAMPLE_CALLS = 10_000;

@@ -1,10 +1,10 @@
 import { useState } from 'preact/hooks';
 import { postJsonl } from '../api';
 import { Layout } from '../components/layout';
+import { RefLink } from '../components/ref-link';
 import { Empty, ErrorBox, Loading } from '../components/states';
 import { describeRuns, evaluateOps, summaryMetrics, type EvalRun } from '../evaluations';
-import { callCost, callStatus, fmtAgo, fmtCost, fmtInt, fmtMs, fmtTime, latencyMs } from '../format';
-import { parseRef, refHref } from '../refs';
+import { callCost, callStatus, fmtAgo, fmtCost, fmtInt, fmtMetric, fmtMs, fmtTime, latencyMs } from '../format';
 import { navigate, projectHref, type Route } from '../route';
 import type { Call } from '../types';
 import { useAsync } from '../use-async';
@@ -13,25 +13,6 @@ import { LeaderboardList } from './leaderboards';
 
 export const RUNS_PAGE = 50;
 export const MAX_COMPARED = 4;
-
-/** A metric value as a user reads it: fractions as they are, to 3 significant digits. */
-export function fmtMetric(v: number | null | undefined): string {
-  if (v === null || v === undefined) return '—';
-  if (Number.isInteger(v)) return fmtInt(v);
-  return Number(v.toPrecision(3)).toString();
-}
-
-/** A ref as a link to its object, named by its name and short digest. */
-export function RefLink({ uri, label }: { uri: string | null; label?: string }) {
-  const r = uri ? parseRef(uri) : null;
-  if (!r) return <span class="muted">{label ?? '—'}</span>;
-  return (
-    <a href={refHref(r)} title={uri!}>
-      {label ?? r.name}
-      <span class="muted">:{r.digest.slice(0, 6)}</span>
-    </a>
-  );
-}
 
 /** A run's summary scores, one chip per metric (the root call's output, flattened). */
 export function ScoreChips({ run }: { run: EvalRun }) {

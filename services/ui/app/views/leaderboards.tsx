@@ -1,13 +1,13 @@
 import { post, postJsonl } from '../api';
 import { Layout } from '../components/layout';
+import { RefLink } from '../components/ref-link';
 import { Empty, ErrorBox, Loading } from '../components/states';
 import { describeRuns, evaluateOps, valueAt, type EvalRun } from '../evaluations';
-import { fmtTime } from '../format';
+import { fmtMetric, fmtTime } from '../format';
 import { parseRef } from '../refs';
 import { projectHref, type Route } from '../route';
 import type { Call, ObjectVersion } from '../types';
 import { useAsync } from '../use-async';
-import { fmtMetric, RefLink } from './evaluations';
 
 /** A Weave `LeaderboardColumn`: which evaluation, which scorer, which metric of its summary. */
 interface Column {

@@ -1,18 +1,20 @@
 // Whether dist/ was built from the sources as they are: `npm start` builds first when not
-// (scripts/start.mjs), `npm run build` records it (scripts/build.ts). A hash of the contents,
-// not of mtimes, so a checkout, a copy or an edit undone is judged by what the files say (~20 ms).
+// (scripts/start.mjs), `npm run build` records it (scripts/build.ts), the CLI runs dist/cli.mjs
+// only when so (services/cli/bin/weft.mjs; plain JavaScript, as all three run before any build).
+// A hash of the contents, not of mtimes, so a checkout, a copy or an edit undone is judged by
+// what the files say (~20 ms).
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
+export const REPO_ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 export const DIST_DIR = join(REPO_ROOT, 'dist');
 const STAMP = join(DIST_DIR, 'build-stamp.json');
 
-/** What the build reads: every package's sources and manifest, the UI's sources, the lockfile, the build itself. */
+/** What the build reads: every package's sources (this file among them) and manifest, the UI's sources, the lockfile, the build itself. */
 function inputs() {
-  const files = ['package.json', 'package-lock.json', 'scripts/build.ts', 'scripts/build-stamp.mjs'].map((f) => join(REPO_ROOT, f));
+  const files = ['package.json', 'package-lock.json', 'scripts/build.ts'].map((f) => join(REPO_ROOT, f));
   for (const floor of ['libs', 'services']) {
     for (const pkg of readdirSync(join(REPO_ROOT, floor), { withFileTypes: true })) {
       if (!pkg.isDirectory()) continue;

@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { jsonObject, projectId, query } from './common';
-import type { ExtraEndpointSpec } from './extra-endpoints';
 
 /**
  * The routes Weave 0.54's interface adds (its vendored client, weave/vendor/weave_server_sdk):
@@ -400,7 +399,7 @@ export const runtimeApplyRes = z.object({
   runtime_ids: z.array(z.object({ id: z.string(), max_tokens: z.number().int(), playground_id: z.string() })),
 });
 
-/** The 0.54 routes, merged into extraEndpoints. */
+/** The 0.54 routes, merged into extraEndpoints (whose `satisfies` checks them). */
 export const weave054Endpoints = {
   aliasList: {
     path: '/aliases',
@@ -689,4 +688,4 @@ export const weave054Endpoints = {
     response: runtimeApplyRes,
     published: true,
   },
-} as const satisfies Record<string, ExtraEndpointSpec>;
+} as const; // checked as extraEndpoints' members (extra-endpoints.ts: `satisfies Record<string, ExtraEndpointSpec>`)

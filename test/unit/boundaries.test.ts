@@ -205,6 +205,37 @@ describe('dependency rules', () => {
     expect(feedback.test("throw badRequest('feedback: too large', 'feedback')")).toBe(false);
   });
 
+  // SQL only in repositories (ARCHITECTURE.md, "One repository per entity"): a service calls its
+  // entities' repositories in libs, and no line of code under services/*/src (comments aside) is
+  // SQL — a statement's keywords, a FROM/JOIN on a table or a subquery, or insertRows on a named table.
+  const SQL_TEXT =
+    /\b(?:SELECT|INSERT\s+INTO|ALTER\s+TABLE|DELETE\s+FROM|OPTIMIZE\s+TABLE|(?:CREATE|DROP|TRUNCATE)\s+TABLE|UNION\s+ALL|GROUP\s+BY|ORDER\s+BY)\b|\b(?:FROM|JOIN)\s+(?:[a-z_][\w.]*|\$\{|\()|\binsertRows\(\s*(?:['"`]|$)/;
+  /** Files of services/*\/src allowed SQL text, each with its reason (none today). */
+  const SQL_IN_SERVICES: string[] = [];
+  it('no SQL in services: it is in the repositories', () => {
+    const sql = productSources
+      .filter((file) => /^services\/[^/]+\/src\//.test(file) && !SQL_IN_SERVICES.includes(file))
+      .flatMap((file) =>
+        readFileSync(join(REPO_ROOT, file), 'utf8')
+          .split('\n')
+          .flatMap((line, i) => (SQL_TEXT.test(withoutComment(line)) ? [`${file}:${i + 1}: ${line.trim()}`] : [])),
+      );
+    expect(sql, "move these statements into their entity's repository in libs (a function named for what it does)").toEqual([]);
+  });
+  it('catches SQL text (the matcher itself)', () => {
+    const sqlText = (line: string) => SQL_TEXT.test(withoutComment(line));
+    expect(sqlText('    const sql = `SELECT count() AS n FROM ${table} WHERE ${where}`;')).toBe(true);
+    expect(sqlText('      FROM alert_deliveries FINAL WHERE project_id = {p:String}')).toBe(true);
+    expect(sqlText('        FROM (${plan.matchedCallsSql(p, cols)})`,')).toBe(true);
+    expect(sqlText("    await store.insertRows('alert_leases', [{ name, owner }]);")).toBe(true);
+    expect(sqlText('    await this.store.insertRows(')).toBe(true);
+    expect(sqlText('  const sql = `SELECT')).toBe(true);
+    expect(sqlText("import { callWindowSql } from '@weft/query';")).toBe(false);
+    expect(sqlText(' * SELECT the calls FROM calls_starts')).toBe(false);
+    expect(sqlText("const a = 1; // SELECT id FROM calls_starts")).toBe(false);
+    expect(sqlText("    throw badRequest('select: pick a column from the list', 'select')")).toBe(false);
+  });
+
   // "Packages export what their users need": every package names each export in src/index.ts
   // (typecheck then proves every user's import is there).
   const NAMED_EXPORTS = [

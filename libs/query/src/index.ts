@@ -31,4 +31,16 @@ export {
   traceIdsOf,
   USER_CALL_ROWS,
 } from './repositories/calls';
+export {
+  deleteStepRows,
+  pendingMutations,
+  PROJECT_ROWS_WHERE,
+  readDeletionJob,
+  recordDeletionJob,
+  stepRowsLeft,
+  tablesWithProjectRows,
+  type DeletionJobRow,
+  type DeletionKind,
+} from './repositories/deletion-jobs';
+export { callInputsAndOutputs, callStorageSizes, matchedCallsOldestFirst, traceCalls, type TraceCallRow } from './call-reads';
 export { insertLogRecords, projectHasSpanEvents, queryLogRecords, spanEvents } from './repositories/otel-logs';

@@ -73,3 +73,19 @@ export {
   type EventRow,
   type StateRow,
 } from './alerts';
+export {
+  monitorCallsToScore,
+  monitorGroupsToScore,
+  readMonitorLease,
+  writeMonitorLease,
+  type MonitorCallsPick,
+} from './monitors';
+export {
+  runCancels,
+  runHolder,
+  runOwner,
+  staleRuns,
+  writeRunBeats,
+  writeRunCancel,
+  type RunKey,
+} from './evaluation-runs';

@@ -89,3 +89,5 @@ export {
   writeRunCancel,
   type RunKey,
 } from './evaluation-runs';
+export { findModel, insertModel, type ModelRecord } from './models';
+export { projectsByActivity, projectStorageBytes, type ProjectActivityRow } from './projects';

@@ -11,7 +11,7 @@ export { FRONT_OP_NAMES } from './own-usage';
 export { CALL_FIGURES, type CallFigure, callWindowSql, type CallWindowReq } from './call-values';
 export { buildOwnUsageRowsQuery, type OwnUsageRow, rollUpUsage, type UsageByModel } from './usage-rollup';
 export { callStatsGranularity, CallStatsPlan } from './call-stats';
-export { expiredRowsSql, type RetentionCutoffs, type RetentionTable } from './retention';
+export { countExpiredRows, expiredRowsSql, removeExpiredRows, type RetentionCutoffs, type RetentionTable } from './retention';
 // The analytics facts' surface is still being shaped: all of it, for now.
 export * from './call-facts';
 export {

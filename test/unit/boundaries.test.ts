@@ -153,20 +153,20 @@ describe('dependency rules', () => {
       tables: inSql('annotation_queues', 'annotation_queue_items', 'annotator_queue_items_progress'),
       files: ['libs/objects/src/annotation-queues.ts'],
     },
-    // Entities a single service owns.
-    { entity: 'deletion jobs', tables: inSql('deletion_jobs'), files: ['services/gateway/src/deletion-jobs.ts'] },
-    { entity: "dead letters' actions", tables: inSql('dead_letter_actions'), files: ['services/gateway/src/dead-letter-sources.ts'] },
+    // Entities one service uses (their repositories are in libs all the same: no SQL in services).
+    { entity: 'deletion jobs', tables: inSql('deletion_jobs'), files: ['libs/query/src/repositories/deletion-jobs.ts'] },
+    { entity: "dead letters' actions", tables: inSql('dead_letter_actions'), files: ['libs/ingest/src/dead-letter-actions.ts'] },
     {
       entity: 'evaluation runs',
       tables: inSql('evaluation_runs', 'evaluation_cancels'),
-      files: ['services/inference/src/evaluation-registry.ts'],
+      files: ['libs/objects/src/evaluation-runs.ts'],
     },
-    { entity: 'monitor leases', tables: inSql('monitor_leases'), files: ['services/inference/src/monitor-leases.ts'] },
-    { entity: 'models', tables: inSql('models'), files: ['services/inference/src/models.ts'] },
+    { entity: 'monitor leases', tables: inSql('monitor_leases'), files: ['libs/objects/src/monitors.ts'] },
+    { entity: 'models', tables: inSql('models'), files: ['libs/objects/src/models.ts'] },
     {
       entity: 'alerts',
       tables: /\balert_(?:channels|states|events|deliveries|delivery_attempts|mutes|leases)\b/,
-      files: ['services/query/src/alerts/repository.ts'],
+      files: ['libs/objects/src/alerts.ts'],
     },
   ];
   /** A line without its comment (a comment line, or a trailing `//` outside a string). */

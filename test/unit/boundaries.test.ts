@@ -232,7 +232,7 @@ describe('dependency rules', () => {
     expect(sqlText('  const sql = `SELECT')).toBe(true);
     expect(sqlText("import { callWindowSql } from '@weft/query';")).toBe(false);
     expect(sqlText(' * SELECT the calls FROM calls_starts')).toBe(false);
-    expect(sqlText("const a = 1; // SELECT id FROM calls_starts")).toBe(false);
+    expect(sqlText('const a = 1; // SELECT id FROM calls_starts')).toBe(false);
     expect(sqlText("    throw badRequest('select: pick a column from the list', 'select')")).toBe(false);
   });
 

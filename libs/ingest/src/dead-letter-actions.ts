@@ -22,6 +22,12 @@ export async function firstDeadLetterActions(
 }
 
 /** Records an action on a letter, by `by` at `at` (ISO). */
-export async function recordDeadLetterAction(store: Store, letter: string, action: DeadLetterAction, by: string, at: string): Promise<void> {
+export async function recordDeadLetterAction(
+  store: Store,
+  letter: string,
+  action: DeadLetterAction,
+  by: string,
+  at: string,
+): Promise<void> {
   await store.insertRows('dead_letter_actions', [{ letter, action, at, by }], { name: 'dead-letters.record' });
 }

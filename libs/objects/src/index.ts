@@ -73,21 +73,7 @@ export {
   type EventRow,
   type StateRow,
 } from './alerts';
-export {
-  monitorCallsToScore,
-  monitorGroupsToScore,
-  readMonitorLease,
-  writeMonitorLease,
-  type MonitorCallsPick,
-} from './monitors';
-export {
-  runCancels,
-  runHolder,
-  runOwner,
-  staleRuns,
-  writeRunBeats,
-  writeRunCancel,
-  type RunKey,
-} from './evaluation-runs';
+export { monitorCallsToScore, monitorGroupsToScore, readMonitorLease, writeMonitorLease, type MonitorCallsPick } from './monitors';
+export { runCancels, runHolder, runOwner, staleRuns, writeRunBeats, writeRunCancel, type RunKey } from './evaluation-runs';
 export { findModel, insertModel, type ModelRecord } from './models';
 export { projectsByActivity, projectStorageBytes, type ProjectActivityRow } from './projects';

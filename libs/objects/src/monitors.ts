@@ -92,7 +92,13 @@ export async function readMonitorLease(
 }
 
 /** Claims or renews a monitor's lease for `owner`, its heartbeat at `heartbeatAt` (ISO). */
-export async function writeMonitorLease(store: Store, projectId: string, monitor: string, owner: string, heartbeatAt: string): Promise<void> {
+export async function writeMonitorLease(
+  store: Store,
+  projectId: string,
+  monitor: string,
+  owner: string,
+  heartbeatAt: string,
+): Promise<void> {
   await store.insertRows('monitor_leases', [{ project_id: projectId, monitor, owner, heartbeat_at: heartbeatAt }], {
     name: 'monitor_leases.write',
   });

@@ -12,7 +12,6 @@ import type { Store } from '@weft/store';
 /** One physical delete of a job: a table and the rows that go (`{target:String}` is the job's target). */
 export type DeletionStep = TableRows;
 
-
 /**
  * A data-subject request: every call of a `svc_user_id` in every project, and what hangs on it
  * — the feedback on it, its annotation queue items, then its rows (USER_CALL_ROWS: the start

@@ -1,15 +1,7 @@
 import { createHash } from 'node:crypto';
 import { type Logger, metrics } from '@weft/core';
 import { parseLosslessJson, RawJson } from '@weft/digest';
-import {
-  callRef,
-  createFeedback,
-  monitorCallsToScore,
-  monitorGroupsToScore,
-  objectsOfClass,
-  parseRef,
-  readObject,
-} from '@weft/objects';
+import { callRef, createFeedback, monitorCallsToScore, monitorGroupsToScore, objectsOfClass, parseRef, readObject } from '@weft/objects';
 import { callInputsAndOutputs, CallsQueryPlan } from '@weft/query';
 import { PeriodicWorker } from '@weft/runtime';
 import type { Store } from '@weft/store';

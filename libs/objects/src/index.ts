@@ -2,17 +2,8 @@
 export { callRef, objectRef, parseRef, tableRef } from './refs';
 export { splitDotted } from './json-path';
 export { isDict } from './object-classes';
-export {
-  createObject,
-  deleteObjectVersions,
-  objectsOfClass,
-  objectsStorageBytesSql,
-  projectObjectActivitySql,
-  queryObjects,
-  readObject,
-  type ObjectVersionOut,
-} from './objects';
-export { createTable, queryTableRows, tableRowCount, tableStats, tablesStorageBytesSql, updateTable } from './tables';
+export { createObject, deleteObjectVersions, objectsOfClass, queryObjects, readObject, type ObjectVersionOut } from './objects';
+export { createTable, queryTableRows, tableRowCount, tableStats, updateTable } from './tables';
 export { diffTables } from './table-diff';
 export {
   FEEDBACK_RETENTION,
@@ -22,7 +13,6 @@ export {
   monitorScoresWindowSql,
   purgeFeedback,
   queryFeedback,
-  refsWithTriggeredFeedbackSql,
   replaceFeedback,
 } from './feedback';
 export { resolveRefs } from './resolve';
@@ -38,7 +28,7 @@ export {
   updateProgress,
   updateQueue,
 } from './annotation-queues';
-export { createFile, filesStats, filesStorageBytesSql, readFile, readFiles } from './files';
+export { createFile, filesStats, readFile, readFiles } from './files';
 export { listProjectSetting, listProjectSettings, readProjectSetting, writeProjectSetting } from './project-settings';
 export {
   RECENT_FIGURES,

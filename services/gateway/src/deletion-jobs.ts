@@ -25,8 +25,6 @@ import { deletionSteps } from './deletion-plan';
 
 export type DeletionStatus = z.infer<typeof deletionStatusRes>;
 
-type JobRow = DeletionJobRow;
-
 /**
  * Deletions that delete: a project's data, or a data subject's calls. A job is recorded
  * (deletion_jobs), then runs its steps one after the other, each a physical delete
@@ -49,7 +47,7 @@ export class DeletionJobs {
 
   async create(kind: DeletionKind, target: string, caller: Caller): Promise<DeletionStatus> {
     const at = nowMicros();
-    const job: JobRow = {
+    const job: DeletionJobRow = {
       id: generateId(),
       kind,
       target,
@@ -76,7 +74,7 @@ export class DeletionJobs {
     await Promise.all(this.running.values());
   }
 
-  private start(job: JobRow): void {
+  private start(job: DeletionJobRow): void {
     if (this.running.has(job.id)) return;
     // Background lane, whoever asked for it: a request that started the job does not own it.
     const run = inLane('background', () => this.run(job))
@@ -89,7 +87,7 @@ export class DeletionJobs {
     this.running.set(job.id, run);
   }
 
-  private async run(job: JobRow): Promise<void> {
+  private async run(job: DeletionJobRow): Promise<void> {
     await this.caughtUp();
     for (const step of await deletionSteps(this.store, job.kind)) {
       if ((await stepRowsLeft(this.store, step, job.target)) === 0) continue;
@@ -99,7 +97,7 @@ export class DeletionJobs {
     this.log.info({ job: job.id, kind: job.kind }, 'deletion job done: its rows are off the disk');
   }
 
-  private async statusOf(job: JobRow): Promise<DeletionStatus> {
+  private async statusOf(job: DeletionJobRow): Promise<DeletionStatus> {
     const steps = await deletionSteps(this.store, job.kind);
     const tables = [];
     for (const step of steps) tables.push({ table: step.table, rows_left: await stepRowsLeft(this.store, step, job.target) });
@@ -121,17 +119,17 @@ export class DeletionJobs {
     };
   }
 
-  private async record(job: JobRow): Promise<void> {
+  private async record(job: DeletionJobRow): Promise<void> {
     await recordDeletionJob(this.store, job, microsToClickHouse(nowMicros()));
   }
 
-  private read(id: string): Promise<JobRow | null> {
+  private read(id: string): Promise<DeletionJobRow | null> {
     return readDeletionJob(this.store, id);
   }
 }
 
 /** A project job: admins and members of the project's entity; a user job: admins. */
-function mayRead(caller: Caller, job: JobRow): boolean {
+function mayRead(caller: Caller, job: DeletionJobRow): boolean {
   if (caller.isAdmin) return true;
   return job.kind === 'project' && caller.entities.includes(job.target.split('/')[0]!);
 }

@@ -83,9 +83,6 @@ interface Run {
   cancelledBy: string | null;
 }
 
-/** A call of a run's trace, as resume reads it. */
-type StoredCall = TraceCallRow;
-
 /**
  * Server-side evaluations (`/evaluations/evaluate_model`, `/evaluations/status`,
  * `/evaluations/cancel`): an Evaluation object's dataset run through an
@@ -404,7 +401,7 @@ export class EvaluationRuns {
   private async storedProgress(run: Run, traceId: string) {
     const calls = await traceCalls(this.store, run.key.project_id, traceId, 'evaluations.progress');
     const json = (s: string | null) => (s ? (JSON.parse(s) as unknown) : null);
-    const inputsOf = (c: StoredCall) => (json(c.inputs_dump) ?? {}) as Record<string, unknown>;
+    const inputsOf = (c: TraceCallRow) => (json(c.inputs_dump) ?? {}) as Record<string, unknown>;
     const byRef = new Map<string, Example>(run.examples.map((e) => [e.ref, e]));
     const rows = calls.filter((c) => c.parent_id === run.key.call_id && (c.op_name ?? '').includes(PREDICT_AND_SCORE));
     const results: RowResult[] = [];

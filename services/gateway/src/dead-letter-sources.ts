@@ -50,8 +50,9 @@ const placeOf = (seq: number) => ({ partition: Math.floor(seq / 2 ** 32), offset
  * The Kafka dead-letter topic's (distributed mode): its records, read by a consumer of their own
  * (KafkaDeadLetterReader), each with the reason, origin topic, partition and offset the writer
  * put in its headers; what became of each (the topic is append-only) in the store's
- * dead_letter_actions (migration 150; libs/ingest dead-letter-actions.ts), shared by every gateway. A replay publishes the record's
- * values to the topic they came from, by the bus's normal publish, keyed as they were.
+ * dead_letter_actions (migration 150; libs/ingest dead-letter-actions.ts), shared by every
+ * gateway. A replay publishes the record's values to the topic they came from, by the bus's
+ * normal publish, keyed as they were.
  */
 export function kafkaDeadLetters(bus: KafkaBus<CallPartEnvelope>, store: Store): DeadLetterSource {
   const reader = bus.deadLetterReader();

@@ -159,20 +159,20 @@ describe('dependency rules', () => {
       // A calls query may filter on a call's queue items (annotation_queue_items.queue_id).
       files: ['libs/objects/src/annotation-queues.ts', 'libs/query/src/call-fields.ts'],
     },
-    // Entities a single service owns.
-    { entity: 'deletion jobs', tables: inSql('deletion_jobs'), files: ['services/gateway/src/deletion-jobs.ts'] },
-    { entity: "dead letters' actions", tables: inSql('dead_letter_actions'), files: ['services/gateway/src/dead-letter-sources.ts'] },
+    // Entities one service uses (their repositories are in libs all the same: no SQL in services).
+    { entity: 'deletion jobs', tables: inSql('deletion_jobs'), files: ['libs/query/src/repositories/deletion-jobs.ts'] },
+    { entity: "dead letters' actions", tables: inSql('dead_letter_actions'), files: ['libs/ingest/src/dead-letter-actions.ts'] },
     {
       entity: 'evaluation runs',
       tables: inSql('evaluation_runs', 'evaluation_cancels'),
-      files: ['services/inference/src/evaluation-registry.ts'],
+      files: ['libs/objects/src/evaluation-runs.ts'],
     },
-    { entity: 'monitor leases', tables: inSql('monitor_leases'), files: ['services/inference/src/monitor-leases.ts'] },
-    { entity: 'models', tables: inSql('models'), files: ['services/inference/src/models.ts'] },
+    { entity: 'monitor leases', tables: inSql('monitor_leases'), files: ['libs/objects/src/monitors.ts'] },
+    { entity: 'models', tables: inSql('models'), files: ['libs/objects/src/models.ts'] },
     {
       entity: 'alerts',
       tables: /\balert_(?:channels|states|events|deliveries|delivery_attempts|mutes|leases)\b/,
-      files: ['services/query/src/alerts/repository.ts'],
+      files: ['libs/objects/src/alerts.ts'],
     },
   ];
   /** A line without its comment (a comment line, or a trailing `//` outside a string). */
@@ -209,6 +209,35 @@ describe('dependency rules', () => {
     expect(feedback.test("  { table: 'feedback', where: 'x' },")).toBe(true);
     expect(feedback.test("await store.insertRows('feedback', rows)")).toBe(true);
     expect(feedback.test("throw badRequest('feedback: too large', 'feedback')")).toBe(false);
+  });
+
+  // SQL only in repositories (ARCHITECTURE.md, "One repository per entity"): a service calls its
+  // entities' repositories in libs, and no line of code under services/*/src (comments aside) is
+  // SQL — a statement's keywords, a FROM/JOIN on a table or a subquery, or insertRows on a named table.
+  const SQL_TEXT =
+    /\b(?:SELECT|INSERT\s+INTO|ALTER\s+TABLE|DELETE\s+FROM|OPTIMIZE\s+TABLE|(?:CREATE|DROP|TRUNCATE)\s+TABLE|UNION\s+ALL|GROUP\s+BY|ORDER\s+BY)\b|\b(?:FROM|JOIN)\s+(?:[a-z_][\w.]*|\$\{|\()|\binsertRows\(\s*(?:['"`]|$)/;
+  it('no SQL in services: it is in the repositories', () => {
+    const sql = productSources
+      .filter((file) => /^services\/[^/]+\/src\//.test(file))
+      .flatMap((file) =>
+        readFileSync(join(REPO_ROOT, file), 'utf8')
+          .split('\n')
+          .flatMap((line, i) => (SQL_TEXT.test(withoutComment(line)) ? [`${file}:${i + 1}: ${line.trim()}`] : [])),
+      );
+    expect(sql, "move these statements into their entity's repository in libs (a function named for what it does)").toEqual([]);
+  });
+  it('catches SQL text (the matcher itself)', () => {
+    const sqlText = (line: string) => SQL_TEXT.test(withoutComment(line));
+    expect(sqlText('    const sql = `SELECT count() AS n FROM ${table} WHERE ${where}`;')).toBe(true);
+    expect(sqlText('      FROM alert_deliveries FINAL WHERE project_id = {p:String}')).toBe(true);
+    expect(sqlText('        FROM (${plan.matchedCallsSql(p, cols)})`,')).toBe(true);
+    expect(sqlText("    await store.insertRows('alert_leases', [{ name, owner }]);")).toBe(true);
+    expect(sqlText('    await this.store.insertRows(')).toBe(true);
+    expect(sqlText('  const sql = `SELECT')).toBe(true);
+    expect(sqlText("import { callWindowSql } from '@weft/query';")).toBe(false);
+    expect(sqlText(' * SELECT the calls FROM calls_starts')).toBe(false);
+    expect(sqlText('const a = 1; // SELECT id FROM calls_starts')).toBe(false);
+    expect(sqlText("    throw badRequest('select: pick a column from the list', 'select')")).toBe(false);
   });
 
   // "Packages export what their users need": every package names each export in src/index.ts

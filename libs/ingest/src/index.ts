@@ -21,3 +21,4 @@ export { callBatchError, type CallBatchRefused, type CallBatchTask, encodeCallBa
 export { type OtlpPayload, spansToParts } from './otlp-spans';
 export { convertersFor, IngestConversions, inlineSpanConverter, type SpanConverter, workerSpanConverter } from './conversions';
 export { ingestWorkerCount, IngestWorkers, ingestWorkersFor } from './ingest-workers';
+export { type DeadLetterAction, firstDeadLetterActions, recordDeadLetterAction } from './dead-letter-actions';

@@ -2,25 +2,8 @@
 export { callRef, objectRef, parseRef, tableRef } from './refs';
 export { splitDotted } from './json-path';
 export { isDict } from './object-classes';
-export {
-  createObject,
-  deleteObjectVersions,
-  objectsOfClass,
-  objectsStorageBytesSql,
-  projectObjectActivitySql,
-  queryObjects,
-  readObject,
-  type ObjectVersionOut,
-} from './objects';
-export {
-  createTable,
-  createTableFromDigests,
-  queryTableRows,
-  tableRowCount,
-  tableStats,
-  tablesStorageBytesSql,
-  updateTable,
-} from './tables';
+export { createObject, deleteObjectVersions, objectsOfClass, queryObjects, readObject, type ObjectVersionOut } from './objects';
+export { createTable, createTableFromDigests, queryTableRows, tableRowCount, tableStats, updateTable } from './tables';
 export { diffTables } from './table-diff';
 export {
   FEEDBACK_RETENTION,
@@ -32,7 +15,6 @@ export {
   monitorScoresWindowSql,
   purgeFeedback,
   queryFeedback,
-  refsWithTriggeredFeedbackSql,
   replaceFeedback,
 } from './feedback';
 export { resolveRefs } from './resolve';
@@ -48,7 +30,44 @@ export {
   updateProgress,
   updateQueue,
 } from './annotation-queues';
-export { createFile, filesStats, filesStorageBytesSql, readFile, readFiles } from './files';
+export { createFile, filesStats, readFile, readFiles } from './files';
 export { listProjectSetting, listProjectSettings, readProjectSetting, writeProjectSetting } from './project-settings';
 export { addTags, aliasDigest, labelsOf, listAliases, listTags, removeAliases, removeTags, setAliases } from './object-labels';
 export { linkDatasetSources, queryDatasetSources, sourceDatasets } from './dataset-sources';
+export {
+  RECENT_FIGURES,
+  activeMutes,
+  allStates,
+  channelsByIds,
+  channelsFor,
+  channelsOf,
+  deleteChannel,
+  deliveriesExist,
+  deliveriesOfEvents,
+  dueDeliveries,
+  eventExists,
+  eventsByIds,
+  insertChannel,
+  insertEvent,
+  logAttempts,
+  measureWindow,
+  queryEvents,
+  readAlertLease,
+  statesOf,
+  writeAlertLease,
+  writeDeliveries,
+  writeMute,
+  writeStates,
+  type AlertAggregation,
+  type AlertStateName,
+  type ChannelFormat,
+  type ChannelRow,
+  type DeliveryRow,
+  type DeliveryStatus,
+  type EventRow,
+  type StateRow,
+} from './alerts';
+export { monitorCallsToScore, monitorGroupsToScore, readMonitorLease, writeMonitorLease, type MonitorCallsPick } from './monitors';
+export { runCancels, runHolder, runOwner, staleRuns, writeRunBeats, writeRunCancel, type RunKey } from './evaluation-runs';
+export { findModel, insertModel, type ModelRecord } from './models';
+export { projectsByActivity, projectStorageBytes, type ProjectActivityRow } from './projects';

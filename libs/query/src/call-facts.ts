@@ -3,6 +3,7 @@ import { CallsQueryPlan } from './calls';
 import { callTotalCostSql } from './costs';
 import { withOwnUsageSql, type ChildrenOf } from './own-usage';
 import { Params, type BuiltQuery } from './params';
+import { deleteStatement, type Store } from '@weft/store';
 
 /**
  * Analytics facts: the per-call base of /analytics/query (each visible call once, with its own
@@ -358,6 +359,33 @@ export const FACT_DAYS_SQL = `SELECT project_id, toString(day) AS day FROM call_
 export function supersededFactsWhere(p: Params, graceUs: number): string {
   return `(project_id, day) IN (SELECT project_id, day FROM call_facts_days FINAL WHERE build < ${p.add(graceUs, 'UInt64')})
     AND (project_id, day, build) NOT IN (SELECT project_id, day, build FROM call_facts_days FINAL)`;
+}
+
+/** Removes the rows of builds superseded before `graceUs` (supersededFactsWhere). */
+export async function removeSupersededFacts(store: Store, graceUs: number): Promise<void> {
+  const p = new Params();
+  await store.command(deleteStatement('call_facts', supersededFactsWhere(p, graceUs), store.cluster), p.values, {
+    name: 'facts.remove_superseded',
+  });
+}
+
+/**
+ * Records a build of a project's days (call_facts_days): its number, each day's calls, and the
+ * sources' counters read before the build (what is written later counts as new).
+ */
+export async function recordBuiltDays(
+  store: Store,
+  projectId: string,
+  days: string[],
+  build: number,
+  counts: Map<string, number>,
+  mark: Watermark,
+): Promise<void> {
+  await store.insertRows(
+    'call_facts_days',
+    days.map((day) => ({ project_id: projectId, day, build, calls: counts.get(day) ?? 0, ...mark, format: FACTS_FORMAT })),
+    { name: 'facts.days_insert' },
+  );
 }
 
 /** Whether any superseded build's rows are left to remove (read from the key, cheap). */

@@ -11,7 +11,7 @@ export { FRONT_OP_NAMES } from './own-usage';
 export { CALL_FIGURES, type CallFigure, callWindowSql, type CallWindowReq } from './call-values';
 export { buildOwnUsageRowsQuery, type OwnUsageRow, rollUpUsage, type UsageByModel } from './usage-rollup';
 export { callStatsGranularity, CallStatsPlan } from './call-stats';
-export { expiredRowsSql, type RetentionCutoffs, type RetentionTable } from './retention';
+export { countExpiredRows, expiredRowsSql, removeExpiredRows, type RetentionCutoffs, type RetentionTable } from './retention';
 // The analytics facts' surface is still being shaped: all of it, for now.
 export * from './call-facts';
 export {
@@ -31,6 +31,18 @@ export {
   traceIdsOf,
   USER_CALL_ROWS,
 } from './repositories/calls';
+export {
+  deleteStepRows,
+  pendingMutations,
+  PROJECT_ROWS_WHERE,
+  readDeletionJob,
+  recordDeletionJob,
+  stepRowsLeft,
+  tablesWithProjectRows,
+  type DeletionJobRow,
+  type DeletionKind,
+} from './repositories/deletion-jobs';
+export { callInputsAndOutputs, callStorageSizes, matchedCallsOldestFirst, traceCalls, type TraceCallRow } from './call-reads';
 export { insertLogRecords, projectHasSpanEvents, queryLogRecords, spanEvents } from './repositories/otel-logs';
 export {
   agentTotals,

@@ -1,3 +1,4 @@
+import { physicalDeleteStatement, type Store } from '@weft/store';
 import type { Params } from './params';
 
 /**
@@ -29,4 +30,21 @@ export function expiredRowsSql(c: RetentionCutoffs, time: string, p: Params): st
     terms.push(`(${own.length ? `project_id NOT IN ${p.strArray(own)} AND ` : ''}${time} < ${at(c.defaultCutoffUs)})`);
   }
   return terms.length ? terms.join(' OR ') : null;
+}
+
+/** How many rows of `table` the condition `where` (with `values`, its parameters) matches: the rows a pass would remove. */
+export async function countExpiredRows(store: Store, table: string, where: string, values: Record<string, unknown>): Promise<number> {
+  const expired = await store.row<{ n: string }>(`SELECT count() AS n FROM ${table} WHERE ${where}`, values, { name: 'retention.count' });
+  return Number(expired?.n ?? 0);
+}
+
+/**
+ * Removes them physically (physicalDeleteStatement: the engine rewrites the parts that hold them,
+ * and nothing is left masked on disk), waiting for the mutation to end.
+ */
+export async function removeExpiredRows(store: Store, table: string, where: string, values: Record<string, unknown>): Promise<void> {
+  await store.command(physicalDeleteStatement(table, where, store.cluster), values, {
+    name: 'retention.delete',
+    settings: { mutations_sync: store.cluster ? '2' : '1' },
+  });
 }

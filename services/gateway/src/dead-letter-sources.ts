@@ -1,6 +1,6 @@
 import { DEAD_LETTER_HEADERS, TOPICS, type DeadLetterEntry, type KafkaBus, type KafkaDeadLetterRecord, type LogBus } from '@weft/bus';
 import { ApiError, microsToIso, nowMicros } from '@weft/core';
-import type { CallPartEnvelope } from '@weft/ingest';
+import { firstDeadLetterActions, recordDeadLetterAction, type CallPartEnvelope } from '@weft/ingest';
 import type { Store } from '@weft/store';
 
 /** A dead letter as the API shows it: the bus's entry, its values (null: they cannot be decoded, with why), where it is in Kafka. */
@@ -50,8 +50,9 @@ const placeOf = (seq: number) => ({ partition: Math.floor(seq / 2 ** 32), offset
  * The Kafka dead-letter topic's (distributed mode): its records, read by a consumer of their own
  * (KafkaDeadLetterReader), each with the reason, origin topic, partition and offset the writer
  * put in its headers; what became of each (the topic is append-only) in the store's
- * dead_letter_actions (migration 150), shared by every gateway. A replay publishes the record's
- * values to the topic they came from, by the bus's normal publish, keyed as they were.
+ * dead_letter_actions (migration 150; libs/ingest dead-letter-actions.ts), shared by every
+ * gateway. A replay publishes the record's values to the topic they came from, by the bus's
+ * normal publish, keyed as they were.
  */
 export function kafkaDeadLetters(bus: KafkaBus<CallPartEnvelope>, store: Store): DeadLetterSource {
   const reader = bus.deadLetterReader();
@@ -60,19 +61,11 @@ export function kafkaDeadLetters(bus: KafkaBus<CallPartEnvelope>, store: Store):
 
   const actions = async (letters: string[]): Promise<Map<string, { action: 'replayed' | 'discarded'; at: string }>> => {
     if (letters.length === 0) return new Map();
-    const rows = await store.rows<{ letter: string; first_action: 'replayed' | 'discarded'; first_at: string }>(
-      `SELECT letter, argMin(action, at) AS first_action, toString(min(at)) AS first_at FROM dead_letter_actions
-              WHERE letter IN {letters:Array(String)} GROUP BY letter`,
-      { letters },
-      { name: 'dead-letters.actions' },
-    );
+    const rows = await firstDeadLetterActions(store, letters);
     return new Map(rows.map((r) => [r.letter, { action: r.first_action, at: new Date(`${r.first_at.replace(' ', 'T')}Z`).toISOString() }]));
   };
   const record = async (action: 'replayed' | 'discarded', r: KafkaDeadLetterRecord, by: string) => {
-    const at = nowMicros();
-    await store.insertRows('dead_letter_actions', [{ letter: letterOf(r), action, at: microsToIso(at), by }], {
-      name: 'dead-letters.record',
-    });
+    await recordDeadLetterAction(store, letterOf(r), action, by, microsToIso(nowMicros()));
   };
   const decode = (r: KafkaDeadLetterRecord): { payload: CallPartEnvelope[] | null; undecodable?: string } => {
     try {

@@ -11,20 +11,19 @@ import {
   nowMicros,
   parseTimestampMicros,
 } from '@weft/core';
-import { localTable, physicalDeleteStatement, type Store } from '@weft/store';
-import { deletionSteps, type DeletionKind, type DeletionStep } from './deletion-plan';
+import {
+  pendingMutations,
+  readDeletionJob,
+  recordDeletionJob,
+  deleteStepRows,
+  stepRowsLeft,
+  type DeletionJobRow,
+  type DeletionKind,
+} from '@weft/query';
+import type { Store } from '@weft/store';
+import { deletionSteps } from './deletion-plan';
 
 export type DeletionStatus = z.infer<typeof deletionStatusRes>;
-
-interface JobRow {
-  id: string;
-  kind: DeletionKind;
-  target: string;
-  requested_by: string;
-  requested_at: string;
-  state: 'running' | 'done' | 'failed';
-  error: string | null;
-}
 
 /**
  * Deletions that delete: a project's data, or a data subject's calls. A job is recorded
@@ -48,7 +47,7 @@ export class DeletionJobs {
 
   async create(kind: DeletionKind, target: string, caller: Caller): Promise<DeletionStatus> {
     const at = nowMicros();
-    const job: JobRow = {
+    const job: DeletionJobRow = {
       id: generateId(),
       kind,
       target,
@@ -75,7 +74,7 @@ export class DeletionJobs {
     await Promise.all(this.running.values());
   }
 
-  private start(job: JobRow): void {
+  private start(job: DeletionJobRow): void {
     if (this.running.has(job.id)) return;
     // Background lane, whoever asked for it: a request that started the job does not own it.
     const run = inLane('background', () => this.run(job))
@@ -88,42 +87,24 @@ export class DeletionJobs {
     this.running.set(job.id, run);
   }
 
-  private async run(job: JobRow): Promise<void> {
+  private async run(job: DeletionJobRow): Promise<void> {
     await this.caughtUp();
     for (const step of await deletionSteps(this.store, job.kind)) {
-      if ((await this.rowsLeft(step, job.target)) === 0) continue;
-      await this.store.command(
-        physicalDeleteStatement(step.table, step.where, this.store.cluster),
-        { target: job.target },
-        // Each step ends before the next begins (the steps after depend on calls_starts).
-        { name: 'deletion-jobs.step', settings: { mutations_sync: this.store.cluster ? '2' : '1' } },
-      );
+      if ((await stepRowsLeft(this.store, step, job.target)) === 0) continue;
+      // Each step ends before the next begins (the steps after depend on calls_starts).
+      await deleteStepRows(this.store, step, job.target);
     }
     this.log.info({ job: job.id, kind: job.kind }, 'deletion job done: its rows are off the disk');
   }
 
-  /** Rows of the step still in the table's parts, masked ones included. */
-  private async rowsLeft(step: DeletionStep, target: string): Promise<number> {
-    const left = await this.store.row<{ n: string }>(
-      `SELECT count() AS n FROM ${step.table} WHERE ${step.where} SETTINGS apply_deleted_mask = 0`,
-      { target },
-      { name: 'deletion-jobs.rowsLeft' },
-    );
-    return Number(left?.n ?? 0);
-  }
-
-  private async statusOf(job: JobRow): Promise<DeletionStatus> {
+  private async statusOf(job: DeletionJobRow): Promise<DeletionStatus> {
     const steps = await deletionSteps(this.store, job.kind);
     const tables = [];
-    for (const step of steps) tables.push({ table: step.table, rows_left: await this.rowsLeft(step, job.target) });
-    const mutations = this.store.cluster ? `clusterAllReplicas('${this.store.cluster}', system.mutations)` : 'system.mutations';
-    const names = steps.map((s) => (this.store.cluster ? localTable(s.table) : s.table));
-    const unfinished = await this.store.row<{ n: string }>(
-      `SELECT count() AS n FROM ${mutations} WHERE database = currentDatabase() AND NOT is_done AND has({tables:Array(String)}, table)`,
-      { tables: names },
-      { name: 'deletion-jobs.statusOf' },
+    for (const step of steps) tables.push({ table: step.table, rows_left: await stepRowsLeft(this.store, step, job.target) });
+    const pending = await pendingMutations(
+      this.store,
+      steps.map((s) => s.table),
     );
-    const pending = Number(unfinished?.n ?? 0);
     const current = (await this.read(job.id)) ?? job;
     const done = current.state === 'done' && pending === 0 && !this.running.has(job.id);
     return {
@@ -138,26 +119,17 @@ export class DeletionJobs {
     };
   }
 
-  private async record(job: JobRow): Promise<void> {
-    await this.store.insertRows('deletion_jobs', [{ ...job, updated_at: microsToClickHouse(nowMicros()) }], {
-      name: 'deletion-jobs.record',
-    });
+  private async record(job: DeletionJobRow): Promise<void> {
+    await recordDeletionJob(this.store, job, microsToClickHouse(nowMicros()));
   }
 
-  private async read(id: string): Promise<JobRow | null> {
-    return (
-      (await this.store.row<JobRow>(
-        `SELECT id, kind, target, requested_by, toString(requested_at) AS requested_at, state, error
-        FROM deletion_jobs FINAL WHERE id = {id:String}`,
-        { id },
-        { name: 'deletion-jobs.read' },
-      )) ?? null
-    );
+  private read(id: string): Promise<DeletionJobRow | null> {
+    return readDeletionJob(this.store, id);
   }
 }
 
 /** A project job: admins and members of the project's entity; a user job: admins. */
-function mayRead(caller: Caller, job: JobRow): boolean {
+function mayRead(caller: Caller, job: DeletionJobRow): boolean {
   if (caller.isAdmin) return true;
   return job.kind === 'project' && caller.entities.includes(job.target.split('/')[0]!);
 }

@@ -1,11 +1,16 @@
 import { USER_FEEDBACK_ROWS, USER_QUEUE_ITEM_ROWS } from '@weft/objects';
-import { CALLS_OF_USER_WHERE, USER_CALL_ROWS, type TableRows } from '@weft/query';
+import {
+  CALLS_OF_USER_WHERE,
+  PROJECT_ROWS_WHERE,
+  tablesWithProjectRows,
+  USER_CALL_ROWS,
+  type DeletionKind,
+  type TableRows,
+} from '@weft/query';
 import type { Store } from '@weft/store';
 
 /** One physical delete of a job: a table and the rows that go (`{target:String}` is the job's target). */
 export type DeletionStep = TableRows;
-
-export type DeletionKind = 'project' | 'user';
 
 /**
  * A data-subject request: every call of a `svc_user_id` in every project, and what hangs on it
@@ -32,17 +37,7 @@ const DERIVED_TABLES = ['call_facts', 'call_facts_days'];
  */
 export async function deletionSteps(store: Store, kind: DeletionKind): Promise<DeletionStep[]> {
   if (kind === 'user') return [...USER_STEPS];
-  const engine = store.cluster ? "engine = 'Distributed'" : "engine LIKE '%MergeTree'";
-  const names = (
-    await store.rows<{ name: string }>(
-      `SELECT name FROM system.tables
-      WHERE database = currentDatabase() AND ${engine}
-        AND name IN (SELECT table FROM system.columns WHERE database = currentDatabase() AND name = 'project_id')
-      ORDER BY name`,
-      undefined,
-      { name: 'deletion-plan.deletionSteps' },
-    )
-  ).map((r) => r.name);
+  const names = await tablesWithProjectRows(store);
   const ordered = [...names.filter((n) => !DERIVED_TABLES.includes(n)), ...names.filter((n) => DERIVED_TABLES.includes(n))];
-  return ordered.map((table) => ({ table, where: 'project_id = {target:String}' }));
+  return ordered.map((table) => ({ table, where: PROJECT_ROWS_WHERE }));
 }

@@ -4,7 +4,7 @@ import { badRequest, clickHouseToIso, generateId, notFound } from '@weft/core';
 import { addRoute, sendJsonl, type Authenticator } from '@weft/http';
 import type { CallIngest } from '@weft/ingest';
 import { callRef, createFeedback, isDict, parseRef } from '@weft/objects';
-import { CallsQueryPlan } from '@weft/query';
+import { CallsQueryPlan, matchedCallsOldestFirst } from '@weft/query';
 import type { Store } from '@weft/store';
 import type { CallMutations } from './call-mutations';
 import { checkRefInProject, createOp, emptyBodyIsNoBody, opRefOf } from './v2-objects';
@@ -434,11 +434,7 @@ class CallReader {
     page: { limit?: number; offset?: number } = {},
   ): Promise<CallRow[]> {
     const plan = new CallsQueryPlan({ project_id: projectId, filter, ...(expr ? { query: { $expr: expr } } : {}), sort_by: [] });
-    const p = plan.params;
-    let sql = `SELECT * FROM (${plan.matchedCallsSql(p, COLUMNS)}) ORDER BY started_at, id`;
-    if (page.limit !== undefined) sql += ` LIMIT ${p.int(page.limit)}`;
-    if (page.offset) sql += `${page.limit !== undefined ? '' : ' LIMIT 18446744073709551615'} OFFSET ${p.int(page.offset)}`;
-    const rows = await this.store.rows<Record<string, string | null>>(sql, p.values, { name: 'v2-evaluation-runs.query' });
+    const rows = await matchedCallsOldestFirst<Record<string, string | null>>(this.store, plan, COLUMNS, page, 'v2-evaluation-runs.query');
     return rows.map((r) => ({
       id: r.id!,
       trace_id: r.trace_id!,

@@ -3,7 +3,16 @@ import { ApiError, badRequest, type Caller, inLane, type Logger } from '@weft/co
 import { RawJson } from '@weft/digest';
 import type { CallIngest } from '@weft/ingest';
 import { callRef, createObject, createTable, parseRef, queryTableRows, readObject, resolveRefs } from '@weft/objects';
-import { buildUsageCostQuery, callProgress, CallsQueryPlan, callStartAndEnded, type UsageEntry } from '@weft/query';
+import {
+  buildUsageCostQuery,
+  callProgress,
+  CallsQueryPlan,
+  callStartAndEnded,
+  matchedCallsOldestFirst,
+  traceCalls,
+  type TraceCallRow,
+  type UsageEntry,
+} from '@weft/query';
 import { PeriodicWorker } from '@weft/runtime';
 import type { Store } from '@weft/store';
 import { EvaluationRegistry, runId, type RunKey } from './evaluation-registry';
@@ -72,18 +81,6 @@ interface Run {
   spentUsd: number;
   /** Who cancelled the run, once somebody has. */
   cancelledBy: string | null;
-}
-
-/** A call of a run's trace, as resume reads it. */
-interface StoredCall {
-  id: string;
-  parent_id: string | null;
-  op_name: string | null;
-  inputs_dump: string | null;
-  ended: number;
-  output_dump: string | null;
-  exception: string | null;
-  summary_dump: string | null;
 }
 
 /**
@@ -196,12 +193,12 @@ export class EvaluationRuns {
       query: req.query,
       sort_by: [{ field: 'started_at', direction: 'asc' }],
     });
-    const p = plan.params;
-    const calls = await this.store.rows<{ id: string; inputs_dump: string | null; output_dump: string | null }>(
-      `SELECT id, inputs_dump, output_dump FROM (${plan.matchedCallsSql(p, ['inputs_dump', 'output_dump', 'started_at'])})
-        ORDER BY started_at, id LIMIT ${p.int(req.limit)}`,
-      p.values,
-      { name: 'evaluations.replay_calls' },
+    const calls = await matchedCallsOldestFirst<{ id: string; inputs_dump: string | null; output_dump: string | null }>(
+      this.store,
+      plan,
+      ['inputs_dump', 'output_dump', 'started_at'],
+      { limit: req.limit },
+      'evaluations.replay_calls',
     );
     if (calls.length === 0) throw badRequest('filter: no call matches: nothing to replay', 'filter');
     const rows = calls.map((c) => {
@@ -402,17 +399,9 @@ export class EvaluationRuns {
 
   /** What the run's stored calls say it has done: finished rows, interrupted rows and what they kept, the examples not started; the cost so far. */
   private async storedProgress(run: Run, traceId: string) {
-    const plan = new CallsQueryPlan({ project_id: run.key.project_id, filter: { trace_ids: [traceId] }, sort_by: [] });
-    const p = plan.params;
-    const cols = ['parent_id', 'op_name', 'inputs_dump', 'ended_at', 'output_dump', 'exception', 'summary_dump'];
-    const calls = await this.store.rows<StoredCall>(
-      `SELECT id, parent_id, op_name, inputs_dump, ended_at IS NOT NULL AS ended, output_dump, exception, summary_dump
-        FROM (${plan.matchedCallsSql(p, cols)})`,
-      p.values,
-      { name: 'evaluations.progress' },
-    );
+    const calls = await traceCalls(this.store, run.key.project_id, traceId, 'evaluations.progress');
     const json = (s: string | null) => (s ? (JSON.parse(s) as unknown) : null);
-    const inputsOf = (c: StoredCall) => (json(c.inputs_dump) ?? {}) as Record<string, unknown>;
+    const inputsOf = (c: TraceCallRow) => (json(c.inputs_dump) ?? {}) as Record<string, unknown>;
     const byRef = new Map<string, Example>(run.examples.map((e) => [e.ref, e]));
     const rows = calls.filter((c) => c.parent_id === run.key.call_id && (c.op_name ?? '').includes(PREDICT_AND_SCORE));
     const results: RowResult[] = [];

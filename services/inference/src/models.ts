@@ -1,17 +1,9 @@
 import type { RequestOf } from '@weft/api';
 import { generateId, type Caller } from '@weft/core';
+import { findModel, insertModel, type ModelRecord } from '@weft/objects';
 import type { StoreStatements } from '@weft/store';
 import { openAiError } from './openai-errors';
 import { assertEntityAccess, callerDefaultEntity } from './project-access';
-
-export interface ModelRecord {
-  id: string;
-  entity: string;
-  project: string;
-  name: string;
-  base_model: string;
-  run_id: string | null;
-}
 
 /**
  * Model records, `name` unique within entity/project.
@@ -34,13 +26,10 @@ export class ModelRecords {
     const existing = await this.find(entity, body.project, body.name);
     if (existing) return this.whenExists(existing, body.return_existing);
     const id = generateId();
-    await this.store.insertRows(
-      'models',
-      [{ entity, project: body.project, name: body.name, id, base_model: body.base_model, run_id: null, created_by: caller.userId }],
-      {
-        name: 'models.create',
-        settings: { insert_deduplicate: 1, insert_deduplication_token: JSON.stringify([entity, body.project, body.name]) },
-      },
+    await insertModel(
+      this.store,
+      { entity, project: body.project, name: body.name, id, base_model: body.base_model, run_id: null },
+      caller.userId,
     );
     const winner = (await this.find(entity, body.project, body.name))!;
     return winner.id === id ? winner : this.whenExists(winner, body.return_existing);
@@ -55,14 +44,7 @@ export class ModelRecords {
     );
   }
 
-  private async find(entity: string, project: string, name: string): Promise<ModelRecord | null> {
-    const row = await this.store.row<ModelRecord>(
-      `SELECT id, entity, project, name, base_model, run_id FROM models
-              WHERE entity = {entity:String} AND project = {project:String} AND name = {name:String}
-              ORDER BY created_at, id LIMIT 1`,
-      { entity, project, name },
-      { name: 'models.find' },
-    );
-    return row ?? null;
+  private find(entity: string, project: string, name: string): Promise<ModelRecord | null> {
+    return findModel(this.store, entity, project, name);
   }
 }

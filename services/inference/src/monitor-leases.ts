@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { microsToIso, nowMicros } from '@weft/core';
-import { Params } from '@weft/query';
+import { readMonitorLease, writeMonitorLease } from '@weft/objects';
 import type { Store } from '@weft/store';
 
 /** A lease is another process's while its heartbeat is younger than this many looks. */
@@ -13,7 +13,7 @@ const CLAIM_SETTLE_MS = 300;
  * One inference process at a time scores a monitor (the monitor_leases table, migration 161):
  * the holder renews its lease at every look; another takes it once it has been silent for six
  * looks (its process died or stopped). Two processes claiming at once both write, and the later
- * heartbeat wins; the other leaves the monitor to it. Every statement on the table is here.
+ * heartbeat wins; the other leaves the monitor to it. Its statements are libs/objects' (monitors.ts).
  */
 export class MonitorLeases {
   private readonly owner = `${hostname()}/${process.pid}/${randomUUID().slice(0, 8)}`;
@@ -36,24 +36,11 @@ export class MonitorLeases {
     return (await this.read(projectId, monitor))?.owner === this.owner;
   }
 
-  private async read(projectId: string, monitor: string): Promise<{ owner: string; fresh: boolean } | null> {
-    const p = new Params();
-    const row = await this.store.row<{ owner: string; fresh: number }>(
-      `SELECT owner, heartbeat_at >= now64(6) - toIntervalMillisecond(${p.add(this.staleAfterMs, 'UInt32')}) AS fresh
-        FROM monitor_leases FINAL WHERE project_id = ${p.str(projectId)} AND monitor = ${p.str(monitor)}`,
-      p.values,
-      { name: 'monitor_leases.read' },
-    );
-    return row ? { owner: row.owner, fresh: Number(row.fresh) === 1 } : null;
+  private read(projectId: string, monitor: string): Promise<{ owner: string; fresh: boolean } | null> {
+    return readMonitorLease(this.store, projectId, monitor, this.staleAfterMs);
   }
 
   private async write(projectId: string, monitor: string): Promise<void> {
-    await this.store.insertRows(
-      'monitor_leases',
-      [{ project_id: projectId, monitor, owner: this.owner, heartbeat_at: microsToIso(nowMicros()) }],
-      {
-        name: 'monitor_leases.write',
-      },
-    );
+    await writeMonitorLease(this.store, projectId, monitor, this.owner, microsToIso(nowMicros()));
   }
 }

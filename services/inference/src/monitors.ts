@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { type Logger, metrics } from '@weft/core';
 import { parseLosslessJson, RawJson } from '@weft/digest';
-import { callRef, createFeedback, objectsOfClass, parseRef, readObject, refsWithTriggeredFeedbackSql } from '@weft/objects';
-import { CallsQueryPlan } from '@weft/query';
+import { callRef, createFeedback, monitorCallsToScore, monitorGroupsToScore, objectsOfClass, parseRef, readObject } from '@weft/objects';
+import { callInputsAndOutputs, CallsQueryPlan } from '@weft/query';
 import { PeriodicWorker } from '@weft/runtime';
 import type { Store } from '@weft/store';
 import { readScorers, runScorer, type ScoreResult, type Scorer } from './scorers';
@@ -199,24 +199,14 @@ export class MonitorWorker {
   private async callsToScore(m: ActiveMonitor): Promise<CallToScore[]> {
     const debounce = m.val.scorer_debounce_config;
     if (debounce && DEBOUNCE_FIELDS.includes(String(debounce.aggregation_field))) return this.debouncedCallsToScore(m, debounce);
-    const plan = monitorCallsPlan(m);
-    const p = plan.params;
-    const rate = Math.max(0, Math.min(1, m.val.sampling_rate ?? 1));
-    const pid = plan.projectParam;
-    const sql = `SELECT id, inputs_dump, output_dump, toUnixTimestamp64Micro(ended_at) AS ended_us
-      FROM (${plan.matchedCallsSql(p, ['inputs_dump', 'output_dump', 'ended_at'])})
-      WHERE ended_at IS NOT NULL AND ended_at >= fromUnixTimestamp64Micro(${p.add(m.sinceUs, 'Int64')}, 'UTC')
-        AND cityHash64(id, ${p.str(m.name)}) % 1000000 < ${p.add(Math.round(rate * 1_000_000), 'UInt64')}
-        AND concat('weave:///', ${pid}, '/call/', id) NOT IN (
-          ${refsWithTriggeredFeedbackSql(pid, p.str(`weave:///${m.projectId}/object/${m.name}:`))})
-      ORDER BY ended_at LIMIT ${p.int(this.opts.batchCalls)}`;
-    const calls = await this.store.rows<{ id: string; inputs_dump: string | null; output_dump: string | null; ended_us: string }>(
-      sql,
-      p.values,
-      {
-        name: 'monitors.calls',
-      },
-    );
+    const calls = await monitorCallsToScore(this.store, {
+      plan: monitorCallsPlan(m),
+      projectId: m.projectId,
+      monitor: m.name,
+      sinceUs: m.sinceUs,
+      rate: Math.max(0, Math.min(1, m.val.sampling_rate ?? 1)),
+      limit: this.opts.batchCalls,
+    });
     return calls.map((r) => ({
       id: r.id,
       inputs: (r.inputs_dump ? JSON.parse(r.inputs_dump) : {}) as Record<string, unknown>,
@@ -235,32 +225,20 @@ export class MonitorWorker {
    * The sample is drawn by group, so a trace or thread is in or out whole.
    */
   private async debouncedCallsToScore(m: ActiveMonitor, d: DebounceConfig): Promise<CallToScore[]> {
-    const plan = monitorCallsPlan(m);
-    const p = plan.params;
-    const pid = plan.projectParam;
-    const field = String(d.aggregation_field);
+    const field = String(d.aggregation_field) as 'trace_id' | 'thread_id';
     const all = d.aggregation_method === 'all_messages';
     const quietMs = Math.max(0, Math.round(Number(d.timeout_seconds ?? 0) * 1000)) || 0;
-    const rate = Math.max(0, Math.min(1, m.val.sampling_rate ?? 1));
-    const sql = `SELECT last_id AS id, toUnixTimestamp64Micro(last_end) AS ended_us, inputs_dump, output_dump, window_ids FROM (
-        SELECT ifNull(${field}, id) AS grp, argMax(id, ended_at) AS last_id, max(ended_at) AS last_end,
-          argMax(inputs_dump, ended_at) AS inputs_dump, argMax(output_dump, ended_at) AS output_dump,
-          ${all ? 'arrayMap(x -> x.2, arraySort(groupArray((ended_at, id))))' : "CAST([], 'Array(String)')"} AS window_ids
-        FROM (${plan.matchedCallsSql(p, ['inputs_dump', 'output_dump', 'ended_at', field])})
-        WHERE ended_at IS NOT NULL AND ended_at >= fromUnixTimestamp64Micro(${p.add(m.sinceUs, 'Int64')}, 'UTC')
-        GROUP BY grp
-        HAVING last_end <= now64(6) - toIntervalMillisecond(${p.add(quietMs, 'UInt64')})
-          AND cityHash64(grp, ${p.str(m.name)}) % 1000000 < ${p.add(Math.round(rate * 1_000_000), 'UInt64')})
-      WHERE concat('weave:///', ${pid}, '/call/', last_id) NOT IN (
-        ${refsWithTriggeredFeedbackSql(pid, p.str(`weave:///${m.projectId}/object/${m.name}:`))})
-      ORDER BY last_end LIMIT ${p.int(this.opts.batchCalls)}`;
-    const groups = await this.store.rows<{
-      id: string;
-      ended_us: string;
-      inputs_dump: string | null;
-      output_dump: string | null;
-      window_ids: string[];
-    }>(sql, p.values, { name: 'monitors.threads' });
+    const groups = await monitorGroupsToScore(this.store, {
+      plan: monitorCallsPlan(m),
+      projectId: m.projectId,
+      monitor: m.name,
+      sinceUs: m.sinceUs,
+      rate: Math.max(0, Math.min(1, m.val.sampling_rate ?? 1)),
+      limit: this.opts.batchCalls,
+      field,
+      allMessages: all,
+      quietMs,
+    });
     const parse = (s: string | null) => (s ? (JSON.parse(s) as unknown) : null);
     const windows = all
       ? await this.callBodies(
@@ -279,13 +257,7 @@ export class MonitorWorker {
   /** The inputs and output of calls, by id. */
   private async callBodies(projectId: string, ids: string[]): Promise<Map<string, { inputs: unknown; output: unknown }>> {
     if (ids.length === 0) return new Map();
-    const plan = new CallsQueryPlan({ project_id: projectId, filter: { call_ids: ids }, sort_by: [] });
-    const p = plan.params;
-    const rows = await this.store.rows<{ id: string; inputs_dump: string | null; output_dump: string | null }>(
-      `SELECT id, inputs_dump, output_dump FROM (${plan.matchedCallsSql(p, ['inputs_dump', 'output_dump'])})`,
-      p.values,
-      { name: 'monitors.call_bodies' },
-    );
+    const rows = await callInputsAndOutputs(this.store, projectId, ids, 'monitors.call_bodies');
     return new Map(
       rows.map((r) => [
         r.id,

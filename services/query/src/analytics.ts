@@ -7,8 +7,8 @@ import type {
   ProjectSummary,
 } from '@weft/api';
 import { ApiError, metrics, roundFigure, type Caller } from '@weft/core';
-import { projectObjectActivitySql } from '@weft/objects';
-import { CallsAggregatePlan, chooseBucketSeconds, MetricsQueryPlan, Params, projectCallActivitySql } from '@weft/query';
+import { projectsByActivity } from '@weft/objects';
+import { CallsAggregatePlan, chooseBucketSeconds, MetricsQueryPlan } from '@weft/query';
 import type { Store } from '@weft/store';
 import type { CallFacts } from './call-facts';
 
@@ -20,26 +20,15 @@ const DEFAULT_PROJECTS_LIMIT = 1000;
  * exists once something was written to it (calls or objects).
  */
 export async function listProjects(store: Store, caller: Caller, req: ProjectsListReq): Promise<{ projects: ProjectSummary[] }> {
-  const p = new Params();
-  let scope = '1';
+  let prefixes: string[] | null = null;
   if (req.entity !== undefined) {
     // The edge's tenancy check already refused an entity the caller may not use.
-    scope = `startsWith(project_id, ${p.str(`${req.entity}/`)})`;
+    prefixes = [`${req.entity}/`];
   } else if (!caller.isAdmin) {
     if (caller.entities.length === 0) return { projects: [] };
-    scope = `(${caller.entities.map((e) => `startsWith(project_id, ${p.str(`${e}/`)})`).join(' OR ')})`;
+    prefixes = caller.entities.map((e) => `${e}/`);
   }
-  const sql = `SELECT project_id, toInt64(sum(calls)) AS call_count, toInt64(sum(objects)) AS object_count, max(last) AS last_us FROM (
-    ${projectCallActivitySql(scope)}
-    UNION ALL
-    ${projectObjectActivitySql(scope)}
-  ) GROUP BY project_id ORDER BY last_us DESC, project_id LIMIT ${p.int(req.limit || DEFAULT_PROJECTS_LIMIT)}`;
-  const rows = await store.rows<{
-    project_id: string;
-    call_count: string | number;
-    object_count: string | number;
-    last_us: string | number;
-  }>(sql, p.values, { name: 'analytics.listProjects' });
+  const rows = await projectsByActivity(store, prefixes, req.limit || DEFAULT_PROJECTS_LIMIT);
   return {
     projects: rows.map((r) => ({
       project_id: r.project_id,

@@ -3,7 +3,6 @@ import { metrics } from '@weft/core';
 import {
   blocksOf,
   CALL_MARKS,
-  FACTS_FORMAT,
   FACT_DAYS_SQL,
   FACT_SOURCES,
   PROJECT_DAYS_SQL,
@@ -14,19 +13,19 @@ import {
   mutationsOf,
   otherDaysQuery,
   supersededFactsCountQuery,
-  supersededFactsWhere,
+  recordBuiltDays,
+  removeSupersededFacts,
   touchedDaysQuery,
   touchedIdsQuery,
   childIdsQuery,
   watermarkOf,
-  Params,
   type FactDay,
   type FactsCoverage,
   type SourceCounter,
   type Watermark,
 } from '@weft/query';
 import { PeriodicWorker } from '@weft/runtime';
-import { deleteStatement, type Store } from '@weft/store';
+import type { Store } from '@weft/store';
 
 export interface CallFactsOptions {
   /** How often a pass builds the days that need it (ms). */
@@ -211,11 +210,7 @@ export class CallFacts {
         Number(r.calls),
       ]),
     );
-    await this.store.insertRows(
-      'call_facts_days',
-      days.map((day) => ({ project_id: projectId, day, build, calls: counts.get(day) ?? 0, ...mark, format: FACTS_FORMAT })),
-      { name: 'facts.days_insert' },
-    );
+    await recordBuiltDays(this.store, projectId, days, build, counts, mark);
     metrics.analyticsFactsBuildSeconds.observe((performance.now() - started) / 1000);
     this.log.info(
       { project_id: projectId, days: days.length, calls: [...counts.values()].reduce((a, b) => a + b, 0) },
@@ -232,10 +227,7 @@ export class CallFacts {
     const left = await this.store.row<{ n: string }>(q.sql, q.params, { name: 'facts.superseded' });
     if (Number(left?.n ?? 0) === 0) return Infinity;
     const graceUs = (now - this.opts.graceMs) * 1000;
-    const p = new Params();
-    await this.store.command(deleteStatement('call_facts', supersededFactsWhere(p, graceUs), this.store.cluster), p.values, {
-      name: 'facts.remove_superseded',
-    });
+    await removeSupersededFacts(this.store, graceUs);
     return now + this.opts.graceMs;
   }
 }

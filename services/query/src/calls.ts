@@ -1,7 +1,6 @@
 import type { CallsQueryStatsReq, CallsStreamQueryReq, Call } from '@weft/api';
-import { buildCallsStatsQuery, callCosts, CallsQueryPlan, type Cursor, type PageSpec } from '@weft/query';
+import { buildCallsStatsQuery, callCosts, CallsQueryPlan, callStorageSizes, type Cursor, type PageSpec } from '@weft/query';
 import type { Store } from '@weft/store';
-import { callStorageSizes } from './storage';
 
 export interface StreamOptions {
   /**

@@ -1,8 +1,8 @@
 import { type Logger, metrics } from '@weft/core';
 import { FEEDBACK_RETENTION, listProjectSetting } from '@weft/objects';
-import { CALL_RETENTION, Params, type RetentionCutoffs } from '@weft/query';
+import { CALL_RETENTION, countExpiredRows, Params, removeExpiredRows, type RetentionCutoffs } from '@weft/query';
 import { PeriodicWorker } from '@weft/runtime';
-import { physicalDeleteStatement, type Store } from '@weft/store';
+import type { Store } from '@weft/store';
 
 const DAY_MS = 86_400_000;
 
@@ -73,15 +73,9 @@ export class RetentionSweeper {
       const p = new Params();
       const where = expired(c, p);
       if (!where) return; // no project keeps less than forever
-      const expiredRows = await this.store.row<{ n: string }>(`SELECT count() AS n FROM ${table} WHERE ${where}`, p.values, {
-        name: 'retention.count',
-      });
-      const n = Number(expiredRows?.n ?? 0);
+      const n = await countExpiredRows(this.store, table, where, p.values);
       if (n === 0) continue;
-      await this.store.command(physicalDeleteStatement(table, where, this.store.cluster), p.values, {
-        name: 'retention.delete',
-        settings: { mutations_sync: this.store.cluster ? '2' : '1' },
-      });
+      await removeExpiredRows(this.store, table, where, p.values);
       removed[table] = n;
       metrics.retentionRowsRemoved.inc({ table }, n);
     }

@@ -1,6 +1,6 @@
 import { parseLosslessJson, RawJson } from '@weft/digest';
 import { CALL_FIGURES } from '@weft/query';
-import { parseRef, splitDotted } from '@weft/objects';
+import { parseRef, splitDotted, type AlertAggregation } from '@weft/objects';
 
 /**
  * A Weave `AlertSpec` (weave/trace/builtin_object_classes/alert_spec.py in the 0.54 SDK: `op_scope`
@@ -11,7 +11,7 @@ import { parseRef, splitDotted } from '@weft/objects';
  */
 
 export type Comparison = 'GREATER_THAN' | 'LESS_THAN' | 'EQUAL';
-export type Aggregation = 'mean' | 'median' | 'min' | 'max' | 'mode' | 'percentage' | 'count' | 'sum' | `p${number}`;
+export type Aggregation = AlertAggregation;
 
 export interface AlertRule {
   projectId: string;

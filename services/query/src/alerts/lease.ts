@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import type { Store } from '@weft/store';
-import { readLease, writeLease } from './repository';
+import { readAlertLease, writeAlertLease } from '@weft/objects';
 
 /** A lease is another process's while its heartbeat is younger than this many intervals. */
 const STALE_AFTER_INTERVALS = 3;
@@ -33,12 +33,12 @@ export class AlertLease {
 
   /** Whether this process works now (renewing or taking the lease). */
   async hold(): Promise<boolean> {
-    const current = await readLease(this.store, this.name, this.staleAfterMs);
+    const current = await readAlertLease(this.store, this.name, this.staleAfterMs);
     if (current && current.owner !== this.owner && current.fresh) return false;
     await this.beat();
     if (current?.owner === this.owner) return true;
     await new Promise((resolve) => setTimeout(resolve, CLAIM_SETTLE_MS));
-    return (await readLease(this.store, this.name, this.staleAfterMs))?.owner === this.owner;
+    return (await readAlertLease(this.store, this.name, this.staleAfterMs))?.owner === this.owner;
   }
 
   /**
@@ -46,7 +46,7 @@ export class AlertLease {
    * since the last heartbeat, so a long pass keeps it). False: another process took over.
    */
   async stillHeld(): Promise<boolean> {
-    const current = await readLease(this.store, this.name, this.staleAfterMs);
+    const current = await readAlertLease(this.store, this.name, this.staleAfterMs);
     if (current?.owner !== this.owner) return false;
     if (Date.now() - this.lastBeatMs > this.intervalMs / 2) await this.beat();
     return true;
@@ -64,6 +64,6 @@ export class AlertLease {
 
   private async beat(): Promise<void> {
     this.lastBeatMs = Date.now();
-    await writeLease(this.store, this.name, this.owner);
+    await writeAlertLease(this.store, this.name, this.owner);
   }
 }

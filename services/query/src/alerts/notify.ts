@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import type { ChannelRow } from './repository';
+import type { ChannelRow } from '@weft/objects';
 
 /** The JSON notification of a transition (docs/alerts.md, "The webhook body"). */
 export interface AlertNotification {

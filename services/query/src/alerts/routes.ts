@@ -15,7 +15,7 @@ import {
   statesOf,
   writeMute,
   type ChannelRow,
-} from './repository';
+} from '@weft/objects';
 
 /**
  * /alerts/…: a project's channels (create, list, delete, test), its alerts as weft reads and

@@ -24,7 +24,7 @@ import {
   type AlertStateName,
   type DeliveryRow,
   type StateRow,
-} from './repository';
+} from '@weft/objects';
 
 export interface AlertWorkerOptions {
   /** Time between two passes (WEFT_ALERTS_INTERVAL_MS). */

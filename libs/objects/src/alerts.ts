@@ -4,8 +4,9 @@ import type { Store } from '@weft/store';
 
 /**
  * Every statement on the alert tables (migration 210): channels, states, events, the outbox of
- * deliveries and its attempts, mutes, the worker's lease. The alert rules are AlertSpec objects,
- * read through libs/objects.
+ * deliveries and its attempts, mutes, the worker's lease; and the figure of an alert's window.
+ * The alert rules are AlertSpec objects (objects.ts); the query role's alerts (services/query
+ * src/alerts) decide what to do with these.
  */
 
 export type ChannelFormat = 'json' | 'slack';
@@ -288,7 +289,7 @@ export async function writeMute(store: Store, projectId: string, alert: string, 
 
 // ---- the lease ----
 
-export async function readLease(store: Store, name: string, staleAfterMs: number): Promise<{ owner: string; fresh: boolean } | null> {
+export async function readAlertLease(store: Store, name: string, staleAfterMs: number): Promise<{ owner: string; fresh: boolean } | null> {
   const row = await store.row<{ owner: string; fresh: number }>(
     `SELECT owner, heartbeat_at >= now64(6) - toIntervalMillisecond({ms:UInt32}) AS fresh FROM alert_leases FINAL WHERE name = {n:String}`,
     { n: name, ms: staleAfterMs },
@@ -297,6 +298,59 @@ export async function readLease(store: Store, name: string, staleAfterMs: number
   return row ? { owner: row.owner, fresh: Number(row.fresh) === 1 } : null;
 }
 
-export async function writeLease(store: Store, name: string, owner: string): Promise<void> {
+export async function writeAlertLease(store: Store, name: string, owner: string): Promise<void> {
   await store.insertRows('alert_leases', [{ name, owner, heartbeat_at: now() }], { name: 'alerts.lease_write' });
+}
+
+// ---- the figure of a window ----
+
+/** How an alert folds its window's values into one figure. */
+export type AlertAggregation = 'mean' | 'median' | 'min' | 'max' | 'mode' | 'percentage' | 'count' | 'sum' | `p${number}`;
+
+/**
+ * The figure of an alert's window, in one statement: the window's rows (`num`, `text`: libs/query's
+ * callWindowSql, or a monitor's scores, feedback.ts monitorScoresWindowSql), aggregated exactly —
+ * the mean is the mean of those values, the median and the pNN quantiles are exact (interpolated
+ * between the two middle values, as the analytics catalogue's), `percentage` is 0–100. `value`
+ * is null when the window holds nothing to aggregate; `calls`, how many rows it held.
+ */
+export async function measureWindow(
+  store: Store,
+  window: { sql: string; p: Params },
+  how: { aggregation: AlertAggregation; statusMatch: string | null },
+): Promise<{ value: number | null; calls: number }> {
+  const { sql: rows, p } = window;
+  // `counts`: each value with how often it occurs (keys sorted), for the mode.
+  const counts = how.aggregation === 'mode' ? ', sumMapIf([assumeNotNull(num)], [toUInt64(1)], num IS NOT NULL) AS counts' : '';
+  const sql = `SELECT count() AS calls, ${aggregateSql(how, p)} AS value${counts} FROM (${rows}) AS w`;
+  const row = await store.row<{ calls: string; value: number | string | null }>(sql, p.values, { name: 'alerts.measure' });
+  const value = row?.value === null || row?.value === undefined ? null : Number(row.value);
+  return { value: value !== null && Number.isFinite(value) ? value : null, calls: Number(row?.calls ?? 0) };
+}
+
+/** The aggregate over the window's rows (`num`, `text`), NULL when there is nothing to aggregate. */
+function aggregateSql(how: { aggregation: AlertAggregation; statusMatch: string | null }, p: Params): string {
+  const numeric = (agg: string) => `if(count(num) = 0, NULL, toFloat64(${agg}))`;
+  const matches = how.statusMatch !== null ? `text = ${p.str(how.statusMatch)}` : 'ifNull(num, 0) != 0';
+  switch (how.aggregation) {
+    case 'mean':
+      return numeric('avg(num)');
+    case 'median':
+      return numeric('quantileExactInclusive(0.5)(num)');
+    case 'min':
+      return numeric('min(num)');
+    case 'max':
+      return numeric('max(num)');
+    case 'sum':
+      return numeric('sum(num)');
+    case 'mode':
+      // The most frequent value; among equally frequent ones the smallest (a stable answer).
+      return numeric('arraySort((x) -> (-toInt64(x.2), x.1), arrayZip(counts.1, counts.2))[1].1');
+    case 'percentage':
+      return `if(count() = 0, NULL, 100 * countIf(${matches}) / count())`;
+    case 'count':
+      return how.statusMatch !== null ? `toFloat64(countIf(${matches}))` : 'toFloat64(count())';
+  }
+  const q = Number(how.aggregation.slice(1)) / 100;
+  return numeric(`quantileExactInclusive(${p.add(q, 'Float64')})(num)`);
 }

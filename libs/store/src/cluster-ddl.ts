@@ -75,6 +75,10 @@ export const SHARDING_KEYS: Readonly<Record<string, string>> = {
   alert_delivery_attempts: 'cityHash64(project_id)',
   alert_mutes: 'cityHash64(project_id)',
   alert_leases: 'cityHash64(name)',
+  // Object labels and dataset sources: a project's on one shard, beside its objects.
+  object_aliases: 'cityHash64(project_id)',
+  object_tags: 'cityHash64(project_id)',
+  dataset_source_links: 'cityHash64(project_id)',
   // A day's facts and its builds with the day (not used on a cluster: block numbers are per shard).
   call_facts: 'cityHash64(project_id, day)',
   call_facts_days: 'cityHash64(project_id, day)',

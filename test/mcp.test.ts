@@ -36,7 +36,7 @@ const { weft } = useWeft({ env: { WEFT_REFUSED_BODY_DRAIN_MS: String(DRAIN_MS) }
   member = await createKey(admin, 'alice', ['acme']);
   rival = await createKey(admin, 'mallory', ['rival']);
   http = clientFor(admin, member);
-  sdk = await runWeaveScript<Written>('mcp.py', [], { baseUrl: w.url, apiKey: member.key, project: PROJECT });
+  sdk = await runWeaveScript<Written>('mcp-project.py', [], { baseUrl: w.url, apiKey: member.key, project: PROJECT });
 });
 
 type Answer = { isError: boolean; text: string; json: any };

@@ -1,3 +1,5 @@
+# Named with a hyphen, not importable: as `mcp.py` it shadowed the `mcp` package for every
+# script beside it (the Weave SDK imports `mcp` for its integration, and so ran this file).
 """A project for the MCP tools to read (test/mcp.test.ts), written by the Weave Python SDK as a user would.
 
 Environment: WANDB_BASE_URL, WANDB_API_KEY, WEFT_PROJECT (`<entity>/<project>`). Writes: an agent

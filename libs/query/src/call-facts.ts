@@ -102,9 +102,10 @@ export function callColumnsFor(columns: readonly string[]): string[] {
 
 /**
  * The shape of the fact rows a build writes (call_facts_days.format): raised when the facts' columns
- * change, so days built in an older shape are built again rather than read.
+ * or what they hold change (3: own usage by the token roll-up rule, own-usage.ts), so days built
+ * in an older shape are built again rather than read.
  */
-export const FACTS_FORMAT = 2;
+export const FACTS_FORMAT = 3;
 
 /** The tables a day's facts are built from, and the column of call_facts_days holding each one's watermark. */
 export const FACT_SOURCES = [

@@ -7,7 +7,7 @@
  * request of its own). OTLP spans and writers that send each call's own figures carry their own
  * usage. The reference (usage_utils) reads every `summary.usage` as the call's own; so does weft,
  * per model, except where it is exactly the sum of the call's children's for that model (every
- * count equal: requests, prompt, completion, total, cache read, cache creation) — the SDK's
+ * token count equal: prompt, completion, total, cache read, cache creation) — the SDK's
  * roll-up, which is its children's usage, not the call's. A parent that used a model beside its
  * children keeps it whole (the reference's figure). Deleted children count in the sum: the
  * parent's summary still holds them.
@@ -46,9 +46,14 @@ export function childUsageSql(projectSql: string, of?: ChildrenOf): string {
     SETTINGS join_algorithm = 'full_sorting_merge'`;
 }
 
-/** `usage` (a call's) less the models where it is exactly `child` (childUsageSql's tuple): the SDK's roll-up; empty entries dropped. */
+/**
+ * `usage` (a call's) less the models where its tokens are exactly `child`'s (childUsageSql's
+ * tuple): the SDK's roll-up; empty entries dropped. The request count is not compared: a wrapper
+ * that rolls up its steps' tokens may say one request for several (the Vercel AI SDK's
+ * `ai.generateText` over its `doGenerate` steps), and is a roll-up all the same.
+ */
 export function ownUsageExpr(usage: string, child: string): string {
-  const same = [2, 3, 4, 5, 6, 7].map((i) => `x.1.${i} = ${child}.${i}[x.2]`).join(' AND ');
+  const same = [3, 4, 5, 6, 7].map((i) => `x.1.${i} = ${child}.${i}[x.2]`).join(' AND ');
   const kept = `arrayFilter(x -> NOT (x.2 != 0 AND ${same}), arrayMap(u -> (u, indexOf(${child}.1, u.1)), ${usage}))`;
   return `CAST(arrayFilter(t -> t.2 + t.3 + t.4 + t.5 + t.6 + t.7 > 0, arrayMap(x -> x.1, ${kept})), '${USAGE_TYPE}')`;
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { jsonObject, projectId, query } from './common';
+import { jsonObject, projectId, query, timestamp } from './common';
 
 /**
  * The routes Weave 0.54's interface adds (its vendored client, weave/vendor/weave_server_sdk):
@@ -10,7 +10,8 @@ import { jsonObject, projectId, query } from './common';
 
 const ignoredUserId = z.string().nullish().describe('ignored: the server sets it from the caller');
 const label = z.string().min(1).max(128);
-const isoTime = z.string().min(1).describe('ISO 8601');
+// Validated here (400 naming the field), not left to the engine (whose parse error was a 500).
+const isoTime = timestamp.describe('ISO 8601');
 const limit = (max: number, dflt: number) => z.number().int().min(0).max(max).default(dflt);
 const offset = z.number().int().min(0).default(0);
 const sortBy = z.array(z.object({ field: z.string().min(1), direction: z.enum(['asc', 'desc']).default('asc') })).nullish();

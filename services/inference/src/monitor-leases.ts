@@ -23,7 +23,9 @@ export class MonitorLeases {
     private readonly store: Store,
     lookIntervalMs: number,
   ) {
-    this.staleAfterMs = Math.max(1000, lookIntervalMs * STALE_AFTER_LOOKS);
+    // Never sooner than 5 s: the holder's heartbeat runs in the background lane, which yields to
+    // interactive work, so a busy machine may delay it a few seconds without the holder being gone.
+    this.staleAfterMs = Math.max(5000, lookIntervalMs * STALE_AFTER_LOOKS);
   }
 
   /** Whether this process scores the monitor now (renewing or taking its lease). */

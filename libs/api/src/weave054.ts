@@ -360,7 +360,11 @@ export const agentConversationChatRes = z.object({
 });
 export const agentConversationSpansReq = z.object({
   project_id: projectId,
-  conversation_ids: z.array(z.string()).max(1000).default([]),
+  conversation_ids: z
+    .array(z.string())
+    .max(1000)
+    .nullish()
+    .transform((v) => v ?? []),
   ...spansWindow,
 });
 export const agentConversationSpansRes = z.object({

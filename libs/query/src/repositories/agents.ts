@@ -127,7 +127,7 @@ export async function conversationTraces(
 ): Promise<{ thread_id: string; trace_id: string; started_at: string }[]> {
   const p = new Params();
   const conds = [`thread_id != ''`, `trace_id IS NOT NULL`];
-  if (conversationIds.length) conds.push(`thread_id IN ${p.strArray(conversationIds)}`);
+  if (conversationIds?.length) conds.push(`thread_id IN ${p.strArray(conversationIds)}`);
   if (window.after) conds.push(`started_at >= parseDateTime64BestEffort(${p.str(window.after)}, 6)`);
   if (window.before) conds.push(`started_at < parseDateTime64BestEffort(${p.str(window.before)}, 6)`);
   const pid = p.str(projectId);

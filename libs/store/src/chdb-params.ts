@@ -23,7 +23,11 @@ export function inlineParams<P extends StatementParams>(params: P): P {
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new Error(`invalid parameter name ${JSON.stringify(name)}`);
     return `SET param_${name} = ${literal(formatQueryParams({ value }))}`;
   });
-  return { ...params, query: `${sets.join('; ')}; ${params.query}`, query_params: undefined };
+  // A value is now statement text, which the parser caps (max_query_size, 256 KiB): large
+  // parameters (thousands of digests) raise the cap first, as a bound value never needed.
+  const text = sets.join('; ');
+  const raise = text.length > 100_000 ? `SET max_query_size = ${2 ** 30}; ` : '';
+  return { ...params, query: `${raise}${text}; ${params.query}`, query_params: undefined };
 }
 
 /** A clickhouse-js Connection over chDB whose statements bind their parameters per session (inlineParams). */

@@ -122,3 +122,20 @@ describe('engine lanes (embedded)', () => {
     }
   });
 });
+
+describe('statement parameters (embedded)', () => {
+  it('binds a parameter larger than the parser’s statement cap, and the same values as a server would', async () => {
+    const store = storeWith();
+    try {
+      const ids = Array.from({ length: 20_000 }, (_, i) => `digest-${i}-${'x'.repeat(20)}`);
+      const r = await store.row<{ n: number; last: string }>('SELECT length({ids:Array(String)}) AS n, {ids:Array(String)}[-1] AS last', {
+        ids,
+      });
+      expect(r).toEqual({ n: 20_000, last: ids.at(-1) });
+      const text = "it's a \\ back\tslash\nand ' quote";
+      expect(await store.row<{ s: string }>('SELECT {s:String} AS s', { s: text })).toEqual({ s: text });
+    } finally {
+      await store.close();
+    }
+  });
+});

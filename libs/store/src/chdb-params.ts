@@ -6,6 +6,9 @@ interface StatementParams {
   query_params?: Record<string, unknown>;
 }
 
+/** Parameters longer than this (as SET text) are bound as before, not set in the session. */
+const LARGE_PARAMS_CHARS = 64 * 1024;
+
 /** A SQL string literal holding `text` exactly (ClickHouse's backslash escapes). */
 const literal = (text: string) => `'${text.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 
@@ -23,11 +26,11 @@ export function inlineParams<P extends StatementParams>(params: P): P {
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new Error(`invalid parameter name ${JSON.stringify(name)}`);
     return `SET param_${name} = ${literal(formatQueryParams({ value }))}`;
   });
-  // A value is now statement text, which the parser caps (max_query_size, 256 KiB): large
-  // parameters (thousands of digests) raise the cap first, as a bound value never needed.
+  // Large values (thousands of digests) stay bound: as statement text the parser would cap them
+  // (max_query_size) and parse them slowly; those few statements wait for chDB's binder instead.
   const text = sets.join('; ');
-  const raise = text.length > 100_000 ? `SET max_query_size = ${2 ** 30}; ` : '';
-  return { ...params, query: `${raise}${text}; ${params.query}`, query_params: undefined };
+  if (text.length > LARGE_PARAMS_CHARS) return params;
+  return { ...params, query: `${text}; ${params.query}`, query_params: undefined };
 }
 
 /** A clickhouse-js Connection over chDB whose statements bind their parameters per session (inlineParams). */

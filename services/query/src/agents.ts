@@ -238,6 +238,7 @@ export async function agentConversationSpans(
     { after: b.started_after, before: b.started_before },
     signal,
   );
+  if (traces.length === 0) return { conversations: [] };
   const spans = await agentTraceSpans(store, b.project_id, [...new Set(traces.map((t) => t.trace_id))], signal);
   const ids = [...new Set(traces.map((t) => t.thread_id))];
   return {

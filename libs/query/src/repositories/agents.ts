@@ -132,10 +132,12 @@ export async function conversationTraces(
   if (window.before) conds.push(`started_at < parseDateTime64BestEffort(${p.str(window.before)}, 6)`);
   const pid = p.str(projectId);
   return store.rows(
-    `SELECT assumeNotNull(thread_id) AS thread_id, assumeNotNull(trace_id) AS trace_id, min(started_at) AS started_at
+    // The first start is named `first` inside: as `started_at` it would shadow the column in WHERE.
+    `SELECT thread_id, trace_id, first AS started_at FROM (
+      SELECT assumeNotNull(thread_id) AS thread_id, assumeNotNull(trace_id) AS trace_id, min(started_at) AS first
       FROM calls_starts FINAL WHERE project_id = ${pid} AND ${conds.join(' AND ')}
         AND id NOT IN (SELECT id FROM calls_deleted WHERE project_id = ${pid})
-      GROUP BY thread_id, trace_id ORDER BY thread_id, started_at LIMIT 10000`,
+      GROUP BY thread_id, trace_id ORDER BY thread_id, first LIMIT 10000)`,
     p.values,
     { name: 'agents.conversationTraces', signal },
   );

@@ -455,7 +455,8 @@ export async function createTableFromDigests(
   if (unique.length > 0) {
     const p = new Params();
     const found = await store.rows<{ digest: string }>(
-      `SELECT DISTINCT digest FROM table_rows WHERE project_id = ${p.str(projectId)} AND digest IN ${p.strArray(unique)}`,
+      // IN a subquery: the engine builds a set of the digests (IN a bound array compared each row with every digest).
+      `SELECT DISTINCT digest FROM table_rows WHERE project_id = ${p.str(projectId)} AND digest IN (SELECT arrayJoin(${p.strArray(unique)}))`,
       p.values,
       { name: 'tables.rowsExist' },
     );

@@ -186,7 +186,15 @@ export function statementsOf(engine: LaneEngine): StoreStatements & LaneRunner {
     // The lane's own refusal (its queue bound) stays as it is: 503 + Retry-After at the edge.
     if (isRetryable(e)) return e;
     const err = toStoreError(e, opts?.name, signal);
-    const message = lane && err.kind === 'unavailable' ? limitMessage(lane, err.type, engine.options) : undefined;
+    // The engine's error name, or (chDB's bound statements give only the text) read from its message.
+    const type =
+      err.type ??
+      (/Timeout exceeded: elapsed/.test(err.message)
+        ? 'TIMEOUT_EXCEEDED'
+        : /Memory limit \(for query\) exceeded/.test(err.message)
+          ? 'MEMORY_LIMIT_EXCEEDED'
+          : undefined);
+    const message = lane && (err.kind === 'unavailable' || type !== undefined) ? limitMessage(lane, type, engine.options) : undefined;
     if (message && lane) {
       metrics.laneRefused.inc({ lane, reason: 'cap' });
       return Object.assign(new LimitExceededError(message), { cause: err });

@@ -158,7 +158,6 @@ export function openStore(opts: StoreOptions): Store {
       turns,
       clientFor: () => client,
       options: lanes,
-      passSignal: true,
       // A read whose request was aborted (its client left) is cancelled by the server.
       settings: { cancel_http_readonly_queries_on_client_close: 1 },
     });
@@ -223,7 +222,6 @@ export function openStore(opts: StoreOptions): Store {
     turns,
     clientFor: (lane, slot) => laneConnections[lane]![slot]!.client,
     options: lanes,
-    passSignal: false,
     cancel: async (tag) => {
       await control.client.command({ query: "KILL QUERY WHERE Settings['log_comment'] = {tag:String} ASYNC", query_params: { tag } });
     },

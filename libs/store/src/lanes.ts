@@ -29,6 +29,9 @@ export function laneSettings(lane: Lane, opts: LaneOptions): ClickHouseSettings 
   return s;
 }
 
+/** A statement whose caller went away before it ran (classified `aborted` by errors.ts). */
+export const abandonedError = (when: string): Error => Object.assign(new Error(`statement abandoned ${when}`), { name: 'AbortError' });
+
 /** A turn on one of a lane's connections: `slot` says which; release it exactly once. */
 export interface Turn {
   slot: number;
@@ -84,7 +87,7 @@ export class LaneTurns {
       };
       const onAbort = () => {
         metrics.laneCancelled.inc({ lane: this.lane });
-        waiter.refuse(Object.assign(new Error(`statement abandoned while waiting in the ${this.lane} lane`), { name: 'AbortError' }));
+        waiter.refuse(abandonedError(`while waiting in the ${this.lane} lane`));
       };
       if (signal?.aborted) return onAbort();
       signal?.addEventListener('abort', onAbort, { once: true });

@@ -1,7 +1,7 @@
 import type { ClickHouseClient, ClickHouseSettings } from '@clickhouse/client';
 import { isRetryable, type Lane, LANES, LimitExceededError, metrics, statementContext } from '@weft/core';
 import { StoreError, toStoreError } from './errors';
-import { laneSettings, type LaneOptions, type LaneTurns } from './lanes';
+import { abandonedError, laneSettings, type LaneOptions, type LaneTurns } from './lanes';
 
 /** Values for the statement's `{name:Type}` placeholders (Params' `values`). */
 export type StatementParams = Record<string, unknown>;
@@ -76,8 +76,6 @@ export interface LaneEngine {
    * request closes it and the server cancels the read (`cancel_http_readonly_queries_on_client_close`).
    */
   cancel?(tag: string): Promise<void>;
-  /** Hand the caller's signal to the client (server); embedded, the connection is kept until the engine ends the statement. */
-  passSignal: boolean;
   /** Added to every statement's settings (server mode's cancel-on-close). */
   settings?: ClickHouseSettings;
 }
@@ -131,7 +129,7 @@ export function statementsOf(engine: LaneEngine): StoreStatements & LaneRunner {
     const { lane, signal } = placeOf(kind, opts);
     if (signal?.aborted) {
       metrics.laneCancelled.inc({ lane });
-      throw abandoned(lane);
+      throw abandonedError(`before it ran in the ${lane} lane`);
     }
     const turn = await engine.turns[lane].acquire(signal);
     // Embedded, the tag is the statement's cancel handle, so unique; a server cancels by the request (the name alone).
@@ -148,7 +146,8 @@ export function statementsOf(engine: LaneEngine): StoreStatements & LaneRunner {
     return {
       client,
       settings: { ...laneSettingsOf[lane], ...opts?.settings, log_comment: tag },
-      signal: engine.passSignal ? signal : undefined,
+      // A server is stopped by aborting the request; embedded, the connection is kept until the engine ends the killed statement.
+      signal: engine.cancel ? undefined : signal,
       lane,
       slot: turn.slot,
       done: async () => {
@@ -168,8 +167,6 @@ export function statementsOf(engine: LaneEngine): StoreStatements & LaneRunner {
     };
   };
 
-  const abandoned = (lane: Lane) =>
-    Object.assign(new Error(`statement abandoned before it ran in the ${lane} lane`), { name: 'AbortError' });
   /**
    * Kills the statement until it has ended: an abort that lands between the turn and the engine
    * listing the statement finds nothing to kill the first time.

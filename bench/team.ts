@@ -22,6 +22,8 @@ const N = Number(process.env.BENCH_CALLS ?? 10_000_000);
 const SOAK = process.argv.includes('--soak');
 const SECONDS = Number(process.env.BENCH_SECONDS ?? (SOAK ? 1800 : 180));
 const INGEST_RATE = Number(process.env.BENCH_INGEST_RATE ?? (SOAK ? 2000 : 5000));
+/** Calls per ingest request: one every 100 ms makes the rate. */
+const INGEST_BATCH = Math.max(1, Math.round(INGEST_RATE / 10));
 const BIG = 'bench/main';
 const SMALL = 'bench/small';
 const auth = { authorization: basicAuth(HARNESS_API_KEY), 'content-type': 'application/json' };
@@ -202,8 +204,7 @@ async function team(): Promise<void> {
     });
     const exports = every(0, until, () => exportOnce(rec));
     const search = every(10_000, until, () => timed(rec, 'search'));
-    const batch = Math.max(1, Math.round(INGEST_RATE / 10));
-    const ingest = every(100, until, () => ingestBatch(rec, batch));
+    const ingest = every(100, until, () => ingestBatch(rec, INGEST_BATCH));
     const probe = every(2000, until, () => writeToRead(rec));
     await Promise.all([...people, dashboard, exports, search, ingest, probe]);
   });
@@ -220,13 +221,12 @@ async function soak(): Promise<void> {
       await timed(m, c);
       rec.add(c, m.samples.get(c)!.at(-1)!);
     };
-    const batch = Math.max(1, Math.round(INGEST_RATE / 10));
     await Promise.all([
       every(2000, until, both('page')),
       every(10_000, until, both('analytics')),
       every(100, until, async () => {
         const m = current();
-        await ingestBatch(m, batch);
+        await ingestBatch(m, INGEST_BATCH);
         rec.add('ingest_ack', m.samples.get('ingest_ack')!.at(-1)!);
       }),
     ]);
@@ -243,13 +243,12 @@ async function soak(): Promise<void> {
     console.log(`  ${String(i + 1).padStart(6)} ${p('page')} ${p('analytics')}      ${p('ingest_ack')}`);
   });
   const acked =
-    [...minutes].reduce((n, m) => n + (m.samples.get('ingest_ack') ?? []).filter((s) => s.status === 200).length, 0) * batchSizeOf();
+    [...minutes].reduce((n, m) => n + (m.samples.get('ingest_ack') ?? []).filter((s) => s.status === 200).length, 0) * INGEST_BATCH;
   const stored = (
     await post('/calls/query_stats', { project_id: SMALL, query: { $expr: { $eq: [{ $getField: 'op_name' }, { $literal: 'live' }] } } })
   ).json?.count;
   console.log(`  acknowledged ${acked} calls, stored ${stored}`);
 }
-const batchSizeOf = () => Math.max(1, Math.round(INGEST_RATE / 10));
 
 console.log(`# bench:team — ${N} calls, ${SOAK ? 'soak' : 'team'} ${SECONDS} s, load average before ${loadavg()[0]!.toFixed(2)}`);
 for (const lanes of SOAK ? ['separate'] : ['separate', 'one']) {

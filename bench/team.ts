@@ -161,7 +161,8 @@ async function every(everyMs: number, until: number, work: () => Promise<void>):
   while (Date.now() < until) {
     const t0 = Date.now();
     await work().catch(() => undefined);
-    await new Promise((r) => setTimeout(r, Math.max(0, everyMs - (Date.now() - t0))));
+    // Never past the end: a 30 s dashboard period must not stretch the phase.
+    await new Promise((r) => setTimeout(r, Math.max(0, Math.min(everyMs - (Date.now() - t0), until - Date.now()))));
   }
 }
 

@@ -347,5 +347,8 @@ console.log(
     .join(' ')}`,
 );
 
+const closing = performance.now();
 await weft.close();
 await shared?.stop();
+// Said, so that a bench that does not end shows whether its close was where it stopped.
+console.log(`closed in ${((performance.now() - closing) / 1000).toFixed(1)} s`);

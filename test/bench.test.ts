@@ -1,4 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
 import { REPO_ROOT } from './helpers/paths';
@@ -14,18 +15,46 @@ function runBench(
   env: Record<string, string>,
   args: string[] = [],
 ): Promise<{ code: number | null; out: string; err: string }> {
+  const reports = newDataDir('bench-report');
   return new Promise((resolve) => {
-    const proc = spawn(process.execPath, ['--import', 'tsx', join('bench', file), ...args], {
-      cwd: REPO_ROOT,
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const proc = spawn(
+      process.execPath,
+      ['--report-on-signal', `--report-directory=${reports}`, '--import', 'tsx', join('bench', file), ...args],
+      { cwd: REPO_ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let out = '';
     let err = '';
     proc.stdout.on('data', (d) => (out += d));
     proc.stderr.on('data', (d) => (err += d));
-    proc.on('exit', (code) => resolve({ code, out, err }));
+    // Past its deadline (inside the test's), the bench writes Node's diagnostic report (its
+    // JavaScript stack and what keeps its loop alive) and is killed, so a hang says where it was.
+    const deadline = setTimeout(() => {
+      proc.kill('SIGUSR2');
+      setTimeout(() => {
+        err += `\n[bench passed its ${BENCH_DEADLINE_MS / 1000} s deadline; killed]\n${hangReport(reports)}`;
+        proc.kill('SIGKILL');
+      }, 3000);
+    }, BENCH_DEADLINE_MS);
+    proc.on('exit', (code) => {
+      clearTimeout(deadline);
+      resolve({ code, out, err });
+    });
   });
+}
+
+/** Each test's timeout is 300 s: a bench is stopped before it, with its report. */
+const BENCH_DEADLINE_MS = 270_000;
+
+/** The JavaScript stack and the live handles of a bench's diagnostic report (Node's --report-on-signal). */
+function hangReport(dir: string): string {
+  const file = readdirSync(dir).find((f) => f.endsWith('.json'));
+  if (!file) return '(no diagnostic report written)';
+  const r = JSON.parse(readFileSync(join(dir, file), 'utf8')) as {
+    javascriptStack?: { message?: string; stack?: string[] };
+    libuv?: { type: string; is_active: boolean; is_referenced?: boolean; remoteEndpoint?: unknown }[];
+  };
+  const handles = (r.libuv ?? []).filter((h) => h.is_active && h.is_referenced !== false).map((h) => `${h.type} ${JSON.stringify(h.remoteEndpoint ?? '')}`);
+  return [`stack: ${(r.javascriptStack?.stack ?? []).join('\n  ')}`, `live handles: ${handles.join(', ')}`].join('\n');
 }
 
 const ok = (r: { code: number | null; out: string; err: string }) => {

@@ -53,7 +53,9 @@ function hangReport(dir: string): string {
     javascriptStack?: { message?: string; stack?: string[] };
     libuv?: { type: string; is_active: boolean; is_referenced?: boolean; remoteEndpoint?: unknown }[];
   };
-  const handles = (r.libuv ?? []).filter((h) => h.is_active && h.is_referenced !== false).map((h) => `${h.type} ${JSON.stringify(h.remoteEndpoint ?? '')}`);
+  const handles = (r.libuv ?? [])
+    .filter((h) => h.is_active && h.is_referenced !== false)
+    .map((h) => `${h.type} ${JSON.stringify(h.remoteEndpoint ?? '')}`);
   return [`stack: ${(r.javascriptStack?.stack ?? []).join('\n  ')}`, `live handles: ${handles.join(', ')}`].join('\n');
 }
 

@@ -315,7 +315,7 @@ describe('analytics facts', () => {
     await check();
   });
 
-  it('today while it is written: built every settle interval all the same, read patched in between, exact throughout', async () => {
+  it('today while it is written: built a segment at a time (the newest calls, never the whole day again), exact throughout', async () => {
     await withFacts.stop();
     withFacts = await startWeft({
       dataDir: withFacts.dataDir,
@@ -327,11 +327,17 @@ describe('analytics facts', () => {
       metrics: ['count', 'latency_p50_ms', 'total_tokens', 'cost'],
       from: iso(Date.now() - DAY),
     };
-    const patchedReads = async () =>
-      Number(/weft_analytics_queries_total\{source="patched"\} (\d+)/.exec((await a.request('GET', '/metrics')).text)?.[1] ?? 0);
+    const reads = async (source: string) =>
+      Number(
+        new RegExp(`weft_analytics_queries_total\\{source="${source}"\\} (\\d+)`).exec((await a.request('GET', '/metrics')).text)?.[1] ?? 0,
+      );
+    await factsCurrent();
+    const builtBefore = await metric('weft_analytics_facts_built_calls_total');
+    const factReadsBefore = await reads('facts');
     // A trace every 300 ms for six seconds, each started now: the day never settles (its last
-    // call always just started), yet it is built every 1.5 s.
+    // call always just started), yet its calls are built 1.5 s after they start, a range at a time.
     const until = Date.now() + 6000;
+    let written = 0;
     for (let n = 0; Date.now() < until; n++) {
       const at = Date.now();
       await both([
@@ -342,6 +348,7 @@ describe('analytics facts', () => {
           usage: usage('gpt-4o-mini', 2),
         }),
       ]);
+      written += 2;
       const [ra, rb] = await Promise.all([a, b].map((c) => c.post('/analytics/query', { project_id: P, ...today })));
       // Floats to 12 significant digits (costs summed in another order differ in the last bit).
       const round = (rows: Record<string, unknown>[]) =>
@@ -349,8 +356,14 @@ describe('analytics facts', () => {
       expect(round(ra!.body.rows)).toEqual(round(rb!.body.rows));
       await new Promise((r) => setTimeout(r, 300));
     }
-    expect(await builds()).toBeGreaterThanOrEqual(2);
-    expect(await patchedReads()).toBeGreaterThan(0);
+    // Today's settled calls were read from facts while the newest came from the call tables.
+    expect((await reads('facts')) - factReadsBefore).toBeGreaterThan(0);
+    await expect
+      .poll(() => metric('weft_analytics_facts_built_calls_total'), { timeout: 10_000, interval: 200 })
+      .toBeGreaterThanOrEqual(builtBefore + written);
+    // Each call built a few times at most (its range, then merges), not once per pass: rebuilding
+    // the whole day every pass would build ~10 times the calls written here.
+    expect((await metric('weft_analytics_facts_built_calls_total')) - builtBefore).toBeLessThan(4 * written);
     expect(await answers(a)).toEqual(await answers(b));
   });
 });

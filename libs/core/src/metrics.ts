@@ -87,12 +87,17 @@ export const metrics = {
   }),
   analyticsFactsDays: new Gauge({
     name: 'weft_analytics_facts_days',
-    help: 'Days of calls (all projects) whose analytics facts are built, as of the last build pass',
+    help: 'Days of calls (all projects) with analytics facts read, as of the last build pass',
+    registers,
+  }),
+  analyticsFactsBuiltCalls: new Counter({
+    name: 'weft_analytics_facts_built_calls_total',
+    help: 'Calls written into analytics facts by segment builds (a call built again when its segment is merged or touched counts again)',
     registers,
   }),
   analyticsFactsBuildSeconds: new Histogram({
     name: 'weft_analytics_facts_build_seconds',
-    help: "Time to build one project's analytics facts for the days that needed it",
+    help: 'Time to build one segment of analytics facts (a range of one day of a project)',
     buckets: [0.1, 0.5, 1, 5, 10, 30, 60, 300],
     registers,
   }),

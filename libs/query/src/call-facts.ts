@@ -101,13 +101,13 @@ export function callColumnsFor(columns: readonly string[]): string[] {
 }
 
 /**
- * The shape of the fact rows a build writes (call_facts_days.format): raised when the facts' columns
- * or what they hold change (3: own usage by the token roll-up rule, own-usage.ts), so days built
- * in an older shape are built again rather than read.
+ * The shape of the fact rows a build writes (call_facts_segments.format): raised when the facts'
+ * columns or what they hold change (4: built by segment), so segments built in an older shape are
+ * built again rather than read.
  */
-export const FACTS_FORMAT = 3;
+export const FACTS_FORMAT = 4;
 
-/** The tables a day's facts are built from, and the column of call_facts_days holding each one's watermark. */
+/** The tables a segment's facts are built from, and the column of call_facts_segments holding each one's watermark. */
 export const FACT_SOURCES = [
   { table: 'calls_starts', mark: 'starts_block' },
   { table: 'calls_ends', mark: 'ends_block' },
@@ -115,7 +115,7 @@ export const FACT_SOURCES = [
   { table: 'llm_token_prices', mark: 'prices_block' },
 ] as const;
 
-/** The sources whose new rows touch particular days (a new price touches every day). */
+/** The sources whose new rows touch particular calls (a new price touches every segment). */
 export const CALL_MARKS = ['starts_block', 'ends_block', 'deleted_block'] as const;
 
 /** A usage array's cost per entry (NULL where its model has no price), as a call's total cost sums them. */
@@ -123,34 +123,43 @@ export const usageCostsSql = (projectSql: string, usage = 'usage') => `arrayMap(
 
 export type Watermark = Record<(typeof FACT_SOURCES)[number]['mark'], number>;
 
-/** A day of a project's facts: its date (YYYY-MM-DD, UTC), its build, and what the build had read. */
-export interface FactDay extends Watermark {
+/** Calls started in [from, to) (µs since the epoch); null: unbounded on that side. */
+export type StartRange = readonly [from: number | null, to: number | null];
+
+/**
+ * A segment of a project's facts: the calls started in [from_us, to_us) of one UTC day (YYYY-MM-DD),
+ * its build, how many calls it holds and what the build had read (or a later look found current).
+ */
+export interface FactSegment extends Watermark {
   day: string;
+  from_us: number;
+  to_us: number;
   build: number;
   calls: number;
 }
 
-/** The days a query may read from facts (current ones), and the other days that have calls. */
+/** The segments a query may read from facts (current ones), and the start ranges it reads from the call tables. */
 export interface FactsCoverage {
-  current: readonly FactDay[];
-  otherDays: readonly string[];
+  current: readonly FactSegment[];
+  /** Where no segment is read (ranges between them, before the first, after the last): from the call tables. */
+  other: readonly StartRange[];
   /**
-   * Days whose facts hold every call but the few that rows written since their build touch
-   * (`ids`, with other days' touched calls): their facts are read without those calls, and those
-   * calls from the call tables.
+   * Segments whose facts hold every call but the few that rows written since their build touch
+   * (`ids`, with other segments' touched calls): their facts are read without those calls, and
+   * those calls from the call tables.
    */
-  patched?: { days: readonly FactDay[]; ids: readonly string[]; children: readonly string[] };
+  patched?: { segments: readonly FactSegment[]; ids: readonly string[]; children: readonly string[] };
 }
 
-/** Whether a coverage has days read from facts (current or patched). */
-export const readsFactDays = (facts: FactsCoverage | undefined): boolean =>
-  !!facts && facts.current.length + (facts.patched?.days.length ?? 0) > 0;
+/** Whether a coverage has segments read from facts (current or patched). */
+export const readsFacts = (facts: FactsCoverage | undefined): boolean =>
+  !!facts && facts.current.length + (facts.patched?.segments.length ?? 0) > 0;
 
-// call_facts_days too: with the sources, what a project's coverage is computed from.
-const SOURCE_LIST = [...FACT_SOURCES.map((s) => `'${s.table}'`), `'call_facts_days'`].join(', ');
+// call_facts_segments too: with the sources, what a project's coverage is computed from.
+const SOURCE_LIST = [...FACT_SOURCES.map((s) => `'${s.table}'`), `'call_facts_segments'`].join(', ');
 
 /**
- * Per source table (and call_facts_days), the highest block number of its parts and of its
+ * Per source table (and call_facts_segments), the highest block number of its parts and of its
  * mutations (a delete's number comes from the same counter).
  */
 export const SOURCE_COUNTERS_SQL = `SELECT table, toUInt64(max(block)) AS block, toUInt64(max(mutation)) AS mutation FROM (
@@ -181,18 +190,22 @@ function perSource(counters: readonly SourceCounter[], pick: (c: SourceCounter) 
 export const watermarkOf = (counters: readonly SourceCounter[]) =>
   perSource(counters, (c) => Math.max(Number(c.block), Number(c.mutation)));
 
-/** The latest mutation number of each source (a delete or update since a build makes its days stale). */
+/** The latest mutation number of each source (a delete or update since a build makes its segments stale). */
 export const mutationsOf = (counters: readonly SourceCounter[]) => perSource(counters, (c) => Number(c.mutation));
 
 /** The highest block number of each source's parts (a row written since a build is above its watermark). */
 export const blocksOf = (counters: readonly SourceCounter[]) => perSource(counters, (c) => Number(c.block));
 
-/** The project's days with facts and their current build. */
-export function factDaysQuery(projectId: string): BuiltQuery {
+/**
+ * The project's segments, by start (their rows' latest versions: FINAL first, then the
+ * removed ones and older shapes left out — a condition inside FINAL could hide a removal).
+ */
+export function factSegmentsQuery(projectId: string): BuiltQuery {
   const p = new Params();
   return {
-    sql: `SELECT toString(day) AS day, build, calls, starts_block, ends_block, deleted_block, prices_block
-      FROM call_facts_days FINAL WHERE project_id = ${p.str(projectId)} AND format = ${FACTS_FORMAT} ORDER BY day`,
+    sql: `SELECT toString(day) AS day, from_us, to_us, build, calls, starts_block, ends_block, deleted_block, prices_block
+      FROM (SELECT * FROM call_facts_segments FINAL WHERE project_id = ${p.str(projectId)})
+      WHERE to_us > from_us AND format = ${FACTS_FORMAT} ORDER BY from_us`,
     params: p.values,
   };
 }
@@ -235,45 +248,79 @@ export function touchedIdsQuery(projectId: string, after: CallMarks, limit: numb
 }
 
 /**
- * The days the rows written after `after` touch, with the highest block number touching each
- * per source, and how many calls of the day they touch.
+ * The segments (of `segments`, sorted by start) the rows written after `after` touch: per
+ * segment's index, the highest block number touching it per source and how many of its calls
+ * they touch. A touched call outside every segment is left out (it is read from the call tables).
  */
-export function touchedDaysQuery(projectId: string, after: CallMarks): BuiltQuery {
+export function touchedSegmentsQuery(
+  projectId: string,
+  after: CallMarks,
+  segments: readonly Pick<FactSegment, 'from_us' | 'to_us'>[],
+): BuiltQuery {
   const p = new Params();
   const pid = p.str(projectId);
   const touched = touchedRowsSql(p, pid, after);
-  const sql = `SELECT toString(toDate(s.started_at)) AS day, max(t.sb) AS starts_block, max(t.eb) AS ends_block, max(t.db) AS deleted_block,
-      uniqExact(t.id) AS calls
+  const froms = p.add(
+    segments.map((s) => s.from_us),
+    'Array(Int64)',
+  );
+  const tos = p.add(
+    segments.map((s) => s.to_us),
+    'Array(Int64)',
+  );
+  // The segment a start falls in: the number of segments starting at or before it (1-based), if it is before that one's end.
+  const sql = `SELECT seg - 1 AS segment, max(t.sb) AS starts_block, max(t.eb) AS ends_block, max(t.db) AS deleted_block, uniqExact(t.id) AS calls
     FROM (${touched}) AS t
-    INNER JOIN (SELECT id, started_at FROM calls_starts WHERE project_id = ${pid} AND id IN (SELECT id FROM (${touched}))) AS s ON s.id = t.id
-    GROUP BY day`;
+    INNER JOIN (SELECT id, arrayCount(f -> f <= toUnixTimestamp64Micro(started_at), ${froms}) AS n,
+        if(n > 0 AND toUnixTimestamp64Micro(started_at) < ${tos}[n], n, 0) AS seg
+      FROM calls_starts WHERE project_id = ${pid} AND id IN (SELECT id FROM (${touched}))) AS s ON s.id = t.id
+    WHERE seg > 0
+    GROUP BY seg`;
   return { sql, params: p.values };
 }
 
+/** A condition on `started_at` for start ranges (key ranges, so only their granules are read). */
+export function startRangesSql(p: Params, ranges: readonly StartRange[]): string {
+  const bound = (op: string, us: number) => `started_at ${op} fromUnixTimestamp64Micro(${p.add(us, 'Int64')}, 'UTC')`;
+  const terms = ranges.map(([from, to]) => {
+    const parts = [...(from === null ? [] : [bound('>=', from)]), ...(to === null ? [] : [bound('<', to)])];
+    return parts.length ? `(${parts.join(' AND ')})` : '1';
+  });
+  return terms.length ? `(${terms.join(' OR ')})` : '0';
+}
+
 /**
- * How a query reads a coverage: the days' builds read from facts (current and patched), a
- * condition on those rows leaving out the patched days' touched calls, and the calls read from
- * the call tables instead (the other days', and those touched calls), as a condition on starts.
+ * How a query reads a coverage: the segments' builds read from facts (current and patched), a
+ * condition on those rows leaving out the patched segments' touched calls, and the calls read
+ * from the call tables instead (the other ranges', and those touched calls), as a condition on starts.
  */
 export function factsSplit(
   p: Params,
   projectSql: string,
   facts: FactsCoverage,
-): { factDays: FactDay[]; factConds: string[]; calls?: { cond: string; of: ChildrenOf } } {
+): { segments: FactSegment[]; factConds: string[]; calls?: { cond: string; of: ChildrenOf } } {
   const patch = facts.patched;
-  const factDays = [...facts.current, ...(patch?.days ?? [])];
-  const other = facts.otherDays.length ? onDaysSql(p, facts.otherDays) : undefined;
+  const segments = [...facts.current, ...(patch?.segments ?? [])];
+  const other = facts.other.length ? startRangesSql(p, facts.other) : undefined;
   // The calls read from the call tables are among these ids (withOwnUsageSql's `parents`).
-  const starts = (cond: string) => `(${daysStartIdsSql(projectSql, cond)})`;
-  if (!patch?.days.length) return { factDays, factConds: [], calls: other ? { cond: other, of: { parents: starts(other) } } : undefined };
+  const starts = (cond: string) => `(${startIdsSql(projectSql, cond)})`;
+  if (!patch?.segments.length)
+    return { segments, factConds: [], calls: other ? { cond: other, of: { parents: starts(other) } } : undefined };
   const touched = p.add(patch.ids, 'Array(String)');
-  const days = patch.days.map((d) => d.day);
-  const patchedCalls = `(${onDaysSql(p, days)} AND id IN ${touched})`;
+  const patchedCalls = `(${startRangesSql(
+    p,
+    patch.segments.map((s) => [s.from_us, s.to_us]),
+  )} AND id IN ${touched})`;
   const cond = other ? `(${other} OR ${patchedCalls})` : patchedCalls;
   return {
-    factDays,
-    factConds: [`(day NOT IN ${p.add(days, 'Array(Date)')} OR id NOT IN ${touched})`],
-    // The touched ids and their children as lists when no other day is read: by key, not a subquery in a subquery.
+    segments,
+    factConds: [
+      `(build NOT IN ${p.add(
+        patch.segments.map((s) => s.build),
+        'Array(UInt64)',
+      )} OR id NOT IN ${touched})`,
+    ],
+    // The touched ids and their children as lists when no other range is read: by key, not a subquery in a subquery.
     calls: { cond, of: other ? { parents: starts(cond) } : { parents: touched, children: p.add(patch.children, 'Array(String)') } },
   };
 }
@@ -281,47 +328,43 @@ export function factsSplit(
 const DAY_TEXT = /^\d{4}-\d{2}-\d{2}$/;
 
 /**
- * The rows of the given builds of days, as literals: a set lookup the primary key narrows to
- * those days' ranges (a bound array would be searched per row). Days and builds are read from
- * call_facts_days, never from a request; checked here all the same.
+ * The rows of the given segments' builds, as literals: a set lookup the primary key narrows to
+ * those builds' ranges (a bound array would be searched per row). Days and builds are read from
+ * call_facts_segments, never from a request; checked here all the same.
  */
-export function factDaysWhereSql(days: readonly Pick<FactDay, 'day' | 'build'>[]): string {
-  const pairs = days.map((d) => {
-    if (!DAY_TEXT.test(d.day) || !Number.isSafeInteger(d.build)) throw new Error(`not a fact day: ${d.day} ${d.build}`);
+export function factSegmentsWhereSql(segments: readonly Pick<FactSegment, 'day' | 'build'>[]): string {
+  const pairs = segments.map((d) => {
+    if (!DAY_TEXT.test(d.day) || !Number.isSafeInteger(d.build)) throw new Error(`not a fact segment: ${d.day} ${d.build}`);
     return `(toDate('${d.day}'), ${d.build})`;
   });
   return `(day, build) IN (${pairs.join(', ')})`;
 }
 
-/** The fact rows of the current days with `columns`, meeting `conds` (conditions over the matched calls' columns). */
-export function factRowsSql(projectSql: string, current: readonly FactDay[], columns: readonly string[], conds: readonly string[]): string {
-  const where = [`project_id = ${projectSql}`, factDaysWhereSql(current), ...conds];
+/** The fact rows of the segments with `columns`, meeting `conds` (conditions over the matched calls' columns). */
+export function factRowsSql(
+  projectSql: string,
+  segments: readonly FactSegment[],
+  columns: readonly string[],
+  conds: readonly string[],
+): string {
+  const where = [`project_id = ${projectSql}`, factSegmentsWhereSql(segments), ...conds];
   return `SELECT ${columns.join(', ')} FROM call_facts WHERE ${where.join(' AND ')}`;
 }
 
-/** A condition on `started_at` for a set of UTC days (a key range first, so only those days' granules are read). */
-export function onDaysSql(p: Params, days: readonly string[]): string {
-  const sorted = [...days].sort();
-  const first = p.str(sorted[0]!);
-  const last = p.str(sorted[sorted.length - 1]!);
-  return `(started_at >= toDateTime64(toDate(${first}), 6, 'UTC') AND started_at < toDateTime64(toDate(${last}) + 1, 6, 'UTC')
-    AND toDate(started_at) IN ${p.add(sorted, 'Array(Date)')})`;
-}
-
-/** Builds `days` of a project's facts as build `build`: every visible call started on those days, with its own usage. */
-export function buildFactsQuery(projectId: string, days: readonly string[], build: number): BuiltQuery {
+/** Builds the facts of the calls started in `range` as build `build`: every visible call started there, with its own usage. */
+export function buildFactsQuery(projectId: string, range: readonly [number, number], build: number): BuiltQuery {
   const plan = new CallsQueryPlan({ project_id: projectId, sort_by: [] });
   const p = plan.params;
   const cols = [...FACT_COLUMNS, 'usage'];
   // A few days' ends and children are looked up by id; a whole history's are read at once.
-  const few = days.length <= 3;
-  const cond = onDaysSql(p, days);
+  const few = range[1] - range[0] <= 3 * 86_400_000_000;
+  const cond = startRangesSql(p, [range]);
   const matched = plan.matchedCallsSql(p, cols, undefined, { cond, small: few });
   const calls = withOwnUsageSql(
     matched,
     cols,
     plan.projectParam,
-    few ? { parents: `(${daysStartIdsSql(plan.projectParam, cond)})` } : undefined,
+    few ? { parents: `(${startIdsSql(plan.projectParam, cond)})` } : undefined,
   );
   const derived = Object.keys(DERIVED_FACT_COLUMNS) as DerivedFactColumnName[];
   const sql = `INSERT INTO call_facts (project_id, day, build, id, ${cols.join(', ')}, usage_cost, ${derived.join(', ')})
@@ -331,97 +374,105 @@ export function buildFactsQuery(projectId: string, days: readonly string[], buil
   return { sql, params: p.values };
 }
 
-/** The ids of the calls started on some days (`onDaysSql`'s condition): the matched calls of those days are among them. */
-export const daysStartIdsSql = (projectSql: string, daysCond: string) =>
-  `SELECT id FROM calls_starts WHERE project_id = ${projectSql} AND ${daysCond}`;
+/** The ids of the calls started where `startsCond` says: the matched calls there are among them. */
+export const startIdsSql = (projectSql: string, startsCond: string) =>
+  `SELECT id FROM calls_starts WHERE project_id = ${projectSql} AND ${startsCond}`;
 
-/** The calls per day of one build (for its call_facts_days rows). */
-export function builtDaysQuery(projectId: string, build: number): BuiltQuery {
+/** How many calls one build holds (its segment's row). */
+export function builtCallsQuery(projectId: string, build: number): BuiltQuery {
   const p = new Params();
   return {
-    sql: `SELECT toString(day) AS day, count() AS calls FROM call_facts
-      WHERE project_id = ${p.str(projectId)} AND build = ${p.add(build, 'UInt64')} GROUP BY day`,
+    sql: `SELECT count() AS calls FROM call_facts WHERE project_id = ${p.str(projectId)} AND build = ${p.add(build, 'UInt64')}`,
     params: p.values,
   };
 }
 
-/** Every project's days with calls, and the first and latest start on each (a day still being written is built now and then). */
+/** Every project's days with calls, and the first and latest start on each (µs). */
 export const PROJECT_DAYS_SQL = `SELECT project_id, toString(toDate(started_at)) AS day,
     toUnixTimestamp64Micro(min(started_at)) AS first_us, toUnixTimestamp64Micro(max(started_at)) AS last_us
   FROM calls_starts GROUP BY project_id, day`;
 
-/** Every project's days with facts (a day whose calls have all gone is built again, empty). */
-export const FACT_DAYS_SQL = `SELECT project_id, toString(day) AS day FROM call_facts_days FINAL`;
+/** Every project's days with segments (a day whose calls have all gone has its segments built again, empty). */
+export const FACT_SEGMENT_DAYS_SQL = `SELECT DISTINCT project_id, toString(day) AS day FROM call_facts_segments`;
 
-/**
- * The rows of builds no longer current, of days whose current build is older than `graceUs`
- * (a query that read the old build is over by then).
- */
-export function supersededFactsWhere(p: Params, graceUs: number): string {
-  return `(project_id, day) IN (SELECT project_id, day FROM call_facts_days FINAL WHERE build < ${p.add(graceUs, 'UInt64')})
-    AND (project_id, day, build) NOT IN (SELECT project_id, day, build FROM call_facts_days FINAL)`;
+/** A segment's row: a build of it, a later look that found it current (its watermark moved on), or its removal. */
+export interface SegmentRow extends FactSegment {
+  project_id: string;
 }
 
-/** Removes the rows of builds superseded before `graceUs` (supersededFactsWhere). */
-export async function removeSupersededFacts(store: Store, graceUs: number): Promise<void> {
+/** Writes segment rows in one insert (a merge's new segment and the removal of the one it absorbed are seen together). */
+export async function recordSegments(store: Store, rows: readonly SegmentRow[], version: number): Promise<void> {
+  await store.insertRows(
+    'call_facts_segments',
+    rows.map((r) => ({ ...r, format: FACTS_FORMAT, version })),
+    { name: 'facts.segments_insert' },
+  );
+}
+
+/** A build no segment reads any more, replaced at `at` (ms): its rows go once the queries that read it are over. */
+export interface RetiredBuild {
+  build: number;
+  /** When its segment was replaced (ms). */
+  at: number;
+}
+
+/** Every project's current segments (conditions on a row's latest version go outside FINAL). */
+const CURRENT_SEGMENTS = `(SELECT * FROM call_facts_segments FINAL) WHERE to_us > from_us AND format = ${FACTS_FORMAT}`;
+
+/**
+ * The rows of builds no segment reads: the `retired` ones (replaced more than a grace ago), and
+ * on days no segment changed on since `graceUs`, every build but the current ones (older shapes,
+ * builds whose replacement this process did not see).
+ */
+export function supersededFactsWhere(p: Params, graceUs: number, retired: readonly RetiredBuild[]): string {
+  const grace = p.add(graceUs, 'UInt64');
+  // A day none of whose segments was built since the grace began (a removal comes with a new build of the same day).
+  const quiet = `(project_id, day) NOT IN (SELECT project_id, day FROM ${CURRENT_SEGMENTS} AND build >= ${grace})
+    AND build < ${grace}
+    AND (project_id, day, build) NOT IN (SELECT project_id, day, build FROM ${CURRENT_SEGMENTS})`;
+  if (!retired.length) return `(${quiet})`;
+  // A build's number names it alone (one segment of one project).
+  const builds = p.add(
+    retired.map((r) => r.build),
+    'Array(UInt64)',
+  );
+  return `(build IN ${builds} OR (${quiet}))`;
+}
+
+/** Removes the rows of superseded builds (supersededFactsWhere). */
+export async function removeSupersededFacts(store: Store, graceUs: number, retired: readonly RetiredBuild[]): Promise<void> {
   const p = new Params();
-  await store.command(deleteStatement('call_facts', supersededFactsWhere(p, graceUs), store.cluster), p.values, {
+  await store.command(deleteStatement('call_facts', supersededFactsWhere(p, graceUs, retired), store.cluster), p.values, {
     name: 'facts.remove_superseded',
   });
 }
 
-/**
- * Records a build of a project's days (call_facts_days): its number, each day's calls, and the
- * sources' counters read before the build (what is written later counts as new).
- */
-export async function recordBuiltDays(
-  store: Store,
-  projectId: string,
-  days: string[],
-  build: number,
-  counts: Map<string, number>,
-  mark: Watermark,
-): Promise<void> {
-  await store.insertRows(
-    'call_facts_days',
-    days.map((day) => ({ project_id: projectId, day, build, calls: counts.get(day) ?? 0, ...mark, format: FACTS_FORMAT })),
-    { name: 'facts.days_insert' },
-  );
-}
-
 /** Whether any superseded build's rows are left to remove (read from the key, cheap). */
-export function supersededFactsCountQuery(graceUs: number): BuiltQuery {
+export function supersededFactsCountQuery(graceUs: number, retired: readonly RetiredBuild[]): BuiltQuery {
   const p = new Params();
   return {
-    sql: `SELECT count() AS n FROM (SELECT DISTINCT project_id, day, build FROM call_facts) WHERE ${supersededFactsWhere(p, graceUs)}`,
+    sql: `SELECT count() AS n FROM (SELECT DISTINCT project_id, day, build FROM call_facts) WHERE ${supersededFactsWhere(p, graceUs, retired)}`,
     params: p.values,
   };
 }
 
-/**
- * The project's days with calls other than `current` (sorted): read by key ranges around the
- * current days' runs, so only those other days' granules are read.
- */
-export function otherDaysQuery(projectId: string, current: readonly string[]): BuiltQuery {
+/** Whether the project has calls started in `ranges` (the ranges a query would read from the call tables). */
+export function callsInRangesQuery(projectId: string, ranges: readonly StartRange[]): BuiltQuery {
   const p = new Params();
-  const at = (day: string, plus = 0) => `toDateTime64(toDate(${p.str(day)}) + ${plus}, 6, 'UTC')`;
-  // Runs of consecutive current days, each [first, last].
-  const runs: [string, string][] = [];
-  for (const d of [...current].sort()) {
-    const run = runs[runs.length - 1];
-    if (run && Date.parse(`${d}T00:00:00Z`) - Date.parse(`${run[1]}T00:00:00Z`) === 86_400_000) run[1] = d;
-    else runs.push([d, d]);
-  }
-  const gaps: string[] = [];
-  runs.forEach(([first, last], i) => {
-    const before = i === 0 ? '' : `started_at >= ${at(runs[i - 1]![1], 1)} AND `;
-    gaps.push(`(${before}started_at < ${at(first)})`);
-    if (i === runs.length - 1) gaps.push(`started_at >= ${at(last, 1)}`);
-  });
-  const where = gaps.length ? `(${gaps.join(' OR ')})` : '1';
   return {
-    sql: `SELECT DISTINCT toString(toDate(started_at)) AS day FROM calls_starts
-      WHERE project_id = ${p.str(projectId)} AND ${where} ORDER BY day`,
+    sql: `SELECT count() AS n FROM (SELECT 1 FROM calls_starts WHERE project_id = ${p.str(projectId)} AND ${startRangesSql(p, ranges)} LIMIT 1)`,
     params: p.values,
   };
+}
+
+/** The start ranges outside `covered` (sorted by start, not overlapping): before, between and after them. */
+export function gapsOf(covered: readonly Pick<FactSegment, 'from_us' | 'to_us'>[]): StartRange[] {
+  const gaps: StartRange[] = [];
+  let at: number | null = null;
+  for (const s of covered) {
+    if (at === null ? true : s.from_us > at) gaps.push([at, s.from_us]);
+    at = s.to_us;
+  }
+  gaps.push([at, null]);
+  return gaps;
 }

@@ -14,6 +14,7 @@ export { callStatsGranularity, CallStatsPlan } from './call-stats';
 export { countExpiredRows, expiredRowsSql, removeExpiredRows, type RetentionCutoffs, type RetentionTable } from './retention';
 // The analytics facts' surface is still being shaped: all of it, for now.
 export * from './call-facts';
+export * from './fact-segments';
 export {
   CALL_RETENTION,
   callProgress,

@@ -8,7 +8,7 @@ import {
   FACT_COLUMNS,
   factRowsSql,
   factsSplit,
-  readsFactDays,
+  readsFacts,
   USAGE_ENTRY_FIGURES,
   type FactsCoverage,
 } from './call-facts';
@@ -23,8 +23,8 @@ import type { BuiltQuery, Params } from './params';
  * grouped by dimensions. Two levels: the matched calls (one row each, replays folded, deleted
  * ones left out, with their own usage when a metric or dimension reads usage: own-usage.ts), then
  * one GROUP BY over them, with a model's usage rows (`model`) or the parent's op (`parent_op`)
- * joined in when asked for. The matched calls of days with current facts (call-facts.ts) are
- * read from those; the other days' from the call tables.
+ * joined in when asked for. The matched calls of segments with current facts (call-facts.ts) are
+ * read from those; the other start ranges' from the call tables.
  */
 
 /** The value a `top` dimension takes for the calls outside its top n. */
@@ -92,15 +92,14 @@ export class MetricsQueryPlan {
   static rangeQuery(req: AnalyticsQueryReq, facts?: FactsCoverage): BuiltQuery {
     const plan = new CallsQueryPlan({ project_id: req.project_id, filter: req.filter, query: withTimeRange(req), sort_by: [] });
     const p = plan.params;
-    const conds = readsFactDays(facts) ? plan.conditionsOver(FACT_COLUMNS) : null;
+    const conds = readsFacts(facts) ? plan.conditionsOver(FACT_COLUMNS) : null;
     let calls = plan.matchedCallsSql(p, ['started_at']);
     if (conds && facts) {
-      // The first and the last fact row in key order (a day's current build sorted by start): two
-      // granules read, not every row's start.
+      // The first and the last fact row by day, then start: read in key order (project, day), so
+      // only the first and the last day's starts are read, not every row's.
       const split = factsSplit(p, plan.projectParam, facts);
-      const rows = factRowsSql(plan.projectParam, split.factDays, ['started_at'], [...conds, ...split.factConds]);
-      const key = ['project_id', 'day', 'build', 'started_at'];
-      const end = (dir: string) => `(${rows} ORDER BY ${key.map((k) => `${k}${dir}`).join(', ')} LIMIT 1)`;
+      const rows = factRowsSql(plan.projectParam, split.segments, ['day', 'started_at'], [...conds, ...split.factConds]);
+      const end = (dir: string) => `(SELECT started_at FROM (${rows} ORDER BY project_id${dir}, day${dir}, started_at${dir} LIMIT 1))`;
       calls = `${end('')}\n  UNION ALL\n  ${end(' DESC')}`;
       if (split.calls) {
         const slice = { cond: split.calls.cond, small: true };
@@ -304,9 +303,9 @@ export class MetricsQueryPlan {
       // Facts answer every metric in one pass over rows with their own usage (query()): `rows` is 'all'.
       const split = factsSplit(this.p, this.projectSql, this.facts);
       const factCols = [...this.factColumns];
-      calls = factRowsSql(this.projectSql, split.factDays, factCols, [...conds, ...split.factConds]);
+      calls = factRowsSql(this.projectSql, split.segments, factCols, [...conds, ...split.factConds]);
       if (split.calls) {
-        // The other days' matched calls (and the patched days' touched ones), computed into the same columns.
+        // The other ranges' matched calls (and the patched segments' touched ones), computed into the same columns.
         const slice = { cond: split.calls.cond, small: true };
         const cols = callColumnsFor(factCols);
         let rest = this.plan.matchedCallsSql(this.p, cols, undefined, slice);
@@ -332,11 +331,11 @@ export class MetricsQueryPlan {
   }
 
   /**
-   * The conditions as they read facts rows, when facts answer for some days (there are current
+   * The conditions as they read facts rows, when facts answer for some segments (there are current
    * ones, and every column the query reads is one facts keep); else null.
    */
   private factsConditionsOf(): string[] | null {
-    if (!readsFactDays(this.facts)) return null;
+    if (!readsFacts(this.facts)) return null;
     if (![...this.columns].every((c) => FACT_COLUMNS.has(c))) return null;
     return this.plan.conditionsOver(FACT_COLUMNS);
   }
@@ -346,14 +345,14 @@ export class MetricsQueryPlan {
     return this.readsFacts && x.factsSql ? x.factsSql : x.sql;
   }
 
-  /** Whether this query reads facts for some days. */
+  /** Whether this query reads facts for some segments. */
   get readsFacts(): boolean {
     return this.factsConds !== null;
   }
 
-  /** Whether some of the days it reads from facts are patched (FactsCoverage.patched). */
+  /** Whether some of the segments it reads from facts are patched (FactsCoverage.patched). */
   get readsPatchedFacts(): boolean {
-    return this.readsFacts && !!this.facts?.patched?.days.length;
+    return this.readsFacts && !!this.facts?.patched?.segments.length;
   }
 
   /** The dimensions' SELECT terms (d0…); a `top` dimension ranked over `rankFrom`'s rows. */

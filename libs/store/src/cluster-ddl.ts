@@ -82,6 +82,7 @@ export const SHARDING_KEYS: Readonly<Record<string, string>> = {
   // A day's facts and its builds with the day (not used on a cluster: block numbers are per shard).
   call_facts: 'cityHash64(project_id, day)',
   call_facts_days: 'cityHash64(project_id, day)',
+  call_facts_segments: 'cityHash64(project_id, day)',
 };
 
 /** The local (per-shard, replicated) table under the Distributed table `table`. */

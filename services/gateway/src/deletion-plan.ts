@@ -28,7 +28,7 @@ const USER_STEPS: readonly DeletionStep[] = [
 ];
 
 /** Tables built from the others (analytics facts): a project's go last, once nothing is left to build them from. */
-const DERIVED_TABLES = ['call_facts', 'call_facts_days'];
+const DERIVED_TABLES = ['call_facts', 'call_facts_segments'];
 
 /**
  * The steps of a job. A project's: every table of the database with a `project_id` column

@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import { postJsonl } from '../api';
+import { ExportMenu } from '../components/export-menu';
 import { Layout } from '../components/layout';
 import { RefLink } from '../components/ref-link';
 import { Empty, ErrorBox, Loading } from '../components/states';
@@ -260,6 +261,12 @@ export function EvaluationCompareView({ projectId, route }: { projectId: string;
               />{' '}
               Regressions only (a score worse than the baseline's)
             </label>
+            <ExportMenu
+              path="/evaluations/export"
+              body={{ project_id: projectId, call_ids: data.runs.map((r) => r.call.id), regressions_only: regressionsOnly }}
+              fallbackName={`${projectId.replace('/', '-')}-evaluations`}
+              formats={['csv', 'json', 'jsonl', 'parquet']}
+            />
           </div>
           <table class="grid eval-examples">
             <thead>

@@ -45,7 +45,8 @@ describe('weave.init: GraphQL and /traces', () => {
   const gql = (query: string, variables: Record<string, unknown> = {}, c = memberApi) => c.post('/graphql', { query, variables });
   it('answers the viewer, project lookup and upsert for the key, and nothing else', async () => {
     const viewer = await gql('query DefaultEntity { viewer { username defaultEntity { name } } }');
-    expect(viewer.body).toEqual({ data: { viewer: { username: member.user_id, defaultEntity: { name: 'sdkx' } } } });
+    // `username` is the key's user name (the SDK prints it as "Logged in as …"); the id is `id`.
+    expect(viewer.body).toEqual({ data: { viewer: { id: member.user_id, username: 'sdk-member', defaultEntity: { name: 'sdkx' } } } });
     expect(
       (
         await gql('query Project($name: String!, $entityName: String!) { project(name: $name, entityName: $entityName) { name } }', {

@@ -71,6 +71,10 @@ describe('the Weave Python SDK, unmodified, against weft', () => {
         expect(last, output.slice(-6000)).toMatchObject({ ok: true, weave: sdk.version });
         expect(code, output.slice(-6000)).toBe(0);
         expect(Number(last!.checks)).toBeGreaterThanOrEqual(45);
+        // weave.init's "Logged in as" line names the key's user, as the UI does, not its id.
+        expect(output.split('\n').filter((l) => l.includes('Logged in as'))).toEqual([
+          expect.stringMatching(/Logged in as Weights & Biases user: sdk-user\.$/),
+        ]);
 
         // What the SDK wrote is there through the interface's own endpoints too.
         const api = new Client(weft.url).withAuth(`Basic ${Buffer.from(`api:${key.key}`).toString('base64')}`);

@@ -69,3 +69,27 @@ export const evaluationStatusRes = z.object({
   ]),
 });
 export type EvaluationStatus = z.infer<typeof evaluationStatusRes>['status'];
+
+/** Runs one comparison holds at most (the compare view's 2–4). */
+export const MAX_EXPORTED_RUNS = 4;
+export const EVALUATION_EXPORT_FORMATS = ['csv', 'json', 'jsonl', 'parquet'] as const;
+
+export const evaluationsExportReq = z.object({
+  project_id: projectId,
+  call_ids: z
+    .array(z.string().min(1))
+    .min(1)
+    .max(MAX_EXPORTED_RUNS, `at most ${MAX_EXPORTED_RUNS} runs`)
+    .refine((ids) => new Set(ids).size === ids.length, 'a run named twice')
+    .describe("the runs: their Evaluation.evaluate calls' ids, the first the baseline (the compare view's `runs`)"),
+  format: z
+    .enum(EVALUATION_EXPORT_FORMATS)
+    .describe(
+      'json: the whole comparison (runs with their summaries, then every example with each run’s result); csv, jsonl, parquet: a row per example and run',
+    ),
+  regressions_only: z
+    .boolean()
+    .default(false)
+    .describe('only the examples where a run scored worse than the baseline on any score (the view’s "Regressions only")'),
+});
+export type EvaluationsExportReq = z.infer<typeof evaluationsExportReq>;

@@ -33,6 +33,7 @@ import {
   evaluationReplayRes,
   evaluationStatusReq,
   evaluationStatusRes,
+  evaluationsExportReq,
 } from './evaluations';
 import {
   annotationQueue,
@@ -693,6 +694,18 @@ export const extraEndpoints = {
     request: evaluationReplayReq,
     response: evaluationReplayRes,
     published: true,
+  },
+  evaluationsExport: {
+    path: '/evaluations/export',
+    summary:
+      "weft's own: 1–4 evaluation runs compared, as a download (the compare view's examples, each run's output with its refs resolved to their values, and scores): CSV, JSON, JSONL or Parquet",
+    auth: 'basic',
+    service: 'query',
+    request: evaluationsExportReq,
+    response: z.string().describe('the file: text/csv, application/json, application/jsonl or application/vnd.apache.parquet'),
+    stream: 'file',
+    published: true,
+    lane: 'heavy',
   },
   // Weave's V2 object and evaluation APIs (libs/api/src/v2-objects.ts, docs/api.md "V2 object and evaluation APIs").
   v2OpCreate: {

@@ -42,6 +42,6 @@ export { deletionStatusRes } from './deletions';
 export { projectDeliveryRes } from './delivery';
 export { type AnnotationQueue, type AnnotationQueueItem, QUEUE_ITEM_SORT_FIELDS, QUEUE_SORT_FIELDS } from './annotation-queues';
 export { type ActionConfig, actionSpec } from './actions';
-export type { EvaluationStatus } from './evaluations';
+export type { EvaluationStatus, EvaluationsExportReq } from './evaluations';
 export { MAX_TABLE_DIFF_ROWS, type TableDiffReq } from './table-diff';
 export { v2ProjectOf } from './v2-objects';

@@ -53,11 +53,14 @@ export function answerGraphql(caller: Caller, operation: string | null, variable
     data: null,
     errors: [{ message: `no access to entity '${String(entity)}' with this key`, extensions: { code: PERMISSION_ERROR } }],
   });
+  // `username` is the key's user name, the one display name (the SDK prints it: "Logged in as
+  // Weights & Biases user: <name>"); `id` is the user id weft stamps as `svc_user_id`.
+  const viewer = { id: caller.userId, username: caller.userName ?? caller.userId };
   switch (operation) {
     case 'DefaultEntity':
-      return { data: { viewer: { username: caller.userId, defaultEntity: defaultEntity ? { name: defaultEntity } : null } } };
+      return { data: { viewer: { ...viewer, defaultEntity: defaultEntity ? { name: defaultEntity } : null } } };
     case 'Entity':
-      return { data: { viewer: { username: caller.userId }, entity: canUse(variables.entityName) ? { readOnly: false } : null } };
+      return { data: { viewer, entity: canUse(variables.entityName) ? { readOnly: false } : null } };
     case 'ServerInfo':
       return { data: { serverInfo: { frontendHost: null } } };
     case 'Project': {

@@ -300,6 +300,7 @@ export class KeyStore {
     const entities = await this.membershipsOf(row.user_id);
     return {
       userId: row.user_id,
+      userName: row.name,
       keyId: row.key_id,
       isAdmin: Number(row.is_admin) === 1,
       entities,

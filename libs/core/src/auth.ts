@@ -10,6 +10,8 @@ export type AuthScheme = 'basic' | 'bearer';
 export interface Caller {
   /** Stable user id, written as `svc_user_id` on everything this caller creates. */
   userId: string;
+  /** The key's user name: the one display name of this user (the UI's, the SDK's "Logged in as"). */
+  userName?: string;
   /** Id of the API key used (never the key itself). */
   keyId: string;
   /** Admins may use every entity. */

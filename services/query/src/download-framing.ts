@@ -2,7 +2,12 @@
  * How a download goes out: its content type and file name (the framing sendStream writes). Its
  * own module, as both the row writers (row-export.ts) and the Parquet pipe (parquet-pipe.ts) take it.
  */
-const CONTENT_TYPES = { jsonl: 'application/jsonl', csv: 'text/csv; charset=utf-8', parquet: 'application/vnd.apache.parquet' };
+const CONTENT_TYPES = {
+  jsonl: 'application/jsonl',
+  json: 'application/json',
+  csv: 'text/csv; charset=utf-8',
+  parquet: 'application/vnd.apache.parquet',
+};
 
 export function downloadFraming(format: keyof typeof CONTENT_TYPES, filename: string, onAbort: () => void) {
   return {

@@ -4,6 +4,7 @@ import { aggregateCalls, listProjects, queryMetrics } from './analytics';
 import type { CallFacts } from './call-facts';
 import { exportCalls } from './export';
 import { exportTable } from './table-export';
+import { exportEvaluations } from './evaluation-export';
 import { readTtlSettings, updateTtlSettings } from './project-settings';
 import type { Store } from '@weft/store';
 import { countCalls, needsEnrichment, readCall, streamCallLines, streamCalls } from './calls';
@@ -120,6 +121,10 @@ export async function queryRoutes(app: FastifyInstance, deps: QueryDeps): Promis
   addRoute(app, deps.auth, 'ttlSettingsUpdate', async (body, { caller }) => updateTtlSettings(deps.store, body, caller.userId));
   addRoute(app, deps.auth, 'tableExport', async (body, { reply }) => {
     await exportTable(deps.store, body, reply);
+    return undefined;
+  });
+  addRoute(app, deps.auth, 'evaluationsExport', async (body, { caller, reply }) => {
+    await exportEvaluations(deps.store, body, caller, reply, { pageRows });
     return undefined;
   });
   addRoute(app, deps.auth, 'usersReadBatch', async (body, { caller }) => ({

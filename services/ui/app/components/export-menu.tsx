@@ -2,8 +2,24 @@ import { useState } from 'preact/hooks';
 import { download } from '../api';
 import { ErrorBox } from './states';
 
-/** "Export" as CSV, JSONL or Parquet of what a view shows (/calls/export, /table/export), downloaded by the browser. */
-export function ExportMenu({ path, body, fallbackName }: { path: string; body: Record<string, unknown>; fallbackName: string }) {
+const LABELS: Record<ExportFormat, string> = { csv: 'CSV', json: 'JSON', jsonl: 'JSONL', parquet: 'Parquet' };
+export type ExportFormat = 'csv' | 'json' | 'jsonl' | 'parquet';
+
+/**
+ * "Export" as CSV, JSONL or Parquet (or the `formats` a route offers) of what a view shows
+ * (/calls/export, /table/export, /evaluations/export), downloaded by the browser.
+ */
+export function ExportMenu({
+  path,
+  body,
+  fallbackName,
+  formats = ['csv', 'jsonl', 'parquet'],
+}: {
+  path: string;
+  body: Record<string, unknown>;
+  fallbackName: string;
+  formats?: ExportFormat[];
+}) {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const run = async (format: string) => {
@@ -30,9 +46,11 @@ export function ExportMenu({ path, body, fallbackName }: { path: string; body: R
         }}
       >
         <option value="">{busy ? 'Exporting…' : 'Export…'}</option>
-        <option value="csv">CSV</option>
-        <option value="jsonl">JSONL</option>
-        <option value="parquet">Parquet</option>
+        {formats.map((f) => (
+          <option key={f} value={f}>
+            {LABELS[f]}
+          </option>
+        ))}
       </select>
       {error ? <ErrorBox error={error} /> : null}
     </span>

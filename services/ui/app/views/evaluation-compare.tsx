@@ -1,22 +1,24 @@
 import { useState } from 'preact/hooks';
 import { postJsonl } from '../api';
+import { ExportMenu } from '../components/export-menu';
 import { Layout } from '../components/layout';
 import { RefLink } from '../components/ref-link';
 import { Empty, ErrorBox, Loading } from '../components/states';
 import {
-  describeRuns,
-  exampleRows,
+  exampleValue,
   isRegression,
+  loadComparison,
+  MAX_EXAMPLE_CALLS,
   predictAndScoreOp,
-  outputRefs,
-  readRefs,
-  withResolvedOutputs,
+  shownRows,
   stableJson,
   summaryMetrics,
   verdict,
+  type Comparison,
   type EvalRun,
   type ExampleRow,
-} from '../evaluations';
+} from '../eval-compare';
+import { readRefs } from '../evaluations';
 import { callCost, callStatus, fmtCost, fmtInt, fmtMetric, fmtMs, latencyMs } from '../format';
 import { navigate, projectHref, type Route } from '../route';
 import type { Call } from '../types';
@@ -24,46 +26,30 @@ import { useAsync } from '../use-async';
 import { StatusBadge } from './calls';
 import { MAX_COMPARED } from './evaluations';
 
-/** The predict_and_score calls read for one comparison; past it the table says it is cut. */
-const MAX_EXAMPLE_CALLS = 10_000;
 const EXAMPLES_PAGE = 100;
 
-interface Compared {
-  runs: EvalRun[];
-  rows: ExampleRow[];
-  examples: Map<string, unknown>;
-  cut: boolean;
-}
-
-async function loadComparison(projectId: string, ids: string[], signal: AbortSignal): Promise<Compared> {
-  const roots = await postJsonl<Call>(
-    '/calls/stream_query',
-    { project_id: projectId, filter: { call_ids: ids }, include_costs: true, limit: ids.length },
-    signal,
-  );
-  const found = ids.map((id) => roots.find((c) => c.id === id)).filter((c): c is Call => !!c);
-  const runs = await describeRuns(found, signal);
-  const children = await postJsonl<Call>(
-    '/calls/stream_query',
-    {
-      project_id: projectId,
-      filter: { parent_ids: found.map((c) => c.id), op_names: [predictAndScoreOp(projectId)] },
-      sort_by: [{ field: 'started_at', direction: 'asc' }],
-      limit: MAX_EXAMPLE_CALLS,
-    },
-    signal,
-  );
-  const stored = exampleRows(
-    found.map((c) => c.id),
-    children,
-  );
-  // Dataset rows are refs into the dataset's table: read them to show the inputs. Outputs may be
-  // refs too (a model returning a dataset's value returns its ref): read them to show the values.
-  const refs = stored.map((r) => r.example).filter((e): e is string => typeof e === 'string' && e.startsWith('weave:///'));
-  const wanted = [...refs, ...outputRefs(stored)];
-  const values = wanted.length ? await readRefs(wanted, signal) : new Map<string, unknown>();
-  const rows = withResolvedOutputs(stored, values);
-  return { runs, rows, examples: values, cut: children.length >= MAX_EXAMPLE_CALLS };
+/** The comparison read over HTTP, as its export (/evaluations/export) reads it from the store. */
+function compare(projectId: string, ids: string[], signal: AbortSignal): Promise<Comparison> {
+  return loadComparison(ids, {
+    roots: (callIds) =>
+      postJsonl<Call>(
+        '/calls/stream_query',
+        { project_id: projectId, filter: { call_ids: callIds }, include_costs: true, limit: callIds.length },
+        signal,
+      ),
+    children: (rootIds, limit) =>
+      postJsonl<Call>(
+        '/calls/stream_query',
+        {
+          project_id: projectId,
+          filter: { parent_ids: rootIds, op_names: [predictAndScoreOp(projectId)] },
+          sort_by: [{ field: 'started_at', direction: 'asc' }],
+          limit,
+        },
+        signal,
+      ),
+    readRefs: (refs) => readRefs(refs, signal),
+  });
 }
 
 /** Summary metrics of 2–4 runs side by side, each against the first (the baseline). */
@@ -213,7 +199,7 @@ export function EvaluationCompareView({ projectId, route }: { projectId: string;
   const ids = (route.params.get('runs') ?? '').split(',').filter(Boolean).slice(0, MAX_COMPARED);
   const regressionsOnly = route.params.get('regressions') === '1';
   const [page, setPage] = useState(0);
-  const { data, error, loading } = useAsync((signal) => loadComparison(projectId, ids, signal), [projectId, ids.join(',')]);
+  const { data, error, loading } = useAsync((signal) => compare(projectId, ids, signal), [projectId, ids.join(',')]);
   const setParam = (params: Record<string, string | null>) =>
     navigate(
       projectHref(projectId, ['evaluations', 'compare'], {
@@ -223,7 +209,7 @@ export function EvaluationCompareView({ projectId, route }: { projectId: string;
       }),
       { replace: true },
     );
-  const rows = data ? (regressionsOnly ? data.rows.filter((r) => r.results.some((_, i) => i > 0 && isRegression(r, i))) : data.rows) : [];
+  const rows = data ? shownRows(data, regressionsOnly) : [];
   const shown = rows.slice(page * EXAMPLES_PAGE, (page + 1) * EXAMPLES_PAGE);
   return (
     <Layout projectId={projectId} tab="evaluations">
@@ -275,6 +261,12 @@ export function EvaluationCompareView({ projectId, route }: { projectId: string;
               />{' '}
               Regressions only (a score worse than the baseline's)
             </label>
+            <ExportMenu
+              path="/evaluations/export"
+              body={{ project_id: projectId, call_ids: data.runs.map((r) => r.call.id), regressions_only: regressionsOnly }}
+              fallbackName={`${projectId.replace('/', '-')}-evaluations`}
+              formats={['csv', 'json', 'jsonl', 'parquet']}
+            />
           </div>
           <table class="grid eval-examples">
             <thead>
@@ -291,11 +283,7 @@ export function EvaluationCompareView({ projectId, route }: { projectId: string;
               {shown.map((row) => (
                 <tr key={row.key} class="example-row" data-example-key={row.key}>
                   <td class="example">
-                    <ExampleInputs
-                      value={
-                        typeof row.example === 'string' && data.examples.has(row.example) ? data.examples.get(row.example) : row.example
-                      }
-                    />
+                    <ExampleInputs value={exampleValue(data, row)} />
                   </td>
                   {data.runs.map((r, i) => (
                     <ResultCell key={r.call.id} projectId={projectId} row={row} run={i} />

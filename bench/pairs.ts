@@ -11,7 +11,8 @@
  * to this tree's when both lockfiles are the same (workspace links stay relative, so they point
  * at the base's own libs), else `npm ci`.
  *
- * Env: BENCH_PAIRS_SCRIPT (the npm script run on both sides, default bench:ingest), any other
+ * Env: BENCH_PAIRS_SCRIPT (the npm script run on both sides, default bench:ingest; bench:query's
+ * figures are read from its query lines), any other
  * variable is passed to both runs (BENCH_SECONDS, BENCH_MODES…). Each run's whole output is
  * kept beside the worktree (`<dir>/runs/`).
  */
@@ -94,6 +95,26 @@ function figures(report: Record<string, unknown>): Record<string, number> {
   return out;
 }
 
+/**
+ * bench:query's figures, read from its lines (it prints no JSON report): each query's median and
+ * CPU (ms), and a stream read to the end's rows/s and rows per CPU-s.
+ */
+function queryLineFigures(output: string): Record<string, number> | null {
+  const out: Record<string, number> = {};
+  const num = (t: string) => Number(t.replaceAll(',', ''));
+  for (const m of output.matchAll(/^((?:stream|UI|count|threads): .*?)\s+median\s+(\d+) ms\s+p95\s+\d+ ms\s+CPU\s+(\d+) ms.*$/gm)) {
+    const name = m[1]!.trim();
+    out[`${name}: median ms`] = num(m[2]!);
+    out[`${name}: CPU ms`] = num(m[3]!);
+    const rate = /([\d,]+) rows\/s \(best run\), ([\d,]+) rows per CPU-s/.exec(m[0]);
+    if (rate) {
+      out[`${name}: rows/s`] = num(rate[1]!);
+      out[`${name}: rows per CPU-s`] = num(rate[2]!);
+    }
+  }
+  return Object.keys(out).length ? out : null;
+}
+
 function runBench(dir: string, label: string, index: number): Record<string, number> {
   const started = Date.now();
   const r = spawnSync('npm', ['run', '-s', SCRIPT], { cwd: dir, encoding: 'utf8', maxBuffer: 256 << 20, env: process.env });
@@ -102,9 +123,10 @@ function runBench(dir: string, label: string, index: number): Record<string, num
   mkdirSync(join(ROOT, 'runs'), { recursive: true });
   writeFileSync(file, output);
   const report = r.status === 0 ? lastReport(r.stdout ?? '') : null;
-  if (!report) throw new Error(`${SCRIPT} on ${label} gave no report (exit ${r.status}); its output: ${file}`);
+  const figs = report ? figures(report) : r.status === 0 ? queryLineFigures(r.stdout ?? '') : null;
+  if (!figs) throw new Error(`${SCRIPT} on ${label} gave no report (exit ${r.status}); its output: ${file}`);
   process.stderr.write(`[pairs] pair ${index} ${label}: ${Math.round((Date.now() - started) / 1000)} s\n`);
-  return figures(report);
+  return figs;
 }
 
 const fmt = (n: number) => (Math.abs(n) >= 100 ? Math.round(n).toLocaleString('en-US') : String(+n.toFixed(2)));

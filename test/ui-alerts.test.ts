@@ -33,7 +33,10 @@ beforeAll(async () => {
     });
   });
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  weft = await startWeft({ env: { WEFT_ALERTS_INTERVAL_MS: '500', WEFT_MONITORS_INTERVAL_MS: '0' } });
+  // The receiver is on 127.0.0.1: a loopback address, allowed explicitly (docs/alerts.md, "Channel URLs").
+  weft = await startWeft({
+    env: { WEFT_ALERTS_INTERVAL_MS: '500', WEFT_MONITORS_INTERVAL_MS: '0', WEFT_ALERTS_ALLOW_PRIVATE_URLS: '127.0.0.1' },
+  });
   const api = new Client(weft.url);
   await api.post('/admin/entities/create', { name: 'uialert' });
   key = await createKey(api, 'ui-oncall', ['uialert']);

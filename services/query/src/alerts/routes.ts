@@ -5,6 +5,7 @@ import { queryObjects } from '@weft/objects';
 import type { Store } from '@weft/store';
 import { alertNameOf, plainVal, readAlertRule } from './alert-spec';
 import { channelBody, send, type AlertNotification } from './notify';
+import { checkChannelUrl, type UrlPolicy } from './url-guard';
 import {
   activeMutes,
   channelsOf,
@@ -24,8 +25,8 @@ import {
  * statement here is keyed by the request's project, so another project's channel or alert is
  * never reached, whatever id is given.
  */
-export function alertRoutes(app: FastifyInstance, deps: { store: Store; auth: Authenticator }): void {
-  const { store, auth } = deps;
+export function alertRoutes(app: FastifyInstance, deps: { store: Store; auth: Authenticator; urlPolicy: UrlPolicy }): void {
+  const { store, auth, urlPolicy } = deps;
   const publicChannel = (c: ChannelRow) => ({
     id: c.id,
     project_id: c.project_id,
@@ -37,6 +38,9 @@ export function alertRoutes(app: FastifyInstance, deps: { store: Store; auth: Au
   });
 
   addRoute(app, auth, 'alertChannelCreate', async (body) => {
+    // Server-side request forgery: no channel to an address off the public Internet unless allowed.
+    const refused = await checkChannelUrl(urlPolicy, body.url);
+    if (refused) throw badRequest(`url: ${refused}`, 'url');
     const now = nowMicros();
     const row: ChannelRow = {
       project_id: body.project_id,
@@ -79,7 +83,8 @@ export function alertRoutes(app: FastifyInstance, deps: { store: Store; auth: Au
       time: new Date().toISOString(),
       description: `A test notification from weft to the channel ${channel.name}`,
     };
-    return send(channel, id, channelBody(channel, n));
+    const r = await send(channel, id, channelBody(channel, n), urlPolicy);
+    return { ok: r.ok, status_code: r.status_code, error: r.error };
   });
 
   addRoute(app, auth, 'alertsList', async (body) => {

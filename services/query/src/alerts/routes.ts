@@ -113,6 +113,7 @@ export function alertRoutes(app: FastifyInstance, deps: { store: Store; auth: Au
           op_scope: r.opScope ?? null,
           monitor_ref: r.monitorRef ?? null,
           scorer_ref: r.scorerRef ?? null,
+          status_match_value: statusMatchOf(val),
           invalid: read.ok ? null : read.reason,
           state: s?.state ?? 'ok',
           value: s?.value ?? null,
@@ -184,4 +185,11 @@ function nameOrRefused(alertRef: string, projectId: string): string {
   const name = alertNameOf(alertRef, projectId);
   if (!name) throw badRequest(`alert_ref: '${alertRef}' is not an AlertSpec of ${projectId} (a ref or a name)`, 'alert_ref');
   return name;
+}
+
+/** The spec's status_match_value as stored (the rule reads span codes as statuses; an edit shows what was written). */
+function statusMatchOf(val: Record<string, unknown>): string | null {
+  const spec = val.spec as Record<string, unknown> | undefined;
+  const v = spec?.status_match_value;
+  return v === undefined || v === null ? null : String(v);
 }

@@ -267,6 +267,8 @@ export const configSchema = z.object({
         s === '' ||
         s === 'true' ||
         s === 'false' ||
+        s === '0' ||
+        s === '1' ||
         s.split(',').every((x) => /^\s*([A-Za-z0-9.-]+|[0-9a-fA-F:.[\]]+)(\/\d{1,3})?\s*$/.test(x)),
       'a comma-separated list of addresses, CIDR ranges and host names, or true',
     ),

@@ -49,6 +49,8 @@ describe('the policy', () => {
     expect(await checkChannelUrl(none, 'http://no-such-host.invalid/x')).toMatch(/does not resolve/);
 
     expect(await checkChannelUrl(urlPolicyOf('true'), 'http://127.0.0.1:9/x')).toBeNull();
+    expect(await checkChannelUrl(urlPolicyOf('1'), 'http://169.254.169.254/x')).toBeNull();
+    expect(await checkChannelUrl(urlPolicyOf('false'), 'http://127.0.0.1:9/x')).toMatch(/loopback/);
     const some = urlPolicyOf('10.0.0.0/8, hooks.internal, ::1');
     expect(await checkChannelUrl(some, 'http://10.9.9.9/x')).toBeNull();
     expect(await checkChannelUrl(some, 'http://[::1]/x')).toBeNull();

@@ -95,8 +95,8 @@ function expandV6(ip: string): number[] | null {
 }
 
 /**
- * WEFT_ALERTS_ALLOW_PRIVATE_URLS read: empty (the default) allows no non-public address; `true`
- * allows every address; otherwise a comma-separated list of what is allowed: addresses and
+ * WEFT_ALERTS_ALLOW_PRIVATE_URLS read: empty (the default, or `false`, `0`) allows no non-public
+ * address; `true` (or `1`) allows every address; otherwise a comma-separated list of what is allowed: addresses and
  * CIDR ranges (`10.1.2.3`, `10.0.0.0/8`, `fd00::/8`), and host names (`hooks.internal`: that
  * host whatever it resolves to).
  */
@@ -111,8 +111,8 @@ export interface UrlPolicy {
 export function urlPolicyOf(setting: string | undefined): UrlPolicy {
   const s = (setting ?? '').trim();
   const policy: UrlPolicy = { allowAll: false, ranges: new BlockList(), hosts: new Set(), setting: s };
-  if (s === '' || s === 'false') return policy;
-  if (s === 'true') return { ...policy, allowAll: true };
+  if (s === '' || s === 'false' || s === '0') return policy;
+  if (s === 'true' || s === '1') return { ...policy, allowAll: true };
   for (const item of s
     .split(',')
     .map((x) => x.trim().toLowerCase())

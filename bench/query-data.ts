@@ -13,7 +13,9 @@ export async function loadBenchCalls(client: ClickHouseClient, project: string, 
  * Calls number `from` to `to` (exclusive) of the data set; `pad`: characters of filler text in
  * inputs and output (0: ~300-byte calls; 350: ~1 KB); `stepMs`: the time between two calls' starts;
  * `parts`: each call as one whole-call part (as Weave's calls_complete and OTLP send them) or as
- * a start part and an end part (as older SDKs send them).
+ * a start part and an end part (as older SDKs send them); `opts.startAt`: the first call's start
+ * (engine text, UTC; default 2024-01-01), `opts.opRefs`: op names as the SDK's op refs
+ * (`weave:///<project>/op/op-<n>:v1`) rather than bare names.
  */
 export async function loadBenchCallRange(
   client: ClickHouseClient,
@@ -23,17 +25,18 @@ export async function loadBenchCallRange(
   pad: number,
   stepMs = 10,
   parts: 'whole' | 'split' = 'split',
+  opts: { startAt?: string; opRefs?: boolean } = {},
 ): Promise<void> {
   const filler = pad ? `,"text":"', repeat(char(97 + number % 26), ${pad}), '"` : '';
   const id = `concat('c-', leftPad(toString(number), 9, '0'))`;
   const root = `concat('c-', leftPad(toString(number - number % 10), 9, '0'))`;
-  const started = `toDateTime64('2024-01-01 00:00:00', 6, 'UTC') + toIntervalMillisecond(number * ${stepMs})`;
+  const started = `toDateTime64('${opts.startAt ?? '2024-01-01 00:00:00'}', 6, 'UTC') + toIntervalMillisecond(number * ${stepMs})`;
   const start = {
     trace_id: `concat('t-', ${root})`,
     parent_id: `if(number % 10 = 0, NULL, ${root})`,
     thread_id: `concat('thread-', toString(intDiv(number, 50)))`,
     turn_id: root,
-    op_name: `concat('op-', toString(number % 20))`,
+    op_name: opts.opRefs ? `concat('weave:///${project}/op/op-', toString(number % 20), ':v1')` : `concat('op-', toString(number % 20))`,
     started_at: started,
     attributes_dump: `'{"env":"bench"}'`,
     inputs_dump: `concat('{"n":', toString(number % 1000), ',"s":"text-', toString(number % 7919), '","model":{"name":"m-', toString(number % 13), '"}${filler}}')`,

@@ -18,6 +18,8 @@ import { runWeaveScript } from './helpers/weave-sdk';
  * one store, and tenancy.
  */
 const INTERVAL_MS = 1500;
+/** The receivers listen on 127.0.0.1: a loopback address, refused unless allowed (docs/alerts.md, "Channel URLs"). */
+const RECEIVERS = '127.0.0.1';
 const SECRET = 'receiver-secret';
 
 /** A webhook receiver: records what it gets; `down()` stops listening (connections refused), `up()` listens again on the same port. */
@@ -140,7 +142,12 @@ beforeAll(async () => {
   await receiver.up();
   weft = await startWeft({
     dataDir: newDataDir('alerts'),
-    env: { WEFT_ALERTS_INTERVAL_MS: String(INTERVAL_MS), WEFT_MONITORS_INTERVAL_MS: '300', WEFT_RATE_LIMIT_MAX: '0' },
+    env: {
+      WEFT_ALERTS_INTERVAL_MS: String(INTERVAL_MS),
+      WEFT_MONITORS_INTERVAL_MS: '300',
+      WEFT_RATE_LIMIT_MAX: '0',
+      WEFT_ALERTS_ALLOW_PRIVATE_URLS: RECEIVERS,
+    },
   });
   admin = new Client(weft.url);
   expect((await admin.post('/admin/entities/create', { name: E })).status).toBe(200);
@@ -599,7 +606,7 @@ describe('alerts evaluated by weft', () => {
 describe('delivery', () => {
   it('the receiver down while an alert fires, then weft SIGKILLed: delivered once the receiver is back, once', async () => {
     const dir = newDataDir('alerts-outage');
-    const env = { WEFT_ALERTS_INTERVAL_MS: '500', WEFT_RATE_LIMIT_MAX: '0' };
+    const env = { WEFT_ALERTS_INTERVAL_MS: '500', WEFT_RATE_LIMIT_MAX: '0', WEFT_ALERTS_ALLOW_PRIVATE_URLS: RECEIVERS };
     const down = new Receiver();
     await down.up();
     await down.down(); // its port is known, nothing listens on it
@@ -647,10 +654,68 @@ describe('delivery', () => {
     }
   }, 180_000);
 
+  it('channel URLs off the public Internet: refused at create unless allowed (400 naming url), and again at delivery', async () => {
+    const dir = newDataDir('alerts-ssrf');
+    const hook = new Receiver();
+    await hook.up();
+    const base = { WEFT_ALERTS_INTERVAL_MS: '500', WEFT_RATE_LIMIT_MAX: '0' };
+    let w: RunningWeft | null = await startWeft({ dataDir: dir, env: { ...base, WEFT_ALERTS_ALLOW_PRIVATE_URLS: RECEIVERS } });
+    const P = 'ssrf/app';
+    try {
+      let a = new Client(w.url);
+      // Allowed: the receiver's address. Not allowed: a private network, the cloud metadata
+      // service, another loopback address, IPv6 loopback.
+      const channel = await post(a, '/alerts/channels/create', { project_id: P, name: 'local', url: hook.url });
+      for (const [url, kind] of [
+        ['http://10.1.2.3/hook', 'private'],
+        ['http://169.254.169.254/latest/meta-data/', 'link-local'],
+        ['http://127.0.0.2:9/hook', 'loopback'],
+        ['http://[::1]:9/hook', 'loopback'],
+      ]) {
+        const r = await a.post('/alerts/channels/create', { project_id: P, name: 'x', url });
+        expect(r.status, url).toBe(400);
+        expect(r.body.field, url).toBe('url');
+        expect(r.text, url).toMatch(new RegExp(`url: .* is a ${kind} address.*WEFT_ALERTS_ALLOW_PRIVATE_URLS`));
+      }
+      expect((await post(a, '/alerts/channels/list', { project_id: P })).channels.map((c: any) => c.name)).toEqual(['local']);
+      expect(await post(a, '/alerts/channels/test', { project_id: P, channel_id: channel.id })).toMatchObject({ ok: true });
+      expect(hook.got).toHaveLength(1);
+
+      // The same store, the allowance gone: the stored channel is refused when delivering.
+      await w.stop();
+      w = await startWeft({ dataDir: dir, env: base });
+      a = new Client(w.url);
+      const test = await post(a, '/alerts/channels/test', { project_id: P, channel_id: channel.id });
+      expect(test).toMatchObject({ ok: false, status_code: null, error: expect.stringMatching(/127\.0\.0\.1 is a loopback address/) });
+      await post(a, '/obj/create', {
+        obj: {
+          project_id: P,
+          object_id: 'errs',
+          val: alertSpecVal('errs', { metric_path: 'error', aggregation_function: 'max', threshold: 0.5 }),
+        },
+      });
+      await post(a, '/call/upsert_batch', callsBatch(P, `weave:///${P}/op/f:1`, [{ error: true }]));
+      const delivery = async () => (await post(a, '/alerts/events/query', { project_id: P })).events[0]?.deliveries[0];
+      // Refused once and given up at once (not retried for a day): the log says why.
+      await expect.poll(async () => (await delivery())?.status, { timeout: 20_000, interval: 200 }).toBe('failed');
+      expect(await delivery()).toMatchObject({ attempts: 1, last_status_code: null, last_error: expect.stringMatching(/loopback/) });
+      await sleep(1500);
+      expect(hook.got).toHaveLength(1);
+    } finally {
+      await w?.stop();
+      await hook.down();
+    }
+  }, 180_000);
+
   it('two weft processes on one store: one of them evaluates and delivers, so each transition is sent once', async () => {
     const dir = newDataDir('alerts-two');
     const ch = await startSharedClickHouse(join(dir, 'clickhouse'));
-    const env = { WEFT_ALERTS_INTERVAL_MS: '300', WEFT_RATE_LIMIT_MAX: '0', CLICKHOUSE_URL: ch.url };
+    const env = {
+      WEFT_ALERTS_INTERVAL_MS: '300',
+      WEFT_RATE_LIMIT_MAX: '0',
+      CLICKHOUSE_URL: ch.url,
+      WEFT_ALERTS_ALLOW_PRIVATE_URLS: RECEIVERS,
+    };
     const hook = new Receiver();
     await hook.up();
     const wefts: RunningWeft[] = [];

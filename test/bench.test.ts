@@ -228,6 +228,27 @@ describe('benchmarks run (tiny mode)', () => {
     );
   }, 300_000);
 
+  it('bench:alerts evaluates every alert over the calls and times interactive queries alone and beside the pass', async () => {
+    const r = await runBench('alerts.ts', {
+      BENCH_CALLS: '3000',
+      BENCH_ALERTS: '30',
+      BENCH_RUNS: '3',
+      BENCH_DATA_DIR: newDataDir('bench-alerts'),
+    });
+    ok(r);
+    expect(r.out).toMatch(/loaded 3,000 calls of 20 ops over the last [\d.]+ h in [\d.]+ s/);
+    expect(r.out).toMatch(/alerts: 30 AlertSpecs \(6 kinds\) published in [\d.]+ s/);
+    // Every alert is read and evaluated: none invalid (the op refs are the loaded calls' ops), none failing.
+    expect(r.out).toMatch(/first pass: 30 of 30 alerts evaluated \(\d+ firing\) in [\d,]+ ms, CPU [\d,]+ ms/);
+    expect(r.out).toMatch(/pass alone: wall [\d,]+ ms, CPU [\d,]+ ms per pass, [\d.]+ ms per alert/);
+    for (const q of ['calls page \\(50 of one op\\)', 'count \\(one op\\)']) {
+      expect(r.out).toMatch(new RegExp(`interactive alone, ${q}: median [\\d,]+ ms, p95 [\\d,]+ ms \\(3 runs\\)`));
+      expect(r.out).toMatch(
+        new RegExp(`interactive beside a pass, ${q}: median [\\d,]+ ms, p95 [\\d,]+ ms \\(\\d+ runs\\); the pass took [\\d,]+ ms`),
+      );
+    }
+  }, 300_000);
+
   it('bench:retention loads calls over 30 days and times one retention pass', async () => {
     const r = await runBench('retention.ts', { BENCH_CALLS: '3000', BENCH_DATA_DIR: newDataDir('bench-retention') });
     ok(r);

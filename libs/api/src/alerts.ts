@@ -99,6 +99,7 @@ export const alertSummary = z.object({
   op_scope: z.array(z.string()).nullable(),
   monitor_ref: z.string().nullable(),
   scorer_ref: z.string().nullable(),
+  status_match_value: z.string().nullable().describe('as stored in the spec (for percentage and count)'),
   /** Why weft cannot evaluate it (a metric it does not know…), else null. */
   invalid: z.string().nullable(),
   state: alertState,

@@ -253,6 +253,27 @@ export const configSchema = z.object({
   WEFT_EVALUATION_HEARTBEAT_MS: int(10_000, 100),
   /** Query role: time between two evaluations of every AlertSpec, each followed by a delivery pass (ms); 0: this process evaluates none. */
   WEFT_ALERTS_INTERVAL_MS: int(60_000, 0),
+  /**
+   * Alert channels: the addresses off the public Internet (loopback, link-local, private…) their
+   * URLs may reach. Empty (default): none; `true`: all; else a comma-separated list of addresses,
+   * CIDR ranges and host names (`10.0.0.0/8,hooks.internal`). Checked at create and at each delivery.
+   */
+  WEFT_ALERTS_ALLOW_PRIVATE_URLS: z
+    .string()
+    .trim()
+    .default('')
+    .refine(
+      (s) =>
+        s === '' ||
+        s === 'true' ||
+        s === 'false' ||
+        s === '0' ||
+        s === '1' ||
+        s.split(',').every((x) => /^\s*([A-Za-z0-9.-]+|[0-9a-fA-F:.[\]]+)(\/\d{1,3})?\s*$/.test(x)),
+      'a comma-separated list of addresses, CIDR ranges and host names, or true',
+    ),
+  /** Days alert events, their deliveries and delivery attempts are kept (never longer than the project keeps its calls). */
+  WEFT_ALERTS_RETENTION_DAYS: int(90, 1),
 
   WEFT_BUS: z.enum(['inprocess', 'kafka']).default('inprocess'),
   ...kafkaVars,

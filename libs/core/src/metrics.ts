@@ -81,7 +81,7 @@ export const metrics = {
   }),
   retentionRowsRemoved: new Counter({
     name: 'weft_retention_rows_removed_total',
-    help: 'Rows of calls and feedback removed by retention, by table',
+    help: 'Rows of calls, feedback and alert history removed by retention, by table',
     labelNames: ['table'] as const,
     registers,
   }),

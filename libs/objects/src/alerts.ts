@@ -1,5 +1,5 @@
 import { clickHouseToIso, microsToClickHouse, nowMicros } from '@weft/core';
-import { Params } from '@weft/query';
+import { expiredRowsSql, Params, type RetentionTable } from '@weft/query';
 import type { Store } from '@weft/store';
 
 /**
@@ -265,6 +265,18 @@ export async function logAttempts(
     { name: 'alerts.attempts_log' },
   );
 }
+
+/**
+ * The alert tables as retention removes from them (the writer's retention pass, with cutoffs of
+ * their own: WEFT_ALERTS_RETENTION_DAYS, never longer than the project keeps its calls): the
+ * attempts, deliveries and events written before the cutoff. A delivery is given up 24 hours
+ * after its event (worker.ts), well within any cutoff (at least a day).
+ */
+export const ALERT_RETENTION: readonly RetentionTable[] = [
+  { table: 'alert_delivery_attempts', expired: (c, p) => expiredRowsSql(c, 'at', p) },
+  { table: 'alert_deliveries', expired: (c, p) => expiredRowsSql(c, 'created_at', p) },
+  { table: 'alert_events', expired: (c, p) => expiredRowsSql(c, 'created_at', p) },
+];
 
 // ---- mutes ----
 

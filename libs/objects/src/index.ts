@@ -37,6 +37,7 @@ export { linkDatasetSources, queryDatasetSources, sourceDatasets } from './datas
 export {
   RECENT_FIGURES,
   activeMutes,
+  ALERT_RETENTION,
   allStates,
   channelsByIds,
   channelsFor,

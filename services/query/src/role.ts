@@ -6,10 +6,12 @@ import { mcpRoutes } from './mcp';
 import { queryRoutes } from './routes';
 import { alertRoutes } from './alerts/routes';
 import { AlertWorker } from './alerts/worker';
+import { urlPolicyOf } from './alerts/url-guard';
 
 /** Every read endpoint, answered from ClickHouse, and the web UI that talks to them. */
 export const queryRole: Role = (config, log) => {
   let facts: CallFacts | undefined;
+  const urlPolicy = urlPolicyOf(config.WEFT_ALERTS_ALLOW_PRIVATE_URLS);
   return {
     name: 'query',
     // Analytics facts (call-facts.ts): block numbers are per shard, so not on a cluster.
@@ -20,6 +22,7 @@ export const queryRole: Role = (config, log) => {
         const reads = deps.readYourWrites;
         const alerts = new AlertWorker(deps.store, log, {
           intervalMs: config.WEFT_ALERTS_INTERVAL_MS,
+          urlPolicy,
           ...(reads ? { caughtUp: () => reads.caughtUp() } : {}),
         });
         parts.push({ name: 'alerts', start: async () => alerts.start(), stop: () => alerts.stop() });
@@ -45,7 +48,7 @@ export const queryRole: Role = (config, log) => {
         ...(reads ? { caughtUp: () => reads.caughtUp() } : {}),
       });
       const auth = needs(deps.auth, 'auth', 'query');
-      await app.register(async (scope) => alertRoutes(scope, { store: deps.store, auth }));
+      await app.register(async (scope) => alertRoutes(scope, { store: deps.store, auth, urlPolicy }));
       await app.register(mcpRoutes, { auth });
       // The UI's pages and files, whichever it serves, under the `ui` group of /docs.
       await app.register(async (scope) => {

@@ -18,6 +18,7 @@ export interface AlertSummary {
   op_scope: string[] | null;
   monitor_ref: string | null;
   scorer_ref: string | null;
+  status_match_value: string | null;
   invalid: string | null;
   state: 'ok' | 'firing' | 'resolved';
   value: number | null;
@@ -55,6 +56,7 @@ export interface AlertEvent {
 
 export interface NewAlert {
   name: string;
+  /** Op refs, comma-separated (`…:*` for every version); empty: every call. */
   op?: string;
   metric_path: string;
   aggregation: string;
@@ -63,6 +65,9 @@ export interface NewAlert {
   threshold: number;
   window_size?: number;
   window_duration?: number;
+  /** On a Monitor's scores: the monitor and its scorer (refs). */
+  monitor_ref?: string;
+  scorer_ref?: string;
 }
 
 /** Aggregations of Weave's AlertSpec, then weft's extras (spec.weft_aggregation). */
@@ -102,31 +107,102 @@ export function mute(projectId: string, alertRef: string, until: Date | null): P
     : post('/alerts/unmute', { project_id: projectId, alert_ref: alertRef });
 }
 
+/** The spec's fields the form sets (WeaveMetricThresholdSpec, and weft_aggregation for weft's extras). */
+function specFields(a: NewAlert): Record<string, unknown> {
+  const weft = WEFT_AGGREGATIONS.includes(a.aggregation);
+  return {
+    comparison_operator: a.comparison_operator,
+    metric_path: a.metric_path,
+    threshold: a.threshold,
+    aggregation_function: weft ? 'mean' : a.aggregation,
+    window_size: a.window_size ?? null,
+    window_duration: a.window_duration ?? null,
+    status_match_value: a.status_match_value || null,
+    monitor_ref: a.monitor_ref || null,
+    scorer_ref: a.scorer_ref || null,
+  };
+}
+
+const opScopeOf = (op: string | undefined) => {
+  const refs = (op ?? '')
+    .split(/[\s,]+/)
+    .map((x) => x.trim())
+    .filter(Boolean);
+  return refs.length ? refs : null;
+};
+
 /** Publishes an AlertSpec as the SDK stores one. */
 export async function createAlert(projectId: string, a: NewAlert): Promise<void> {
   const weft = WEFT_AGGREGATIONS.includes(a.aggregation);
   const spec: Record<string, unknown> = {
     alert_condition: 'THRESHOLD',
     source_type: 'calls',
-    comparison_operator: a.comparison_operator,
-    metric_path: a.metric_path,
-    threshold: a.threshold,
-    aggregation_function: weft ? 'mean' : a.aggregation,
+    ...specFields(a),
     ...(weft ? { weft_aggregation: a.aggregation } : {}),
-    window_size: a.window_size ?? null,
-    window_duration: a.window_duration ?? null,
-    status_match_value: a.status_match_value || null,
   };
   const val = {
     _type: 'AlertSpec',
     name: a.name,
     description: null,
-    op_scope: a.op ? [a.op] : null,
+    op_scope: a.monitor_ref ? null : opScopeOf(a.op),
     spec,
     _class_name: 'AlertSpec',
     _bases: ['BaseObject', 'BaseModel'],
   };
   await post('/obj/create', { obj: { project_id: projectId, object_id: a.name, val } });
+}
+
+/**
+ * Publishes a new version of an existing AlertSpec (as Weave versions any object: the same
+ * object id, a new digest): its latest version's value with the form's fields in place — what
+ * the form does not show (description, hysteresis, op_str, other extra keys) is kept.
+ */
+export async function updateAlert(projectId: string, name: string, a: NewAlert): Promise<string> {
+  const latest = await post<{ obj: { val: Record<string, unknown> } }>('/obj/read', {
+    project_id: projectId,
+    object_id: name,
+    digest: 'latest',
+  });
+  const val = { ...latest.obj.val };
+  const spec: Record<string, unknown> = { ...((val.spec as Record<string, unknown> | undefined) ?? {}), ...specFields(a) };
+  if (WEFT_AGGREGATIONS.includes(a.aggregation)) spec.weft_aggregation = a.aggregation;
+  else delete spec.weft_aggregation;
+  val.spec = spec;
+  val.op_scope = a.monitor_ref ? (val.op_scope ?? null) : opScopeOf(a.op);
+  const created = await post<{ digest: string }>('/obj/create', { obj: { project_id: projectId, object_id: name, val } });
+  return created.digest;
+}
+
+/** The form's values of an alert as /alerts/list shows it (an edit starts from these). */
+export function formOf(a: AlertSummary): NewAlert {
+  return {
+    name: a.alert,
+    op: (a.op_scope ?? []).join(', '),
+    metric_path: a.metric_path,
+    aggregation: a.aggregation || 'mean',
+    ...(a.status_match_value !== null ? { status_match_value: a.status_match_value } : {}),
+    comparison_operator: a.comparison_operator || 'GREATER_THAN',
+    threshold: a.threshold,
+    ...(a.window_size !== null ? { window_size: a.window_size } : {}),
+    ...(a.window_duration !== null ? { window_duration: a.window_duration } : {}),
+    ...(a.monitor_ref ? { monitor_ref: a.monitor_ref } : {}),
+    ...(a.scorer_ref ? { scorer_ref: a.scorer_ref } : {}),
+  };
+}
+
+/**
+ * The path of a scorer's result an alert on it would watch: its output itself when a number or a
+ * boolean, else its first numeric or boolean member (`output.json_valid`), else `output.score`.
+ */
+export function scorePathOf(outputs: unknown[]): string {
+  for (const o of outputs) {
+    if (typeof o === 'number' || typeof o === 'boolean') return 'output';
+    if (o && typeof o === 'object' && !Array.isArray(o)) {
+      const k = Object.entries(o).find(([, v]) => typeof v === 'number' || typeof v === 'boolean')?.[0];
+      if (k) return `output.${k}`;
+    }
+  }
+  return 'output.score';
 }
 
 /**

@@ -15,6 +15,8 @@ export interface Monitor {
   opNames: string[];
   samplingRate: number | null;
   scorers: string[];
+  /** The scorers' refs, as the monitor holds them (an alert on one names it: scorer_ref). */
+  scorerRefs: string[];
   createdAt: string;
 }
 
@@ -38,6 +40,7 @@ export function monitorOf(projectId: string, o: ObjectVersion): Monitor {
     opNames: strings(val.op_names).map((op) => parseRef(op)?.name ?? op),
     samplingRate: typeof val.sampling_rate === 'number' ? val.sampling_rate : null,
     scorers: strings(val.scorers).map((s) => parseRef(s)?.name ?? s),
+    scorerRefs: strings(val.scorers),
     createdAt: o.created_at,
   };
 }

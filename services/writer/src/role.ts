@@ -20,6 +20,7 @@ export const writerRole: Role = (config, log) => ({
     let subscription: Subscription | null = null;
     const retention = new RetentionSweeper(deps.store, log, {
       defaultDays: config.WEFT_RETENTION_DAYS,
+      alertDays: config.WEFT_ALERTS_RETENTION_DAYS,
       intervalMs: config.WEFT_RETENTION_INTERVAL_MS,
     });
     return [

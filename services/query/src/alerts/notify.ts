@@ -1,5 +1,9 @@
 import { createHmac } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { isIP } from 'node:net';
 import type { ChannelRow } from '@weft/objects';
+import { guardedLookup, hostOf, refusedAddress, RefusedAddressError, type UrlPolicy } from './url-guard';
 
 /** The JSON notification of a transition (docs/alerts.md, "The webhook body"). */
 export interface AlertNotification {
@@ -50,27 +54,68 @@ export function signature(secret: string, body: string): string {
   return `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
 }
 
-/** One POST to a channel; never throws (a failure is its result). */
-export async function send(channel: Pick<ChannelRow, 'url' | 'format' | 'secret'>, eventId: string, body: string): Promise<SendResult> {
-  const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': 'weft-alerts', [EVENT_HEADER]: eventId };
+/**
+ * One POST to a channel; never throws (a failure is its result). The connection is made only to
+ * an address `policy` allows (url-guard.ts): a literal IP is checked first, a host name's
+ * addresses as the connection resolves them (`refused`: the policy refused it, no connection made).
+ * Redirects are not followed.
+ */
+export async function send(
+  channel: Pick<ChannelRow, 'url' | 'format' | 'secret'>,
+  eventId: string,
+  body: string,
+  policy: UrlPolicy,
+): Promise<SendResult & { refused?: boolean }> {
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    'user-agent': 'weft-alerts',
+    [EVENT_HEADER]: eventId,
+    'content-length': String(Buffer.byteLength(body)),
+  };
   if (channel.secret) headers[SIGNATURE_HEADER] = signature(channel.secret, body);
+  let url: URL;
   try {
-    const res = await fetch(channel.url, {
-      method: 'POST',
-      headers,
-      body,
-      signal: AbortSignal.timeout(SEND_TIMEOUT_MS),
-      redirect: 'manual',
-    });
-    // The answer's body is not kept; reading it frees the connection.
-    await res.arrayBuffer().catch(() => undefined);
-    return res.ok
-      ? { ok: true, status_code: res.status, error: null }
-      : { ok: false, status_code: res.status, error: `the receiver answered ${res.status}` };
-  } catch (err) {
-    const e = err as Error & { cause?: { code?: string; message?: string } };
-    return { ok: false, status_code: null, error: e.cause?.code ?? e.cause?.message ?? e.message };
+    url = new URL(channel.url);
+  } catch {
+    return { ok: false, status_code: null, error: 'the channel URL is not a URL', refused: true };
   }
+  const host = hostOf(url);
+  if (isIP(host)) {
+    const why = refusedAddress(policy, host, host);
+    if (why) return { ok: false, status_code: null, error: why, refused: true };
+  }
+  return new Promise((resolve) => {
+    let settled = false;
+    const settle = (r: SendResult & { refused?: boolean }) => {
+      if (!settled) resolve(r);
+      settled = true;
+    };
+    const failed = (err: NodeJS.ErrnoException) =>
+      settle(
+        err instanceof RefusedAddressError
+          ? { ok: false, status_code: null, error: err.message, refused: true }
+          : { ok: false, status_code: null, error: err.name === 'AbortError' ? 'no answer within 10 s' : (err.code ?? err.message) },
+      );
+    const req = (url.protocol === 'https:' ? httpsRequest : httpRequest)(
+      url,
+      { method: 'POST', headers, lookup: guardedLookup(policy), signal: AbortSignal.timeout(SEND_TIMEOUT_MS) },
+      (res) => {
+        const status = res.statusCode ?? 0;
+        const answer: SendResult =
+          status >= 200 && status < 300
+            ? { ok: true, status_code: status, error: null }
+            : { ok: false, status_code: status, error: `the receiver answered ${status}` };
+        // The answer's body is not kept; reading it frees the connection. The status is the answer,
+        // whether or not its body arrives whole.
+        res.resume();
+        res.on('error', () => settle(answer));
+        res.on('close', () => settle(answer));
+        res.on('end', () => settle(answer));
+      },
+    );
+    req.on('error', failed);
+    req.end(body);
+  });
 }
 
 /**

@@ -5,6 +5,7 @@ import { queryObjects } from '@weft/objects';
 import type { Store } from '@weft/store';
 import { alertNameOf, plainVal, readAlertRule } from './alert-spec';
 import { channelBody, send, type AlertNotification } from './notify';
+import { checkChannelUrl, type UrlPolicy } from './url-guard';
 import {
   activeMutes,
   channelsOf,
@@ -24,8 +25,8 @@ import {
  * statement here is keyed by the request's project, so another project's channel or alert is
  * never reached, whatever id is given.
  */
-export function alertRoutes(app: FastifyInstance, deps: { store: Store; auth: Authenticator }): void {
-  const { store, auth } = deps;
+export function alertRoutes(app: FastifyInstance, deps: { store: Store; auth: Authenticator; urlPolicy: UrlPolicy }): void {
+  const { store, auth, urlPolicy } = deps;
   const publicChannel = (c: ChannelRow) => ({
     id: c.id,
     project_id: c.project_id,
@@ -37,6 +38,9 @@ export function alertRoutes(app: FastifyInstance, deps: { store: Store; auth: Au
   });
 
   addRoute(app, auth, 'alertChannelCreate', async (body) => {
+    // Server-side request forgery: no channel to an address off the public Internet unless allowed.
+    const refused = await checkChannelUrl(urlPolicy, body.url);
+    if (refused) throw badRequest(`url: ${refused}`, 'url');
     const now = nowMicros();
     const row: ChannelRow = {
       project_id: body.project_id,
@@ -79,7 +83,8 @@ export function alertRoutes(app: FastifyInstance, deps: { store: Store; auth: Au
       time: new Date().toISOString(),
       description: `A test notification from weft to the channel ${channel.name}`,
     };
-    return send(channel, id, channelBody(channel, n));
+    const r = await send(channel, id, channelBody(channel, n), urlPolicy);
+    return { ok: r.ok, status_code: r.status_code, error: r.error };
   });
 
   addRoute(app, auth, 'alertsList', async (body) => {
@@ -108,6 +113,7 @@ export function alertRoutes(app: FastifyInstance, deps: { store: Store; auth: Au
           op_scope: r.opScope ?? null,
           monitor_ref: r.monitorRef ?? null,
           scorer_ref: r.scorerRef ?? null,
+          status_match_value: statusMatchOf(val),
           invalid: read.ok ? null : read.reason,
           state: s?.state ?? 'ok',
           value: s?.value ?? null,
@@ -179,4 +185,11 @@ function nameOrRefused(alertRef: string, projectId: string): string {
   const name = alertNameOf(alertRef, projectId);
   if (!name) throw badRequest(`alert_ref: '${alertRef}' is not an AlertSpec of ${projectId} (a ref or a name)`, 'alert_ref');
   return name;
+}
+
+/** The spec's status_match_value as stored (the rule reads span codes as statuses; an edit shows what was written). */
+function statusMatchOf(val: Record<string, unknown>): string | null {
+  const spec = val.spec as Record<string, unknown> | undefined;
+  const v = spec?.status_match_value;
+  return v === undefined || v === null ? null : String(v);
 }

@@ -7,6 +7,7 @@ import { plainVal, readAlertRule, type AlertRule } from './alert-spec';
 import { AlertLease } from './lease';
 import { measure, nextState, type Measure } from './measure';
 import { channelBody, retryDelayMs, send, type AlertNotification } from './notify';
+import type { UrlPolicy } from './url-guard';
 import {
   activeMutes,
   allStates,
@@ -31,6 +32,8 @@ export interface AlertWorkerOptions {
   intervalMs: number;
   /** Resolves once the writes acknowledged so far are stored (the all-in-one's ingest log). */
   caughtUp?: () => Promise<void>;
+  /** The addresses deliveries may connect to (WEFT_ALERTS_ALLOW_PRIVATE_URLS, url-guard.ts). */
+  urlPolicy: UrlPolicy;
 }
 
 /** A notification not delivered within this long after its transition is given up (marked failed). */
@@ -222,8 +225,9 @@ export class AlertWorker {
         const channel = channels.get(`${d.project_id}\n${d.channel_id}`);
         if (!event || !channel)
           return { ok: false, status_code: null, error: channel ? 'the event is gone' : 'the channel was deleted', final: true };
-        const r = await send(channel, d.event_id, channelBody(channel, JSON.parse(event.body) as AlertNotification));
-        return { ...r, final: false };
+        const r = await send(channel, d.event_id, channelBody(channel, JSON.parse(event.body) as AlertNotification), this.opts.urlPolicy);
+        // An address the policy refuses is not tried again (the log says why).
+        return { ...r, final: r.refused === true };
       });
       const nowUs = nowMicros();
       const updated: Omit<DeliveryRow, 'updated_at'>[] = due.map((d, i) => {

@@ -4,11 +4,13 @@ import {
   createAlert,
   createChannel,
   deleteChannel,
+  formOf,
   listAlerts,
   listChannels,
   listEvents,
   mute,
   testChannel,
+  updateAlert,
   WEFT_AGGREGATIONS,
   type AlertSummary,
   type NewAlert,
@@ -16,7 +18,8 @@ import {
 import { Layout } from '../components/layout';
 import { Empty, ErrorBox, Loading } from '../components/states';
 import { fmtAgo, fmtTime } from '../format';
-import type { Route } from '../route';
+import { parseRef } from '../refs';
+import { navigate, projectHref, type Route } from '../route';
 import { useAsync } from '../use-async';
 
 const OPS: Record<string, string> = { GREATER_THAN: '>', LESS_THAN: '<', EQUAL: '=' };
@@ -40,23 +43,44 @@ export function Sparkline({ values, threshold }: { values: number[]; threshold: 
 }
 
 function ruleText(a: AlertSummary): string {
-  const window = [a.window_size ? `last ${a.window_size} calls` : '', a.window_duration ? `last ${a.window_duration} s` : '']
+  const unit = a.monitor_ref ? 'scores' : 'calls';
+  const window = [a.window_size ? `last ${a.window_size} ${unit}` : '', a.window_duration ? `last ${a.window_duration} s` : '']
     .filter(Boolean)
     .join(' within ');
-  return `${a.aggregation}(${a.metric_path || 'status'}) ${OPS[a.comparison_operator] ?? a.comparison_operator} ${a.threshold}${window ? ` · ${window}` : ''}`;
+  const name = (ref: string) => parseRef(ref)?.name ?? ref;
+  const scope = a.monitor_ref
+    ? `monitor ${name(a.monitor_ref)}${a.scorer_ref ? ` / ${name(a.scorer_ref)}` : ''}`
+    : a.op_scope?.length
+      ? `op ${a.op_scope
+          .map((r) => {
+            const p = parseRef(r);
+            return p ? `${p.name}:${p.digest.slice(0, 8)}` : r;
+          })
+          .join(', ')}`
+      : '';
+  return `${a.aggregation}(${a.metric_path || 'status'}) ${OPS[a.comparison_operator] ?? a.comparison_operator} ${a.threshold}${window ? ` · ${window}` : ''}${scope ? ` · ${scope}` : ''}`;
 }
 
 /**
  * A project's alerts (`#/p/<e>/<p>/alerts`): each AlertSpec with its state, last figure and a
- * sparkline of its recent figures against the threshold, mute/unmute; the latest transitions
- * with their deliveries; the channels notifications go to. `?metric=…&op=…` opens the new-alert
- * form filled in (`&aggregation=…&comparison=…` too: the analytics charts' "Alert me" link).
+ * sparkline of its recent figures against the threshold, mute/unmute, edit (a new version of
+ * its AlertSpec); the latest transitions with their deliveries; the channels notifications go
+ * to. `?metric=…&op=…` opens the new-alert form filled in (`&aggregation=…&comparison=…` too:
+ * the analytics charts' "Alert me" link; `&monitor_ref=…&scorer_ref=…`: a monitor's).
  */
 export function AlertsView({ projectId, route }: { projectId: string; route: Route }) {
   const [version, setVersion] = useState(0);
   const refresh = () => setVersion((v) => v + 1);
-  const prefill = route.params.get('metric');
-  const [creating, setCreating] = useState(prefill !== null);
+  const param = (k: string) => route.params.get(k) ?? undefined;
+  const prefill = param('metric');
+  const monitorRef = param('monitor_ref');
+  // The form open: a new alert (filled in from the URL), or an edit of an existing one.
+  const [form, setForm] = useState<{ edit: AlertSummary | null } | null>(prefill || monitorRef ? { edit: null } : null);
+  // Closing a form filled in from the URL drops its parameters too (a reload does not open it again).
+  const closeForm = () => {
+    setForm(null);
+    if ([...route.params.keys()].length) navigate(projectHref(projectId, ['alerts']), { replace: true });
+  };
   const { data, error, loading } = useAsync(
     async (signal) => {
       const [alerts, events, channels] = await Promise.all([
@@ -84,21 +108,34 @@ export function AlertsView({ projectId, route }: { projectId: string; route: Rou
       <div class="eval-head">
         <h2>Alerts</h2>
         <span class="spacer" />
-        <button type="button" class="primary" onClick={() => setCreating(!creating)} aria-expanded={creating}>
+        <button
+          type="button"
+          class="primary"
+          onClick={() => setForm(form && !form.edit ? null : { edit: null })}
+          aria-expanded={!!form && !form.edit}
+        >
           New alert
         </button>
       </div>
-      {creating ? (
-        <NewAlertForm
+      {form ? (
+        <AlertForm
+          key={form.edit?.alert_ref ?? 'new'}
           projectId={projectId}
-          initial={{
-            metric_path: prefill ?? 'output.score',
-            op: route.params.get('op') ?? '',
-            ...(route.params.get('aggregation') ? { aggregation: route.params.get('aggregation')! } : {}),
-            ...(route.params.get('comparison') ? { comparison_operator: route.params.get('comparison')! } : {}),
-          }}
+          editing={form.edit?.alert ?? null}
+          initial={
+            form.edit
+              ? formOf(form.edit)
+              : {
+                  metric_path: prefill ?? 'output.score',
+                  op: param('op') ?? '',
+                  ...(param('aggregation') ? { aggregation: param('aggregation')! } : {}),
+                  ...(param('comparison') ? { comparison_operator: param('comparison')! } : {}),
+                  ...(monitorRef ? { monitor_ref: monitorRef, scorer_ref: param('scorer_ref') ?? '' } : {}),
+                }
+          }
+          onCancel={closeForm}
           onDone={() => {
-            setCreating(false);
+            closeForm();
             refresh();
           }}
         />
@@ -139,13 +176,16 @@ export function AlertsView({ projectId, route }: { projectId: string; route: Rou
                   <span class={`badge alert-${a.state}`}>{a.state}</span>
                   {a.muted_until ? <div class="muted">muted until {fmtTime(a.muted_until)}</div> : null}
                 </td>
-                <td class="mono">{ruleText(a)}</td>
+                <td class="mono rule">{ruleText(a)}</td>
                 <td class="num">{a.value === null ? '—' : Number(a.value.toPrecision(6))}</td>
                 <td>
                   <Sparkline values={a.recent} threshold={a.threshold} />
                 </td>
                 <td title={fmtTime(a.evaluated_at)}>{a.evaluated_at ? fmtAgo(a.evaluated_at) : 'not yet'}</td>
-                <td>
+                <td class="actions">
+                  <button type="button" class="link" onClick={() => setForm({ edit: a })} aria-label={`Edit ${a.alert}`}>
+                    Edit
+                  </button>{' '}
                   {a.muted_until ? (
                     <button type="button" class="link" onClick={() => act(() => mute(projectId, a.alert, null))}>
                       Unmute
@@ -256,9 +296,27 @@ export function AlertsView({ projectId, route }: { projectId: string; route: Rou
 
 const value = (e: Event) => (e.target as HTMLInputElement).value;
 
-function NewAlertForm({ projectId, initial, onDone }: { projectId: string; initial: Partial<NewAlert>; onDone: () => void }) {
+/**
+ * The alert form: a new AlertSpec, or (`editing`: its name) a new version of an existing one —
+ * its threshold, operator, window, op scope, aggregation — published as Weave versions objects.
+ * With a monitor (`monitor_ref`) the alert is on that monitor's scores, its metric a path in
+ * the scorer's output.
+ */
+function AlertForm({
+  projectId,
+  editing,
+  initial,
+  onDone,
+  onCancel,
+}: {
+  projectId: string;
+  editing: string | null;
+  initial: Partial<NewAlert>;
+  onDone: () => void;
+  onCancel: () => void;
+}) {
   const [a, setA] = useState<NewAlert>({
-    name: '',
+    name: editing ?? '',
     op: '',
     metric_path: 'output.score',
     aggregation: 'mean',
@@ -269,11 +327,13 @@ function NewAlertForm({ projectId, initial, onDone }: { projectId: string; initi
   });
   const [error, setError] = useState<unknown>(null);
   const set = (patch: Partial<NewAlert>) => setA((x) => ({ ...x, ...patch }));
+  const onMonitor = a.monitor_ref !== undefined;
   const submit = async (e: Event) => {
     e.preventDefault();
     setError(null);
     try {
-      await createAlert(projectId, { ...a, name: a.name.trim() });
+      if (editing) await updateAlert(projectId, editing, a);
+      else await createAlert(projectId, { ...a, name: a.name.trim() });
       onDone();
     } catch (err) {
       setError(err);
@@ -281,16 +341,34 @@ function NewAlertForm({ projectId, initial, onDone }: { projectId: string; initi
   };
   const num = (s: string) => (s.trim() === '' ? undefined : Number(s));
   return (
-    <form class="new-queue" aria-label="New alert" onSubmit={submit}>
+    <form class="new-queue alert-form" aria-label={editing ? `Edit alert ${editing}` : 'New alert'} onSubmit={submit}>
+      {editing ? (
+        <p class="form-title">
+          Editing <strong>{editing}</strong>: saving publishes a new version of its AlertSpec.
+        </p>
+      ) : null}
       <label>
-        Name <input name="alert-name" required value={a.name} onInput={(e) => set({ name: value(e) })} />
+        Name <input name="alert-name" required value={a.name} readOnly={!!editing} onInput={(e) => set({ name: value(e) })} />
       </label>
-      <label class="grow">
-        Op ref (…:* for every version; empty: every call)
-        <input name="alert-op" value={a.op} onInput={(e) => set({ op: value(e) })} />
-      </label>
+      {onMonitor ? (
+        <>
+          <label class="grow wide">
+            Monitor
+            <input name="alert-monitor" required value={a.monitor_ref} onInput={(e) => set({ monitor_ref: value(e) })} />
+          </label>
+          <label class="grow wide">
+            Scorer (empty: every one)
+            <input name="alert-scorer" value={a.scorer_ref ?? ''} onInput={(e) => set({ scorer_ref: value(e) })} />
+          </label>
+        </>
+      ) : (
+        <label class="grow">
+          Op refs (…:* for every version; empty: every call)
+          <input name="alert-op" value={a.op} onInput={(e) => set({ op: value(e) })} />
+        </label>
+      )}
       <label>
-        Metric (a call path, or latency, tokens, cost, error, status)
+        {onMonitor ? "Metric (a path in the scorer's output)" : 'Metric (a call path, or latency, tokens, cost, error, status)'}
         <input name="alert-metric" value={a.metric_path} onInput={(e) => set({ metric_path: value(e) })} />
       </label>
       <label>
@@ -320,7 +398,7 @@ function NewAlertForm({ projectId, initial, onDone }: { projectId: string; initi
         <input name="alert-threshold" type="number" step="any" value={a.threshold} onInput={(e) => set({ threshold: Number(value(e)) })} />
       </label>
       <label>
-        Last N calls
+        {onMonitor ? 'Last N scores' : 'Last N calls'}
         <input
           name="alert-window-size"
           type="number"
@@ -340,7 +418,10 @@ function NewAlertForm({ projectId, initial, onDone }: { projectId: string; initi
         />
       </label>
       <button type="submit" class="primary" disabled={a.name.trim() === ''}>
-        Create alert
+        {editing ? 'Save new version' : 'Create alert'}
+      </button>
+      <button type="button" class="link" onClick={onCancel}>
+        Cancel
       </button>
       {error ? <ErrorBox error={error} /> : null}
     </form>

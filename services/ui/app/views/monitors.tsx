@@ -1,3 +1,4 @@
+import { scorePathOf } from '../alerts';
 import { Layout } from '../components/layout';
 import { Empty, ErrorBox, Loading } from '../components/states';
 import { fmtAgo, fmtTime } from '../format';
@@ -69,7 +70,26 @@ function MonitorCard({ projectId, monitor, results }: { projectId: string; monit
         <dt>Sampling</dt>
         <dd>{monitor.samplingRate === null ? '—' : `${Math.round(monitor.samplingRate * 100)} %`}</dd>
         <dt>Scorers</dt>
-        <dd class="monitor-scorers">{monitor.scorers.length ? monitor.scorers.join(', ') : <span class="muted">none</span>}</dd>
+        <dd class="monitor-scorers">
+          {monitor.scorers.length ? (
+            monitor.scorers.map((scorer, i) => (
+              <span key={i} class="monitor-scorer">
+                {i ? ', ' : ''}
+                {scorer}{' '}
+                <a
+                  class="chart-alert"
+                  href={alertHref(projectId, monitor, i, results)}
+                  title="Alert me when this scorer's figure crosses a line"
+                  aria-label={`Alert on ${scorer}`}
+                >
+                  🔔
+                </a>
+              </span>
+            ))
+          ) : (
+            <span class="muted">none</span>
+          )}
+        </dd>
         <dt>Published</dt>
         <dd title={fmtTime(monitor.createdAt)}>{fmtAgo(monitor.createdAt)}</dd>
         <dt>Failures</dt>
@@ -109,4 +129,20 @@ function MonitorCard({ projectId, monitor, results }: { projectId: string; monit
       )}
     </section>
   );
+}
+
+/**
+ * The Alerts tab's new-alert form filled in for a scorer of the monitor ("alert me when this
+ * scorer's mean goes below …"): monitor_ref and scorer_ref, the path of its results' score.
+ */
+function alertHref(projectId: string, monitor: Monitor, i: number, results: MonitorResult[]): string {
+  const scorer = monitor.scorers[i]!;
+  const outputs = results.filter((r) => r.scorer === scorer && r.error === null).map((r) => r.output);
+  return projectHref(projectId, ['alerts'], {
+    monitor_ref: monitor.ref,
+    scorer_ref: monitor.scorerRefs[i],
+    metric: scorePathOf(outputs),
+    aggregation: 'mean',
+    comparison: 'LESS_THAN',
+  });
 }

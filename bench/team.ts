@@ -9,9 +9,10 @@
  * weft ran before lanes) as the control. Reported per class: p50/p99, statuses, and the
  * process's CPU seconds and peak RSS per phase.
  *
- * `--soak` instead: BENCH_SECONDS (default 1800) of ingest at 2,000 calls/s, a calls page every
- * 2 s and analytics every 10 s; interactive and analytics p99 per minute, acknowledgement p99,
- * RSS, and the calls stored against the calls acknowledged.
+ * `--soak` instead: BENCH_SECONDS (default 1800) of ingest at 2,000 calls/s into the small
+ * project, a calls page every 2 s, analytics every 10 s on the big project and on the one being
+ * written (op × day: today's calls still arriving); interactive, analytics and live analytics
+ * p99 per minute, acknowledgement p99, RSS, and the calls stored against the calls acknowledged.
  */
 import { loadavg } from 'node:os';
 import { startBenchWeft } from './bench-weft';
@@ -28,7 +29,7 @@ const BIG = 'bench/main';
 const SMALL = 'bench/small';
 const auth = { authorization: basicAuth(HARNESS_API_KEY), 'content-type': 'application/json' };
 
-type Class = 'page' | 'trace' | 'count' | 'search' | 'analytics' | 'export' | 'ingest_ack' | 'write_to_read';
+type Class = 'page' | 'trace' | 'count' | 'search' | 'analytics' | 'live_analytics' | 'export' | 'ingest_ack' | 'write_to_read';
 interface Sample {
   ms: number;
   status: number;
@@ -93,6 +94,13 @@ const REQUESTS: Record<Exclude<Class, 'ingest_ack' | 'write_to_read' | 'export'>
     metrics: ['count', 'errors', 'latency_p50_ms', 'latency_p99_ms', 'cost'],
     bucket: 'day',
   }),
+  // The project being written (soak): op × day over a day its calls are still arriving on.
+  live_analytics: () => ({
+    project_id: SMALL,
+    dimensions: ['op', 'time'],
+    metrics: ['count', 'errors', 'latency_p50_ms', 'latency_p99_ms', 'cost'],
+    bucket: 'day',
+  }),
 };
 const PATHS = {
   page: '/calls/stream_query',
@@ -100,6 +108,7 @@ const PATHS = {
   count: '/calls/query_stats',
   search: '/calls/stream_query',
   analytics: '/analytics/query',
+  live_analytics: '/analytics/query',
 };
 
 async function timed(rec: Recorder, c: keyof typeof REQUESTS): Promise<void> {
@@ -225,6 +234,7 @@ async function soak(): Promise<void> {
     await Promise.all([
       every(2000, until, both('page')),
       every(10_000, until, both('analytics')),
+      every(10_000, until, both('live_analytics')),
       every(100, until, async () => {
         const m = current();
         await ingestBatch(m, INGEST_BATCH);
@@ -232,7 +242,7 @@ async function soak(): Promise<void> {
       }),
     ]);
   });
-  console.log('\n  minute  page p99  analytics p99  ack p99  RSS now');
+  console.log('\n  minute  page p99  analytics p99  live analytics p99  ack p99');
   minutes.forEach((m, i) => {
     const p = (c: Class) =>
       quantile(
@@ -241,7 +251,7 @@ async function soak(): Promise<void> {
       )
         .toFixed(0)
         .padStart(8);
-    console.log(`  ${String(i + 1).padStart(6)} ${p('page')} ${p('analytics')}      ${p('ingest_ack')}`);
+    console.log(`  ${String(i + 1).padStart(6)} ${p('page')}      ${p('analytics')}           ${p('live_analytics')} ${p('ingest_ack')}`);
   });
   const acked =
     [...minutes].reduce((n, m) => n + (m.samples.get('ingest_ack') ?? []).filter((s) => s.status === 200).length, 0) * INGEST_BATCH;

@@ -249,6 +249,29 @@ describe('benchmarks run (tiny mode)', () => {
     }
   }, 300_000);
 
+  it('bench:team times each class alone and under the team, with the lanes and with one lane; the soak per minute', async () => {
+    const r = await runBench('team.ts', { BENCH_CALLS: '3000', BENCH_SECONDS: '4', BENCH_DATA_DIR: newDataDir('bench-team') });
+    ok(r);
+    for (const lanes of ['separate', 'one']) {
+      const part = r.out.slice(r.out.indexOf(`# WEFT_LANES=${lanes}`));
+      expect(part).toMatch(/## each class alone/);
+      expect(part).toMatch(/## team for 4 s/);
+      // Every class answered, and nothing with a 5xx (a heavy request may be refused with a 429 only).
+      for (const c of ['page', 'trace', 'count', 'search', 'analytics', 'write_to_read', 'export', 'ingest_ack'])
+        expect(part).toMatch(new RegExp(`  ${c} +n= +\\d+  p50 +\\d+ ms  p99 +\\d+ ms  (200|429)×`));
+      expect(part).not.toMatch(/5\d\d×/);
+    }
+    const soak = await runBench('team.ts', { BENCH_CALLS: '2000', BENCH_SECONDS: '5', BENCH_DATA_DIR: newDataDir('bench-team-soak') }, [
+      '--soak',
+    ]);
+    ok(soak);
+    expect(soak.out).toMatch(/ +1 +\d+ +\d+ +\d+ +\d+\n/);
+    // Nothing acknowledged is missing.
+    const [, acked, stored] = /acknowledged (\d+) calls, stored (\d+)/.exec(soak.out) ?? [];
+    expect(Number(acked)).toBeGreaterThan(0);
+    expect(stored).toBe(acked);
+  }, 300_000);
+
   it('bench:retention loads calls over 30 days and times one retention pass', async () => {
     const r = await runBench('retention.ts', { BENCH_CALLS: '3000', BENCH_DATA_DIR: newDataDir('bench-retention') });
     ok(r);

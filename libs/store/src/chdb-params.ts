@@ -14,7 +14,7 @@ const LARGE_PARAMS_CHARS = 64 * 1024;
 const literal = (text: string) => `'${text.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 
 /**
- * The statement with its parameters set in its own session (`SET param_x = '…'; SELECT {x:T}`)
+ * The statement with its parameters set in its own session (`SET param_x = '…', param_y = …; SELECT {x:T}`)
  * instead of bound through chDB's binder: chdb-node runs every bound statement of the process
  * one after another (its binder is not safe across connections), which would make every lane
  * wait behind any other's statement. A session's parameters are its own, and the values are the
@@ -33,11 +33,9 @@ export function inlineParams<P extends StatementParams>(
   // Large values (thousands of digests) stay bound: as statement text the parser would cap them
   // (max_query_size) and parse them slowly; those few statements wait for chDB's binder instead.
   if (sets.reduce((n, s) => n + s.literal.length + s.name.length + 16, 0) > LARGE_PARAMS_CHARS) return params;
-  const text = sets
-    .filter((s) => !session?.holdsParam(s))
-    .map((s) => `SET param_${s.name} = ${s.literal}`)
-    .join('; ');
-  return { ...params, query: text ? `${text}; ${params.query}` : params.query, query_params: undefined };
+  // One SET for them all: each statement of a multi-statement query costs its own parse and run.
+  const unsaid = sets.filter((s) => !session?.holdsParam(s)).map((s) => `param_${s.name} = ${s.literal}`);
+  return { ...params, query: unsaid.length ? `SET ${unsaid.join(', ')}; ${params.query}` : params.query, query_params: undefined };
 }
 
 /**

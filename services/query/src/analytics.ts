@@ -120,7 +120,7 @@ export async function aggregateCalls(store: Store, req: CallsAggregateReq, signa
 
 /**
  * /analytics/query: the request's metrics per group of its dimensions over the calls it matches
- * (libs/query metrics.ts); at most `limit` groups, `truncated` when more matched.
+ * (libs/query analytics/planner.ts, over the catalogue of @weft/analytics); at most `limit` groups, `truncated` when more matched.
  */
 export async function queryMetrics(
   store: Store,
@@ -131,7 +131,7 @@ export async function queryMetrics(
   const run = async (q: { sql: string; params: Record<string, unknown> }) => {
     return store.rows<Record<string, unknown>>(q.sql, q.params, { name: 'analytics.queryMetrics', signal });
   };
-  // Days with current analytics facts are read from them (call-facts.ts), the rest from the calls.
+  // Days with current analytics facts are read from them (libs/query analytics/facts.ts), the rest from the calls.
   const coverage = facts ? await facts.coverage(req.project_id, signal) : undefined;
   let bucketSeconds = req.bucket_seconds;
   if (req.bucket === 'auto') {

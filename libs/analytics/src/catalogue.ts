@@ -177,6 +177,7 @@ export const METRICS = [
 ] as const satisfies readonly MetricRow[];
 
 export type MetricName = (typeof METRICS)[number]['name'];
+export const METRIC_NAMES: readonly MetricName[] = METRICS.map((m) => m.name);
 
 /** A column of the calls as it is: the same name, SQL and reads over calls and facts. */
 const column = (name: string, description: string): DimensionRow => ({
@@ -235,6 +236,7 @@ export const DIMENSIONS = [
 ] as const satisfies readonly DimensionRow[];
 
 export type DimensionName = (typeof DIMENSIONS)[number]['name'];
+export const DIMENSION_NAMES: readonly DimensionName[] = DIMENSIONS.map((d) => d.name);
 
 /** The JSON a dimension or a path metric can read a dotted path of (`inputs.question`, `summary.weave.status`). */
 export const JSON_PATH_ROOTS = ['attributes', 'inputs', 'output', 'summary'] as const;
@@ -276,11 +278,10 @@ export const isMetricName = (name: string): boolean => metricsByName.has(name) |
 /** Whether a name is a dimension: one of the catalogue's, or a JSON path (its segments are checked by the planner). */
 export const isDimensionName = (name: string): boolean => dimensionsByName.has(name) || PATH_DIMENSION.test(name);
 
-const list = (names: readonly string[]) => names.join(', ');
 /** What an unknown metric's refusal lists. */
-export const METRIC_CHOICES_TEXT = `${list(METRICS.map((m) => m.name))}, or ${Object.keys(PATH_AGGREGATES).join('|')}(<path>)`;
+export const METRIC_CHOICES_TEXT = `${METRIC_NAMES.join(', ')}, or ${Object.keys(PATH_AGGREGATES).join('|')}(<path>)`;
 /** What an unknown dimension's refusal lists. */
-export const DIMENSION_CHOICES_TEXT = `${list(DIMENSIONS.map((d) => d.name))}, or ${JSON_PATH_ROOTS.map((r) => `${r}.…`).join(' ')}`;
+export const DIMENSION_CHOICES_TEXT = `${DIMENSION_NAMES.join(', ')}, or ${JSON_PATH_ROOTS.map((r) => `${r}.…`).join(' ')}`;
 
 /** The term of a row for a query: over facts when it reads them (and the row has a facts term), else over calls. */
 export function termOf(row: { calls: TermOf; facts?: TermOf }, x: SqlContext, overFacts: boolean): Term {

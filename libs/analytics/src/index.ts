@@ -1,6 +1,7 @@
 // The analytics catalogue: what /analytics/query answers, as data (contract, planner and UI read it).
 export {
   DIMENSION_CHOICES_TEXT,
+  DIMENSION_NAMES,
   DIMENSIONS,
   dimensionRow,
   isAdditive,
@@ -10,6 +11,7 @@ export {
   LATENCY_QUANTILES,
   METRIC_CHOICES_TEXT,
   metricRow,
+  METRIC_NAMES,
   METRICS,
   OTHER_VALUE,
   PATH_AGGREGATES,

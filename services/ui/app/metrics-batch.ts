@@ -1,3 +1,4 @@
+import { isAdditive, OTHER_VALUE } from '@weft/analytics';
 import { post } from './api';
 import type { MetricsAnswer, MetricsQueryBody as Body } from './dashboard';
 
@@ -12,11 +13,6 @@ import type { MetricsAnswer, MetricsQueryBody as Body } from './dashboard';
  */
 
 type Row = Record<string, unknown>;
-
-/** Metrics whose value over a group is the sum of their values over its parts. */
-const ADDITIVE = new Set(['count', 'errors', 'requests', 'prompt_tokens', 'completion_tokens', 'total_tokens', 'cost']);
-/** The value the server gives a `top` dimension outside its top n (libs/query metrics.ts). */
-const OTHER = '__other__';
 
 interface Waiting {
   body: Body;
@@ -82,7 +78,7 @@ function flush(): void {
 }
 
 /** Whether a body's `top` is folded here: its dimension's counts come with the answer, and every metric adds up. */
-const foldsTop = (b: Body) => b.top !== undefined && b.order_by === undefined && b.metrics.every((m) => ADDITIVE.has(m));
+const foldsTop = (b: Body) => b.top !== undefined && b.order_by === undefined && b.metrics.every(isAdditive);
 
 /** What the server is asked for this body when merged: without its metrics, and without a `top` folded here. */
 function shared(b: Body): Record<string, unknown> {
@@ -163,7 +159,7 @@ function folded(rows: Row[], b: Body): Row[] {
   );
   const out = new Map<string, Row>();
   for (const r of rows) {
-    const row: Row = { ...r, [dimension]: kept.has(r[dimension]) ? r[dimension] : OTHER };
+    const row: Row = { ...r, [dimension]: kept.has(r[dimension]) ? r[dimension] : OTHER_VALUE };
     const key = JSON.stringify((b.dimensions ?? []).map((d) => row[d]));
     const into = out.get(key);
     if (!into) out.set(key, row);

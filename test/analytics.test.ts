@@ -502,6 +502,43 @@ describe('/analytics/query', () => {
     expect((await query({ dimensions: ['op'], metrics: ['count'] })).totals).toBeUndefined();
   });
 
+  it('running: the calls without an end yet, per op, as counted from the calls themselves (a metric added as one catalogue row)', async () => {
+    const R = 'an/running';
+    const batch: unknown[] = [];
+    for (let i = 0; i < 12; i++) {
+      const id = `0199cccc-0000-7000-8000-${String(i).padStart(12, '0')}`;
+      const started = now - 3_600_000 + i * 1000;
+      const start = {
+        project_id: R,
+        id,
+        trace_id: `r-${i}`,
+        op_name: i % 3 ? 'fetch' : 'plan',
+        started_at: new Date(started).toISOString(),
+      };
+      batch.push({ mode: 'start', req: { start } });
+      // Every fifth call, and the fetches after the eighth, have not ended.
+      if (i % 5 !== 0 && !(i > 8 && i % 3))
+        batch.push({ mode: 'end', req: { end: { project_id: R, id, ended_at: new Date(started + 50).toISOString() } } });
+    }
+    expect((await as(alice).post('/call/upsert_batch', { batch })).status).toBe(200);
+    const calls = await as(alice).jsonl('/calls/stream_query', { project_id: R });
+    expect(calls).toHaveLength(12);
+    const raw = new Map<string, number>();
+    for (const c of calls) raw.set(c.op_name, (raw.get(c.op_name) ?? 0) + (c.ended_at === null ? 1 : 0));
+    const r = await as(alice).post('/analytics/query', {
+      project_id: R,
+      dimensions: ['op_name'],
+      metrics: ['running', 'count'],
+      totals: true,
+    });
+    expect(r.status, r.text).toBe(200);
+    expect(Object.fromEntries(r.body.rows.map((x: { op_name: string; running: number }) => [x.op_name, x.running]))).toEqual(
+      Object.fromEntries(raw),
+    );
+    expect(r.body.totals.running).toBe([...raw.values()].reduce((a, b) => a + b, 0));
+    expect(r.body.totals.running).toBe(4);
+  });
+
   it('refuses unknown dimensions, metrics and paths with a 422 naming them; tenancy as everywhere', async () => {
     const bad = async (body: Record<string, unknown>, field: string, words: string) => {
       const r = await as(alice).post('/analytics/query', { project_id: P, metrics: ['count'], ...body });

@@ -76,12 +76,18 @@ export const analyticsDimension = z.union(
 
 export const analyticsQueryReq = z.object({
   project_id: projectId,
-  dimensions: z.array(analyticsDimension).max(6).default([]).describe(`group-by names: ${DIMENSION_CHOICES_TEXT} (a dotted path)`),
+  dimensions: z
+    .array(analyticsDimension)
+    .max(6)
+    .default([])
+    .describe(`group-by names: ${DIMENSION_CHOICES_TEXT} (a dotted path under one of them)`),
   metrics: z
     .array(analyticsMetric)
     .min(1)
     .max(30)
-    .describe(`${METRIC_CHOICES_TEXT} (a dotted path); each one's unit and meaning: docs/analytics.md`),
+    .describe(
+      `${METRIC_CHOICES_TEXT}, <path> a dotted path under attributes., inputs., output. or summary.; units and meanings: docs/analytics.md`,
+    ),
   filter: callFilter.optional(),
   query: query.optional(),
   from: timestamp.optional().describe('calls started at or after (ISO 8601)'),

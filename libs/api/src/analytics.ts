@@ -127,6 +127,30 @@ export const analyticsQueryRes = z.object({
 });
 export type AnalyticsQueryRes = z.infer<typeof analyticsQueryRes>;
 
+/** A query's refusal inside a batch: what /analytics/query would have answered it alone. */
+export const analyticsBatchError = z.object({
+  error: z.object({ status: z.number().int(), reason: z.string(), field: z.string().optional() }),
+});
+export const analyticsBatchReq = z.object({
+  project_id: projectId,
+  queries: z
+    .array(z.record(z.string(), z.unknown()))
+    .min(1)
+    .max(50)
+    .describe(
+      "a dashboard's queries, each an /analytics/query body (its project_id is the batch's); each is checked on its own, so a bad one gets its error in its answer",
+    ),
+});
+export type AnalyticsBatchReq = z.infer<typeof analyticsBatchReq>;
+export const analyticsBatchRes = z.object({
+  answers: z
+    .array(z.union([analyticsQueryRes, analyticsBatchError]))
+    .describe(
+      'one per query, in order: the answer /analytics/query gives it alone, or its error; queries over the same calls and groups are answered by one scan',
+    ),
+});
+export type AnalyticsBatchRes = z.infer<typeof analyticsBatchRes>;
+
 /** The formats /calls/export writes. */
 export const EXPORT_FORMATS = ['jsonl', 'csv', 'parquet'] as const;
 /** The flat columns of a CSV or Parquet export, in this order (objects as JSON text). */

@@ -13,6 +13,7 @@ export { callStatsGranularity, CallStatsPlan } from './call-stats';
 export { countExpiredRows, expiredRowsSql, removeExpiredRows, type RetentionCutoffs, type RetentionTable } from './retention';
 // Analytics (analytics/): the planner of /analytics/query over the catalogue (@weft/analytics), and its facts.
 export { MetricsQueryPlan } from './analytics/planner';
+export { answerFrom, checkBatchQuery, planBatch, type BatchGroup } from './analytics/batch';
 export { FactsKeeper, type FactsKeeperOptions } from './analytics/facts-keeper';
 export { gapsOf, type FactSegment, type FactsCoverage } from './analytics/facts';
 export { dayStartUs, planDay, type DayToPlan, type SegmentState } from './analytics/fact-segments';

@@ -140,6 +140,8 @@ const QUERIES: Record<string, unknown>[] = [
   { dimensions: [], metrics: ['count', 'distinct_users', 'total_tokens'], filter: { trace_roots_only: true } },
   { dimensions: ['time'], bucket: 'hour', metrics: ['count', 'total_tokens'], filter: { op_names: ['weave:///facts/p/op/llm:*'] } },
   { dimensions: ['op'], metrics: ['count', 'cost'], from: iso(BASE + 3 * DAY), to: iso(BASE + 6 * DAY) },
+  // A metric added as one row of the catalogue (@weft/analytics): the calls without an end.
+  { dimensions: ['op', 'time'], bucket: 'day', metrics: ['running', 'count'] },
 ];
 
 /**

@@ -502,6 +502,98 @@ describe('/analytics/query', () => {
     expect((await query({ dimensions: ['op'], metrics: ['count'] })).totals).toBeUndefined();
   });
 
+  it('running: the calls without an end yet, per op, as counted from the calls themselves (a metric added as one catalogue row)', async () => {
+    const R = 'an/running';
+    const batch: unknown[] = [];
+    for (let i = 0; i < 12; i++) {
+      const id = `0199cccc-0000-7000-8000-${String(i).padStart(12, '0')}`;
+      const started = now - 3_600_000 + i * 1000;
+      const start = {
+        project_id: R,
+        id,
+        trace_id: `r-${i}`,
+        op_name: i % 3 ? 'fetch' : 'plan',
+        started_at: new Date(started).toISOString(),
+      };
+      batch.push({ mode: 'start', req: { start } });
+      // Every fifth call, and the fetches after the eighth, have not ended.
+      if (i % 5 !== 0 && !(i > 8 && i % 3))
+        batch.push({ mode: 'end', req: { end: { project_id: R, id, ended_at: new Date(started + 50).toISOString() } } });
+    }
+    expect((await as(alice).post('/call/upsert_batch', { batch })).status).toBe(200);
+    const calls = await as(alice).jsonl('/calls/stream_query', { project_id: R });
+    expect(calls).toHaveLength(12);
+    const raw = new Map<string, number>();
+    for (const c of calls) raw.set(c.op_name, (raw.get(c.op_name) ?? 0) + (c.ended_at === null ? 1 : 0));
+    const r = await as(alice).post('/analytics/query', {
+      project_id: R,
+      dimensions: ['op_name'],
+      metrics: ['running', 'count'],
+      totals: true,
+    });
+    expect(r.status, r.text).toBe(200);
+    expect(Object.fromEntries(r.body.rows.map((x: { op_name: string; running: number }) => [x.op_name, x.running]))).toEqual(
+      Object.fromEntries(raw),
+    );
+    expect(r.body.totals.running).toBe([...raw.values()].reduce((a, b) => a + b, 0));
+    expect(r.body.totals.running).toBe(4);
+  });
+
+  it('a batch (a dashboard in one request): each query answered as it is alone, a bad one with its own error, fewer scans', async () => {
+    await seed();
+    const queries: Record<string, unknown>[] = [
+      // Over the same calls and groups: one scan, the top folded from it.
+      { dimensions: ['op'], metrics: ['cost'], top: { dimension: 'op', n: 2 }, limit: 2000 },
+      { dimensions: ['op'], metrics: ['count', 'errors', 'latency_p50_ms', 'total_tokens', 'cost'], limit: 2000 },
+      { dimensions: ['op', 'status'], metrics: ['count'], top: { dimension: 'op', n: 2 }, limit: 2000 },
+      { dimensions: ['op', 'status'], metrics: ['errors', 'running'], limit: 2000 },
+      { dimensions: ['time', 'status'], metrics: ['count', 'running'], bucket: 'auto', limit: 2000 },
+      { dimensions: ['model'], metrics: ['prompt_tokens', 'completion_tokens'], limit: 2000 },
+      { dimensions: ['op'], metrics: ['nope'] },
+      // A quantile does not add up: its top is the engine's.
+      { dimensions: ['op'], metrics: ['latency_p99_ms', 'count'], top: { dimension: 'op', n: 1 } },
+      // The totals ride with the queries over the same calls.
+      { dimensions: [], metrics: ['count', 'errors', 'latency_p50_ms', 'cost'], totals: true },
+      { dimensions: ['op'], metrics: ['count'], filter: { op_names: ['tool'] }, limit: 2000 },
+      { dimensions: ['op'], metrics: ['count'], limit: 1 },
+    ];
+    const scans = async () =>
+      Number(
+        /weft_store_statement_seconds_count\{[^}]*statement="analytics\.queryMetrics"[^}]*\} (\d+)/.exec(
+          (await api.request('GET', '/metrics')).text,
+        )?.[1] ?? 0,
+      );
+    const before = await scans();
+    const batch = await as(alice).post('/analytics/batch', { project_id: P, queries });
+    expect(batch.status, batch.text).toBe(200);
+    const batchScans = (await scans()) - before;
+    const answers = batch.body.answers as Record<string, unknown>[];
+    expect(answers).toHaveLength(queries.length);
+    // Figures to 12 significant digits (sums of floats in another order differ in their last bit).
+    const exact = (x: unknown) => JSON.parse(JSON.stringify(x), (_k, v) => (typeof v === 'number' ? Number(v.toPrecision(12)) : v));
+    const aloneBefore = await scans();
+    for (const [i, q] of queries.entries()) {
+      const alone = await as(alice).post('/analytics/query', { project_id: P, ...q });
+      if (alone.status === 200) expect(exact(answers[i]), JSON.stringify(q)).toEqual(exact(alone.body));
+      else
+        expect(answers[i], JSON.stringify(q)).toEqual({
+          error: { status: alone.status, reason: alone.body.reason, field: alone.body.field },
+        });
+    }
+    const aloneScans = (await scans()) - aloneBefore;
+    expect(answers[6]).toMatchObject({
+      error: { status: 422, field: 'metrics[0]', reason: expect.stringContaining("unknown metric 'nope'") },
+    });
+    expect((answers[0]!.rows as { op: string }[]).map((r) => r.op)).toContain('__other__');
+    // The two by op and the totals in one scan (and the totals' own statement), the two by op and status in one.
+    expect(batchScans).toBeLessThanOrEqual(aloneScans - 2);
+    // Tenancy as everywhere: a query naming a project the key may not use is refused whole.
+    const other = await as(alice).post('/analytics/batch', { project_id: P, queries: [{ project_id: 'elsewhere/p', metrics: ['count'] }] });
+    expect(other.status).toBe(403);
+    expect((await as(carol).post('/analytics/batch', { project_id: P, queries: [{ metrics: ['count'] }] })).status).toBe(403);
+    expect((await as(alice).post('/analytics/batch', { project_id: P, queries: [] })).status).toBe(422);
+  });
+
   it('refuses unknown dimensions, metrics and paths with a 422 naming them; tenancy as everywhere', async () => {
     const bad = async (body: Record<string, unknown>, field: string, words: string) => {
       const r = await as(alice).post('/analytics/query', { project_id: P, metrics: ['count'], ...body });

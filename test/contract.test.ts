@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { DIMENSION_NAMES, METRIC_NAMES } from '@weft/analytics';
 import { endpoints, publishedExtraEndpoints } from '@weft/api';
 import { Client, basicAuth, bearerAuth } from './helpers/client';
 import { useWeft } from './helpers/fixture';
@@ -29,6 +30,15 @@ describe('the contract', () => {
       ['post', '/admin/keys/create'],
     ] as const)
       expect(doc.paths[path]?.[method], `${method} ${path}`).toBeDefined();
+    // The analytics catalogue's metrics and dimensions, as enums of /analytics/query's request.
+    type Names = { items: { anyOf: { enum?: string[] }[] } };
+    const analytics = (
+      doc.paths['/analytics/query'] as unknown as Record<string, { requestBody: { content: Record<string, { schema: unknown }> } }>
+    ).post!.requestBody.content['application/json']!.schema as { properties: { metrics: Names; dimensions: Names } };
+    const enumOf = (n: Names) => n.items.anyOf.find((o) => o.enum)?.enum;
+    expect(enumOf(analytics.properties.metrics)).toEqual([...METRIC_NAMES]);
+    expect(enumOf(analytics.properties.metrics)).toEqual(expect.arrayContaining(['count', 'cost', 'latency_p99_ms']));
+    expect(enumOf(analytics.properties.dimensions)).toEqual([...DIMENSION_NAMES]);
     const docs = await fetch(`${weft.url}/docs/`);
     expect(docs.status).toBe(200);
     expect(await docs.text()).toContain('<html');

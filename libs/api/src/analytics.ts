@@ -1,3 +1,4 @@
+import { DIMENSION_CHOICES_TEXT, DIMENSION_NAMES, METRIC_CHOICES_TEXT, METRIC_NAMES, PATH_DIMENSION, PATH_METRIC } from '@weft/analytics';
 import { z } from 'zod';
 import { callFilter, limit, projectId, query, timestamp } from './common';
 import { callsStreamQueryReq } from './calls';
@@ -55,22 +56,37 @@ export type CallsAggregateRes = z.infer<typeof callsAggregateRes>;
 
 /** The time buckets a metrics query can group by (`bucket`), as ClickHouse's toStartOf… functions. */
 export const METRIC_BUCKETS = ['auto', 'minute', 'hour', 'day', 'week', 'month'] as const;
-/** Dimension and metric names are checked by the query builder (libs/query metrics.ts), which names the unknown one. */
+/**
+ * A metric's name: one of the analytics catalogue's (@weft/analytics, listed as an enum), or an
+ * aggregate of a dotted JSON path (its path is checked by the planner, which names a bad one).
+ */
+const unknownMetric = (issue: { input?: unknown }) => `unknown metric '${String(issue.input)}' (${METRIC_CHOICES_TEXT})`;
+export const analyticsMetric = z.union(
+  [z.enum(METRIC_NAMES, { error: unknownMetric }), z.string().regex(PATH_METRIC, { error: unknownMetric })],
+  {
+    error: unknownMetric,
+  },
+);
+/** A dimension's name: one of the catalogue's, or a dotted path under attributes., inputs., output. or summary. */
+const unknownDimension = (issue: { input?: unknown }) => `unknown dimension '${String(issue.input)}' (${DIMENSION_CHOICES_TEXT})`;
+export const analyticsDimension = z.union(
+  [z.enum(DIMENSION_NAMES, { error: unknownDimension }), z.string().regex(PATH_DIMENSION, { error: unknownDimension })],
+  { error: unknownDimension },
+);
+
 export const analyticsQueryReq = z.object({
   project_id: projectId,
   dimensions: z
-    .array(z.string().min(1))
+    .array(analyticsDimension)
     .max(6)
     .default([])
-    .describe(
-      'group-by names: op_name, op, status, model, svc_user_id, thread_id, trace_id, is_root, parent_op, time, or a dotted path under attributes., inputs., output., summary.',
-    ),
+    .describe(`group-by names: ${DIMENSION_CHOICES_TEXT} (a dotted path under one of them)`),
   metrics: z
-    .array(z.string().min(1))
+    .array(analyticsMetric)
     .min(1)
     .max(30)
     .describe(
-      'count, errors, error_rate, latency_{min,avg,p50,p90,p95,p99,max}_ms, requests, prompt_tokens, completion_tokens, total_tokens, cost, distinct_users, distinct_traces, or sum|avg|min|max|p50|p90|p95|p99(<dotted path>)',
+      `${METRIC_CHOICES_TEXT}, <path> a dotted path under attributes., inputs., output. or summary.; units and meanings: docs/analytics.md`,
     ),
   filter: callFilter.optional(),
   query: query.optional(),
@@ -110,6 +126,30 @@ export const analyticsQueryRes = z.object({
     .describe('with `totals: true`: each metric over every call matched, by its name'),
 });
 export type AnalyticsQueryRes = z.infer<typeof analyticsQueryRes>;
+
+/** A query's refusal inside a batch: what /analytics/query would have answered it alone. */
+export const analyticsBatchError = z.object({
+  error: z.object({ status: z.number().int(), reason: z.string(), field: z.string().optional() }),
+});
+export const analyticsBatchReq = z.object({
+  project_id: projectId,
+  queries: z
+    .array(z.record(z.string(), z.unknown()))
+    .min(1)
+    .max(50)
+    .describe(
+      "a dashboard's queries, each an /analytics/query body (its project_id is the batch's); each is checked on its own, so a bad one gets its error in its answer",
+    ),
+});
+export type AnalyticsBatchReq = z.infer<typeof analyticsBatchReq>;
+export const analyticsBatchRes = z.object({
+  answers: z
+    .array(z.union([analyticsQueryRes, analyticsBatchError]))
+    .describe(
+      'one per query, in order: the answer /analytics/query gives it alone, or its error; queries over the same calls and groups are answered by one scan',
+    ),
+});
+export type AnalyticsBatchRes = z.infer<typeof analyticsBatchRes>;
 
 /** The formats /calls/export writes. */
 export const EXPORT_FORMATS = ['jsonl', 'csv', 'parquet'] as const;

@@ -54,6 +54,8 @@ import {
   annotatorProgressUpdateRes,
 } from './annotation-queues';
 import {
+  analyticsBatchReq,
+  analyticsBatchRes,
   analyticsQueryReq,
   analyticsQueryRes,
   callsExportReq,
@@ -553,6 +555,17 @@ export const extraEndpoints = {
     service: 'query',
     request: analyticsQueryReq,
     response: analyticsQueryRes,
+    published: true,
+    lane: 'heavy',
+  },
+  analyticsBatch: {
+    path: '/analytics/batch',
+    summary:
+      "A dashboard's /analytics/query bodies in one request: each one's answer (or error), queries over the same calls read in one scan",
+    auth: 'basic',
+    service: 'query',
+    request: analyticsBatchReq,
+    response: analyticsBatchRes,
     published: true,
     lane: 'heavy',
   },

@@ -19,6 +19,8 @@ export { buildOpenApiDocument, type DocumentedRoute, openApiPath, ROUTE_TAGS, ty
 export { type CompletedCall, extraEndpoints, FILE_CREATE_PATH, publishedExtraEndpoints } from './extra-endpoints';
 export { type RouteName, type RouteRequestOf, type RouteResponseOf, type RouteSpec, routeSpecs } from './routes';
 export {
+  type AnalyticsBatchReq,
+  type AnalyticsBatchRes,
   analyticsQueryReq,
   type AnalyticsQueryReq,
   type AnalyticsQueryRes,

@@ -1,4 +1,4 @@
-import { USAGE_ENTRY_FIGURES } from './call-facts';
+import { USAGE_ENTRY_FIGURES } from '@weft/analytics';
 import { latencySql } from './call-json';
 import { JSON_ROOTS } from './call-fields';
 import { CallsQueryPlan } from './calls';

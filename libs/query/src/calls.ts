@@ -550,7 +550,7 @@ LIMIT 1 BY id`;
 
   /**
    * The filter and query as conditions on rows that have the matched calls' columns (analytics
-   * facts: call-facts.ts), or null when one reads a column `columns` does not have.
+   * facts: analytics/facts.ts), or null when one reads a column `columns` does not have.
    */
   conditionsOver(columns: ReadonlySet<string>): string[] | null {
     for (const c of this.resolver.used) if (!columns.has(c)) return null;

@@ -6,15 +6,17 @@ export { CallFieldResolver } from './call-fields';
 export { buildUsageCostQuery, callCosts, createCosts, purgeCosts, queryCosts, type UsageEntry } from './costs';
 export { buildThreadsQuery, threadCandidatesQuery } from './threads';
 export { CallsAggregatePlan, chooseBucketSeconds } from './aggregates';
-export { MetricsQueryPlan } from './metrics';
 export { FRONT_OP_NAMES } from './own-usage';
 export { CALL_FIGURES, type CallFigure, callWindowSql, type CallWindowReq } from './call-values';
 export { buildOwnUsageRowsQuery, type OwnUsageRow, rollUpUsage, type UsageByModel } from './usage-rollup';
 export { callStatsGranularity, CallStatsPlan } from './call-stats';
 export { countExpiredRows, expiredRowsSql, removeExpiredRows, type RetentionCutoffs, type RetentionTable } from './retention';
-// The analytics facts' surface is still being shaped: all of it, for now.
-export * from './call-facts';
-export * from './fact-segments';
+// Analytics (analytics/): the planner of /analytics/query over the catalogue (@weft/analytics), and its facts.
+export { MetricsQueryPlan } from './analytics/planner';
+export { answerFrom, checkBatchQuery, planBatch, type BatchGroup } from './analytics/batch';
+export { FactsKeeper, type FactsKeeperOptions } from './analytics/facts-keeper';
+export { gapsOf, type FactSegment, type FactsCoverage } from './analytics/facts';
+export { dayStartUs, planDay, type DayToPlan, type SegmentState } from './analytics/fact-segments';
 export {
   CALL_RETENTION,
   callProgress,

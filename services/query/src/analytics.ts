@@ -1,4 +1,6 @@
 import type {
+  AnalyticsBatchReq,
+  AnalyticsBatchRes,
   AnalyticsQueryReq,
   AnalyticsQueryRes,
   CallsAggregateReq,
@@ -8,7 +10,7 @@ import type {
 } from '@weft/api';
 import { ApiError, metrics, roundFigure, type Caller } from '@weft/core';
 import { projectsByActivity } from '@weft/objects';
-import { CallsAggregatePlan, chooseBucketSeconds, MetricsQueryPlan } from '@weft/query';
+import { answerFrom, CallsAggregatePlan, checkBatchQuery, chooseBucketSeconds, MetricsQueryPlan, planBatch } from '@weft/query';
 import type { Store } from '@weft/store';
 import type { CallFacts } from './call-facts';
 
@@ -120,7 +122,7 @@ export async function aggregateCalls(store: Store, req: CallsAggregateReq, signa
 
 /**
  * /analytics/query: the request's metrics per group of its dimensions over the calls it matches
- * (libs/query metrics.ts); at most `limit` groups, `truncated` when more matched.
+ * (libs/query analytics/planner.ts, over the catalogue of @weft/analytics); at most `limit` groups, `truncated` when more matched.
  */
 export async function queryMetrics(
   store: Store,
@@ -131,7 +133,7 @@ export async function queryMetrics(
   const run = async (q: { sql: string; params: Record<string, unknown> }) => {
     return store.rows<Record<string, unknown>>(q.sql, q.params, { name: 'analytics.queryMetrics', signal });
   };
-  // Days with current analytics facts are read from them (call-facts.ts), the rest from the calls.
+  // Days with current analytics facts are read from them (libs/query analytics/facts.ts), the rest from the calls.
   const coverage = facts ? await facts.coverage(req.project_id, signal) : undefined;
   let bucketSeconds = req.bucket_seconds;
   if (req.bucket === 'auto') {
@@ -147,4 +149,55 @@ export async function queryMetrics(
     answer = { ...answer, totals: totals.rows(await run(totals.query())).totals };
   }
   return bucketSeconds !== undefined && req.dimensions.includes('time') ? { ...answer, bucket_seconds: bucketSeconds } : answer;
+}
+
+/**
+ * /analytics/batch: each query's answer as /analytics/query gives it alone, or its error; the
+ * queries over the same calls and groups run as one (libs/query analytics/batch.ts), one after
+ * another (the engine runs a project's heavy statements in turn anyway).
+ */
+export async function queryMetricsBatch(
+  store: Store,
+  req: AnalyticsBatchReq,
+  signal: AbortSignal,
+  facts?: CallFacts,
+): Promise<AnalyticsBatchRes> {
+  const answers: AnalyticsBatchRes['answers'] = [];
+  const refused = (i: number, e: unknown) => {
+    if (!(e instanceof ApiError)) throw e;
+    answers[i] = { error: { status: e.status, reason: e.reason, ...(e.field !== undefined ? { field: e.field } : {}) } };
+  };
+  const queries = req.queries.map((body, i): AnalyticsQueryReq | undefined => {
+    try {
+      return checkBatchQuery(req.project_id, body);
+    } catch (e) {
+      refused(i, e);
+      return undefined;
+    }
+  });
+  const alone = async (i: number) => {
+    try {
+      answers[i] = await queryMetrics(store, queries[i]!, signal, facts);
+    } catch (e) {
+      refused(i, e);
+    }
+  };
+  for (const group of planBatch(queries)) {
+    if (group.members.length === 1 && group.request === queries[group.members[0]!]) {
+      await alone(group.members[0]!);
+      continue;
+    }
+    let answer: AnalyticsQueryRes | undefined;
+    try {
+      answer = await queryMetrics(store, group.request, signal, facts);
+    } catch (e) {
+      if (!(e instanceof ApiError)) throw e;
+    }
+    for (const i of group.members) {
+      const own = answer && answerFrom(queries[i]!, answer, group.request);
+      if (own) answers[i] = own;
+      else await alone(i);
+    }
+  }
+  return { answers };
 }

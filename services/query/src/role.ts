@@ -14,7 +14,7 @@ export const queryRole: Role = (config, log) => {
   const urlPolicy = urlPolicyOf(config.WEFT_ALERTS_ALLOW_PRIVATE_URLS);
   return {
     name: 'query',
-    // Analytics facts (call-facts.ts): block numbers are per shard, so not on a cluster.
+    // Analytics facts (call-facts.ts, libs/query analytics/): block numbers are per shard, so not on a cluster.
     components(deps) {
       const parts = [];
       // Alerts (alerts/worker.ts): one process at a time evaluates them (a lease), so every query process may run one.

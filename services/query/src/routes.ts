@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { addRoute, sendJsonl, sendJsonlText, type Authenticator } from '@weft/http';
-import { aggregateCalls, listProjects, queryMetrics } from './analytics';
+import { aggregateCalls, listProjects, queryMetrics, queryMetricsBatch } from './analytics';
 import type { CallFacts } from './call-facts';
 import { exportCalls } from './export';
 import { exportTable } from './table-export';
@@ -131,6 +131,7 @@ export async function queryRoutes(app: FastifyInstance, deps: QueryDeps): Promis
     users: await deps.keys.userNamesIn(body.project_id.split('/')[0]!, body.user_ids, caller.userId),
   }));
   addRoute(app, deps.auth, 'analyticsQuery', async (body, { signal }) => queryMetrics(deps.store, body, signal, deps.facts));
+  addRoute(app, deps.auth, 'analyticsBatch', async (body, { signal }) => queryMetricsBatch(deps.store, body, signal, deps.facts));
 
   await app.register(objectReadRoutes, { store: deps.store, auth: deps.auth });
 }

@@ -1,3 +1,5 @@
+import { DIMENSION_NAMES, METRIC_NAMES, type DimensionName } from '@weft/analytics';
+import type { AnalyticsQueryRes } from '@weft/api';
 import type { OpCondition } from './op-filter';
 import { ApiError, post } from './api';
 
@@ -103,13 +105,8 @@ export type MetricsQueryBody = Record<string, unknown> & {
   top?: { dimension: string; n: number };
 };
 
-export interface MetricsAnswer {
-  rows: Record<string, unknown>[];
-  truncated: boolean;
-  bucket_seconds?: number;
-  /** With `totals: true`: each metric over every call matched. */
-  totals?: Record<string, number | null>;
-}
+/** An /analytics/query answer (the contract's). */
+export type MetricsAnswer = AnalyticsQueryRes;
 
 const RANGES: Record<string, number> = { '24h': 86_400_000, '7d': 7 * 86_400_000, '30d': 30 * 86_400_000 };
 
@@ -142,23 +139,8 @@ export function chartQuery(
   return body;
 }
 
-/** Names a person reads for the metrics and dimensions the builder offers. */
-export const METRIC_CHOICES = [
-  'count',
-  'errors',
-  'error_rate',
-  'latency_avg_ms',
-  'latency_p50_ms',
-  'latency_p90_ms',
-  'latency_p95_ms',
-  'latency_p99_ms',
-  'latency_max_ms',
-  'requests',
-  'prompt_tokens',
-  'completion_tokens',
-  'total_tokens',
-  'cost',
-  'distinct_users',
-  'distinct_traces',
-];
-export const DIMENSION_CHOICES = ['time', 'op', 'status', 'model', 'svc_user_id', 'thread_id', 'is_root', 'parent_op'];
+/** The metrics the builder offers: the analytics catalogue's (@weft/analytics), in its order. */
+export const METRIC_CHOICES: readonly string[] = METRIC_NAMES;
+/** The dimensions it offers: the catalogue's but the per-call ones (`op_name`, `trace_id`: `op` and the traces view read better). */
+const NOT_OFFERED: readonly DimensionName[] = ['op_name', 'trace_id'];
+export const DIMENSION_CHOICES: readonly DimensionName[] = DIMENSION_NAMES.filter((d) => !NOT_OFFERED.includes(d));

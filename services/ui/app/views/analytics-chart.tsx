@@ -1,3 +1,4 @@
+import { PATH_METRIC, unitOf } from '@weft/analytics';
 import { alertPrefillOf } from '../alerts';
 import { PALETTE } from '../components/palette';
 import { projectHref } from '../route';
@@ -10,13 +11,20 @@ import { useAsync } from '../use-async';
 
 type ChartViewType = typeof ChartViewModule.ChartView;
 
-/** How a metric's values read: money, milliseconds, a ratio, or a count. */
+/** How a metric's values read, by its unit in the catalogue: money, milliseconds, a ratio, a count; a path's values as numbers. */
 function formatterOf(metric: string): (v: number) => string {
-  if (metric === 'cost') return fmtCost;
-  if (metric.startsWith('latency_')) return (v) => fmtMs(v);
-  if (metric === 'error_rate') return (v) => `${(100 * v).toFixed(1)} %`;
-  if (/^(sum|avg|min|max|p\d\d)\(/.test(metric)) return (v) => (Number.isInteger(v) ? fmtInt(v) : v.toPrecision(4));
-  return fmtInt;
+  switch (unitOf(metric)) {
+    case 'usd':
+      return fmtCost;
+    case 'ms':
+      return (v) => fmtMs(v);
+    case 'ratio':
+      return (v) => `${(100 * v).toFixed(1)} %`;
+    case undefined:
+      return PATH_METRIC.test(metric) ? (v) => (Number.isInteger(v) ? fmtInt(v) : v.toPrecision(4)) : fmtInt;
+    default:
+      return fmtInt;
+  }
 }
 
 /** A bucket start as an axis label: time of day when all buckets are within one day, else the date too. */

@@ -1,36 +1,37 @@
+import {
+  DIMENSION_CHOICES_TEXT,
+  dimensionRow,
+  METRIC_CHOICES_TEXT,
+  metricRow,
+  OTHER_VALUE,
+  PATH_AGGREGATES,
+  PATH_METRIC,
+  termOf,
+  type DimensionKind,
+  type SqlContext,
+  type TermOf,
+} from '@weft/analytics';
 import type { AnalyticsQueryReq } from '@weft/api';
 import { ApiError, roundFigure } from '@weft/core';
-import { latencySql, opBaseNameSql } from './call-json';
-import { CallsQueryPlan } from './calls';
-import {
-  asFactRowsSql,
-  callColumnsFor,
-  FACT_COLUMNS,
-  factRowsSql,
-  factsSplit,
-  readsFacts,
-  USAGE_ENTRY_FIGURES,
-  type FactsCoverage,
-} from './call-facts';
-import { JSON_ROOTS } from './call-fields';
-import { callTotalCostSql } from './costs';
-import { splitFieldPath } from './expr';
-import { withOwnUsageSql } from './own-usage';
-import type { BuiltQuery, Params } from './params';
+import { latencySql, opBaseNameSql } from '../call-json';
+import { JSON_ROOTS } from '../call-fields';
+import { CallsQueryPlan } from '../calls';
+import { callTotalCostSql } from '../costs';
+import { splitFieldPath } from '../expr';
+import { withOwnUsageSql } from '../own-usage';
+import type { BuiltQuery, Params } from '../params';
+import { asFactRowsSql, callColumnsFor, FACT_COLUMNS, factRowsSql, factsSplit, readsFacts, type FactsCoverage } from './facts';
 
 /**
  * /analytics/query: metrics over the calls a filter matches (the set /calls/query_stats counts),
  * grouped by dimensions. Two levels: the matched calls (one row each, replays folded, deleted
  * ones left out, with their own usage when a metric or dimension reads usage: own-usage.ts), then
  * one GROUP BY over them, with a model's usage rows (`model`) or the parent's op (`parent_op`)
- * joined in when asked for. The matched calls of segments with current facts (call-facts.ts) are
- * read from those; the other start ranges' from the call tables.
+ * joined in when asked for. What each metric and dimension is — its SQL over calls and over fact
+ * rows — is a row of the catalogue (@weft/analytics); this plans the query around them. The
+ * matched calls of segments with current facts (facts.ts) are read from those; the other start
+ * ranges' from the call tables.
  */
-
-/** The value a `top` dimension takes for the calls outside its top n. */
-export const OTHER_VALUE = '__other__';
-
-export type DimensionKind = 'string' | 'time' | 'bool' | 'json';
 
 interface Dimension {
   name: string;
@@ -61,27 +62,16 @@ const BUCKET_SQL: Record<string, string> = {
   month: "toDateTime(toStartOfMonth(started_at), 'UTC')",
 };
 
-const PLAIN_DIMENSIONS = ['op_name', 'svc_user_id', 'thread_id', 'trace_id'];
-
-const QUANTILES: Record<string, number> = { p50: 0.5, p90: 0.9, p95: 0.95, p99: 0.99 };
-const PATH_AGGREGATES = ['sum', 'avg', 'min', 'max', ...Object.keys(QUANTILES)];
-
-const LATENCY = `toFloat64(${latencySql})`;
-const ENDED = 'ended_at IS NOT NULL';
-/** An aggregate over ended calls only, NULL when none ended. */
-const overEnded = (agg: string) => `if(countIf(${ENDED}) = 0, NULL, ${agg})`;
-
 export class MetricsQueryPlan {
   private readonly plan: CallsQueryPlan;
   private readonly p: Params;
   private readonly projectSql: string;
   /** Columns of the matched calls the dimensions and metrics read. */
   private readonly columns = new Set<string>(['started_at']);
-  /** Columns of fact rows they read there (call-facts.ts: the calls' columns and derived ones). */
+  /** Columns of fact rows they read there (facts.ts: the calls' columns and derived ones). */
   private readonly factColumns = new Set<string>(['started_at']);
   private usesUsage = false;
   private modelRows = false;
-  private costs = false;
   private parentOp = false;
   /** The filter and query over facts rows when this query reads facts; decided once every column is known. */
   private readonly factsConds: string[] | null;
@@ -143,50 +133,43 @@ export class MetricsQueryPlan {
     this.factsConds = this.factsConditionsOf();
   }
 
+  /** What the catalogue's terms are handed: this query's rows (a call's, or a model's of it), its bucket, the calls' model's SQL. */
+  private readonly x: SqlContext = {
+    byModel: false,
+    usage: CALL_USAGE,
+    latency: latencySql,
+    cost: (usage) => callTotalCostSql(this.projectSql, usage),
+    opBase: opBaseNameSql,
+    timeBucket: () => {
+      const b = this.req.bucket_seconds;
+      return b ? `toStartOfInterval(started_at, toIntervalSecond(${this.p.add(b, 'UInt32')}))` : BUCKET_SQL[this.req.bucket ?? 'day']!;
+    },
+  };
+
+  /** A catalogue row's SQL over calls and over fact rows, the columns each reads noted. */
+  private terms(row: { calls: TermOf; facts?: TermOf }): { sql: string; factsSql?: string } {
+    const calls = termOf(row, this.x, false);
+    const facts = row.facts ? termOf(row, this.x, true) : calls;
+    for (const c of calls.reads ?? []) this.columns.add(c);
+    for (const c of facts.reads ?? []) this.factColumns.add(c);
+    return row.facts ? { sql: calls.sql, factsSql: facts.sql } : { sql: calls.sql };
+  }
+
   private dimension(name: string, field: string): Dimension {
-    if (PLAIN_DIMENSIONS.includes(name)) {
-      this.reads(name);
-      return { name, sql: name, kind: 'string' };
-    }
-    switch (name) {
-      case 'op':
-        this.reads('op_name', 'op_base');
-        return { name, sql: opBaseNameSql('op_name'), kind: 'string', factsSql: 'op_base' };
-      case 'status':
-        this.reads('status');
-        return { name, sql: `if(status = '', 'running', status)`, kind: 'string' };
-      case 'model':
+    const row = dimensionRow(name);
+    if (row) {
+      if (row.byModel) {
+        // Every token and cost figure then reads the row's one usage entry (a model's).
         this.usesUsage = true;
         this.modelRows = true;
-        this.factColumns.add('usage');
-        return { name, sql: `nullIf(own_u.1, '')`, kind: 'string' };
-      case 'is_root':
-        this.reads('parent_id');
-        return { name, sql: 'parent_id IS NULL', kind: 'bool' };
-      case 'parent_op':
-        this.reads('parent_id');
-        this.parentOp = true;
-        return { name, sql: `if(parent_id IS NULL, NULL, ${opBaseNameSql('po.parent_op_name')})`, kind: 'string' };
-      case 'time': {
-        const b = this.req.bucket_seconds;
-        const sql = b
-          ? `toStartOfInterval(started_at, toIntervalSecond(${this.p.add(b, 'UInt32')}))`
-          : BUCKET_SQL[this.req.bucket ?? 'day']!;
-        return { name, sql: `toUnixTimestamp(${sql})`, kind: 'time' };
+        Object.assign(this.x, { byModel: true, usage: MODEL_USAGE });
       }
+      if (row.parentOp) this.parentOp = true;
+      return { name, kind: row.kind, ...this.terms(row) };
     }
     const raw = this.jsonRaw(name, field, 'dimension');
     if (raw) return { name, sql: `nullIf(nullIf(${raw}, ''), 'null')`, kind: 'json' };
-    throw unknown(
-      `${field}: unknown dimension '${name}' (op_name, op, status, model, svc_user_id, thread_id, trace_id, is_root, parent_op, time, or attributes.… inputs.… output.… summary.…)`,
-      field,
-    );
-  }
-
-  /** The query reads `column` of the matched calls, and `factColumn` of fact rows (the same one unless derived). */
-  private reads(column: string, factColumn = column): void {
-    this.columns.add(column);
-    this.factColumns.add(factColumn);
+    throw unknown(`${field}: unknown dimension '${name}' (${DIMENSION_CHOICES_TEXT})`, field);
   }
 
   /** The raw JSON text at a dotted path under a call's attributes, inputs, output or summary ('' when absent); null for other names. */
@@ -201,94 +184,18 @@ export class MetricsQueryPlan {
   }
 
   private metric(name: string, field: string): Metric {
-    const usage = () => {
-      this.usesUsage = true;
-      return this.modelRowsUsage();
-    };
-    const count = (sql: string): Metric => ({ name, sql });
-    const num = count;
-    // A fact row's own usage figure (`column`), or a model row's entry of it.
-    const tokens = (column: keyof typeof USAGE_ENTRY_FIGURES): Metric => {
-      const sql = `toInt64(sum(arraySum(u -> ${USAGE_ENTRY_FIGURES[column]}, ${usage()})))`;
-      if (this.modelRows) return { name, sql, usage: true };
-      this.factColumns.add(column);
-      return { name, sql, usage: true, factsSql: `toInt64(sum(${column}))` };
-    };
-    const errors = (agg: (cond: string) => string): Metric => {
-      this.reads('exception', 'errored');
-      return { name, sql: agg('exception IS NOT NULL'), factsSql: agg('errored') };
-    };
-    // Over ended calls; over fact rows, their latency_ms (NULL until the call ended).
-    const latency = (agg: (value: string, cond: string) => string): Metric => {
-      this.reads('ended_at', 'latency_ms');
-      return {
-        name,
-        sql: overEnded(agg(LATENCY, ENDED)),
-        factsSql: `if(count(latency_ms) = 0, NULL, ${agg('ifNull(latency_ms, 0)', 'latency_ms IS NOT NULL')})`,
-      };
-    };
-    switch (name) {
-      case 'count':
-        return count('count()');
-      case 'errors':
-        return errors((c) => `countIf(${c})`);
-      case 'error_rate':
-        return errors((c) => `if(count() = 0, 0, countIf(${c}) / count())`);
-      case 'latency_min_ms':
-        return latency((v, c) => `minIf(${v}, ${c})`);
-      case 'latency_avg_ms':
-        return latency((v, c) => `avgIf(${v}, ${c})`);
-      case 'latency_max_ms':
-        return latency((v, c) => `maxIf(${v}, ${c})`);
-      case 'requests':
-        return tokens('own_requests');
-      case 'prompt_tokens':
-        return tokens('own_prompt_tokens');
-      case 'completion_tokens':
-        return tokens('own_completion_tokens');
-      case 'total_tokens':
-        return tokens('own_total_tokens');
-      case 'cost': {
-        const sql = `ifNull(sum(${callTotalCostSql(this.projectSql, usage())}), 0)`;
-        this.costs = true;
-        // Priced per usage entry when the facts were built; equal to pricing the entries here.
-        if (this.modelRows) this.factColumns.add('usage_cost');
-        else this.factColumns.add('own_cost_total');
-        const factsSql = this.modelRows ? 'ifNull(sum(own_cost), 0)' : 'sum(own_cost_total)';
-        return { ...num(sql), usage: true, factsSql };
-      }
-      case 'distinct_users':
-        this.reads('svc_user_id');
-        return count('uniqExact(svc_user_id)');
-      case 'distinct_traces':
-        this.reads('trace_id');
-        return count('uniqExact(trace_id)');
+    const row = metricRow(name);
+    if (row) {
+      if (row.usage) this.usesUsage = true;
+      return { name, ...(row.usage ? { usage: true } : {}), ...this.terms(row) };
     }
-    const lat = /^latency_(p50|p90|p95|p99)_ms$/.exec(name);
-    if (lat) {
-      // Every latency quantile of a query reads one aggregate (the engine computes an identical
-      // one once): the latencies are gathered and sorted once, not once per quantile.
-      const levels = Object.values(QUANTILES);
-      const k = levels.indexOf(QUANTILES[lat[1]!]!) + 1;
-      return latency((v, c) => `quantilesExactInclusiveIf(${levels.join(', ')})(${v}, ${c})[${k}]`);
-    }
-    const agg = /^([a-z0-9]+)\((.+)\)$/.exec(name);
-    if (agg && PATH_AGGREGATES.includes(agg[1]!)) {
+    const agg = PATH_METRIC.exec(name);
+    if (agg) {
       const raw = this.jsonRaw(agg[2]!, field, 'metric');
       if (!raw) throw unknown(`${field}: '${agg[2]}' is not a path under attributes., inputs., output. or summary.`, field);
-      const v = `toFloat64OrNull(${raw})`;
-      const fn = agg[1]!;
-      return num(QUANTILES[fn] !== undefined ? `quantileExactInclusive(${QUANTILES[fn]})(${v})` : `${fn}(${v})`);
+      return { name, sql: PATH_AGGREGATES[agg[1]!]!(`toFloat64OrNull(${raw})`) };
     }
-    throw unknown(
-      `${field}: unknown metric '${name}' (count, errors, error_rate, latency_{min,avg,p50,p90,p95,p99,max}_ms, requests, prompt_tokens, completion_tokens, total_tokens, cost, distinct_users, distinct_traces, or sum|avg|min|max|p50|p90|p95|p99(<path>))`,
-      field,
-    );
-  }
-
-  /** The usage array token and cost metrics read; decided once every dimension is known (model rows). */
-  private modelRowsUsage(): string {
-    return this.modelRows ? MODEL_USAGE : CALL_USAGE;
+    throw unknown(`${field}: unknown metric '${name}' (${METRIC_CHOICES_TEXT})`, field);
   }
 
   /**
@@ -321,7 +228,10 @@ export class MetricsQueryPlan {
     let from = `(${calls}) AS c`;
     // A call's row per model of its own usage; a call without usage keeps one row (model NULL).
     if (this.modelRows)
-      from += conds && this.costs ? ' LEFT ARRAY JOIN c.usage AS own_u, c.usage_cost AS own_cost' : ' LEFT ARRAY JOIN c.usage AS own_u';
+      from +=
+        conds && this.factColumns.has('usage_cost')
+          ? ' LEFT ARRAY JOIN c.usage AS own_u, c.usage_cost AS own_cost'
+          : ' LEFT ARRAY JOIN c.usage AS own_u';
     if (this.parentOp) {
       from += `\n  LEFT JOIN (SELECT id AS parent_call_id, any(op_name) AS parent_op_name FROM calls_starts
       WHERE project_id = ${this.projectSql} AND id IN (SELECT parent_id FROM calls_starts WHERE project_id = ${this.projectSql} AND parent_id IS NOT NULL)

@@ -1,9 +1,10 @@
-import { latencySql, opBaseNameSql } from './call-json';
-import { CallsQueryPlan } from './calls';
-import { callTotalCostSql } from './costs';
-import { withOwnUsageSql, type ChildrenOf } from './own-usage';
-import { Params, type BuiltQuery } from './params';
+import { USAGE_ENTRY_FIGURES } from '@weft/analytics';
 import { deleteStatement, type Store } from '@weft/store';
+import { latencySql, opBaseNameSql } from '../call-json';
+import { CallsQueryPlan } from '../calls';
+import { callTotalCostSql } from '../costs';
+import { withOwnUsageSql, type ChildrenOf } from '../own-usage';
+import { Params, type BuiltQuery } from '../params';
 
 /**
  * Analytics facts: the per-call base of /analytics/query (each visible call once, with its own
@@ -42,18 +43,6 @@ export interface DerivedFactColumn {
   /** The matched calls' columns it is computed from. */
   from: readonly string[];
 }
-
-/**
- * A usage entry's figure (`u`, a tuple of the `usage` column), by the derived column summing it
- * over a call's own usage; metrics over model rows read the same expression per entry.
- */
-export const USAGE_ENTRY_FIGURES = {
-  own_requests: 'u.2',
-  own_prompt_tokens: 'u.3',
-  own_completion_tokens: 'u.4',
-  // An entry's total_tokens, or its prompt + completion counts when it has none (as the UI's Tokens column).
-  own_total_tokens: 'if(u.5 > 0, u.5, u.3 + u.4)',
-} as const;
 
 const ownUsage = (figure: keyof typeof USAGE_ENTRY_FIGURES): DerivedFactColumn => ({
   sql: () => `toInt64(arraySum(u -> ${USAGE_ENTRY_FIGURES[figure]}, usage))`,

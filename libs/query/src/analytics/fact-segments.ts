@@ -1,7 +1,7 @@
-import type { FactSegment } from './call-facts';
+import type { FactSegment } from './facts';
 
 /**
- * Which segments of a project's day a facts pass builds (call-facts.ts): the day's calls are
+ * Which segments of a project's day a facts pass builds (facts-keeper.ts): the day's calls are
  * built a start range at a time, so a day still being written costs a pass its newest calls,
  * not the whole day again. Pure: the pass reads what it needs and writes what this says.
  */

@@ -54,6 +54,14 @@ const clusterSettings: ClickHouseSettings = {
   distributed_product_mode: 'global',
 };
 
+/**
+ * Embedded, the calls' search index (migration 203) is built when parts merge, not on insert:
+ * tokenizing every call's text on the acknowledgement path cost about a third of the engine's
+ * insert rate (docs/performance.md, "Engine and schema"). A fresh part without it is read whole
+ * by a search (the index only prunes), and the background merges soon replace it with one that has it.
+ */
+const DEFERRED_INDEXES = { exclude_materialize_skip_indexes_on_insert: 'idx_search' } as const;
+
 /** Settings of one INSERT (names as ClickHouse's; numbers only, all we use). */
 export type InsertSettings = Record<string, number>;
 
@@ -243,11 +251,11 @@ export function openStore(opts: StoreOptions): Store {
             columns,
             format,
             values: bytes,
-            settings: { ...JSON_TEXT_SETTINGS, ...insertSettings },
+            settings: { ...JSON_TEXT_SETTINGS, ...DEFERRED_INDEXES, ...insertSettings },
           });
           return;
         }
-        const clickhouse_settings = { ...laneSettings, ...(insertSettings as ClickHouseSettings | undefined) };
+        const clickhouse_settings = { ...laneSettings, ...DEFERRED_INDEXES, ...(insertSettings as ClickHouseSettings | undefined) };
         await files.with(bytes, (path) =>
           client.command({ query: insertStatement(table, columns, format, path), clickhouse_settings }).then(() => undefined),
         );

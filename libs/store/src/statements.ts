@@ -136,10 +136,11 @@ export function statementsOf(engine: LaneEngine): StoreStatements & LaneRunner {
     const tag = engine.cancel ? `${opts?.name ?? 'unnamed'} #${++sequence}` : (opts?.name ?? 'unnamed');
     let ended = false;
     let cancelled = false;
+    let cancelling: Promise<void> | undefined;
     const onAbort = () => {
       metrics.laneCancelled.inc({ lane });
       cancelled = true;
-      if (engine.cancel) void cancelUntilEnded(tag, () => ended);
+      if (engine.cancel) cancelling = cancelUntilEnded(tag, () => ended);
     };
     signal?.addEventListener('abort', onAbort, { once: true });
     const client = engine.clientFor(lane, turn.slot);
@@ -154,6 +155,9 @@ export function statementsOf(engine: LaneEngine): StoreStatements & LaneRunner {
         ended = true;
         signal?.removeEventListener('abort', onAbort);
         try {
+          // No kill of this statement may still be on its way when the connection runs the next
+          // one: that one's first statements still carry this tag (a session keeps its log_comment).
+          await cancelling;
           // chDB lists a killed statement as running until its connection runs the next one.
           if (cancelled && engine.cancel)
             await client.query({ query: 'SELECT 1', format: 'CSV' }).then(
@@ -174,7 +178,9 @@ export function statementsOf(engine: LaneEngine): StoreStatements & LaneRunner {
   const cancelUntilEnded = async (tag: string, ended: () => boolean) => {
     for (let attempt = 0; attempt < 8 && !ended(); attempt++) {
       await engine.cancel!(tag).catch(() => undefined);
-      await new Promise((r) => setTimeout(r, 25 * 2 ** Math.min(attempt, 4)));
+      // The next attempt after a growing pause, which ends early once the statement has.
+      const until = performance.now() + 25 * 2 ** Math.min(attempt, 4);
+      while (!ended() && performance.now() < until) await new Promise((r) => setTimeout(r, 10));
     }
   };
 

@@ -244,9 +244,9 @@ export const configSchema = z.object({
   WEFT_DELIVERY_LAG_WARN_MS: int(30_000, 1),
 
   /** Query role: time between two passes building analytics facts (ms); 0: this process builds none (queries still read what exists). */
-  WEFT_ANALYTICS_FACTS_INTERVAL_MS: int(60_000, 0),
+  WEFT_ANALYTICS_FACTS_INTERVAL_MS: int(15_000, 0),
   /** A call is built into analytics facts once it started this long ago (ms); later ones are read from the call tables. */
-  WEFT_ANALYTICS_FACTS_SETTLE_MS: int(60_000, 0),
+  WEFT_ANALYTICS_FACTS_SETTLE_MS: int(30_000, 0),
 
   /** Inference role: time between two looks for new calls to score by active Weave Monitors (ms); 0: this process scores none. */
   WEFT_MONITORS_INTERVAL_MS: int(5_000, 0),

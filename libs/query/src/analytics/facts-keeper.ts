@@ -188,7 +188,7 @@ export class FactsKeeper {
         const rebuilt = new Set(plan.builds.flatMap((b) => b.replaces));
         if (plan.builds.length || segments.some((s) => s.state.kind !== 'stale' && !rebuilt.has(s))) readable.add(`${projectId} ${day}`);
       }
-      for (const b of builds) await this.build(projectId, b);
+      for (const group of buildGroups(builds)) await this.build(projectId, group);
     }
     metrics.analyticsFactsDays.set(readable.size);
     until = Math.min(until, await this.removeSuperseded(now));
@@ -211,28 +211,44 @@ export class FactsKeeper {
     );
   }
 
-  /** Builds one segment's range as a new build, then makes it current in place of the segments it replaces. */
-  private async build(projectId: string, b: SegmentBuild): Promise<void> {
+  /**
+   * Builds segments' ranges (of distinct days) as one new build, then makes each current in place
+   * of the segments it replaces.
+   */
+  private async build(projectId: string, group: readonly SegmentBuild[]): Promise<void> {
     const started = performance.now();
     // Read before the build reads anything: whatever is written later counts as new.
     const mark = watermarkOf(await this.store.rows<SourceCounter>(SOURCE_COUNTERS_SQL, {}, { name: 'facts.counters' }));
     const build = this.stamp();
-    const q = buildFactsQuery(projectId, b.range, build);
+    const q = buildFactsQuery(
+      projectId,
+      group.map((b) => b.range),
+      build,
+    );
     await this.store.command(q.sql, q.params, { name: 'facts.build' });
     const c = builtCallsQuery(projectId, build);
-    const calls = Number((await this.store.row<{ calls: string }>(c.sql, c.params, { name: 'facts.built' }))?.calls ?? 0);
-    const [from, to] = b.range;
-    const segment = { project_id: projectId, day: b.day, from_us: from, to_us: to, build, calls, ...mark };
-    // A replaced segment starting elsewhere is removed in the same insert (a merge's second half).
-    const removed = b.replaces
-      .filter((r) => r.from_us !== from)
-      .map((r) => ({ ...segmentRow(projectId, r), to_us: r.from_us, build: 0, calls: 0 }));
-    await recordSegments(this.store, [segment, ...removed], this.stamp());
+    const counts = new Map(
+      (await this.store.rows<{ day: string; calls: string }>(c.sql, c.params, { name: 'facts.built' })).map((r) => [
+        r.day,
+        Number(r.calls),
+      ]),
+    );
+    const rows = group.flatMap((b) => {
+      const [from, to] = b.range;
+      const segment = { project_id: projectId, day: b.day, from_us: from, to_us: to, build, calls: counts.get(b.day) ?? 0, ...mark };
+      // A replaced segment starting elsewhere is removed in the same insert (a merge's second half).
+      const removed = b.replaces
+        .filter((r) => r.from_us !== from)
+        .map((r) => ({ ...segmentRow(projectId, r), to_us: r.from_us, build: 0, calls: 0 }));
+      return [segment, ...removed];
+    });
+    await recordSegments(this.store, rows, this.stamp());
     const at = Date.now();
-    this.retired.push(...b.replaces.map((r) => ({ build: r.build, at })));
+    this.retired.push(...group.flatMap((b) => b.replaces.map((r) => ({ day: r.day, build: r.build, at }))));
+    const calls = [...counts.values()].reduce((a, n) => a + n, 0);
     metrics.analyticsFactsBuildSeconds.observe((performance.now() - started) / 1000);
     metrics.analyticsFactsBuiltCalls.inc(calls);
-    this.log.debug({ project_id: projectId, day: b.day, calls, replaced: b.replaces.length }, 'analytics facts built');
+    this.log.debug({ project_id: projectId, days: group.length, calls }, 'analytics facts built');
   }
 
   /**
@@ -248,6 +264,22 @@ export class FactsKeeper {
     this.retired = this.retired.filter((r) => !due.includes(r));
     return this.retired.length ? Math.min(...this.retired.map((r) => r.at)) + this.opts.graceMs : Infinity;
   }
+}
+
+/**
+ * The builds of a pass as groups run as one build each: the new ranges together, at most one per
+ * day (a segment is its day's rows of a build), so a first pass over a long history is one
+ * statement, not one per day.
+ */
+function buildGroups(builds: readonly SegmentBuild[]): SegmentBuild[][] {
+  const groups: SegmentBuild[][] = [];
+  for (const b of builds) {
+    // A range built again (stale, patched, merged) is a build of its own: it is read soon and alone.
+    const group = b.replaces.length === 0 ? groups.find((g) => g[0]!.replaces.length === 0 && !g.some((x) => x.day === b.day)) : undefined;
+    if (group) group.push(b);
+    else groups.push([b]);
+  }
+  return groups;
 }
 
 /** A segment's row of a project (its state in the look left out). */

@@ -340,14 +340,18 @@ export function factRowsSql(
   return `SELECT ${columns.join(', ')} FROM call_facts WHERE ${where.join(' AND ')}`;
 }
 
-/** Builds the facts of the calls started in `range` as build `build`: every visible call started there, with its own usage. */
-export function buildFactsQuery(projectId: string, range: readonly [number, number], build: number): BuiltQuery {
+/**
+ * Builds the facts of the calls started in `ranges` as build `build`: every visible call started
+ * there, with its own usage. A build holds at most one range of a day (a segment is a day's
+ * (day, build) pair).
+ */
+export function buildFactsQuery(projectId: string, ranges: readonly (readonly [number, number])[], build: number): BuiltQuery {
   const plan = new CallsQueryPlan({ project_id: projectId, sort_by: [] });
   const p = plan.params;
   const cols = [...FACT_COLUMNS, 'usage'];
   // A few days' ends and children are looked up by id; a whole history's are read at once.
-  const few = range[1] - range[0] <= 3 * 86_400_000_000;
-  const cond = startRangesSql(p, [range]);
+  const few = Math.max(...ranges.map((r) => r[1])) - Math.min(...ranges.map((r) => r[0])) <= 3 * 86_400_000_000;
+  const cond = startRangesSql(p, ranges);
   const matched = plan.matchedCallsSql(p, cols, undefined, { cond, small: few });
   const calls = withOwnUsageSql(
     matched,
@@ -367,11 +371,12 @@ export function buildFactsQuery(projectId: string, range: readonly [number, numb
 export const startIdsSql = (projectSql: string, startsCond: string) =>
   `SELECT id FROM calls_starts WHERE project_id = ${projectSql} AND ${startsCond}`;
 
-/** How many calls one build holds (its segment's row). */
+/** How many calls of each day one build holds (its segments' rows). */
 export function builtCallsQuery(projectId: string, build: number): BuiltQuery {
   const p = new Params();
   return {
-    sql: `SELECT count() AS calls FROM call_facts WHERE project_id = ${p.str(projectId)} AND build = ${p.add(build, 'UInt64')}`,
+    sql: `SELECT toString(day) AS day, count() AS calls FROM call_facts
+      WHERE project_id = ${p.str(projectId)} AND build = ${p.add(build, 'UInt64')} GROUP BY day`,
     params: p.values,
   };
 }
@@ -400,6 +405,7 @@ export async function recordSegments(store: Store, rows: readonly SegmentRow[], 
 
 /** A build no segment reads any more, replaced at `at` (ms): its rows go once the queries that read it are over. */
 export interface RetiredBuild {
+  day: string;
   build: number;
   /** When its segment was replaced (ms). */
   at: number;
@@ -420,12 +426,8 @@ export function supersededFactsWhere(p: Params, graceUs: number, retired: readon
     AND build < ${grace}
     AND (project_id, day, build) NOT IN (SELECT project_id, day, build FROM ${CURRENT_SEGMENTS})`;
   if (!retired.length) return `(${quiet})`;
-  // A build's number names it alone (one segment of one project).
-  const builds = p.add(
-    retired.map((r) => r.build),
-    'Array(UInt64)',
-  );
-  return `(build IN ${builds} OR (${quiet}))`;
+  // A build may hold one range of several days: a retired one is its day's rows of it.
+  return `(${factSegmentsWhereSql(retired)} OR (${quiet}))`;
 }
 
 /** Removes the rows of superseded builds (supersededFactsWhere). */

@@ -303,12 +303,8 @@ export function factsSplit(
   const cond = other ? `(${other} OR ${patchedCalls})` : patchedCalls;
   return {
     segments,
-    factConds: [
-      `(build NOT IN ${p.add(
-        patch.segments.map((s) => s.build),
-        'Array(UInt64)',
-      )} OR id NOT IN ${touched})`,
-    ],
+    // By (day, build): a build may hold other days' segments, current ones.
+    factConds: [`(NOT ${factSegmentsWhereSql(patch.segments)} OR id NOT IN ${touched})`],
     // The touched ids and their children as lists when no other range is read: by key, not a subquery in a subquery.
     calls: { cond, of: other ? { parents: starts(cond) } : { parents: touched, children: p.add(patch.children, 'Array(String)') } },
   };

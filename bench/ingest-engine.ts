@@ -25,7 +25,6 @@ import { join } from 'node:path';
 import {
   CALL_PART_COLUMNS,
   encodeCallPartsRowBinary,
-  encodeCallPartsTsv,
   migrate,
   openStore,
   type CallPartRow,
@@ -33,7 +32,7 @@ import {
   type RawRowFormat,
   type Store,
 } from '@weft/store';
-import { REPO_ROOT } from '@weft/harness';
+import { encodeCallPartsTsv, REPO_ROOT } from '@weft/harness';
 import { coalesceCallParts, spansToParts } from '@weft/ingest';
 import { encodeExportTraceServiceRequest } from '@weft/otlp';
 import { exportRequest } from './otlp-span-mix';

@@ -5,7 +5,7 @@ import { LogBus, TOPICS } from '@weft/bus';
 import { createLogger } from '@weft/core';
 import type { CallPartEnvelope } from '@weft/ingest';
 import { encodeExportTraceServiceRequest } from '@weft/otlp';
-import { callPartTsvLine } from '@weft/store';
+import { callPartTsvLine } from '@weft/harness';
 import { Client, bearerAuth, basicAuth, postOversized } from './helpers/client';
 import { clientFor, createKey } from './helpers/keys';
 import { startModelServer, type ModelServer } from './helpers/model-server';

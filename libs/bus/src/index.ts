@@ -8,6 +8,7 @@ export { LocalLog } from './local-log';
 export { LogBus, type LogBusOptions } from './log-bus';
 export { type DeadLetterEntry, DeadLetters } from './dead-letters';
 export { type EnvelopeCodec, UndecodableMessageError } from './codec';
-export { DEAD_LETTER_HEADERS, KafkaBus } from './kafka';
+export { KafkaBus } from './kafka';
+export { DEAD_LETTER_HEADERS } from './kafka-consumer';
 export { createTransport, type ServiceBus } from './create';
 export { type KafkaDeadLetterRecord } from './kafka-dead-letters';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Kafka } from 'kafkajs';
 
-/** One record of the Kafka dead-letter topic, as the bus wrote it (kafka.ts deadLetter). */
+/** One record of the Kafka dead-letter topic, as the bus wrote it (kafka-consumer.ts deadLetter). */
 export interface KafkaDeadLetterRecord {
   partition: number;
   offset: number;

@@ -9,7 +9,7 @@ import { BusUnavailableError, LocalLog, LogBus, type LogBusOptions } from '../sr
 const dirOf = (tag: string) => mkdtempSync(join(tmpdir(), `weft-log-${tag}-`));
 const texts = (records: { payload: Buffer }[]) => records.map((r) => r.payload.toString());
 
-/** Values as lines: what the call-parts codec does with TabSeparated lines. */
+/** Values as lines (a codec that joins values, as the call-parts codec joins rows). */
 const lines = {
   encodeMany: (values: string[]) => Buffer.from(values.join('\n')),
   decodeMany: (bytes: Buffer | null) => (bytes ? bytes.toString().split('\n') : []),

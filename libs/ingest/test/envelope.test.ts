@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { UndecodableMessageError } from '@weft/bus';
-import { callPartTsvLine, decodeCallPartRowBinary, encodeCallPartsRowBinary, type CallPartRow } from '@weft/store';
+import { callPartTsvLine } from '@weft/harness';
+import { decodeCallPartRowBinary, encodeCallPartsRowBinary, type CallPartRow } from '@weft/store';
 import {
   callPartCodec,
   callPartFacts,

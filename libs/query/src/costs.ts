@@ -281,6 +281,24 @@ export function buildUsageCostQuery(projectId: string, entries: UsageEntry[]): B
 }
 
 /**
+ * What usage entries cost now (USD), priced as a stored call's usage is (buildUsageCostQuery); 0
+ * for no entries (no statement) or when none of their models has a price.
+ */
+export async function usageCost(store: Store, projectId: string, entries: UsageEntry[], name = 'costs.usageCost'): Promise<number> {
+  if (entries.length === 0) return 0;
+  const q = buildUsageCostQuery(projectId, entries);
+  const row = await store.row<{ cost: number | null }>(q.sql, q.params, { name });
+  return Number(row?.cost ?? 0);
+}
+
+/** Whether a model has a price in the project now (a token of each kind priced, as usageCost prices them). */
+export async function modelPriced(store: Store, projectId: string, model: string, name = 'costs.modelPriced'): Promise<boolean> {
+  const q = buildUsageCostQuery(projectId, [{ model, prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 }]);
+  const row = await store.row<{ unpriced: number | string }>(q.sql, q.params, { name });
+  return !(Number(row?.unpriced ?? 1) > 0);
+}
+
+/**
  * Costs per model for a batch of calls (reference §3.7), keyed by call id then llm id: the token
  * counts of summary.usage priced with the price in force at the call's start.
  */

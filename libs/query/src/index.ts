@@ -3,7 +3,7 @@ export { Params } from './params';
 export { compileQuery, type FieldRef, type FieldResolver, jsonFieldRef, sortTerms, splitFieldPath } from './expr';
 export { buildCallsStatsQuery, callSizesSql, CallsQueryPlan, type Cursor, type PageSpec, traceSizesSql } from './calls';
 export { CallFieldResolver } from './call-fields';
-export { buildUsageCostQuery, callCosts, createCosts, purgeCosts, queryCosts, type UsageEntry } from './costs';
+export { callCosts, createCosts, modelPriced, purgeCosts, queryCosts, usageCost, type UsageEntry } from './costs';
 export { buildThreadsQuery, threadCandidatesQuery } from './threads';
 export { CallsAggregatePlan, chooseBucketSeconds } from './aggregates';
 export { FRONT_OP_NAMES } from './own-usage';

@@ -2,7 +2,7 @@ import type { CallEndBody, CallStartBody } from '@weft/api';
 import { extractRefs, parseTimestampMicros, REF_PREFIX } from '@weft/core';
 import { CALL_PART_COLUMNS, type CallPartRow } from './call-part-row';
 import { encodeCallPartsRowBinary } from './call-part-rowbinary';
-import type { RawRowFormat, Store } from './connection';
+import type { Store } from './connection';
 import { truncateOversized } from './truncated-value';
 
 const orNull = <T>(v: T | null | undefined): T | null => (v === undefined ? null : v);
@@ -118,28 +118,25 @@ export const isWholeCallPart = (r: CallPartRow): boolean => r.started_at != null
 
 /**
  * Call parts already encoded, as they come off the bus: RowBinary rows (call-part-rowbinary.ts),
- * or TabSeparated lines that versions before it wrote (call-part-tsv.ts), the insert's bytes as
- * they are.
+ * the insert's bytes as they are. (The TabSeparated lines of versions before envelope 4 are not
+ * read from the bus since 1.0: they are dead-lettered, libs/ingest envelope.ts.)
  */
 export interface EncodedCallParts {
-  format: RawRowFormat;
+  format: 'RowBinary';
   bytes: Uint8Array;
 }
 
 /**
  * Inserts call parts as RowBinary: rows are encoded, parts already encoded go in as they are, in
- * one INSERT (a second one for TabSeparated lines of older versions, when a batch holds any). A
- * replay of the same parts leaves no visible duplicate.
+ * one INSERT. A replay of the same parts leaves no visible duplicate.
  */
 export async function insertCallParts(store: Pick<Store, 'insertRaw'>, parts: readonly (CallPartRow | EncodedCallParts)[]): Promise<void> {
   const rows: CallPartRow[] = [];
   const binary: Uint8Array[] = [];
-  const text: Uint8Array[] = [];
   for (const p of parts) {
     if (!('format' in p)) rows.push(p);
-    else (p.format === 'RowBinary' ? binary : text).push(p.bytes);
+    else binary.push(p.bytes);
   }
   if (rows.length > 0) binary.push(encodeCallPartsRowBinary(rows));
   if (binary.length > 0) await store.insertRaw('call_parts', CALL_PART_COLUMNS, 'RowBinary', Buffer.concat(binary));
-  if (text.length > 0) await store.insertRaw('call_parts', CALL_PART_COLUMNS, 'TabSeparated', Buffer.concat(text));
 }

@@ -67,8 +67,9 @@ export type InsertSettings = Record<string, number>;
 
 /**
  * Row formats whose bytes the engine's own parser reads (no row objects on our side): RowBinary
- * for what the services write (call-part-rowbinary.ts), TabSeparated for call parts that older
- * versions put on the bus (call-part-tsv.ts).
+ * for what the services write (call-part-rowbinary.ts); TabSeparated for the engine benchmark's
+ * comparison with the format call parts had before envelope version 4 (bench/ingest-engine.ts,
+ * its encoder in @weft/harness), which the product no longer writes or reads.
  */
 export type RawRowFormat = 'RowBinary' | 'TabSeparated';
 

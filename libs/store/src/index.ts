@@ -24,7 +24,6 @@ export {
   wholeCallPart,
   type EncodedCallParts,
 } from './call-parts';
-export { callPartTsvLine, encodeCallPartsTsv } from './call-part-tsv';
 export {
   callPartRowBinaryEnd,
   callPartRowBinaryFacts,

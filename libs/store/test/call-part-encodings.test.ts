@@ -9,13 +9,13 @@ import {
   callPartRowBinaryEnd,
   decodeCallPartRowBinary,
   encodeCallPartsRowBinary,
-  encodeCallPartsTsv,
   migrate,
   openStore,
   type CallPartRow,
   type RawRowFormat,
   type Store,
 } from '../src/index';
+import { encodeCallPartsTsv } from '@weft/harness';
 
 /**
  * The encodings of call parts (RowBinary, what the services write; TabSeparated, what older

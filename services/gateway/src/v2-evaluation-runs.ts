@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { v2ProjectOf, type CompletedCall } from '@weft/api';
-import { badRequest, clickHouseToIso, generateId, notFound } from '@weft/core';
+import { badRequest, type Caller, clickHouseToIso, generateId, notFound } from '@weft/core';
 import { addRoute, sendJsonl, type Authenticator } from '@weft/http';
 import type { CallIngest } from '@weft/ingest';
 import { callRef, createFeedback, isDict, parseRef } from '@weft/objects';
@@ -186,32 +186,16 @@ export async function v2EvaluationRunRoutes(app: FastifyInstance, deps: V2Evalua
     }
     const modelRef = parseRef(body.model);
     const modelName = modelRef && (modelRef.kind === 'object' || modelRef.kind === 'op') ? opBaseName(modelRef.name, 'Model') : 'Model';
-    const op = await createOp(store, projectId, `${modelName}.predict`, MODEL_PREDICT_SOURCE, caller.userId);
-    const at = nowIso();
-    await ingest.complete(
-      [
-        {
-          project_id: projectId,
-          id,
-          trace_id: traceId,
-          parent_id: parentId,
-          op_name: opRefOf(projectId, op),
-          started_at: at,
-          ended_at: at,
-          attributes: {
-            weave: {
-              prediction: 'true',
-              model: body.model,
-              ...(body.evaluation_run_id ? { evaluation_run_id: body.evaluation_run_id } : {}),
-            },
-          },
-          inputs: { self: body.model, inputs: body.inputs },
-          output: body.output,
-          summary: {},
-        },
-      ],
-      caller,
-    );
+    await writeFinishedCall(deps, caller, projectId, {
+      id,
+      traceId,
+      parentId,
+      op: { name: `${modelName}.predict`, source: MODEL_PREDICT_SOURCE },
+      weave: { prediction: 'true', model: body.model },
+      evaluationRunId: body.evaluation_run_id,
+      inputs: { self: body.model, inputs: body.inputs },
+      output: body.output,
+    });
     return { prediction_id: id };
   });
   addRoute(app, auth, 'v2PredictionRead', async (body) =>
@@ -265,37 +249,20 @@ export async function v2EvaluationRunRoutes(app: FastifyInstance, deps: V2Evalua
       traceId = run.trace_id;
       parentId = prediction.parent_id ?? run.id;
     }
-    const op = await createOp(store, projectId, `${opBaseName(scorerName, 'Scorer')}.score`, SCORER_SCORE_SOURCE, caller.userId);
-    const at = nowIso();
-    await ingest.complete(
-      [
-        {
-          project_id: projectId,
-          id,
-          trace_id: traceId,
-          parent_id: parentId,
-          op_name: opRefOf(projectId, op),
-          started_at: at,
-          ended_at: at,
-          attributes: {
-            weave: {
-              score: 'true',
-              prediction_id: body.prediction_id,
-              scorer: body.scorer,
-              ...(body.evaluation_run_id ? { evaluation_run_id: body.evaluation_run_id } : {}),
-            },
-          },
-          inputs: {
-            self: body.scorer,
-            inputs: isDict(prediction.inputs.inputs) ? prediction.inputs.inputs : {},
-            output: prediction.output,
-          },
-          output: body.value,
-          summary: {},
-        },
-      ],
-      caller,
-    );
+    await writeFinishedCall(deps, caller, projectId, {
+      id,
+      traceId,
+      parentId,
+      op: { name: `${opBaseName(scorerName, 'Scorer')}.score`, source: SCORER_SCORE_SOURCE },
+      weave: { score: 'true', prediction_id: body.prediction_id, scorer: body.scorer },
+      evaluationRunId: body.evaluation_run_id,
+      inputs: {
+        self: body.scorer,
+        inputs: isDict(prediction.inputs.inputs) ? prediction.inputs.inputs : {},
+        output: prediction.output,
+      },
+      output: body.value,
+    });
     await createFeedback(
       store,
       [
@@ -320,6 +287,49 @@ export async function v2EvaluationRunRoutes(app: FastifyInstance, deps: V2Evalua
     return undefined;
   });
   addRoute(app, auth, 'v2ScoreDelete', async (body) => mutations.delete(v2ProjectOf(body), body.score_ids));
+}
+
+/**
+ * The one builder of the finished calls these APIs write — a prediction (`<model>.predict`) and a
+ * score (`<scorer>.score`): the op created from its name and source, the call written finished
+ * with its output (started and ended now), marked in `attributes.weave` with the run it belongs
+ * to, if any. In a run it is placed in the run's trace under `parentId`; else it is a trace of its own.
+ */
+async function writeFinishedCall(
+  deps: Pick<V2EvaluationRunDeps, 'store' | 'ingest'>,
+  caller: Caller,
+  projectId: string,
+  call: {
+    id: string;
+    traceId: string;
+    parentId: string | null;
+    op: { name: string; source: string };
+    weave: Record<string, unknown>;
+    evaluationRunId: string | null | undefined;
+    inputs: Record<string, unknown>;
+    output: unknown;
+  },
+): Promise<void> {
+  const op = await createOp(deps.store, projectId, call.op.name, call.op.source, caller.userId);
+  const at = nowIso();
+  await deps.ingest.complete(
+    [
+      {
+        project_id: projectId,
+        id: call.id,
+        trace_id: call.traceId,
+        parent_id: call.parentId,
+        op_name: opRefOf(projectId, op),
+        started_at: at,
+        ended_at: at,
+        attributes: { weave: { ...call.weave, ...(call.evaluationRunId ? { evaluation_run_id: call.evaluationRunId } : {}) } },
+        inputs: call.inputs,
+        output: call.output,
+        summary: {},
+      },
+    ],
+    caller,
+  );
 }
 
 /** A weave:/// ref must point into the project; any other string (a caller's own naming) is kept as given. */

@@ -14,3 +14,4 @@ export { type SharedClickHouse, startSharedClickHouse } from './clickhouse-http'
 export { KeepAlivePoster } from './keep-alive-poster';
 export { processCpuMicros, threadCpuByName, threadCpuSince } from './process-cpu';
 export { endedCallsBatch, publishMonitor } from './monitor-objects';
+export { callPartTsvLine, encodeCallPartsTsv } from './call-part-tsv';

@@ -1,11 +1,13 @@
 import { microsToClickHouse } from '@weft/core';
-import { CALL_PART_COLUMNS, type CallPartRow } from './call-part-row';
+import type { CallPartRow } from '@weft/store';
 
 /**
  * call_parts rows as ClickHouse `TabSeparated` text: what gateways put on the bus before
- * envelope version 4 (RowBinary, call-part-rowbinary.ts); no longer read from the bus (1.0 reads
- * version 5), kept for the engine benchmark's comparison and for tests that write pre-1.0 values. Only backslash, tab, newline and carriage
- * return are escaped. Columns in CALL_PART_COLUMNS order (the row schema's, call-part-row.ts).
+ * envelope version 4 (RowBinary, libs/store call-part-rowbinary.ts). The product neither writes
+ * nor reads it (1.0 reads envelope version 5 only; older values are dead-lettered, libs/ingest
+ * envelope.ts): it is here for the engine benchmark's comparison (bench/ingest-engine.ts) and for
+ * tests that write pre-1.0 values or check the encodings. Only backslash, tab, newline and
+ * carriage return are escaped. Columns in CALL_PART_COLUMNS order (libs/store call-part-row.ts).
  */
 
 const ESCAPES = /[\\\t\n\r]/g;
@@ -100,36 +102,4 @@ export function encodeCallPartsTsv(rows: readonly CallPartRow[]): Buffer {
   let text = '';
   for (const r of rows) text += callPartTsvLine(r);
   return Buffer.from(text, 'utf8');
-}
-
-const TAB = 9;
-const NEWLINE = 10;
-
-/**
- * Why `bytes` cannot be one call_parts line of TabSeparated (as callPartTsvLine writes it), or
- * null: exactly one line (its only newline the last byte, so it cannot smuggle in a second row),
- * one field per column, a project and an id. What the fields hold is the engine's to check on
- * insert (a rejected row is isolated and dead-lettered by the consumer).
- */
-export function callPartTsvLineProblem(bytes: Uint8Array): string | null {
-  if (bytes.length === 0 || bytes[bytes.length - 1] !== NEWLINE) return 'not a line (no final newline)';
-  if (bytes.indexOf(NEWLINE) !== bytes.length - 1) return 'more than one line';
-  let tabs = 0;
-  let first = -1;
-  let second = -1;
-  for (let at = bytes.indexOf(TAB); at >= 0; at = bytes.indexOf(TAB, at + 1)) {
-    if (tabs === 0) first = at;
-    else if (tabs === 1) second = at;
-    tabs++;
-  }
-  if (tabs !== CALL_PART_COLUMNS.length - 1) return `${tabs + 1} fields, not ${CALL_PART_COLUMNS.length}`;
-  if (first === 0) return 'empty project_id';
-  if (second === first + 1) return 'empty id';
-  return null;
-}
-
-/** A TabSeparated field back to its text (the reverse of the escaping above). */
-export function unescapeTsvField(field: string): string | null {
-  if (field === '\\N') return null;
-  return field.replace(/\\(.)/g, (_, c: string) => ({ t: '\t', n: '\n', r: '\r' })[c] ?? c);
 }

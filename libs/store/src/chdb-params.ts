@@ -91,11 +91,17 @@ export function withSessionParams<C extends object>(connection: C): C {
       if (typeof value !== 'function') return value;
       if (prop === 'query' || prop === 'exec' || prop === 'command') {
         return async (params: StatementParams) => {
+          let bound = false;
           try {
-            return await (value as (p: StatementParams) => Promise<unknown>).call(target, inlineParams(state.unsaid(params), state));
+            const statement = inlineParams(state.unsaid(params), state);
+            bound = statement.query_params !== undefined;
+            return await (value as (p: StatementParams) => Promise<unknown>).call(target, statement);
           } catch (e) {
             state.forget();
             throw e;
+          } finally {
+            // chDB's binder leaves the session without the parameters it held: say them all again.
+            if (bound) state.forget();
           }
         };
       }

@@ -138,4 +138,21 @@ describe('statement parameters (embedded)', () => {
       await store.close();
     }
   });
+
+  it('a session told a value once keeps it; a bound statement (which clears the session’s) has it said again', async () => {
+    // One connection, so every statement runs on the same session.
+    const store = storeWith((o) => (o.connections.interactive = 1));
+    try {
+      const small = () => store.row<{ n: number }>('SELECT {n:UInt32} AS n', { n: 7 });
+      expect(await small()).toEqual({ n: 7 });
+      // The same value again is not said again, and still holds.
+      expect(await small()).toEqual({ n: 7 });
+      const ids = Array.from({ length: 20_000 }, (_, i) => `digest-${i}-${'x'.repeat(20)}`);
+      expect(await store.row('SELECT length({ids:Array(String)}) AS n', { ids })).toEqual({ n: 20_000 });
+      // Without saying it again this failed: "Substitution `n` is not set".
+      expect(await small()).toEqual({ n: 7 });
+    } finally {
+      await store.close();
+    }
+  });
 });

@@ -21,14 +21,7 @@ export { type EndpointName, endpoints, type RequestOf, type ResponseOf } from '.
 export type { EndpointSpec, RouteSpec } from './spec';
 export { INVALID_BODY_STATUS, parseBody } from './validate';
 export { buildOpenApiDocument, type DocumentedRoute, openApiPath, ROUTE_TAGS, type RouteDoc } from './openapi';
-export {
-  extraEndpoints,
-  publishedExtraEndpoints,
-  type RouteName,
-  type RouteRequestOf,
-  type RouteResponseOf,
-  routeSpecs,
-} from './routes';
+export { extraEndpoints, publishedExtraEndpoints, type RouteName, type RouteRequestOf, type RouteResponseOf, routeSpecs } from './routes';
 export {
   type AnalyticsBatchReq,
   type AnalyticsBatchRes,

@@ -68,7 +68,7 @@ function merged<G extends readonly Record<string, RouteSpec>[]>(gs: G): Flat<Mer
       if (Object.hasOwn(all, name) || Object.hasOwn(endpoints, name)) throw new Error(`route spec ${name} declared twice`);
       all[name] = spec;
     }
-  return all as Flat<Merged<G>>;
+  return all as unknown as Flat<Merged<G>>;
 }
 
 /** The routes beyond the interface's 20: every group above, by name. */

@@ -3,14 +3,7 @@ import type { Bus, ReadYourWrites } from '@weft/bus';
 import { delivery, type Logger } from '@weft/core';
 import { defaultRequestLimits, type Authenticator } from '@weft/http';
 import type { Store } from '@weft/store';
-import {
-  CallIngest,
-  convertersFor,
-  ingestSettingsFor,
-  type CallPartEnvelope,
-  type IngestSettings,
-  type IngestWorkers,
-} from '@weft/ingest';
+import { CallIngest, convertersFor, ingestSettingsFor, type CallPartEnvelope, type IngestSettings, type IngestWorkers } from '@weft/ingest';
 import { CallMutations } from './call-mutations';
 import { callWriteRoutes } from './call-routes';
 import { deletionRoutes } from './deletion-routes';

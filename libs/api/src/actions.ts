@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { projectId } from './common';
+import { emptyObject, projectId } from './common';
+import type { RouteSpec } from './spec';
 
 /**
  * Actions (Weave 0.52.29's ActionsExecuteBatchReq and ActionSpec): an ActionSpec object run on
@@ -32,3 +33,16 @@ export const actionConfig = z.discriminatedUnion('action_type', [
 export type ActionConfig = z.infer<typeof actionConfig>;
 /** The stored ActionSpec object's value (its BaseObject members are not read). */
 export const actionSpec = z.object({ name: z.string().nullish(), config: actionConfig });
+
+/** ActionSpecs run on calls. */
+export const actionRouteSpecs = {
+  actionsExecuteBatch: {
+    path: '/actions/execute_batch',
+    summary: "Run an ActionSpec (contains_words, llm_judge) on calls; each result is stored as the call's feedback",
+    auth: 'basic',
+    service: 'inference',
+    request: actionsExecuteBatchReq,
+    response: emptyObject,
+    published: true,
+  },
+} as const satisfies Record<string, RouteSpec>;

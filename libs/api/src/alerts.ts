@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { projectId, timestamp } from './common';
+import type { RouteSpec } from './spec';
 
 /**
  * Alerts (docs/alerts.md): the rules are Weave `AlertSpec` objects (/obj/create, weave.publish);
@@ -110,3 +111,79 @@ export const alertSummary = z.object({
   muted_until: z.string().nullable(),
 });
 export const alertsListRes = z.object({ alerts: z.array(alertSummary) });
+
+/** Alerts (docs/alerts.md): AlertSpec objects evaluated by the query role; where their notifications go. */
+export const alertRouteSpecs = {
+  alertsList: {
+    path: '/alerts/list',
+    summary: "A project's AlertSpecs as weft evaluates them: the rule read, its state, last value, mute",
+    auth: 'basic',
+    service: 'query',
+    request: alertsListReq,
+    response: alertsListRes,
+    published: true,
+  },
+  alertChannelCreate: {
+    path: '/alerts/channels/create',
+    summary: 'Adds a notification channel to a project: a webhook (JSON body, HMAC-signed with a secret) or a Slack incoming webhook',
+    auth: 'basic',
+    service: 'query',
+    request: alertChannelCreateReq,
+    response: alertChannel,
+    published: true,
+  },
+  alertChannelList: {
+    path: '/alerts/channels/list',
+    summary: "A project's notification channels (never their secrets)",
+    auth: 'basic',
+    service: 'query',
+    request: alertChannelListReq,
+    response: alertChannelListRes,
+    published: true,
+  },
+  alertChannelDelete: {
+    path: '/alerts/channels/delete',
+    summary: 'Removes a notification channel (its pending deliveries are dropped)',
+    auth: 'basic',
+    service: 'query',
+    request: alertChannelRefReq,
+    response: alertChannelDeleteRes,
+    published: true,
+  },
+  alertChannelTest: {
+    path: '/alerts/channels/test',
+    summary: 'Sends a test notification to a channel now and says what the receiver answered',
+    auth: 'basic',
+    service: 'query',
+    request: alertChannelRefReq,
+    response: alertChannelTestRes,
+    published: true,
+  },
+  alertEventsQuery: {
+    path: '/alerts/events/query',
+    summary: "A project's alert transitions (firing, resolved), newest first, each with its deliveries",
+    auth: 'basic',
+    service: 'query',
+    request: alertEventsQueryReq,
+    response: alertEventsQueryRes,
+    published: true,
+  },
+  alertMute: {
+    path: '/alerts/mute',
+    summary: 'Mutes an alert until a time: its transitions are recorded, not delivered',
+    auth: 'basic',
+    service: 'query',
+    request: alertMuteReq,
+    response: alertMuteRes,
+    published: true,
+  },
+  alertUnmute: {
+    path: '/alerts/unmute',
+    summary: "Ends an alert's mute",
+    auth: 'basic',
+    service: 'query',
+    request: alertUnmuteReq,
+    response: alertMuteRes,
+    published: true,
+  },
+} as const satisfies Record<string, RouteSpec>;

@@ -2,6 +2,7 @@ import { DIMENSION_CHOICES_TEXT, DIMENSION_NAMES, METRIC_CHOICES_TEXT, METRIC_NA
 import { z } from 'zod';
 import { callFilter, limit, projectId, query, timestamp } from './common';
 import { callsStreamQueryReq } from './calls';
+import type { RouteSpec } from './spec';
 
 /**
  * Read endpoints the web UI needs beyond the interface (listed as extras in /openapi.json):
@@ -201,3 +202,70 @@ export const tableExportReq = z.object({
     .describe('the columns of a csv or parquet export (default: every key of any row)'),
 });
 export type TableExportReq = z.infer<typeof tableExportReq>;
+
+/** Analytics and exports (the web UI's; published in /openapi.json): projects, aggregates, metrics queries, calls and tables as downloads. */
+export const analyticsRouteSpecs = {
+  projectsList: {
+    path: '/projects/list',
+    summary: 'Projects the key can see, with call counts and last activity',
+    auth: 'basic',
+    service: 'query',
+    request: projectsListReq,
+    response: projectsListRes,
+    published: true,
+  },
+  callsAggregate: {
+    path: '/calls/aggregate',
+    summary: 'Calls, errors, latency, tokens and cost over time, per op and per model',
+    auth: 'basic',
+    service: 'query',
+    request: callsAggregateReq,
+    response: callsAggregateRes,
+    published: true,
+    lane: 'heavy',
+  },
+  callsExport: {
+    path: '/calls/export',
+    summary: 'The calls a query matches as a download: JSONL, CSV or Parquet, streamed',
+    auth: 'basic',
+    service: 'query',
+    request: callsExportReq,
+    response: z.string().describe('the file: application/jsonl, text/csv or application/vnd.apache.parquet'),
+    // Streamed page by page: a limit as large as a stream's (WEFT_MAX_STREAM_LIMIT).
+    stream: 'file',
+    published: true,
+    lane: 'heavy',
+  },
+  tableExport: {
+    path: '/table/export',
+    summary: "A table's rows (a dataset's) as a download: JSONL, CSV or Parquet, streamed",
+    auth: 'basic',
+    service: 'query',
+    request: tableExportReq,
+    response: z.string().describe('the file: application/jsonl, text/csv or application/vnd.apache.parquet'),
+    stream: 'file',
+    published: true,
+    lane: 'heavy',
+  },
+  analyticsQuery: {
+    path: '/analytics/query',
+    summary: 'Metrics over calls grouped by dimensions and time (counts, errors, latency quantiles, tokens, cost)',
+    auth: 'basic',
+    service: 'query',
+    request: analyticsQueryReq,
+    response: analyticsQueryRes,
+    published: true,
+    lane: 'heavy',
+  },
+  analyticsBatch: {
+    path: '/analytics/batch',
+    summary:
+      "A dashboard's /analytics/query bodies in one request: each one's answer (or error), queries over the same calls read in one scan",
+    auth: 'basic',
+    service: 'query',
+    request: analyticsBatchReq,
+    response: analyticsBatchRes,
+    published: true,
+    lane: 'heavy',
+  },
+} as const satisfies Record<string, RouteSpec>;

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { projectId, sortDirection } from './common';
+import type { RouteSpec } from './spec';
 
 /**
  * Annotation queues (Weave 0.52.29's AnnotationQueue* models, served at the REST paths its
@@ -153,3 +154,98 @@ export const annotatorProgressUpdateReq = z.object({
   svc_user_id: ignoredUserId,
 });
 export const annotatorProgressUpdateRes = z.object({ item: annotationQueueItem });
+
+/** Annotation queues at the paths the Weave SDK calls (0.52.29's client, 0.54's vendored one). */
+export const annotationQueueRouteSpecs = {
+  annotationQueueCreate: {
+    path: '/annotation_queues',
+    summary: 'Create an annotation queue',
+    auth: 'basic',
+    service: 'query',
+    request: annotationQueueCreateReq,
+    response: annotationQueueCreateRes,
+    published: true,
+  },
+  annotationQueuesQuery: {
+    path: '/annotation_queues/query',
+    summary: "A project's annotation queues (JSONL), by name part, sorted, paged",
+    auth: 'basic',
+    service: 'query',
+    request: annotationQueuesQueryReq,
+    response: annotationQueue,
+    stream: 'jsonl',
+    published: true,
+  },
+  annotationQueuesStats: {
+    path: '/annotation_queues/stats',
+    summary: 'Items and completed items of annotation queues',
+    auth: 'basic',
+    service: 'query',
+    request: annotationQueuesStatsReq,
+    response: annotationQueuesStatsRes,
+    published: true,
+  },
+  annotationQueueRead: {
+    path: '/annotation_queues/:queue_id',
+    method: 'GET',
+    urlMembers: true,
+    summary: 'Read an annotation queue',
+    auth: 'basic',
+    service: 'query',
+    request: annotationQueueReadReq,
+    response: annotationQueueRes,
+    published: true,
+  },
+  annotationQueueUpdate: {
+    path: '/annotation_queues/:queue_id',
+    method: 'PUT',
+    urlMembers: true,
+    summary: "Change an annotation queue's name, description or scorers",
+    auth: 'basic',
+    service: 'query',
+    request: annotationQueueUpdateReq,
+    response: annotationQueueRes,
+    published: true,
+  },
+  annotationQueueDelete: {
+    path: '/annotation_queues/:queue_id',
+    method: 'DELETE',
+    urlMembers: true,
+    summary: 'Delete an annotation queue (soft: its deleted_at is set)',
+    auth: 'basic',
+    service: 'query',
+    request: annotationQueueDeleteReq,
+    response: annotationQueueRes,
+    published: true,
+  },
+  annotationQueueAddCalls: {
+    path: '/annotation_queues/:queue_id/items',
+    urlMembers: true,
+    summary: 'Add calls to an annotation queue (calls already in it are skipped)',
+    auth: 'basic',
+    service: 'query',
+    request: annotationQueueAddCallsReq,
+    response: annotationQueueAddCallsRes,
+    published: true,
+  },
+  annotationQueueItemsQuery: {
+    path: '/annotation_queues/:queue_id/items/query',
+    urlMembers: true,
+    summary: "An annotation queue's items with their annotation state, filtered, sorted, paged",
+    auth: 'basic',
+    service: 'query',
+    request: annotationQueueItemsQueryReq,
+    response: annotationQueueItemsQueryRes,
+    published: true,
+  },
+  annotatorProgressUpdate: {
+    path: '/annotation_queues/:queue_id/items/:item_id/progress',
+    urlMembers: true,
+    summary: "Set the caller's annotation state of a queue item (in_progress, completed, skipped)",
+    auth: 'basic',
+    service: 'query',
+    request: annotatorProgressUpdateReq,
+    response: annotatorProgressUpdateRes,
+    published: true,
+  },
+} as const satisfies Record<string, RouteSpec>;

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { parseTimestampMicros } from '@weft/core';
 import { callFilter, projectId, timestamp } from './common';
+import type { RouteSpec } from './spec';
 
 /**
  * POST /calls/stats (the reference's CallStatsReq): call and usage metrics per time bucket over
@@ -58,3 +59,15 @@ export const callStatsRes = z.object({
   usage_buckets: z.array(bucket).describe('per bucket and model: `timestamp`, `model`, `<aggregation>_<metric>`…, `count`'),
   call_buckets: z.array(bucket).describe('per bucket: `timestamp`, `<aggregation>_<metric>`…, `count`'),
 });
+
+/** Call and usage metrics per time bucket. */
+export const callStatsRouteSpecs = {
+  callStats: {
+    path: '/calls/stats',
+    summary: 'Call and usage metrics per time bucket',
+    auth: 'basic',
+    service: 'query',
+    request: callStatsReq,
+    response: callStatsRes,
+  },
+} as const satisfies Record<string, RouteSpec>;

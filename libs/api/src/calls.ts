@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { anyJson, callFilter, jsonObject, limit, offset, projectId, query, sortBy, storedTimestamp, timestamp } from './common';
+import type { RouteSpec } from './spec';
 
 const optStr = z.string().nullish();
 
@@ -140,3 +141,75 @@ export const otelExportReq = z.object({
 export const otelExportRes = z.object({
   partial_success: z.object({ rejected_spans: z.number().int(), error_message: z.string() }).nullish(),
 });
+
+/** A call finished before it is sent: its start and end together (the reference's CompletedCallSchemaForInsert). */
+export const completedCall = callStartBody.extend({
+  id: z.string().min(1),
+  trace_id: z.string().min(1),
+  ended_at: storedTimestamp,
+  summary: callEndBody.shape.summary,
+  exception: callEndBody.shape.exception,
+  output: callEndBody.shape.output,
+  svc_run_step_end: callEndBody.shape.svc_run_step_end,
+});
+export type CompletedCall = z.infer<typeof completedCall>;
+export const callsCompleteReq = z.object({ batch: z.array(completedCall) });
+
+export const callReadReq = z.object({
+  project_id: projectId,
+  id: z.string().min(1),
+  include_costs: z.boolean().default(false),
+  include_storage_size: z.boolean().default(false),
+  include_total_storage_size: z.boolean().default(false),
+});
+
+/** The reference's MAX_DISPLAY_NAME_LENGTH. */
+export const MAX_DISPLAY_NAME_CHARS = 1024;
+export const callUpdateReq = z.object({
+  project_id: projectId,
+  call_id: z.string().min(1),
+  display_name: z.string().max(MAX_DISPLAY_NAME_CHARS).optional(),
+  svc_user_id: z.string().nullish().describe('ignored: the server sets it from the caller'),
+});
+
+/** The reference's MAX_DELETE_CALLS_COUNT. */
+export const MAX_DELETE_CALLS = 1000;
+export const callsDeleteReq = z.object({
+  project_id: projectId,
+  call_ids: z.array(z.string().min(1)).max(MAX_DELETE_CALLS, `at most ${MAX_DELETE_CALLS} calls at a time`),
+  svc_user_id: z.string().nullish().describe('ignored: the server sets it from the caller'),
+});
+
+/** Calls beyond the interface's 20: the reference SDK's v2 write paths, rename, delete, one call's read. */
+export const callRouteSpecs = {
+  callsComplete: {
+    path: '/v2/:entity/:project/calls/complete',
+    summary: 'Write finished calls (start and end together)',
+    auth: 'basic',
+    service: 'gateway',
+    request: callsCompleteReq,
+  },
+  callStartV2: {
+    path: '/v2/:entity/:project/call/start',
+    summary: 'Start a call (v2 path)',
+    auth: 'basic',
+    service: 'gateway',
+    request: z.object({ start: callStartBody }),
+  },
+  callEndV2: {
+    path: '/v2/:entity/:project/call/end',
+    summary: 'End a call (v2 path)',
+    auth: 'basic',
+    service: 'gateway',
+    request: z.object({ end: callEndBody }),
+  },
+  callUpdate: { path: '/call/update', summary: 'Rename a call', auth: 'basic', service: 'gateway', request: callUpdateReq },
+  callsDelete: {
+    path: '/calls/delete',
+    summary: 'Delete calls and their descendants',
+    auth: 'basic',
+    service: 'gateway',
+    request: callsDeleteReq,
+  },
+  callRead: { path: '/call/read', summary: 'Read one call', auth: 'basic', service: 'query', request: callReadReq },
+} as const satisfies Record<string, RouteSpec>;

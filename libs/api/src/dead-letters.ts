@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { RouteSpec } from './spec';
 
 /** The ingest log's dead letters (admin keys): values the store refused for good, to list, read, replay or discard. */
 export const deadLettersListReq = z.object({
@@ -23,3 +24,44 @@ export const deadLetterRes = deadLetterEntry.extend({
     .array(z.unknown())
     .describe('its values: each call part as the row that was to be stored (`[{undecodable}]`: a value that does not decode, and why)'),
 });
+
+/** The bus's dead letters (the all-in-one's ingest log, or the Kafka dead-letter topic; admin keys): `weft dead-letters` calls these. */
+export const deadLetterRouteSpecs = {
+  deadLettersList: {
+    path: '/admin/dead_letters/list',
+    summary:
+      "Admin keys: the bus's dead letters (the ingest log's or the Kafka dead-letter topic's: values the store refused for good), with why and what became of them",
+    auth: 'basic',
+    service: 'gateway',
+    request: deadLettersListReq,
+    response: deadLettersListRes,
+    published: true,
+  },
+  deadLetterRead: {
+    path: '/admin/dead_letters/read',
+    summary: 'Admin keys: one dead letter with its values (each call part as the row that was to be stored)',
+    auth: 'basic',
+    service: 'gateway',
+    request: deadLetterReq,
+    response: deadLetterRes,
+    published: true,
+  },
+  deadLetterReplay: {
+    path: '/admin/dead_letters/replay',
+    summary: 'Admin keys: publishes a dead letter again through the normal write path (once: a replayed one is left as it is)',
+    auth: 'basic',
+    service: 'gateway',
+    request: deadLetterReq,
+    response: deadLetterEntry,
+    published: true,
+  },
+  deadLetterDiscard: {
+    path: '/admin/dead_letters/discard',
+    summary: 'Admin keys: marks a dead letter discarded (it is no longer pending)',
+    auth: 'basic',
+    service: 'gateway',
+    request: deadLetterReq,
+    response: deadLetterEntry,
+    published: true,
+  },
+} as const satisfies Record<string, RouteSpec>;

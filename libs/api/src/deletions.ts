@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { projectId } from './common';
+import type { RouteSpec } from './spec';
 
 /** Deletions that remove data from the engine's parts (not only hide it), as jobs whose status says when it is gone. */
 export const projectDeleteReq = z.object({ project_id: projectId });
@@ -22,3 +23,34 @@ export const deletionStatusRes = z.object({
   mutations_pending: z.number().int().describe('mutations of those tables the engine has not finished'),
   error: z.string().nullable().describe('why the last attempt failed (it is retried at the next status read)'),
 });
+
+/** Deletions that delete (docs/operations.md "Deletion"): jobs whose status says when the data is off the disk. */
+export const deletionRouteSpecs = {
+  projectDelete: {
+    path: '/project/delete',
+    summary: "Deletes every row of a project (calls, feedback, objects, tables, files, settings…) from the engine's parts; a job",
+    auth: 'basic',
+    service: 'gateway',
+    request: projectDeleteReq,
+    response: deletionStatusRes,
+    published: true,
+  },
+  userDataDelete: {
+    path: '/user_data/delete',
+    summary: 'Admin keys: deletes every call of a svc_user_id, in every project, and the feedback on them (a data-subject request); a job',
+    auth: 'basic',
+    service: 'gateway',
+    request: userDataDeleteReq,
+    response: deletionStatusRes,
+    published: true,
+  },
+  deletionStatus: {
+    path: '/deletion/status',
+    summary: 'A deletion job: running, or done once no row of it is left in the parts and its mutations ended',
+    auth: 'basic',
+    service: 'gateway',
+    request: deletionStatusReq,
+    response: deletionStatusRes,
+    published: true,
+  },
+} as const satisfies Record<string, RouteSpec>;

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ENTRANCES } from '@weft/core';
 import { projectId } from './common';
+import type { RouteSpec } from './spec';
 
 /** Visible delivery (libs/core delivery.ts): what became of the calls sent, per project and entrance, and the ack→queryable lag. */
 const partCount = z.number().int();
@@ -59,3 +60,26 @@ export const projectsDeliveryRes = z.object({
     }),
   ),
 });
+
+/** Visible delivery (docs/operations.md "Visible delivery"): the counts of the process that answers. */
+export const deliveryRouteSpecs = {
+  projectDelivery: {
+    path: '/project/delivery',
+    summary:
+      "What became of a project's calls per entrance (accepted, stored, refused by reason, dead-lettered, sampled out) and its ack→queryable lag",
+    auth: 'basic',
+    service: 'gateway',
+    request: projectDeliveryReq,
+    response: projectDeliveryRes,
+    published: true,
+  },
+  projectsDelivery: {
+    path: '/projects/delivery',
+    summary: 'Delivery totals and lag of every project the key can see (admin keys: also refusals whose project was not known)',
+    auth: 'basic',
+    service: 'gateway',
+    request: projectsDeliveryReq,
+    response: projectsDeliveryRes,
+    published: true,
+  },
+} as const satisfies Record<string, RouteSpec>;

@@ -1,31 +1,12 @@
 import { type z } from 'zod';
-import type { AuthScheme } from '@weft/core';
 import * as calls from './calls';
 import * as objects from './objects';
+import * as tables from './tables';
+import * as feedback from './feedback';
+import * as costs from './costs';
 import * as inference from './inference';
 import { jsonObject } from './common';
-
-/** Which service owns an endpoint (the front proxy routes by this in distributed mode). */
-export type ServiceName = 'gateway' | 'query' | 'inference';
-
-export interface EndpointSpec {
-  path: string;
-  summary: string;
-  auth: AuthScheme;
-  service: ServiceName;
-  request: z.ZodType;
-  /** For JSON responses, the body; for streams, the shape of one JSONL line. */
-  response: z.ZodType;
-  /** `jsonl`: the response is a stream of JSON objects, one per line. `sse`: may be Server-Sent Events. `file`: a download (JSONL, CSV or Parquet). */
-  stream?: 'jsonl' | 'sse' | 'file';
-  /** Other paths answering the same (e.g. without the trailing slash); not in /openapi.json. */
-  aliases?: readonly string[];
-  /**
-   * `heavy`: the engine's heavy lane (analytics, exports, aggregates: its own connections, fewer
-   * threads, lower priority) and the per-project/per-key cap on heavy requests. Absent: interactive.
-   */
-  lane?: 'heavy';
-}
+import type { EndpointSpec } from './spec';
 
 /** The 20 endpoints of the interface, in its order. The contract lives here, once. */
 export const endpoints = {
@@ -34,16 +15,16 @@ export const endpoints = {
     summary: 'Replace a feedback record',
     auth: 'basic',
     service: 'gateway',
-    request: objects.feedbackReplaceReq,
-    response: objects.feedbackReplaceRes,
+    request: feedback.feedbackReplaceReq,
+    response: feedback.feedbackReplaceRes,
   },
   feedbackQuery: {
     path: '/feedback/query',
     summary: 'Query feedback',
     auth: 'basic',
     service: 'query',
-    request: objects.feedbackQueryReq,
-    response: objects.feedbackQueryRes,
+    request: feedback.feedbackQueryReq,
+    response: feedback.feedbackQueryRes,
   },
   chatCompletions: {
     path: '/v1/chat/completions/',
@@ -101,16 +82,16 @@ export const endpoints = {
     summary: 'Query table rows',
     auth: 'basic',
     service: 'query',
-    request: objects.tableQueryReq,
-    response: objects.tableQueryRes,
+    request: tables.tableQueryReq,
+    response: tables.tableQueryRes,
   },
   tableQueryStream: {
     path: '/table/query_stream',
     summary: 'Stream table rows (JSONL)',
     auth: 'basic',
     service: 'query',
-    request: objects.tableQueryReq,
-    response: objects.tableRow,
+    request: tables.tableQueryReq,
+    response: tables.tableRow,
     stream: 'jsonl',
   },
   tableUpdate: {
@@ -118,16 +99,16 @@ export const endpoints = {
     summary: 'Update a table',
     auth: 'basic',
     service: 'gateway',
-    request: objects.tableUpdateReq,
-    response: objects.tableUpdateRes,
+    request: tables.tableUpdateReq,
+    response: tables.tableUpdateRes,
   },
   costQuery: {
     path: '/cost/query',
     summary: 'Query costs',
     auth: 'basic',
     service: 'query',
-    request: objects.costQueryReq,
-    response: objects.costQueryRes,
+    request: costs.costQueryReq,
+    response: costs.costQueryRes,
   },
   completionsCreate: {
     path: '/completions/create',

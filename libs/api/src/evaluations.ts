@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { callFilter, projectId, query } from './common';
+import type { RouteSpec } from './spec';
 
 /**
  * Server-side evaluations (the Weave 0.54 SDK's vendored client: EvaluationEvaluateModelParams,
@@ -93,3 +94,57 @@ export const evaluationsExportReq = z.object({
     .describe('only the examples where a run scored worse than the baseline on any score (the view’s "Regressions only")'),
 });
 export type EvaluationsExportReq = z.infer<typeof evaluationsExportReq>;
+
+/** Server-side evaluations (the inference role runs them) and the compare view's export. */
+export const evaluationRouteSpecs = {
+  evaluationsEvaluateModel: {
+    path: '/evaluations/evaluate_model',
+    summary: 'Run an Evaluation against an LLMStructuredCompletionModel on the server; answers the root call id at once',
+    auth: 'basic',
+    service: 'inference',
+    request: evaluateModelReq,
+    response: evaluateModelRes,
+    published: true,
+  },
+  evaluationsStatus: {
+    path: '/evaluations/status',
+    summary: 'Progress of a server-side evaluation: not_found, running (rows done of total), failed, or complete with its summary',
+    auth: 'basic',
+    service: 'inference',
+    request: evaluationStatusReq,
+    response: evaluationStatusRes,
+    published: true,
+  },
+  evaluationsCancel: {
+    path: '/evaluations/cancel',
+    summary:
+      "weft's own: cancel a server-side evaluation (no row starts after it; the run ends failed, saying who cancelled); answers its status",
+    auth: 'basic',
+    service: 'inference',
+    request: evaluationCancelReq,
+    response: evaluationStatusRes,
+    published: true,
+  },
+  evaluationsReplay: {
+    path: '/evaluations/replay',
+    summary:
+      "weft's own: replay the calls a filter matches through a model object: they become a Dataset (inputs, original output, source call) and an Evaluation with the scorers, run as evaluate_model runs it",
+    auth: 'basic',
+    service: 'inference',
+    request: evaluationReplayReq,
+    response: evaluationReplayRes,
+    published: true,
+  },
+  evaluationsExport: {
+    path: '/evaluations/export',
+    summary:
+      "weft's own: 1–4 evaluation runs compared, as a download (the compare view's examples, each run's output with its refs resolved to their values, and scores): CSV, JSON, JSONL or Parquet",
+    auth: 'basic',
+    service: 'query',
+    request: evaluationsExportReq,
+    response: z.string().describe('the file: text/csv, application/json, application/jsonl or application/vnd.apache.parquet'),
+    stream: 'file',
+    published: true,
+    lane: 'heavy',
+  },
+} as const satisfies Record<string, RouteSpec>;

@@ -8,16 +8,20 @@ export {
   type CallsStreamQueryReq,
   callStartBody,
   type CallStartBody,
+  type CompletedCall,
   thread,
   type ThreadsStreamQueryReq,
 } from './calls';
-export { type CostCreateReq, objectVersion, tableRow } from './objects';
+export { objectVersion } from './objects';
+export { tableRow, MAX_TABLE_DIFF_ROWS, type TableDiffReq } from './tables';
+export type { CostCreateReq } from './costs';
+export { FILE_CREATE_PATH } from './files';
 export type { ChatCompletionReq, CompletionsCreateReq, EmbeddingReq, ResponsesReq, TextCompletionReq } from './inference';
-export { type EndpointName, endpoints, type EndpointSpec, type RequestOf, type ResponseOf } from './endpoints';
+export { type EndpointName, endpoints, type RequestOf, type ResponseOf } from './endpoints';
+export type { EndpointSpec, RouteSpec } from './spec';
 export { INVALID_BODY_STATUS, parseBody } from './validate';
 export { buildOpenApiDocument, type DocumentedRoute, openApiPath, ROUTE_TAGS, type RouteDoc } from './openapi';
-export { type CompletedCall, extraEndpoints, FILE_CREATE_PATH, publishedExtraEndpoints } from './extra-endpoints';
-export { type RouteName, type RouteRequestOf, type RouteResponseOf, type RouteSpec, routeSpecs } from './routes';
+export { extraEndpoints, publishedExtraEndpoints, type RouteName, type RouteRequestOf, type RouteResponseOf, routeSpecs } from './routes';
 export {
   type AnalyticsBatchReq,
   type AnalyticsBatchRes,
@@ -45,5 +49,4 @@ export { projectDeliveryRes } from './delivery';
 export { type AnnotationQueue, type AnnotationQueueItem, QUEUE_ITEM_SORT_FIELDS, QUEUE_SORT_FIELDS } from './annotation-queues';
 export { type ActionConfig, actionSpec } from './actions';
 export type { EvaluationStatus, EvaluationsExportReq } from './evaluations';
-export { MAX_TABLE_DIFF_ROWS, type TableDiffReq } from './table-diff';
 export { v2ProjectOf } from './v2-objects';

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { jsonObject, projectId } from './common';
+import type { RouteSpec } from './spec';
 
 /**
  * Chat completions request as the interface lists it. Field and combination rules that
@@ -272,3 +273,29 @@ export const responsesReq = z
   })
   .passthrough();
 export type ResponsesReq = z.infer<typeof responsesReq>;
+
+/** The OpenAI-compatible front beyond the interface's chat completions (legacy completions, embeddings, responses). */
+export const inferenceRouteSpecs = {
+  textCompletions: {
+    path: '/v1/completions',
+    summary: 'Create a (legacy, prompt) completion (OpenAI-compatible)',
+    auth: 'bearer',
+    service: 'inference',
+    request: textCompletionReq,
+  },
+  embeddings: {
+    path: '/v1/embeddings',
+    summary: 'Create embeddings (OpenAI-compatible, passed through)',
+    auth: 'bearer',
+    service: 'inference',
+    request: embeddingReq,
+  },
+  responsesCreate: {
+    path: '/v1/responses',
+    summary: 'Create a model response (OpenAI Responses API, forwarded; streamed as its SSE events)',
+    auth: 'bearer',
+    service: 'inference',
+    request: responsesReq,
+    stream: 'sse',
+  },
+} as const satisfies Record<string, RouteSpec>;

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { anyJson, jsonObject, limit, offset, projectId, query, sortBy, sortDirection, tableSortBy, timestamp } from './common';
+import { anyJson, limit, offset, projectId, serverCheck, sortDirection } from './common';
+import type { RouteSpec } from './spec';
 
 export const objCreateReq = z.object({
   obj: z.object({
@@ -63,104 +64,36 @@ export const objsQueryReq = z.object({
 });
 export const objsQueryRes = z.object({ objs: z.array(objectVersion) });
 
-export const tableRow = z.object({ digest: z.string(), val: anyJson, original_index: z.number().int() });
+export const refsReadBatchReq = z.object({
+  refs: z.array(z.string()).max(1000, 'Too many refs (at most 1000)'),
+});
+export const refsReadBatchRes = z.object({ vals: z.array(z.unknown()) });
 
-export const tableQueryReq = z.object({
+/** The reference's limit of versions per /obj/delete. */
+export const MAX_OBJECTS_TO_DELETE = 100;
+export const objDeleteReq = z.object({
   project_id: projectId,
-  digest: z.string().min(1),
-  filter: z.object({ row_digests: z.array(z.string()).optional() }).optional(),
-  limit: limit.optional(),
-  offset: offset.optional(),
-  sort_by: tableSortBy.optional(),
-});
-export const tableQueryRes = z.object({ rows: z.array(tableRow) });
-
-const tableUpdateSpec = z.union([
-  z.object({ append: z.object({ row: jsonObject }) }),
-  z.object({ pop: z.object({ index: z.number().int() }) }),
-  z.object({ insert: z.object({ index: z.number().int(), row: jsonObject }) }),
-]);
-export const tableUpdateReq = z.object({
-  project_id: projectId,
-  base_digest: z.string().min(1),
-  updates: z.array(tableUpdateSpec),
-});
-export const tableUpdateRes = z.object({ digest: z.string(), updated_row_digests: z.array(z.string()) });
-
-export const tableCreateReq = z.object({
-  table: z.object({ project_id: projectId, rows: z.array(jsonObject) }),
-});
-export const tableCreateRes = z.object({ digest: z.string(), row_digests: z.array(z.string()) });
-
-export const feedbackReplaceReq = z.object({
-  project_id: projectId,
-  svc_ref: z.string().min(1),
-  feedback_type: z.string().min(1),
-  payload: jsonObject,
-  feedback_id: z.string().min(1),
-  id: z.string().nullish(),
-  creator: z.string().nullish(),
-  annotation_ref: z.string().nullish(),
-  runnable_ref: z.string().nullish(),
-  call_ref: z.string().nullish(),
-  trigger_ref: z.string().nullish(),
-  queue_id: z.string().nullish().describe('the annotation queue the feedback was given in'),
-  svc_user_id: z.string().nullish().describe('ignored: the server sets it from the caller'),
-});
-export const feedbackReplaceRes = z.object({
-  id: z.string(),
-  created_at: z.string(),
-  svc_user_id: z.string(),
-  payload: jsonObject,
+  object_id: z.string().min(1),
+  digests: z
+    .array(z.string().min(1))
+    .superRefine((d, ctx) => {
+      if (d.length > MAX_OBJECTS_TO_DELETE) {
+        const message = `Object delete request contains ${d.length} objects. Please delete ${MAX_OBJECTS_TO_DELETE} or fewer objects at a time.`;
+        ctx.addIssue({ code: 'custom', ...serverCheck(message) });
+      }
+    })
+    .optional(),
 });
 
-export const feedbackQueryReq = z.object({
-  project_id: projectId,
-  fields: z.array(z.string()).optional(),
-  query: query.optional(),
-  sort_by: sortBy.optional(),
-  limit: limit.optional(),
-  offset: offset.optional(),
-});
-export const feedbackQueryRes = z.object({ result: z.array(jsonObject) });
-
-export const costRecord = z.object({
-  id: z.string().optional(),
-  llm_id: z.string().optional(),
-  prompt_token_cost: z.number().optional(),
-  completion_token_cost: z.number().optional(),
-  prompt_token_cost_unit: z.string().optional(),
-  completion_token_cost_unit: z.string().optional(),
-  effective_date: z.string().optional(),
-  provider_id: z.string().optional(),
-});
-export const costQueryReq = z.object({
-  project_id: projectId,
-  fields: z.array(z.string()).optional(),
-  query: query.optional(),
-  sort_by: sortBy.optional(),
-  limit: limit.optional(),
-  offset: offset.optional(),
-});
-export const costQueryRes = z.object({ results: z.array(costRecord) });
-
-/** POST /cost/create (the reference's SDK endpoint, outside the 20): project-level prices. */
-export const costCreateReq = z.object({
-  project_id: projectId,
-  costs: z.record(
-    z.string().min(1),
-    z.object({
-      prompt_token_cost: z.number().min(0),
-      completion_token_cost: z.number().min(0),
-      prompt_token_cost_unit: z.string().min(1).default('USD'),
-      completion_token_cost_unit: z.string().min(1).default('USD'),
-      cache_read_input_token_cost: z.number().min(0).default(0),
-      cache_creation_input_token_cost: z.number().min(0).default(0),
-      effective_date: timestamp.nullish(),
-      provider_id: z.string().min(1).nullish(),
-    }),
-  ),
-  svc_user_id: z.string().nullish().describe('ignored: the server sets it from the caller'),
-});
-export type CostCreateReq = z.infer<typeof costCreateReq>;
-export const costCreateRes = z.object({ ids: z.array(z.tuple([z.string(), z.string()])) });
+/** Objects beyond the interface's 20: refs' values, deleting versions. */
+export const objectRouteSpecs = {
+  refsReadBatch: {
+    path: '/refs/read_batch',
+    summary: 'Read the values of object refs',
+    auth: 'basic',
+    service: 'query',
+    request: refsReadBatchReq,
+    response: refsReadBatchRes,
+  },
+  objDelete: { path: '/obj/delete', summary: 'Delete object versions', auth: 'basic', service: 'gateway', request: objDeleteReq },
+} as const satisfies Record<string, RouteSpec>;

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { endpoints } from './endpoints';
-import type { ExtraEndpointSpec } from './extra-endpoints';
-import { routeSpecs, type RouteName, type RouteSpec } from './routes';
+import { routeSpecs, type RouteName } from './routes';
+import type { RouteSpec } from './spec';
 
 const errorBody = {
   type: 'object',
@@ -81,7 +81,7 @@ const bothSchemes = [{ basicAuth: [] }, { bearerAuth: [] }];
 function specOperation(name: RouteName, path: string): Record<string, unknown> {
   const spec: RouteSpec = routeSpecs[name];
   const isInterface = name in endpoints;
-  const published = !isInterface && (spec as ExtraEndpointSpec).published === true && spec.response !== undefined;
+  const published = !isInterface && spec.published === true && spec.response !== undefined;
   const response = spec.response;
   const okContent: Record<string, unknown> =
     response === undefined

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { projectId } from './common';
+import type { RouteSpec } from './spec';
 
 /** `/otel/logs/query`: a project's stored OTLP log records, newest first, optionally those of one trace or span. */
 export const otelLogsQueryReq = z.object({
@@ -36,3 +37,15 @@ export const otelLogRecord = z.object({
 export const otelLogsQueryRes = z.object({ logs: z.array(otelLogRecord) });
 export type OtelLogsQueryReq = z.infer<typeof otelLogsQueryReq>;
 export type OtelLogRecord = z.infer<typeof otelLogRecord>;
+
+/** A project's OTLP log records. */
+export const otelLogRouteSpecs = {
+  otelLogsQuery: {
+    path: '/otel/logs/query',
+    summary: "A project's OTLP log records (GenAI events and others), newest first; of one trace or span if asked",
+    auth: 'basic',
+    service: 'query',
+    request: otelLogsQueryReq,
+    response: otelLogsQueryRes,
+  },
+} as const satisfies Record<string, RouteSpec>;

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { projectId } from './common';
+import type { RouteSpec } from './spec';
 
 /**
  * Weave's project settings endpoints (the 0.54 SDK's vendored server client: /project/ttl_settings/*,
@@ -37,3 +38,63 @@ export const sensitiveDataPolicy = z
   .describe('pii-v1: e-mail addresses, phone numbers, card numbers, SSNs, IBANs and IP addresses in new calls are redacted');
 export const sensitiveDataSettingsRes = z.object({ policy: sensitiveDataPolicy });
 export const sensitiveDataSettingsUpdateReq = z.object({ project_id: projectId, policy: sensitiveDataPolicy });
+
+/** A project's settings: retention (the query role keeps it) and ingest policies (docs/operations.md "Redaction and sampling": the gateway applies them, so it keeps them). */
+export const projectSettingRouteSpecs = {
+  ttlSettingsRead: {
+    path: '/project/ttl_settings/read',
+    summary: "A project's retention: days its calls and their feedback are kept (null: forever)",
+    auth: 'basic',
+    service: 'query',
+    request: projectSettingsReadReq,
+    response: ttlSettingsRes,
+    published: true,
+  },
+  ttlSettingsUpdate: {
+    path: '/project/ttl_settings/update',
+    summary: "Sets a project's retention (null: keep forever); what is older leaves the store within an interval",
+    auth: 'basic',
+    service: 'query',
+    request: ttlSettingsUpdateReq,
+    response: ttlSettingsRes,
+    published: true,
+  },
+  ingestSamplingSettingsRead: {
+    path: '/project/ingest_sampling_settings/read',
+    summary: "A project's ingest sampling: the share of new traces stored (decided per trace id), and whether it is a dry run",
+    auth: 'basic',
+    service: 'gateway',
+    request: projectSettingsReadReq,
+    response: ingestSamplingSettingsRes,
+    published: true,
+  },
+  ingestSamplingSettingsUpdate: {
+    path: '/project/ingest_sampling_settings/update',
+    summary: "Sets a project's ingest sampling rate for new traces (1: keep all), or a dry run that only counts",
+    auth: 'basic',
+    service: 'gateway',
+    request: ingestSamplingSettingsUpdateReq,
+    response: ingestSamplingSettingsRes,
+    published: true,
+  },
+  sensitiveDataSettingsRead: {
+    path: '/project/sensitive_data_settings',
+    method: 'GET',
+    urlMembers: true,
+    summary: "A project's sensitive-data policy: off, or pii-v1 (new calls' sensitive values redacted on the server)",
+    auth: 'basic',
+    service: 'gateway',
+    request: projectSettingsReadReq,
+    response: sensitiveDataSettingsRes,
+    published: true,
+  },
+  sensitiveDataSettingsUpdate: {
+    path: '/project/sensitive_data_settings/update',
+    summary: "Sets a project's sensitive-data policy (pii-v1: redact e-mail addresses, phone and card numbers… in new calls; off)",
+    auth: 'basic',
+    service: 'gateway',
+    request: sensitiveDataSettingsUpdateReq,
+    response: sensitiveDataSettingsRes,
+    published: true,
+  },
+} as const satisfies Record<string, RouteSpec>;

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { callFilter, projectId, query } from './common';
+import type { RouteSpec } from './spec';
 
 /**
  * Usage and storage figures the reference serves beyond the interface (Weave 0.52's
@@ -56,3 +57,31 @@ export const projectStatsRes = z.object({
   tables_storage_size_bytes: z.number().int(),
   files_storage_size_bytes: z.number().int(),
 });
+
+/** Token and cost usage of calls and traces; the bytes a project stores. */
+export const usageRouteSpecs = {
+  traceUsage: {
+    path: '/trace/usage',
+    summary: 'Token and cost usage per call, with its descendants',
+    auth: 'basic',
+    service: 'query',
+    request: traceUsageReq,
+    response: callUsageRes,
+  },
+  callsUsage: {
+    path: '/calls/usage',
+    summary: 'Token and cost usage of root calls, with their descendants',
+    auth: 'basic',
+    service: 'query',
+    request: callsUsageReq,
+    response: callUsageRes,
+  },
+  projectStats: {
+    path: '/project/stats',
+    summary: "Bytes of a project's calls, objects, tables and files",
+    auth: 'basic',
+    service: 'query',
+    request: projectStatsReq,
+    response: projectStatsRes,
+  },
+} as const satisfies Record<string, RouteSpec>;

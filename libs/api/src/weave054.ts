@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { jsonObject, projectId, query, timestamp } from './common';
+import type { RouteSpec } from './spec';
 
 /**
  * The routes Weave 0.54's interface adds (its vendored client, weave/vendor/weave_server_sdk):
@@ -404,8 +405,8 @@ export const runtimeApplyRes = z.object({
   runtime_ids: z.array(z.object({ id: z.string(), max_tokens: z.number().int(), playground_id: z.string() })),
 });
 
-/** The 0.54 routes, merged into extraEndpoints (whose `satisfies` checks them). */
-export const weave054Endpoints = {
+/** The 0.54 routes (routes.ts lists them with every other group). */
+export const weave054RouteSpecs = {
   aliasList: {
     path: '/aliases',
     method: 'GET',
@@ -693,4 +694,4 @@ export const weave054Endpoints = {
     response: runtimeApplyRes,
     published: true,
   },
-} as const; // checked as extraEndpoints' members (extra-endpoints.ts: `satisfies Record<string, ExtraEndpointSpec>`)
+} as const satisfies Record<string, RouteSpec>;

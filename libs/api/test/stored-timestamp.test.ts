@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { callEndBody, callStartBody } from '../src';
-import { completedCall } from '../src/extra-endpoints';
+import { completedCall } from '../src/calls';
 
 describe('a call time the store keeps', () => {
   const start = { project_id: 'e/p', op_name: 'o', inputs: {} };

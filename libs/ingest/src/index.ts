@@ -19,6 +19,13 @@ export { type SamplingSetting, traceFraction, traceKept } from './sampling';
 export { INGEST_SAMPLING_SETTING, IngestSettings, ingestSettingsFor, isPiiPolicy, PII_POLICY_SETTING } from './ingest-settings';
 export { callBatchError, type CallBatchRefused, type CallBatchTask, encodeCallBatch, type EncodedCallBatch } from './call-batch-request';
 export { type OtlpPayload, spansToParts } from './otlp-spans';
-export { convertersFor, IngestConversions, inlineSpanConverter, type SpanConverter, workerSpanConverter } from './conversions';
+export {
+  type CallBatchConverter,
+  convertersFor,
+  IngestConversions,
+  inlineSpanConverter,
+  type SpanConverter,
+  workerSpanConverter,
+} from './conversions';
 export { ingestWorkerCount, IngestWorkers, ingestWorkersFor } from './ingest-workers';
 export { type DeadLetterAction, firstDeadLetterActions, recordDeadLetterAction } from './dead-letter-actions';

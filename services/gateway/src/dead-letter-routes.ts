@@ -6,13 +6,21 @@ import { callHalves, callPartFacts, type CallPartEnvelope } from '@weft/ingest';
 import { decodeCallPartRowBinary, type CallPartRow, type Store } from '@weft/store';
 import { ingestLogDeadLetters, kafkaDeadLetters, type DeadLetterSource } from './dead-letter-sources';
 
+export interface DeadLetterRouteDeps {
+  auth: Authenticator;
+  /** The bus whose dead letters these are (the ingest log's, Kafka's; none elsewhere). */
+  bus: Bus<CallPartEnvelope>;
+  store: Store;
+}
+
 /**
  * The bus's dead letters through the API (admin keys): list, read, replay (through the bus's
  * normal publish, so the writer stores the parts as any write, idempotently: parts merge by call
  * id, and a dead letter is replayed once) or discard. The all-in-one's are in its ingest log,
  * the distributed mode's in the Kafka dead-letter topic (dead-letter-sources.ts).
  */
-export function deadLetterRoutes(app: FastifyInstance, auth: Authenticator, bus: Bus<CallPartEnvelope>, store: Store): void {
+export async function deadLetterRoutes(app: FastifyInstance, deps: DeadLetterRouteDeps): Promise<void> {
+  const { auth, bus, store } = deps;
   const source: DeadLetterSource | null =
     bus instanceof LogBus
       ? ingestLogDeadLetters(bus as LogBus<CallPartEnvelope>)

@@ -2,11 +2,16 @@ import type { FastifyInstance } from 'fastify';
 import { delivery, totalCounts } from '@weft/core';
 import { addRoute, type Authenticator } from '@weft/http';
 
+export interface DeliveryRouteDeps {
+  auth: Authenticator;
+}
+
 /**
  * The delivery counts of this process (libs/core delivery.ts) through the API: one project's
  * per entrance (tenancy as every project route), or every visible project's totals.
  */
-export function deliveryRoutes(app: FastifyInstance, auth: Authenticator): void {
+export async function deliveryRoutes(app: FastifyInstance, deps: DeliveryRouteDeps): Promise<void> {
+  const { auth } = deps;
   const over = (seconds: number | null) => seconds !== null && seconds > delivery.lagWarningSeconds;
   const counted = () => ({
     since: delivery.since.toISOString(),

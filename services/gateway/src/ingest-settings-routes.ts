@@ -6,12 +6,20 @@ import type { Store } from '@weft/store';
 
 const KEEP_ALL: SamplingSetting = { sample_rate: 1, dry_run: false };
 
+export interface IngestSettingsRouteDeps {
+  auth: Authenticator;
+  store: Store;
+  /** The process's reader of the policies, refreshed at once on an update. */
+  settings: IngestSettings;
+}
+
 /**
  * A project's ingest policies through Weave's endpoints (`GET /project/sensitive_data_settings`,
  * `/project/ingest_sampling_settings/read`) and weft's updates of them: kept in project_settings,
  * applied by this process at once (the others within INGEST_SETTINGS_REFRESH_MS), to new calls.
  */
-export function ingestSettingsRoutes(app: FastifyInstance, auth: Authenticator, store: Store, settings: IngestSettings): void {
+export async function ingestSettingsRoutes(app: FastifyInstance, deps: IngestSettingsRouteDeps): Promise<void> {
+  const { auth, store, settings } = deps;
   addRoute(app, auth, 'sensitiveDataSettingsRead', async (body) => {
     const policy = await readProjectSetting(store, body.project_id, PII_POLICY_SETTING);
     return { policy: isPiiPolicy(policy) ? policy : 'off' };

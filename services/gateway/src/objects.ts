@@ -36,7 +36,7 @@ export async function objectWriteRoutes(app: FastifyInstance, deps: ObjectWriteD
     sendJsonText(reply, await replaceFeedback(store, body, caller.userId)),
   );
 
-  // Beyond the 20: what the reference's SDK calls (libs/api extra-endpoints).
+  // Beyond the 20: what the reference's SDK calls (libs/api: objectRouteSpecs, tableRouteSpecs, feedbackRouteSpecs).
   addRoute(app, auth, 'objDelete', async (body) => deleteObjectVersions(store, body.project_id, body.object_id, body.digests));
   addRoute(app, auth, 'feedbackCreate', async (body, { caller, reply }) =>
     sendJsonText(reply, (await createFeedback(store, [body], caller.userId))[0]),

@@ -3,7 +3,7 @@ import { gunzip, inflate, type ZlibOptions } from 'node:zlib';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { projectId as projectIdSchema } from '@weft/api';
 import { ApiError, badRequest, payloadTooLarge, type AuthScheme, type Caller } from '@weft/core';
-import type { Authenticator } from '@weft/http';
+import { addRoute, type Authenticator } from '@weft/http';
 import { encodeExportLogsServiceResponse, encodeExportTraceServiceResponse, encodeRpcStatus, grpcCodeForHttpStatus } from '@weft/otlp';
 import type { OtelIngest } from './otel';
 import type { OtelLogsIngest } from './otel-logs';
@@ -103,6 +103,29 @@ export async function otlpHttpRoutes(app: FastifyInstance, deps: OtlpHttpDeps): 
     const doc = { tag: 'otlp', summary, bodyTypes: [...PROTOBUF_TYPES, 'application/json'] } as const;
     app.post(path, { onRequest: authenticate, config: { mapError: otlpError, doc } }, logsHandler);
   }
+}
+
+export interface OtelTraceDeps {
+  auth: Authenticator;
+  /** The OTLP entrance's ingest (its own CallIngest: refusals counted as otlp_http). */
+  ingest: OtelIngest;
+}
+
+/** The interface's /otel/v1/trace: an OTLP ExportTraceServiceRequest in its JSON mapping, inside a JSON body. */
+export async function otelTraceRoutes(app: FastifyInstance, deps: OtelTraceDeps): Promise<void> {
+  addRoute(
+    app,
+    deps.auth,
+    'otelTrace',
+    async (body, { caller }) => ({
+      partial_success: await deps.ingest.ingest(
+        { decoded: body.traces },
+        { projectId: body.project_id, runId: body.svc_run_id, fieldPrefix: 'traces.', transport: 'trace_endpoint' },
+        caller,
+      ),
+    }),
+    { publishes: true, entrance: 'otlp_http' },
+  );
 }
 
 /**

@@ -262,10 +262,15 @@ export async function v2ObjectRoutes(app: FastifyInstance, deps: V2ObjectDeps): 
     return sendJsonText(reply, { ...v, model_ref: objectRef(projectId, 'object', objectId, v.digest) });
   });
 
-  for (const kind of [OPS, DATASETS, SCORERS, EVALUATIONS, MODELS]) kindRoutes(app, deps, kind);
+  for (const kind of [OPS, DATASETS, SCORERS, EVALUATIONS, MODELS]) await app.register(v2KindRoutes, { ...deps, kind });
 }
 
-function kindRoutes(app: FastifyInstance, { store, auth }: V2ObjectDeps, kind: ObjectKind): void {
+interface V2KindDeps extends V2ObjectDeps {
+  kind: ObjectKind;
+}
+
+/** One kind's read, list and delete (its parent's body parsing and hooks apply: a child scope inherits them). */
+async function v2KindRoutes(app: FastifyInstance, { store, auth, kind }: V2KindDeps): Promise<void> {
   const isKind = (v: ObjectVersionOut) =>
     kind.filter.is_op ? v.kind === 'op' : v.kind === 'object' && kind.filter.base_object_classes.includes(v.base_object_class ?? '');
 

@@ -3,8 +3,13 @@ import { addRoute, type Authenticator } from '@weft/http';
 import { addTags, createTableFromDigests, linkDatasetSources, removeAliases, removeTags, setAliases } from '@weft/objects';
 import type { Store } from '@weft/store';
 
+export interface Weave054WriteDeps {
+  store: Store;
+  auth: Authenticator;
+}
+
 /** Weave 0.54's writes (libs/api weave054.ts): object aliases and tags, dataset sources, tables from row digests. */
-export async function weave054WriteRoutes(app: FastifyInstance, deps: { store: Store; auth: Authenticator }): Promise<void> {
+export async function weave054WriteRoutes(app: FastifyInstance, deps: Weave054WriteDeps): Promise<void> {
   const { store, auth } = deps;
   addRoute(app, auth, 'aliasSet', async (b) => {
     await setAliases(store, b.project_id, b.object_id, b.digest, b.aliases);

@@ -14,15 +14,22 @@ import type { UpstreamRegistry } from './upstreams';
 /** A scorer's result is `wandb.runnable.<scorer name>` feedback on the call, as monitors and Weave's scoring workers write it. */
 const RUNNABLE_FEEDBACK_PREFIX = 'wandb.runnable.';
 
+export interface Weave054InferenceDeps {
+  store: Store;
+  auth: Authenticator;
+  upstreams: UpstreamRegistry;
+  /** Records the judges' model calls as calls. */
+  judges: JudgeRecorder;
+  /** Resolves once the writes acknowledged so far are stored. */
+  caughtUp?: () => Promise<void>;
+}
+
 /**
  * Weave 0.54's routes that run something (libs/api weave054.ts): /calls/score and
  * /evaluations/rescore run scorers as monitors run them (scorers.ts); /image/create asks the
  * model's upstream for images (OpenAI's /images/generations).
  */
-export async function weave054InferenceRoutes(
-  app: FastifyInstance,
-  deps: { store: Store; auth: Authenticator; upstreams: UpstreamRegistry; judges: JudgeRecorder; caughtUp?: () => Promise<void> },
-): Promise<void> {
+export async function weave054InferenceRoutes(app: FastifyInstance, deps: Weave054InferenceDeps): Promise<void> {
   const { store, upstreams } = deps;
 
   const scorersOf = async (projectId: string, refs: string[]): Promise<Scorer[]> => {

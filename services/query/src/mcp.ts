@@ -6,6 +6,10 @@ import { createMcpServer, type Send } from '@weft/mcp';
 /** A JSON-RPC message is small; a tool's arguments are bounded by its schema. */
 const MCP_BODY_LIMIT = 1024 * 1024;
 
+export interface McpRouteDeps {
+  auth: Authenticator;
+}
+
 /**
  * `/mcp`: weft's MCP server over the Streamable HTTP transport, stateless (a server and a
  * transport per request, no session kept: any query process can answer any request, as for
@@ -13,7 +17,7 @@ const MCP_BODY_LIMIT = 1024 * 1024;
  * weft's own HTTP routes in-process (fastify's inject) with the caller's Authorization header,
  * so tenancy, validation, limits and answers are exactly the HTTP API's.
  */
-export async function mcpRoutes(app: FastifyInstance, deps: { auth: Authenticator }): Promise<void> {
+export async function mcpRoutes(app: FastifyInstance, deps: McpRouteDeps): Promise<void> {
   const authenticate = authenticateHook(app, deps.auth, 'bearer');
   // The transport wants the JSON-RPC message as plain JSON (the shell's parser keeps big
   // numbers lossless, for stored data); in this scope only.

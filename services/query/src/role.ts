@@ -1,3 +1,4 @@
+import type { FastifyInstance } from 'fastify';
 import { documentRoutes } from '@weft/http';
 import { needs, type Role } from '@weft/runtime';
 import { uiRoutes } from '@weft/svc-ui';
@@ -48,13 +49,15 @@ export const queryRole: Role = (config, log) => {
         ...(reads ? { caughtUp: () => reads.caughtUp() } : {}),
       });
       const auth = needs(deps.auth, 'auth', 'query');
-      await app.register(async (scope) => alertRoutes(scope, { store: deps.store, auth, urlPolicy }));
+      await app.register(alertRoutes, { store: deps.store, auth, urlPolicy });
       await app.register(mcpRoutes, { auth });
-      // The UI's pages and files, whichever it serves, under the `ui` group of /docs.
-      await app.register(async (scope) => {
-        documentRoutes(scope, (url) => ({ tag: 'ui', summary: url === '/' ? 'The web UI' : `The web UI: ${url}`, auth: 'none' }));
-        await scope.register(uiRoutes);
-      });
+      await app.register(documentedUiRoutes);
     },
   };
 };
+
+/** The UI's pages and files, whichever it serves, under the `ui` group of /docs. */
+async function documentedUiRoutes(app: FastifyInstance): Promise<void> {
+  documentRoutes(app, (url) => ({ tag: 'ui', summary: url === '/' ? 'The web UI' : `The web UI: ${url}`, auth: 'none' }));
+  await app.register(uiRoutes);
+}

@@ -17,11 +17,16 @@ import { agentTotals, otelSpanBuckets, otelSpansIn, traceIdsOf, agentTraceSpans 
 import type { Store } from '@weft/store';
 import { agentConversationChat, agentConversationSpans, agentSearch, agentSpan, agentTraceChat } from './agents';
 
+export interface Weave054ReadDeps {
+  store: Store;
+  auth: Authenticator;
+}
+
 /**
  * Weave 0.54's reads (libs/api weave054.ts): aliases and tags, dataset sources, feedback
  * analytics, files, projects info, V2 evaluation results and the agents view (agents.ts).
  */
-export async function weave054ReadRoutes(app: FastifyInstance, deps: { store: Store; auth: Authenticator }): Promise<void> {
+export async function weave054ReadRoutes(app: FastifyInstance, deps: Weave054ReadDeps): Promise<void> {
   const { store, auth } = deps;
   addRoute(app, auth, 'aliasList', async (b) => ({ aliases: await listAliases(store, b.project_id) }));
   addRoute(app, auth, 'tagList', async (b) => ({ tags: await listTags(store, b.project_id) }));

@@ -18,6 +18,13 @@ import {
   type ChannelRow,
 } from '@weft/objects';
 
+export interface AlertRouteDeps {
+  store: Store;
+  auth: Authenticator;
+  /** Which channel URLs may be called (WEFT_ALERTS_ALLOW_PRIVATE_URLS). */
+  urlPolicy: UrlPolicy;
+}
+
 /**
  * /alerts/…: a project's channels (create, list, delete, test), its alerts as weft reads and
  * evaluates them, their events with each delivery, and mutes. Tenancy is the edge's (every
@@ -25,7 +32,7 @@ import {
  * statement here is keyed by the request's project, so another project's channel or alert is
  * never reached, whatever id is given.
  */
-export function alertRoutes(app: FastifyInstance, deps: { store: Store; auth: Authenticator; urlPolicy: UrlPolicy }): void {
+export async function alertRoutes(app: FastifyInstance, deps: AlertRouteDeps): Promise<void> {
   const { store, auth, urlPolicy } = deps;
   const publicChannel = (c: ChannelRow) => ({
     id: c.id,

@@ -209,7 +209,8 @@ describe('monitors (item 4)', () => {
       const watch = page.locator('section[data-monitor="watch-llm"]');
       await until(() => watch.locator('[data-state]').getAttribute('data-state')).toBe('active');
       expect(await page.locator('section[data-monitor="paused-one"] [data-state]').getAttribute('data-state')).toBe('paused');
-      expect(await watch.locator('.monitor-scorers').textContent()).toBe('judge');
+      // Each scorer by name (a 🔔 beside each creates an alert on it: test/ui-alerts.test.ts).
+      expect(await watch.locator('.monitor-scorer-name').allTextContents()).toEqual(['judge']);
       expect(await watch.locator('.monitor-failures').getAttribute('data-failures')).toBe('1');
       expect(await watch.locator('.monitor-failures').textContent()).toContain('judge model unreachable');
       expect(await watch.locator('.monitor-results tbody tr').count()).toBe(2);

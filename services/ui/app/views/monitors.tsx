@@ -75,7 +75,7 @@ function MonitorCard({ projectId, monitor, results }: { projectId: string; monit
             monitor.scorers.map((scorer, i) => (
               <span key={i} class="monitor-scorer">
                 {i ? ', ' : ''}
-                {scorer}{' '}
+                <span class="monitor-scorer-name">{scorer}</span>{' '}
                 <a
                   class="chart-alert"
                   href={alertHref(projectId, monitor, i, results)}

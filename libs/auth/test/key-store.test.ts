@@ -40,7 +40,14 @@ describe('key store', () => {
   it('resolves a key to its user, memberships and default entity', async () => {
     const k = await keys.createKey({ user: 'u2', entities: ['zeta', 'u2'] });
     const caller = await keys.lookup(k.key);
-    expect(caller).toEqual({ userId: k.user_id, keyId: k.key_id, isAdmin: false, entities: ['u2', 'zeta'], defaultEntity: 'u2' });
+    expect(caller).toEqual({
+      userId: k.user_id,
+      userName: 'u2',
+      keyId: k.key_id,
+      isAdmin: false,
+      entities: ['u2', 'zeta'],
+      defaultEntity: 'u2',
+    });
     expect(await keys.lookup(k.key + 'x')).toBeNull();
     expect(await keys.lookup('')).toBeNull();
   });

@@ -108,11 +108,11 @@ describe('retention', () => {
     const [d40, d10] = await seed(deflt, [40, 10]);
     const forIds = await seed(forever, [40, 10]);
 
-    await expect.poll(() => callIds(short), { timeout: 30_000, interval: 250 }).toEqual([s1]);
-    await expect.poll(() => callIds(deflt), { timeout: 30_000, interval: 250 }).toEqual([d10]);
+    await expect.poll(() => callIds(short), { timeout: 60_000, interval: 250 }).toEqual([s1]);
+    await expect.poll(() => callIds(deflt), { timeout: 60_000, interval: 250 }).toEqual([d10]);
     expect(await callIds(forever)).toEqual([...forIds].sort());
-    await expect.poll(() => feedbackCount(short), { timeout: 30_000, interval: 250 }).toBe(1);
-    await expect.poll(() => feedbackCount(deflt), { timeout: 30_000, interval: 250 }).toBe(1);
+    await expect.poll(() => feedbackCount(short), { timeout: 60_000, interval: 250 }).toBe(1);
+    await expect.poll(() => feedbackCount(deflt), { timeout: 60_000, interval: 250 }).toBe(1);
     expect(await feedbackCount(forever)).toBe(2);
     // Counts agree with the rows.
     expect((await as(key).post('/calls/query_stats', { project_id: short })).body.count).toBe(1);
@@ -141,5 +141,5 @@ describe('retention', () => {
     } finally {
       await store.close();
     }
-  });
+  }, 180_000);
 });

@@ -202,23 +202,43 @@ export function factSegmentsQuery(projectId: string): BuiltQuery {
 /** The call tables' block numbers after which written rows are new (a watermark's call marks). */
 export type CallMarks = Pick<Watermark, (typeof CALL_MARKS)[number]>;
 
+/** The rows of the call tables written after `after` (few: a block-number condition reads only new parts' rows). */
+function newRowsSql(p: Params, projectSql: string, after: CallMarks): { starts: string; ends: string; deleted: string } {
+  const since = (mark: (typeof CALL_MARKS)[number]) => p.add(after[mark], 'UInt64');
+  const rows = (table: string, columns: string, mark: (typeof CALL_MARKS)[number]) =>
+    `SELECT ${columns}, _block_number AS b FROM ${table} PREWHERE project_id = ${projectSql} AND _block_number > ${since(mark)}`;
+  return {
+    starts: rows('calls_starts', 'id, parent_id, started_at', 'starts_block'),
+    ends: rows('calls_ends', 'id', 'ends_block'),
+    deleted: rows('calls_deleted', 'id', 'deleted_block'),
+  };
+}
+
+/**
+ * The start rows of calls `idsSql` that are not among the new starts: looked up by id, which the
+ * id index makes cheap only because such calls are few (ends of calls started before, parents).
+ */
+const olderStartsSql = (projectSql: string, starts: string, idsSql: string, columns: string) =>
+  `SELECT ${columns} FROM calls_starts WHERE project_id = ${projectSql}
+        AND id IN (SELECT id FROM (${idsSql}) WHERE id NOT IN (SELECT id FROM (${starts})))`;
+
 /**
  * The rows written after `after` that touch calls, as (id, starts, ends, deleted block) rows: a
  * new start or end touches its call and its parent (a child's usage is subtracted from its
  * parent's), a deletion its call. A call without a start row yet touches nothing (it is no
- * matched call until it has one).
+ * matched call until it has one). An ended call's parent comes from its new start row when it
+ * has one, so only calls started before are looked up.
  */
 function touchedRowsSql(p: Params, projectSql: string, after: CallMarks): string {
-  const since = (mark: (typeof CALL_MARKS)[number]) => p.add(after[mark], 'UInt64');
-  const newStarts = `SELECT id, parent_id, _block_number AS b FROM calls_starts WHERE project_id = ${projectSql} AND _block_number > ${since('starts_block')}`;
-  const newEnds = `SELECT id, _block_number AS b FROM calls_ends WHERE project_id = ${projectSql} AND _block_number > ${since('ends_block')}`;
-  return `SELECT id, b AS sb, toUInt64(0) AS eb, toUInt64(0) AS db FROM (${newStarts})
-      UNION ALL SELECT assumeNotNull(parent_id), b, 0, 0 FROM (${newStarts}) WHERE parent_id IS NOT NULL
-      UNION ALL SELECT id, 0, b, 0 FROM (${newEnds})
-      UNION ALL SELECT assumeNotNull(s.parent_id), 0, e.b, 0 FROM (${newEnds}) AS e
-        INNER JOIN (SELECT id, parent_id FROM calls_starts WHERE project_id = ${projectSql} AND parent_id IS NOT NULL
-          AND id IN (SELECT id FROM (${newEnds}))) AS s ON s.id = e.id
-      UNION ALL SELECT id, 0, 0, _block_number FROM calls_deleted WHERE project_id = ${projectSql} AND _block_number > ${since('deleted_block')}`;
+  const { starts, ends, deleted } = newRowsSql(p, projectSql, after);
+  const endedParents = `SELECT id, parent_id FROM (${starts}) WHERE id IN (SELECT id FROM (${ends}))
+        UNION ALL ${olderStartsSql(projectSql, starts, `SELECT id FROM (${ends})`, 'id, parent_id')}`;
+  return `SELECT id, b AS sb, toUInt64(0) AS eb, toUInt64(0) AS db FROM (${starts})
+      UNION ALL SELECT assumeNotNull(parent_id), b, 0, 0 FROM (${starts}) WHERE parent_id IS NOT NULL
+      UNION ALL SELECT id, 0, b, 0 FROM (${ends})
+      UNION ALL SELECT assumeNotNull(s.parent_id), 0, e.b, 0 FROM (${ends}) AS e
+        INNER JOIN (SELECT * FROM (${endedParents}) WHERE parent_id IS NOT NULL) AS s ON s.id = e.id
+      UNION ALL SELECT id, 0, 0, b FROM (${deleted})`;
 }
 
 /** The ids of the children of calls `ids`, at most `limit` (the parent_id bloom filter finds them). */
@@ -249,6 +269,7 @@ export function touchedSegmentsQuery(
   const p = new Params();
   const pid = p.str(projectId);
   const touched = touchedRowsSql(p, pid, after);
+  const { starts } = newRowsSql(p, pid, after);
   const froms = p.add(
     segments.map((s) => s.from_us),
     'Array(Int64)',
@@ -257,12 +278,15 @@ export function touchedSegmentsQuery(
     segments.map((s) => s.to_us),
     'Array(Int64)',
   );
+  // A touched call's start: its new start row, or (started before) its start row looked up.
+  const startsOf = `SELECT id, started_at FROM (${starts})
+      UNION ALL ${olderStartsSql(pid, starts, `SELECT id FROM (${touched})`, 'id, started_at')}`;
   // The segment a start falls in: the number of segments starting at or before it (1-based), if it is before that one's end.
   const sql = `SELECT seg - 1 AS segment, max(t.sb) AS starts_block, max(t.eb) AS ends_block, max(t.db) AS deleted_block, uniqExact(t.id) AS calls
     FROM (${touched}) AS t
     INNER JOIN (SELECT id, arrayCount(f -> f <= toUnixTimestamp64Micro(started_at), ${froms}) AS n,
         if(n > 0 AND toUnixTimestamp64Micro(started_at) < ${tos}[n], n, 0) AS seg
-      FROM calls_starts WHERE project_id = ${pid} AND id IN (SELECT id FROM (${touched}))) AS s ON s.id = t.id
+      FROM (${startsOf})) AS s ON s.id = t.id
     WHERE seg > 0
     GROUP BY seg`;
   return { sql, params: p.values };

@@ -48,15 +48,21 @@ export async function loadBenchCallRange(
     summary_dump: `if(number % 4 = 0, '{"usage":{"gpt-4o":{"prompt_tokens":1200,"completion_tokens":300,"requests":1}}}', '{}')`,
     exception: `if(number % 101 = 0, 'boom', NULL)`,
   };
-  const insert = (columns: Record<string, string>) =>
-    client.command({
-      query: `INSERT INTO call_parts (project_id, id, ${Object.keys(columns).join(', ')}, input_refs, output_refs, created_at)
-      SELECT '${project}', ${id}, ${Object.values(columns).join(', ')}, [], [], now64(6)
-      FROM numbers(${from}, ${to - from})`,
-    });
+  // At most CHUNK calls per statement: a statement's memory is capped (the lanes' max_memory_usage).
+  const insert = async (columns: Record<string, string>) => {
+    for (let at = from; at < to; at += CHUNK)
+      await client.command({
+        query: `INSERT INTO call_parts (project_id, id, ${Object.keys(columns).join(', ')}, input_refs, output_refs, created_at)
+        SELECT '${project}', ${id}, ${Object.values(columns).join(', ')}, [], [], now64(6)
+        FROM numbers(${at}, ${Math.min(to, at + CHUNK) - at})`,
+      });
+  };
   if (parts === 'whole') await insert({ ...start, ...end });
   else {
     await insert(start);
     await insert(end);
   }
 }
+
+/** Calls per insert statement of loadBenchCallRange (~1 KB calls: a few hundred MB of engine memory). */
+const CHUNK = 250_000;

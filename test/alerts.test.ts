@@ -76,13 +76,14 @@ let lastStartMs = 0;
 function callsBatch(
   project: string,
   op: string,
-  calls: { output?: unknown; error?: boolean; latencyMs?: number; summary?: Record<string, unknown> }[],
+  calls: { output?: unknown; error?: boolean; latencyMs?: number; summary?: Record<string, unknown>; endedAgoMs?: number }[],
 ) {
   const batch: unknown[] = [];
   for (const c of calls) {
     const id = crypto.randomUUID();
     const latency = c.latencyMs ?? 5;
-    const start = (lastStartMs = Math.max(Date.now() - latency, lastStartMs + 1));
+    const start =
+      c.endedAgoMs !== undefined ? Date.now() - c.endedAgoMs - latency : (lastStartMs = Math.max(Date.now() - latency, lastStartMs + 1));
     batch.push({
       mode: 'start',
       req: {
@@ -427,6 +428,86 @@ describe('alerts evaluated by weft', () => {
     const analytics = await post(api, '/analytics/query', { project_id: P, metrics: ['cost'], dimensions: [] });
     expect(analytics.rows[0].cost).toBeGreaterThan(0);
     expect(got.cost).toBeCloseTo(analytics.rows[0].cost, 12);
+    expect(receiver.of(P)).toEqual([]);
+  }, 120_000);
+
+  it('the last N calls however long ago they ended (the window looks back in widening steps), and own tokens over a duration: exact', async () => {
+    const P = `${E}/lookback`;
+    const op = `weave:///${P}/op/g:1`;
+    const MIN = 60_000;
+    // Newest first: ended 1 min, 2 min, 20 min, 3 h, 30 h, 10 days and 60 days ago — across every step of the look-back.
+    const ages = [1, 2, 20, 180, 1800, 14_400, 86_400].map((m) => m * MIN);
+    const never = { comparison_operator: 'GREATER_THAN', threshold: 1e12 };
+    const lasts = [1, 2, 3, 4, 5, 6, 7, 9];
+    for (const n of lasts)
+      await post(api, '/obj/create', {
+        obj: {
+          project_id: P,
+          object_id: `last${n}`,
+          val: alertSpecVal(`last${n}`, { ...never, metric_path: 'output.v', weft_aggregation: 'sum', window_size: n }),
+        },
+      });
+    await post(api, '/obj/create', {
+      obj: {
+        project_id: P,
+        object_id: 'tokens10m',
+        val: alertSpecVal('tokens10m', { ...never, metric_path: 'tokens', weft_aggregation: 'sum', window_duration: 600 }),
+      },
+    });
+    await post(
+      api,
+      '/call/upsert_batch',
+      callsBatch(
+        P,
+        op,
+        ages.map((endedAgoMs, i) => ({ output: { v: 10 ** i }, endedAgoMs })),
+      ),
+    );
+    // A parent whose usage is its child's rolled up (its own is none), both ended 3 min ago; an older call's tokens outside the window.
+    const usage = (t: number) => ({ 'gpt-4o': { requests: 1, prompt_tokens: t - 10, completion_tokens: 10, total_tokens: t } });
+    const at = (agoMs: number) => new Date(Date.now() - agoMs).toISOString();
+    const [parent, child, old] = [crypto.randomUUID(), crypto.randomUUID(), crypto.randomUUID()];
+    const call = (id: string, parentId: string | null, startAgo: number, endAgo: number, tokens: number) => [
+      {
+        mode: 'start',
+        req: {
+          start: {
+            project_id: P,
+            id,
+            trace_id: parentId ?? id,
+            parent_id: parentId,
+            op_name: 'llm',
+            started_at: at(startAgo),
+            inputs: {},
+            attributes: {},
+          },
+        },
+      },
+      { mode: 'end', req: { end: { project_id: P, id, ended_at: at(endAgo), output: null, summary: { usage: usage(tokens) } } } },
+    ];
+    await post(api, '/call/upsert_batch', {
+      batch: [
+        ...call(parent, null, 4 * MIN, 3 * MIN, 110),
+        ...call(child, parent, 3.9 * MIN, 3.1 * MIN, 110),
+        ...call(old, null, 121 * MIN, 120 * MIN, 1000),
+      ],
+    });
+    const figures = async () =>
+      Object.fromEntries(((await post(api, '/alerts/list', { project_id: P })).alerts as any[]).map((a) => [a.alert, a.value]));
+    await expect
+      .poll(async () => Object.values(await figures()).every((v) => v !== null), { timeout: EVENTUALLY_MS, interval: 200 })
+      .toBe(true);
+    const got = await figures();
+    // The raw values, newest first (the SDK's view of the same calls).
+    const raw = await api.jsonl<any>('/calls/stream_query', {
+      project_id: P,
+      filter: { op_names: [op] },
+      sort_by: [{ field: 'ended_at', direction: 'desc' }],
+    });
+    const v = raw.map((c) => c.output.v as number);
+    expect(v).toEqual(ages.map((_, i) => 10 ** i));
+    for (const n of lasts) expect(got[`last${n}`]).toBe(v.slice(0, n).reduce((a, b) => a + b, 0));
+    expect(got.tokens10m).toBe(110);
     expect(receiver.of(P)).toEqual([]);
   }, 120_000);
 

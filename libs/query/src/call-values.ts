@@ -45,13 +45,20 @@ export function callWindowSql(req: CallWindowReq): { sql: string; p: Params } {
   });
   const p = plan.params;
   const value = valueOf(req.metric, p, plan.projectParam);
-  let calls = plan.matchedCallsSql(p, ['started_at', 'ended_at', ...value.columns]);
-  if (value.columns.includes('usage'))
-    calls = withOwnUsageSql(calls, ['id', 'started_at', 'ended_at', ...value.columns], plan.projectParam);
-  const ended =
-    req.endedAfterUs !== undefined
-      ? `ended_at >= fromUnixTimestamp64Micro(${p.add(Math.floor(req.endedAfterUs), 'Int64')}, 'UTC')`
-      : 'ended_at IS NOT NULL';
+  // A time bound is read on calls_ends first (its ended_at index): only the window's calls are
+  // read on either side (their start rows by id, and for own usage the children of theirs).
+  const after =
+    req.endedAfterUs !== undefined ? `fromUnixTimestamp64Micro(${p.add(Math.floor(req.endedAfterUs), 'Int64')}, 'UTC')` : undefined;
+  const ended = after ? `ended_at >= ${after}` : 'ended_at IS NOT NULL';
+  const windowIds = `(SELECT id FROM calls_ends WHERE project_id = ${plan.projectParam} AND ${ended})`;
+  const columns = ['started_at', 'ended_at', ...value.columns];
+  let calls = after
+    ? plan.matchedCallsSql(p, columns, ended, { cond: `id IN ${windowIds}`, small: false })
+    : plan.matchedCallsSql(p, columns);
+  if (value.columns.includes('usage')) {
+    const parents = after ? { parents: windowIds } : undefined;
+    calls = withOwnUsageSql(calls, ['id', 'started_at', 'ended_at', ...value.columns], plan.projectParam, parents);
+  }
   const rows = `SELECT id, ended_at, ${value.num} AS num, ${value.text} AS text FROM (${calls}) WHERE ${ended}`;
   const sql = `SELECT id, num, text FROM (${rows}) WHERE text IS NOT NULL ORDER BY ended_at DESC, id DESC${
     req.last !== undefined ? ` LIMIT ${p.int(req.last)}` : ''

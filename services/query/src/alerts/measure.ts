@@ -3,6 +3,9 @@ import { callWindowSql } from '@weft/query';
 import type { Store } from '@weft/store';
 import type { AlertRule } from './alert-spec';
 
+type CallSource = Extract<AlertRule['source'], { kind: 'calls' }>;
+type MonitorSource = Extract<AlertRule['source'], { kind: 'monitor' }>;
+
 /** An alert's figure over its window now, and how many calls (or scores) the window held. */
 export interface Measure {
   /** null: the window holds nothing to aggregate (no transition is made on it). */
@@ -11,31 +14,52 @@ export interface Measure {
 }
 
 /**
+ * How far back a window of the last N calls first looks (ms), widened ×8 while it holds fewer
+ * than N, then unbounded: the newest N calls that end within a bound are the newest N overall,
+ * and a bound lets the engine read only recent end rows (the ended_at index) instead of all.
+ */
+const LAST_CALLS_FIRST_LOOK_MS = 300_000;
+const LAST_CALLS_LOOKS = 5;
+
+/**
  * The figure of an alert's window now: its rows (libs/query's callWindowSql, or a monitor's
  * scores from libs/objects) aggregated as the rule says, in one statement (libs/objects alerts.ts
- * measureWindow).
+ * measureWindow) — or a few, for the last N calls of a call source with no duration (above).
  */
 export async function measure(store: Store, rule: AlertRule, nowMs: number): Promise<Measure> {
-  const last = rule.windowSize ?? undefined;
+  const source = rule.source;
+  if (source.kind === 'calls' && rule.windowSize !== null && rule.windowDuration === null) {
+    for (let i = 0, lookMs = LAST_CALLS_FIRST_LOOK_MS; i < LAST_CALLS_LOOKS; i++, lookMs *= 8) {
+      const m = await measureWindow(store, callsWindow(rule, source, nowMs - lookMs), rule);
+      if (m.calls >= rule.windowSize) return m;
+    }
+  }
   const sinceMs = rule.windowDuration !== null ? nowMs - rule.windowDuration * 1000 : undefined;
-  const window =
-    rule.source.kind === 'calls'
-      ? callWindowSql({
-          project_id: rule.projectId,
-          op_names: rule.source.opNames,
-          metric: rule.source.metric,
-          ...(sinceMs !== undefined ? { endedAfterUs: sinceMs * 1000 } : {}),
-          ...(last !== undefined ? { last } : {}),
-        })
-      : monitorScoresWindowSql({
-          project_id: rule.projectId,
-          monitorRefPrefix: rule.source.monitorPrefix,
-          ...(rule.source.scorerPrefix ? { scorerRefPrefix: rule.source.scorerPrefix } : {}),
-          path: rule.source.path,
-          ...(sinceMs !== undefined ? { sinceMs } : {}),
-          ...(last !== undefined ? { last } : {}),
-        });
+  const window = source.kind === 'calls' ? callsWindow(rule, source, sinceMs) : monitorWindow(rule, source, sinceMs);
   return measureWindow(store, window, rule);
+}
+
+/** The rows of a call source's window: calls ended since `sinceMs` (if given), the last windowSize of them. */
+function callsWindow(rule: AlertRule, source: CallSource, sinceMs: number | undefined) {
+  return callWindowSql({
+    project_id: rule.projectId,
+    op_names: source.opNames,
+    metric: source.metric,
+    ...(sinceMs !== undefined ? { endedAfterUs: sinceMs * 1000 } : {}),
+    ...(rule.windowSize !== null ? { last: rule.windowSize } : {}),
+  });
+}
+
+/** The rows of a monitor source's window: its scores written since `sinceMs` (if given), the last windowSize of them. */
+function monitorWindow(rule: AlertRule, source: MonitorSource, sinceMs: number | undefined) {
+  return monitorScoresWindowSql({
+    project_id: rule.projectId,
+    monitorRefPrefix: source.monitorPrefix,
+    ...(source.scorerPrefix ? { scorerRefPrefix: source.scorerPrefix } : {}),
+    path: source.path,
+    ...(sinceMs !== undefined ? { sinceMs } : {}),
+    ...(rule.windowSize !== null ? { last: rule.windowSize } : {}),
+  });
 }
 
 /** Whether a figure crosses the line (strictly: a figure on the threshold does not). */

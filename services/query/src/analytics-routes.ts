@@ -1,14 +1,14 @@
 import type { FastifyInstance } from 'fastify';
 import { addRoute, type Authenticator } from '@weft/http';
+import type { FactsKeeper } from '@weft/query';
 import type { Store } from '@weft/store';
 import { aggregateCalls, listProjects, queryMetrics, queryMetricsBatch } from './analytics';
-import type { CallFacts } from './call-facts';
 
 export interface AnalyticsRouteDeps {
   store: Store;
   auth: Authenticator;
   /** Analytics facts: which days /analytics/query may read from them (none: the call tables). */
-  facts?: CallFacts;
+  facts?: FactsKeeper;
 }
 
 /** The web UI's overview and dashboards: the projects list, aggregates, metrics queries (one or a dashboard's batch). */

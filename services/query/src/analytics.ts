@@ -10,9 +10,16 @@ import type {
 } from '@weft/api';
 import { ApiError, metrics, roundFigure, type Caller } from '@weft/core';
 import { projectsByActivity } from '@weft/objects';
-import { answerFrom, CallsAggregatePlan, checkBatchQuery, chooseBucketSeconds, MetricsQueryPlan, planBatch } from '@weft/query';
+import {
+  answerFrom,
+  CallsAggregatePlan,
+  checkBatchQuery,
+  chooseBucketSeconds,
+  type FactsKeeper,
+  MetricsQueryPlan,
+  planBatch,
+} from '@weft/query';
 import type { Store } from '@weft/store';
-import type { CallFacts } from './call-facts';
 
 const DEFAULT_PROJECTS_LIMIT = 1000;
 
@@ -128,7 +135,7 @@ export async function queryMetrics(
   store: Store,
   req: AnalyticsQueryReq,
   signal: AbortSignal,
-  facts?: CallFacts,
+  facts?: FactsKeeper,
 ): Promise<AnalyticsQueryRes> {
   const run = async (q: { sql: string; params: Record<string, unknown> }) => {
     return store.rows<Record<string, unknown>>(q.sql, q.params, { name: 'analytics.queryMetrics', signal });
@@ -160,7 +167,7 @@ export async function queryMetricsBatch(
   store: Store,
   req: AnalyticsBatchReq,
   signal: AbortSignal,
-  facts?: CallFacts,
+  facts?: FactsKeeper,
 ): Promise<AnalyticsBatchRes> {
   const answers: AnalyticsBatchRes['answers'] = [];
   const refused = (i: number, e: unknown) => {

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { FactsKeeper, type FactsCoverage } from '@weft/query';
+import { FactsKeeper } from '@weft/query';
 import { PeriodicComponent } from '@weft/runtime';
 import type { Store } from '@weft/store';
 
@@ -14,10 +14,11 @@ export interface CallFactsOptions {
 
 /**
  * The query role's analytics facts: libs/query's FactsKeeper (analytics/facts-keeper.ts), its
- * passes run by a PeriodicWorker; `coverage` tells a query which segments it may read from facts.
+ * passes run by a PeriodicWorker; a query asks the keeper (`coverage`) which segments it may read from facts.
  */
 export class CallFacts extends PeriodicComponent {
-  private readonly keeper: FactsKeeper;
+  /** The facts themselves (libs/query): what a query asks which segments it may read from them. */
+  readonly keeper: FactsKeeper;
 
   constructor(store: Store, log: Logger, opts: CallFactsOptions) {
     super({
@@ -34,10 +35,5 @@ export class CallFacts extends PeriodicComponent {
 
   protected runPass(): Promise<void> {
     return this.keeper.pass(() => this.stopping);
-  }
-
-  /** The segments of a project a query may read from facts, and the start ranges it reads from the call tables. */
-  coverage(projectId: string, signal?: AbortSignal): Promise<FactsCoverage | undefined> {
-    return this.keeper.coverage(projectId, signal);
   }
 }

@@ -12,6 +12,7 @@ export {
   unauthorized,
   unavailable,
 } from './errors';
+export { mapConcurrently } from './concurrency';
 export { generateId } from './ids';
 export {
   clickHouseToIso,

@@ -1,8 +1,20 @@
 import type { CallEndBody, CallStartBody, RequestOf, ResponseOf } from '@weft/api';
-import { generateId, type Caller } from '@weft/core';
-import { CallPartRowBinaryEncoder, endPart, isWholeCallPart, startPart, type CallPartRow } from '@weft/store';
-import { coalesceCallParts } from './coalesce';
+import { ApiError, generateId, type Caller } from '@weft/core';
+// The checks alone, not @weft/http's index: a worker thread need not load the HTTP server.
+import { checkRouteJsonBody } from '@weft/http/route-body';
+import type { RequestLimits } from '@weft/http';
+import {
+  CallPartRowBinaryEncoder,
+  endPart,
+  isEndPart,
+  isStartPart,
+  isWholeCallPart,
+  startPart,
+  wholeCallPart,
+  type CallPartRow,
+} from '@weft/store';
 import { callPartKey } from './envelope';
+import { redactCallParts } from './redaction';
 
 /**
  * A call start's part, with the ids the reference would decide: missing id and trace_id become
@@ -98,4 +110,89 @@ export function acknowledgedHalves(rows: readonly CallPartRow[]): number {
   let halves = 0;
   for (const r of rows) halves += isWholeCallPart(r) ? 2 : 1;
   return halves;
+}
+
+/**
+ * The parts of one publish with every end folded into its call's start when both are in it (the
+ * reference SDK batches a quick call's start and end together): one part per finished call, half
+ * the rows for the bus and the engine. Nothing visible changes: for each call, the starts keep
+ * their order and so do the ends (an end joins the latest start before it, with no end of that
+ * call in between), and the tables the views feed get the same rows. Renames, deletes and whole
+ * calls pass through, and so does an end with no start of its call waiting (none in the batch, its
+ * end already folded in, or a whole part of that call since).
+ */
+export function coalesceCallParts(rows: readonly CallPartRow[]): CallPartRow[] {
+  const out: CallPartRow[] = [];
+  // Where in `out` the latest start of each call id still waits for its end. Keyed by the id
+  // alone (no key string to build per part); a fold checks the project, so the same id in two
+  // projects is never folded across them (at worst a part of theirs is left unfolded).
+  const waiting = new Map<string, number>();
+  for (const row of rows) {
+    if (isStartPart(row)) {
+      waiting.set(row.id, out.length);
+    } else if (isEndPart(row)) {
+      const at = waiting.get(row.id);
+      if (at !== undefined && out[at]!.project_id === row.project_id) {
+        out[at] = wholeCallPart(out[at]!, row);
+        waiting.delete(row.id);
+        continue;
+      }
+    } else if (isWholeCallPart(row)) {
+      // A later end of the same call must stay after this one's.
+      waiting.delete(row.id);
+    }
+    out.push(row);
+  }
+  return out;
+}
+
+/** One /call/upsert_batch body, as an ingest worker takes it. */
+export interface CallBatchTask {
+  /** The body's bytes as sent; null when the request had none to parse. */
+  body: Uint8Array | null;
+  caller: Caller;
+  /** When the request was accepted (epoch µs): every part's created_at. */
+  acceptedAtMicros: number;
+  limits: RequestLimits;
+  /** The projects whose values are redacted (their ingest policy), as the serving thread read them. */
+  redact?: string[];
+}
+
+/** The batch's parts encoded for the bus, and the route's response. */
+export interface EncodedCallBatch extends EncodedCallPartRows {
+  ok: true;
+  res: ResponseOf<'callUpsertBatch'>['res'];
+}
+
+/** A body the edge's checks refused: the ApiError they threw, as plain values (it crosses threads). */
+export interface CallBatchRefused {
+  ok: false;
+  status: number;
+  reason: string;
+  field?: string;
+  extra?: Record<string, unknown>;
+  headers?: Record<string, string>;
+}
+
+/**
+ * What addRoute and the upsert batch's handler do on the serving thread before the publish, in
+ * one pure function for an ingest worker: parse and check the body as the edge does
+ * (checkRouteJsonBody), make its parts and response (upsertBatchParts), encode the parts
+ * (encodeCallPartRows). The same bytes, keys and response as the serving thread's path.
+ */
+export function encodeCallBatch(task: CallBatchTask, encoder?: CallPartRowBinaryEncoder): EncodedCallBatch | CallBatchRefused {
+  let body;
+  try {
+    body = checkRouteJsonBody('callUpsertBatch', task.body, task.caller, task.limits);
+  } catch (e) {
+    if (!(e instanceof ApiError)) throw e;
+    return { ok: false, status: e.status, reason: e.reason, field: e.field, extra: e.extra, headers: e.headers };
+  }
+  const { rows, res, endTraceIds } = upsertBatchParts(body.batch, task.caller, task.acceptedAtMicros, task.limits.maxValueBytes);
+  return { ok: true, res, ...encodeCallPartRows(redactCallParts(rows, task.redact), endTraceIds, encoder) };
+}
+
+/** The refusal as the error the serving thread's checks would have thrown. */
+export function callBatchError(r: CallBatchRefused): ApiError {
+  return new ApiError(r.status, r.reason, { field: r.field, extra: r.extra, headers: r.headers });
 }

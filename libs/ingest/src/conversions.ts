@@ -1,5 +1,5 @@
 import { CallPartRowBinaryEncoder } from '@weft/store';
-import { encodeCallBatch, type CallBatchRefused, type CallBatchTask, type EncodedCallBatch } from './call-batch-request';
+import { encodeCallBatch, type CallBatchRefused, type CallBatchTask, type EncodedCallBatch } from './call-batch';
 import type { IngestWorkers } from './ingest-workers';
 import { encodeSpanParts, type EncodedSpanParts, type OtlpPayload, type SpanPartsOptions, type SpansRefused } from './otlp-spans';
 

@@ -12,12 +12,21 @@ export {
   projectOfCallPartKey,
 } from './envelope';
 export { CallIngest } from './call-ingest';
-export { coalesceCallParts } from './coalesce';
-export { callEndPart, callStartPart, encodeCallPartRows, upsertBatchParts } from './call-batch';
+export {
+  callBatchError,
+  type CallBatchRefused,
+  type CallBatchTask,
+  callEndPart,
+  callStartPart,
+  coalesceCallParts,
+  encodeCallBatch,
+  type EncodedCallBatch,
+  encodeCallPartRows,
+  upsertBatchParts,
+} from './call-batch';
 export { redactCallPart, redactJsonText, redactText } from './redaction';
 export { type SamplingSetting, traceFraction, traceKept } from './sampling';
 export { INGEST_SAMPLING_SETTING, IngestSettings, ingestSettingsFor, isPiiPolicy, PII_POLICY_SETTING } from './ingest-settings';
-export { callBatchError, type CallBatchRefused, type CallBatchTask, encodeCallBatch, type EncodedCallBatch } from './call-batch-request';
 export { type OtlpPayload, spansToParts } from './otlp-spans';
 export {
   type CallBatchConverter,

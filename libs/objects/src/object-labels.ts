@@ -91,25 +91,30 @@ export async function removeTags(store: Store, projectId: string, objectId: stri
 }
 
 /** GET /aliases: the project's aliases in use, sorted. */
-export async function listAliases(store: Store, projectId: string): Promise<string[]> {
-  const p = new Params();
-  const rows = await store.rows<{ alias: string }>(
-    `SELECT DISTINCT alias FROM object_aliases FINAL WHERE project_id = ${p.str(projectId)} AND deleted = 0 ORDER BY alias`,
-    p.values,
-    { name: 'object-labels.listAliases' },
-  );
-  return rows.map((r) => r.alias);
+export function listAliases(store: Store, projectId: string): Promise<string[]> {
+  return labelsInUse(store, projectId, 'alias');
 }
 
 /** GET /tags: the project's tags in use, sorted. */
-export async function listTags(store: Store, projectId: string): Promise<string[]> {
+export function listTags(store: Store, projectId: string): Promise<string[]> {
+  return labelsInUse(store, projectId, 'tag');
+}
+
+const LABELS_IN_USE = {
+  alias: { table: 'object_aliases', name: 'object-labels.listAliases' },
+  tag: { table: 'object_tags', name: 'object-labels.listTags' },
+} as const;
+
+/** The project's labels of one kind (aliases, tags) on objects that are not deleted, sorted. */
+async function labelsInUse(store: Store, projectId: string, kind: keyof typeof LABELS_IN_USE): Promise<string[]> {
+  const { table, name } = LABELS_IN_USE[kind];
   const p = new Params();
-  const rows = await store.rows<{ tag: string }>(
-    `SELECT DISTINCT tag FROM object_tags FINAL WHERE project_id = ${p.str(projectId)} AND deleted = 0 ORDER BY tag`,
+  const rows = await store.rows<{ label: string }>(
+    `SELECT DISTINCT ${kind} AS label FROM ${table} FINAL WHERE project_id = ${p.str(projectId)} AND deleted = 0 ORDER BY label`,
     p.values,
-    { name: 'object-labels.listTags' },
+    { name },
   );
-  return rows.map((r) => r.tag);
+  return rows.map((r) => r.label);
 }
 
 /** Each version's tags and aliases (`include_tags_and_aliases`), keyed `object_id:digest`. */

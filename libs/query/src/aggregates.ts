@@ -105,12 +105,3 @@ function callFigures(): string {
   const q = (i: number) => `if(countIf(ended_at IS NOT NULL) = 0, NULL, ${qs}[${i}])`;
   return `count() AS calls, countIf(exception IS NOT NULL) AS errors, ${q(1)} AS p50_latency_ms, ${q(2)} AS p99_latency_ms`;
 }
-
-/** Bucket widths a person reads easily, smallest first. */
-const NICE_BUCKETS = [1, 5, 10, 30, 60, 300, 600, 1800, 3600, 3 * 3600, 6 * 3600, 12 * 3600, 86_400, 7 * 86_400, 30 * 86_400, 365 * 86_400];
-
-/** The smallest nice width giving at most `maxBuckets` buckets over [minUs, maxUs]. */
-export function chooseBucketSeconds(minUs: number, maxUs: number, maxBuckets = 120): number {
-  const span = Math.max(0, maxUs - minUs) / 1e6;
-  return NICE_BUCKETS.find((b) => span / b < maxBuckets) ?? NICE_BUCKETS[NICE_BUCKETS.length - 1]!;
-}

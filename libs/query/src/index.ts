@@ -5,14 +5,14 @@ export { buildCallsStatsQuery, callSizesSql, CallsQueryPlan, type Cursor, type P
 export { CallFieldResolver } from './call-fields';
 export { callCosts, createCosts, modelPriced, purgeCosts, queryCosts, usageCost, type UsageEntry } from './costs';
 export { buildThreadsQuery, threadCandidatesQuery } from './threads';
-export { CallsAggregatePlan, chooseBucketSeconds } from './aggregates';
+export { CallsAggregatePlan } from './aggregates';
 export { FRONT_OP_NAMES } from './own-usage';
 export { CALL_FIGURES, type CallFigure, callWindowSql, type CallWindowReq } from './call-values';
 export { buildOwnUsageRowsQuery, type OwnUsageRow, rollUpUsage, type UsageByModel } from './usage-rollup';
 export { callStatsGranularity, CallStatsPlan } from './call-stats';
 export { countExpiredRows, expiredRowsSql, removeExpiredRows, type RetentionCutoffs, type RetentionTable } from './retention';
 // Analytics (analytics/): the planner of /analytics/query over the catalogue (@weft/analytics), and its facts.
-export { MetricsQueryPlan } from './analytics/planner';
+export { chooseBucketSeconds, MetricsQueryPlan } from './analytics/planner';
 export { answerFrom, checkBatchQuery, planBatch, type BatchGroup } from './analytics/batch';
 export { FactsKeeper, type FactsKeeperOptions } from './analytics/facts-keeper';
 export { gapsOf, type FactSegment, type FactsCoverage } from './analytics/facts';

@@ -1,5 +1,5 @@
 // What other packages use (tests and benches included).
 export { compose, type Weft } from './compose';
-export { PeriodicWorker, type PeriodicWorkerOptions } from './periodic-worker';
+export { PeriodicComponent, PeriodicWorker, type PeriodicWorkerOptions } from './periodic-worker';
 export { needs, type Role, type RoleName } from './role';
 export { runWeft } from './program';

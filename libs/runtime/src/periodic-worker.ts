@@ -89,3 +89,37 @@ export class PeriodicWorker {
     this.timer.unref();
   }
 }
+
+/**
+ * A background worker as a component: its work is one PeriodicWorker's passes (`runPass`), and
+ * start, stop (which waits for the pass under way) and "one pass now" are the worker's. A pass
+ * under way reads `stopping` to end early.
+ */
+export abstract class PeriodicComponent {
+  protected readonly worker: PeriodicWorker;
+
+  protected constructor(opts: PeriodicWorkerOptions) {
+    this.worker = new PeriodicWorker(() => this.runPass(), opts);
+  }
+
+  /** One pass of the worker's work. */
+  protected abstract runPass(): Promise<void>;
+
+  /** True once stop() was called. */
+  protected get stopping(): boolean {
+    return this.worker.stopping;
+  }
+
+  start(): void {
+    this.worker.start();
+  }
+
+  stop(): Promise<void> {
+    return this.worker.stop();
+  }
+
+  /** One pass now (or the one running). */
+  pass(): Promise<void> {
+    return this.worker.pass();
+  }
+}

@@ -5,7 +5,7 @@ import type { CallIngest } from '@weft/ingest';
 import { priorityError } from './chat-validation';
 import { unsupported, upstreamRequest, type RequestKind } from './dialects';
 import { parseTraceparent } from './trace-context';
-import { LlmCall, withoutNulls } from './llm-call';
+import { failedBeforeSending, LlmCall, withoutNulls } from './llm-call';
 import { parseUpstreamError, type ResponseIdentity } from './normalize';
 import { badRequestError, errorMessage, modelNotFound, validationError } from './openai-errors';
 import { assertEntityAccess } from './project-access';
@@ -133,11 +133,7 @@ export class CompletionFront<R extends CompletionRequest> {
         if (priority !== 0 && !upstream.priorityScheduling) throw priorityError(priority);
         answer = k.normalizeWhole(await postUpstream(upstream, payload, { signal: abort.signal, path: k.path }), ident);
       } catch (e) {
-        const err = this.httpError(e);
-        await call?.end({ output: null, model, exception: err ? errorMessage(err) : 'the client went away' });
-        if (err) throw err;
-        ctx.reply.hijack(); // the client is gone: nothing left to answer
-        return undefined;
+        return failedBeforeSending(ctx, call, model, this.httpError(e));
       }
       await call?.end({ output: answer, model, usage: answer.usage });
       return answer;
@@ -165,11 +161,7 @@ export class CompletionFront<R extends CompletionRequest> {
       } catch (e) {
         // Nothing sent yet: a plain error response with its status.
         await starting?.catch(() => undefined);
-        const err = this.httpError(e);
-        await call?.end({ output: null, model, exception: err ? errorMessage(err) : 'the client went away' });
-        if (err) throw err;
-        ctx.reply.hijack();
-        return undefined;
+        return failedBeforeSending(ctx, call, model, this.httpError(e));
       }
     }
 

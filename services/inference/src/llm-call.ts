@@ -1,6 +1,8 @@
 import { callEndPart, callStartPart, type CallIngest } from '@weft/ingest';
-import { microsToIso, nowMicros, type Caller } from '@weft/core';
+import { microsToIso, nowMicros, type ApiError, type Caller } from '@weft/core';
+import type { RouteContext } from '@weft/http';
 import type { CallPartRow } from '@weft/store';
+import { errorMessage } from './openai-errors';
 
 /**
  * A completion recorded as a call, through the bus like any other call (CallIngest):
@@ -90,4 +92,21 @@ export function withoutNulls(o: Record<string, unknown>): Record<string, unknown
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(o)) if (v !== null && v !== undefined) out[k] = v;
   return out;
+}
+
+/**
+ * A request whose upstream failed before anything was sent: its call (when traced) ends with the
+ * error, which is answered with its status; when the client itself went away (`err` null) there
+ * is nothing left to answer.
+ */
+export async function failedBeforeSending(
+  ctx: RouteContext,
+  call: LlmCall | null,
+  model: string,
+  err: ApiError | null,
+): Promise<undefined> {
+  await call?.end({ output: null, model, exception: err ? errorMessage(err) : 'the client went away' });
+  if (err) throw err;
+  ctx.reply.hijack();
+  return undefined;
 }

@@ -1,9 +1,18 @@
 import { createHash } from 'node:crypto';
-import { type Logger, metrics } from '@weft/core';
+import { type Logger, mapConcurrently, metrics } from '@weft/core';
 import { parseLosslessJson, RawJson } from '@weft/digest';
-import { callRef, createFeedback, monitorCallsToScore, monitorGroupsToScore, objectsOfClass, parseRef, readObject } from '@weft/objects';
+import {
+  callRef,
+  createFeedback,
+  monitorCallsToScore,
+  monitorGroupsToScore,
+  objectsOfClass,
+  parseRef,
+  readObject,
+  type MonitorCallsPick,
+} from '@weft/objects';
 import { callInputsAndOutputs, CallsQueryPlan } from '@weft/query';
-import { PeriodicWorker } from '@weft/runtime';
+import { PeriodicComponent } from '@weft/runtime';
 import type { Store } from '@weft/store';
 import { readScorers, runScorer, type ScoreResult, type Scorer } from './scorers';
 import type { JudgeRecorder } from './judge-model';
@@ -77,8 +86,7 @@ const DEBOUNCE_FIELDS = ['trace_id', 'thread_id'];
  * upstreams of WEFT_UPSTREAMS_FILE; ValidJSONScorer and ValidXMLScorer run here; any other
  * scorer's result is an error saying weft does not run it.
  */
-export class MonitorWorker {
-  private readonly worker: PeriodicWorker;
+export class MonitorWorker extends PeriodicComponent {
   private readonly leases: MonitorLeases;
 
   constructor(
@@ -87,32 +95,20 @@ export class MonitorWorker {
     private readonly log: Logger,
     private readonly opts: MonitorWorkerOptions,
   ) {
-    this.leases = new MonitorLeases(store, opts.intervalMs);
-    this.worker = new PeriodicWorker(() => this.scoreNewCalls(), {
+    super({
       name: 'monitors',
       intervalMs: opts.intervalMs,
       log,
       failure: { level: 'error', message: 'monitors: scoring failed; tried again at the next interval' },
     });
+    this.leases = new MonitorLeases(store, opts.intervalMs);
   }
 
-  start(): void {
-    this.worker.start();
-  }
-
-  stop(): Promise<void> {
-    return this.worker.stop();
-  }
-
-  /** One look now (or the one running). */
-  look(): Promise<void> {
-    return this.worker.pass();
-  }
-
-  private async scoreNewCalls(): Promise<void> {
+  /** One look: each active monitor's new calls scored. */
+  protected async runPass(): Promise<void> {
     await this.opts.caughtUp?.();
     for (const monitor of await this.activeMonitors()) {
-      if (this.worker.stopping) return;
+      if (this.stopping) return;
       try {
         // Another inference process scores this monitor (its lease is alive): not this one.
         if (!(await this.leases.hold(monitor.projectId, monitor.name))) continue;
@@ -160,7 +156,7 @@ export class MonitorWorker {
     if (scorers.length === 0) return;
     for (;;) {
       const calls = await this.callsToScore(m);
-      for (let i = 0; i < calls.length && !this.worker.stopping; i += FEEDBACK_CHUNK) {
+      for (let i = 0; i < calls.length && !this.stopping; i += FEEDBACK_CHUNK) {
         const chunk = calls.slice(i, i + FEEDBACK_CHUNK);
         const results = await mapConcurrently(chunk, SCORE_CONCURRENCY, (call) => Promise.all(scorers.map((s) => this.score(m, s, call))));
         await createFeedback(
@@ -187,7 +183,7 @@ export class MonitorWorker {
         if (!(await this.leases.hold(m.projectId, m.name))) return;
       }
       // A full batch: more may be waiting; a short one is the end of the backlog.
-      if (calls.length < this.opts.batchCalls || this.worker.stopping) return;
+      if (calls.length < this.opts.batchCalls || this.stopping) return;
     }
   }
 
@@ -195,18 +191,23 @@ export class MonitorWorker {
     return readScorers(this.store, m.val.scorers ?? []);
   }
 
-  /** Ended calls of the monitor's ops and query, in its sample, with none of its feedback yet: the oldest first. */
-  private async callsToScore(m: ActiveMonitor): Promise<CallToScore[]> {
-    const debounce = m.val.scorer_debounce_config;
-    if (debounce && DEBOUNCE_FIELDS.includes(String(debounce.aggregation_field))) return this.debouncedCallsToScore(m, debounce);
-    const calls = await monitorCallsToScore(this.store, {
+  /** What a look asks of the monitor's calls: its ops and query, since it was published, its sample, a batch's size. */
+  private sampleOf(m: ActiveMonitor): MonitorCallsPick {
+    return {
       plan: monitorCallsPlan(m),
       projectId: m.projectId,
       monitor: m.name,
       sinceUs: m.sinceUs,
       rate: Math.max(0, Math.min(1, m.val.sampling_rate ?? 1)),
       limit: this.opts.batchCalls,
-    });
+    };
+  }
+
+  /** Ended calls of the monitor's ops and query, in its sample, with none of its feedback yet: the oldest first. */
+  private async callsToScore(m: ActiveMonitor): Promise<CallToScore[]> {
+    const debounce = m.val.scorer_debounce_config;
+    if (debounce && DEBOUNCE_FIELDS.includes(String(debounce.aggregation_field))) return this.debouncedCallsToScore(m, debounce);
+    const calls = await monitorCallsToScore(this.store, this.sampleOf(m));
     return calls.map((r) => ({
       id: r.id,
       inputs: (r.inputs_dump ? JSON.parse(r.inputs_dump) : {}) as Record<string, unknown>,
@@ -229,12 +230,7 @@ export class MonitorWorker {
     const all = d.aggregation_method === 'all_messages';
     const quietMs = Math.max(0, Math.round(Number(d.timeout_seconds ?? 0) * 1000)) || 0;
     const groups = await monitorGroupsToScore(this.store, {
-      plan: monitorCallsPlan(m),
-      projectId: m.projectId,
-      monitor: m.name,
-      sinceUs: m.sinceUs,
-      rate: Math.max(0, Math.min(1, m.val.sampling_rate ?? 1)),
-      limit: this.opts.batchCalls,
+      ...this.sampleOf(m),
       field,
       allMessages: all,
       quietMs,
@@ -292,20 +288,6 @@ function monitorCallsPlan(m: ActiveMonitor): CallsQueryPlan {
     query: m.val.query?.$expr ? { $expr: m.val.query.$expr } : undefined,
     sort_by: [],
   });
-}
-
-/** `fn` over `items`, at most `limit` at once, results in order. */
-async function mapConcurrently<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const out = new Array<R>(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i]!);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return out;
 }
 
 /** A stored value (lossless JSON) as plain values. */

@@ -5,7 +5,7 @@ import type { RouteContext } from '@weft/http';
 import type { CallIngest } from '@weft/ingest';
 import { FRONT_OP_NAMES } from '@weft/query';
 import { CALL_ID_HEADER, PROJECT_HEADER, REQUEST_ID_HEADER, tracedProject } from './completion-front';
-import { LlmCall, withoutNulls } from './llm-call';
+import { failedBeforeSending, LlmCall, withoutNulls } from './llm-call';
 import { errorMessage, modelNotFound } from './openai-errors';
 import { responsesChoices, responsesMessages } from '@weft/otlp';
 import { SseWriter } from './sse';
@@ -75,11 +75,7 @@ export class ResponsesFront {
     try {
       answer = obj(await postUpstream(upstream, payload, { signal: abort.signal, path: '/responses' }));
     } catch (e) {
-      const err = httpError(e);
-      await call?.end({ output: null, model, exception: err ? errorMessage(err) : 'the client went away' });
-      if (err) throw err;
-      ctx.reply.hijack();
-      return undefined;
+      return failedBeforeSending(ctx, call, model, httpError(e));
     }
     await call?.end({ output: recordedOutput(answer), model, usage: answer.usage ?? undefined });
     return answer;
@@ -98,11 +94,7 @@ export class ResponsesFront {
     } catch (e) {
       // Nothing sent yet: a plain error response with its status.
       await starting?.catch(() => undefined);
-      const err = httpError(e);
-      await call?.end({ output: null, model, exception: err ? errorMessage(err) : 'the client went away' });
-      if (err) throw err;
-      ctx.reply.hijack();
-      return undefined;
+      return failedBeforeSending(ctx, call, model, httpError(e));
     }
     try {
       await starting;

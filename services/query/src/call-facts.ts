@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
-import { FactsKeeper, type FactsCoverage } from '@weft/query';
-import { PeriodicWorker } from '@weft/runtime';
+import { FactsKeeper } from '@weft/query';
+import { PeriodicComponent } from '@weft/runtime';
 import type { Store } from '@weft/store';
 
 export interface CallFactsOptions {
@@ -14,15 +14,14 @@ export interface CallFactsOptions {
 
 /**
  * The query role's analytics facts: libs/query's FactsKeeper (analytics/facts-keeper.ts), its
- * passes run by a PeriodicWorker; `coverage` tells a query which segments it may read from facts.
+ * passes run by a PeriodicWorker; a query asks the keeper (`coverage`) which segments it may read from facts.
  */
-export class CallFacts {
-  private readonly keeper: FactsKeeper;
-  private readonly worker: PeriodicWorker;
+export class CallFacts extends PeriodicComponent {
+  /** The facts themselves (libs/query): what a query asks which segments it may read from them. */
+  readonly keeper: FactsKeeper;
 
   constructor(store: Store, log: Logger, opts: CallFactsOptions) {
-    this.keeper = new FactsKeeper(store, log, opts);
-    this.worker = new PeriodicWorker(() => this.keeper.pass(() => this.worker.stopping), {
+    super({
       name: 'analytics-facts',
       intervalMs: opts.intervalMs,
       // The engine rests `intervalMs` between builds; the first comes soon after the start.
@@ -31,23 +30,10 @@ export class CallFacts {
       log,
       failure: { level: 'warn', message: 'analytics facts: a build pass failed; the next one tries again' },
     });
+    this.keeper = new FactsKeeper(store, log, opts);
   }
 
-  start(): void {
-    this.worker.start();
-  }
-
-  stop(): Promise<void> {
-    return this.worker.stop();
-  }
-
-  /** One pass now (or the one running). */
-  pass(): Promise<void> {
-    return this.worker.pass();
-  }
-
-  /** The segments of a project a query may read from facts, and the start ranges it reads from the call tables. */
-  coverage(projectId: string, signal?: AbortSignal): Promise<FactsCoverage | undefined> {
-    return this.keeper.coverage(projectId, signal);
+  protected runPass(): Promise<void> {
+    return this.keeper.pass(() => this.stopping);
   }
 }

@@ -1,8 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { addRoute, sendJsonl, sendJsonlText, type Authenticator } from '@weft/http';
 import type { Store } from '@weft/store';
-import { withExpandedRefsAndFeedback } from './call-enrichment';
-import { countCalls, needsEnrichment, readCall, streamCallLines, streamCalls } from './calls';
+import { countCalls, needsEnrichment, readCall, streamCallLines, streamCalls, withExpandedRefsAndFeedback } from './calls';
 import { fillFromGenAiEvents, projectHasGenAiEvents, withGenAiEvents } from './genai-events';
 import { queryOtelLogs } from './otel-logs';
 import { streamThreads } from './threads';

@@ -45,7 +45,7 @@ export async function queryRoutes(app: FastifyInstance, deps: QueryDeps): Promis
   await app.register(usageRoutes, { store, auth });
   await app.register(weave054ReadRoutes, { store, auth });
   await app.register(annotationQueueRoutes, { store, auth });
-  await app.register(analyticsRoutes, { store, auth, ...(deps.facts ? { facts: deps.facts } : {}) });
+  await app.register(analyticsRoutes, { store, auth, ...(deps.facts ? { facts: deps.facts.keeper } : {}) });
   await app.register(exportRoutes, { store, auth, pageRows });
   await app.register(projectRoutes, {
     store,

@@ -204,6 +204,20 @@ function window(start: string, end: string | null | undefined, granularity: numb
   return { start: new Date(s).toISOString(), end: new Date(e).toISOString(), startMs: s, endMs: e, granularity: g };
 }
 
+/** The feedback a payload-schema or stats request reads: its project's, in its window, of its type and trigger. */
+function feedbackOfWindow(
+  b: { project_id: string; feedback_type?: string | null; trigger_ref?: string | null },
+  w: { startMs: number; endMs: number },
+) {
+  return {
+    projectId: b.project_id,
+    startMs: w.startMs,
+    endMs: w.endMs,
+    types: b.feedback_type ? [b.feedback_type] : undefined,
+    triggerRef: b.trigger_ref,
+  };
+}
+
 /** Every leaf of a JSON value with its dotted path. */
 function leaves(v: unknown, path: string, out: [string, unknown][]): void {
   if (v !== null && typeof v === 'object' && !Array.isArray(v)) {
@@ -239,18 +253,7 @@ async function payloadSchema(
   signal: AbortSignal,
 ) {
   const w = window(b.start, b.end, 60 * 60 * 24);
-  const rows = await feedbackInWindow(
-    store,
-    {
-      projectId: b.project_id,
-      startMs: w.startMs,
-      endMs: w.endMs,
-      types: b.feedback_type ? [b.feedback_type] : undefined,
-      triggerRef: b.trigger_ref,
-      limit: b.sample_limit,
-    },
-    signal,
-  );
+  const rows = await feedbackInWindow(store, { ...feedbackOfWindow(b, w), limit: b.sample_limit }, signal);
   const types = new Map<string, 'numeric' | 'boolean' | 'categorical' | null>();
   for (const r of rows) {
     const out: [string, unknown][] = [];
@@ -318,17 +321,7 @@ async function feedbackStats(
   signal: AbortSignal,
 ) {
   const w = window(b.start, b.end, b.granularity);
-  const rows = await feedbackInWindow(
-    store,
-    {
-      projectId: b.project_id,
-      startMs: w.startMs,
-      endMs: w.endMs,
-      types: b.feedback_type ? [b.feedback_type] : undefined,
-      triggerRef: b.trigger_ref,
-    },
-    signal,
-  );
+  const rows = await feedbackInWindow(store, feedbackOfWindow(b, w), signal);
   const width = w.granularity * 1000;
   const byBucket = new Map<number, unknown[]>();
   const payloads = rows.map((r) => ({ at: Date.parse(`${r.created_at.replace(' ', 'T')}Z`), payload: payloadOf(r) }));

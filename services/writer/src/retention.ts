@@ -1,7 +1,7 @@
 import { type Logger, metrics } from '@weft/core';
 import { ALERT_RETENTION, FEEDBACK_RETENTION, listProjectSetting } from '@weft/objects';
 import { CALL_RETENTION, countExpiredRows, Params, removeExpiredRows, type RetentionCutoffs } from '@weft/query';
-import { PeriodicWorker } from '@weft/runtime';
+import { PeriodicComponent } from '@weft/runtime';
 import type { Store } from '@weft/store';
 
 const DAY_MS = 86_400_000;
@@ -32,33 +32,18 @@ export interface RetentionOptions {
  * overlap and run in the background lane; a failed one is logged and retried at the next
  * interval (PeriodicWorker, @weft/runtime).
  */
-export class RetentionSweeper {
-  private readonly worker: PeriodicWorker;
-
+export class RetentionSweeper extends PeriodicComponent {
   constructor(
     private readonly store: Store,
     private readonly log: Logger,
     private readonly opts: RetentionOptions,
   ) {
-    this.worker = new PeriodicWorker(() => this.sweep(), {
+    super({
       name: 'retention',
       intervalMs: opts.intervalMs,
       log,
       failure: { level: 'error', message: 'retention pass failed; retried at the next interval' },
     });
-  }
-
-  start(): void {
-    this.worker.start();
-  }
-
-  stop(): Promise<void> {
-    return this.worker.stop();
-  }
-
-  /** One pass now (or the one running): rows removed per table. */
-  pass(): Promise<void> {
-    return this.worker.pass();
   }
 
   /** The cutoffs of the calls' tables, and of the alert tables (ALERT_RETENTION). */
@@ -88,7 +73,8 @@ export class RetentionSweeper {
     return { calls, alerts };
   }
 
-  private async sweep(): Promise<void> {
+  /** One pass: rows removed per table. */
+  protected async runPass(): Promise<void> {
     const c = await this.cutoffs();
     const removed: Record<string, number> = {};
     const tables = [...RETENTION_TABLES.map((t) => ({ t, c: c.calls })), ...ALERT_RETENTION.map((t) => ({ t, c: c.alerts }))];

@@ -415,3 +415,15 @@ function withTimeRange(req: AnalyticsQueryReq): { $expr: Record<string, unknown>
   if (terms.length === 0) return undefined;
   return { $expr: terms.length === 1 ? (terms[0] as Record<string, unknown>) : { $and: terms } };
 }
+
+/** Bucket widths a person reads easily, smallest first. */
+const NICE_BUCKETS = [1, 5, 10, 30, 60, 300, 600, 1800, 3600, 3 * 3600, 6 * 3600, 12 * 3600, 86_400, 7 * 86_400, 30 * 86_400, 365 * 86_400];
+
+/**
+ * The smallest nice width giving at most `maxBuckets` buckets over [minUs, maxUs]: a time
+ * dimension's `bucket: 'auto'` over rangeQuery's range, and /calls/aggregate's buckets when not given.
+ */
+export function chooseBucketSeconds(minUs: number, maxUs: number, maxBuckets = 120): number {
+  const span = Math.max(0, maxUs - minUs) / 1e6;
+  return NICE_BUCKETS.find((b) => span / b < maxBuckets) ?? NICE_BUCKETS[NICE_BUCKETS.length - 1]!;
+}

@@ -6,6 +6,7 @@ import { callTotalCostSql } from './costs';
 import { splitFieldPath } from './expr';
 import { withOwnUsageSql } from './own-usage';
 import type { Params } from './params';
+import { endedCallIdsSql } from './repositories/calls';
 
 /**
  * The per-call figures of the analytics catalogue (docs/analytics.md) a window's value can be,
@@ -50,7 +51,7 @@ export function callWindowSql(req: CallWindowReq): { sql: string; p: Params } {
   const after =
     req.endedAfterUs !== undefined ? `fromUnixTimestamp64Micro(${p.add(Math.floor(req.endedAfterUs), 'Int64')}, 'UTC')` : undefined;
   const ended = after ? `ended_at >= ${after}` : 'ended_at IS NOT NULL';
-  const windowIds = `(SELECT id FROM calls_ends WHERE project_id = ${plan.projectParam} AND ${ended})`;
+  const windowIds = `(${endedCallIdsSql(plan.projectParam, ended)})`;
   const columns = ['started_at', 'ended_at', ...value.columns];
   let calls = after
     ? plan.matchedCallsSql(p, columns, ended, { cond: `id IN ${windowIds}`, small: false })

@@ -164,6 +164,9 @@ export const endedCallSummariesSql = (pid: string, ids: string) =>
       FROM (SELECT id, started_at FROM calls_starts WHERE project_id = ${pid} AND id IN ${ids} LIMIT 1 BY id) AS s
       INNER JOIN (SELECT id, summary_dump FROM calls_ends WHERE project_id = ${pid} AND id IN ${ids} LIMIT 1 BY id) AS e ON e.id = s.id`;
 
+/** The ids of the project's calls whose end rows meet `endedCond` (e.g. ended since a time: the ended_at index reads only those granules). */
+export const endedCallIdsSql = (pid: string, endedCond: string) => `SELECT id FROM calls_ends WHERE project_id = ${pid} AND ${endedCond}`;
+
 /** The refs (`weave:///<project>/call/<id>`) of the calls whose start rows meet `where`: what feedback hangs on. */
 export const callRefsSql = (where: string) => `SELECT concat('weave:///', project_id, '/call/', id) FROM calls_starts WHERE ${where}`;
 

@@ -340,13 +340,21 @@ export async function measureWindow(
   return { value: value !== null && Number.isFinite(value) ? value : null, calls: Number(row?.calls ?? 0) };
 }
 
+/**
+ * The sum of a window's values, added smallest first: the same bits however the engine reads
+ * the rows (avg and sum add in the order blocks and threads deliver them, and vectorised
+ * partial sums differ in the last bits), so a batch of alerts (alert-windows.ts) and one alert
+ * alone give the same figure.
+ */
+export const WINDOW_SUM_SQL = 'arraySum(arraySort(groupArray(num)))';
+
 /** The aggregate over the window's rows (`num`, `text`), NULL when there is nothing to aggregate. */
 function aggregateSql(how: { aggregation: AlertAggregation; statusMatch: string | null }, p: Params): string {
   const numeric = (agg: string) => `if(count(num) = 0, NULL, toFloat64(${agg}))`;
   const matches = how.statusMatch !== null ? `text = ${p.str(how.statusMatch)}` : 'ifNull(num, 0) != 0';
   switch (how.aggregation) {
     case 'mean':
-      return numeric('avg(num)');
+      return numeric(`${WINDOW_SUM_SQL} / count(num)`);
     case 'median':
       return numeric('quantileExactInclusive(0.5)(num)');
     case 'min':
@@ -354,7 +362,7 @@ function aggregateSql(how: { aggregation: AlertAggregation; statusMatch: string 
     case 'max':
       return numeric('max(num)');
     case 'sum':
-      return numeric('sum(num)');
+      return numeric(WINDOW_SUM_SQL);
     case 'mode':
       // The most frequent value; among equally frequent ones the smallest (a stable answer).
       return numeric('arraySort((x) -> (-toInt64(x.2), x.1), arrayZip(counts.1, counts.2))[1].1');

@@ -1,5 +1,12 @@
-import { measureWindow, monitorScoresWindowSql, type AlertStateName } from '@weft/objects';
-import { callWindowSql } from '@weft/query';
+import {
+  measureWindow,
+  measureWindows,
+  monitorScoresRowsSql,
+  monitorScoresWindowSql,
+  type AlertStateName,
+  type BatchWindow,
+} from '@weft/objects';
+import { callWindowSql, callWindowsRowsSql } from '@weft/query';
 import type { Store } from '@weft/store';
 import type { AlertRule } from './alert-spec';
 
@@ -36,6 +43,118 @@ export async function measure(store: Store, rule: AlertRule, nowMs: number): Pro
           ...(last !== undefined ? { last } : {}),
         });
   return measureWindow(store, window, rule);
+}
+
+/** At most this many alerts are measured by one statement (bounds its text and parameters). */
+export const ALERTS_PER_STATEMENT = 500;
+
+/**
+ * Every rule's figure now, as `measure` gives it, in few statements: a project's alerts on calls
+ * in one (libs/objects measureWindows over one scan of its calls), its alerts on monitors' scores
+ * in another, ALERTS_PER_STATEMENT at most each. A batch that fails is measured alert by alert,
+ * so one bad alert fails alone (its Error in the map). `proceed` is asked before
+ * each statement: false stops (the rules not measured are absent from the map).
+ */
+export async function measureAll(
+  store: Store,
+  rules: AlertRule[],
+  nowMs: number,
+  proceed: () => Promise<boolean> = async () => true,
+): Promise<Map<AlertRule, Measure | Error>> {
+  const out = new Map<AlertRule, Measure | Error>();
+  const alone = async (rule: AlertRule) => {
+    try {
+      out.set(rule, await measure(store, rule, nowMs));
+    } catch (err) {
+      out.set(rule, err instanceof Error ? err : new Error(String(err)));
+    }
+  };
+  for (const batch of batchesOf(rules)) {
+    if (!(await proceed())) return out;
+    let figures;
+    try {
+      figures = await measureBatch(store, batch, nowMs);
+    } catch {
+      for (const rule of batch) {
+        if (!(await proceed())) return out;
+        await alone(rule);
+      }
+      continue;
+    }
+    for (const [i, rule] of batch.entries()) out.set(rule, figures[i]!);
+  }
+  return out;
+}
+
+/** The rules by project and source kind, ALERTS_PER_STATEMENT at most per batch (scopes together). */
+function batchesOf(rules: AlertRule[]): AlertRule[][] {
+  const groups = new Map<string, AlertRule[]>();
+  for (const r of rules) {
+    const key = `${r.projectId}\n${r.source.kind}`;
+    groups.set(key, [...(groups.get(key) ?? []), r]);
+  }
+  const out: AlertRule[][] = [];
+  for (const group of groups.values()) {
+    group.sort((a, b) => scopeKey(a).localeCompare(scopeKey(b)));
+    for (let i = 0; i < group.length; i += ALERTS_PER_STATEMENT) out.push(group.slice(i, i + ALERTS_PER_STATEMENT));
+  }
+  return out;
+}
+
+const scopeKey = (r: AlertRule) =>
+  r.source.kind === 'calls'
+    ? JSON.stringify([[...r.source.opNames].sort(), r.source.metric])
+    : JSON.stringify([r.source.monitorPrefix, r.source.scorerPrefix ?? '', r.source.path]);
+
+/** One batch of a project's rules of one source kind, in one statement. */
+async function measureBatch(store: Store, batch: AlertRule[], nowMs: number) {
+  const sinceUs = (r: AlertRule) => (r.windowDuration !== null ? (nowMs - r.windowDuration * 1000) * 1000 : null);
+  const starts = batch.map(sinceUs);
+  // Every window has a start: the scan reads only from the oldest one on.
+  const floorUs = starts.every((s) => s !== null) ? Math.min(...(starts as number[])) : undefined;
+  const window = (r: AlertRule, member: string, value: number): BatchWindow => ({
+    member,
+    value,
+    last: r.windowSize,
+    sinceUs: sinceUs(r),
+    aggregation: r.aggregation,
+    statusMatch: r.statusMatch,
+  });
+  const first = batch[0]!;
+  if (first.source.kind === 'calls') {
+    const calls = batch.map((r) => r.source as Extract<AlertRule['source'], { kind: 'calls' }>);
+    const metrics = [...new Set(calls.map((c) => c.metric))];
+    const everyOp = calls.some((c) => c.opNames.length === 0);
+    const rows = callWindowsRowsSql({
+      project_id: first.projectId,
+      op_names: everyOp ? null : [...new Set(calls.flatMap((c) => c.opNames))],
+      metrics,
+      ...(floorUs !== undefined ? { endedAfterUs: floorUs } : {}),
+    });
+    const members = new Map<string, string>();
+    const windows = batch.map((r, i) => {
+      const scope = JSON.stringify([...calls[i]!.opNames].sort());
+      if (!members.has(scope)) members.set(scope, rows.member(calls[i]!.opNames));
+      return window(r, members.get(scope)!, metrics.indexOf(calls[i]!.metric) + 1);
+    });
+    return measureWindows(store, rows, windows);
+  }
+  const scores = batch.map((r) => r.source as Extract<AlertRule['source'], { kind: 'monitor' }>);
+  const pathKeys = [...new Set(scores.map((s) => JSON.stringify(s.path)))];
+  const rows = monitorScoresRowsSql({
+    project_id: first.projectId,
+    monitorRefPrefixes: [...new Set(scores.map((s) => s.monitorPrefix))],
+    paths: pathKeys.map((k) => JSON.parse(k) as string[]),
+    ...(floorUs !== undefined ? { sinceMs: floorUs / 1000 } : {}),
+  });
+  const members = new Map<string, string>();
+  const windows = batch.map((r, i) => {
+    const s = scores[i]!;
+    const key = JSON.stringify([s.monitorPrefix, s.scorerPrefix ?? '']);
+    if (!members.has(key)) members.set(key, rows.member(s.monitorPrefix, s.scorerPrefix));
+    return window(r, members.get(key)!, pathKeys.indexOf(JSON.stringify(s.path)) + 1);
+  });
+  return measureWindows(store, rows, windows);
 }
 
 /** Whether a figure crosses the line (strictly: a figure on the threshold does not). */

@@ -111,12 +111,7 @@ afterAll(async () => {
 
 /** The mixed set of alerts, as AlertSpec values read into rules. */
 function rules(): AlertRule[] {
-  const scopes: (string[] | null)[] = [
-    null,
-    [`weave:///${P}/op/a:*`],
-    [op('a', 'v1')],
-    [`weave:///${P}/op/a:*`, op('b', 'v1')],
-  ];
+  const scopes: (string[] | null)[] = [null, [`weave:///${P}/op/a:*`], [op('a', 'v1')], [`weave:///${P}/op/a:*`, op('b', 'v1')]];
   const windows: Record<string, unknown>[] = [
     { window_size: 1 },
     { window_size: 7 },
@@ -164,10 +159,9 @@ function rules(): AlertRule[] {
   ];
   const vals: { op_scope: string[] | null; spec: Record<string, unknown> }[] = [];
   // Every figure with every window, the scopes in turn; then every score figure over every monitor and window.
-  figures.forEach((f, i) =>
-    windows.forEach((w, j) => vals.push({ op_scope: scopes[(i + j) % scopes.length]!, spec: { ...f, ...w } })),
-  );
-  for (const m of monitors) for (const f of scoreFigures) for (const w of windows) vals.push({ op_scope: null, spec: { ...m, ...f, ...w } });
+  figures.forEach((f, i) => windows.forEach((w, j) => vals.push({ op_scope: scopes[(i + j) % scopes.length]!, spec: { ...f, ...w } })));
+  for (const m of monitors)
+    for (const f of scoreFigures) for (const w of windows) vals.push({ op_scope: null, spec: { ...m, ...f, ...w } });
   return vals.map((v, i) => {
     const read = readAlertRule(P, `alert-${i}`, `d${i}`, {
       op_scope: v.op_scope,

@@ -133,11 +133,9 @@ export async function measureWindows(store: Store, rows: { sql: string; p: Param
   const sql = `SELECT a, count() AS calls, ${value} AS value,
       sumMapIf([assumeNotNull(num)], [toUInt64(1)], num IS NOT NULL AND ${kind} = 'mode') AS counts
     FROM (${inWindow}) GROUP BY a`;
-  const out = await store.rows<{ a: number | string; calls: number | string; value: number | string | null }>(
-    sql,
-    p.values,
-    { name: 'alerts.measure_batch' },
-  );
+  const out = await store.rows<{ a: number | string; calls: number | string; value: number | string | null }>(sql, p.values, {
+    name: 'alerts.measure_batch',
+  });
   // A window with no rows: what the one-alert statement gives over none.
   const figures: BatchFigure[] = windows.map((w) => ({ value: w.aggregation === 'count' ? 0 : null, calls: 0 }));
   for (const r of out) {

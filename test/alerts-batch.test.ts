@@ -189,7 +189,7 @@ function counting(store: Store): { store: Store; names: string[] } {
 }
 
 describe('alerts: a pass measures many alerts per statement', () => {
-  it('every figure equals the one-alert statement’s, in a statement per project and source kind', async () => {
+  it('every figure equals the one-alert statement’s, in a statement per project, source kind and window kind', async () => {
     const all = rules();
     expect(all.length).toBeGreaterThan(300);
     const nowMs = Date.now();
@@ -208,8 +208,12 @@ describe('alerts: a pass measures many alerts per statement', () => {
     }
     // Most windows hold something: the comparison is not of empty windows.
     expect(nonEmpty).toBeGreaterThan(all.length * 0.8);
-    // One statement per project and source kind (ALERTS_PER_STATEMENT alerts at most each), none alone.
-    expect(names.filter((n) => n === 'alerts.measure_batch')).toHaveLength(Math.ceil(all.length / ALERTS_PER_STATEMENT) + 1);
+    // One statement per project, source kind and window kind (ALERTS_PER_STATEMENT alerts at most each), none alone.
+    const statements = (['calls', 'monitor'] as const)
+      .flatMap((kind) => [true, false].map((sized) => all.filter((r) => r.source.kind === kind && (r.windowSize !== null) === sized)))
+      .reduce((n, group) => n + Math.ceil(group.length / ALERTS_PER_STATEMENT), 0);
+    expect(statements).toBe(4);
+    expect(names.filter((n) => n === 'alerts.measure_batch')).toHaveLength(statements);
     expect(names.filter((n) => n === 'alerts.measure')).toHaveLength(0);
   }, 180_000);
 });

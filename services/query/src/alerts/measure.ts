@@ -51,7 +51,8 @@ export const ALERTS_PER_STATEMENT = 500;
 /**
  * Every rule's figure now, as `measure` gives it, in few statements: a project's alerts on calls
  * in one (libs/objects measureWindows over one scan of its calls), its alerts on monitors' scores
- * in another, ALERTS_PER_STATEMENT at most each. A batch that fails is measured alert by alert,
+ * in another, those with a window_duration only apart (batchesOf), ALERTS_PER_STATEMENT at most
+ * each. A batch that fails is measured alert by alert,
  * so one bad alert fails alone (its Error in the map). `proceed` is asked before
  * each statement: false stops (the rules not measured are absent from the map).
  */
@@ -86,11 +87,16 @@ export async function measureAll(
   return out;
 }
 
-/** The rules by project and source kind, ALERTS_PER_STATEMENT at most per batch (scopes together). */
+/**
+ * The rules by project, source kind and window kind, ALERTS_PER_STATEMENT at most per batch
+ * (scopes together). Alerts with only a window_duration are apart: their statement reads only
+ * the calls since the oldest start, and the one of window_size alerts (which reads every call of
+ * its scopes) only the values they need.
+ */
 function batchesOf(rules: AlertRule[]): AlertRule[][] {
   const groups = new Map<string, AlertRule[]>();
   for (const r of rules) {
-    const key = `${r.projectId}\n${r.source.kind}`;
+    const key = `${r.projectId}\n${r.source.kind}\n${r.windowSize === null ? 'duration' : 'size'}`;
     groups.set(key, [...(groups.get(key) ?? []), r]);
   }
   const out: AlertRule[][] = [];

@@ -82,12 +82,13 @@ export function callWindowsRowsSql(req: {
   const p = plan.params;
   const values = req.metrics.map((m, i) => valueOf(m, p, plan.projectParam, { num: `num_${i}`, text: `text_${i}` }));
   const columns = [...new Set(['op_name', 'started_at', 'ended_at', ...values.flatMap((v) => v.columns)])];
-  let calls = plan.matchedCallsSql(p, columns);
-  if (columns.includes('usage')) calls = withOwnUsageSql(calls, ['id', ...columns], plan.projectParam);
   const ended =
     req.endedAfterUs !== undefined
       ? `ended_at >= fromUnixTimestamp64Micro(${p.add(Math.floor(req.endedAfterUs), 'Int64')}, 'UTC')`
       : 'ended_at IS NOT NULL';
+  // A start: evaluated on calls_ends before the join, which then reads only the recent ends.
+  let calls = plan.matchedCallsSql(p, columns, req.endedAfterUs !== undefined ? ended : undefined);
+  if (columns.includes('usage')) calls = withOwnUsageSql(calls, ['id', ...columns], plan.projectParam);
   const each = values.map((v, i) => `${v.num} AS num_${i}, ${v.text} AS text_${i}`).join(', ');
   const rows = `SELECT id, toUnixTimestamp64Micro(ended_at) AS at, op_name, ${each} FROM (${calls}) WHERE ${ended}`;
   const sql = `SELECT id, at, op_name, [${values.map((_, i) => `num_${i}`).join(', ')}] AS nums, [${values

@@ -2,17 +2,6 @@ import type { Params } from '@weft/query';
 import type { Store } from '@weft/store';
 import { WINDOW_SUM_SQL, type AlertAggregation } from './alerts';
 
-/**
- * Many alerts' figures in one statement (the alert worker's pass, docs/alerts.md "How a pass is
- * evaluated"): one scan of the rows every window draws from (libs/query callWindowsRowsSql, or
- * feedback.ts monitorScoresRowsSql: `id`, `at` µs, `nums`, `texts`, and what `member` reads),
- * each row sent to the sources it is in (a source: the rows of one scope with a value at one
- * path); per source the newest rows (a bounded sorted heap, groupArraySorted) or, when its
- * windows are all durations, every row since the oldest start; then each alert's window taken
- * from its source's rows and aggregated as measureWindow (alerts.ts) does, so each figure equals
- * the one-alert statement's.
- */
-
 /** One alert's window over the batch's rows. */
 export interface BatchWindow {
   /** SQL condition on a row: it is in the alert's scope (the rows' `member`). */
@@ -33,6 +22,16 @@ export type BatchFigure = { value: number | null; calls: number };
 /** Where no window_size applies: past any window (and a safe JSON integer). */
 const NO_LIMIT = 2 ** 52;
 
+/**
+ * Many alerts' figures in one statement (the alert worker's pass, docs/alerts.md "How a pass is
+ * evaluated"): one scan of the rows every window draws from (libs/query callWindowsRowsSql, or
+ * feedback.ts monitorScoresRowsSql: `id`, `at` µs, `nums`, `texts`, and what `member` reads),
+ * each row sent to the sources it is in (a source: the rows of one scope with a value at one
+ * path); per source the newest rows (a bounded sorted heap, groupArraySorted) or, when its
+ * windows are all durations, every row since the oldest start; then each alert's window taken
+ * from its source's rows and aggregated as measureWindow (alerts.ts) does, so each figure equals
+ * the one-alert statement's.
+ */
 export async function measureWindows(store: Store, rows: { sql: string; p: Params }, windows: BatchWindow[]): Promise<BatchFigure[]> {
   if (windows.length === 0) return [];
   const p = rows.p;

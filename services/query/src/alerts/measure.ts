@@ -52,15 +52,16 @@ export const ALERTS_PER_STATEMENT = 500;
  * Every rule's figure now, as `measure` gives it, in few statements: a project's alerts on calls
  * in one (libs/objects measureWindows over one scan of its calls), its alerts on monitors' scores
  * in another, those with a window_duration only apart (batchesOf), ALERTS_PER_STATEMENT at most
- * each. A batch that fails is measured alert by alert,
- * so one bad alert fails alone (its Error in the map). `proceed` is asked before
- * each statement: false stops (the rules not measured are absent from the map).
+ * each. A batch that fails is measured alert by alert, so one bad alert fails alone (its Error
+ * in the map; `onBatchFailure` hears of the batch). `proceed` is asked before each statement:
+ * false stops (the rules not measured are absent from the map).
  */
 export async function measureAll(
   store: Store,
   rules: AlertRule[],
   nowMs: number,
   proceed: () => Promise<boolean> = async () => true,
+  onBatchFailure: (err: unknown, alerts: number) => void = () => {},
 ): Promise<Map<AlertRule, Measure | Error>> {
   const out = new Map<AlertRule, Measure | Error>();
   const alone = async (rule: AlertRule) => {
@@ -75,7 +76,8 @@ export async function measureAll(
     let figures;
     try {
       figures = await measureBatch(store, batch, nowMs);
-    } catch {
+    } catch (err) {
+      onBatchFailure(err, batch.length);
       for (const rule of batch) {
         if (!(await proceed())) return out;
         await alone(rule);

@@ -144,7 +144,13 @@ export class AlertWorker {
     const transitions: Transition[] = [];
     // Every figure first, many alerts per statement (measure.ts measureAll), then each alert's
     // next state as before; the pass's transitions are then recorded together.
-    const measures = await measureAll(this.store, rules, Date.now(), async () => !this.stopped && (await this.lease.keep()));
+    const measures = await measureAll(
+      this.store,
+      rules,
+      Date.now(),
+      async () => !this.stopped && (await this.lease.keep()),
+      (err, alerts) => this.log.warn({ err, alerts }, 'alerts: a batch of alerts could not be measured together; measured one by one'),
+    );
     for (const rule of rules) {
       if (this.stopped) break;
       if (!(await this.lease.keep())) return;

@@ -161,17 +161,28 @@ export async function writeStates(store: Store, rows: Omit<StateRow, 'evaluated_
 
 // ---- events ----
 
-export async function eventExists(store: Store, projectId: string, alert: string, id: string): Promise<boolean> {
-  const row = await store.row<{ n: string }>(
-    `SELECT count() AS n FROM alert_events WHERE project_id = {p:String} AND alert = {a:String} AND id = {id:String}`,
-    { p: projectId, a: alert, id },
-    { name: 'alerts.event_exists' },
+/** Which of these events are stored, as `project\nid` (the worker's pass: one statement for its transitions). */
+export async function existingEvents(store: Store, keys: { project_id: string; id: string }[]): Promise<Set<string>> {
+  if (keys.length === 0) return new Set();
+  const rows = await store.rows<{ project_id: string; id: string }>(
+    `SELECT DISTINCT project_id, id FROM alert_events WHERE project_id IN {ps:Array(String)} AND id IN {ids:Array(String)}`,
+    { ps: [...new Set(keys.map((k) => k.project_id))], ids: keys.map((k) => k.id) },
+    { name: 'alerts.events_exist' },
   );
-  return Number(row?.n ?? 0) > 0;
+  return new Set(rows.map((r) => `${r.project_id}\n${r.id}`));
 }
 
 export async function insertEvent(store: Store, e: Omit<EventRow, 'created_at'> & { created_at?: string }): Promise<void> {
-  await store.insertRows('alert_events', [{ created_at: now(), ...e }], { name: 'alerts.event_insert' });
+  await insertEvents(store, [e]);
+}
+
+export async function insertEvents(store: Store, events: (Omit<EventRow, 'created_at'> & { created_at?: string })[]): Promise<void> {
+  const at = now();
+  await store.insertRows(
+    'alert_events',
+    events.map((e) => ({ created_at: at, ...e })),
+    { name: 'alerts.event_insert' },
+  );
 }
 
 export async function queryEvents(
@@ -205,13 +216,15 @@ export async function eventsByIds(store: Store, keys: { project_id: string; id: 
 
 // ---- deliveries (the outbox) and their attempts ----
 
-export async function deliveriesExist(store: Store, projectId: string, eventId: string): Promise<boolean> {
-  const row = await store.row<{ n: string }>(
-    `SELECT count() AS n FROM alert_deliveries WHERE project_id = {p:String} AND event_id = {e:String}`,
-    { p: projectId, e: eventId },
+/** Which of these events have deliveries written, as `project\nevent id`. */
+export async function eventsWithDeliveries(store: Store, keys: { project_id: string; id: string }[]): Promise<Set<string>> {
+  if (keys.length === 0) return new Set();
+  const rows = await store.rows<{ project_id: string; event_id: string }>(
+    `SELECT DISTINCT project_id, event_id FROM alert_deliveries WHERE project_id IN {ps:Array(String)} AND event_id IN {ids:Array(String)}`,
+    { ps: [...new Set(keys.map((k) => k.project_id))], ids: keys.map((k) => k.id) },
     { name: 'alerts.deliveries_exist' },
   );
-  return Number(row?.n ?? 0) > 0;
+  return new Set(rows.map((r) => `${r.project_id}\n${r.event_id}`));
 }
 
 export async function writeDeliveries(store: Store, rows: Omit<DeliveryRow, 'updated_at'>[]): Promise<void> {
@@ -340,13 +353,21 @@ export async function measureWindow(
   return { value: value !== null && Number.isFinite(value) ? value : null, calls: Number(row?.calls ?? 0) };
 }
 
+/**
+ * The sum of a window's values, added smallest first: the same bits however the engine reads
+ * the rows (avg and sum add in the order blocks and threads deliver them, and vectorised
+ * partial sums differ in the last bits), so a batch of alerts (alert-windows.ts) and one alert
+ * alone give the same figure.
+ */
+export const WINDOW_SUM_SQL = 'arraySum(arraySort(groupArray(num)))';
+
 /** The aggregate over the window's rows (`num`, `text`), NULL when there is nothing to aggregate. */
 function aggregateSql(how: { aggregation: AlertAggregation; statusMatch: string | null }, p: Params): string {
   const numeric = (agg: string) => `if(count(num) = 0, NULL, toFloat64(${agg}))`;
   const matches = how.statusMatch !== null ? `text = ${p.str(how.statusMatch)}` : 'ifNull(num, 0) != 0';
   switch (how.aggregation) {
     case 'mean':
-      return numeric('avg(num)');
+      return numeric(`${WINDOW_SUM_SQL} / count(num)`);
     case 'median':
       return numeric('quantileExactInclusive(0.5)(num)');
     case 'min':
@@ -354,7 +375,7 @@ function aggregateSql(how: { aggregation: AlertAggregation; statusMatch: string 
     case 'max':
       return numeric('max(num)');
     case 'sum':
-      return numeric('sum(num)');
+      return numeric(WINDOW_SUM_SQL);
     case 'mode':
       // The most frequent value; among equally frequent ones the smallest (a stable answer).
       return numeric('arraySort((x) -> (-toInt64(x.2), x.1), arrayZip(counts.1, counts.2))[1].1');

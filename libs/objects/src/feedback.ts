@@ -427,15 +427,56 @@ export function monitorScoresWindowSql(q: {
     ...(q.scorerRefPrefix ? [`startsWith(ifNull(runnable_ref, ''), ${p.str(q.scorerRefPrefix)})`] : []),
     ...(q.sinceMs !== undefined ? [`created_at >= fromUnixTimestamp64Milli(${p.add(Math.floor(q.sinceMs), 'Int64')}, 'UTC')`] : []),
   ];
-  const raw = `JSONExtractRaw(payload_dump, ${q.path.map((k) => (/^\d+$/.test(k) && k.length < 10 ? p.add(Number(k) + 1, 'Int64') : p.str(k))).join(', ')})`;
-  const rows = `SELECT id, created_at,
-      multiIf(${raw} IN ('', 'null'), NULL, startsWith(${raw}, '"'), toNullable(JSONExtractString(${raw})), toNullable(${raw})) AS text,
-      multiIf(${raw} = 'true', toNullable(1.), ${raw} = 'false', toNullable(0.), toFloat64OrNull(text)) AS num
+  const value = scoreValueSql(q.path, p, { num: 'num', text: 'text' });
+  const rows = `SELECT id, created_at, ${value.text} AS text, ${value.num} AS num
     FROM feedback FINAL WHERE ${conds.join(' AND ')}`;
   const sql = `SELECT id, num, text FROM (${rows}) WHERE text IS NOT NULL ORDER BY created_at DESC, id DESC${
     q.last !== undefined ? ` LIMIT ${p.int(q.last)}` : ''
   }`;
   return { sql, p };
+}
+
+/**
+ * Many monitors' score windows' rows in one scan (the alert worker's batched pass,
+ * alert-windows.ts): the project's feedback written by any of the monitors (versions matched by
+ * name), once, with `at` (written, µs), `trigger_ref`, `runnable_ref`, and the value at each of
+ * `paths` as `nums[i]`/`texts[i]` (1-based; the same values as monitorScoresWindowSql's num and
+ * text). `member(monitor, scorer?)` is the SQL condition on a row that one monitor (and scorer)
+ * wrote it.
+ */
+export function monitorScoresRowsSql(q: {
+  project_id: string;
+  monitorRefPrefixes: string[];
+  paths: string[][];
+  /** Only scores written at or after this time: when every window has a duration. */
+  sinceMs?: number;
+}): { sql: string; p: Params; member: (monitorRefPrefix: string, scorerRefPrefix?: string) => string } {
+  const p = new Params();
+  const conds = [
+    `project_id = ${p.str(q.project_id)}`,
+    `(${q.monitorRefPrefixes.map((m) => `startsWith(ifNull(trigger_ref, ''), ${p.str(m)})`).join(' OR ')})`,
+    ...(q.sinceMs !== undefined ? [`created_at >= fromUnixTimestamp64Milli(${p.add(Math.floor(q.sinceMs), 'Int64')}, 'UTC')`] : []),
+  ];
+  const values = q.paths.map((path, i) => scoreValueSql(path, p, { num: `num_${i}`, text: `text_${i}` }));
+  const each = values.map((v, i) => `${v.text} AS text_${i}, ${v.num} AS num_${i}`).join(', ');
+  const rows = `SELECT id, toUnixTimestamp64Micro(created_at) AS at, ifNull(trigger_ref, '') AS trigger_ref,
+      ifNull(runnable_ref, '') AS runnable_ref, ${each}
+    FROM feedback FINAL WHERE ${conds.join(' AND ')}`;
+  const sql = `SELECT id, at, trigger_ref, runnable_ref, [${values.map((_, i) => `num_${i}`).join(', ')}] AS nums, [${values
+    .map((_, i) => `text_${i}`)
+    .join(', ')}] AS texts FROM (${rows})`;
+  const member = (monitor: string, scorer?: string) =>
+    `(startsWith(trigger_ref, ${p.str(monitor)})${scorer ? ` AND startsWith(runnable_ref, ${p.str(scorer)})` : ''})`;
+  return { sql, p, member };
+}
+
+/** A score's value at `path` under the payload, as (num, text); each expression names the other by its alias. */
+function scoreValueSql(path: string[], p: Params, names: { num: string; text: string }): { num: string; text: string } {
+  const raw = `JSONExtractRaw(payload_dump, ${path.map((k) => (/^\d+$/.test(k) && k.length < 10 ? p.add(Number(k) + 1, 'Int64') : p.str(k))).join(', ')})`;
+  return {
+    text: `multiIf(${raw} IN ('', 'null'), NULL, startsWith(${raw}, '"'), toNullable(JSONExtractString(${raw})), toNullable(${raw}))`,
+    num: `multiIf(${raw} = 'true', toNullable(1.), ${raw} = 'false', toNullable(0.), toFloat64OrNull(${names.text}))`,
+  };
 }
 
 /** At most this many feedback rows feed one /feedback/stats, /feedback/aggregate or payload-schema answer. */

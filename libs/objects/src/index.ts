@@ -12,6 +12,7 @@ export {
   feedbackForRefs,
   feedbackInWindow,
   type FeedbackWindowRow,
+  monitorScoresRowsSql,
   monitorScoresWindowSql,
   purgeFeedback,
   queryFeedback,
@@ -43,13 +44,14 @@ export {
   channelsFor,
   channelsOf,
   deleteChannel,
-  deliveriesExist,
   deliveriesOfEvents,
   dueDeliveries,
-  eventExists,
+  eventsWithDeliveries,
+  existingEvents,
   eventsByIds,
   insertChannel,
   insertEvent,
+  insertEvents,
   logAttempts,
   measureWindow,
   queryEvents,
@@ -68,6 +70,7 @@ export {
   type EventRow,
   type StateRow,
 } from './alerts';
+export { measureWindows, type BatchFigure, type BatchWindow } from './alert-windows';
 export { monitorCallsToScore, monitorGroupsToScore, readMonitorLease, writeMonitorLease, type MonitorCallsPick } from './monitors';
 export { runCancels, runHolder, runOwner, staleRuns, writeRunBeats, writeRunCancel, type RunKey } from './evaluation-runs';
 export { findModel, insertModel, type ModelRecord } from './models';

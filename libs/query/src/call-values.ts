@@ -1,7 +1,7 @@
 import { USAGE_ENTRY_FIGURES } from '@weft/analytics';
 import { latencySql } from './call-json';
 import { JSON_ROOTS } from './call-fields';
-import { CallsQueryPlan } from './calls';
+import { CallsQueryPlan, opNamesCondSql } from './calls';
 import { callTotalCostSql } from './costs';
 import { splitFieldPath } from './expr';
 import { withOwnUsageSql } from './own-usage';
@@ -46,20 +46,7 @@ export function callWindowSql(req: CallWindowReq): { sql: string; p: Params } {
   });
   const p = plan.params;
   const value = valueOf(req.metric, p, plan.projectParam);
-  // A time bound is read on calls_ends first (its ended_at index): only the window's calls are
-  // read on either side (their start rows by id, and for own usage the children of theirs).
-  const after =
-    req.endedAfterUs !== undefined ? `fromUnixTimestamp64Micro(${p.add(Math.floor(req.endedAfterUs), 'Int64')}, 'UTC')` : undefined;
-  const ended = after ? `ended_at >= ${after}` : 'ended_at IS NOT NULL';
-  const windowIds = `(${endedCallIdsSql(plan.projectParam, ended)})`;
-  const columns = ['started_at', 'ended_at', ...value.columns];
-  let calls = after
-    ? plan.matchedCallsSql(p, columns, ended, { cond: `id IN ${windowIds}`, small: false })
-    : plan.matchedCallsSql(p, columns);
-  if (value.columns.includes('usage')) {
-    const parents = after ? { parents: windowIds } : undefined;
-    calls = withOwnUsageSql(calls, ['id', 'started_at', 'ended_at', ...value.columns], plan.projectParam, parents);
-  }
+  const { calls, ended } = windowCallsSql(plan, p, ['started_at', 'ended_at', ...value.columns], req.endedAfterUs);
   const rows = `SELECT id, ended_at, ${value.num} AS num, ${value.text} AS text FROM (${calls}) WHERE ${ended}`;
   const sql = `SELECT id, num, text FROM (${rows}) WHERE text IS NOT NULL ORDER BY ended_at DESC, id DESC${
     req.last !== undefined ? ` LIMIT ${p.int(req.last)}` : ''
@@ -67,9 +54,77 @@ export function callWindowSql(req: CallWindowReq): { sql: string; p: Params } {
   return { sql, p };
 }
 
-/** A metric's value as (num, text) over a matched call's columns, and the columns it reads. */
-function valueOf(metric: string, p: Params, projectSql: string): { num: string; text: string; columns: string[] } {
-  const numeric = (num: string, columns: string[]) => ({ num: `toNullable(toFloat64(${num}))`, text: `toString(num)`, columns });
+/**
+ * Many windows' rows in one scan (the alert worker's batched pass, libs/objects alert-windows.ts):
+ * every ended call of the project in any of the scopes, once, with `at` (its end, µs), `op_name`,
+ * and its value at each of `metrics` as `nums[i]`/`texts[i]` (1-based, in the order given; the
+ * same values as callWindowSql's num and text). `member(op_names)` is the SQL condition on a row
+ * that it is in a scope (none: every op). `p` holds the parameters; the caller may add to it.
+ */
+export function callWindowsRowsSql(req: {
+  project_id: string;
+  /** Every scope's op refs; null when a window reads every op of the project. */
+  op_names: string[] | null;
+  metrics: string[];
+  /** Only calls that ended at or after this time (µs): the oldest window start, or a look-back span. */
+  endedAfterUs?: number;
+}): { sql: string; p: Params; member: (opNames: string[]) => string } {
+  const plan = new CallsQueryPlan({
+    project_id: req.project_id,
+    filter: req.op_names?.length ? { op_names: req.op_names } : undefined,
+    sort_by: [],
+  });
+  const p = plan.params;
+  const values = req.metrics.map((m, i) => valueOf(m, p, plan.projectParam, { num: `num_${i}`, text: `text_${i}` }));
+  const columns = [...new Set(['op_name', 'started_at', 'ended_at', ...values.flatMap((v) => v.columns)])];
+  const { calls, ended } = windowCallsSql(plan, p, columns, req.endedAfterUs);
+  const each = values.map((v, i) => `${v.num} AS num_${i}, ${v.text} AS text_${i}`).join(', ');
+  const rows = `SELECT id, toUnixTimestamp64Micro(ended_at) AS at, op_name, ${each} FROM (${calls}) WHERE ${ended}`;
+  const sql = `SELECT id, at, op_name, [${values.map((_, i) => `num_${i}`).join(', ')}] AS nums, [${values
+    .map((_, i) => `text_${i}`)
+    .join(', ')}] AS texts FROM (${rows})`;
+  return { sql, p, member: (opNames) => (opNames.length ? opNamesCondSql(opNames, p) : '1') };
+}
+
+/**
+ * The matched calls of a window with `columns` (parameters in `p`, the plan's own) (own usage when `usage` is among them), and the
+ * condition of having ended (since `endedAfterUs`, when given). A time bound is read on
+ * calls_ends first (its ended_at index): only those calls' start rows are read, and for own
+ * usage only their children.
+ */
+function windowCallsSql(
+  plan: CallsQueryPlan,
+  p: Params,
+  columns: string[],
+  endedAfterUs: number | undefined,
+): { calls: string; ended: string } {
+  if (endedAfterUs === undefined) {
+    const calls = plan.matchedCallsSql(p, columns);
+    return {
+      calls: columns.includes('usage') ? withOwnUsageSql(calls, ['id', ...columns], plan.projectParam) : calls,
+      ended: 'ended_at IS NOT NULL',
+    };
+  }
+  const ended = `ended_at >= fromUnixTimestamp64Micro(${p.add(Math.floor(endedAfterUs), 'Int64')}, 'UTC')`;
+  const ids = `(${endedCallIdsSql(plan.projectParam, ended)})`;
+  const calls = plan.matchedCallsSql(p, columns, ended, { cond: `id IN ${ids}`, small: false });
+  return {
+    calls: columns.includes('usage') ? withOwnUsageSql(calls, ['id', ...columns], plan.projectParam, { parents: ids }) : calls,
+    ended,
+  };
+}
+
+/**
+ * A metric's value as (num, text) over a matched call's columns, and the columns it reads; each
+ * expression may name the other by its alias (`names`).
+ */
+function valueOf(
+  metric: string,
+  p: Params,
+  projectSql: string,
+  names = { num: 'num', text: 'text' },
+): { num: string; text: string; columns: string[] } {
+  const numeric = (num: string, columns: string[]) => ({ num: `toNullable(toFloat64(${num}))`, text: `toString(${names.num})`, columns });
   switch (metric as CallFigure) {
     case 'latency':
       return numeric(latencySql, []);
@@ -81,7 +136,7 @@ function valueOf(metric: string, p: Params, projectSql: string): { num: string; 
       return numeric(`arraySum(u -> ${USAGE_ENTRY_FIGURES.own_total_tokens}, usage)`, ['usage']);
     case 'cost': {
       const cost = callTotalCostSql(projectSql, 'usage');
-      return { num: `toNullable(toFloat64(${cost}))`, text: `if(num IS NULL, NULL, toString(num))`, columns: ['usage'] };
+      return { num: `toNullable(toFloat64(${cost}))`, text: `if(${names.num} IS NULL, NULL, toString(${names.num}))`, columns: ['usage'] };
     }
   }
   const [root, ...rest] = splitFieldPath(metric);
@@ -92,7 +147,7 @@ function valueOf(metric: string, p: Params, projectSql: string): { num: string; 
   const keys = rest.map((k) => (/^\d+$/.test(k) && k.length < 10 ? p.add(Number(k) + 1, 'Int64') : p.str(k))).join(', ');
   const raw = `JSONExtractRaw(ifNull(${dump}, ''), ${keys})`;
   return {
-    num: `multiIf(${raw} = 'true', toNullable(1.), ${raw} = 'false', toNullable(0.), toFloat64OrNull(text))`,
+    num: `multiIf(${raw} = 'true', toNullable(1.), ${raw} = 'false', toNullable(0.), toFloat64OrNull(${names.text}))`,
     text: `multiIf(${raw} IN ('', 'null'), NULL, startsWith(${raw}, '"'), toNullable(JSONExtractString(${raw})), toNullable(${raw}))`,
     columns: [dump],
   };

@@ -158,6 +158,19 @@ type CallsReq = Pick<CallsStreamQueryReq, 'project_id' | 'filter' | 'query'> &
  *  - otherwise phase 1 picks the page's ids from the joined narrow columns the conditions and
  *    sort read, and phase 2 reads every wanted column of those ids only.
  */
+/**
+ * Whether `column` (an op name) is one of `opNames`: op refs, exact, or `…:*` for every version
+ * of the op (the calls filter's op_names; alert windows' op_scope, call-values.ts).
+ */
+export function opNamesCondSql(opNames: readonly string[], p: Params, column = 'op_name'): string {
+  const exact = opNames.filter((n) => !n.endsWith(':*'));
+  const prefixes = opNames.filter((n) => n.endsWith(':*')).map((n) => n.slice(0, -1));
+  const ors: string[] = [];
+  if (exact.length) ors.push(`${column} IN ${p.strArray(exact)}`);
+  for (const pre of prefixes) ors.push(`startsWith(${column}, ${p.str(pre)})`);
+  return `(${ors.join(' OR ')})`;
+}
+
 export class CallsQueryPlan {
   private readonly base = new Params();
   /** Feedback read as columns (`feedback.[type].payload…` in filters and sorts), joined by the call's ref. */
@@ -255,12 +268,7 @@ export class CallsQueryPlan {
     }
     if (filter.op_names?.length) {
       checkLength('op_names', filter.op_names);
-      const exact = filter.op_names.filter((n) => !n.endsWith(':*'));
-      const prefixes = filter.op_names.filter((n) => n.endsWith(':*')).map((n) => n.slice(0, -1));
-      const ors: string[] = [];
-      if (exact.length) ors.push(`op_name IN ${p.strArray(exact)}`);
-      for (const pre of prefixes) ors.push(`startsWith(op_name, ${p.str(pre)})`);
-      this.addCond(`(${ors.join(' OR ')})`, ['op_name']);
+      this.addCond(opNamesCondSql(filter.op_names, p), ['op_name']);
     }
     for (const key of ['input_refs', 'output_refs'] as const) {
       const values = filter[key];

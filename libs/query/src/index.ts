@@ -7,7 +7,7 @@ export { callCosts, createCosts, modelPriced, purgeCosts, queryCosts, usageCost,
 export { buildThreadsQuery, threadCandidatesQuery } from './threads';
 export { CallsAggregatePlan } from './aggregates';
 export { FRONT_OP_NAMES } from './own-usage';
-export { CALL_FIGURES, type CallFigure, callWindowSql, type CallWindowReq } from './call-values';
+export { CALL_FIGURES, type CallFigure, callWindowSql, callWindowsRowsSql, type CallWindowReq } from './call-values';
 export { buildOwnUsageRowsQuery, type OwnUsageRow, rollUpUsage, type UsageByModel } from './usage-rollup';
 export { callStatsGranularity, CallStatsPlan } from './call-stats';
 export { countExpiredRows, expiredRowsSql, removeExpiredRows, type RetentionCutoffs, type RetentionTable } from './retention';

@@ -1,5 +1,12 @@
-import { measureWindow, monitorScoresWindowSql, type AlertStateName } from '@weft/objects';
-import { callWindowSql } from '@weft/query';
+import {
+  measureWindow,
+  measureWindows,
+  monitorScoresRowsSql,
+  monitorScoresWindowSql,
+  type AlertStateName,
+  type BatchWindow,
+} from '@weft/objects';
+import { callWindowSql, callWindowsRowsSql } from '@weft/query';
 import type { Store } from '@weft/store';
 import type { AlertRule } from './alert-spec';
 
@@ -19,7 +26,7 @@ export interface Measure {
  * and a bound lets the engine read only recent end rows (the ended_at index) instead of all.
  */
 const LAST_CALLS_FIRST_LOOK_MS = 300_000;
-const LAST_CALLS_LOOKS = 5;
+export const LAST_CALLS_LOOKS = 5;
 
 /**
  * The figure of an alert's window now: its rows (libs/query's callWindowSql, or a monitor's
@@ -60,6 +67,150 @@ function monitorWindow(rule: AlertRule, source: MonitorSource, sinceMs: number |
     ...(sinceMs !== undefined ? { sinceMs } : {}),
     ...(rule.windowSize !== null ? { last: rule.windowSize } : {}),
   });
+}
+
+/** At most this many alerts are measured by one statement (bounds its text and parameters). */
+export const ALERTS_PER_STATEMENT = 500;
+
+/**
+ * Every rule's figure now, as `measure` gives it, in few statements: a project's alerts on calls
+ * in one (libs/objects measureWindows over one scan of its calls), its alerts on monitors' scores
+ * in another, those with a window_duration only apart (batchesOf), ALERTS_PER_STATEMENT at most
+ * each. A batch that fails is measured alert by alert, so one bad alert fails alone (its Error
+ * in the map; `onBatchFailure` hears of the batch). `proceed` is asked before each statement:
+ * false stops (the rules not measured are absent from the map).
+ */
+export async function measureAll(
+  store: Store,
+  rules: AlertRule[],
+  nowMs: number,
+  proceed: () => Promise<boolean> = async () => true,
+  onBatchFailure: (err: unknown, alerts: number) => void = () => {},
+): Promise<Map<AlertRule, Measure | Error>> {
+  const out = new Map<AlertRule, Measure | Error>();
+  const alone = async (rule: AlertRule) => {
+    try {
+      out.set(rule, await measure(store, rule, nowMs));
+    } catch (err) {
+      out.set(rule, err instanceof Error ? err : new Error(String(err)));
+    }
+  };
+  for (const batch of batchesOf(rules)) {
+    if (!(await proceed())) return out;
+    try {
+      for (const [rule, figure] of await measureLookingBack(store, batch, nowMs, proceed)) out.set(rule, figure);
+    } catch (err) {
+      onBatchFailure(err, batch.length);
+      for (const rule of batch) {
+        if (!(await proceed())) return out;
+        await alone(rule);
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * A batch's figures. Alerts on the last N calls are measured over the calls that ended within
+ * widening spans (LAST_CALLS_FIRST_LOOK_MS ×8, then all): an alert whose window the span holds
+ * whole — N calls with a value, or a duration inside it — has its figure; the others are
+ * measured again over the next span.
+ */
+async function measureLookingBack(store: Store, batch: AlertRule[], nowMs: number, proceed: () => Promise<boolean>) {
+  const out = new Map<AlertRule, Measure>();
+  const lookBack = batch[0]!.source.kind === 'calls' && batch.some((r) => r.windowSize !== null);
+  let left = batch;
+  for (let i = 0, lookMs = LAST_CALLS_FIRST_LOOK_MS; lookBack && i < LAST_CALLS_LOOKS && left.length; i++, lookMs *= 8) {
+    const floorMs = nowMs - lookMs;
+    const figures = await measureBatch(store, left, nowMs, floorMs * 1000);
+    const held = (r: AlertRule, m: Measure) =>
+      (r.windowDuration !== null && nowMs - r.windowDuration * 1000 >= floorMs) || (r.windowSize !== null && m.calls >= r.windowSize);
+    left.forEach((r, j) => held(r, figures[j]!) && out.set(r, figures[j]!));
+    left = left.filter((r) => !out.has(r));
+    if (left.length && !(await proceed())) return out;
+  }
+  if (left.length) {
+    const figures = await measureBatch(store, left, nowMs);
+    left.forEach((r, j) => out.set(r, figures[j]!));
+  }
+  return out;
+}
+
+/**
+ * The rules by project, source kind and window kind, ALERTS_PER_STATEMENT at most per batch
+ * (scopes together). Alerts with only a window_duration are apart: their statement reads only
+ * the calls since the oldest start, and the one of window_size alerts (which reads every call of
+ * its scopes) only the values they need.
+ */
+function batchesOf(rules: AlertRule[]): AlertRule[][] {
+  const groups = new Map<string, AlertRule[]>();
+  for (const r of rules) {
+    const key = `${r.projectId}\n${r.source.kind}\n${r.windowSize === null ? 'duration' : 'size'}`;
+    groups.set(key, [...(groups.get(key) ?? []), r]);
+  }
+  const out: AlertRule[][] = [];
+  for (const group of groups.values()) {
+    group.sort((a, b) => scopeKey(a).localeCompare(scopeKey(b)));
+    for (let i = 0; i < group.length; i += ALERTS_PER_STATEMENT) out.push(group.slice(i, i + ALERTS_PER_STATEMENT));
+  }
+  return out;
+}
+
+const scopeKey = (r: AlertRule) =>
+  r.source.kind === 'calls'
+    ? JSON.stringify([[...r.source.opNames].sort(), r.source.metric])
+    : JSON.stringify([r.source.monitorPrefix, r.source.scorerPrefix ?? '', r.source.path]);
+
+/** One batch of a project's rules of one source kind, in one statement. */
+async function measureBatch(store: Store, batch: AlertRule[], nowMs: number, lookFloorUs?: number) {
+  const sinceUs = (r: AlertRule) => (r.windowDuration !== null ? (nowMs - r.windowDuration * 1000) * 1000 : null);
+  const starts = batch.map(sinceUs);
+  // Every window has a start: the scan reads only from the oldest one on (or from the look-back's span).
+  const oldest = starts.every((s) => s !== null) ? Math.min(...(starts as number[])) : undefined;
+  const floorUs = lookFloorUs !== undefined ? Math.max(lookFloorUs, oldest ?? lookFloorUs) : oldest;
+  const window = (r: AlertRule, member: string, value: number): BatchWindow => ({
+    member,
+    value,
+    last: r.windowSize,
+    sinceUs: sinceUs(r),
+    aggregation: r.aggregation,
+    statusMatch: r.statusMatch,
+  });
+  const first = batch[0]!;
+  if (first.source.kind === 'calls') {
+    const calls = batch.map((r) => r.source as Extract<AlertRule['source'], { kind: 'calls' }>);
+    const metrics = [...new Set(calls.map((c) => c.metric))];
+    const everyOp = calls.some((c) => c.opNames.length === 0);
+    const rows = callWindowsRowsSql({
+      project_id: first.projectId,
+      op_names: everyOp ? null : [...new Set(calls.flatMap((c) => c.opNames))],
+      metrics,
+      ...(floorUs !== undefined ? { endedAfterUs: floorUs } : {}),
+    });
+    const members = new Map<string, string>();
+    const windows = batch.map((r, i) => {
+      const scope = JSON.stringify([...calls[i]!.opNames].sort());
+      if (!members.has(scope)) members.set(scope, rows.member(calls[i]!.opNames));
+      return window(r, members.get(scope)!, metrics.indexOf(calls[i]!.metric) + 1);
+    });
+    return measureWindows(store, rows, windows);
+  }
+  const scores = batch.map((r) => r.source as Extract<AlertRule['source'], { kind: 'monitor' }>);
+  const pathKeys = [...new Set(scores.map((s) => JSON.stringify(s.path)))];
+  const rows = monitorScoresRowsSql({
+    project_id: first.projectId,
+    monitorRefPrefixes: [...new Set(scores.map((s) => s.monitorPrefix))],
+    paths: pathKeys.map((k) => JSON.parse(k) as string[]),
+    ...(floorUs !== undefined ? { sinceMs: floorUs / 1000 } : {}),
+  });
+  const members = new Map<string, string>();
+  const windows = batch.map((r, i) => {
+    const s = scores[i]!;
+    const key = JSON.stringify([s.monitorPrefix, s.scorerPrefix ?? '']);
+    if (!members.has(key)) members.set(key, rows.member(s.monitorPrefix, s.scorerPrefix));
+    return window(r, members.get(key)!, pathKeys.indexOf(JSON.stringify(s.path)) + 1);
+  });
+  return measureWindows(store, rows, windows);
 }
 
 /** Whether a figure crosses the line (strictly: a figure on the threshold does not). */

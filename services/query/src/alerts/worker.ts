@@ -5,7 +5,7 @@ import { PeriodicWorker } from '@weft/runtime';
 import type { Store } from '@weft/store';
 import { plainVal, readAlertRule, type AlertRule } from './alert-spec';
 import { AlertLease } from './lease';
-import { measure, nextState, type Measure } from './measure';
+import { measureAll, nextState, type Measure } from './measure';
 import { channelBody, retryDelayMs, send, type AlertNotification } from './notify';
 import type { UrlPolicy } from './url-guard';
 import {
@@ -13,16 +13,17 @@ import {
   allStates,
   channelsByIds,
   channelsFor,
-  deliveriesExist,
   dueDeliveries,
-  eventExists,
   eventsByIds,
-  insertEvent,
+  eventsWithDeliveries,
+  existingEvents,
+  insertEvents,
   logAttempts,
   writeDeliveries,
   writeStates,
   RECENT_FIGURES,
   type AlertStateName,
+  type ChannelRow,
   type DeliveryRow,
   type StateRow,
 } from '@weft/objects';
@@ -34,6 +35,17 @@ export interface AlertWorkerOptions {
   caughtUp?: () => Promise<void>;
   /** The addresses deliveries may connect to (WEFT_ALERTS_ALLOW_PRIVATE_URLS, url-guard.ts). */
   urlPolicy: UrlPolicy;
+}
+
+/** A change of state found by a pass, recorded with the pass's others. */
+interface Transition {
+  rule: AlertRule;
+  state: 'firing' | 'resolved';
+  m: Measure;
+  /** The alert's transition number (its event's id derives from it). */
+  n: number;
+  muted: boolean;
+  row: Omit<StateRow, 'evaluated_at'>;
 }
 
 /** A notification not delivered within this long after its transition is given up (marked failed). */
@@ -129,17 +141,25 @@ export class AlertWorker {
     const states = await allStates(this.store);
     const mutes = await activeMutes(this.store);
     const unchanged: Omit<StateRow, 'evaluated_at'>[] = [];
-    const nowMs = Date.now();
+    const transitions: Transition[] = [];
+    // Every figure first, many alerts per statement (measure.ts measureAll), then each alert's
+    // next state as before; the pass's transitions are then recorded together.
+    const measures = await measureAll(
+      this.store,
+      rules,
+      Date.now(),
+      async () => !this.stopped && (await this.lease.keep()),
+      (err, alerts) => this.log.warn({ err, alerts }, 'alerts: a batch of alerts could not be measured together; measured one by one'),
+    );
     for (const rule of rules) {
       if (this.stopped) break;
       if (!(await this.lease.keep())) return;
       const key = `${rule.projectId}\n${rule.name}`;
       const prev = states.get(key) ?? { state: 'ok' as AlertStateName, transitions: 0, recent: [] };
-      let m: Measure;
-      try {
-        m = await measure(this.store, rule, nowMs);
-      } catch (err) {
-        this.log.warn({ err, alert: rule.ref }, 'alerts: an alert could not be evaluated');
+      const m: Measure | Error | undefined = measures.get(rule);
+      if (m === undefined) continue;
+      if (m instanceof Error) {
+        this.log.warn({ err: m, alert: rule.ref }, 'alerts: an alert could not be evaluated');
         continue;
       }
       const next = nextState(prev.state, m.value, rule);
@@ -157,53 +177,85 @@ export class AlertWorker {
         unchanged.push(row);
         continue;
       }
+      transitions.push({ rule, state: next, m, n: prev.transitions + 1, muted: mutes.has(key), row });
+    }
+    if (transitions.length) {
       // Fencing: a process that lost the lease mid-pass records nothing more.
       if (!(await this.lease.stillHeld())) return;
-      const n = prev.transitions + 1;
-      await this.recordTransition(rule, next, m, n, mutes.has(key));
-      await writeStates(this.store, [{ ...row, transitions: n }]);
-      metrics.alertTransitions.inc({ state: next });
-      this.log.info({ alert: rule.ref, state: next, value: m.value, threshold: rule.threshold }, `alerts: ${rule.name} is ${next}`);
+      await this.recordTransitions(transitions);
+      await writeStates(
+        this.store,
+        transitions.map((t) => ({ ...t.row, transitions: t.n })),
+      );
+      for (const t of transitions) {
+        metrics.alertTransitions.inc({ state: t.state });
+        this.log.info(
+          { alert: t.rule.ref, state: t.state, value: t.m.value, threshold: t.rule.threshold },
+          `alerts: ${t.rule.name} is ${t.state}`,
+        );
+      }
     }
     if (unchanged.length && (await this.lease.keep())) await writeStates(this.store, unchanged);
   }
 
-  /** The transition's event, and its deliveries unless muted: whatever of them a previous try did not write. */
-  private async recordTransition(rule: AlertRule, state: 'firing' | 'resolved', m: Measure, n: number, muted: boolean): Promise<void> {
-    const id = eventIdOf(rule.projectId, rule.name, n);
-    const body = notificationOf(rule, id, state, m);
-    if (!(await eventExists(this.store, rule.projectId, rule.name, id))) {
-      await insertEvent(this.store, {
-        project_id: rule.projectId,
-        alert: rule.name,
-        id,
-        alert_ref: rule.ref,
-        state,
-        value: m.value ?? 0,
-        threshold: rule.threshold,
-        muted: muted ? 1 : 0,
-        body: JSON.stringify(body),
-      });
-    }
-    if (muted) return;
-    const channels = await channelsFor(this.store, rule.projectId);
-    if (channels.length === 0 || (await deliveriesExist(this.store, rule.projectId, id))) return;
-    const at = microsToClickHouse(nowMicros());
-    await writeDeliveries(
+  /**
+   * The transitions' events, and their deliveries unless muted: whatever of them a previous try
+   * did not write (a few statements for the whole pass, not a few per transition; the states are
+   * written after them).
+   */
+  private async recordTransitions(transitions: Transition[]): Promise<void> {
+    const events = transitions.map((t) => {
+      const id = eventIdOf(t.rule.projectId, t.rule.name, t.n);
+      return { t, id, key: { project_id: t.rule.projectId, id } };
+    });
+    const stored = await existingEvents(
       this.store,
-      channels.map((c) => ({
-        project_id: rule.projectId,
-        event_id: id,
-        channel_id: c.id,
-        alert: rule.name,
-        status: 'pending' as const,
-        attempts: 0,
-        next_attempt_at: at,
-        last_code: null,
-        last_error: null,
-        created_at: at,
-      })),
+      events.map((e) => e.key),
     );
+    const missing = events.filter((e) => !stored.has(`${e.key.project_id}\n${e.id}`));
+    if (missing.length) {
+      await insertEvents(
+        this.store,
+        missing.map(({ t, id }) => ({
+          project_id: t.rule.projectId,
+          alert: t.rule.name,
+          id,
+          alert_ref: t.rule.ref,
+          state: t.state,
+          value: t.m.value ?? 0,
+          threshold: t.rule.threshold,
+          muted: t.muted ? 1 : 0,
+          body: JSON.stringify(notificationOf(t.rule, id, t.state, t.m)),
+        })),
+      );
+    }
+    const delivered = events.filter((e) => !e.t.muted);
+    if (delivered.length === 0) return;
+    const channelsOf = new Map<string, ChannelRow[]>();
+    for (const project of new Set(delivered.map((e) => e.t.rule.projectId)))
+      channelsOf.set(project, await channelsFor(this.store, project));
+    const withDeliveries = await eventsWithDeliveries(
+      this.store,
+      delivered.map((e) => e.key),
+    );
+    const at = microsToClickHouse(nowMicros());
+    const rows = delivered
+      .filter((e) => !withDeliveries.has(`${e.key.project_id}\n${e.id}`))
+      .flatMap(({ t, id }) =>
+        channelsOf.get(t.rule.projectId)!.map((c) => ({
+          project_id: t.rule.projectId,
+          event_id: id,
+          channel_id: c.id,
+          alert: t.rule.name,
+          status: 'pending' as const,
+          attempts: 0,
+          next_attempt_at: at,
+          last_code: null,
+          last_error: null,
+          created_at: at,
+        })),
+      );
+    if (rows.length) await writeDeliveries(this.store, rows);
   }
 
   /** Sends the outbox's due deliveries, a batch at a time, until none is due. */

@@ -16,7 +16,7 @@ export { chooseBucketSeconds, MetricsQueryPlan } from './analytics/planner';
 export { answerFrom, checkBatchQuery, planBatch, type BatchGroup } from './analytics/batch';
 export { FactsKeeper, type FactsKeeperOptions } from './analytics/facts-keeper';
 export { gapsOf, type FactSegment, type FactsCoverage } from './analytics/facts';
-export { dayStartUs, planDay, type DayToPlan, type SegmentState } from './analytics/fact-segments';
+export { dayStartUs, planDay, splitByCalls, type DayToPlan, type SegmentState } from './analytics/fact-segments';
 export {
   CALL_RETENTION,
   callProgress,

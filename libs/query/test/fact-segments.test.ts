@@ -1,10 +1,18 @@
 import { describe, expect, it } from 'vitest';
-import { dayStartUs, gapsOf, planDay, type DayToPlan, type FactSegment, type SegmentState } from '../src';
+import { dayStartUs, gapsOf, planDay, splitByCalls, type DayToPlan, type FactSegment, type SegmentState } from '../src';
 
 const DAY = '2026-06-01';
 const T0 = dayStartUs(DAY);
 const MIN = 60_000_000;
-const policy = { settleMs: 60_000, mergeWays: 3, mergeRatio: 4, patchRebuildMs: 600_000, patchRebuildCalls: 100, smallSegmentCalls: 200 };
+const policy = {
+  settleMs: 60_000,
+  mergeWays: 3,
+  mergeRatio: 4,
+  patchRebuildMs: 600_000,
+  patchRebuildCalls: 100,
+  smallSegmentCalls: 200,
+  maxSegmentCalls: 1_000_000,
+};
 /** Minute m of the day, in ms. */
 const at = (m: number) => (T0 + m * MIN) / 1000;
 
@@ -106,5 +114,27 @@ describe('a day built a segment at a time', () => {
       [T0 + 20 * MIN, T0 + 30 * MIN],
       [T0 + 40 * MIN, null],
     ]);
+  });
+
+  it('a build stays under the calls cap: alike segments whose sum passes it are not merged', () => {
+    const d: DayToPlan = {
+      day: DAY,
+      calls: { firstUs: T0, lastUs: T0 + 30 * MIN },
+      segments: [seg(0, 10, 400), seg(10, 20, 400), seg(20, 30, 400)],
+    };
+    expect(ranges(planDay(d, at(31), policy))).toEqual([[0, 30, 3]]);
+    expect(ranges(planDay(d, at(31), { ...policy, maxSegmentCalls: 1000 }))).toEqual([]);
+  });
+
+  it('a new range cut at minute boundaries into pieces of at most the cap (a busier minute alone), every call in one piece', () => {
+    const minutes = [0, 1, 2, 3, 5, 6].map((m, i) => ({ atUs: T0 + m * MIN, calls: [300, 300, 500, 1500, 100, 100][i]! }));
+    const pieces = splitByCalls([T0, T0 + 10 * MIN], minutes, 1000);
+    expect(pieces.map((p) => [(p.range[0] - T0) / MIN, (p.range[1] - T0) / MIN, p.calls])).toEqual([
+      [0, 2, 600],
+      [2, 3, 500],
+      [3, 5, 1500],
+      [5, 10, 200],
+    ]);
+    expect(splitByCalls([T0, T0 + MIN], [], 1000)).toEqual([{ range: [T0, T0 + MIN], calls: 0 }]);
   });
 });

@@ -31,6 +31,8 @@ export interface SegmentPolicy {
   patchRebuildMs: number;
   patchRebuildCalls: number;
   smallSegmentCalls: number;
+  /** A build reads at most about this many calls (a merge stays under it; splitByCalls cuts new ranges): a statement's memory is capped. */
+  maxSegmentCalls: number;
 }
 
 /** A build a pass runs: the calls started in `range`, replacing the segments `replaces`. */
@@ -89,7 +91,10 @@ export function planDay(d: DayToPlan, nowMs: number, policy: SegmentPolicy): { b
   // size-tiered merge: each call is built again a few times a day, the day keeps a few segments per size).
   const alike = (run: readonly FactSegment[]) => {
     const counts = run.map((s) => Math.max(1, s.calls));
-    return run.every((s) => !rebuilt.has(s)) && Math.max(...counts) <= policy.mergeRatio * Math.min(...counts);
+    const total = run.reduce((n, s) => n + s.calls, 0);
+    return (
+      run.every((s) => !rebuilt.has(s)) && Math.max(...counts) <= policy.mergeRatio * Math.min(...counts) && total <= policy.maxSegmentCalls
+    );
   };
   for (let end = d.segments.length; end >= policy.mergeWays; end--) {
     const run = d.segments.slice(end - policy.mergeWays, end);
@@ -98,4 +103,35 @@ export function planDay(d: DayToPlan, nowMs: number, policy: SegmentPolicy): { b
     break;
   }
   return { builds, nextMs };
+}
+
+/** Calls started in a minute of a range (startCountsQuery's rows). */
+export interface MinuteCount {
+  atUs: number;
+  calls: number;
+}
+
+/**
+ * A new range cut at minute boundaries into pieces of at most `maxCalls` calls each (a minute
+ * holding more is a piece of its own), each with its count: a first build of a busy day is
+ * several statements of bounded size, not one.
+ */
+export function splitByCalls(
+  range: readonly [number, number],
+  minutes: readonly MinuteCount[],
+  maxCalls: number,
+): { range: [number, number]; calls: number }[] {
+  const pieces: { range: [number, number]; calls: number }[] = [];
+  let from = range[0];
+  let calls = 0;
+  for (const m of minutes) {
+    if (calls > 0 && calls + m.calls > maxCalls && m.atUs > from) {
+      pieces.push({ range: [from, m.atUs], calls });
+      from = m.atUs;
+      calls = 0;
+    }
+    calls += m.calls;
+  }
+  pieces.push({ range: [from, range[1]], calls });
+  return pieces;
 }

@@ -1,6 +1,6 @@
 import { metrics, type Logger } from '@weft/core';
 import type { Store } from '@weft/store';
-import { planDay, type SegmentBuild, type SegmentState } from './fact-segments';
+import { planDay, splitByCalls, type SegmentBuild, type SegmentState } from './fact-segments';
 import {
   CALL_MARKS,
   FACT_SEGMENT_DAYS_SQL,
@@ -17,6 +17,7 @@ import {
   mutationsOf,
   recordSegments,
   removeSupersededFacts,
+  startCountsQuery,
   supersededFactsCountQuery,
   touchedIdsQuery,
   touchedSegmentsQuery,
@@ -188,11 +189,31 @@ export class FactsKeeper {
         const rebuilt = new Set(plan.builds.flatMap((b) => b.replaces));
         if (plan.builds.length || segments.some((s) => s.state.kind !== 'stale' && !rebuilt.has(s))) readable.add(`${projectId} ${day}`);
       }
-      for (const group of buildGroups(builds)) await this.build(projectId, group);
+      for (const group of buildGroups(await this.splitNewRanges(projectId, builds), MAX_BUILD_CALLS)) await this.build(projectId, group);
     }
     metrics.analyticsFactsDays.set(readable.size);
     until = Math.min(until, await this.removeSuperseded(now));
     this.idle = { key, until };
+  }
+
+  /** The builds with each new range cut into pieces of at most MAX_BUILD_CALLS calls (counted per minute), each with its count. */
+  private async splitNewRanges(projectId: string, builds: SegmentBuild[]): Promise<(SegmentBuild & { calls?: number })[]> {
+    const out: (SegmentBuild & { calls?: number })[] = [];
+    for (const b of builds) {
+      if (b.replaces.length) {
+        out.push(b);
+        continue;
+      }
+      const q = startCountsQuery(projectId, b.range);
+      const minutes = (await this.store.rows<{ at_us: string; calls: string }>(q.sql, q.params, { name: 'facts.start_counts' })).map(
+        (r) => ({
+          atUs: Number(r.at_us),
+          calls: Number(r.calls),
+        }),
+      );
+      for (const piece of splitByCalls(b.range, minutes, MAX_BUILD_CALLS)) out.push({ ...b, ...piece });
+    }
+    return out;
   }
 
   /**
@@ -268,14 +289,18 @@ export class FactsKeeper {
 
 /**
  * The builds of a pass as groups run as one build each: the new ranges together, at most one per
- * day (a segment is its day's rows of a build), so a first pass over a long history is one
- * statement, not one per day.
+ * day (a segment is its day's rows of a build) and `maxCalls` calls, so a first pass over a long
+ * history is a few statements of bounded size, not one per day.
  */
-function buildGroups(builds: readonly SegmentBuild[]): SegmentBuild[][] {
-  const groups: SegmentBuild[][] = [];
+function buildGroups(builds: readonly (SegmentBuild & { calls?: number })[], maxCalls: number): SegmentBuild[][] {
+  const groups: (SegmentBuild & { calls?: number })[][] = [];
+  const calls = (g: readonly { calls?: number }[]) => g.reduce((n, x) => n + (x.calls ?? 0), 0);
   for (const b of builds) {
     // A range built again (stale, patched, merged) is a build of its own: it is read soon and alone.
-    const group = b.replaces.length === 0 ? groups.find((g) => g[0]!.replaces.length === 0 && !g.some((x) => x.day === b.day)) : undefined;
+    const group =
+      b.replaces.length === 0
+        ? groups.find((g) => g[0]!.replaces.length === 0 && !g.some((x) => x.day === b.day) && calls(g) + (b.calls ?? 0) <= maxCalls)
+        : undefined;
     if (group) group.push(b);
     else groups.push([b]);
   }
@@ -296,6 +321,7 @@ const POLICY = (settleMs: number) => ({
   patchRebuildMs: PATCH_REBUILD_MS,
   patchRebuildCalls: PATCH_MAX_CALLS / 2,
   smallSegmentCalls: 100_000,
+  maxSegmentCalls: MAX_BUILD_CALLS,
 });
 
 /** A patched segment of more than 100,000 calls is read patched for this long at most before it is built again (ms). */
@@ -308,6 +334,11 @@ const PATCH_REBUILD_MS = 600_000;
 const PATCH_SHARE = 0.25;
 /** The most calls (and children of them) the touched rows may touch for segments to be patched (their ids are lists in each query). */
 const PATCH_MAX_CALLS = 5000;
+/**
+ * Calls one build reads at most (new ranges cut to it, merges kept under it): a build of a whole
+ * busy day (8.6M calls) passed the background lane's 4 GiB statement cap; 1.4M took 4 s within it.
+ */
+const MAX_BUILD_CALLS = 1_000_000;
 
 /** The JSON row's numbers (UInt64 come back as strings). */
 function numeric(d: FactSegment): FactSegment {

@@ -476,6 +476,16 @@ export function callsInRangesQuery(projectId: string, ranges: readonly StartRang
   };
 }
 
+/** The calls started in each minute of `range` (a new range's size, to cut it: fact-segments.ts splitByCalls). */
+export function startCountsQuery(projectId: string, range: readonly [number, number]): BuiltQuery {
+  const p = new Params();
+  return {
+    sql: `SELECT toUnixTimestamp(toStartOfMinute(started_at)) * 1000000 AS at_us, count() AS calls FROM calls_starts
+      WHERE project_id = ${p.str(projectId)} AND ${startRangesSql(p, [range])} GROUP BY at_us ORDER BY at_us`,
+    params: p.values,
+  };
+}
+
 /** The start ranges outside `covered` (sorted by start, not overlapping): before, between and after them. */
 export function gapsOf(covered: readonly Pick<FactSegment, 'from_us' | 'to_us'>[]): StartRange[] {
   const gaps: StartRange[] = [];

@@ -218,8 +218,8 @@ function newRowsSql(p: Params, projectSql: string, after: CallMarks): { starts: 
  * The start rows of calls `idsSql` that are not among the new starts: looked up by id, which the
  * id index makes cheap only because such calls are few (ends of calls started before, parents).
  */
-const olderStartsSql = (projectSql: string, starts: string, idsSql: string, columns: string) =>
-  `SELECT ${columns} FROM calls_starts WHERE project_id = ${projectSql}
+const olderStartsSql = (projectSql: string, starts: string, idsSql: string, columns: string, startCond = '1') =>
+  `SELECT ${columns} FROM calls_starts WHERE project_id = ${projectSql} AND ${startCond}
         AND id IN (SELECT id FROM (${idsSql}) WHERE id NOT IN (SELECT id FROM (${starts})))`;
 
 /**
@@ -278,9 +278,11 @@ export function touchedSegmentsQuery(
     segments.map((s) => s.to_us),
     'Array(Int64)',
   );
-  // A touched call's start: its new start row, or (started before) its start row looked up.
-  const startsOf = `SELECT id, started_at FROM (${starts})
-      UNION ALL ${olderStartsSql(pid, starts, `SELECT id FROM (${touched})`, 'id, started_at')}`;
+  // A touched call's start: its new start row, or (started before) its start row looked up; only
+  // starts within the segments' span (a bulk of new calls after them is no side of the join).
+  const span = startRangesSql(p, [[segments[0]?.from_us ?? 0, Math.max(0, ...segments.map((s) => s.to_us))]]);
+  const startsOf = `SELECT id, started_at FROM (${starts}) WHERE ${span}
+      UNION ALL ${olderStartsSql(pid, starts, `SELECT id FROM (${touched})`, 'id, started_at', span)}`;
   // The segment a start falls in: the number of segments starting at or before it (1-based), if it is before that one's end.
   const sql = `SELECT seg - 1 AS segment, max(t.sb) AS starts_block, max(t.eb) AS ends_block, max(t.db) AS deleted_block, uniqExact(t.id) AS calls
     FROM (${touched}) AS t

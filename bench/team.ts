@@ -262,7 +262,8 @@ async function soak(): Promise<void> {
 }
 
 console.log(`# bench:team — ${N} calls, ${SOAK ? 'soak' : 'team'} ${SECONDS} s, load average before ${loadavg()[0]!.toFixed(2)}`);
-for (const lanes of SOAK ? ['separate'] : ['separate', 'one']) {
+// BENCH_LANES=separate|one: that run alone (e.g. again once the facts are built).
+for (const lanes of SOAK ? ['separate'] : process.env.BENCH_LANES ? [process.env.BENCH_LANES] : ['separate', 'one']) {
   process.env.WEFT_LANES = lanes;
   const started = await startBenchWeft('team');
   url = started.url;

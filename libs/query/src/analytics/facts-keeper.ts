@@ -15,6 +15,7 @@ import {
   factSegmentsQuery,
   gapsOf,
   mutationsOf,
+  newRowsCountQuery,
   recordSegments,
   removeSupersededFacts,
   startCountsQuery,
@@ -111,12 +112,18 @@ export class FactsKeeper {
     const state = new Map<FactSegment, SegmentState>();
     // A mutation of any source, or a price added since, makes a segment stale whatever it holds.
     const live = all.filter((d) => MARKS.every((m) => mutated[m] <= d[m]) && blocks.prices_block <= d.prices_block);
-    for (const d of all) state.set(d, { kind: live.includes(d) ? 'current' : 'stale' });
+    const isLive = new Set(live);
+    for (const d of all) state.set(d, { kind: isLive.has(d) ? 'current' : 'stale' });
     const since = {} as Watermark;
     for (const m of CALL_MARKS) since[m] = Math.min(...live.map((d) => d[m]));
     let ids: string[] = [];
     let children: string[] = [];
-    if (live.length && CALL_MARKS.some((m) => blocks[m] > since[m])) {
+    const written = live.length > 0 && CALL_MARKS.some((m) => blocks[m] > since[m]);
+    // Too many rows written since to look for the segments they touch (a bulk load, a long pause):
+    // every segment is built again (in builds of bounded size) rather than a look past the memory cap.
+    if (written && (await this.newRows(projectId, since, signal)) > LOOK_MAX_NEW_ROWS)
+      for (const d of live) state.set(d, { kind: 'stale' });
+    else if (written) {
       const t = touchedSegmentsQuery(projectId, since, live);
       const touched = await this.store.rows<Watermark & { segment: number; calls: string }>(t.sql, t.params, {
         name: 'facts.touched',
@@ -151,6 +158,12 @@ export class FactsKeeper {
     const inGaps = Number((await this.store.row<{ n: string }>(c.sql, c.params, { name: 'facts.other_calls', signal }))?.n ?? 0) > 0;
     const coverage = { current, other: inGaps ? gaps : [], ...(patched.length ? { patched: { segments: patched, ids, children } } : {}) };
     return { coverage, segments };
+  }
+
+  /** How many rows of the call tables were written after `since` (a cheap count: new parts' block numbers). */
+  private async newRows(projectId: string, since: Watermark, signal?: AbortSignal): Promise<number> {
+    const q = newRowsCountQuery(projectId, since);
+    return Number((await this.store.row<{ n: string }>(q.sql, q.params, { name: 'facts.new_rows', signal }))?.n ?? 0);
   }
 
   /** A build number or segment version: unique, later than any before (µs). */
@@ -334,6 +347,8 @@ const PATCH_REBUILD_MS = 600_000;
 const PATCH_SHARE = 0.25;
 /** The most calls (and children of them) the touched rows may touch for segments to be patched (their ids are lists in each query). */
 const PATCH_MAX_CALLS = 5000;
+/** New rows a look joins at most to find the segments they touch (the join holds their ids; 10M passed a 4 GiB cap). */
+const LOOK_MAX_NEW_ROWS = 1_000_000;
 /**
  * Calls one build reads at most (new ranges cut to it, merges kept under it): a build of a whole
  * busy day (8.6M calls) passed the background lane's 4 GiB statement cap; 1.4M took 4 s within it.

@@ -256,6 +256,16 @@ export function touchedIdsQuery(projectId: string, after: CallMarks, limit: numb
   return { sql: `SELECT DISTINCT id FROM (${touchedRowsSql(p, p.str(projectId), after)}) LIMIT ${p.int(limit)}`, params: p.values };
 }
 
+/** How many rows of the call tables were written after `after` (starts, ends and deletions). */
+export function newRowsCountQuery(projectId: string, after: CallMarks): BuiltQuery {
+  const p = new Params();
+  const { starts, ends, deleted } = newRowsSql(p, p.str(projectId), after);
+  return {
+    sql: `SELECT (SELECT count() FROM (${starts})) + (SELECT count() FROM (${ends})) + (SELECT count() FROM (${deleted})) AS n`,
+    params: p.values,
+  };
+}
+
 /**
  * The segments (of `segments`, sorted by start) the rows written after `after` touch: per
  * segment's index, the highest block number touching it per source and how many of its calls

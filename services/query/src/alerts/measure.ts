@@ -69,8 +69,12 @@ function monitorWindow(rule: AlertRule, source: MonitorSource, sinceMs: number |
   });
 }
 
-/** At most this many alerts are measured by one statement (bounds its text and parameters). */
-export const ALERTS_PER_STATEMENT = 500;
+/**
+ * At most this many alerts are measured by one statement: its per-alert settings are constant
+ * arrays the engine copies for each row it indexes them on, so memory grows with alerts × rows
+ * (500 alerts over 10M calls passed the 4 GiB statement cap).
+ */
+export const ALERTS_PER_STATEMENT = 100;
 
 /**
  * Every rule's figure now, as `measure` gives it, in few statements: a project's alerts on calls

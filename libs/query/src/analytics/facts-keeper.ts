@@ -202,18 +202,22 @@ export class FactsKeeper {
         const rebuilt = new Set(plan.builds.flatMap((b) => b.replaces));
         if (plan.builds.length || segments.some((s) => s.state.kind !== 'stale' && !rebuilt.has(s))) readable.add(`${projectId} ${day}`);
       }
-      for (const group of buildGroups(await this.splitNewRanges(projectId, builds), MAX_BUILD_CALLS)) await this.build(projectId, group);
+      for (const group of buildGroups(await this.splitLargeRanges(projectId, builds), MAX_BUILD_CALLS)) await this.build(projectId, group);
     }
     metrics.analyticsFactsDays.set(readable.size);
     until = Math.min(until, await this.removeSuperseded(now));
     this.idle = { key, until };
   }
 
-  /** The builds with each new range cut into pieces of at most MAX_BUILD_CALLS calls (counted per minute), each with its count. */
-  private async splitNewRanges(projectId: string, builds: SegmentBuild[]): Promise<(SegmentBuild & { calls?: number })[]> {
+  /**
+   * The builds with each range of a new or rebuilt segment cut into pieces of at most
+   * MAX_BUILD_CALLS calls (counted per minute), each with its count: the first piece of a rebuild
+   * takes the segment's place, the others are new segments. Merges are kept under the cap by the plan.
+   */
+  private async splitLargeRanges(projectId: string, builds: SegmentBuild[]): Promise<(SegmentBuild & { calls?: number })[]> {
     const out: (SegmentBuild & { calls?: number })[] = [];
     for (const b of builds) {
-      if (b.replaces.length) {
+      if (b.replaces.length > 1) {
         out.push(b);
         continue;
       }
@@ -224,7 +228,9 @@ export class FactsKeeper {
           calls: Number(r.calls),
         }),
       );
-      for (const piece of splitByCalls(b.range, minutes, MAX_BUILD_CALLS)) out.push({ ...b, ...piece });
+      splitByCalls(b.range, minutes, MAX_BUILD_CALLS).forEach((piece, i) =>
+        out.push({ ...b, ...piece, replaces: i === 0 ? b.replaces : [] }),
+      );
     }
     return out;
   }

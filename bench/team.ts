@@ -128,10 +128,12 @@ async function exportOnce(rec: Recorder): Promise<void> {
 }
 
 let written = 0;
+/** This run's ids differ from an earlier run's on the same data dir (a reused id would be a second start row). */
+const RUN = Date.now().toString(36);
 async function ingestBatch(rec: Recorder, n: number): Promise<void> {
   const now = new Date().toISOString();
   const batch = Array.from({ length: n }, () => {
-    const id = `live-${written++}`;
+    const id = `live-${RUN}-${written++}`;
     return [
       {
         mode: 'start',
@@ -145,7 +147,7 @@ async function ingestBatch(rec: Recorder, n: number): Promise<void> {
 }
 
 async function writeToRead(rec: Recorder): Promise<void> {
-  const id = `probe-${written++}`;
+  const id = `probe-${RUN}-${written++}`;
   const now = new Date().toISOString();
   const t0 = performance.now();
   const w = await post('/call/upsert_batch', {

@@ -25,6 +25,7 @@ export {
   CALLS_OF_USER_WHERE,
   callsStorageBytesSql,
   callStartAndEnded,
+  endRowCount,
   expiredCallRefsSql,
   liveCallBodies,
   liveCallsForQueue,

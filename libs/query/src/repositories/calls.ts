@@ -124,6 +124,16 @@ export async function callProgress(store: Store, projectId: string, callId: stri
   );
 }
 
+/** How many end rows a project has (a key range's count: cheap), e.g. to tell a small project from a large one. */
+export async function endRowCount(store: Store, projectId: string): Promise<number> {
+  const row = await store.row<{ n: string }>(
+    'SELECT count() AS n FROM calls_ends WHERE project_id = {pid:String}',
+    { pid: projectId },
+    { name: 'calls.end_rows' },
+  );
+  return Number(row?.n ?? 0);
+}
+
 /** One call's start as a run's resume needs it, and whether it ended (a count of its end rows). */
 export async function callStartAndEnded(
   store: Store,

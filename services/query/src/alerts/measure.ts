@@ -6,7 +6,7 @@ import {
   type AlertStateName,
   type BatchWindow,
 } from '@weft/objects';
-import { callWindowSql, callWindowsRowsSql } from '@weft/query';
+import { callWindowSql, callWindowsRowsSql, endRowCount } from '@weft/query';
 import type { Store } from '@weft/store';
 import type { AlertRule } from './alert-spec';
 
@@ -27,6 +27,8 @@ export interface Measure {
  */
 const LAST_CALLS_FIRST_LOOK_MS = 300_000;
 export const LAST_CALLS_LOOKS = 5;
+/** Projects with fewer calls than this are read whole, without looking back in steps (measureAll's default). */
+const LOOK_BACK_MIN_CALLS = 200_000;
 
 /**
  * The figure of an alert's window now: its rows (libs/query's callWindowSql, or a monitor's
@@ -90,6 +92,7 @@ export async function measureAll(
   nowMs: number,
   proceed: () => Promise<boolean> = async () => true,
   onBatchFailure: (err: unknown, alerts: number) => void = () => {},
+  lookBackMinCalls = LOOK_BACK_MIN_CALLS,
 ): Promise<Map<AlertRule, Measure | Error>> {
   const out = new Map<AlertRule, Measure | Error>();
   const alone = async (rule: AlertRule) => {
@@ -102,7 +105,7 @@ export async function measureAll(
   for (const batch of batchesOf(rules)) {
     if (!(await proceed())) return out;
     try {
-      for (const [rule, figure] of await measureLookingBack(store, batch, nowMs, proceed)) out.set(rule, figure);
+      for (const [rule, figure] of await measureLookingBack(store, batch, nowMs, proceed, lookBackMinCalls)) out.set(rule, figure);
     } catch (err) {
       onBatchFailure(err, batch.length);
       for (const rule of batch) {
@@ -120,9 +123,20 @@ export async function measureAll(
  * whole — N calls with a value, or a duration inside it — has its figure; the others are
  * measured again over the next span.
  */
-async function measureLookingBack(store: Store, batch: AlertRule[], nowMs: number, proceed: () => Promise<boolean>) {
+async function measureLookingBack(
+  store: Store,
+  batch: AlertRule[],
+  nowMs: number,
+  proceed: () => Promise<boolean>,
+  lookBackMinCalls: number,
+) {
   const out = new Map<AlertRule, Measure>();
-  const lookBack = batch[0]!.source.kind === 'calls' && batch.some((r) => r.windowSize !== null);
+  const first = batch[0]!;
+  // A small project is read whole at once: the look-back's steps would cost more than they save.
+  const lookBack =
+    first.source.kind === 'calls' &&
+    batch.some((r) => r.windowSize !== null) &&
+    (await endRowCount(store, first.projectId)) >= lookBackMinCalls;
   let left = batch;
   for (let i = 0, lookMs = LAST_CALLS_FIRST_LOOK_MS; lookBack && i < LAST_CALLS_LOOKS && left.length; i++, lookMs *= 8) {
     const floorMs = nowMs - lookMs;

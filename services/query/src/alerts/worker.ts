@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { metrics, microsToClickHouse, nowMicros, type Logger } from '@weft/core';
+import { mapConcurrently, metrics, microsToClickHouse, nowMicros, type Logger } from '@weft/core';
 import { objectsOfClass, queryObjects } from '@weft/objects';
-import { PeriodicWorker } from '@weft/runtime';
+import { PeriodicComponent } from '@weft/runtime';
 import type { Store } from '@weft/store';
 import { plainVal, readAlertRule, type AlertRule } from './alert-spec';
 import { AlertLease } from './lease';
@@ -70,8 +70,7 @@ const OUTBOX_BATCH = 40;
  * missing. A delivery is marked sent after the receiver's 2xx, so a process killed between the
  * two sends it again (at least once; the `X-Weft-Event-Id` header lets a receiver drop a repeat).
  */
-export class AlertWorker {
-  private readonly worker: PeriodicWorker;
+export class AlertWorker extends PeriodicComponent {
   private readonly lease: AlertLease;
   private readonly retryCapMs: number;
 
@@ -80,34 +79,17 @@ export class AlertWorker {
     private readonly log: Logger,
     private readonly opts: AlertWorkerOptions,
   ) {
-    this.lease = new AlertLease(store, opts.intervalMs);
-    this.retryCapMs = Math.max(1000, Math.min(RETRY_CAP_MS, opts.intervalMs * 10));
-    this.worker = new PeriodicWorker(() => this.run(), {
+    super({
       name: 'alerts',
       intervalMs: opts.intervalMs,
       log,
       failure: { level: 'error', message: 'alerts: a pass failed; tried again at the next interval' },
     });
+    this.lease = new AlertLease(store, opts.intervalMs);
+    this.retryCapMs = Math.max(1000, Math.min(RETRY_CAP_MS, opts.intervalMs * 10));
   }
 
-  start(): void {
-    this.worker.start();
-  }
-
-  stop(): Promise<void> {
-    return this.worker.stop();
-  }
-
-  /** One pass now (or the one running). */
-  pass(): Promise<void> {
-    return this.worker.pass();
-  }
-
-  private get stopped(): boolean {
-    return this.worker.stopping;
-  }
-
-  private async run(): Promise<void> {
+  protected async runPass(): Promise<void> {
     // Nothing to evaluate or send: no lease written, and no wait for the writes acknowledged so
     // far (that wait makes the ingest log store them now, which a project with no alerts does
     // not need).
@@ -120,7 +102,7 @@ export class AlertWorker {
       await this.evaluateAll(rules);
       timer();
     }
-    if (!this.stopped) await this.deliverDue();
+    if (!this.stopping) await this.deliverDue();
   }
 
   /** Every live AlertSpec's latest version, read into rules (those weft cannot evaluate are skipped). */
@@ -148,11 +130,11 @@ export class AlertWorker {
       this.store,
       rules,
       Date.now(),
-      async () => !this.stopped && (await this.lease.keep()),
+      async () => !this.stopping && (await this.lease.keep()),
       (err, alerts) => this.log.warn({ err, alerts }, 'alerts: a batch of alerts could not be measured together; measured one by one'),
     );
     for (const rule of rules) {
-      if (this.stopped) break;
+      if (this.stopping) break;
       if (!(await this.lease.keep())) return;
       const key = `${rule.projectId}\n${rule.name}`;
       const prev = states.get(key) ?? { state: 'ok' as AlertStateName, transitions: 0, recent: [] };
@@ -262,7 +244,7 @@ export class AlertWorker {
   private async deliverDue(): Promise<void> {
     for (;;) {
       const due = await dueDeliveries(this.store, OUTBOX_BATCH);
-      if (due.length === 0 || this.stopped) return;
+      if (due.length === 0 || this.stopping) return;
       if (!(await this.lease.stillHeld())) return;
       const events = await eventsByIds(
         this.store,
@@ -347,18 +329,4 @@ export function notificationOf(rule: AlertRule, id: string, state: AlertNotifica
     time: new Date().toISOString(),
     description: rule.description,
   };
-}
-
-/** `fn` over `items`, at most `limit` at once, results in order. */
-async function mapConcurrently<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const out = new Array<R>(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i]!);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return out;
 }

@@ -128,6 +128,16 @@ function alertSpecVal(name: string, spec: Record<string, unknown>, opScope?: str
   };
 }
 
+/** Each alert of project `p` by name with its figure, once every one has a figure (the worker has measured them all). */
+async function everyFigure(p: string): Promise<Record<string, number>> {
+  const figures = async () =>
+    Object.fromEntries(((await post(api, '/alerts/list', { project_id: p })).alerts as any[]).map((a) => [a.alert, a.value]));
+  await expect
+    .poll(async () => Object.values(await figures()).every((v) => v !== null), { timeout: EVENTUALLY_MS, interval: 200 })
+    .toBe(true);
+  return figures();
+}
+
 const E = 'alrt';
 let weft: RunningWeft;
 let admin: Client;
@@ -398,12 +408,7 @@ describe('alerts evaluated by weft', () => {
         values.map((v, i) => ({ output: { v, tag: tags[i] }, summary: { usage: usage(i) } })),
       ),
     );
-    const figures = async () =>
-      Object.fromEntries(((await post(api, '/alerts/list', { project_id: P })).alerts as any[]).map((a) => [a.alert, a.value]));
-    await expect
-      .poll(async () => Object.values(await figures()).every((v) => v !== null), { timeout: EVENTUALLY_MS, interval: 200 })
-      .toBe(true);
-    const got = await figures();
+    const got = await everyFigure(P);
     // The raw calls, newest first, as the API returns them.
     const raw = await api.jsonl<any>('/calls/stream_query', { project_id: P, sort_by: [{ field: 'ended_at', direction: 'desc' }] });
     const v = raw.map((c) => c.output.v as number);
@@ -492,12 +497,7 @@ describe('alerts evaluated by weft', () => {
         ...call(old, null, 121 * MIN, 120 * MIN, 1000),
       ],
     });
-    const figures = async () =>
-      Object.fromEntries(((await post(api, '/alerts/list', { project_id: P })).alerts as any[]).map((a) => [a.alert, a.value]));
-    await expect
-      .poll(async () => Object.values(await figures()).every((v) => v !== null), { timeout: EVENTUALLY_MS, interval: 200 })
-      .toBe(true);
-    const got = await figures();
+    const got = await everyFigure(P);
     // The raw values, newest first (the SDK's view of the same calls).
     const raw = await api.jsonl<any>('/calls/stream_query', {
       project_id: P,

@@ -352,3 +352,4 @@ await weft.close();
 await shared?.stop();
 // Said, so that a bench that does not end shows whether its close was where it stopped.
 console.log(`closed in ${((performance.now() - closing) / 1000).toFixed(1)} s`);
+process.exit(0);

@@ -30,6 +30,11 @@ export interface EnvelopeCodec<T> {
    * then dead-lettered).
    */
   decodeMany?(bytes: Buffer | null): T[];
+  /**
+   * The scope (a project) a message's key belongs to: a read of one scope waits only for that
+   * scope's unstored writes (read-your-writes.ts). Absent, or undefined for a key: every read waits.
+   */
+  scopeOfKey?(key: string): string | undefined;
 }
 
 export function jsonEnvelopeCodec<T>(schema: z.ZodType<T>, sizeOf?: (value: T) => number): EnvelopeCodec<T> {

@@ -52,7 +52,11 @@ export function createTransport<T>(config: Config, log: Logger, codec: EnvelopeC
     const ingestLog = ingestLogConfig.parse(config);
     const logBus = new LogBus<T>({
       dir: join(config.WEFT_DATA_DIR, 'ingest-log'),
-      codec: { encodeMany: codec.encodeMany.bind(codec), decodeMany: codec.decodeMany.bind(codec) },
+      codec: {
+        encodeMany: codec.encodeMany.bind(codec),
+        decodeMany: codec.decodeMany.bind(codec),
+        ...(codec.scopeOfKey ? { scopeOfKey: codec.scopeOfKey.bind(codec) } : {}),
+      },
       batchRows: ingestLog.maxBatchItems,
       flushMs: ingestLog.lingerMs,
       // Acknowledged once logged: no deadline, and no bound on messages (the bytes bound the backlog).

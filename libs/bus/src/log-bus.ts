@@ -13,7 +13,7 @@ export interface LogBusOptions<T> {
   /** Where each topic's log lives (a directory per topic below it). */
   dir: string;
   /** How a publish's values are written to the log and read back (encodeMany/decodeMany). */
-  codec: Required<Pick<EnvelopeCodec<T>, 'encodeMany' | 'decodeMany'>>;
+  codec: Required<Pick<EnvelopeCodec<T>, 'encodeMany' | 'decodeMany'>> & Pick<EnvelopeCodec<T>, 'scopeOfKey'>;
   /** Most values handed to the subscriber at once (one insert). */
   batchRows: number;
   /** How long (ms) values wait for more to join their insert, at most (ack→queryable adds it). */
@@ -66,6 +66,9 @@ export class LogBus<T> implements Bus<T> {
   readonly deadLetters: DeadLetters<T>;
   /** Reads wait on it for the writes acknowledged before them. */
   readonly readYourWrites: ReadBarrier;
+  /** Unstored records per scope (codec.scopeOfKey), and those of no known scope (replayed, unkeyed): what a read of a scope waits for. */
+  private readonly unstoredByScope = new Map<string, number>();
+  private unstoredUnscoped = 0;
 
   constructor(private readonly opts: LogBusOptions<T>) {
     this.deadLetters = DeadLetters.at(join(opts.dir, 'dead-letter'), { segmentBytes: this.segmentBytes, fsync: opts.fsync }, opts.codec);
@@ -89,7 +92,10 @@ export class LogBus<T> implements Bus<T> {
       },
     });
     this.readYourWrites = new ReadBarrier({
-      pending: () => this.stage.laneNames().flatMap((topic) => this.stage.flush(topic) ?? []),
+      pending: (scope) =>
+        scope !== undefined && this.unstoredUnscoped === 0 && !this.unstoredByScope.has(scope)
+          ? []
+          : this.stage.laneNames().flatMap((topic) => this.stage.flush(topic) ?? []),
       maxWaitMs: opts.caughtUpMaxMs ?? CAUGHT_UP_MAX_MS,
       log: opts.log,
       backlog: () => ({ unstoredBytes: this.stage.pending().bytes }),
@@ -124,7 +130,7 @@ export class LogBus<T> implements Bus<T> {
       this.topics.set(name, t);
       let bytes = 0;
       for (const r of replay) {
-        this.enqueue(name, { ...r, values: this.valuesIn(r.payload) });
+        this.enqueue(name, { ...r, values: this.valuesIn(r.payload) }, undefined);
         bytes += r.payload.length;
       }
       if (replay.length) {
@@ -143,12 +149,40 @@ export class LogBus<T> implements Bus<T> {
     }
   }
 
-  /** Acknowledged: the stage takes it to the store (its answer, "stored", is what read barriers wait for). */
-  private enqueue(topic: string, r: Queued): void {
+  /**
+   * Acknowledged: the stage takes it to the store (its answer, "stored", is what read barriers
+   * wait for). `scopes`: the scopes its values belong to (undefined: not known, every read waits).
+   */
+  private enqueue(topic: string, r: Queued, scopes: readonly string[] | undefined): void {
+    if (scopes) for (const s of scopes) this.unstoredByScope.set(s, (this.unstoredByScope.get(s) ?? 0) + 1);
+    else this.unstoredUnscoped++;
     // Never refused (admitted, no deadline, retried until stored): nothing to catch but the unexpected.
-    this.stage.offer(topic, [r], r.payload.length, { admitted: true }).catch((err: unknown) => {
-      this.opts.log.error({ err, topic }, 'local log: an acknowledged record left the stage unstored');
-    });
+    this.stage
+      .offer(topic, [r], r.payload.length, { admitted: true })
+      .catch((err: unknown) => {
+        this.opts.log.error({ err, topic }, 'local log: an acknowledged record left the stage unstored');
+      })
+      .finally(() => {
+        if (!scopes) return void this.unstoredUnscoped--;
+        for (const s of scopes) {
+          const n = this.unstoredByScope.get(s)! - 1;
+          if (n === 0) this.unstoredByScope.delete(s);
+          else this.unstoredByScope.set(s, n);
+        }
+      });
+  }
+
+  /** The scopes of a publish's messages (undefined when one has none: the record is waited for by every read). */
+  private scopesOf(messages: readonly BusMessage<T>[]): string[] | undefined {
+    const scopeOf = this.opts.codec.scopeOfKey;
+    if (!scopeOf) return undefined;
+    const scopes = new Set<string>();
+    for (const m of messages) {
+      const s = scopeOf(m.key);
+      if (s === undefined) return undefined;
+      scopes.add(s);
+    }
+    return [...scopes];
   }
 
   async publish(topic: string, messages: BusMessage<T>[]): Promise<void> {
@@ -166,10 +200,10 @@ export class LogBus<T> implements Bus<T> {
       this.opts.log.error({ err: e, topic }, 'local log: append failed');
       const written = e instanceof LogWriteError ? e.firstSeq : -1;
       // Written but not synced: it is in the log, so it is stored like the rest; the client is told it may be.
-      if (written >= 0) this.enqueue(topic, { seq: written, payload, values: messages.length });
+      if (written >= 0) this.enqueue(topic, { seq: written, payload, values: messages.length }, this.scopesOf(messages));
       throw new BusUnavailableError(`${(e as Error).message}; ${written >= 0 ? 'the parts may still be stored' : 'not stored'}`, 5);
     }
-    this.enqueue(topic, { seq, payload, values: messages.length });
+    this.enqueue(topic, { seq, payload, values: messages.length }, this.scopesOf(messages));
   }
 
   pressure(): BusPressure {

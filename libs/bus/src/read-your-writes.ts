@@ -2,17 +2,22 @@ import type { Logger } from '@weft/core';
 
 /**
  * Read-your-writes where a transport acknowledges before storing (the all-in-one's ingest log):
- * `caughtUp` resolves once every write acknowledged before the call is stored. The composition
- * root hands it to the roles that read (query, gateway, inference); without one (Kafka, or
- * ack-after-insert, where an acknowledged write is stored already) reads do not wait.
+ * `caughtUp` resolves once every write acknowledged before the call is stored — with a scope
+ * (a project), once that scope's are: a read of one project does not wait for another's
+ * ingest. The composition root hands it to the roles that read (query, gateway, inference);
+ * without one (Kafka, or ack-after-insert, where an acknowledged write is stored already)
+ * reads do not wait.
  */
 export interface ReadYourWrites {
-  caughtUp(): Promise<void>;
+  caughtUp(scope?: string): Promise<void>;
 }
 
 export interface ReadBarrierOptions {
-  /** A promise per lane with writes acknowledged and not yet stored, each resolved once they are (sending them now). */
-  pending: () => Promise<void>[];
+  /**
+   * A promise per lane with writes acknowledged and not yet stored (of `scope`, when given),
+   * each resolved once they are (sending them now).
+   */
+  pending: (scope?: string) => Promise<void>[];
   /** The longest a read waits. */
   maxWaitMs: number;
   log: Logger;
@@ -28,8 +33,8 @@ export interface ReadBarrierOptions {
 export class ReadBarrier implements ReadYourWrites {
   constructor(private readonly opts: ReadBarrierOptions) {}
 
-  caughtUp(): Promise<void> {
-    const waits = this.opts.pending();
+  caughtUp(scope?: string): Promise<void> {
+    const waits = this.opts.pending(scope);
     if (waits.length === 0) return Promise.resolve();
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<void>((resolve) => {

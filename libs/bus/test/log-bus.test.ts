@@ -128,6 +128,42 @@ describe('log bus', () => {
     await b.close();
   });
 
+  it("a read of one scope does not wait for another scope's unstored writes, and does wait for its own", async () => {
+    // Keys are `<scope>:<id>`; a key without one has no known scope (every read waits for it).
+    const scoped = { ...lines, scopeOfKey: (k: string) => (k.includes(':') ? k.split(':')[0] : undefined) };
+    const b = bus(dirOf('barrier-scoped'), { codec: scoped, flushMs: 0, caughtUpMaxMs: 5_000 });
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const stored: string[] = [];
+    await b.subscribe('t', async (batch) => {
+      await gate;
+      stored.push(...batch);
+    });
+    await b.publish('t', [{ key: 'busy:1', value: 'busy-1' }]);
+    // Another scope's read goes ahead at once while busy's write is held by the store.
+    const started = performance.now();
+    await b.readYourWrites.caughtUp('quiet');
+    expect(performance.now() - started).toBeLessThan(500);
+    expect(stored).toEqual([]);
+    // busy's own read waits for it; so does a read of no scope.
+    let ownDone = false;
+    const own = b.readYourWrites.caughtUp('busy').then(() => (ownDone = true));
+    const all = b.readYourWrites.caughtUp();
+    await new Promise((r) => setTimeout(r, 100));
+    expect(ownDone).toBe(false);
+    release();
+    await Promise.all([own, all]);
+    expect(stored).toEqual(['busy-1']);
+    // Stored: nothing is held for busy any more; an unscoped write is waited for by every scope.
+    const quick = performance.now();
+    await b.readYourWrites.caughtUp('busy');
+    expect(performance.now() - quick).toBeLessThan(500);
+    await b.publish('t', [{ key: 'nokey', value: 'unscoped' }]);
+    await b.readYourWrites.caughtUp('quiet');
+    expect(stored).toEqual(['busy-1', 'unscoped']);
+    await b.close();
+  });
+
   it('a read barrier gives up after its bound when the store does not answer, and says so', async () => {
     const b = bus(dirOf('barrier-bound'), { flushMs: 0, caughtUpMaxMs: 200 });
     await b.subscribe('t', () => new Promise(() => undefined));

@@ -133,6 +133,7 @@ export const callPartCodec: EnvelopeCodec<CallPartEnvelope> = callPartCodecWith(
 function callPartCodecWith(encoder: CallPartRowBinaryEncoder): EnvelopeCodec<CallPartEnvelope> {
   const codec: EnvelopeCodec<CallPartEnvelope> = {
     sizeOf: envelopeBytes,
+    scopeOfKey: (key) => (key.includes('/') ? projectOfCallPartKey(key) : undefined),
     encode(envelope) {
       if (envelope.v === 1) return encoder.encode([envelope.row], header(envelope.entrance));
       return Buffer.concat([header(envelope.entrance), envelope.bytes]);

@@ -25,6 +25,9 @@ export type StoreConfig = Pick<
     >
   >;
 
+/** The longest a stop waits for the engine's running statements (a statement's own time cap is 30–300 s; a stop is not a query). */
+const STORE_CLOSE_MAX_MS = 20_000;
+
 /**
  * ClickHouse (a server at CLICKHOUSE_URL, or embedded under WEFT_DATA_DIR; the cluster form of
  * the schema when CLICKHOUSE_CLUSTER is set). Start opens it and brings the schema up to date: applies the migrations (WEFT_MIGRATE=auto) or waits until
@@ -67,8 +70,21 @@ export class StoreComponent implements Component {
   }
 
   async stop(): Promise<void> {
-    await this.opened?.close();
+    const store = this.opened;
+    if (!store) return;
     this.opened = null;
+    // The close waits for what the engine still runs; one that does not end is named, and not waited for past the bound.
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), STORE_CLOSE_MAX_MS)));
+    try {
+      if ((await Promise.race([store.close(), late])) === 'late')
+        this.log.error(
+          { running: store.running(), waitedMs: STORE_CLOSE_MAX_MS },
+          'store: the engine still runs statements at close; not waiting for them',
+        );
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   health: HealthProbe = (signal) => storeProbe(this.store)(signal);

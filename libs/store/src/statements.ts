@@ -32,6 +32,8 @@ export interface RawStatementOptions extends StatementOptions {
  * (JSONEachRow), failures as StoreError (errors.ts) with their kind, each timed by name.
  */
 export interface StoreStatements {
+  /** The tags (log_comment) of the statements begun and not yet done: what a slow close is waiting for. */
+  running(): string[];
   /** The rows of a SELECT, as objects. */
   rows<T>(sql: string, params?: StatementParams, opts?: StatementOptions): Promise<T[]>;
   /** The first row of a SELECT, or undefined when there is none. */
@@ -109,6 +111,7 @@ export function statementsOf(engine: LaneEngine): StoreStatements & LaneRunner {
   const laneSettingsOf = Object.fromEntries(
     LANES.map((lane) => [lane, { ...engine.settings, ...laneSettings(lane, engine.options) }]),
   ) as Record<Lane, ClickHouseSettings>;
+  const inFlight = new Set<{ tag: string }>();
   const placeOf = (kind: StatementKind, opts: StatementOptions | undefined) => {
     const ctx = statementContext();
     const lane: Lane = opts?.lane ?? (kind === 'ingest' ? 'ingest' : (ctx.lane ?? 'interactive'));
@@ -134,6 +137,8 @@ export function statementsOf(engine: LaneEngine): StoreStatements & LaneRunner {
     const turn = await engine.turns[lane].acquire(signal);
     // Embedded, the tag is the statement's cancel handle, so unique; a server cancels by the request (the name alone).
     const tag = engine.cancel ? `${opts?.name ?? 'unnamed'} #${++sequence}` : (opts?.name ?? 'unnamed');
+    const entry = { tag };
+    inFlight.add(entry);
     let ended = false;
     let cancelled = false;
     let cancelling: Promise<void> | undefined;
@@ -165,6 +170,7 @@ export function statementsOf(engine: LaneEngine): StoreStatements & LaneRunner {
               () => undefined,
             );
         } finally {
+          inFlight.delete(entry);
           turn.release();
         }
       },
@@ -252,6 +258,7 @@ export function statementsOf(engine: LaneEngine): StoreStatements & LaneRunner {
     }
   };
   return {
+    running: () => [...inFlight].map((e) => e.tag),
     rows,
     row: async <T>(sql: string, params?: StatementParams, opts?: StatementOptions) => (await rows<T>(sql, params, opts))[0],
     streamRows: async function* <T>(sql: string, params?: StatementParams, opts?: StatementOptions): AsyncGenerator<T> {

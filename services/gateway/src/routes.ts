@@ -44,6 +44,8 @@ export async function gatewayRoutes(app: FastifyInstance, deps: GatewayDeps): Pr
   // Redaction and sampling as each project set them (read before the first call is taken).
   const settings = deps.settings ?? ingestSettingsFor(store, app.log as Logger);
   await settings.ready();
+  // Its refresh reads the store: it stops with the server, before the store closes.
+  app.addHook('onClose', async () => settings.stop());
   const ingest = new CallIngest(deps.bus, { maxValueBytes: limits.maxValueBytes, entrance: 'calls', settings });
   // Call writes are refused before their body is read while the bus is full or down.
   app.weftAdmission?.watchBus(deps.bus);

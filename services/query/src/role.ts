@@ -46,7 +46,7 @@ export const queryRole: Role = (config, log) => {
         keys: needs(deps.keys, 'the key store', 'query'),
         pageRows: config.WEFT_QUERY_PAGE_ROWS,
         defaultRetentionDays: config.WEFT_RETENTION_DAYS,
-        ...(reads ? { caughtUp: () => reads.caughtUp() } : {}),
+        ...(reads ? { caughtUp: (projectId?: string) => reads.caughtUp(projectId) } : {}),
       });
       const auth = needs(deps.auth, 'auth', 'query');
       await app.register(alertRoutes, { store: deps.store, auth, urlPolicy });

@@ -21,8 +21,11 @@ export interface QueryDeps {
   pageRows?: number;
   /** Days kept in projects with no retention of their own (WEFT_RETENTION_DAYS). */
   defaultRetentionDays?: number;
-  /** Resolves once the writes acknowledged so far are stored (the all-in-one's ingest log): every read waits on it. */
-  caughtUp?: () => Promise<void>;
+  /**
+   * Resolves once the writes acknowledged so far are stored (the all-in-one's ingest log) — of
+   * one project when given: every read waits on it for the project it reads.
+   */
+  caughtUp?: (projectId?: string) => Promise<void>;
   /** Analytics facts: which days /analytics/query may read from them. */
   facts?: CallFacts;
 }
@@ -39,7 +42,7 @@ export async function queryRoutes(app: FastifyInstance, deps: QueryDeps): Promis
   const pageRows = deps.pageRows ?? DEFAULT_PAGE_ROWS;
   // Read-your-writes where writes are acknowledged before they are stored (the groups below inherit the hook).
   const caughtUp = deps.caughtUp;
-  if (caughtUp) app.addHook('preHandler', async () => caughtUp());
+  if (caughtUp) app.addHook('preHandler', async (request) => caughtUp(projectOf(request.body)));
   await app.register(callReadRoutes, { store, auth, pageRows });
   await app.register(costRoutes, { store, auth });
   await app.register(usageRoutes, { store, auth });
@@ -54,4 +57,10 @@ export async function queryRoutes(app: FastifyInstance, deps: QueryDeps): Promis
     ...(deps.defaultRetentionDays !== undefined ? { defaultRetentionDays: deps.defaultRetentionDays } : {}),
   });
   await app.register(objectReadRoutes, { store, auth });
+}
+
+/** The project a read names (its body's project_id): it waits only for that project's writes; without one, for all. */
+function projectOf(body: unknown): string | undefined {
+  const p = (body as { project_id?: unknown } | null | undefined)?.project_id;
+  return typeof p === 'string' ? p : undefined;
 }

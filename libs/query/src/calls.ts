@@ -181,6 +181,8 @@ export class CallsQueryPlan {
   private readonly projectSql: string;
   /** Conditions on the primary key itself. */
   private readonly idConds: string[] = [];
+  /** Searches' conditions on `id` from the text indexes (search.ts), for a span of start times or all. */
+  private readonly searches: ((within?: string) => string)[] = [];
   /** Conditions on call rows (in SQL over the columns of CALL_COLUMNS). */
   private readonly conds: string[] = [];
   /** The conditions of `conds` that read more than start columns (evaluated after joining calls_ends). */
@@ -216,7 +218,7 @@ export class CallsQueryPlan {
         this.addCond(compileQuery(term, qr, p), qr.used);
         // A search keeps its exact condition and reads only the calls its index names (search.ts).
         const narrowed = searchNarrowing(term, this.projectSql, p);
-        if (narrowed) this.idConds.push(narrowed);
+        if (narrowed) this.searches.push(narrowed);
       }
     }
     this.keys = this.orderKeys();
@@ -361,7 +363,9 @@ export class CallsQueryPlan {
       // The page's ids, picked by pageIdsQuery (bound: both halves read by key, the pick run
       // once), or picked here as a subquery, which the engine then runs once for each half.
       const ids = pageIds ? p.strArray(pageIds) : `(${this.joinedIdsSql(p, page)})`;
-      row = this.joinedSql(rowCols, false, { ids });
+      // A search's span bounds the ids' start rows too (a key range, not a lookup over the project).
+      const within = spanSql(page.span, p);
+      row = this.joinedSql(rowCols, false, { ids, ...(within ? { within } : {}) });
     }
     if (full) row = `SELECT *, ${fragmentLineSql} AS line FROM (\n${row}\n)`;
     else for (const list of callLineSelects(this.selected)) row = `SELECT *, ${list} FROM (\n${row}\n)`;
@@ -399,8 +403,14 @@ LIMIT 1 BY id`;
    * Conditions a start row must meet: every condition on start columns, and not deleted
    * (calls_deleted is small: a page of start rows is exactly a page of visible calls).
    */
-  private startConds(withDeleted = false): string[] {
-    const conds = [`project_id = ${this.projectSql}`, ...this.idConds, ...this.conds.filter((c) => !this.endConds.has(c))];
+  private startConds(withDeleted = false, within?: string, searched = true): string[] {
+    const conds = [
+      `project_id = ${this.projectSql}`,
+      ...(within ? [within] : []),
+      ...this.idConds,
+      ...(searched ? this.searches.map((s) => s(within)) : []),
+      ...this.conds.filter((c) => !this.endConds.has(c)),
+    ];
     if (!withDeleted) conds.push(notDeletedSql(this.projectSql));
     return conds;
   }
@@ -428,7 +438,7 @@ LIMIT 1 BY id`;
    * stream a query for an empty last page.
    */
   private startPageSql(p: Params, page: PageSpec, select: string[]): string {
-    const conds = this.startConds();
+    const conds = this.startConds(false, spanSql(page.span, p));
     if (page.after) conds.push(afterCursor(this.keys, page.after, p));
     return `SELECT ${select.join(', ')} FROM calls_starts
     WHERE ${conds.join(' AND ')}
@@ -450,14 +460,15 @@ LIMIT 1 BY id`;
   private joinedSql(
     columns: Iterable<string>,
     final: boolean,
-    page: { ids?: string; starts?: string; endsOnly?: string; startCond?: string; slice?: boolean } = {},
+    page: { ids?: string; starts?: string; endsOnly?: string; startCond?: string; slice?: boolean; within?: string } = {},
   ): string {
     const cols = [...new Set(columns)];
     const startCols = [...new Set(['started_at', ...cols.filter((c) => START_COLUMNS.has(c) || START_FRAGMENTS.has(c))])];
     const endCols = [...new Set(cols.filter((c) => END_COLUMNS.has(c) || END_FRAGMENTS.has(c)))];
     const renamed = cols.includes('display_name');
     const fin = final ? ' FINAL' : '';
-    const startWhere = [...this.startConds(), ...(page.startCond ? [page.startCond] : [])].join(' AND ');
+    // Rows named by id (a page's picks) need no search's narrowing: they were picked with it.
+    const startWhere = [...this.startConds(false, page.within, !page.ids), ...(page.startCond ? [page.startCond] : [])].join(' AND ');
     const starts =
       page.starts ??
       `SELECT id, ${[...startCols, ...(renamed ? ['display_name'] : [])].join(', ')} FROM calls_starts${fin} WHERE ${startWhere}${page.ids ? ` AND id IN ${page.ids}` : ''}`;
@@ -474,7 +485,8 @@ LIMIT 1 BY id`;
     if (endCols.length) {
       const endWhere = [`project_id = ${this.projectSql}`];
       if (page.ids) endWhere.push(`id IN ${page.ids}`);
-      else if (this.narrow || page.slice) endWhere.push(`id IN (SELECT id FROM calls_starts WHERE ${startWhere})`);
+      // A search's span of start times (page.within) is small too: the ends of the calls its starts pick.
+      else if (this.narrow || page.slice || page.within) endWhere.push(`id IN (SELECT id FROM calls_starts WHERE ${startWhere})`);
       // A condition no running call meets is evaluated on calls_ends first; only ended calls join.
       if (page.endsOnly) endWhere.push(page.endsOnly);
       const ends = `(SELECT id, ${endCols.join(', ')} FROM calls_ends${fin} WHERE ${endWhere.join(' AND ')}) AS e`;
@@ -536,8 +548,9 @@ LIMIT 1 BY id`;
   private joinedIdsSql(p: Params, page: PageSpec, ordered = true): string {
     const conds = [...this.endConds];
     if (page.after) conds.push(afterCursor(this.keys, page.after, p));
+    const within = spanSql(page.span, p);
     let sql = `SELECT ${ordered ? '' : 'DISTINCT '}id FROM (
-    ${this.joinedSql(this.resolver.used, false)}
+    ${this.joinedSql(this.resolver.used, false, within ? { within } : {})}
   )${conds.length ? ` WHERE ${conds.join(' AND ')}` : ''}`;
     if (ordered) sql += `\n  ORDER BY ${this.orderBy()}${this.narrow ? ' LIMIT 1 BY id' : ''}`;
     return sql + CallsQueryPlan.limitOffset(p, page);
@@ -562,7 +575,26 @@ LIMIT 1 BY id`;
    */
   conditionsOver(columns: ReadonlySet<string>): string[] | null {
     for (const c of this.resolver.used) if (!columns.has(c)) return null;
-    return [...this.idConds, ...this.conds];
+    return [...this.idConds, ...this.searches.map((s) => s()), ...this.conds];
+  }
+
+  /**
+   * The direction a search's page is read in by start time, when it can be read a span at a time
+   * (a search, sorted by started_at first): its first `limit` rows within a span next to the
+   * page's start are the first overall once the span holds that many (services/query calls.ts).
+   */
+  get searchSpanOrder(): 'asc' | 'desc' | null {
+    if (this.searches.length === 0 || this.keys[0]!.sql !== 'started_at') return null;
+    return this.keys[0]!.desc ? 'desc' : 'asc';
+  }
+
+  /** The project's first (asc) or last (desc) start time, as text: where a search's first span begins. */
+  startEdgeQuery(order: 'asc' | 'desc'): BuiltQuery {
+    const p = this.base.clone();
+    return {
+      sql: `SELECT toString(started_at) AS at FROM calls_starts WHERE project_id = ${this.projectSql} ORDER BY started_at ${order === 'desc' ? 'DESC' : 'ASC'} LIMIT 1`,
+      params: p.values,
+    };
   }
 
   /** The matching ids (no order), capped by `limit`: the body of counts and storage sums. */
@@ -588,11 +620,29 @@ LIMIT 1 BY id`;
   }
 }
 
-/** One page: after a cursor, limited, offset. */
+/** One page: after a cursor, limited, offset; a search's page may look at a span of start times only. */
 export interface PageSpec {
   after?: Cursor;
   limit?: number;
   offset?: number;
+  span?: StartSpan;
+}
+
+/** The calls started within `ms` of `from` (a start time as text), after it (asc) or before it (desc), `from` included. */
+export interface StartSpan {
+  from: string;
+  ms: number;
+  order: 'asc' | 'desc';
+}
+
+/** A span as a condition on calls_starts' `started_at` (the key's second column: a key range). */
+function spanSql(span: StartSpan | undefined, p: Params): string | undefined {
+  if (!span) return undefined;
+  const from = p.add(span.from, "DateTime64(6, 'UTC')");
+  const ms = p.add(span.ms, 'Int64');
+  return span.order === 'desc'
+    ? `started_at >= ${from} - toIntervalMillisecond(${ms})`
+    : `started_at < ${from} + toIntervalMillisecond(${ms})`;
 }
 
 /** COUNT for /calls/query_stats under the same filter and query (`limit` caps the count, as the reference). */

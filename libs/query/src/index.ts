@@ -1,7 +1,7 @@
 // What other packages use, by name (a package that needs more adds it here).
 export { Params } from './params';
 export { compileQuery, type FieldRef, type FieldResolver, jsonFieldRef, sortTerms, splitFieldPath } from './expr';
-export { buildCallsStatsQuery, callSizesSql, CallsQueryPlan, type Cursor, type PageSpec, traceSizesSql } from './calls';
+export { buildCallsStatsQuery, callSizesSql, CallsQueryPlan, type Cursor, type PageSpec, type StartSpan, traceSizesSql } from './calls';
 export { CallFieldResolver } from './call-fields';
 export { callCosts, createCosts, modelPriced, purgeCosts, queryCosts, usageCost, type UsageEntry } from './costs';
 export { buildThreadsQuery, threadCandidatesQuery } from './threads';

@@ -53,33 +53,47 @@ function searchTerm(expr: unknown): SearchTerm | null {
 /** A LIKE pattern matching `text` anywhere, lower-cased as the searchable text is. */
 const containsPattern = (text: string) => `%${text.toLowerCase().replace(/[\\%_]/g, (m) => `\\${m}`)}%`;
 
+/** The shortest part of a word the engine looks up in an index's dictionary (its `text_index_like_min_pattern_length`). */
+const MIN_INDEXED_WORD = 4;
+
 /**
- * `table`'s searchable text holds `text`. The index finds a word, or a part of one, in its
- * dictionary; a text of several words is found through each of its words too (the whole text
- * implies each word), so the index prunes for every text with a word of two letters or more.
+ * A condition every call whose `table` searchable text holds `text` meets — not exact: the
+ * caller keeps the exact condition. A word, or a part of one, the engine answers from the
+ * index's dictionary alone (no text read); a text across words (`text-1234`, `a phrase`) is
+ * narrowed by each of its words of MIN_INDEXED_WORD letters or more (the whole text implies
+ * each), since the whole text would be checked by reading every candidate's text — the exact
+ * condition does that, for the rows it is asked about. Without such a word, the whole text.
  */
 export function searchTextCondition(table: keyof typeof SEARCH_TEXT, text: string, p: Params): string {
-  const words = [...new Set(text.toLowerCase().split(/[^a-z0-9]+/))].filter((w) => w.length >= 2);
-  const conds = [text, ...(words.length > 1 || words[0] !== text.toLowerCase() ? words : [])].map(
-    (t) => `${SEARCH_TEXT[table]} LIKE ${p.str(containsPattern(t))}`,
-  );
+  const words = [...new Set(text.toLowerCase().split(/[^a-z0-9]+/))].filter((w) => w.length >= MIN_INDEXED_WORD);
+  const conds = (words.length ? words : [text]).map((t) => `${SEARCH_TEXT[table]} LIKE ${p.str(containsPattern(t))}`);
   return conds.length === 1 ? conds[0]! : `(${conds.join(' AND ')})`;
 }
 
 /**
  * For one condition of a calls query (a top-level `$and` term, or the whole `$expr`): a
  * condition on `id` that holds for every call it matches, read from the search indexes — when
- * the condition is such a `$contains`, or an `$or` of them only. Otherwise null.
+ * the condition is such a `$contains`, or an `$or` of them only. Otherwise null. The condition
+ * is built for a span of start times (`within`, a condition on calls_starts' `started_at`; a
+ * page of a search looks at the newest or oldest calls first, services/query calls.ts).
  */
-export function searchNarrowing(expr: unknown, projectSql: string, p: Params): string | null {
+export function searchNarrowing(expr: unknown, projectSql: string, p: Params): ((within?: string) => string) | null {
   const or = (expr as { $or?: unknown } | null)?.$or;
   const terms = Array.isArray(or) ? or.map(searchTerm) : [searchTerm(expr)];
   if (terms.length === 0 || terms.some((t) => t === null)) return null;
   const byTable = new Map<keyof typeof SEARCH_TEXT, Set<string>>();
   for (const t of terms as SearchTerm[]) byTable.set(t.table, (byTable.get(t.table) ?? new Set()).add(t.text));
-  const sets = [...byTable].map(([table, texts]) => {
-    const likes = [...texts].map((t) => searchTextCondition(table, t, p));
-    return `id IN (SELECT id FROM ${table} WHERE project_id = ${projectSql} AND (${likes.join(' OR ')}))`;
-  });
-  return sets.length === 1 ? sets[0]! : `(${sets.join(' OR ')})`;
+  // Bound now (the plan's parameters); the span is added per page.
+  const likes = [...byTable].map(([table, texts]) => [table, [...texts].map((t) => searchTextCondition(table, t, p))] as const);
+  return (within) => {
+    const sets = likes.map(([table, conds]) => {
+      const holds = `(${conds.join(' OR ')})`;
+      if (!within) return `id IN (SELECT id FROM ${table} WHERE project_id = ${projectSql} AND ${holds})`;
+      if (table === 'calls_starts') return `id IN (SELECT id FROM ${table} WHERE project_id = ${projectSql} AND ${within} AND ${holds})`;
+      // calls_ends has no start time: the ends of the calls started in the span. The text first
+      // (PREWHERE: from the index, where the engine would otherwise read the text of the span's ends).
+      return `id IN (SELECT id FROM ${table} PREWHERE ${holds} WHERE project_id = ${projectSql} AND id IN (SELECT id FROM calls_starts WHERE project_id = ${projectSql} AND ${within}))`;
+    });
+    return sets.length === 1 ? sets[0]! : `(${sets.join(' OR ')})`;
+  };
 }

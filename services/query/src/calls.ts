@@ -72,15 +72,53 @@ export async function* streamCallLines(
   }
 }
 
-/** One page as (cursor, line) rows in RowBinary: the lines compacted into JSONL, the last cursor kept. */
+/**
+ * The spans of start times a search's page looks at first, in turn (then all): 5 minutes, ×4
+ * each time up to 56 days. A search for a frequent text fills its page from the newest (or
+ * oldest) calls without checking the text of every call that holds it; one for a rare text
+ * reads only the calls its index names, in a few cheap key-range queries, then all.
+ */
+const SEARCH_SPANS_MS = Array.from({ length: 9 }, (_, i) => 5 * 60_000 * 4 ** i);
+
+/**
+ * One page. A search sorted by start time (CallsQueryPlan.searchSpanOrder) is read a span at a
+ * time from the page's start: once a span holds the page, the rows after it come later in the
+ * order, so the page is the same as the whole read's.
+ */
 async function fetchPage(store: Store, plan: CallsQueryPlan, spec: PageSpec, signal: AbortSignal): Promise<Page> {
-  let ids: string[] | undefined;
-  if (plan.idsFirst(spec)) {
-    // The page's ids picked from joined rows in their own query (CallsQueryPlan.idsFirst).
-    const q = plan.pageIdsQuery(spec);
-    ids = (await store.rows<{ id: string }>(q.sql, q.params, { name: 'calls.pageIds', signal })).map((r) => r.id);
-    if (ids.length === 0) return { jsonl: Buffer.alloc(0), rows: 0, last: undefined };
+  const order = plan.searchSpanOrder;
+  if (!order || spec.limit === undefined) return fetchPageOnce(store, plan, spec, signal);
+  // After a cursor, from its start time (the first key); else from the project's first or last start.
+  const after = spec.after?.[0];
+  let start: string;
+  if (typeof after === 'string') start = after;
+  else {
+    const q = plan.startEdgeQuery(order);
+    const edge = await store.row<{ at: string }>(q.sql, q.params, { name: 'calls.searchEdge', signal });
+    if (!edge) return { jsonl: Buffer.alloc(0), rows: 0, last: undefined };
+    start = edge.at;
   }
+  for (const ms of SEARCH_SPANS_MS) {
+    const spanned: PageSpec = { ...spec, span: { from: start, ms, order } };
+    // Where a page's ids are picked first, only that pick runs for a span that turns out short.
+    const ids = plan.idsFirst(spanned) ? await pageIds(store, plan, spanned, signal) : undefined;
+    if (ids && ids.length < spec.limit) continue;
+    const page = await fetchPageOnce(store, plan, spanned, signal, ids);
+    if (page.rows >= spec.limit) return page;
+  }
+  return fetchPageOnce(store, plan, spec, signal);
+}
+
+/** The ids of a page picked from joined rows in their own query (CallsQueryPlan.idsFirst). */
+async function pageIds(store: Store, plan: CallsQueryPlan, spec: PageSpec, signal: AbortSignal): Promise<string[]> {
+  const q = plan.pageIdsQuery(spec);
+  return (await store.rows<{ id: string }>(q.sql, q.params, { name: 'calls.pageIds', signal })).map((r) => r.id);
+}
+
+/** One page as (cursor, line) rows in RowBinary: the lines compacted into JSONL, the last cursor kept. */
+async function fetchPageOnce(store: Store, plan: CallsQueryPlan, spec: PageSpec, signal: AbortSignal, picked?: string[]): Promise<Page> {
+  const ids = picked ?? (plan.idsFirst(spec) ? await pageIds(store, plan, spec, signal) : undefined);
+  if (ids?.length === 0) return { jsonl: Buffer.alloc(0), rows: 0, last: undefined };
   const { sql, params } = plan.linesQuery(spec, ids);
   const chunks: Buffer[] = [];
   for await (const chunk of store.streamRaw(sql, params, { format: 'RowBinary', name: 'calls.lines', signal, settings: LINE_SETTINGS }))

@@ -12,7 +12,7 @@ export interface CallsFilter {
   to?: string;
   trace?: string;
   thread?: string;
-  /** Free text searched in inputs, output, op and display name. */
+  /** Free text searched in inputs, output, attributes, op, display name and exception (each case-insensitively, as a substring). */
   q?: string;
   /** A raw `$expr` (JSON), and-ed with the rest. */
   expr?: string;
@@ -44,6 +44,14 @@ export function rootsOnly(f: CallsFilter): boolean {
   return !f.op && !f.status && !f.trace && !f.thread && !f.q && !f.expr && !f.ref && !f.feedback;
 }
 
+/** The fields the free text is searched in: every one the search indexes cover (libs/query search.ts). */
+export const TEXT_SEARCH_FIELDS = ['inputs', 'output', 'attributes', 'op_name', 'display_name', 'exception'] as const;
+
+/** Free text as the API's condition: a case-insensitive `$contains` on each of `fields`, or'ed. */
+export function textSearch(text: string, fields: readonly string[] = TEXT_SEARCH_FIELDS): Record<string, unknown> {
+  return { $or: fields.map((name) => ({ $contains: { input: field(name), substr: lit(text), case_insensitive: true } })) };
+}
+
 /** A local `datetime-local` value (or any date string) → ISO 8601 UTC. */
 function toIso(s: string): string {
   const d = new Date(s);
@@ -73,14 +81,7 @@ export function callsQueryBody(
   if (f.status) and.push({ $eq: [field('summary.weave.status'), lit(f.status)] });
   if (f.from) and.push({ $gte: [field('started_at'), lit(toIso(f.from))] });
   if (f.to) and.push({ $lt: [field('started_at'), lit(toIso(f.to))] });
-  if (f.q) {
-    const text = lit(f.q);
-    and.push({
-      $or: ['inputs', 'output', 'op_name', 'display_name'].map((name) => ({
-        $contains: { input: field(name), substr: text, case_insensitive: true },
-      })),
-    });
-  }
+  if (f.q) and.push(textSearch(f.q));
   if (f.expr) {
     let parsed: unknown;
     try {

@@ -1,4 +1,4 @@
-import { callsQueryBody, FILTER_KEYS, rootsOnly, type CallsFilter } from './calls-filter';
+import { callsQueryBody, FILTER_KEYS, rootsOnly, textSearch, type CallsFilter } from './calls-filter';
 import { opCondition } from './op-filter';
 
 /**
@@ -116,13 +116,16 @@ function opTextForExpr(clause: unknown, projectId: string): string | null {
   return same(opCondition(text, projectId).expr, clause) ? text : null;
 }
 
-/** Free text: the `$or` of case-insensitive `$contains` on inputs, output, op and display name. */
+/** Views saved before attributes and exception were searched too: the same free text, read as today's. */
+const EARLIER_TEXT_FIELDS = ['inputs', 'output', 'op_name', 'display_name'];
+
+/** Free text: the `$or` of case-insensitive `$contains` on TEXT_SEARCH_FIELDS (or the earlier four). */
 function textSearched(clause: Record<string, unknown>): string | null {
   const or = clause.$or;
-  if (!Array.isArray(or) || or.length !== 4) return null;
+  if (!Array.isArray(or)) return null;
   const text = literalOf((or[0] as { $contains?: { substr?: unknown } })?.$contains?.substr);
   if (typeof text !== 'string') return null;
-  return same(callsQueryBody({ q: text }, '').query?.$expr, clause) ? text : null;
+  return same(textSearch(text), clause) || same(textSearch(text, EARLIER_TEXT_FIELDS), clause) ? text : null;
 }
 
 /**

@@ -41,6 +41,17 @@ describe('saved views', () => {
     }
   });
 
+  it('read the free text of a view saved when it searched four fields (attributes and exception not yet among them)', () => {
+    const contains = (name: string) => ({
+      $contains: { input: { $getField: name }, substr: { $literal: 'paris' }, case_insensitive: true },
+    });
+    const earlier = { $or: ['inputs', 'output', 'op_name', 'display_name'].map(contains) };
+    const { state, ignored } = stateOf({ query: { $expr: earlier } } as never, P, IDS);
+    expect(ignored).toEqual([]);
+    expect(state.filter.q).toBe('paris');
+    expect(state.filter.expr).toBeUndefined();
+  });
+
   it('write what the API is sent, as the Weave SDK reads it', () => {
     const def = definitionOf(
       { filter: { op: 'agent', status: 'error' }, sort: { field: 'started_at', direction: 'desc' }, hidden: ['tokens'] },

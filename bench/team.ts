@@ -15,8 +15,10 @@
  * p99 per minute, acknowledgement p99, RSS, and the calls stored against the calls acknowledged.
  */
 import { loadavg } from 'node:os';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { startBenchWeft } from './bench-weft';
 import { loadBenchCallRange } from './query-data';
+import { metrics } from '@weft/core';
 import { basicAuth, HARNESS_API_KEY } from '@weft/harness';
 
 const N = Number(process.env.BENCH_CALLS ?? 10_000_000);
@@ -182,9 +184,42 @@ function usage() {
   return { cpuS: (cpu.user + cpu.system) / 1e6, rss: process.memoryUsage().rss };
 }
 
+/** A histogram's bucket counts by label set (cumulative, as prom-client keeps them). */
+type Buckets = Map<string, Map<number, number>>;
+async function bucketsOf(
+  h: { get(): Promise<{ values: { labels: Record<string, string | number>; value: number; metricName?: string }[] }> },
+  by: string,
+): Promise<Buckets> {
+  const out: Buckets = new Map();
+  for (const v of (await h.get()).values) {
+    if (!v.metricName?.endsWith('_bucket')) continue;
+    const key = String(v.labels[by]);
+    const le = v.labels.le === '+Inf' ? Infinity : Number(v.labels.le);
+    (out.get(key) ?? out.set(key, new Map()).get(key)!).set(le, v.value);
+  }
+  return out;
+}
+/** Per label: how many in the phase, and how many took over 1 s (from the bucket counts' difference). */
+function slowOver1s(before: Buckets, after: Buckets): { key: string; n: number; slow: number }[] {
+  const rows = [];
+  for (const [key, b] of after) {
+    const was = before.get(key) ?? new Map<number, number>();
+    const diff = (le: number) => (b.get(le) ?? 0) - (was.get(le) ?? 0);
+    const n = diff(Infinity);
+    const under1 = Math.max(...[...b.keys()].filter((le) => le <= 1).map(diff), 0);
+    if (n > 0) rows.push({ key, n, slow: n - under1 });
+  }
+  return rows.sort((x, y) => y.slow - x.slow);
+}
+
 async function phase(label: string, run: (rec: Recorder) => Promise<void>): Promise<Recorder> {
   const rec = new Recorder();
+  const waitsBefore = await bucketsOf(metrics.laneWaitSeconds, 'lane');
+  const statementsBefore = await bucketsOf(metrics.storeStatementSeconds, 'statement');
   const before = usage();
+  // The process's event loop (weft runs in this process): a stall there delays every request.
+  const loop = monitorEventLoopDelay({ resolution: 10 });
+  loop.enable();
   let peak = before.rss;
   const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 500);
   const t0 = performance.now();
@@ -195,6 +230,20 @@ async function phase(label: string, run: (rec: Recorder) => Promise<void>): Prom
     `\n## ${label} — ${((performance.now() - t0) / 1000).toFixed(0)} s, CPU ${(after.cpuS - before.cpuS).toFixed(1)} s, peak RSS ${(peak / 2 ** 20).toFixed(0)} MiB`,
   );
   for (const c of rec.samples.keys()) console.log(`  ${rec.line(c)}`);
+  loop.disable();
+  console.log(`  event loop delay: p99 ${(loop.percentile(99) / 1e6).toFixed(0)} ms, max ${(loop.max / 1e6).toFixed(0)} ms`);
+  // Where the time went: a lane's wait for a connection, or statements that ran long.
+  const waits = slowOver1s(waitsBefore, await bucketsOf(metrics.laneWaitSeconds, 'lane'));
+  console.log(`  lane waits over 1 s: ${waits.map((w) => `${w.key} ${w.slow} of ${w.n}`).join(', ')}`);
+  const slow = slowOver1s(statementsBefore, await bucketsOf(metrics.storeStatementSeconds, 'statement')).filter((x) => x.slow > 0);
+  console.log(
+    `  statements over 1 s: ${
+      slow
+        .slice(0, 8)
+        .map((w) => `${w.key} ${w.slow} of ${w.n}`)
+        .join(', ') || 'none'
+    }`,
+  );
   return rec;
 }
 

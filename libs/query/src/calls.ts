@@ -1,4 +1,4 @@
-import { searchNarrowing } from './search';
+import { SEARCH_SETTINGS, searchNarrowing } from './search';
 import type { CallFilter, CallsQueryStatsReq, CallsStreamQueryReq } from '@weft/api';
 import { ApiError, badRequest } from '@weft/core';
 import { CallFieldResolver, FeedbackColumns, RefExpansions, interfaceCallField } from './call-fields';
@@ -586,6 +586,11 @@ LIMIT 1 BY id`;
   get searchSpanOrder(): 'asc' | 'desc' | null {
     if (this.searches.length === 0 || this.keys[0]!.sql !== 'started_at') return null;
     return this.keys[0]!.desc ? 'desc' : 'asc';
+  }
+
+  /** Engine settings the plan's statements need (a search's: search.ts SEARCH_SETTINGS). */
+  get settings(): Record<string, number> {
+    return this.searches.length ? { ...SEARCH_SETTINGS } : {};
   }
 
   /** The project's first (asc) or last (desc) start time, as text: where a search's first span begins. */

@@ -53,8 +53,15 @@ function searchTerm(expr: unknown): SearchTerm | null {
 /** A LIKE pattern matching `text` anywhere, lower-cased as the searchable text is. */
 const containsPattern = (text: string) => `%${text.toLowerCase().replace(/[\\%_]/g, (m) => `\\${m}`)}%`;
 
-/** The shortest part of a word the engine looks up in an index's dictionary (its `text_index_like_min_pattern_length`). */
-const MIN_INDEXED_WORD = 4;
+/** The shortest part of a word the engine looks up in an index's dictionary (SEARCH_SETTINGS; the engine's default is 4). */
+const MIN_INDEXED_WORD = 3;
+
+/**
+ * The settings of a search's statements: a word of MIN_INDEXED_WORD letters is looked up in the
+ * dictionary too (a 3-digit number, `gpt`); where it is part of too many words, the engine reads
+ * the text instead (its `text_index_like_max_postings_to_read`).
+ */
+export const SEARCH_SETTINGS = { text_index_like_min_pattern_length: MIN_INDEXED_WORD } as const;
 
 /**
  * A condition every call whose `table` searchable text holds `text` meets — not exact: the

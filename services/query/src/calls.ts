@@ -112,7 +112,7 @@ async function fetchPage(store: Store, plan: CallsQueryPlan, spec: PageSpec, sig
 /** The ids of a page picked from joined rows in their own query (CallsQueryPlan.idsFirst). */
 async function pageIds(store: Store, plan: CallsQueryPlan, spec: PageSpec, signal: AbortSignal): Promise<string[]> {
   const q = plan.pageIdsQuery(spec);
-  return (await store.rows<{ id: string }>(q.sql, q.params, { name: 'calls.pageIds', signal })).map((r) => r.id);
+  return (await store.rows<{ id: string }>(q.sql, q.params, { name: 'calls.pageIds', signal, settings: plan.settings })).map((r) => r.id);
 }
 
 /** One page as (cursor, line) rows in RowBinary: the lines compacted into JSONL, the last cursor kept. */
@@ -121,7 +121,8 @@ async function fetchPageOnce(store: Store, plan: CallsQueryPlan, spec: PageSpec,
   if (ids?.length === 0) return { jsonl: Buffer.alloc(0), rows: 0, last: undefined };
   const { sql, params } = plan.linesQuery(spec, ids);
   const chunks: Buffer[] = [];
-  for await (const chunk of store.streamRaw(sql, params, { format: 'RowBinary', name: 'calls.lines', signal, settings: LINE_SETTINGS }))
+  const settings = { ...LINE_SETTINGS, ...plan.settings };
+  for await (const chunk of store.streamRaw(sql, params, { format: 'RowBinary', name: 'calls.lines', signal, settings }))
     chunks.push(chunk);
   const buf = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
   let pos = 0;
@@ -331,8 +332,11 @@ export async function countCalls(
   store: Store,
   req: CallsQueryStatsReq,
 ): Promise<{ count: number; total_storage_size_bytes?: number | null }> {
-  const { sql, params } = buildCallsStatsQuery(req);
-  const row = await store.row<{ count: number; total_storage_size_bytes?: number | null }>(sql, params, { name: 'calls.count' });
+  const { sql, params, plan } = buildCallsStatsQuery(req);
+  const row = await store.row<{ count: number; total_storage_size_bytes?: number | null }>(sql, params, {
+    name: 'calls.count',
+    settings: plan.settings,
+  });
   const out: { count: number; total_storage_size_bytes?: number | null } = { count: Number(row?.count ?? 0) };
   if (req.include_total_storage_size)
     out.total_storage_size_bytes = row?.total_storage_size_bytes == null ? null : Number(row.total_storage_size_bytes);

@@ -21,7 +21,8 @@ FROM sources AS deps
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 
 FROM node:26-bookworm-slim
-ENV NODE_ENV=production WEFT_DATA_DIR=/app/data
+# The engine's statements run on Node's thread pool (libs/core thread-pool.ts).
+ENV NODE_ENV=production WEFT_DATA_DIR=/app/data UV_THREADPOOL_SIZE=16
 WORKDIR /app
 COPY --from=deps --chown=node:node /app /app
 COPY --from=build --chown=node:node /app/dist /app/dist

@@ -2,6 +2,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
+import { withEngineThreadPool } from '@weft/core';
 import { REPO_ROOT } from './helpers/paths';
 import { newDataDir } from './helpers/server';
 
@@ -20,7 +21,7 @@ function runBench(
     const proc = spawn(
       process.execPath,
       ['--report-on-signal', `--report-directory=${reports}`, '--import', 'tsx', join('bench', file), ...args],
-      { cwd: REPO_ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
+      { cwd: REPO_ROOT, env: { ...withEngineThreadPool(process.env), ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let out = '';
     let err = '';

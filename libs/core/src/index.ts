@@ -47,6 +47,7 @@ export { VERSION } from './version';
 export { isLimitExceeded, isPermanent, isRetryable, LimitExceededError, markPermanent, RetryableError } from './failure';
 export { inLane, type Lane, LANES, type StatementContext, statementContext } from './lanes';
 export { processAlive } from './process-alive';
+export { ENGINE_THREAD_POOL_SIZE, threadPoolSize, withEngineThreadPool } from './thread-pool';
 export { StartupError } from './startup-error';
 export { delivery, deliveryProjectOf, type Entrance, ENTRANCES, type StoredEntrance, totalCounts, withDeliveryProject } from './delivery';
 export { DIST_URL } from './build-output';

@@ -1,4 +1,12 @@
-import { type Component, type Config, type HealthProbe, laneConfig, type Logger } from '@weft/core';
+import {
+  type Component,
+  type Config,
+  ENGINE_THREAD_POOL_SIZE,
+  type HealthProbe,
+  laneConfig,
+  type Logger,
+  threadPoolSize,
+} from '@weft/core';
 import { keepOutdatedParts, migrate, openStore, waitForMigrations, type Store } from '@weft/store';
 
 /** The part of the configuration the store component reads. */
@@ -49,6 +57,8 @@ export class StoreComponent implements Component {
   }
 
   async start(): Promise<void> {
+    const lanes = laneConfig.parse(this.config);
+    if (!this.config.CLICKHOUSE_URL) this.checkThreadPool(Object.values(lanes.connections).reduce((n, c) => n + c, 0));
     const store = openStore({
       url: this.config.CLICKHOUSE_URL,
       username: this.config.CLICKHOUSE_USER,
@@ -56,7 +66,7 @@ export class StoreComponent implements Component {
       database: this.config.CLICKHOUSE_DATABASE,
       dataDir: this.config.WEFT_DATA_DIR,
       cluster: this.config.CLICKHOUSE_CLUSTER,
-      lanes: laneConfig.parse(this.config),
+      lanes,
     });
     try {
       if (this.config.WEFT_MIGRATE === 'wait') await waitForMigrations(store, this.config.WEFT_MIGRATE_WAIT_MS, this.log);
@@ -85,6 +95,21 @@ export class StoreComponent implements Component {
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /**
+   * Embedded, every lane's connection (and the control and conversion sessions) runs its
+   * statements on a thread of Node's pool: with fewer threads, a statement waits for one whatever
+   * its lane (libs/core thread-pool.ts).
+   */
+  private checkThreadPool(connections: number): void {
+    const needed = connections + 2;
+    const size = threadPoolSize();
+    if (size < needed)
+      this.log.warn(
+        { UV_THREADPOOL_SIZE: size, engineConnections: needed },
+        `Node's thread pool (UV_THREADPOOL_SIZE=${size}) is smaller than the engine's ${needed} connections: statements may wait for a thread whatever their lane; start with UV_THREADPOOL_SIZE=${Math.max(needed + 4, ENGINE_THREAD_POOL_SIZE)} (npm start and the image do)`,
+      );
   }
 
   health: HealthProbe = (signal) => storeProbe(this.store)(signal);

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { withEngineThreadPool } from '@weft/core';
 import { HARNESS_API_KEY } from './client';
 import { REPO_ROOT, TEST_ROOT } from './paths';
 
@@ -61,7 +62,7 @@ export async function startWeft(
     cwd: REPO_ROOT,
     // WEFT_OTLP_GRPC_PORT=0: any free port, never the standard 4317, so servers can run side by side.
     env: {
-      ...process.env,
+      ...withEngineThreadPool(process.env),
       PORT: '0',
       HOST: '127.0.0.1',
       WEFT_DATA_DIR: dataDir,

@@ -37,15 +37,50 @@ const LOOK_BACK_MIN_CALLS = 200_000;
  */
 export async function measure(store: Store, rule: AlertRule, nowMs: number): Promise<Measure> {
   const source = rule.source;
-  if (source.kind === 'calls' && rule.windowSize !== null && rule.windowDuration === null) {
-    for (let i = 0, lookMs = LAST_CALLS_FIRST_LOOK_MS; i < LAST_CALLS_LOOKS; i++, lookMs *= 8) {
-      const m = await measureWindow(store, callsWindow(rule, source, nowMs - lookMs), rule);
-      if (m.calls >= rule.windowSize) return m;
-    }
-  }
   const sinceMs = rule.windowDuration !== null ? nowMs - rule.windowDuration * 1000 : undefined;
-  const window = source.kind === 'calls' ? callsWindow(rule, source, sinceMs) : monitorWindow(rule, source, sinceMs);
-  return measureWindow(store, window, rule);
+  if (source.kind === 'monitor') return measureWindow(store, monitorWindow(rule, source, sinceMs), rule);
+  // The last N calls, with no duration: looking back; otherwise from the duration's start, in one statement.
+  const steps = rule.windowSize !== null && rule.windowDuration === null;
+  const figures = await lookingBack(
+    [rule],
+    nowMs,
+    steps,
+    async () => true,
+    async ([r], floorMs) => [await measureWindow(store, callsWindow(r!, source, floorMs ?? sinceMs), r!)],
+  );
+  return figures.get(rule)!;
+}
+
+/**
+ * Figures of `rules` over the calls that ended within widening spans (LAST_CALLS_FIRST_LOOK_MS
+ * ×8, LAST_CALLS_LOOKS of them, then all; with `steps` false, all at once): `measureFrom(rules,
+ * floorMs)` measures them over the calls ended since the floor (undefined: no floor). A rule
+ * whose window the span holds whole — N calls with a value, or a duration inside it — keeps its
+ * figure; the others are measured again over the next span. `proceed` false stops between spans.
+ */
+async function lookingBack(
+  rules: AlertRule[],
+  nowMs: number,
+  steps: boolean,
+  proceed: () => Promise<boolean>,
+  measureFrom: (rules: AlertRule[], floorMs?: number) => Promise<Measure[]>,
+): Promise<Map<AlertRule, Measure>> {
+  const out = new Map<AlertRule, Measure>();
+  let left = rules;
+  for (let i = 0, lookMs = LAST_CALLS_FIRST_LOOK_MS; steps && i < LAST_CALLS_LOOKS && left.length; i++, lookMs *= 8) {
+    const floorMs = nowMs - lookMs;
+    const figures = await measureFrom(left, floorMs);
+    const held = (r: AlertRule, m: Measure) =>
+      (r.windowDuration !== null && nowMs - r.windowDuration * 1000 >= floorMs) || (r.windowSize !== null && m.calls >= r.windowSize);
+    left.forEach((r, j) => held(r, figures[j]!) && out.set(r, figures[j]!));
+    left = left.filter((r) => !out.has(r));
+    if (left.length && !(await proceed())) return out;
+  }
+  if (left.length) {
+    const figures = await measureFrom(left);
+    left.forEach((r, j) => out.set(r, figures[j]!));
+  }
+  return out;
 }
 
 /** The rows of a call source's window: calls ended since `sinceMs` (if given), the last windowSize of them. */
@@ -117,41 +152,23 @@ export async function measureAll(
   return out;
 }
 
-/**
- * A batch's figures. Alerts on the last N calls are measured over the calls that ended within
- * widening spans (LAST_CALLS_FIRST_LOOK_MS ×8, then all): an alert whose window the span holds
- * whole — N calls with a value, or a duration inside it — has its figure; the others are
- * measured again over the next span.
- */
+/** A batch's figures, looking back (lookingBack) where it has alerts on the last N calls of a project of lookBackMinCalls or more. */
 async function measureLookingBack(
   store: Store,
   batch: AlertRule[],
   nowMs: number,
   proceed: () => Promise<boolean>,
   lookBackMinCalls: number,
-) {
-  const out = new Map<AlertRule, Measure>();
+): Promise<Map<AlertRule, Measure>> {
   const first = batch[0]!;
   // A small project is read whole at once: the look-back's steps would cost more than they save.
-  const lookBack =
+  const steps =
     first.source.kind === 'calls' &&
     batch.some((r) => r.windowSize !== null) &&
     (await endRowCount(store, first.projectId)) >= lookBackMinCalls;
-  let left = batch;
-  for (let i = 0, lookMs = LAST_CALLS_FIRST_LOOK_MS; lookBack && i < LAST_CALLS_LOOKS && left.length; i++, lookMs *= 8) {
-    const floorMs = nowMs - lookMs;
-    const figures = await measureBatch(store, left, nowMs, floorMs * 1000);
-    const held = (r: AlertRule, m: Measure) =>
-      (r.windowDuration !== null && nowMs - r.windowDuration * 1000 >= floorMs) || (r.windowSize !== null && m.calls >= r.windowSize);
-    left.forEach((r, j) => held(r, figures[j]!) && out.set(r, figures[j]!));
-    left = left.filter((r) => !out.has(r));
-    if (left.length && !(await proceed())) return out;
-  }
-  if (left.length) {
-    const figures = await measureBatch(store, left, nowMs);
-    left.forEach((r, j) => out.set(r, figures[j]!));
-  }
-  return out;
+  return lookingBack(batch, nowMs, steps, proceed, (rules, floorMs) =>
+    measureBatch(store, rules, nowMs, floorMs !== undefined ? floorMs * 1000 : undefined),
+  );
 }
 
 /**

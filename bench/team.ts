@@ -307,12 +307,12 @@ async function soak(): Promise<void> {
   const acked =
     [...minutes].reduce((n, m) => n + (m.samples.get('ingest_ack') ?? []).filter((s) => s.status === 200).length, 0) * INGEST_BATCH;
   const stored = // This run's calls only (a reused data dir holds earlier runs' too).
-  (
-    await post('/calls/query_stats', {
-      project_id: SMALL,
-      query: { $expr: { $contains: { input: { $getField: 'id' }, substr: { $literal: `live-${RUN}-` } } } },
-    })
-  ).json?.count;
+    (
+      await post('/calls/query_stats', {
+        project_id: SMALL,
+        query: { $expr: { $contains: { input: { $getField: 'id' }, substr: { $literal: `live-${RUN}-` } } } },
+      })
+    ).json?.count;
   console.log(`  acknowledged ${acked} calls, stored ${stored}`);
 }
 

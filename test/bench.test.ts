@@ -258,7 +258,7 @@ describe('benchmarks run (tiny mode)', () => {
       expect(part).toMatch(/## each class alone/);
       expect(part).toMatch(/## team for 4 s/);
       // Every class answered, and nothing with a 5xx (a heavy request may be refused with a 429 only).
-      for (const c of ['page', 'trace', 'count', 'search', 'analytics', 'write_to_read', 'export', 'ingest_ack'])
+      for (const c of ['page', 'trace', 'count', 'search', 'analytics', 'dashboard', 'write_to_read', 'export', 'ingest_ack'])
         expect(part).toMatch(new RegExp(`  ${c} +n= +\\d+  p50 +\\d+ ms  p99 +\\d+ ms  (200|429)×`));
       expect(part).not.toMatch(/5\d\d×/);
     }

@@ -87,7 +87,14 @@ export function FilterBar({
       ) : null}
       {has('q') ? (
         <label class="grow">
-          Search <input name="q" type="search" placeholder="text in inputs, output, attributes, op, name, exception" value={draft.q ?? ''} onInput={set('q')} />
+          Search{' '}
+          <input
+            name="q"
+            type="search"
+            placeholder="text in inputs, output, attributes, op, name, exception"
+            value={draft.q ?? ''}
+            onInput={set('q')}
+          />
         </label>
       ) : null}
       {has('roots') ? (

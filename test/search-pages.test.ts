@@ -118,6 +118,30 @@ describe('a search read a span of start times at a time', () => {
     }
   }
 
+  it('finds a call by the name it was renamed to (a rename is not in the start the index was built on), and not by its old one', async () => {
+    const renamed = calls[700]!;
+    expect((await api.post('/call/update', { project_id: P, call_id: renamed.id, display_name: 'Quokka-Release' })).status).toBe(200);
+    const search = async (text: string) =>
+      (
+        await api.jsonl<{ id: string }>('/calls/stream_query', {
+          project_id: P,
+          query: { $expr: { $or: ['inputs', 'output', 'display_name'].map((f) => contains(f, text)) } },
+          sort_by: [{ field: 'started_at', direction: 'desc' }],
+          limit: 10,
+          columns: ['id'],
+        })
+      ).map((r) => r.id);
+    expect(await search('quokka-rel')).toEqual([renamed.id]);
+    expect((await api.post('/call/update', { project_id: P, call_id: renamed.id, display_name: 'Wombat' })).status).toBe(200);
+    expect(await search('quokka-rel')).toEqual([]);
+    expect(await search('WOMBAT')).toEqual([renamed.id]);
+    const count = await api.post('/calls/query_stats', {
+      project_id: P,
+      query: { $expr: { $or: ['inputs', 'display_name'].map((f) => contains(f, 'wombat')) } },
+    });
+    expect(count.body.count).toBe(1);
+  });
+
   it('a page after an offset holds what a full read finds there', async () => {
     const expected = calls
       .filter((c) => c.question.toLowerCase().includes('bravo'))

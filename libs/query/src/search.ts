@@ -34,6 +34,7 @@ const PLAIN_TEXT = /^[\x20-\x21\x23-\x5b\x5d-\x7e]+$/;
 
 interface SearchTerm {
   table: keyof typeof SEARCH_TEXT;
+  field: string;
   text: string;
 }
 
@@ -47,7 +48,7 @@ function searchTerm(expr: unknown): SearchTerm | null {
   if (typeof field !== 'string' || typeof text !== 'string' || !PLAIN_TEXT.test(text)) return null;
   // A path under a JSON root (`inputs.question`) is part of that root's dump.
   const table = SEARCHABLE[field] ?? (/^(inputs|output|attributes)\./.test(field) ? SEARCHABLE[field.split('.')[0]!] : undefined);
-  return table ? { table, text } : null;
+  return table ? { table, field, text } : null;
 }
 
 /** A LIKE pattern matching `text` anywhere, lower-cased as the searchable text is. */
@@ -92,6 +93,13 @@ export function searchNarrowing(expr: unknown, projectSql: string, p: Params): (
   for (const t of terms as SearchTerm[]) byTable.set(t.table, (byTable.get(t.table) ?? new Set()).add(t.text));
   // Bound now (the plan's parameters); the span is added per page.
   const likes = [...byTable].map(([table, texts]) => [table, [...texts].map((t) => searchTextCondition(table, t, p))] as const);
+  // A renamed call's name is its rename's (/call/update), which the start's text does not hold: renames are few, read as they are.
+  const renamedTexts = [...new Set((terms as SearchTerm[]).filter((t) => t.field === 'display_name').map((t) => t.text))];
+  const renamed = renamedTexts.length
+    ? `id IN (SELECT id FROM calls_renames WHERE project_id = ${projectSql} AND (${renamedTexts
+        .map((t) => `positionCaseInsensitiveUTF8(display_name, ${p.str(t)}) > 0`)
+        .join(' OR ')}))`
+    : null;
   return (within) => {
     const sets = likes.map(([table, conds]) => {
       const holds = `(${conds.join(' OR ')})`;
@@ -101,6 +109,7 @@ export function searchNarrowing(expr: unknown, projectSql: string, p: Params): (
       // (PREWHERE: from the index, where the engine would otherwise read the text of the span's ends).
       return `id IN (SELECT id FROM ${table} PREWHERE ${holds} WHERE project_id = ${projectSql} AND id IN (SELECT id FROM calls_starts WHERE project_id = ${projectSql} AND ${within}))`;
     });
+    if (renamed) sets.push(renamed);
     return sets.length === 1 ? sets[0]! : `(${sets.join(' OR ')})`;
   };
 }

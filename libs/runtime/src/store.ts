@@ -7,7 +7,7 @@ import {
   type Logger,
   threadPoolSize,
 } from '@weft/core';
-import { keepOutdatedParts, migrate, openStore, waitForMigrations, type Store } from '@weft/store';
+import { embeddedSessionCount, keepOutdatedParts, migrate, openStore, waitForMigrations, type Store } from '@weft/store';
 
 /** The part of the configuration the store component reads. */
 export type StoreConfig = Pick<
@@ -58,7 +58,7 @@ export class StoreComponent implements Component {
 
   async start(): Promise<void> {
     const lanes = laneConfig.parse(this.config);
-    if (!this.config.CLICKHOUSE_URL) this.checkThreadPool(Object.values(lanes.connections).reduce((n, c) => n + c, 0));
+    if (!this.config.CLICKHOUSE_URL) this.checkThreadPool(embeddedSessionCount(lanes));
     const store = openStore({
       url: this.config.CLICKHOUSE_URL,
       username: this.config.CLICKHOUSE_USER,
@@ -102,8 +102,7 @@ export class StoreComponent implements Component {
    * statements on a thread of Node's pool: with fewer threads, a statement waits for one whatever
    * its lane (libs/core thread-pool.ts).
    */
-  private checkThreadPool(connections: number): void {
-    const needed = connections + 2;
+  private checkThreadPool(needed: number): void {
     const size = threadPoolSize();
     if (size < needed)
       this.log.warn(

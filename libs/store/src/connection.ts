@@ -144,6 +144,15 @@ function asHeavy(sql: string, lanes: LaneOptions): string {
 }
 
 /**
+ * The chDB sessions an embedded store opens for `lanes`: each lane's connections, the control
+ * connection and the conversion session — each runs its statements on a thread of Node's pool
+ * (libs/core thread-pool.ts), so the pool needs at least this many.
+ */
+export function embeddedSessionCount(lanes: LaneOptions): number {
+  return Object.values(laneTurns(lanes)).reduce((n, t) => n + t.size, 0) + 2;
+}
+
+/**
  * Opens ClickHouse through @clickhouse/client. Nothing outside libs/store knows which
  * connection is in use: the embedded mode plugs chDB in as the client's connection.
  */

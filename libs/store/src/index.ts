@@ -1,5 +1,5 @@
 // What other packages use (tests and benches included); the package's own tests import its modules directly.
-export { openStore, type InsertSettings, type RawRowFormat, type Store } from './connection';
+export { embeddedSessionCount, openStore, type InsertSettings, type RawRowFormat, type Store } from './connection';
 export { keepOutdatedParts } from './parts-lifetime';
 export type { StoreStatements } from './statements';
 export { isRowRejection } from './errors';

@@ -5,6 +5,8 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, expect, it } from 'vitest';
 import { ENGINE_THREAD_POOL_SIZE } from '@weft/core';
+import { embeddedSessionCount } from '../src/connection';
+import { defaultLaneOptions } from '../src/lanes';
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
@@ -31,7 +33,8 @@ it("a small statement does not wait for Node's thread pool behind the heavy and 
   expect(await smallBesideLong(ENGINE_THREAD_POOL_SIZE)).toBeLessThan(1_000);
 }, 180_000);
 
-it('npm start, the benches and the image start with that pool', () => {
+it('npm start, the benches and the image start with that pool, which holds every session of the default lanes', () => {
+  expect(embeddedSessionCount(defaultLaneOptions())).toBeLessThanOrEqual(ENGINE_THREAD_POOL_SIZE);
   const root = join(__dirname, '..', '..', '..');
   const scripts = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
   const started = Object.entries(scripts).filter(([name]) => name === 'start' || name.startsWith('bench:'));

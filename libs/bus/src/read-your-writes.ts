@@ -9,7 +9,10 @@ import type { Logger } from '@weft/core';
  * reads do not wait.
  */
 export interface ReadYourWrites {
+  /** At most the barrier's longest wait: a read goes ahead when the store is slow. */
   caughtUp(scope?: string): Promise<void>;
+  /** However long it takes: for work that must include every acknowledged write (a deletion). */
+  stored(scope?: string): Promise<void>;
 }
 
 export interface ReadBarrierOptions {
@@ -32,6 +35,10 @@ export interface ReadBarrierOptions {
  */
 export class ReadBarrier implements ReadYourWrites {
   constructor(private readonly opts: ReadBarrierOptions) {}
+
+  stored(scope?: string): Promise<void> {
+    return Promise.all(this.opts.pending(scope)).then(() => undefined);
+  }
 
   caughtUp(scope?: string): Promise<void> {
     const waits = this.opts.pending(scope);

@@ -175,6 +175,28 @@ describe('log bus', () => {
     expect(waited).toBeLessThan(2_000);
   });
 
+  it('a deletion waits for every acknowledged write however long past the read bound, and ends once they are stored', async () => {
+    const b = bus(dirOf('barrier-stored'), { flushMs: 0, caughtUpMaxMs: 100 });
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const stored: string[] = [];
+    await b.subscribe('t', async (batch) => {
+      await gate;
+      stored.push(...batch);
+    });
+    await b.publish('t', msgs(2, 'slow'));
+    let done = false;
+    const all = b.readYourWrites.stored().then(() => (done = true));
+    // Well past the read bound: a read would have gone ahead; the deletion still waits.
+    await b.readYourWrites.caughtUp();
+    await new Promise((r) => setTimeout(r, 300));
+    expect(done).toBe(false);
+    release();
+    await all;
+    expect(stored).toEqual(['slow-0', 'slow-1']);
+    await b.close();
+  });
+
   it('refuses publishes past the bound of acknowledged bytes not yet stored, and takes them again once stored', async () => {
     const b = bus(dirOf('bound'), { maxPendingBytes: 100, flushMs: 0 });
     let release!: () => void;

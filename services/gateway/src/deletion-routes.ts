@@ -7,7 +7,7 @@ import { DeletionJobs } from './deletion-jobs';
 export interface DeletionRouteDeps {
   auth: Authenticator;
   store: Store;
-  /** Resolves once the writes acknowledged so far are stored: they are deleted too. */
+  /** Resolves once the writes acknowledged so far are stored, however long that takes: they are deleted too. */
   caughtUp?: () => Promise<void>;
 }
 

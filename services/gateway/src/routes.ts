@@ -55,11 +55,13 @@ export async function gatewayRoutes(app: FastifyInstance, deps: GatewayDeps): Pr
   const caughtUp = reads ? () => reads.caughtUp() : undefined;
   const mutations = new CallMutations(ingest, store, caughtUp);
   const afterWrites = caughtUp ? { caughtUp } : {};
+  // A deletion includes every write acknowledged before it, however long storing them takes.
+  const allStored = reads ? { caughtUp: () => reads.stored() } : {};
 
   await app.register(callWriteRoutes, { auth, ingest, callBatches: converters.callBatches, mutations });
   // Weave's V2 evaluation APIs: runs, predictions and scores are calls (v2-evaluation-runs.ts).
   await app.register(v2EvaluationRunRoutes, { store, auth, ingest, mutations, ...afterWrites });
-  await app.register(deletionRoutes, { auth, store, ...afterWrites });
+  await app.register(deletionRoutes, { auth, store, ...allStored });
   await app.register(deadLetterRoutes, { auth, bus: deps.bus, store });
   await app.register(deliveryRoutes, { auth });
   await app.register(ingestSettingsRoutes, { auth, store, settings });

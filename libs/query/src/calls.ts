@@ -440,6 +440,8 @@ LIMIT 1 BY id`;
   private startPageSql(p: Params, page: PageSpec, select: string[]): string {
     const conds = this.startConds(false, spanSql(page.span, p));
     if (page.after) conds.push(afterCursor(this.keys, page.after, p));
+    // Keys are never NULL (sortKeysOf), so "not after the last row" is "up to it, included".
+    if (page.upTo) conds.push(`NOT ${afterCursor(this.keys, page.upTo, p)}`);
     return `SELECT ${select.join(', ')} FROM calls_starts
     WHERE ${conds.join(' AND ')}
     ORDER BY ${this.orderBy()}${this.narrow ? ' LIMIT 1 BY id' : ''}${CallsQueryPlan.limitOffset(p, page)}`;
@@ -588,6 +590,35 @@ LIMIT 1 BY id`;
     return this.keys[0]!.desc ? 'desc' : 'asc';
   }
 
+  /**
+   * Whether a long read may go by ranged pages (rangeCutsQuery, PageSpec.upTo): pages read
+   * straight from calls_starts in start-time order (a key range each), with no search and no
+   * narrow filter. The range, not a limit, bounds each page, so pages need not wait for the
+   * one before to know where they begin, and can be read side by side.
+   */
+  get rangedPages(): boolean {
+    return this.fromStartParts && !this.narrow && this.searches.length === 0 && this.keys[0]!.sql === 'started_at';
+  }
+
+  /**
+   * The keys (cursors, as the lines query gives them) that end the next `pages` pages of `rows`
+   * start rows after `after`: every `rows`-th row's and the last row's, each with `total`, the
+   * rows found (fewer than rows × pages: the end); none at the end. A
+   * replayed start part not yet folded has its original's keys, so it falls in the same page
+   * (where `LIMIT 1 BY id` keeps one).
+   */
+  rangeCutsQuery(after: Cursor | undefined, rows: number, pages: number): BuiltQuery {
+    const p = this.base.clone();
+    const keys = this.keys.map((k, i) => `${k.sql} AS _k${i}`);
+    const starts = this.startPageSql(p, { ...(after ? { after } : {}), limit: rows * pages }, keys);
+    const order = this.keys.map((k, i) => `_k${i} ${k.desc ? 'DESC' : 'ASC'}`).join(', ');
+    const cursor = `concat('[', arrayStringConcat([${this.keys.map((_, i) => `toJSONString(_k${i})`).join(', ')}], ','), ']')`;
+    const sql = `SELECT cursor, total FROM (
+  SELECT ${cursor} AS cursor, row_number() OVER (ORDER BY ${order}) AS n, count() OVER () AS total FROM (${starts})
+) WHERE n % ${p.int(rows)} = 0 OR n = total ORDER BY n`;
+    return { sql, params: p.values };
+  }
+
   /** Engine settings the plan's statements need (a search's: search.ts SEARCH_SETTINGS). */
   get settings(): Record<string, number> {
     return this.searches.length ? { ...SEARCH_SETTINGS } : {};
@@ -628,6 +659,8 @@ LIMIT 1 BY id`;
 /** One page: after a cursor, limited, offset; a search's page may look at a span of start times only. */
 export interface PageSpec {
   after?: Cursor;
+  /** The last row's keys, included (a ranged page: CallsQueryPlan.rangedPages). */
+  upTo?: Cursor;
   limit?: number;
   offset?: number;
   span?: StartSpan;

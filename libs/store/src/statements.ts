@@ -34,6 +34,8 @@ export interface RawStatementOptions extends StatementOptions {
 export interface StoreStatements {
   /** The tags (log_comment) of the statements begun and not yet done: what a slow close is waiting for. */
   running(): string[];
+  /** Statements running or waiting for a turn in `lanes` now (whether the engine has work beside a caller's own). */
+  busy(lanes: readonly Lane[]): number;
   /** The rows of a SELECT, as objects. */
   rows<T>(sql: string, params?: StatementParams, opts?: StatementOptions): Promise<T[]>;
   /** The first row of a SELECT, or undefined when there is none. */
@@ -259,6 +261,8 @@ export function statementsOf(engine: LaneEngine): StoreStatements & LaneRunner {
   };
   return {
     running: () => [...inFlight].map((e) => e.tag),
+    // One lane's turns may serve several lanes (WEFT_LANES=one): each counted once.
+    busy: (lanes) => [...new Set(lanes.map((l) => engine.turns[l]))].reduce((n, t) => n + t.load.running + t.load.queued, 0),
     rows,
     row: async <T>(sql: string, params?: StatementParams, opts?: StatementOptions) => (await rows<T>(sql, params, opts))[0],
     streamRows: async function* <T>(sql: string, params?: StatementParams, opts?: StatementOptions): AsyncGenerator<T> {

@@ -1,6 +1,7 @@
 import type { CallsQueryStatsReq, CallsStreamQueryReq, Call } from '@weft/api';
 import { buildCallsStatsQuery, callCosts, CallsQueryPlan, callStorageSizes, type Cursor, type PageSpec } from '@weft/query';
 import { callRef, feedbackForRefs, isDict, parseRef, resolveRefs, splitDotted } from '@weft/objects';
+import type { Lane } from '@weft/core';
 import type { Store } from '@weft/store';
 
 export interface StreamOptions {
@@ -20,6 +21,20 @@ const ENRICH_PAGE = 100;
 const CHUNK_BYTES = 256 * 1024;
 /** Query settings of the line queries: JSON strings written as JSON.stringify writes them. */
 const LINE_SETTINGS = { output_format_json_escape_forward_slashes: 0 } as const;
+
+/**
+ * A long stream (no limit, start-time order: CallsQueryPlan.rangedPages) goes on after its first
+ * page by ranged pages: a cuts statement names where the next RANGED_PAGES_PER_CUT pages end, so
+ * a page need not wait for the one before to know where it begins. A page's statement runs on
+ * one core: while the engine has nothing else to do (no statement of another lane, and none but
+ * the stream's own in the heavy lane), RANGED_PAGES_AT_ONCE are read side by side; beside other
+ * work, one at a time, as before. They run in the heavy lane (long streams are heavy work:
+ * interactive reads go first), one statement per turn, so other heavy work interleaves.
+ */
+const RANGED_PAGES_AT_ONCE = 2;
+const RANGED_PAGES_PER_CUT = 8;
+/** The lanes whose work a stream's second page at once would slow (inserts are short and not counted). */
+const SHARED_LANES = ['interactive', 'heavy', 'background'] as const;
 
 /** A fetched page: its JSONL text, how many rows, and the cursor after its last row. */
 interface Page {
@@ -50,6 +65,13 @@ export async function* streamCallLines(
   opts: StreamOptions,
 ): AsyncGenerator<Buffer> {
   const plan = new CallsQueryPlan(req);
+  for await (const page of callPages(store, plan, req, signal, opts))
+    for (let at = 0; at < page.jsonl.length; at += CHUNK_BYTES) yield page.jsonl.subarray(at, at + CHUNK_BYTES);
+}
+
+/** A stream's pages in order: keyset pages (limit after the last row's keys), then ranged ones where the plan allows. */
+async function* callPages(store: Store, plan: CallsQueryPlan, req: CallsStreamQueryReq, signal: AbortSignal, opts: StreamOptions) {
+  const ranged = plan.rangedPages && !(req.limit && req.limit > 0) && opts.pageRows > 0;
   let remaining = req.limit && req.limit > 0 ? req.limit : Infinity;
   let size = opts.pageRows > 0 ? Math.min(opts.pageRows, FIRST_PAGE_ROWS) : Infinity;
   const next = (after: Cursor | undefined, offset?: number): { limit?: number; page: Promise<Page> } => {
@@ -67,8 +89,71 @@ export async function* streamCallLines(
     remaining -= page.rows;
     // A short page (or the single unpaged query) is the end of the result; an empty one always is.
     const full: boolean = page.rows === limit || (plan.mayBeShort && page.rows > 0);
-    pending = limit !== undefined && full && remaining > 0 ? next(page.last) : undefined;
-    for (let at = 0; at < page.jsonl.length; at += CHUNK_BYTES) yield page.jsonl.subarray(at, at + CHUNK_BYTES);
+    const more: boolean = limit !== undefined && full && remaining > 0;
+    if (more && ranged) {
+      yield page;
+      yield* rangedPages(store, plan, page.last!, opts.pageRows, signal);
+      return;
+    }
+    pending = more ? next(page.last) : undefined;
+    yield page;
+  }
+}
+
+/** The pages after `after`, each a key range of `rows` start rows, RANGED_PAGES_AT_ONCE read at a time, in order. */
+async function* rangedPages(store: Store, plan: CallsQueryPlan, after: Cursor, rows: number, signal: AbortSignal): AsyncGenerator<Page> {
+  const specs = rangedPageSpecs(store, plan, after, rows, signal);
+  const reading: Promise<Page>[] = [];
+  // This stream's page statements begun and not ended (each is among the heavy lane's busy ones).
+  let own = 0;
+  const atOnce = () => (store.busy(SHARED_LANES) <= own ? RANGED_PAGES_AT_ONCE : 1);
+  const readMore = async () => {
+    while (reading.length < atOnce() && !signal.aborted) {
+      const spec = await specs.next();
+      if (spec.done) return;
+      own++;
+      const page = fetchPageOnce(store, plan, spec.value, signal, undefined, 'heavy').finally(() => own--);
+      // Settled in turn below; one read ahead and never awaited must not be an unhandled rejection.
+      page.catch(() => undefined);
+      reading.push(page);
+    }
+  };
+  try {
+    await readMore();
+    while (reading.length > 0 && !signal.aborted) {
+      const page = await reading.shift()!;
+      // The next pages are read while this one is written.
+      await readMore();
+      yield page;
+    }
+  } finally {
+    await specs.return(undefined);
+  }
+}
+
+/** The ranged pages' bounds: (after, cut₁], (cut₁, cut₂], … from cuts statements, until one finds the end. */
+async function* rangedPageSpecs(
+  store: Store,
+  plan: CallsQueryPlan,
+  after: Cursor,
+  rows: number,
+  signal: AbortSignal,
+): AsyncGenerator<PageSpec> {
+  let from = after;
+  for (;;) {
+    const q = plan.rangeCutsQuery(from, rows, RANGED_PAGES_PER_CUT);
+    const cuts = await store.rows<{ cursor: string; total: string | number }>(q.sql, q.params, {
+      name: 'calls.rangeCuts',
+      signal,
+      lane: 'heavy',
+    });
+    for (const { cursor } of cuts) {
+      const upTo = JSON.parse(cursor) as Cursor;
+      yield { after: from, upTo };
+      from = upTo;
+    }
+    // Fewer rows than asked for: the end (rows written since come with the next stream).
+    if (cuts.length === 0 || Number(cuts[cuts.length - 1]!.total) < rows * RANGED_PAGES_PER_CUT) return;
   }
 }
 
@@ -116,13 +201,26 @@ async function pageIds(store: Store, plan: CallsQueryPlan, spec: PageSpec, signa
 }
 
 /** One page as (cursor, line) rows in RowBinary: the lines compacted into JSONL, the last cursor kept. */
-async function fetchPageOnce(store: Store, plan: CallsQueryPlan, spec: PageSpec, signal: AbortSignal, picked?: string[]): Promise<Page> {
+async function fetchPageOnce(
+  store: Store,
+  plan: CallsQueryPlan,
+  spec: PageSpec,
+  signal: AbortSignal,
+  picked?: string[],
+  lane?: Lane,
+): Promise<Page> {
   const ids = picked ?? (plan.idsFirst(spec) ? await pageIds(store, plan, spec, signal) : undefined);
   if (ids?.length === 0) return { jsonl: Buffer.alloc(0), rows: 0, last: undefined };
   const { sql, params } = plan.linesQuery(spec, ids);
   const chunks: Buffer[] = [];
   const settings = { ...LINE_SETTINGS, ...plan.settings };
-  for await (const chunk of store.streamRaw(sql, params, { format: 'RowBinary', name: 'calls.lines', signal, settings }))
+  for await (const chunk of store.streamRaw(sql, params, {
+    format: 'RowBinary',
+    name: 'calls.lines',
+    signal,
+    settings,
+    ...(lane ? { lane } : {}),
+  }))
     chunks.push(chunk);
   const buf = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
   let pos = 0;

@@ -54,9 +54,9 @@ export function needsEnrichment(req: CallsStreamQueryReq): boolean {
 
 /**
  * Streams /calls/stream_query as JSONL text: ClickHouse builds each Call's line (libs/query
- * call-json.ts), pages are fetched one ahead of the socket (the next page's query runs while
- * this one is written), and `signal` aborts the query in flight when the client goes away.
- * A slow client holds at most two pages.
+ * call-json.ts), pages are fetched ahead of the socket (the next page's query runs while this
+ * one is written; a long stream's ranged pages, up to two), and `signal` aborts the queries in
+ * flight when the client goes away. A slow client holds at most three pages.
  */
 export async function* streamCallLines(
   store: Store,

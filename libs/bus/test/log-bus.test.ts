@@ -90,6 +90,18 @@ describe('local log', () => {
   });
 });
 
+/** A store that holds every batch until `release`: the values stay acknowledged and unstored meanwhile. */
+async function heldStore(b: ReturnType<typeof bus>): Promise<{ stored: string[]; release: () => void }> {
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  const stored: string[] = [];
+  await b.subscribe('t', async (batch) => {
+    await gate;
+    stored.push(...batch);
+  });
+  return { stored, release };
+}
+
 describe('log bus', () => {
   it('acknowledges once logged, before the store has the values, and stores them in batches larger than a publish', async () => {
     const b = bus(dirOf('ack'), { flushMs: 50 });
@@ -132,13 +144,7 @@ describe('log bus', () => {
     // Keys are `<scope>:<id>`; a key without one has no known scope (every read waits for it).
     const scoped = { ...lines, scopeOfKey: (k: string) => (k.includes(':') ? k.split(':')[0] : undefined) };
     const b = bus(dirOf('barrier-scoped'), { codec: scoped, flushMs: 0, caughtUpMaxMs: 5_000 });
-    let release!: () => void;
-    const gate = new Promise<void>((r) => (release = r));
-    const stored: string[] = [];
-    await b.subscribe('t', async (batch) => {
-      await gate;
-      stored.push(...batch);
-    });
+    const { stored, release } = await heldStore(b);
     await b.publish('t', [{ key: 'busy:1', value: 'busy-1' }]);
     // Another scope's read goes ahead at once while busy's write is held by the store.
     const started = performance.now();
@@ -177,13 +183,7 @@ describe('log bus', () => {
 
   it('a deletion waits for every acknowledged write however long past the read bound, and ends once they are stored', async () => {
     const b = bus(dirOf('barrier-stored'), { flushMs: 0, caughtUpMaxMs: 100 });
-    let release!: () => void;
-    const gate = new Promise<void>((r) => (release = r));
-    const stored: string[] = [];
-    await b.subscribe('t', async (batch) => {
-      await gate;
-      stored.push(...batch);
-    });
+    const { stored, release } = await heldStore(b);
     await b.publish('t', msgs(2, 'slow'));
     let done = false;
     const all = b.readYourWrites.stored().then(() => (done = true));

@@ -357,7 +357,7 @@ export class CallsQueryPlan {
       const startCols = rowCols.filter((c) => START_COLUMNS.has(c) || START_FRAGMENTS.has(c) || c === 'display_name');
       row = this.joinedSql(rowCols, false, {
         starts: this.startPageSql(p, page, ['id', ...new Set(startCols)]),
-        ids: `(${this.startPageSql(p, page, ['id'])})`,
+        ids: `(${page.after && page.upTo ? this.startSpanIdsSql(p, page.after, page.upTo) : this.startPageSql(p, page, ['id'])})`,
       });
     } else {
       // The page's ids, picked by pageIdsQuery (bound: both halves read by key, the pick run
@@ -379,6 +379,17 @@ ${row}
 ORDER BY ${this.keys.map((_, i) => `_k${i} ${this.keys[i]!.desc ? 'DESC' : 'ASC'}`).join(', ')}
 LIMIT 1 BY id`;
     return { sql, params: p.values };
+  }
+
+  /**
+   * The ids whose end rows a ranged page joins: every start row in its span of start times, a
+   * superset of the page's (the join keeps its own) read by key range alone, cheaper than the
+   * page's own conditions read a second time.
+   */
+  private startSpanIdsSql(p: Params, after: Cursor, upTo: Cursor): string {
+    const ends = [p.add(after[0], "DateTime64(6, 'UTC')"), p.add(upTo[0], "DateTime64(6, 'UTC')")];
+    const [from, to] = this.keys[0]!.desc ? [ends[1], ends[0]] : ends;
+    return `SELECT id FROM calls_starts WHERE project_id = ${this.projectSql} AND started_at >= ${from} AND started_at <= ${to}`;
   }
 
   /**

@@ -673,8 +673,13 @@ describe('alerts evaluated by weft', () => {
       }
       await expect.poll(() => everywhere.got.length, { timeout: EVENTUALLY_MS, interval: 100 }).toBe(2);
       expect(everywhere.got.map((g) => g.json.project_id).sort()).toEqual([`${E}/ent-a`, `${E}/ent-b`]);
-      const { events } = await post(api, '/alerts/events/query', { project_id: `${E}/ent-a` });
-      expect(events[0].deliveries).toEqual([expect.objectContaining({ channel_id: entityChannel.id, status: 'sent' })]);
+      // The receiver has the request before weft has its answer recorded: the log says sent soon after.
+      await expect
+        .poll(async () => (await post(api, '/alerts/events/query', { project_id: `${E}/ent-a` })).events[0]?.deliveries, {
+          timeout: EVENTUALLY_MS,
+          interval: 100,
+        })
+        .toEqual([expect.objectContaining({ channel_id: entityChannel.id, status: 'sent' })]);
       // Another entity cannot add one to ours, nor list ours.
       const mallory = clientFor(admin, await createKey(admin, 'mallory-2', ['intruder']));
       expect((await mallory.post('/alerts/channels/list', { project_id: `${E}/*` })).status).toBe(403);

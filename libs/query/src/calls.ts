@@ -329,6 +329,16 @@ export class CallsQueryPlan {
     return out;
   }
 
+  /** A row's cursor (its sort keys as a JSON array) from the keys selected as `_k0`, `_k1`, …: what afterCursor reads back. */
+  private cursorSql(): string {
+    return `concat('[', arrayStringConcat([${this.keys.map((_, i) => `toJSONString(_k${i})`).join(', ')}], ','), ']')`;
+  }
+
+  /** The sort order over the keys selected as `_k0`, `_k1`, …. */
+  private keyOrderSql(): string {
+    return this.keys.map((k, i) => `_k${i} ${k.desc ? 'DESC' : 'ASC'}`).join(', ');
+  }
+
   private orderBy(): string {
     return this.keys.map((k) => `${k.sql} ${k.desc ? 'DESC' : 'ASC'}`).join(', ');
   }
@@ -370,13 +380,12 @@ export class CallsQueryPlan {
     if (full) row = `SELECT *, ${fragmentLineSql} AS line FROM (\n${row}\n)`;
     else for (const list of callLineSelects(this.selected)) row = `SELECT *, ${list} FROM (\n${row}\n)`;
     const keys = this.keys.map((k, i) => `${k.sql} AS _k${i}`).join(', ');
-    const cursor = `concat('[', arrayStringConcat([${this.keys.map((_, i) => `toJSONString(_k${i})`).join(', ')}], ','), ']')`;
     const sql = `SELECT cursor, line FROM (
-  SELECT ${keys}, ${cursor} AS cursor, line, id FROM (
+  SELECT ${keys}, ${this.cursorSql()} AS cursor, line, id FROM (
 ${row}
   )
 )
-ORDER BY ${this.keys.map((_, i) => `_k${i} ${this.keys[i]!.desc ? 'DESC' : 'ASC'}`).join(', ')}
+ORDER BY ${this.keyOrderSql()}
 LIMIT 1 BY id`;
     return { sql, params: p.values };
   }
@@ -622,10 +631,8 @@ LIMIT 1 BY id`;
     const p = this.base.clone();
     const keys = this.keys.map((k, i) => `${k.sql} AS _k${i}`);
     const starts = this.startPageSql(p, { ...(after ? { after } : {}), limit: rows * pages }, keys);
-    const order = this.keys.map((k, i) => `_k${i} ${k.desc ? 'DESC' : 'ASC'}`).join(', ');
-    const cursor = `concat('[', arrayStringConcat([${this.keys.map((_, i) => `toJSONString(_k${i})`).join(', ')}], ','), ']')`;
     const sql = `SELECT cursor, total FROM (
-  SELECT ${cursor} AS cursor, row_number() OVER (ORDER BY ${order}) AS n, count() OVER () AS total FROM (${starts})
+  SELECT ${this.cursorSql()} AS cursor, row_number() OVER (ORDER BY ${this.keyOrderSql()}) AS n, count() OVER () AS total FROM (${starts})
 ) WHERE n % ${p.int(rows)} = 0 OR n = total ORDER BY n`;
     return { sql, params: p.values };
   }

@@ -48,8 +48,12 @@ export async function lookUpUsers(projectId: string, ids: (string | null | undef
     for (const id of fresh) inFlight.set(id, question);
   }
   const waits = [...new Set(wanted.map((id) => inFlight.get(id)).filter((p): p is Promise<void> => !!p))];
-  const aborted = new Promise<void>((resolve) => signal?.addEventListener('abort', () => resolve(), { once: true }));
+  // A page's signal lives as long as the view: its listener goes once this wait is over.
+  let onAbort = () => {};
+  const aborted = new Promise<void>((resolve) => (onAbort = resolve));
+  signal?.addEventListener('abort', onAbort, { once: true });
   await Promise.race([Promise.allSettled(waits), aborted]);
+  signal?.removeEventListener('abort', onAbort);
   return !signal?.aborted && wanted.some((id) => !!names.get(id));
 }
 

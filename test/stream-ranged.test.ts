@@ -7,8 +7,7 @@ import { startWeft, type RunningWeft } from './helpers/server';
  * calls.ts: a cuts statement names where the next pages end, two are read side by side). Whatever
  * the cuts, the stream holds exactly the calls a full read finds, once each, in order: many calls
  * share a start time (so a cut falls inside a tie), a start sent twice is one call, deleted calls
- * are left out, both directions, filtered on a start column, projected. (An offset counts start
- * rows, a replay not yet folded among them: not exact while the engine has not merged them.)
+ * are left out, both directions, after an offset, filtered on a start column, projected.
  */
 const P = 'stream/ranged';
 const CALLS = 400;
@@ -73,7 +72,7 @@ async function cutsRun(): Promise<number> {
 
 describe('a long stream read by ranged pages', () => {
   for (const direction of ['asc', 'desc'] as const) {
-    it(`holds every call once, in order (${direction}), whole, filtered and projected`, async () => {
+    it(`holds every call once, in order (${direction}), whole, after an offset, filtered and projected`, async () => {
       const before = await cutsRun();
       const whole = await api.jsonl<{ id: string; output: unknown; ended_at: string | null }>('/calls/stream_query', {
         project_id: P,
@@ -84,6 +83,14 @@ describe('a long stream read by ranged pages', () => {
       expect(whole.every((r) => r.output === 'ok' && r.ended_at !== null)).toBe(true);
       // The ranged path ran (the first page is a keyset page; the rest need cuts).
       expect(await cutsRun()).toBeGreaterThan(before);
+
+      const offset = await api.jsonl<{ id: string }>('/calls/stream_query', {
+        project_id: P,
+        sort_by: [{ field: 'started_at', direction }],
+        offset: 45,
+        columns: ['id'],
+      });
+      expect(offset.map((r) => r.id)).toEqual(expected(direction).slice(45));
 
       const filtered = await api.jsonl<{ id: string; op_name: string }>('/calls/stream_query', {
         project_id: P,

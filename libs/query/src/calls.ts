@@ -343,6 +343,14 @@ export class CallsQueryPlan {
     return this.keys.map((k) => `${k.sql} ${k.desc ? 'DESC' : 'ASC'}`).join(', ');
   }
 
+  /**
+   * An offset counts rows, so a replayed start (or end) the engine has not folded yet would count
+   * twice: a page with an offset reads FINAL (exact; ~+30 ms at 2M calls). Narrow reads fold by id.
+   */
+  private static foldsReplays(page: PageSpec, narrow: boolean): boolean {
+    return !!page.offset && !narrow;
+  }
+
   private static limitOffset(p: Params, page: PageSpec): string {
     let sql = '';
     if (page.limit !== undefined) sql += ` LIMIT ${p.int(page.limit)}`;
@@ -462,7 +470,7 @@ LIMIT 1 BY id`;
     if (page.after) conds.push(afterCursor(this.keys, page.after, p));
     // Keys are never NULL (sortKeysOf), so "not after the last row" is "up to it, included".
     if (page.upTo) conds.push(`NOT ${afterCursor(this.keys, page.upTo, p)}`);
-    return `SELECT ${select.join(', ')} FROM calls_starts
+    return `SELECT ${select.join(', ')} FROM calls_starts${CallsQueryPlan.foldsReplays(page, this.narrow) ? ' FINAL' : ''}
     WHERE ${conds.join(' AND ')}
     ORDER BY ${this.orderBy()}${this.narrow ? ' LIMIT 1 BY id' : ''}${CallsQueryPlan.limitOffset(p, page)}`;
   }
@@ -572,7 +580,7 @@ LIMIT 1 BY id`;
     if (page.after) conds.push(afterCursor(this.keys, page.after, p));
     const within = spanSql(page.span, p);
     let sql = `SELECT ${ordered ? '' : 'DISTINCT '}id FROM (
-    ${this.joinedSql(this.resolver.used, false, within ? { within } : {})}
+    ${this.joinedSql(this.resolver.used, CallsQueryPlan.foldsReplays(page, this.narrow), within ? { within } : {})}
   )${conds.length ? ` WHERE ${conds.join(' AND ')}` : ''}`;
     if (ordered) sql += `\n  ORDER BY ${this.orderBy()}${this.narrow ? ' LIMIT 1 BY id' : ''}`;
     return sql + CallsQueryPlan.limitOffset(p, page);

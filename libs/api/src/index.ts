@@ -13,7 +13,7 @@ export {
   type ThreadsStreamQueryReq,
 } from './calls';
 export { objectVersion } from './objects';
-export { tableRow, MAX_TABLE_DIFF_ROWS, type TableDiffReq } from './tables';
+export { tableRow, MAX_TABLE_DIFF_ROWS, type TableDiffEntry, type TableDiffReq, type TableDiffRes } from './tables';
 export type { CostCreateReq } from './costs';
 export { FILE_CREATE_PATH } from './files';
 export type { ChatCompletionReq, CompletionsCreateReq, EmbeddingReq, ResponsesReq, TextCompletionReq } from './inference';

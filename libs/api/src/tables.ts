@@ -68,6 +68,7 @@ export const tableDiffEntry = z.object({
   base_val: anyJson.describe('the row in the base version (null when added)'),
   val: anyJson.describe('the row in the newer version (null when removed)'),
 });
+export type TableDiffEntry = z.infer<typeof tableDiffEntry>;
 
 export const tableDiffRes = z.object({
   base_count: z.number().int(),

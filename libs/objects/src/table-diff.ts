@@ -1,17 +1,12 @@
-import { MAX_TABLE_DIFF_ROWS, type TableDiffReq } from '@weft/api';
+import { MAX_TABLE_DIFF_ROWS, type TableDiffEntry, type TableDiffReq, type TableDiffRes } from '@weft/api';
 import { badRequest, notFound } from '@weft/core';
 import { RawJson } from '@weft/digest';
 import { Params } from '@weft/query';
 import type { Store } from '@weft/store';
 import { readTableRowVals, tableRowCount } from './tables';
 
-export interface TableDiffEntryOut {
-  kind: 'added' | 'removed' | 'changed';
-  base_index: number | null;
-  index: number | null;
-  base_digest: string | null;
-  digest: string | null;
-}
+/** A difference without the rows' values (read for a page only). */
+export type TableDiffEntryOut = Omit<TableDiffEntry, 'base_val' | 'val'>;
 
 export interface RowDiff {
   entries: TableDiffEntryOut[];
@@ -106,15 +101,7 @@ async function rowDigestsOf(store: Store, projectId: string, digest: string, fie
 export async function diffTables(
   store: Store,
   req: TableDiffReq,
-): Promise<{
-  base_count: number;
-  count: number;
-  added: number;
-  removed: number;
-  changed: number;
-  unchanged: number;
-  entries: (TableDiffEntryOut & { base_val: RawJson | null; val: RawJson | null })[];
-}> {
+): Promise<Omit<TableDiffRes, 'entries'> & { entries: (TableDiffEntryOut & { base_val: RawJson | null; val: RawJson | null })[] }> {
   const [base, next] = await Promise.all([
     rowDigestsOf(store, req.project_id, req.base_digest, 'base_digest'),
     rowDigestsOf(store, req.project_id, req.digest, 'digest'),

@@ -8,6 +8,9 @@ import type { Dialect } from './upstreams';
  * (a structured-output constraint, several choices): those are refused by `unsupported()`.
  */
 
+/** OpenAI's newer chat-only fields (no completions equivalent, no vLLM one). */
+const OPENAI_CHAT_EXTRAS = ['reasoning_effort', 'service_tier', 'metadata', 'store', 'modalities', 'audio', 'prediction'];
+
 const OPENAI_FIELDS = [
   'messages',
   'model',
@@ -30,13 +33,7 @@ const OPENAI_FIELDS = [
   'tool_choice',
   'parallel_tool_calls',
   'user',
-  'reasoning_effort',
-  'service_tier',
-  'metadata',
-  'store',
-  'modalities',
-  'audio',
-  'prediction',
+  ...OPENAI_CHAT_EXTRAS,
 ];
 
 const VLLM_EXTRA = [
@@ -176,13 +173,7 @@ const CHAT_ONLY = new Set([
   'tools',
   'tool_choice',
   'parallel_tool_calls',
-  'reasoning_effort',
-  'service_tier',
-  'metadata',
-  'store',
-  'modalities',
-  'audio',
-  'prediction',
+  ...OPENAI_CHAT_EXTRAS,
   'include_reasoning',
   'add_generation_prompt',
   'continue_final_message',

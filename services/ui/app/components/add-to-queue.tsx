@@ -3,6 +3,7 @@ import { projectSpecs } from '../annotation-specs';
 import { addCallsToQueue, createQueue, listQueues } from '../queues';
 import { projectHref } from '../route';
 import { useAsync } from '../use-async';
+import { ScoresAsked } from './scores-asked';
 import { ErrorBox } from './states';
 
 const NEW = '__new__';
@@ -86,25 +87,7 @@ export function AddToQueue({ projectId, callIds }: { projectId: string; callIds:
           onInput={(e) => setName((e.target as HTMLInputElement).value)}
         />
       ) : null}
-      {choice === NEW ? (
-        <fieldset class="queue-specs">
-          <legend>Scores asked</legend>
-          {specs.loading ? <span class="muted">Loading…</span> : null}
-          {!specs.loading && specs.data?.length === 0 ? (
-            <span class="muted">No AnnotationSpecs in the project yet (thumbs and notes only).</span>
-          ) : null}
-          {specs.data?.map((s) => (
-            <label key={s.ref} class="check">
-              <input
-                type="checkbox"
-                checked={picked.includes(s.ref)}
-                onChange={() => setPicked((p) => (p.includes(s.ref) ? p.filter((x) => x !== s.ref) : [...p, s.ref]))}
-              />{' '}
-              {s.label}
-            </label>
-          ))}
-        </fieldset>
-      ) : null}
+      {choice === NEW ? <ScoresAsked specs={specs} picked={picked} setPicked={setPicked} /> : null}
       <button type="submit" class="primary" disabled={busy || choice === '' || (choice === NEW && name.trim() === '')}>
         Add {callIds.length}
       </button>

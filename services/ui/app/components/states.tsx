@@ -19,6 +19,17 @@ export function Empty({ title, children }: { title: string; children?: Component
   );
 }
 
+/** A call id the project does not hold (a link to a deleted or mistyped call). */
+export function NoSuchCall({ projectId, callId }: { projectId: string; callId: string | null | undefined }) {
+  return (
+    <Empty title="No such call">
+      <p>
+        No call <code>{callId}</code> in {projectId}.
+      </p>
+    </Empty>
+  );
+}
+
 /** An error with the server's own reason (and the field it names). */
 export function ErrorBox({ error }: { error: unknown }) {
   const e = error instanceof ApiError ? error : null;

@@ -1,33 +1,21 @@
+import type { TableDiffEntry, TableDiffRes } from '@weft/api';
 import { post } from '../api';
 import { JsonView } from '../components/json-view';
 import { Layout } from '../components/layout';
 import { Empty, ErrorBox, Loading } from '../components/states';
 import { columnsOf, rowsDigestOf, type Row } from '../datasets';
 import { fmtInt } from '../format';
+import { objectVersions } from '../objects';
 import { navigate, projectHref, type Route } from '../route';
 import type { ObjectVersion } from '../types';
 import { useAsync } from '../use-async';
 
 export const DIFF_PAGE = 100;
 
-interface DiffEntry {
-  kind: 'added' | 'removed' | 'changed';
-  base_index: number | null;
-  index: number | null;
-  base_digest: string | null;
-  digest: string | null;
-  base_val: Row | null;
-  val: Row | null;
-}
-interface Diff {
-  base_count: number;
-  count: number;
-  added: number;
-  removed: number;
-  changed: number;
-  unchanged: number;
-  entries: DiffEntry[];
-}
+/** /table/diff's answer, its rows as the view reads them. */
+type Diff = Omit<TableDiffRes, 'entries'> & {
+  entries: (Omit<TableDiffEntry, 'base_val' | 'val'> & { base_val: Row | null; val: Row | null })[];
+};
 
 const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 
@@ -45,21 +33,7 @@ export function DatasetDiffView({ projectId, objectId, route }: { projectId: str
   const baseDigest = route.params.get('base') ?? '';
   const digest = route.params.get('v') ?? 'latest';
   const page = Math.max(0, Number(route.params.get('page') ?? 0) || 0);
-  const versions = useAsync(
-    (signal) =>
-      post<{ objs: ObjectVersion[] }>(
-        '/objs/query',
-        {
-          project_id: projectId,
-          filter: { object_ids: [objectId] },
-          metadata_only: true,
-          sort_by: [{ field: 'created_at', direction: 'desc' }],
-          limit: 500,
-        },
-        signal,
-      ),
-    [projectId, objectId],
-  );
+  const versions = useAsync((signal) => objectVersions(projectId, objectId, signal), [projectId, objectId]);
   const diff = useAsync(
     async (signal) => {
       const read = (d: string) =>

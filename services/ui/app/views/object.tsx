@@ -3,6 +3,7 @@ import { JsonView } from '../components/json-view';
 import { Layout } from '../components/layout';
 import { Empty, ErrorBox, Loading } from '../components/states';
 import { fmtTime } from '../format';
+import { objectVersions } from '../objects';
 import { findRefs, parseRef, refHref } from '../refs';
 import { navigate, projectHref, type Route } from '../route';
 import type { ObjectVersion } from '../types';
@@ -11,21 +12,7 @@ import { TableRows } from './table';
 
 /** One object: its versions, the chosen version's value, a dataset's rows, and the calls that used it. */
 export function ObjectView({ projectId, objectId, route }: { projectId: string; objectId: string; route: Route }) {
-  const versions = useAsync(
-    (signal) =>
-      post<{ objs: ObjectVersion[] }>(
-        '/objs/query',
-        {
-          project_id: projectId,
-          filter: { object_ids: [objectId] },
-          metadata_only: true,
-          sort_by: [{ field: 'created_at', direction: 'desc' }],
-          limit: 500,
-        },
-        signal,
-      ),
-    [projectId, objectId],
-  );
+  const versions = useAsync((signal) => objectVersions(projectId, objectId, signal), [projectId, objectId]);
   const wanted = route.params.get('v') ?? 'latest';
   const version = useAsync(
     (signal) => post<{ obj: ObjectVersion }>('/obj/read', { project_id: projectId, object_id: objectId, digest: wanted }, signal),

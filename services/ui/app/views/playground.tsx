@@ -2,7 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { postJsonl } from '../api';
 import { Layout } from '../components/layout';
 import { Conversation, findConversation } from '../components/messages';
-import { Empty, ErrorBox, Loading } from '../components/states';
+import { Empty, ErrorBox, Loading, NoSuchCall } from '../components/states';
 import { callTokens, fmtAgo, fmtInt, fmtMs, fmtTime, latencyMs, opLabel } from '../format';
 import {
   PARAM_NAMES,
@@ -81,13 +81,7 @@ export function PlaygroundView({ projectId, callId }: { projectId: string; callI
       </div>
       {source.loading ? <Loading what="call" /> : null}
       {source.error ? <ErrorBox error={source.error} /> : null}
-      {source.data === undefined && !source.loading && !source.error ? (
-        <Empty title="No such call">
-          <p>
-            No call <code>{callId}</code> in {projectId}.
-          </p>
-        </Empty>
-      ) : null}
+      {source.data === undefined && !source.loading && !source.error ? <NoSuchCall projectId={projectId} callId={callId} /> : null}
       {!source.loading && source.data !== undefined ? (
         <Playground key={callId ?? ''} projectId={projectId} source={source.data} models={models.data ?? null} modelsError={models.error} />
       ) : null}

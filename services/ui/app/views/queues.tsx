@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { projectSpecs } from '../annotation-specs';
 import { Layout } from '../components/layout';
 import { LinkRow } from '../components/link-row';
+import { ScoresAsked } from '../components/scores-asked';
 import { Empty, ErrorBox, Loading } from '../components/states';
 import { fmtAgo, fmtInt, fmtTime } from '../format';
 import { createQueue, listQueues, queueStats, type QueueStats } from '../queues';
@@ -123,20 +124,7 @@ function NewQueueForm({ projectId }: { projectId: string }) {
         Description{' '}
         <input name="queue-description" value={description} onInput={(e) => setDescription((e.target as HTMLInputElement).value)} />
       </label>
-      <fieldset>
-        <legend>Scores asked</legend>
-        {specs.data?.length === 0 ? <span class="muted">No AnnotationSpecs in the project yet (thumbs and notes only).</span> : null}
-        {specs.data?.map((s) => (
-          <label key={s.ref} class="check">
-            <input
-              type="checkbox"
-              checked={picked.includes(s.ref)}
-              onChange={() => setPicked((p) => (p.includes(s.ref) ? p.filter((x) => x !== s.ref) : [...p, s.ref]))}
-            />{' '}
-            {s.label}
-          </label>
-        ))}
-      </fieldset>
+      <ScoresAsked specs={specs} picked={picked} setPicked={setPicked} />
       <button type="submit" class="primary" disabled={busy || name.trim() === ''}>
         Create queue
       </button>

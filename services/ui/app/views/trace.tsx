@@ -3,7 +3,7 @@ import { postJsonl } from '../api';
 import { CallDetail } from '../components/call-detail';
 import { TraceLogs } from '../components/trace-logs';
 import { Layout } from '../components/layout';
-import { Empty, ErrorBox, Loading } from '../components/states';
+import { Empty, ErrorBox, Loading, NoSuchCall } from '../components/states';
 import { exceptionHeadline } from '../exception';
 import { callLabel, callStatus, fmtMs, fmtTime, micros, type Status } from '../format';
 import { navigate, projectHref, type Route } from '../route';
@@ -267,13 +267,7 @@ export function CallRedirect({ projectId, callId }: { projectId: string; callId:
     <Layout projectId={projectId} tab="calls">
       {loading ? <Loading what="call" /> : null}
       {error ? <ErrorBox error={error} /> : null}
-      {data && data.length === 0 ? (
-        <Empty title="No such call">
-          <p>
-            No call <code>{callId}</code> in {projectId}.
-          </p>
-        </Empty>
-      ) : null}
+      {data && data.length === 0 ? <NoSuchCall projectId={projectId} callId={callId} /> : null}
     </Layout>
   );
 }

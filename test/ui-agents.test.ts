@@ -1,99 +1,53 @@
-import { readFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { ARTIFACTS_DIR, launchBrowser } from './helpers/browser';
 import { Client } from './helpers/client';
 import { clientFor, createKey, type TestKey } from './helpers/keys';
-import { REPO_ROOT } from './helpers/paths';
-import { startWeft, type RunningWeft } from './helpers/server';
+import { startModelServer, type ModelServer } from './helpers/model-server';
+import { ensureInstrumentationClients, runInstrumentedClient } from './helpers/python-clients';
+import { newDataDir, startWeft, type RunningWeft } from './helpers/server';
 
 /**
  * The web UI's Agents view (Weave 0.54's agents family) in a real headless Chromium against the
- * real all-in-one server, with two agent runs as their instrumentations export them: an OpenAI
- * Agents SDK run through openinference-instrumentation-openai-agents (the spans a real run
- * exported, libs/otlp/test/fixtures/agents.json) and an agent whose model calls are
- * opentelemetry-instrumentation-openai-v2's (latest GenAI semconv, content on the spans) under
- * the app's own `invoke_agent` span. Both show as agents and as conversations read as chats.
+ * real all-in-one server, with two agent runs made by their real clients (pinned, installed from
+ * PyPI into .cache/), their model calls through weft's /v1 front to the model stand-in: an OpenAI
+ * Agents SDK run through openinference-instrumentation-openai-agents, and a model call
+ * instrumented by opentelemetry-instrumentation-openai-v2 (latest GenAI semconv, content on the
+ * spans) under the app's own `invoke_agent` span. Both show as agents and as conversations read
+ * as chats.
  */
 const P = 'uiagents/app';
 let weft: RunningWeft;
+let upstream: ModelServer;
 let member: Client;
 let key: TestKey;
 let browser: Browser;
 const shot = (page: Page, name: string) => page.screenshot({ path: join(ARTIFACTS_DIR, `agents-${name}.png`), fullPage: true });
 
-const TRACE_V2 = 'cd'.repeat(16);
-function openaiV2Run() {
-  const at = (ms: number) => String(BigInt(Date.now() - 60_000) * 1_000_000n + BigInt(ms) * 1_000_000n);
-  const attr = (key: string, v: string | number) => ({ key, value: typeof v === 'number' ? { intValue: String(v) } : { stringValue: v } });
-  const span = (id: string, parent: string | null, name: string, ms: number, attrs: [string, string | number][]) => ({
-    traceId: TRACE_V2,
-    spanId: id.repeat(8),
-    ...(parent ? { parentSpanId: parent.repeat(8) } : {}),
-    name,
-    kind: parent ? 3 : 1,
-    startTimeUnixNano: at(ms),
-    endTimeUnixNano: at(ms + 400),
-    status: { code: 1 },
-    attributes: attrs.map(([k, v]) => attr(k, v)),
-  });
-  const conv: [string, string] = ['gen_ai.conversation.id', 'trip-planner-42'];
-  return {
-    resourceSpans: [
-      {
-        resource: { attributes: [attr('service.name', 'trip-planner')] },
-        scopeSpans: [
-          {
-            scope: { name: 'opentelemetry.instrumentation.openai_v2', version: '2.4b0' },
-            spans: [
-              span('01', null, 'invoke_agent planner', 0, [
-                conv,
-                ['gen_ai.operation.name', 'invoke_agent'],
-                ['gen_ai.agent.name', 'planner'],
-                ['gen_ai.agent.version', '3'],
-              ]),
-              span('02', '01', 'chat gpt-4o-mini', 10, [
-                conv,
-                ['gen_ai.operation.name', 'chat'],
-                ['gen_ai.provider.name', 'openai'],
-                ['gen_ai.request.model', 'gpt-4o-mini'],
-                ['gen_ai.response.model', 'gpt-4o-mini'],
-                ['gen_ai.usage.input_tokens', 42],
-                ['gen_ai.usage.output_tokens', 12],
-                ['gen_ai.input.messages', JSON.stringify([{ role: 'user', parts: [{ type: 'text', content: 'Plan a day in Lisbon' }] }])],
-                [
-                  'gen_ai.output.messages',
-                  JSON.stringify([
-                    { role: 'assistant', parts: [{ type: 'text', content: 'Morning in Alfama, then Belém.' }], finish_reason: 'stop' },
-                  ]),
-                ],
-              ]),
-            ],
-          },
-        ],
-      },
-    ],
-  };
-}
-
 beforeAll(async () => {
-  weft = await startWeft();
+  upstream = await startModelServer();
+  const dir = newDataDir('ui-agents');
+  const upstreams = join(dir, 'upstreams.json');
+  writeFileSync(upstreams, JSON.stringify({ upstreams: [{ name: 'vllm', base_url: `${upstream.url}/vllm/v1`, models: ['m-vllm'] }] }));
+  [weft] = await Promise.all([startWeft({ dataDir: dir, env: { WEFT_UPSTREAMS_FILE: upstreams } }), ensureInstrumentationClients()]);
   const api = new Client(weft.url);
   await api.post('/admin/entities/create', { name: 'uiagents' });
   key = await createKey(api, 'ui-agents', ['uiagents']);
   member = clientFor(api, key);
-  const otlp = { 'content-type': 'application/json', project_id: P };
-  const fixture = readFileSync(join(REPO_ROOT, 'libs/otlp/test/fixtures/agents.json'), 'utf8');
-  for (const body of [fixture, JSON.stringify(openaiV2Run())]) {
-    const r = await member.raw('/otel/v1/traces', body, otlp);
-    expect(r.status, r.text).toBe(200);
+  for (const mode of ['agents', 'genai-agent']) {
+    const r = await runInstrumentedClient('instrumented_openai.py', [mode, weft.url, key.key, P, join(dir, `${mode}.json`)], {
+      timeoutMs: 180_000,
+    });
+    expect(r.code, `instrumented_openai.py ${mode}: ${r.stderr}`).toBe(0);
   }
   browser = await launchBrowser();
-}, 300_000);
+}, 900_000);
 afterAll(async () => {
   await browser?.close();
   await weft?.stop();
+  await upstream?.close();
 });
 
 describe('the Agents view', () => {
@@ -155,8 +109,8 @@ describe('the Agents view', () => {
     const v2 = page.locator('.agent-turn').first();
     await expect.poll(() => v2.locator('.message').count()).toBe(2);
     expect(await v2.locator('.message.role-user').textContent()).toContain('Plan a day in Lisbon');
-    expect(await v2.locator('.message.role-assistant').textContent()).toContain('Morning in Alfama, then Belém.');
-    expect(await v2.locator('h3').textContent()).toMatch(/planner.*v3.*42 in \/ 12 out/);
+    expect(await v2.locator('.message.role-assistant').textContent()).toContain('Hello from vllm');
+    expect(await v2.locator('h3').textContent()).toMatch(/planner.*v3.*\d+ in \/ \d+ out/);
     await shot(page, 'openai-v2');
     expect(errors).toEqual([]);
   }, 180_000);

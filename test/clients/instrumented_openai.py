@@ -4,6 +4,8 @@ spans to weft's OTLP/HTTP endpoint.
 Usage: instrumented_openai.py <mode> <weft url> <api key> <project> <dump file> [<gRPC host:port>] [<front project>]
   mode: openinference   openinference-instrumentation-openai, a tool call then its answer, in a session
         genai-span      opentelemetry-instrumentation-openai-v2, latest GenAI semconv, content on spans
+        genai-agent     the same, a model call under the app's own `invoke_agent` span (an agent, its
+                        version and its conversation, as the GenAI agent conventions name them)
         agents          openai-agents + openinference-instrumentation-openai-agents, an agent with a tool
         agents-bare     the same, an agent without instructions, on the Responses API (the SDK's default
                         model) then on chat completions: one trace each
@@ -98,6 +100,25 @@ elif mode == "genai-span":
     out["versions"] = {p: version(p) for p in ["opentelemetry-instrumentation-openai-v2", "openai"]}
     client = OpenAI(base_url=f"{weft}/v1", api_key=key, max_retries=0)
     out["answers"] = chat_with_tool(client)
+elif mode == "genai-agent":
+    os.environ["OTEL_SEMCONV_STABILITY_OPT_IN"] = "gen_ai_latest_experimental"
+    os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "SPAN_ONLY"
+    from openai import OpenAI
+    from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
+
+    OpenAIInstrumentor().instrument(tracer_provider=provider)
+    out["versions"] = {p: version(p) for p in ["opentelemetry-instrumentation-openai-v2", "openai"]}
+    client = OpenAI(base_url=f"{weft}/v1", api_key=key, max_retries=0)
+    # openai-v2 instruments the model calls; the agent's own span is the app's.
+    agent = {
+        "gen_ai.operation.name": "invoke_agent",
+        "gen_ai.agent.name": "planner",
+        "gen_ai.agent.version": "3",
+        "gen_ai.conversation.id": "trip-planner-42",
+    }
+    with provider.get_tracer("trip-planner").start_as_current_span("invoke_agent planner", attributes=agent):
+        answer = client.chat.completions.create(model="m-vllm", messages=[{"role": "user", "content": "Plan a day in Lisbon"}])
+    out["answers"] = [answer.model_dump()]
 elif mode == "agents":
     from agents import Agent, OpenAIChatCompletionsModel, Runner, function_tool
     from openai import AsyncOpenAI

@@ -343,14 +343,6 @@ export class CallsQueryPlan {
     return this.keys.map((k) => `${k.sql} ${k.desc ? 'DESC' : 'ASC'}`).join(', ');
   }
 
-  /**
-   * An offset counts rows, so a replayed start (or end) the engine has not folded yet would count
-   * twice: a page with an offset reads FINAL (exact; ~+30 ms at 2M calls). Narrow reads fold by id.
-   */
-  private static foldsReplays(page: PageSpec, narrow: boolean): boolean {
-    return !!page.offset && !narrow;
-  }
-
   private static limitOffset(p: Params, page: PageSpec): string {
     let sql = '';
     if (page.limit !== undefined) sql += ` LIMIT ${p.int(page.limit)}`;
@@ -470,7 +462,7 @@ LIMIT 1 BY id`;
     if (page.after) conds.push(afterCursor(this.keys, page.after, p));
     // Keys are never NULL (sortKeysOf), so "not after the last row" is "up to it, included".
     if (page.upTo) conds.push(`NOT ${afterCursor(this.keys, page.upTo, p)}`);
-    return `SELECT ${select.join(', ')} FROM calls_starts${CallsQueryPlan.foldsReplays(page, this.narrow) ? ' FINAL' : ''}
+    return `SELECT ${select.join(', ')} FROM calls_starts
     WHERE ${conds.join(' AND ')}
     ORDER BY ${this.orderBy()}${this.narrow ? ' LIMIT 1 BY id' : ''}${CallsQueryPlan.limitOffset(p, page)}`;
   }
@@ -580,9 +572,10 @@ LIMIT 1 BY id`;
     if (page.after) conds.push(afterCursor(this.keys, page.after, p));
     const within = spanSql(page.span, p);
     let sql = `SELECT ${ordered ? '' : 'DISTINCT '}id FROM (
-    ${this.joinedSql(this.resolver.used, CallsQueryPlan.foldsReplays(page, this.narrow), within ? { within } : {})}
+    ${this.joinedSql(this.resolver.used, false, within ? { within } : {})}
   )${conds.length ? ` WHERE ${conds.join(' AND ')}` : ''}`;
-    if (ordered) sql += `\n  ORDER BY ${this.orderBy()}${this.narrow ? ' LIMIT 1 BY id' : ''}`;
+    // A replay not folded yet repeats a row: kept once where an offset counts rows (this path sorts the joined rows anyway).
+    if (ordered) sql += `\n  ORDER BY ${this.orderBy()}${this.narrow || page.offset ? ' LIMIT 1 BY id' : ''}`;
     return sql + CallsQueryPlan.limitOffset(p, page);
   }
 
@@ -642,6 +635,36 @@ LIMIT 1 BY id`;
     const sql = `SELECT cursor, total FROM (
   SELECT ${this.cursorSql()} AS cursor, row_number() OVER (ORDER BY ${this.keyOrderSql()}) AS n, count() OVER () AS total FROM (${starts})
 ) WHERE n % ${p.int(rows)} = 0 OR n = total ORDER BY n`;
+    return { sql, params: p.values };
+  }
+
+  /**
+   * Whether an offset is read as a cursor (offsetCursorQuery) before the first page, as pages
+   * read straight from calls_starts in key order are. An offset counts calls, and a replayed start
+   * the engine has not folded yet is two rows there; other pages keep each id once themselves.
+   */
+  get offsetByCursor(): boolean {
+    return this.fromStartParts && !this.narrow && this.searches.length === 0;
+  }
+
+  /**
+   * The cursor of the `offset`-th call in key order (a page after it is the page after the
+   * offset), or no row past the last. Keys alone are read in key order, and a row whose id is the
+   * row's before is a replay the engine has not folded yet (identical keys sort side by side):
+   * left out before the offset is counted. `slack` more rows than the offset are read for those
+   * replays (retried writes, folded within seconds); none (`undefined`): up to the end. At 10M
+   * calls, FINAL cannot read newest-first in key order and `LIMIT 1 BY id` hashes every id: both
+   * ×2–20 (docs/performance.md).
+   */
+  offsetCursorQuery(offset: number, slack?: number): BuiltQuery {
+    const p = this.base.clone();
+    const keys = this.keys.map((k, i) => `${k.sql} AS _k${i}`);
+    const prefix = this.startPageSql(p, slack === undefined ? {} : { limit: offset + slack }, keys);
+    const id = `_k${this.keys.length - 1}`;
+    const sql = `SELECT ${this.cursorSql()} AS cursor FROM (
+  SELECT *, lagInFrame(${id}) OVER (ORDER BY ${this.keyOrderSql()} ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) AS _previous FROM (${prefix})
+) WHERE ${id} != _previous
+ORDER BY ${this.keyOrderSql()} LIMIT 1 OFFSET ${p.int(offset - 1)}`;
     return { sql, params: p.values };
   }
 

@@ -82,7 +82,13 @@ async function* callPages(store: Store, plan: CallsQueryPlan, req: CallsStreamQu
     page.catch(() => undefined);
     return { limit, page };
   };
-  let pending: { limit?: number; page: Promise<Page> } | undefined = next(undefined, req.offset);
+  let first: { after?: Cursor; offset?: number } = { offset: req.offset };
+  if (req.offset && plan.offsetByCursor) {
+    const after = await offsetCursor(store, plan, req.offset, signal);
+    if (!after) return;
+    first = { after };
+  }
+  let pending: { limit?: number; page: Promise<Page> } | undefined = next(first.after, first.offset);
   while (pending && !signal.aborted) {
     const limit: number | undefined = pending.limit;
     const page: Page = await pending.page;
@@ -98,6 +104,20 @@ async function* callPages(store: Store, plan: CallsQueryPlan, req: CallsStreamQu
     pending = more ? next(page.last) : undefined;
     yield page;
   }
+}
+
+/**
+ * Where a read after `offset` calls begins (CallsQueryPlan.offsetCursorQuery), undefined past the
+ * last call. Read with a slack of a quarter of the offset (and 100) for replays not folded yet;
+ * where that finds no row, read again to the end, which is exact whatever the replays.
+ */
+async function offsetCursor(store: Store, plan: CallsQueryPlan, offset: number, signal: AbortSignal): Promise<Cursor | undefined> {
+  for (const slack of [Math.ceil(offset / 4) + 100, undefined]) {
+    const q = plan.offsetCursorQuery(offset, slack);
+    const row = await store.row<{ cursor: string }>(q.sql, q.params, { name: 'calls.offsetCursor', signal });
+    if (row) return JSON.parse(row.cursor) as Cursor;
+  }
+  return undefined;
 }
 
 /** The pages after `after`, each a key range of `rows` start rows, RANGED_PAGES_AT_ONCE read at a time, in order. */

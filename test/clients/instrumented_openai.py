@@ -78,6 +78,18 @@ def chat_with_tool(client):
     return [first.model_dump(), second.model_dump()]
 
 
+def openai_v2_client():
+    """An OpenAI client instrumented by opentelemetry-instrumentation-openai-v2 (latest GenAI semconv, content on spans)."""
+    os.environ["OTEL_SEMCONV_STABILITY_OPT_IN"] = "gen_ai_latest_experimental"
+    os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "SPAN_ONLY"
+    from openai import OpenAI
+    from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
+
+    OpenAIInstrumentor().instrument(tracer_provider=provider)
+    out["versions"] = {p: version(p) for p in ["opentelemetry-instrumentation-openai-v2", "openai"]}
+    return OpenAI(base_url=f"{weft}/v1", api_key=key, max_retries=0)
+
+
 if mode == "openinference":
     from openai import OpenAI
     from openinference.instrumentation import using_session, using_user
@@ -91,24 +103,10 @@ if mode == "openinference":
         with using_session("sess-oi"), using_user("user-7"):
             out["answers"] = chat_with_tool(client)
 elif mode == "genai-span":
-    os.environ["OTEL_SEMCONV_STABILITY_OPT_IN"] = "gen_ai_latest_experimental"
-    os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "SPAN_ONLY"
-    from openai import OpenAI
-    from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
-
-    OpenAIInstrumentor().instrument(tracer_provider=provider)
-    out["versions"] = {p: version(p) for p in ["opentelemetry-instrumentation-openai-v2", "openai"]}
-    client = OpenAI(base_url=f"{weft}/v1", api_key=key, max_retries=0)
+    client = openai_v2_client()
     out["answers"] = chat_with_tool(client)
 elif mode == "genai-agent":
-    os.environ["OTEL_SEMCONV_STABILITY_OPT_IN"] = "gen_ai_latest_experimental"
-    os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "SPAN_ONLY"
-    from openai import OpenAI
-    from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
-
-    OpenAIInstrumentor().instrument(tracer_provider=provider)
-    out["versions"] = {p: version(p) for p in ["opentelemetry-instrumentation-openai-v2", "openai"]}
-    client = OpenAI(base_url=f"{weft}/v1", api_key=key, max_retries=0)
+    client = openai_v2_client()
     # openai-v2 instruments the model calls; the agent's own span is the app's.
     agent = {
         "gen_ai.operation.name": "invoke_agent",

@@ -7,7 +7,8 @@ import { startWeft, type RunningWeft } from './helpers/server';
  * calls.ts: a cuts statement names where the next pages end, two are read side by side). Whatever
  * the cuts, the stream holds exactly the calls a full read finds, once each, in order: many calls
  * share a start time (so a cut falls inside a tie), a start sent twice is one call, deleted calls
- * are left out, both directions, after an offset, filtered on a start column, projected.
+ * are left out, both directions, after an offset, up to a limit, filtered on a start column,
+ * projected.
  */
 const P = 'stream/ranged';
 const CALLS = 400;
@@ -72,7 +73,7 @@ async function cutsRun(): Promise<number> {
 
 describe('a long stream read by ranged pages', () => {
   for (const direction of ['asc', 'desc'] as const) {
-    it(`holds every call once, in order (${direction}), whole, after an offset, filtered and projected`, async () => {
+    it(`holds every call once, in order (${direction}), whole, after an offset, up to a limit, filtered and projected`, async () => {
       const before = await cutsRun();
       const whole = await api.jsonl<{ id: string; output: unknown; ended_at: string | null }>('/calls/stream_query', {
         project_id: P,
@@ -91,6 +92,24 @@ describe('a long stream read by ranged pages', () => {
         columns: ['id'],
       });
       expect(offset.map((r) => r.id)).toEqual(expected(direction).slice(45));
+
+      // A limit of many ranged pages ends inside one; a limit of less than one reads keyset pages.
+      for (const [limit, from] of [
+        [250, 0],
+        [100, 45],
+        [20, 0],
+      ] as const) {
+        const before = await cutsRun();
+        const limited = await api.jsonl<{ id: string }>('/calls/stream_query', {
+          project_id: P,
+          sort_by: [{ field: 'started_at', direction }],
+          limit,
+          offset: from,
+          columns: ['id'],
+        });
+        expect(limited.map((r) => r.id)).toEqual(expected(direction).slice(from, from + limit));
+        if (limit === 250) expect(await cutsRun()).toBeGreaterThan(before);
+      }
 
       const filtered = await api.jsonl<{ id: string; op_name: string }>('/calls/stream_query', {
         project_id: P,

@@ -23,14 +23,13 @@ const CHUNK_BYTES = 256 * 1024;
 const LINE_SETTINGS = { output_format_json_escape_forward_slashes: 0 } as const;
 
 /**
- * A long stream (start-time order: CallsQueryPlan.rangedPages; no limit, or more than a ranged
- * page left of one) goes on after its first page by ranged pages: a cuts statement names where
- * the next RANGED_PAGES_PER_CUT pages end, so a page need not wait for the one before to know
- * where it begins. A page's statement runs on one core: while the engine has nothing else to do
- * (no statement of another lane, and none but the stream's own in the heavy lane),
- * RANGED_PAGES_AT_ONCE are read side by side; beside other work, one at a time, as before. They
- * run in the heavy lane (long streams are heavy work: interactive reads go first), one statement
- * per turn, so other heavy work interleaves.
+ * A long stream (no limit, start-time order: CallsQueryPlan.rangedPages) goes on after its first
+ * page by ranged pages: a cuts statement names where the next RANGED_PAGES_PER_CUT pages end, so
+ * a page need not wait for the one before to know where it begins. A page's statement runs on
+ * one core: while the engine has nothing else to do (no statement of another lane, and none but
+ * the stream's own in the heavy lane), RANGED_PAGES_AT_ONCE are read side by side; beside other
+ * work, one at a time, as before. They run in the heavy lane (long streams are heavy work:
+ * interactive reads go first), one statement per turn, so other heavy work interleaves.
  */
 const RANGED_PAGES_AT_ONCE = 2;
 const RANGED_PAGES_PER_CUT = 8;
@@ -80,8 +79,9 @@ export async function* streamCallLines(
 
 /** A stream's pages in order: keyset pages (limit after the last row's keys), then ranged ones where the plan allows. */
 async function* callPages(store: Store, plan: CallsQueryPlan, req: CallsStreamQueryReq, signal: AbortSignal, opts: StreamOptions) {
-  const ranged = plan.rangedPages && opts.pageRows > 0;
-  const rangedRows = opts.pageRows * RANGED_PAGE_SCALE;
+  // A limit is left to keyset pages: an export's 200k calls beside a team's reads were slower, and
+  // the reads too, by ranged pages (docs/performance.md).
+  const ranged = plan.rangedPages && !(req.limit && req.limit > 0) && opts.pageRows > 0;
   let remaining = req.limit && req.limit > 0 ? req.limit : Infinity;
   let size = opts.pageRows > 0 ? Math.min(opts.pageRows, FIRST_PAGE_ROWS) : Infinity;
   const next = (after: Cursor | undefined, offset?: number): { limit?: number; page: Promise<Page> } => {
@@ -106,30 +106,14 @@ async function* callPages(store: Store, plan: CallsQueryPlan, req: CallsStreamQu
     // A short page (or the single unpaged query) is the end of the result; an empty one always is.
     const full: boolean = page.rows === limit || (plan.mayBeShort && page.rows > 0);
     const more: boolean = limit !== undefined && full && remaining > 0;
-    // Ranged pages where more than one of them is left to read (a limit's last rows come as the
-    // first rows of a ranged page).
-    if (more && ranged && remaining > rangedRows) {
+    if (more && ranged) {
       yield page;
-      for await (const p of rangedPages(store, plan, page.last!, rangedRows, signal)) {
-        if (p.rows >= remaining) {
-          yield firstRows(p, remaining);
-          return;
-        }
-        remaining -= p.rows;
-        yield p;
-      }
+      yield* rangedPages(store, plan, page.last!, opts.pageRows * RANGED_PAGE_SCALE, signal);
       return;
     }
     pending = more ? next(page.last) : undefined;
     yield page;
   }
-}
-
-/** A page's first `rows` lines (the end of a limit). */
-function firstRows(page: Page, rows: number): Page {
-  let end = 0;
-  for (let i = 0; i < rows; i++) end = page.jsonl.indexOf(0x0a, end) + 1;
-  return { jsonl: page.jsonl.subarray(0, end), rows };
 }
 
 /**

@@ -34,10 +34,10 @@ const LINE_SETTINGS = { output_format_json_escape_forward_slashes: 0 } as const;
 const RANGED_PAGES_AT_ONCE = 2;
 const RANGED_PAGES_PER_CUT = 8;
 /**
- * A ranged page is this many keyset pages: the engine reads whole granules (8,192 rows) of both
- * call tables and pays a fixed cost per statement, so a 5,000-row page cost about what 10,000
- * did. Bigger pages cost memory while the stream runs (~30 MB a page, and freed pages the
- * allocators keep for a while): a smaller WEFT_QUERY_PAGE_ROWS trades speed for it
+ * While the engine has no other work, a ranged page spans this many ranges of WEFT_QUERY_PAGE_ROWS:
+ * the engine reads whole granules (8,192 rows) of both call tables and pays a fixed cost per
+ * statement, so 5,000 rows cost about what 10,000 did. Beside other work a page stays one range:
+ * Node's thread moves a page in one go (~28 MB at this size), and memory grows with it
  * (docs/performance.md).
  */
 const RANGED_PAGE_SCALE = 4;
@@ -108,7 +108,7 @@ async function* callPages(store: Store, plan: CallsQueryPlan, req: CallsStreamQu
     const more: boolean = limit !== undefined && full && remaining > 0;
     if (more && ranged) {
       yield page;
-      yield* rangedPages(store, plan, page.last!, opts.pageRows * RANGED_PAGE_SCALE, signal);
+      yield* rangedPages(store, plan, page.last!, opts.pageRows, signal);
       return;
     }
     pending = more ? next(page.last) : undefined;
@@ -130,19 +130,34 @@ async function offsetCursor(store: Store, plan: CallsQueryPlan, offset: number, 
   return undefined;
 }
 
-/** The pages after `after`, each a key range of `rows` start rows, RANGED_PAGES_AT_ONCE read at a time, in order. */
+/**
+ * The pages after `after`, each a key range of `rows` start rows (RANGED_PAGE_SCALE × as many
+ * while the engine has no other work), RANGED_PAGES_AT_ONCE read at a time, in order.
+ */
 async function* rangedPages(store: Store, plan: CallsQueryPlan, after: Cursor, rows: number, signal: AbortSignal): AsyncGenerator<Page> {
   const specs = rangedPageSpecs(store, plan, after, rows, signal);
   const reading: Promise<Page>[] = [];
   // This stream's page statements begun and not ended (each is among the heavy lane's busy ones).
   let own = 0;
-  const atOnce = () => (store.busy(SHARED_LANES) <= own ? RANGED_PAGES_AT_ONCE : 1);
+  const alone = () => store.busy(SHARED_LANES) <= own;
+  /** The next page's bounds: one range of `rows`, or RANGED_PAGE_SCALE of them joined while alone. */
+  const nextSpec = async (): Promise<PageSpec | undefined> => {
+    const first = await specs.next();
+    if (first.done) return undefined;
+    let spec = first.value;
+    for (let i = 1; i < RANGED_PAGE_SCALE && alone(); i++) {
+      const more = await specs.next();
+      if (more.done) break;
+      spec = { after: spec.after!, upTo: more.value.upTo! };
+    }
+    return spec;
+  };
   const readMore = async () => {
-    while (reading.length < atOnce() && !signal.aborted) {
-      const spec = await specs.next();
-      if (spec.done) return;
+    while (reading.length < (alone() ? RANGED_PAGES_AT_ONCE : 1) && !signal.aborted) {
+      const spec = await nextSpec();
+      if (!spec) return;
       own++;
-      const page = fetchPageOnce(store, plan, spec.value, signal, undefined, 'heavy').finally(() => own--);
+      const page = fetchPageOnce(store, plan, spec, signal, undefined, 'heavy').finally(() => own--);
       // Settled in turn below; one read ahead and never awaited must not be an unhandled rejection.
       page.catch(() => undefined);
       reading.push(page);
@@ -171,7 +186,7 @@ async function* rangedPageSpecs(
 ): AsyncGenerator<PageSpec> {
   let from = after;
   for (;;) {
-    const q = plan.rangeCutsQuery(from, rows, RANGED_PAGES_PER_CUT);
+    const q = plan.rangeCutsQuery(from, rows, RANGED_PAGES_PER_CUT * RANGED_PAGE_SCALE);
     const cuts = await store.rows<{ cursor: string; total: string | number }>(q.sql, q.params, {
       name: 'calls.rangeCuts',
       signal,
@@ -183,7 +198,7 @@ async function* rangedPageSpecs(
       from = upTo;
     }
     // Fewer rows than asked for: the end (rows written since come with the next stream).
-    if (cuts.length === 0 || Number(cuts[cuts.length - 1]!.total) < rows * RANGED_PAGES_PER_CUT) return;
+    if (cuts.length === 0 || Number(cuts[cuts.length - 1]!.total) < rows * RANGED_PAGES_PER_CUT * RANGED_PAGE_SCALE) return;
   }
 }
 

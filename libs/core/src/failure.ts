@@ -31,6 +31,25 @@ export function isRetryable(e: unknown): e is RetryableError {
   return e instanceof RetryableError;
 }
 
+const UNAVAILABLE = Symbol.for('weft.failure.unavailable');
+
+/**
+ * Marks `e` (the same object, its type and message kept) as a failure of something unavailable for
+ * now — the store down, overloaded or not answering — so the HTTP edge answers 503 with
+ * `Retry-After` where the error's own type means nothing to it.
+ */
+export function markUnavailable<E>(e: E, retryAfterSeconds = 1): E {
+  if (typeof e === 'object' && e !== null) Object.defineProperty(e, UNAVAILABLE, { value: retryAfterSeconds });
+  return e;
+}
+
+/** The seconds to wait before retrying, for a RetryableError or a failure marked unavailable; else undefined. */
+export function retryAfterOf(e: unknown): number | undefined {
+  if (e instanceof RetryableError) return e.retryAfterSeconds;
+  const after = typeof e === 'object' && e !== null ? (e as Record<symbol, unknown>)[UNAVAILABLE] : undefined;
+  return typeof after === 'number' ? after : undefined;
+}
+
 /**
  * A statement went past a cap of its lane (time, memory, rows read): the same request will fail
  * again, a narrower one (a shorter time range, a filter) will not. The HTTP edge answers 422.

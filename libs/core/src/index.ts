@@ -44,7 +44,16 @@ export { extractRefs, REF_PREFIX } from './refs';
 export { metrics, metricsRegistry } from './metrics';
 export { type Component, type HealthProbe } from './health';
 export { VERSION } from './version';
-export { isLimitExceeded, isPermanent, isRetryable, LimitExceededError, markPermanent, RetryableError } from './failure';
+export {
+  isLimitExceeded,
+  isPermanent,
+  isRetryable,
+  LimitExceededError,
+  markPermanent,
+  markUnavailable,
+  retryAfterOf,
+  RetryableError,
+} from './failure';
 export { inLane, type Lane, LANES, type StatementContext, statementContext } from './lanes';
 export { processAlive } from './process-alive';
 export { ENGINE_THREAD_POOL_SIZE, threadPoolSize, withEngineThreadPool } from './thread-pool';

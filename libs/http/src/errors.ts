@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
-import { ApiError, deliveryProjectOf, headerSafe, isApiError, isLimitExceeded, isRetryable, type Logger } from '@weft/core';
+import { ApiError, deliveryProjectOf, headerSafe, isApiError, isLimitExceeded, isRetryable, retryAfterOf, type Logger } from '@weft/core';
 import { noteRefusal } from './delivery-counts';
 
 /** The response header that repeats a 401's or 403's reason. */
@@ -9,8 +9,15 @@ export const WEFT_ERROR_HEADER = 'x-weft-error';
 /** Maps anything thrown by a route to an ApiError: the one place errors become responses. */
 export function toApiError(err: unknown): ApiError {
   if (isApiError(err)) return err;
-  if (isRetryable(err)) {
-    return new ApiError(503, err.message, { headers: { 'Retry-After': String(err.retryAfterSeconds) } });
+  const retryAfter = retryAfterOf(err);
+  if (retryAfter !== undefined) {
+    // A RetryableError's reason is written for the client; a failure marked unavailable (the
+    // store not answering) keeps its own text (addresses, engine messages) in the log.
+    const reason = isRetryable(err) ? err.message : 'temporarily unavailable (the store did not answer); retry';
+    return new ApiError(503, reason, {
+      headers: { 'Retry-After': String(retryAfter) },
+      label: isRetryable(err) ? undefined : 'unavailable',
+    });
   }
   // A statement past its lane's cap: the request asks too much at once; a narrower one succeeds.
   if (isLimitExceeded(err)) return new ApiError(422, err.message, { label: 'lane_cap' });
@@ -57,6 +64,8 @@ export function installErrorHandler(app: FastifyInstance, log: Logger): void {
     noteRefusal(request, plain.label, deliveryProjectOf(err));
     if (api.status >= 500 && api.status !== 503) {
       log.error({ err, url: request.url, reqId: request.id }, 'request failed');
+    } else if (plain.label === 'unavailable') {
+      log.warn({ err, url: request.url, reqId: request.id }, 'request refused: the store did not answer');
     }
     if (reply.raw.headersSent) {
       // A stream already started: the only honest signal left is to cut the connection.

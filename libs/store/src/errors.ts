@@ -1,4 +1,4 @@
-import { markPermanent } from '@weft/core';
+import { markPermanent, markUnavailable } from '@weft/core';
 
 /**
  * ClickHouse error kinds that mean "these rows are wrong", not "the server is unwell": retrying
@@ -90,5 +90,6 @@ export function toStoreError(e: unknown, statement?: string, signal?: AbortSigna
     code: typeof code === 'string' || typeof code === 'number' ? String(code) : undefined,
     statement,
   });
-  return kind === 'rows' ? markPermanent(err) : err;
+  // Rows refused: dead-lettered by the writer. The engine unavailable: a request answers 503.
+  return kind === 'rows' ? markPermanent(err) : kind === 'unavailable' ? markUnavailable(err) : err;
 }

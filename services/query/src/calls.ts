@@ -24,12 +24,13 @@ const LINE_SETTINGS = { output_format_json_escape_forward_slashes: 0 } as const;
 
 /**
  * A long stream (no limit, start-time order: CallsQueryPlan.rangedPages) goes on after its first
- * page by ranged pages: a cuts statement names where the next RANGED_PAGES_PER_CUT pages end, so
- * a page need not wait for the one before to know where it begins. A page's statement runs on
- * one core: while the engine has nothing else to do (no statement of another lane, and none but
- * the stream's own in the heavy lane), RANGED_PAGES_AT_ONCE are read side by side; beside other
- * work, one at a time, as before. They run in the heavy lane (long streams are heavy work:
- * interactive reads go first), one statement per turn, so other heavy work interleaves.
+ * page by ranged pages: a cuts statement names where the next ranges of WEFT_QUERY_PAGE_ROWS end
+ * (RANGED_PAGES_PER_CUT large pages' worth), so a page need not wait for the one before to know
+ * where it begins. A page's statement runs on one core: while the engine has nothing else to do
+ * (no statement of another lane, and none but the stream's own in the heavy lane),
+ * RANGED_PAGES_AT_ONCE are read side by side; beside other work, one at a time. They run in the
+ * heavy lane (long streams are heavy work: interactive reads go first), one statement per turn,
+ * so other heavy work interleaves.
  */
 const RANGED_PAGES_AT_ONCE = 2;
 const RANGED_PAGES_PER_CUT = 8;

@@ -1,5 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from './kafka-broker';
 import { ensureDebianBinary } from './debian-package';
@@ -39,14 +40,16 @@ const LOG_FORMAT = "log_format weft_test '$request_method\\t$request_uri\\t$stat
 /**
  * The shipped config with this machine's addresses: each `server <name>:<port>;` of an upstream
  * block becomes the addresses `upstreams[<name>]` gives (a name the map lacks is an error, so a new
- * upstream cannot go unnoticed), the listeners move to free loopback ports, and every file nginx
- * writes (temp bodies, access log) goes under `dir`. Nothing else changes.
+ * upstream cannot go unnoticed), the listeners move to free loopback ports, the access log goes
+ * under `dir` and the temp files (request bodies past nginx's buffer) under `tempDir`. Nothing else
+ * changes.
  */
 export function frontProxyConfig(
   conf: string,
   upstreams: Record<string, string[]>,
   ports: { http: number; grpc: number },
   dir: string,
+  tempDir = dir,
 ): string {
   const used = new Set<string>();
   let out = conf.replace(/upstream\s+([\w-]+)\s*\{([^}]*)\}/g, (_block, name: string, body: string) => {
@@ -69,7 +72,7 @@ export function frontProxyConfig(
   const local = [
     LOG_FORMAT,
     `access_log ${join(dir, 'access.log')} weft_test;`,
-    ...['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((t) => `${t}_temp_path ${join(dir, `${t}_temp`)};`),
+    ...['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((t) => `${t}_temp_path ${join(tempDir, `${t}_temp`)};`),
   ];
   if (!/^http\s*\{/m.test(out)) throw new Error('nginx.conf has no http block');
   return out.replace(/^http\s*\{/m, `http {\n  ${local.join('\n  ')}`);
@@ -87,11 +90,14 @@ export async function startFrontProxy(
 ): Promise<FrontProxy> {
   const nginx = ensureNginx();
   mkdirSync(dir, { recursive: true });
-  // Run as root, nginx's workers are `nobody`: they must reach the temp dirs below.
-  chmodSync(dir, 0o755);
+  // Run as root, nginx's workers are `nobody`: they write request bodies past nginx's buffer to
+  // its temp dirs, which must be reachable by them — not under a checkout in a private (0700)
+  // directory, as a CI's fresh clone may be (every such body was a 500 there).
+  const tempDir = mkdtempSync(join(tmpdir(), 'weft-nginx-'));
+  chmodSync(tempDir, 0o755);
   const ports = { http: await freePort(), grpc: await freePort() };
   const confPath = join(dir, 'nginx.conf');
-  writeFileSync(confPath, frontProxyConfig(conf, upstreams, ports, dir));
+  writeFileSync(confPath, frontProxyConfig(conf, upstreams, ports, dir, tempDir));
   // Debian's nginx also reads its mime.types etc. relative to the prefix; the shipped file includes none.
   const args = ['-p', dir, '-c', confPath, '-g', `daemon off; pid ${join(dir, 'nginx.pid')}; error_log ${join(dir, 'error.log')} warn;`];
   const test = spawnSync(nginx, [...args, '-t'], { encoding: 'utf8' });
@@ -130,12 +136,14 @@ export async function startFrontProxy(
           return { method, uri, status: Number(status), upstream };
         }),
     async stop() {
-      if (proc.exitCode !== null || proc.signalCode !== null) return;
-      // SIGQUIT: graceful (workers finish their requests); SIGKILL if it lingers.
-      proc.kill('SIGQUIT');
-      const force = setTimeout(() => proc.kill('SIGKILL'), 10_000);
-      await exited;
-      clearTimeout(force);
+      if (proc.exitCode === null && proc.signalCode === null) {
+        // SIGQUIT: graceful (workers finish their requests); SIGKILL if it lingers.
+        proc.kill('SIGQUIT');
+        const force = setTimeout(() => proc.kill('SIGKILL'), 10_000);
+        await exited;
+        clearTimeout(force);
+      }
+      rmSync(tempDir, { recursive: true, force: true });
     },
   };
 }

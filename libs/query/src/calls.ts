@@ -329,6 +329,11 @@ export class CallsQueryPlan {
     return out;
   }
 
+  /** The sort keys selected as `_k0`, `_k1`, … (what cursorSql and keyOrderSql read). */
+  private keySelects(): string[] {
+    return this.keys.map((k, i) => `${k.sql} AS _k${i}`);
+  }
+
   /** A row's cursor (its sort keys as a JSON array) from the keys selected as `_k0`, `_k1`, …: what afterCursor reads back. */
   private cursorSql(): string {
     return `concat('[', arrayStringConcat([${this.keys.map((_, i) => `toJSONString(_k${i})`).join(', ')}], ','), ']')`;
@@ -379,7 +384,7 @@ export class CallsQueryPlan {
     }
     if (full) row = `SELECT *, ${fragmentLineSql} AS line FROM (\n${row}\n)`;
     else for (const list of callLineSelects(this.selected)) row = `SELECT *, ${list} FROM (\n${row}\n)`;
-    const keys = this.keys.map((k, i) => `${k.sql} AS _k${i}`).join(', ');
+    const keys = this.keySelects().join(', ');
     const sql = `SELECT cursor, line FROM (
   SELECT ${keys}, ${this.cursorSql()} AS cursor, line, id FROM (
 ${row}
@@ -630,7 +635,7 @@ LIMIT 1 BY id`;
    */
   rangeCutsQuery(after: Cursor | undefined, rows: number, pages: number): BuiltQuery {
     const p = this.base.clone();
-    const keys = this.keys.map((k, i) => `${k.sql} AS _k${i}`);
+    const keys = this.keySelects();
     const starts = this.startPageSql(p, { ...(after ? { after } : {}), limit: rows * pages }, keys);
     const sql = `SELECT cursor, total FROM (
   SELECT ${this.cursorSql()} AS cursor, row_number() OVER (ORDER BY ${this.keyOrderSql()}) AS n, count() OVER () AS total FROM (${starts})
@@ -658,7 +663,7 @@ LIMIT 1 BY id`;
    */
   offsetCursorQuery(offset: number, slack?: number): BuiltQuery {
     const p = this.base.clone();
-    const keys = this.keys.map((k, i) => `${k.sql} AS _k${i}`);
+    const keys = this.keySelects();
     const prefix = this.startPageSql(p, slack === undefined ? {} : { limit: offset + slack }, keys);
     const id = `_k${this.keys.length - 1}`;
     const sql = `SELECT ${this.cursorSql()} AS cursor FROM (

@@ -701,6 +701,19 @@ describe('/analytics/query', () => {
     const bad = await as(alice).post('/calls/export', { ...body, format: 'xlsx' });
     expect(bad.status).toBe(422);
     expect(bad.body.field).toBe('format');
+
+    // The process's one named pipe serves export after export: after a refused one, two at once, each whole.
+    const both = await Promise.all([download('parquet'), download('parquet')]);
+    for (const [i, bytes] of both.entries()) {
+      const file = join(dir, `again-${i}.parquet`);
+      writeFileSync(file, bytes);
+      const again = await promisify(execFile)(python, [
+        '-c',
+        'import sys, pyarrow.parquet as pq; print(pq.read_table(sys.argv[1]).num_rows)',
+        file,
+      ]);
+      expect(Number(again.stdout)).toBe(failed.length);
+    }
   });
 
   it("Parquet keeps an output's JSON text whatever its type, as CSV does", async () => {

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
-import { closeSync, constants, createReadStream, createWriteStream, openSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { closeSync, constants, createReadStream, createWriteStream, openSync, rmSync } from 'node:fs';
+import { lstat, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -24,11 +24,10 @@ export async function sendParquet(
   convert: (input: string, output: string) => Promise<void>,
 ): Promise<void> {
   const parquet = await oneAtATime(async () => {
+    const input = await namedPipe();
     const dir = await mkdtemp(join(tmpdir(), 'weft-export-'));
     try {
-      const input = join(dir, 'rows.jsonl');
       const output = join(dir, 'rows.parquet');
-      await promisify(execFile)('mkfifo', ['-m', '600', input]);
       const converted = convert(input, output);
       // A conversion refused before it opened the pipe would leave the writer waiting to open it.
       converted.catch(() => closeSync(openSync(input, constants.O_RDONLY | constants.O_NONBLOCK)));
@@ -65,6 +64,30 @@ async function writeLines(pipe: string, lines: AsyncIterable<Buffer | string>): 
   } finally {
     await Promise.race([new Promise<void>((resolve) => out.end(() => resolve())), failed]).catch(() => out.destroy());
   }
+}
+
+/**
+ * The process's one named pipe, made on first use and kept: conversions run one at a time, so one
+ * serves them all, and making one runs `mkfifo` in a child process, whose spawn holds Node's thread
+ * for ~0.1 s once the process is large (every request waits). Made again if something removed it.
+ */
+let pipe: Promise<string> | undefined;
+async function namedPipe(): Promise<string> {
+  if (pipe) {
+    const path = await pipe;
+    const found = await lstat(path).catch(() => undefined);
+    if (found?.isFIFO()) return path;
+    pipe = undefined;
+  }
+  pipe ??= (async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'weft-pipe-'));
+    process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+    const path = join(dir, 'rows.jsonl');
+    await promisify(execFile)('mkfifo', ['-m', '600', path]);
+    return path;
+  })();
+  pipe.catch(() => (pipe = undefined));
+  return pipe;
 }
 
 let turn: Promise<unknown> = Promise.resolve();

@@ -29,7 +29,14 @@ const INGEST_RATE = Number(process.env.BENCH_INGEST_RATE ?? (SOAK ? 2000 : 5000)
 /** Calls per ingest request: one every 100 ms makes the rate. */
 const INGEST_BATCH = Math.max(1, Math.round(INGEST_RATE / 10));
 const BIG = 'bench/main';
-const SMALL = 'bench/small';
+/**
+ * The small project (the count's, and the one written to): a new one for each run (set below), so
+ * that it is small — it holds only what the run writes, where one name kept across runs had grown
+ * to 18M calls on a reused data dir, larger than the big project.
+ */
+let SMALL = 'bench/small';
+/** This run's ids differ from an earlier run's on the same data dir (a reused id would be a second start row). */
+const RUN = Date.now().toString(36);
 const auth = { authorization: basicAuth(HARNESS_API_KEY), 'content-type': 'application/json' };
 
 type Class =
@@ -144,8 +151,6 @@ async function exportOnce(rec: Recorder): Promise<void> {
 }
 
 let written = 0;
-/** This run's ids differ from an earlier run's on the same data dir (a reused id would be a second start row). */
-const RUN = Date.now().toString(36);
 async function ingestBatch(rec: Recorder, n: number): Promise<void> {
   const now = new Date().toISOString();
   const batch = Array.from({ length: n }, () => {
@@ -333,6 +338,7 @@ console.log(`# bench:team — ${N} calls, ${SOAK ? 'soak' : 'team'} ${SECONDS} s
 // BENCH_LANES=separate|one: that run alone (e.g. again once the facts are built).
 for (const lanes of SOAK ? ['separate'] : process.env.BENCH_LANES ? [process.env.BENCH_LANES] : ['separate', 'one']) {
   process.env.WEFT_LANES = lanes;
+  SMALL = `bench/small-${RUN}-${lanes}`;
   const started = await startBenchWeft('team');
   url = started.url;
   const have = Number(

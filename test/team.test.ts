@@ -139,4 +139,30 @@ describe('a team at once', () => {
     expect(small.body.count).toBe(1);
     for (const r of await Promise.all(heavy)) expect([200, 429]).toContain(r.status);
   });
+
+  it("a search's pages and count take turns in the heavy lane; a page by keys takes none there", async () => {
+    const heavyTurns = () => metric('weft_lane_wait_seconds_count', 'heavy');
+    const query = {
+      $expr: { $contains: { input: { $getField: 'inputs.text' }, substr: { $literal: 'REFUNDS' }, case_insensitive: true } },
+    };
+    const before = await heavyTurns();
+    const found = await as(alice).jsonl<{ id: string }>('/calls/stream_query', {
+      project_id: A,
+      limit: 5,
+      sort_by: [{ field: 'started_at', direction: 'desc' }],
+      query,
+    });
+    expect(found.map((c) => c.id)).toEqual([CALLS - 3, CALLS - 7, CALLS - 11, CALLS - 15, CALLS - 19].map((n) => `c${n}`));
+    const counted = await as(alice).post('/calls/query_stats', { project_id: A, query });
+    expect(counted.body.count).toBe(CALLS / 4);
+    const afterSearch = await heavyTurns();
+    expect(afterSearch - before).toBeGreaterThanOrEqual(2);
+    const page = await as(alice).jsonl<{ id: string }>('/calls/stream_query', {
+      project_id: A,
+      limit: 5,
+      sort_by: [{ field: 'started_at', direction: 'desc' }],
+    });
+    expect(page).toHaveLength(5);
+    expect(await heavyTurns()).toBe(afterSearch);
+  });
 });

@@ -130,6 +130,15 @@ const laneVars = {
   WEFT_LANE_CONNECTIONS: laneValues({ ingest: 1, interactive: 2, heavy: 2, background: 2 }),
   /** Engine threads a statement of the lane may use (max_threads); 0 = the engine's default (all cores). */
   WEFT_LANE_THREADS: laneValues({ ingest: 0, interactive: 0, heavy: 1, background: 1 }),
+  /**
+   * The nice value of a statement's engine threads per lane (os_thread_priority; 0 = as the
+   * process): heavy and background threads yield the cores to interactive reads and to Node's own
+   * thread, which serves every request. The engine applies it where it may (CAP_SYS_NICE).
+   */
+  WEFT_LANE_NICE: laneValues({ ingest: 0, interactive: 0, heavy: 10, background: 19 }).refine(
+    (nice) => Object.values(nice).every((n) => n <= 19),
+    'a nice value is at most 19',
+  ),
   /** A statement's time cap per lane, seconds (max_execution_time); past it: 422 naming what to narrow. 0 = none. */
   WEFT_LANE_MAX_SECONDS: laneValues({ ingest: 0, interactive: 30, heavy: 300, background: 3600 }),
   /** A statement's memory cap per lane, MiB (max_memory_usage); 0 = none. */
@@ -190,6 +199,7 @@ export const laneConfig = z.object(laneVars).transform((c) => ({
   shared: c.WEFT_LANES === 'one',
   connections: c.WEFT_LANE_CONNECTIONS,
   threads: c.WEFT_LANE_THREADS,
+  nice: c.WEFT_LANE_NICE,
   maxSeconds: c.WEFT_LANE_MAX_SECONDS,
   maxMemoryMb: c.WEFT_LANE_MAX_MEMORY_MB,
   maxRows: c.WEFT_LANE_MAX_ROWS,

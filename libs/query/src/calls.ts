@@ -606,6 +606,11 @@ LIMIT 1 BY id`;
     return [...this.idConds, ...this.searches.map((s) => s()), ...this.conds];
   }
 
+  /** Whether the query searches text ($contains, $like…): its reads are heavy work, not a page by keys. */
+  get searching(): boolean {
+    return this.searches.length > 0;
+  }
+
   /**
    * The direction a search's page is read in by start time, when it can be read a span at a time
    * (a search, sorted by started_at first): its first `limit` rows within a span next to the

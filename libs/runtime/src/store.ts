@@ -26,6 +26,7 @@ export type StoreConfig = Pick<
       Config,
       | 'WEFT_LANE_CONNECTIONS'
       | 'WEFT_LANE_THREADS'
+      | 'WEFT_LANE_NICE'
       | 'WEFT_LANE_MAX_SECONDS'
       | 'WEFT_LANE_MAX_MEMORY_MB'
       | 'WEFT_LANE_MAX_ROWS'

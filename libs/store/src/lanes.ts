@@ -2,7 +2,7 @@ import type { ClickHouseSettings } from '@clickhouse/client';
 import { type Lane, LANES, type LaneConfig, laneConfig, metrics, RetryableError } from '@weft/core';
 
 /** What the store reads of the lanes' configuration (docs/operations.md, "Lanes"). */
-export type LaneOptions = Pick<LaneConfig, 'connections' | 'threads' | 'maxSeconds' | 'maxMemoryMb' | 'maxRows' | 'queueMs'> & {
+export type LaneOptions = Pick<LaneConfig, 'connections' | 'threads' | 'nice' | 'maxSeconds' | 'maxMemoryMb' | 'maxRows' | 'queueMs'> & {
   /** One connection for every statement and no lane settings: how weft ran before lanes (bench:team's control). */
   shared?: boolean;
 };
@@ -23,6 +23,7 @@ export function laneSettings(lane: Lane, opts: LaneOptions): ClickHouseSettings 
   if (opts.shared) return s;
   if (lane !== 'ingest') s.priority = String(PRIORITY[lane]);
   if (opts.threads[lane] > 0) s.max_threads = opts.threads[lane];
+  if (opts.nice[lane] > 0) s.os_thread_priority = String(opts.nice[lane]);
   if (opts.maxSeconds[lane] > 0) s.max_execution_time = opts.maxSeconds[lane];
   if (opts.maxMemoryMb[lane] > 0) s.max_memory_usage = String(opts.maxMemoryMb[lane] * 1024 * 1024);
   if (opts.maxRows[lane] > 0) s.max_rows_to_read = String(opts.maxRows[lane]);

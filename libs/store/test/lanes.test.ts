@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -91,13 +91,47 @@ describe('engine lanes (embedded)', () => {
     const store = storeWith();
     try {
       const lane = await inLane('background', () =>
-        store.row<{ t: string; p: string }>("SELECT getSetting('max_threads') AS t, getSetting('priority') AS p"),
+        store.row<{ t: string; p: string; n: string }>(
+          "SELECT getSetting('max_threads') AS t, getSetting('priority') AS p, getSetting('os_thread_priority') AS n",
+        ),
       );
-      expect(lane).toEqual({ t: 1, p: 10 });
+      expect(lane).toEqual({ t: 1, p: 10, n: 19 });
       const abort = new AbortController();
       abort.abort();
       await expect(inLane('heavy', () => store.rows('SELECT 1'), abort.signal)).rejects.toMatchObject({ kind: 'aborted' });
     } finally {
+      await store.close();
+    }
+  });
+
+  it("a heavy statement's engine threads run at the lane's nice value, where the process may set one", async () => {
+    const store = storeWith();
+    const abort = new AbortController();
+    try {
+      const running = store.rows(LONG, { n: 5_000_000_000, r: 5 }, { lane: 'heavy', signal: abort.signal }).catch(() => undefined);
+      // The nice value is the 19th field of a thread's stat, the 17th after its name.
+      const nicedThreads = () =>
+        readdirSync('/proc/self/task').filter((t) => {
+          const stat = readFileSync(`/proc/self/task/${t}/stat`, 'utf8');
+          return Number(stat.slice(stat.lastIndexOf(') ') + 2).split(' ')[16]) === 10;
+        }).length;
+      const capabilities = BigInt(`0x${/CapEff:\s*(\w+)/.exec(readFileSync('/proc/self/status', 'utf8'))![1]}`);
+      const mayNice = ((capabilities >> 23n) & 1n) === 1n; // CAP_SYS_NICE
+      if (mayNice) await expect.poll(nicedThreads, { timeout: 5000, interval: 50 }).toBeGreaterThan(0);
+      else {
+        // Without the capability the engine leaves its threads as they are, and the statement runs all the same.
+        await new Promise((r) => setTimeout(r, 500));
+        expect(nicedThreads()).toBe(0);
+      }
+      // An interactive statement's threads stay at the process's own value.
+      const own = await store.row<{ n: string }>("SELECT getSetting('os_thread_priority') AS n");
+      expect(Number(own!.n)).toBe(0);
+      abort.abort();
+      await running;
+      // Its threads are back at the process's value once it ends: the next statement on them may be anyone's.
+      await expect.poll(nicedThreads, { timeout: 2000, interval: 50 }).toBe(0);
+    } finally {
+      abort.abort();
       await store.close();
     }
   });

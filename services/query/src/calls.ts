@@ -83,12 +83,15 @@ async function* callPages(store: Store, plan: CallsQueryPlan, req: CallsStreamQu
   // A limit is left to keyset pages: an export's 200k calls beside a team's reads were slower, and
   // the reads too, by ranged pages (docs/performance.md).
   const ranged = plan.rangedPages && !(req.limit && req.limit > 0) && opts.pageRows > 0;
+  // A search's pages read calls by their text index, for up to seconds: heavy work, so that a
+  // search never holds the connections a person's page or count waits for (docs/operations.md, "Lanes").
+  const lane: Lane | undefined = plan.searching ? 'heavy' : undefined;
   let remaining = req.limit && req.limit > 0 ? req.limit : Infinity;
   let size = opts.pageRows > 0 ? Math.min(opts.pageRows, FIRST_PAGE_ROWS) : Infinity;
   const next = (after: Cursor | undefined, offset?: number): { limit?: number; page: Promise<Page> } => {
     const limit = Number.isFinite(Math.min(size, remaining)) ? Math.min(size, remaining) : undefined;
     size = Math.min(opts.pageRows, size * 5);
-    const page = fetchPage(store, plan, { after, limit, offset }, signal);
+    const page = fetchPage(store, plan, { after, limit, offset }, signal, lane);
     // Settled by the loop below; a page fetched ahead and never awaited must not be an unhandled rejection.
     page.catch(() => undefined);
     return { limit, page };
@@ -216,34 +219,35 @@ const SEARCH_SPANS_MS = Array.from({ length: 9 }, (_, i) => 5 * 60_000 * 4 ** i)
  * time from the page's start: once a span holds the page, the rows after it come later in the
  * order, so the page is the same as the whole read's.
  */
-async function fetchPage(store: Store, plan: CallsQueryPlan, spec: PageSpec, signal: AbortSignal): Promise<Page> {
+async function fetchPage(store: Store, plan: CallsQueryPlan, spec: PageSpec, signal: AbortSignal, lane?: Lane): Promise<Page> {
   const order = plan.searchSpanOrder;
-  if (!order || spec.limit === undefined) return fetchPageOnce(store, plan, spec, signal);
+  if (!order || spec.limit === undefined) return fetchPageOnce(store, plan, spec, signal, undefined, lane);
   // After a cursor, from its start time (the first key); else from the project's first or last start.
   const after = spec.after?.[0];
   let start: string;
   if (typeof after === 'string') start = after;
   else {
     const q = plan.startEdgeQuery(order);
-    const edge = await store.row<{ at: string }>(q.sql, q.params, { name: 'calls.searchEdge', signal });
+    const edge = await store.row<{ at: string }>(q.sql, q.params, { name: 'calls.searchEdge', signal, ...(lane ? { lane } : {}) });
     if (!edge) return { jsonl: Buffer.alloc(0), rows: 0, last: undefined };
     start = edge.at;
   }
   for (const ms of SEARCH_SPANS_MS) {
     const spanned: PageSpec = { ...spec, span: { from: start, ms, order } };
     // Where a page's ids are picked first, only that pick runs for a span that turns out short.
-    const ids = plan.idsFirst(spanned) ? await pageIds(store, plan, spanned, signal) : undefined;
+    const ids = plan.idsFirst(spanned) ? await pageIds(store, plan, spanned, signal, lane) : undefined;
     if (ids && ids.length < spec.limit) continue;
-    const page = await fetchPageOnce(store, plan, spanned, signal, ids);
+    const page = await fetchPageOnce(store, plan, spanned, signal, ids, lane);
     if (page.rows >= spec.limit) return page;
   }
-  return fetchPageOnce(store, plan, spec, signal);
+  return fetchPageOnce(store, plan, spec, signal, undefined, lane);
 }
 
 /** The ids of a page picked from joined rows in their own query (CallsQueryPlan.idsFirst). */
-async function pageIds(store: Store, plan: CallsQueryPlan, spec: PageSpec, signal: AbortSignal): Promise<string[]> {
+async function pageIds(store: Store, plan: CallsQueryPlan, spec: PageSpec, signal: AbortSignal, lane?: Lane): Promise<string[]> {
   const q = plan.pageIdsQuery(spec);
-  return (await store.rows<{ id: string }>(q.sql, q.params, { name: 'calls.pageIds', signal, settings: plan.settings })).map((r) => r.id);
+  const opts = { name: 'calls.pageIds', signal, settings: plan.settings, ...(lane ? { lane } : {}) };
+  return (await store.rows<{ id: string }>(q.sql, q.params, opts)).map((r) => r.id);
 }
 
 /** One page as (cursor, line) rows in RowBinary: the lines compacted into JSONL, the last cursor kept. */
@@ -255,7 +259,7 @@ async function fetchPageOnce(
   picked?: string[],
   lane?: Lane,
 ): Promise<Page> {
-  const ids = picked ?? (plan.idsFirst(spec) ? await pageIds(store, plan, spec, signal) : undefined);
+  const ids = picked ?? (plan.idsFirst(spec) ? await pageIds(store, plan, spec, signal, lane) : undefined);
   if (ids?.length === 0) return { jsonl: Buffer.alloc(0), rows: 0, last: undefined };
   const { sql, params } = plan.linesQuery(spec, ids);
   const chunks: Buffer[] = [];
@@ -480,6 +484,8 @@ export async function countCalls(
   const row = await store.row<{ count: number; total_storage_size_bytes?: number | null }>(sql, params, {
     name: 'calls.count',
     settings: plan.settings,
+    // A search's count reads the text index as its pages do: heavy work (streamCallLines).
+    ...(plan.searching ? { lane: 'heavy' as const } : {}),
   });
   const out: { count: number; total_storage_size_bytes?: number | null } = { count: Number(row?.count ?? 0) };
   if (req.include_total_storage_size)

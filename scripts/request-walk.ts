@@ -1,7 +1,8 @@
 /**
  * The source files (and packages) one request runs code in: V8's precise coverage of the
- * all-in-one server in this process, taken around one request (after one like it), for a route
- * with a body of its own. Run from a checkout: `npx tsx <this file> /analytics/query`.
+ * all-in-one server in this process, taken around each of two requests (after a first one like
+ * them, not measured), the files both ran. Routes with a body here: /analytics/query,
+ * /call/upsert_batch, /calls/stream_query. Run from a checkout: `npx tsx scripts/request-walk.ts /analytics/query`.
  */
 import { Session } from 'node:inspector/promises';
 import { resolve } from 'node:path';
@@ -12,7 +13,6 @@ const root = resolve(process.cwd());
 process.env.LOG_LEVEL = 'warn';
 const { startBenchWeft } = await import(pathToFileURL(resolve(root, 'bench/bench-weft.ts')).href);
 const { basicAuth, HARNESS_API_KEY } = await import('@weft/harness');
-const started = await startBenchWeft('walk');
 const headers = { authorization: basicAuth(HARNESS_API_KEY), 'content-type': 'application/json' };
 const P = 'walk/p';
 let n = 0;
@@ -34,8 +34,11 @@ const bodies: Record<string, () => unknown> = {
   '/calls/stream_query': () => ({ project_id: P, limit: 10 }),
   '/analytics/query': () => ({ project_id: P, dimensions: ['op', 'time'], metrics: ['count', 'latency_p50_ms'], bucket: 'day' }),
 };
+const body = bodies[route];
+if (!body) throw new Error(`no request body for ${route}: one of ${Object.keys(bodies).join(', ')}`);
+const started = await startBenchWeft('walk');
 const send = async () => {
-  const r = await fetch(`${started.url}${route}`, { method: 'POST', headers, body: JSON.stringify(bodies[route]!()) });
+  const r = await fetch(`${started.url}${route}`, { method: 'POST', headers, body: JSON.stringify(body()) });
   await r.text();
   if (r.status !== 200) throw new Error(`${route}: ${r.status}`);
 };
@@ -47,6 +50,7 @@ const session = new Session();
 session.connect();
 await session.post('Profiler.enable');
 await session.post('Profiler.startPreciseCoverage', { callCount: true, detailed: false });
+const rootUrl = `${pathToFileURL(root).href}/`;
 const sets: Set<string>[] = [];
 for (let i = 0; i < 2; i++) {
   await session.post('Profiler.takePreciseCoverage');
@@ -56,9 +60,8 @@ for (let i = 0; i < 2; i++) {
   const { result } = await session.post('Profiler.takePreciseCoverage');
   const files = new Set<string>();
   for (const script of result) {
-    if (!script.url.startsWith(pathToFileURL(root).href) || script.url.includes('/node_modules/')) continue;
-    if (script.functions.some((f) => f.functionName !== '' && f.ranges[0]!.count > 0))
-      files.add(script.url.slice(pathToFileURL(root).href.length + 1));
+    if (!script.url.startsWith(rootUrl) || script.url.includes('/node_modules/')) continue;
+    if (script.functions.some((f) => f.functionName !== '' && f.ranges[0]!.count > 0)) files.add(script.url.slice(rootUrl.length));
   }
   sets.push(files);
 }

@@ -617,7 +617,7 @@ LIMIT 1 BY id`;
    * page's start are the first overall once the span holds that many (services/query calls.ts).
    */
   get searchSpanOrder(): 'asc' | 'desc' | null {
-    if (this.searches.length === 0 || this.keys[0]!.sql !== 'started_at') return null;
+    if (!this.searching || this.keys[0]!.sql !== 'started_at') return null;
     return this.keys[0]!.desc ? 'desc' : 'asc';
   }
 
@@ -628,7 +628,7 @@ LIMIT 1 BY id`;
    * one before to know where they begin, and can be read side by side.
    */
   get rangedPages(): boolean {
-    return this.fromStartParts && !this.narrow && this.searches.length === 0 && this.keys[0]!.sql === 'started_at';
+    return this.fromStartParts && !this.narrow && !this.searching && this.keys[0]!.sql === 'started_at';
   }
 
   /**
@@ -654,7 +654,7 @@ LIMIT 1 BY id`;
    * the engine has not folded yet is two rows there; other pages keep each id once themselves.
    */
   get offsetByCursor(): boolean {
-    return this.fromStartParts && !this.narrow && this.searches.length === 0;
+    return this.fromStartParts && !this.narrow && !this.searching;
   }
 
   /**
@@ -680,7 +680,7 @@ ORDER BY ${this.keyOrderSql()} LIMIT 1 OFFSET ${p.int(offset - 1)}`;
 
   /** Engine settings the plan's statements need (a search's: search.ts SEARCH_SETTINGS). */
   get settings(): Record<string, number> {
-    return this.searches.length ? { ...SEARCH_SETTINGS } : {};
+    return this.searching ? { ...SEARCH_SETTINGS } : {};
   }
 
   /** The project's first (asc) or last (desc) start time, as text: where a search's first span begins. */

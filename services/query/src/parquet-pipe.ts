@@ -79,15 +79,20 @@ async function namedPipe(): Promise<string> {
     if (found?.isFIFO()) return path;
     pipe = undefined;
   }
-  pipe ??= (async () => {
+  if (pipe) return pipe;
+  const made = (async () => {
     const dir = await mkdtemp(join(tmpdir(), 'weft-pipe-'));
     process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
     const path = join(dir, 'rows.jsonl');
     await promisify(execFile)('mkfifo', ['-m', '600', path]);
     return path;
   })();
-  pipe.catch(() => (pipe = undefined));
-  return pipe;
+  pipe = made;
+  // A failed attempt is forgotten (the next export tries again), never a later one that replaced it.
+  made.catch(() => {
+    if (pipe === made) pipe = undefined;
+  });
+  return made;
 }
 
 let turn: Promise<unknown> = Promise.resolve();

@@ -1,4 +1,4 @@
-import { RetryableError, type Logger } from '@weft/core';
+import { inLane, RetryableError, type Logger } from '@weft/core';
 import { listProjectSettings } from '@weft/objects';
 import type { Store } from '@weft/store';
 import { PII_POLICIES, type PiiPolicy } from './redaction';
@@ -45,7 +45,8 @@ export class IngestSettings {
       });
     }
     if (!this.timer) {
-      this.timer = setInterval(() => void this.refresh(), INGEST_SETTINGS_REFRESH_MS);
+      // A periodic re-read is background work (the first read above is what ingestion waits for).
+      this.timer = setInterval(() => void inLane('background', () => this.refresh()), INGEST_SETTINGS_REFRESH_MS);
       this.timer.unref();
     }
     return this.loaded;

@@ -136,10 +136,14 @@ function sideSession(path?: string) {
 
 /**
  * A conversion (an export's Parquet) is heavy work on a connection of its own: it runs with the
- * heavy lane's settings (its threads, priority and caps), so it yields to interactive reads too.
+ * heavy lane's settings (its threads, priority and caps), so it yields to interactive reads too —
+ * at the lane's nice value only while there is someone to yield to (`yieldNow`, LaneYielding).
  */
-function asHeavy(sql: string, lanes: LaneOptions): string {
-  const sets = Object.entries(laneSettings('heavy', lanes)).map(([k, v]) => `SET ${k} = ${typeof v === 'string' ? `'${v}'` : String(v)}`);
+function asHeavy(sql: string, lanes: LaneOptions, yieldNow: boolean): string {
+  const settings = laneSettings('heavy', lanes);
+  // Said explicitly: the conversion session keeps the last value set.
+  if (!yieldNow && settings.os_thread_priority !== undefined) settings.os_thread_priority = '0';
+  const sets = Object.entries(settings).map(([k, v]) => `SET ${k} = ${typeof v === 'string' ? `'${v}'` : String(v)}`);
   return sets.length ? `${sets.join('; ')}; ${sql}` : sql;
 }
 
@@ -172,7 +176,7 @@ export function openStore(opts: StoreOptions): Store {
       compression: { request: false, response: true },
     });
     // The lanes are the server's too: the same turns, and each lane's settings on its statements.
-    const { inLane, ...statements } = statementsOf({
+    const { inLane, shouldYield, ...statements } = statementsOf({
       turns,
       clientFor: () => client,
       options: lanes,
@@ -196,7 +200,7 @@ export function openStore(opts: StoreOptions): Store {
           const result = await laneClient.exec({ query: insertStatement(table, columns, format), values, clickhouse_settings });
           for await (const chunk of result.stream) void chunk;
         }),
-      convert: (sql) => converter.run(asHeavy(sql, lanes)),
+      convert: (sql) => converter.run(asHeavy(sql, lanes, shouldYield('heavy'))),
       close: async () => {
         await client.close();
         await converter.close();
@@ -236,7 +240,7 @@ export function openStore(opts: StoreOptions): Store {
     throw e;
   }
   const files = new InsertFiles(resolve(opts.dataDir, 'insert-files'));
-  const { inLane, ...statements } = statementsOf({
+  const { inLane, shouldYield, ...statements } = statementsOf({
     turns,
     clientFor: (lane, slot) => laneConnections[lane]![slot]!.client,
     options: lanes,
@@ -271,7 +275,7 @@ export function openStore(opts: StoreOptions): Store {
         );
       });
     },
-    convert: (sql) => side.run(asHeavy(sql, lanes)),
+    convert: (sql) => side.run(asHeavy(sql, lanes, shouldYield('heavy'))),
     close: async () => {
       try {
         for (const c of all) await c.client.close();

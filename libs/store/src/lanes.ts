@@ -30,6 +30,38 @@ export function laneSettings(lane: Lane, opts: LaneOptions): ClickHouseSettings 
   return s;
 }
 
+/** How recently a lane with a lower nice value must have begun a statement for another lane to yield to it. */
+export const YIELD_WINDOW_MS = 1000;
+
+/**
+ * Whom a lane's nice value yields to: the lanes with a lower one (a person's reads, inserts) while
+ * they have work — a statement running, or one begun within YIELD_WINDOW_MS (a person clicks
+ * again, an agent sends the next batch). With none, a niced statement yields only to Node's own
+ * threads serving it (its reply, the garbage collector) and is slower for no one's gain
+ * (docs/performance.md, "The newest wing's home").
+ */
+export class LaneYielding {
+  private readonly began = Object.fromEntries(LANES.map((l) => [l, -Infinity])) as Record<Lane, number>;
+
+  constructor(
+    private readonly opts: LaneOptions,
+    private readonly turns: Record<Lane, LaneTurns>,
+  ) {}
+
+  /** A statement of `lane`, of work someone asked for, has its turn. */
+  begin(lane: Lane): void {
+    this.began[lane] = performance.now();
+  }
+
+  /** Whether a statement of `lane` beginning now should run at its lane's nice value. */
+  shouldYield(lane: Lane): boolean {
+    const mine = this.opts.nice[lane];
+    if (!(mine > 0)) return false;
+    const now = performance.now();
+    return LANES.some((l) => this.opts.nice[l] < mine && (this.turns[l].load.running > 0 || now - this.began[l] < YIELD_WINDOW_MS));
+  }
+}
+
 /** A statement whose caller went away before it ran (classified `aborted` by errors.ts). */
 export const abandonedError = (when: string): Error => Object.assign(new Error(`statement abandoned ${when}`), { name: 'AbortError' });
 

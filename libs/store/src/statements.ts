@@ -1,7 +1,7 @@
 import type { ClickHouseClient, ClickHouseSettings } from '@clickhouse/client';
 import { isRetryable, type Lane, LANES, LimitExceededError, metrics, statementContext } from '@weft/core';
 import { StoreError, toStoreError } from './errors';
-import { abandonedError, laneSettings, type LaneOptions, type LaneTurns } from './lanes';
+import { abandonedError, laneSettings, type LaneOptions, LaneYielding, type LaneTurns } from './lanes';
 
 /** Values for the statement's `{name:Type}` placeholders (Params' `values`). */
 export type StatementParams = Record<string, unknown>;
@@ -58,6 +58,8 @@ export interface StoreStatements {
 
 /** libs/store's own: a statement that is none of the typed ones (raw inserts), run in its lane as they are. */
 export interface LaneRunner {
+  /** Whether work of `lane` beginning now runs at its lane's nice value (LaneYielding): for work outside the statements (a conversion). */
+  shouldYield(lane: Lane): boolean;
   inLane<R>(
     kind: 'write' | 'ingest',
     opts: StatementOptions | undefined,
@@ -113,12 +115,23 @@ export function statementsOf(engine: LaneEngine): StoreStatements & LaneRunner {
   const laneSettingsOf = Object.fromEntries(
     LANES.map((lane) => [lane, { ...engine.settings, ...laneSettings(lane, engine.options) }]),
   ) as Record<Lane, ClickHouseSettings>;
+  // The same, at the process's own priority: said explicitly, as a chDB session keeps the last value set.
+  const unnicedSettingsOf = Object.fromEntries(
+    LANES.map((lane) => {
+      const s = laneSettingsOf[lane];
+      return [lane, s.os_thread_priority === undefined ? s : { ...s, os_thread_priority: '0' }];
+    }),
+  ) as Record<Lane, ClickHouseSettings>;
+  const yielding = new LaneYielding(engine.options, engine.turns);
   const inFlight = new Set<{ tag: string }>();
   const placeOf = (kind: StatementKind, opts: StatementOptions | undefined) => {
     const ctx = statementContext();
     const lane: Lane = opts?.lane ?? (kind === 'ingest' ? 'ingest' : (ctx.lane ?? 'interactive'));
     const signal = opts?.signal ?? (kind === 'read' ? ctx.signal : undefined);
-    return { lane, signal };
+    // Work someone asked for (a request's, a worker's, an insert): whom other lanes yield to. A
+    // statement of no work (a request's key lookup before its route) runs as interactive but asks no one to yield.
+    const asked = opts?.lane !== undefined || ctx.lane !== undefined || kind === 'ingest';
+    return { lane, signal, asked };
   };
 
   /** One statement in its lane: a turn on a connection, its settings and tag, cancellation while it runs. */
@@ -131,12 +144,14 @@ export function statementsOf(engine: LaneEngine): StoreStatements & LaneRunner {
     done(): Promise<void>;
   }
   const begin = async (kind: StatementKind, opts: StatementOptions | undefined): Promise<Running> => {
-    const { lane, signal } = placeOf(kind, opts);
+    const { lane, signal, asked } = placeOf(kind, opts);
     if (signal?.aborted) {
       metrics.laneCancelled.inc({ lane });
       throw abandonedError(`before it ran in the ${lane} lane`);
     }
     const turn = await engine.turns[lane].acquire(signal);
+    const settings = yielding.shouldYield(lane) ? laneSettingsOf[lane] : unnicedSettingsOf[lane];
+    if (asked) yielding.begin(lane);
     // Embedded, the tag is the statement's cancel handle, so unique; a server cancels by the request (the name alone).
     const tag = engine.cancel ? `${opts?.name ?? 'unnamed'} #${++sequence}` : (opts?.name ?? 'unnamed');
     const entry = { tag };
@@ -153,7 +168,7 @@ export function statementsOf(engine: LaneEngine): StoreStatements & LaneRunner {
     const client = engine.clientFor(lane, turn.slot);
     return {
       client,
-      settings: { ...laneSettingsOf[lane], ...opts?.settings, log_comment: tag },
+      settings: { ...settings, ...opts?.settings, log_comment: tag },
       // A server is stopped by aborting the request; embedded, the connection is kept until the engine ends the killed statement.
       signal: engine.cancel ? undefined : signal,
       lane,
@@ -260,6 +275,7 @@ export function statementsOf(engine: LaneEngine): StoreStatements & LaneRunner {
     }
   };
   return {
+    shouldYield: (lane) => yielding.shouldYield(lane),
     running: () => [...inFlight].map((e) => e.tag),
     // One lane's turns may serve several lanes (WEFT_LANES=one): each counted once.
     busy: (lanes) => [...new Set(lanes.map((l) => engine.turns[l]))].reduce((n, t) => n + t.load.running + t.load.queued, 0),

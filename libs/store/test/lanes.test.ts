@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { inLane, isLimitExceeded, isRetryable } from '@weft/core';
 import { openStore, type Store } from '../src/connection';
-import { defaultLaneOptions, type LaneOptions } from '../src/lanes';
+import { defaultLaneOptions, type LaneOptions, YIELD_WINDOW_MS } from '../src/lanes';
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -90,12 +90,28 @@ describe('engine lanes (embedded)', () => {
   it('takes the lane and the signal of the work it runs for', async () => {
     const store = storeWith();
     try {
-      const lane = await inLane('background', () =>
-        store.row<{ t: string; p: string; n: string }>(
-          "SELECT getSetting('max_threads') AS t, getSetting('priority') AS p, getSetting('os_thread_priority') AS n",
-        ),
-      );
-      expect(lane).toEqual({ t: 1, p: 10, n: 19 });
+      const settingsNow = () =>
+        inLane('background', () =>
+          store.row<{ t: string; p: string; n: string }>(
+            "SELECT getSetting('max_threads') AS t, getSetting('priority') AS p, getSetting('os_thread_priority') AS n",
+          ),
+        );
+      // A person's read just began: the background statement yields to it (its lane's nice value).
+      await inLane('interactive', () => store.rows('SELECT 1'));
+      expect(await settingsNow()).toEqual({ t: 1, p: 10, n: 19 });
+      // No one else's statement for longer than the window: nothing to yield to, the process's own priority.
+      await new Promise((r) => setTimeout(r, YIELD_WINDOW_MS + 100));
+      expect(await settingsNow()).toEqual({ t: 1, p: 10, n: 0 });
+      // A statement of no work (a request's key lookup, before its route) asks no one to yield.
+      await store.rows('SELECT 1');
+      expect(await settingsNow()).toEqual({ t: 1, p: 10, n: 0 });
+      // A heavy statement running is someone to yield to for the background lane (a lower nice value), at any age.
+      const heavy = new AbortController();
+      const long = store.rows(LONG, { n: 5_000_000_000, r: 1 }, { lane: 'heavy', signal: heavy.signal }).catch(() => undefined);
+      await new Promise((r) => setTimeout(r, YIELD_WINDOW_MS + 100));
+      expect(await settingsNow()).toEqual({ t: 1, p: 10, n: 19 });
+      heavy.abort();
+      await long;
       const abort = new AbortController();
       abort.abort();
       await expect(inLane('heavy', () => store.rows('SELECT 1'), abort.signal)).rejects.toMatchObject({ kind: 'aborted' });
@@ -108,6 +124,8 @@ describe('engine lanes (embedded)', () => {
     const store = storeWith();
     const abort = new AbortController();
     try {
+      // A person's read just began: the heavy statement has someone to yield to (LaneYielding).
+      await store.rows('SELECT 1', undefined, { lane: 'interactive' });
       const running = store.rows(LONG, { n: 5_000_000_000, r: 5 }, { lane: 'heavy', signal: abort.signal }).catch(() => undefined);
       // The nice value is the 19th field of a thread's stat, the 17th after its name.
       const nicedThreads = () =>

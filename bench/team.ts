@@ -219,6 +219,11 @@ async function bucketsOf(
   return out;
 }
 /** Per label: how many in the phase, and how many took over 1 s (from the bucket counts' difference). */
+/** weft_lane_yield_total by `lane/yielded`. */
+async function yieldCounts(): Promise<Map<string, number>> {
+  return new Map((await metrics.laneYielded.get()).values.map((v) => [`${v.labels.lane}/${v.labels.yielded}`, v.value]));
+}
+
 function slowOver1s(before: Buckets, after: Buckets): { key: string; n: number; slow: number }[] {
   const rows = [];
   for (const [key, b] of after) {
@@ -234,6 +239,7 @@ function slowOver1s(before: Buckets, after: Buckets): { key: string; n: number; 
 async function phase(label: string, run: (rec: Recorder) => Promise<void>): Promise<Recorder> {
   const rec = new Recorder();
   const waitsBefore = await bucketsOf(metrics.laneWaitSeconds, 'lane');
+  const yieldsBefore = await yieldCounts();
   const statementsBefore = await bucketsOf(metrics.storeStatementSeconds, 'statement');
   const before = usage();
   // The process's event loop (weft runs in this process): a stall there delays every request.
@@ -251,6 +257,17 @@ async function phase(label: string, run: (rec: Recorder) => Promise<void>): Prom
   for (const c of rec.samples.keys()) console.log(`  ${rec.line(c)}`);
   loop.disable();
   console.log(`  event loop delay: p99 ${(loop.percentile(99) / 1e6).toFixed(0)} ms, max ${(loop.max / 1e6).toFixed(0)} ms`);
+  // How often heavy and background statements ran at their lane's nice value (someone to yield to).
+  const yields = await yieldCounts();
+  console.log(
+    `  statements at their lane's nice value: ${['heavy', 'background']
+      .map((lane) => {
+        const at = (yields.get(`${lane}/yes`) ?? 0) - (yieldsBefore.get(`${lane}/yes`) ?? 0);
+        const not = (yields.get(`${lane}/no`) ?? 0) - (yieldsBefore.get(`${lane}/no`) ?? 0);
+        return `${lane} ${at} of ${at + not}`;
+      })
+      .join(', ')}`,
+  );
   // Where the time went: a lane's wait for a connection, or statements that ran long.
   const waits = slowOver1s(waitsBefore, await bucketsOf(metrics.laneWaitSeconds, 'lane'));
   console.log(`  lane waits over 1 s: ${waits.map((w) => `${w.key} ${w.slow} of ${w.n}`).join(', ')}`);

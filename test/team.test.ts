@@ -165,4 +165,30 @@ describe('a team at once', () => {
     expect(page).toHaveLength(5);
     expect(await heavyTurns()).toBe(afterSearch);
   });
+
+  it("heavy work runs at its lane's nice value while a person reads, at the process's own alone", async () => {
+    const heavyYields = async () => {
+      const text = await (await fetch(`${weft.url}/metrics`)).text();
+      const count = (yielded: string) =>
+        Number(new RegExp(`^weft_lane_yield_total\\{lane="heavy",yielded="${yielded}"\\} (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
+      return { yes: count('yes'), no: count('no') };
+    };
+    // Alone: no one's statement for longer than the window (the request's own key lookup asks no one to yield).
+    await new Promise((r) => setTimeout(r, 1200));
+    const before = await heavyYields();
+    expect((await as(alice).post('/analytics/query', ANALYTICS(B))).status).toBe(200);
+    const alone = await heavyYields();
+    expect(alone.no).toBeGreaterThan(before.no);
+    expect(alone.yes).toBe(before.yes);
+    // Beside a person paging through calls: the same request yields.
+    let reading = true;
+    const person = (async () => {
+      while (reading) await as(bob).jsonl('/calls/stream_query', { project_id: B, limit: 5 });
+    })();
+    await new Promise((r) => setTimeout(r, 200));
+    expect((await as(alice).post('/analytics/query', ANALYTICS(B))).status).toBe(200);
+    reading = false;
+    await person;
+    expect((await heavyYields()).yes).toBeGreaterThan(alone.yes);
+  });
 });

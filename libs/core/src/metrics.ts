@@ -220,6 +220,12 @@ export const metrics = {
     buckets: latencyBuckets,
     registers,
   }),
+  laneYielded: new Counter({
+    name: 'weft_lane_yield_total',
+    help: "Statements of a lane with a nice value (WEFT_LANE_NICE), by lane and whether they ran at it (yielded: another lane's work was there) or at the process's own",
+    labelNames: ['lane', 'yielded'] as const,
+    registers,
+  }),
   laneCancelled: new Counter({
     name: 'weft_lane_cancelled_total',
     help: 'Statements cancelled because their caller went away (waiting or running), by lane',

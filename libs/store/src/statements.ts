@@ -150,7 +150,9 @@ export function statementsOf(engine: LaneEngine): StoreStatements & LaneRunner {
       throw abandonedError(`before it ran in the ${lane} lane`);
     }
     const turn = await engine.turns[lane].acquire(signal);
-    const settings = yielding.shouldYield(lane) ? laneSettingsOf[lane] : unnicedSettingsOf[lane];
+    const yielded = yielding.shouldYield(lane);
+    const settings = yielded ? laneSettingsOf[lane] : unnicedSettingsOf[lane];
+    if (laneSettingsOf[lane].os_thread_priority !== undefined) metrics.laneYielded.inc({ lane, yielded: yielded ? 'yes' : 'no' });
     if (asked) yielding.begin(lane);
     // Embedded, the tag is the statement's cancel handle, so unique; a server cancels by the request (the name alone).
     const tag = engine.cancel ? `${opts?.name ?? 'unnamed'} #${++sequence}` : (opts?.name ?? 'unnamed');

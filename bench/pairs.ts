@@ -12,7 +12,7 @@
  * at the base's own libs), else `npm ci`.
  *
  * Env: BENCH_PAIRS_SCRIPT (the npm script run on both sides, default bench:ingest; bench:query's
- * figures are read from its query lines), any other
+ * and bench:analytics' figures are read from their lines), any other
  * variable is passed to both runs (BENCH_SECONDS, BENCH_MODES…). Each run's whole output is
  * kept beside the worktree (`<dir>/runs/`).
  */
@@ -96,13 +96,14 @@ function figures(report: Record<string, unknown>): Record<string, number> {
 }
 
 /**
- * bench:query's figures, read from its lines (it prints no JSON report): each query's median and
- * CPU (ms), and a stream read to the end's rows/s and rows per CPU-s.
+ * bench:query's and bench:analytics' figures, read from their lines (they print no JSON report):
+ * each query's (or export's) median and CPU (ms), and a stream read to the end's rows/s and rows per CPU-s.
  */
 function queryLineFigures(output: string): Record<string, number> | null {
   const out: Record<string, number> = {};
   const num = (t: string) => Number(t.replaceAll(',', ''));
-  for (const m of output.matchAll(/^((?:stream|UI|count|threads): .*?)\s+median\s+(\d+) ms\s+p95\s+\d+ ms\s+CPU\s+(\d+) ms.*$/gm)) {
+  const line = /^((?:stream|UI|count|threads|metrics|export): .*?)\s+median\s+(\d+) ms\s+(?:p95\s+\d+ ms\s+)?CPU\s+(\d+) ms.*$/gm;
+  for (const m of output.matchAll(line)) {
     const name = m[1]!.trim();
     out[`${name}: median ms`] = num(m[2]!);
     out[`${name}: CPU ms`] = num(m[3]!);

@@ -141,7 +141,8 @@ export function statementsOf(engine: LaneEngine): StoreStatements & LaneRunner {
     signal?: AbortSignal;
     lane: Lane;
     slot: number;
-    done(): Promise<void>;
+    /** Gives the turn back; `endedWell`: the statement ran to its end (not failed, cancelled or left early). */
+    done(endedWell: boolean): Promise<void>;
   }
   const begin = async (kind: StatementKind, opts: StatementOptions | undefined): Promise<Running> => {
     const { lane, signal, asked } = placeOf(kind, opts);
@@ -175,15 +176,17 @@ export function statementsOf(engine: LaneEngine): StoreStatements & LaneRunner {
       signal: engine.cancel ? undefined : signal,
       lane,
       slot: turn.slot,
-      done: async () => {
+      done: async (endedWell) => {
         ended = true;
         signal?.removeEventListener('abort', onAbort);
         try {
           // No kill of this statement may still be on its way when the connection runs the next
           // one: that one's first statements still carry this tag (a session keeps its log_comment).
           await cancelling;
-          // chDB lists a killed statement as running until its connection runs the next one.
-          if (cancelled && engine.cancel)
+          // chDB lists a statement that did not end well (killed, past a cap, failed, left early) as
+          // running until its connection runs the next one — and the engine's `priority` pauses
+          // every statement of a later lane while it is listed: on a quiet server, for good.
+          if ((cancelled || !endedWell) && engine.cancel)
             await client.query({ query: 'SELECT 1', format: 'CSV' }).then(
               (r) => r.close(),
               () => undefined,
@@ -235,9 +238,11 @@ export function statementsOf(engine: LaneEngine): StoreStatements & LaneRunner {
     const started = performance.now();
     const statement = opts?.name ?? 'unnamed';
     let running: Running | undefined;
+    let endedWell = false;
     try {
       running = await begin(kind, opts);
       const result = await work(running);
+      endedWell = true;
       metrics.storeStatementSeconds.observe({ statement, outcome: 'ok' }, (performance.now() - started) / 1000);
       return result;
     } catch (e) {
@@ -245,7 +250,7 @@ export function statementsOf(engine: LaneEngine): StoreStatements & LaneRunner {
       metrics.storeStatementSeconds.observe({ statement, outcome: outcomeOf(err) }, (performance.now() - started) / 1000);
       throw err;
     } finally {
-      await running?.done();
+      await running?.done(endedWell);
     }
   };
   /** A SELECT's answer as JSONEachRow rows, read whole (rows) or as they come (streamRows). */
@@ -262,16 +267,18 @@ export function statementsOf(engine: LaneEngine): StoreStatements & LaneRunner {
     const statement = opts?.name ?? 'unnamed';
     let outcome = 'ok';
     let running: Running | undefined;
+    let endedWell = false;
     try {
       running = await begin('read', opts);
       // Leaving the loop early returns the client's stream iterator, which destroys the response.
       for await (const chunk of await chunks(running)) yield chunk;
+      endedWell = true;
     } catch (e) {
       const err = failure(e, running?.lane, opts, placeOf('read', opts).signal);
       outcome = outcomeOf(err);
       throw err;
     } finally {
-      await running?.done();
+      await running?.done(endedWell);
       // Also when the caller left the loop early (the statement then ended well, as far as it went).
       metrics.storeStatementSeconds.observe({ statement, outcome }, (performance.now() - started) / 1000);
     }

@@ -154,6 +154,30 @@ describe('engine lanes (embedded)', () => {
     }
   });
 
+  it("a statement past its lane's cap leaves the engine's running list: a later lane's statement is not paused behind it", async () => {
+    const store = storeWith((o) => {
+      o.maxSeconds.interactive = 1;
+    });
+    try {
+      const capped = await store
+        .rows(LONG, { n: 50_000_000_000, r: 3 }, { name: 'lanes.capped', lane: 'interactive' })
+        .catch((e: unknown) => e);
+      expect(isLimitExceeded(capped)).toBe(true);
+      const listed = await store.rows<{ c: number }>(
+        "SELECT count() AS c FROM system.processes WHERE startsWith(Settings['log_comment'], 'lanes.capped')",
+        undefined,
+        { lane: 'heavy' },
+      );
+      expect(listed[0]!.c).toBe(0);
+      // The engine pauses a statement of a later lane (a higher \`priority\`) while an earlier lane's is listed as running.
+      const background = store.rows(SMALL, { n: 20_000_000, m: 3 }, { lane: 'background' }).then(() => 'ran');
+      const waited = new Promise((r) => setTimeout(() => r('still paused after 10 s'), 10_000));
+      expect(await Promise.race([background, waited])).toBe('ran');
+    } finally {
+      await store.close();
+    }
+  });
+
   it('a statement past its lane cap is refused with what to narrow; a full lane refuses after its queue bound', async () => {
     const store = storeWith((o) => {
       o.maxSeconds.heavy = 1;

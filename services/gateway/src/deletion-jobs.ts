@@ -31,8 +31,9 @@ export type DeletionStatus = z.infer<typeof deletionStatusRes>;
  * (physicalDeleteStatement: the engine rewrites the parts holding the rows, so when it ends they
  * are off the disk, not masked), waiting for each mutation to end. Its status reads the rows
  * left in the parts (deleted masks ignored) and the tables' pending mutations, so "done" is the
- * engine's word, not ours. A job cut short (process stopped, an error) is run again by the next
- * status read: every step deletes by condition, so running one twice is harmless.
+ * engine's word, not ours. A job cut short (process stopped, an error), or one that ended with
+ * rows back in a table, is run again by the next status read: every step deletes by condition,
+ * so running one twice is harmless.
  */
 export class DeletionJobs {
   /** Jobs running in this process. */
@@ -106,7 +107,11 @@ export class DeletionJobs {
       steps.map((s) => s.table),
     );
     const current = (await this.read(job.id)) ?? job;
-    const done = current.state === 'done' && pending === 0 && !this.running.has(job.id);
+    // Rows back after the job ended (a facts pass that read the calls before they went wrote its
+    // rows after the facts' step): not done; the job runs again, as a cut-short one does.
+    const left = tables.some((t) => t.rows_left > 0);
+    if (current.state === 'done' && left) this.start(job);
+    const done = current.state === 'done' && pending === 0 && !left && !this.running.has(job.id);
     return {
       job_id: job.id,
       kind: job.kind,

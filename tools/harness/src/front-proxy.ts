@@ -95,7 +95,12 @@ export async function startFrontProxy(
   // directory, as a CI's fresh clone may be (every such body was a 500 there).
   const tempDir = mkdtempSync(join(tmpdir(), 'weft-nginx-'));
   chmodSync(tempDir, 0o755);
-  const ports = { http: await freePort(), grpc: await freePort() };
+  // Two different ports: each is free when asked for, not held, so a second ask may get the first
+  // again (both servers on one port: nginx warns of conflicting names, and HTTP/1 probes fail).
+  const http = await freePort();
+  let grpc = await freePort();
+  while (grpc === http) grpc = await freePort();
+  const ports = { http, grpc };
   const confPath = join(dir, 'nginx.conf');
   writeFileSync(confPath, frontProxyConfig(conf, upstreams, ports, dir, tempDir));
   // Debian's nginx also reads its mime.types etc. relative to the prefix; the shipped file includes none.

@@ -142,7 +142,18 @@ describe('alerts in the UI', () => {
     expect(await row.locator('td').nth(3).textContent()).toBe('3000');
     expect(await row.locator('svg.sparkline polyline').count()).toBe(1);
     const event = page.locator('table.alert-events tbody tr').first();
-    await expect.poll(() => event.textContent(), { timeout: 10_000 }).toMatch(/slow-answers.*firing.*3000.*oncall: sent \(200\)/);
+    // The delivery's outcome is recorded once the webhook has answered, which may be after the
+    // page above was loaded: a person reloads to see it, and so does this poll.
+    await expect
+      .poll(
+        async () => {
+          const text = await event.textContent();
+          if (text?.includes('pending')) await page.reload();
+          return text;
+        },
+        { timeout: 15_000, interval: 500 },
+      )
+      .toMatch(/slow-answers.*firing.*3000.*oncall: sent \(200\)/);
     await shot(page, 'firing');
 
     // Mute from the page: shown, and kept by the server.
